@@ -1,0 +1,138 @@
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+import type { ClaimChanges, Decider, DomainEvent } from '../domain/decider.js';
+import { conflict } from '../domain/errors.js';
+import type { Notifier } from '../eventstore/notifier.js';
+import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js';
+import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { Projector } from '../projections/projector.js';
+
+/** What every command needs from the running process. */
+export interface CommandContext {
+  readonly db: Db;
+  readonly inlineProjectors: readonly Projector[];
+  readonly notifier: Notifier;
+  readonly now: () => Date;
+}
+
+export interface CommandSpec<C, E extends DomainEvent, S> {
+  readonly streamId: string;
+  readonly decider: Decider<C, E, S>;
+  readonly command: C;
+  readonly metadata: EventMetadata;
+  /** Uniqueness claims the event takes or gives back, given the state before it. */
+  readonly claims?: (event: E, before: S) => ClaimChanges;
+  /** Feed index columns of an event (project, group, target). */
+  readonly index?: (event: E) => EventIndex;
+}
+
+export interface CommandResult<S> {
+  readonly state: S;
+  readonly version: number;
+  readonly events: readonly StoredEvent[];
+}
+
+const MAX_ATTEMPTS = 12;
+
+/**
+ * The one place that appends: read the stream, fold, decide, take claims, append at the
+ * expected version, run inline projections — all in one transaction — then notify.
+ * Concurrency conflicts are retried by re-reading and re-deciding.
+ */
+export async function handleCommand<C, E extends DomainEvent, S>(
+  ctx: CommandContext,
+  spec: CommandSpec<C, E, S>,
+): Promise<CommandResult<S>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await ctx.db.transaction().execute((trx) => decideAndAppend(trx, ctx, spec));
+      if (result.events.length > 0) ctx.notifier.appended();
+      return result;
+    } catch (error) {
+      if (!isConcurrencyConflict(error)) throw error;
+      if (attempt >= MAX_ATTEMPTS) throw conflict('409 Conflict: the resource was changed concurrently, try again');
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+    }
+  }
+}
+
+async function decideAndAppend<C, E extends DomainEvent, S>(
+  trx: Db,
+  ctx: CommandContext,
+  spec: CommandSpec<C, E, S>,
+): Promise<CommandResult<S>> {
+  const { decider } = spec;
+  const history = await readStream(trx, spec.streamId);
+  let state = decider.initialState();
+  for (const event of history) state = decider.evolve(state, event as unknown as E);
+  const version = history.at(-1)?.streamVersion ?? 0;
+
+  const decided = decider.decide(spec.command, state);
+  if (decided.length === 0) return { state, version, events: [] };
+
+  if (spec.claims) {
+    let before = state;
+    for (const event of decided) {
+      await applyClaims(trx, spec.streamId, spec.claims(event, before));
+      before = decider.evolve(before, event);
+    }
+  }
+
+  const stored = await appendToStream(trx, {
+    streamId: spec.streamId,
+    expectedVersion: version,
+    headHash: history.at(-1)?.hash ?? GENESIS_HASH,
+    events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
+    metadata: spec.metadata,
+    occurredAt: ctx.now(),
+  });
+  await runInlineProjections(trx, ctx.inlineProjectors, stored);
+
+  for (const event of decided) state = decider.evolve(state, event);
+  return { state, version: version + decided.length, events: stored };
+}
+
+export async function runInlineProjections(trx: Db, projectors: readonly Projector[], events: readonly StoredEvent[]) {
+  for (const event of events) {
+    for (const projector of projectors) {
+      if (projector.handles.includes(event.type)) await projector.apply(event, trx);
+    }
+  }
+}
+
+async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges) {
+  for (const released of changes.release) {
+    await trx
+      .deleteFrom('claims')
+      .where('kind', '=', released.kind)
+      .where('key', '=', released.key)
+      .where('stream_id', '=', streamId)
+      .execute();
+  }
+  if (changes.acquire.length === 0) return;
+  // A claim the stream already holds is kept; one held by another stream returns no row.
+  const taken = await trx
+    .insertInto('claims')
+    .values(changes.acquire.map((c) => ({ kind: c.kind, key: c.key, stream_id: streamId })))
+    .onConflict((oc) =>
+      oc.columns(['kind', 'key']).doUpdateSet({ stream_id: streamId }).where('claims.stream_id', '=', streamId),
+    )
+    .returning(['kind', 'key'])
+    .execute();
+  const held = new Set(taken.map((row) => `${row.kind}\u0000${row.key}`));
+  const refused = changes.acquire.find((c) => !held.has(`${c.kind}\u0000${c.key}`));
+  if (refused) throw conflict(refused.conflictMessage);
+}
+
+function isConcurrencyConflict(error: unknown): boolean {
+  const e = error as { code?: string; constraint?: string; message?: string } | undefined;
+  if (!e) return false;
+  if (e.code === '40001' || e.code === '40P01') return true;
+  return e.code === '23505' && (e.constraint === 'events_stream_version_unique' || /events_stream_version_unique/.test(e.message ?? ''));
+}
+
+/** Allocates the next integer id of a resource kind from its sequence. */
+export async function nextId(db: Db, sequence: string): Promise<number> {
+  const { rows } = await sql<{ id: string }>`select nextval(${sequence}) as id`.execute(db);
+  return Number(rows[0]!.id);
+}

@@ -1,0 +1,29 @@
+/** Runtime configuration, read once from the environment (every variable is documented in README.md). */
+export const PLANS = ['free', 'starter', 'premium', 'ultimate'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export interface Config {
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  rootToken: string | undefined;
+  externalUrl: string;
+  plan: Plan;
+  logLevel: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  const plan = (env.FORGELOG_PLAN ?? 'ultimate') as Plan;
+  if (!PLANS.includes(plan)) throw new Error(`FORGELOG_PLAN must be one of ${PLANS.join(', ')}, got ${plan}`);
+  return {
+    port,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: env.FORGELOG_DATA_DIR ?? './data',
+    rootToken: env.FORGELOG_ROOT_TOKEN || undefined,
+    externalUrl: (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    plan,
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+}

@@ -1,0 +1,50 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { EventStoreTables } from './eventstore/tables.js';
+import type { ReadTables } from './projections/tables.js';
+import { PGliteDialect } from './eventstore/pglite-dialect.js';
+
+/** Every table forgelog queries: the event store's own and the projections' read tables. */
+export interface Database extends EventStoreTables, ReadTables {}
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** The pool (PostgreSQL) — LISTEN/NOTIFY and session-level locks need their own clients. */
+  pool?: pg.Pool;
+  pglite?: PGlite;
+  close(): Promise<void>;
+}
+
+const INT8 = 20;
+const DATE = 1082;
+const XID8 = 5069;
+const asString = (value: string) => value;
+
+// int8 as strings on both backends (PGlite would give numbers or BigInt), dates as 'YYYY-MM-DD'.
+pg.types.setTypeParser(INT8, asString);
+pg.types.setTypeParser(DATE, asString);
+pg.types.setTypeParser(XID8 as 20, asString); // xid8 is not in pg-types' list of ids
+
+export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir?: string; poolSize?: number }): Promise<DatabaseHandle> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize ?? 10 });
+    pool.on('connect', (client) => {
+      // A forgotten open transaction holds back every gap-free reader (DESIGN.md).
+      client.query("set idle_in_transaction_session_timeout = '60s'").catch(() => {});
+    });
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: 'postgres', pool, close: () => db.destroy() };
+  }
+  const dataDir = options.dataDir ?? './data';
+  if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, {
+    parsers: { [INT8]: asString, [DATE]: asString, [XID8]: asString },
+  });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+  return { db, kind: 'pglite', pglite, close: () => db.destroy() };
+}

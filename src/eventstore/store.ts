@@ -1,0 +1,112 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import type { Database } from '../database.js';
+import { GENESIS_HASH, eventHash } from './hash.js';
+import type { EventsTable } from './tables.js';
+import type { Checkpoint, EventMetadata, NewEvent, StoredEvent } from './types.js';
+import { upcast } from './upcasters.js';
+
+type EventRow = Selectable<EventsTable>;
+
+export function toStoredEvent(row: EventRow): StoredEvent {
+  const current = upcast(row.event_type, row.schema_version, row.data);
+  return {
+    globalPosition: row.global_position,
+    transactionId: row.transaction_id,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    eventId: row.event_id,
+    type: row.event_type,
+    schemaVersion: current.schemaVersion,
+    data: current.data,
+    metadata: row.metadata,
+    actorId: row.actor_id,
+    occurredAt: row.occurred_at,
+    hash: row.hash,
+  };
+}
+
+/** The events of one stream, in version order. */
+export async function readStream(db: Kysely<Database>, streamId: string): Promise<StoredEvent[]> {
+  const rows = await db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute();
+  return rows.map(toStoredEvent);
+}
+
+export interface AppendInput {
+  streamId: string;
+  /** The version the stream must be at (0 = the stream must not exist). */
+  expectedVersion: number;
+  /** The hash of the stream's head event (GENESIS_HASH for a new stream). */
+  headHash: string;
+  events: readonly NewEvent[];
+  metadata: EventMetadata;
+  occurredAt: Date;
+}
+
+/**
+ * Appends events at the expected version. A concurrent append to the same stream makes
+ * this fail with a unique violation (23505) on (stream_id, stream_version); the caller
+ * retries. Run it inside the command's transaction.
+ */
+export async function appendToStream(trx: Kysely<Database>, input: AppendInput): Promise<StoredEvent[]> {
+  let previous = input.headHash;
+  const occurredAt = input.occurredAt.toISOString();
+  const rows = input.events.map((event, i) => {
+    const streamVersion = input.expectedVersion + i + 1;
+    const eventId = uuidv7();
+    const schemaVersion = event.schemaVersion ?? 1;
+    const hash = eventHash(previous, {
+      streamId: input.streamId,
+      streamVersion,
+      eventId,
+      type: event.type,
+      schemaVersion,
+      data: event.data,
+      metadata: input.metadata,
+      occurredAt: input.occurredAt,
+    });
+    previous = hash;
+    return {
+      stream_id: input.streamId,
+      stream_version: streamVersion,
+      event_id: eventId,
+      event_type: event.type,
+      schema_version: schemaVersion,
+      data: JSON.stringify(event.data),
+      metadata: JSON.stringify(input.metadata),
+      actor_id: input.metadata.actor_id ?? null,
+      project_id: event.index?.projectId ?? null,
+      group_id: event.index?.groupId ?? null,
+      target_type: event.index?.targetType ?? null,
+      target_id: event.index?.targetId ?? null,
+      occurred_at: occurredAt,
+      hash,
+    };
+  });
+  const inserted = await trx.insertInto('events').values(rows).returningAll().execute();
+  return inserted.sort((a, b) => a.stream_version - b.stream_version).map(toStoredEvent);
+}
+
+/**
+ * Reads the global log after a checkpoint in gap-free order: only events of transactions
+ * older than every transaction still running, ordered by (transaction_id, global_position),
+ * so an event that commits late with a smaller position is never skipped.
+ */
+export async function readAllAfter(db: Kysely<Database>, after: Checkpoint, limit: number): Promise<StoredEvent[]> {
+  const rows = await db
+    .selectFrom('events')
+    .selectAll()
+    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`)
+    .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
+    .orderBy('transaction_id')
+    .orderBy('global_position')
+    .limit(limit)
+    .execute();
+  return rows.map(toStoredEvent);
+}
+
+export function checkpointOf(event: StoredEvent): Checkpoint {
+  return { transactionId: event.transactionId, globalPosition: event.globalPosition };
+}
+
+export { GENESIS_HASH };

@@ -1,0 +1,75 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** The event log: append-only, one row per event (see DESIGN.md "The event store"). */
+export interface EventsTable {
+  global_position: ColumnType<string, never, never>;
+  transaction_id: ColumnType<string, never, never>;
+  stream_id: string;
+  stream_version: number;
+  event_id: string;
+  event_type: string;
+  schema_version: number;
+  data: ColumnType<unknown, string, never>;
+  metadata: ColumnType<EventMetadataRow, string, never>;
+  actor_id: number | null;
+  project_id: number | null;
+  group_id: number | null;
+  target_type: string | null;
+  target_id: number | null;
+  occurred_at: ColumnType<Date, string, never>;
+  hash: string;
+}
+
+export interface EventMetadataRow {
+  actor_id?: number | null;
+  actor_username?: string | null;
+  sudo_from_id?: number | null;
+  impersonator_id?: number | null;
+  token_id?: number | null;
+  ip?: string | null;
+  request_id?: string | null;
+  correlation_id?: string | null;
+  causation_id?: string | null;
+}
+
+/** Cross-stream uniqueness (username, email, paths…), written in the append transaction. */
+export interface ClaimsTable {
+  kind: string;
+  key: string;
+  stream_id: string;
+}
+
+export interface ProjectionCheckpointsTable {
+  name: string;
+  version: number;
+  transaction_id: ColumnType<string, string | undefined, string>;
+  global_position: ColumnType<string, string | undefined, string>;
+  updated_at: ColumnType<Date, string | undefined, string>;
+}
+
+export interface EventSealsTable {
+  id: Generated<number>;
+  first_transaction_id: string;
+  first_position: string;
+  last_transaction_id: string;
+  last_position: string;
+  event_count: number;
+  merkle_root: string;
+  previous_seal_hash: string;
+  seal_hash: string;
+  created_at: ColumnType<Date, string, never>;
+}
+
+/** Reactors remember which triggering events they handled (idempotency). */
+export interface ReactorReceiptsTable {
+  reactor: string;
+  event_id: string;
+}
+
+export interface EventStoreTables {
+  events: EventsTable;
+  claims: ClaimsTable;
+  projection_checkpoints: ProjectionCheckpointsTable;
+  event_seals: EventSealsTable;
+  reactor_receipts: ReactorReceiptsTable;
+}

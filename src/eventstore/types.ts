@@ -1,0 +1,43 @@
+import type { EventMetadataRow } from './tables.js';
+
+export type EventMetadata = EventMetadataRow;
+
+/** Columns the feeds filter on, extracted from an event when it is appended. */
+export interface EventIndex {
+  projectId?: number | null;
+  groupId?: number | null;
+  targetType?: string | null;
+  targetId?: number | null;
+}
+
+/** What a decider emits: a type, its payload and (optionally) feed index columns. */
+export interface NewEvent<T extends string = string, D = unknown> {
+  readonly type: T;
+  readonly data: D;
+  readonly schemaVersion?: number;
+  readonly index?: EventIndex;
+}
+
+/** An event as stored in the log. Positions are decimal strings (int8). */
+export interface StoredEvent<T extends string = string, D = unknown> {
+  readonly globalPosition: string;
+  readonly transactionId: string;
+  readonly streamId: string;
+  readonly streamVersion: number;
+  readonly eventId: string;
+  readonly type: T;
+  readonly schemaVersion: number;
+  readonly data: D;
+  readonly metadata: EventMetadata;
+  readonly actorId: number | null;
+  readonly occurredAt: Date;
+  readonly hash: string;
+}
+
+/** A position in the gap-free order of the global log. */
+export interface Checkpoint {
+  readonly transactionId: string;
+  readonly globalPosition: string;
+}
+
+export const LOG_START: Checkpoint = { transactionId: '0', globalPosition: '0' };

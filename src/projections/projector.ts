@@ -1,0 +1,18 @@
+import type { Db } from '../database.js';
+import type { StoredEvent } from '../eventstore/types.js';
+
+/**
+ * A projector keeps read tables from events with idempotent statements (upserts guarded by
+ * the stream version), so the same code runs inline, in the async worker and in rebuild.
+ */
+export interface Projector {
+  readonly name: string;
+  /** Bump to rebuild the projection from the log. */
+  readonly version: number;
+  /** Inline projections run in the append transaction (tables the REST API reads). */
+  readonly mode: 'inline' | 'async';
+  readonly handles: readonly string[];
+  /** The read tables this projector owns (rebuilt and swapped together). */
+  readonly tables: readonly string[];
+  apply(event: StoredEvent, trx: Db): Promise<void>;
+}

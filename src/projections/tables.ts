@@ -1,0 +1,2 @@
+/** The read tables of every projection, gathered for the Kysely `Database` type. */
+export interface ReadTables {}

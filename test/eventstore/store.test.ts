@@ -1,0 +1,56 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../src/database.js';
+import { GENESIS_HASH, appendToStream, readAllAfter, readStream } from '../../src/eventstore/store.js';
+import { LOG_START } from '../../src/eventstore/types.js';
+import { openTestDatabase } from '../support/database.js';
+
+let handle: DatabaseHandle;
+beforeAll(async () => {
+  handle = await openTestDatabase();
+});
+afterAll(() => handle.close());
+
+const append = (streamId: string, expectedVersion: number, headHash: string, types: string[]) =>
+  handle.db.transaction().execute((trx) =>
+    appendToStream(trx, {
+      streamId,
+      expectedVersion,
+      headHash,
+      events: types.map((type) => ({ type, data: { type } })),
+      metadata: { actor_id: 1 },
+      occurredAt: new Date('2026-01-01T00:00:00.000Z'),
+    }),
+  );
+
+describe('event store', () => {
+  it('appends at the expected version, chains hashes and reads the stream back', async () => {
+    const first = await append('s-1', 0, GENESIS_HASH, ['A', 'B']);
+    expect(first.map((e) => e.streamVersion)).toEqual([1, 2]);
+    const stream = await readStream(handle.db, 's-1');
+    expect(stream.map((e) => e.type)).toEqual(['A', 'B']);
+    expect(stream[0]!.hash).toHaveLength(64);
+    expect(stream[1]!.hash).not.toBe(stream[0]!.hash);
+    expect(typeof stream[0]!.globalPosition).toBe('string');
+    expect(stream[0]!.occurredAt.toISOString()).toBe('2026-01-01T00:00:00.000Z');
+  });
+
+  it('refuses an append at a stale version (unique violation)', async () => {
+    await expect(append('s-1', 1, GENESIS_HASH, ['C'])).rejects.toMatchObject({ code: '23505' });
+    expect((await readStream(handle.db, 's-1')).length).toBe(2);
+  });
+
+  it('refuses UPDATE, DELETE and TRUNCATE on the log', async () => {
+    await expect(sql`update events set event_type = 'X'`.execute(handle.db)).rejects.toThrow(/append-only/);
+    await expect(sql`delete from events`.execute(handle.db)).rejects.toThrow(/append-only/);
+    await expect(sql`truncate events`.execute(handle.db)).rejects.toThrow(/append-only/);
+  });
+
+  it('reads the global log in gap-free order after a checkpoint', async () => {
+    await append('s-2', 0, GENESIS_HASH, ['D']);
+    const all = await readAllAfter(handle.db, LOG_START, 100);
+    expect(all.map((e) => e.type)).toEqual(['A', 'B', 'D']);
+    const rest = await readAllAfter(handle.db, { transactionId: all[0]!.transactionId, globalPosition: all[0]!.globalPosition }, 100);
+    expect(rest.map((e) => e.type)).toEqual(['B', 'D']);
+  });
+});
