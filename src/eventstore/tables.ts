@@ -25,6 +25,8 @@ export interface EventMetadataRow {
   actor_username?: string | null;
   sudo_from_id?: number | null;
   impersonator_id?: number | null;
+  /** The request used an impersonation token (the actor is the impersonated user). */
+  impersonation?: boolean;
   token_id?: number | null;
   ip?: string | null;
   request_id?: string | null;

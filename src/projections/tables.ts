@@ -1,2 +1,4 @@
+import type { UsersReadTables } from './users.js';
+
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables {}
+export interface ReadTables extends UsersReadTables {}

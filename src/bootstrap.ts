@@ -1,0 +1,42 @@
+import { sql } from 'kysely';
+import type { CommandContext } from './commands/handler.js';
+import { createPersonalAccessToken, createUser } from './commands/users.js';
+import type { Config } from './config.js';
+import { findUserByUsername } from './projections/users.js';
+
+export const ROOT_TOKEN_SCOPES = ['api', 'sudo', 'read_user', 'read_api'] as const;
+
+/**
+ * On first start with an empty database: the administrator `root` (id 1) and its personal
+ * access token — FORGELOG_ROOT_TOKEN when set, otherwise a generated one, returned once.
+ */
+export async function bootstrap(ctx: CommandContext, config: Config): Promise<{ created: boolean; token?: string }> {
+  const existing = await ctx.db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+  if (existing) return { created: false };
+  const metadata = { actor_id: null, actor_username: 'bootstrap' };
+  await createUser(
+    ctx,
+    { id: 1, profile: { username: 'root', name: 'Administrator', email: 'admin@example.com', is_admin: true }, randomPassword: true, skipConfirmation: true },
+    metadata,
+  );
+  // Later ids continue after root's.
+  await sql`select setval('users_id_seq', greatest((select max(id) from users), 1))`.execute(ctx.db);
+  const { token } = await createPersonalAccessToken(
+    ctx,
+    1,
+    { name: 'bootstrap', scopes: [...ROOT_TOKEN_SCOPES], expiresAt: null, impersonation: false, ...(config.rootToken ? { token: config.rootToken } : {}) },
+    { ...metadata, actor_id: 1, actor_username: 'root' },
+  );
+  return { created: true, token };
+}
+
+export async function mintToken(ctx: CommandContext, username: string, scopes: string[], name = 'cli') {
+  const user = await findUserByUsername(ctx.db, username);
+  if (!user) throw new Error(`no user named ${username}`);
+  return createPersonalAccessToken(
+    ctx,
+    user.id,
+    { name, scopes: scopes as (typeof ROOT_TOKEN_SCOPES)[number][], expiresAt: null, impersonation: false },
+    { actor_id: null, actor_username: 'forgelog-cli' },
+  );
+}

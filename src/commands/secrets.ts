@@ -1,0 +1,30 @@
+import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import { sha256Hex } from '../eventstore/hash.js';
+
+const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+
+/** A slow, salted password hash: `scrypt$N$r$p$salt$hash` (base64url). */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(password, salt, 32, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
+  return timingSafeEqual(expected, actual);
+}
+
+/** A random password for reset_password / force_random_password. */
+export const randomPassword = () => randomBytes(24).toString('base64url');
+
+/** A new access token (20 characters, like GitLab 12's) — shown once, stored as a digest. */
+export const generateToken = () => randomBytes(15).toString('base64url');
+
+/** Tokens are high-entropy, so a fast digest keeps lookups indexable without weakening them. */
+export const tokenDigest = (token: string) => sha256Hex(token);

@@ -1,0 +1,80 @@
+import { Hono } from 'hono';
+import { randomUUID } from 'node:crypto';
+import { type AppContext, type AppEnv } from './kernel/context.js';
+import { sendError } from './kernel/errors.js';
+import { healthRoutes, metaRoutes } from './routes/meta.js';
+import { userRoutes } from './routes/users.js';
+
+export const API_PREFIX = '/api/v4';
+
+/**
+ * The HTTP application: GitLab's API v4 under /api/v4 plus health checks. A `.json`
+ * suffix is accepted on every path; errors become GitLab's bodies in one place.
+ */
+export function createApp(app: AppContext) {
+  const root = new Hono<AppEnv>({
+    getPath: (request) => {
+      const url = request.url;
+      const start = url.indexOf('/', url.indexOf('://') + 3);
+      const end = url.indexOf('?', start);
+      const path = end === -1 ? url.slice(start) : url.slice(start, end);
+      return path.endsWith('.json') ? path.slice(0, -5) : path;
+    },
+  });
+
+  root.use('*', async (c, next) => {
+    const started = performance.now();
+    const requestId = c.req.header('x-request-id') || randomUUID();
+    c.set('app', app);
+    c.set('requestId', requestId);
+    c.header('X-Request-Id', requestId);
+    await next();
+    if (app.logger.isLevelEnabled('info')) {
+      app.logger.info({
+        method: c.req.method,
+        route: c.req.routePath,
+        path: new URL(c.req.url).pathname,
+        status: c.res.status,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        user_id: c.var.auth?.user?.id ?? null,
+        request_id: requestId,
+      });
+    }
+  });
+
+  const api = new Hono<AppEnv>();
+  api.route('/', metaRoutes);
+  api.route('/', userRoutes);
+  root.route(API_PREFIX, api);
+  root.route('/', healthRoutes);
+
+  root.notFound((c) => {
+    const path = new URL(c.req.url).pathname.replace(/\.json$/, '');
+    const otherMethod = root.routes.some((r) => r.method !== 'ALL' && r.method !== c.req.method && routeMatches(r.path, path));
+    if (otherMethod) return c.json({ error: '405 Not Allowed' }, 405);
+    return c.json({ error: '404 Not Found' }, 404);
+  });
+
+  root.onError((error, c) => {
+    const sent = sendError(c, error);
+    if (sent) return sent;
+    app.logger.error({ err: error, request_id: c.var.requestId, path: c.req.path }, 'unhandled error');
+    return c.json({ message: '500 Internal Server Error' }, 500);
+  });
+
+  return root;
+}
+
+const patternCache = new Map<string, RegExp>();
+function routeMatches(pattern: string, path: string): boolean {
+  let regex = patternCache.get(pattern);
+  if (!regex) {
+    const source = pattern
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    regex = new RegExp(`^${source}/?$`);
+    patternCache.set(pattern, regex);
+  }
+  return regex.test(path);
+}

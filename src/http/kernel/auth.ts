@@ -1,0 +1,121 @@
+import type { Context } from 'hono';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { tokenDigest } from '../../commands/secrets.js';
+import type { EventMetadata } from '../../eventstore/types.js';
+import { type TokenRow, type UserRow, findTokenByDigest, findUserByIdOrUsername } from '../../projections/users.js';
+import { appContext } from './context.js';
+import { forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
+import { rawParams } from './params.js';
+
+/** Who is calling: the effective user (after sudo), the token used and the sudo origin. */
+export interface Auth {
+  readonly user: UserRow | null;
+  readonly token: TokenRow | null;
+  /** The administrator who used sudo, when the effective user came from `sudo`. */
+  readonly sudoFrom: UserRow | null;
+}
+
+/** Scopes that grant an endpoint: every endpoint takes `api`; GETs also `read_api`. */
+export type Scope = 'api' | 'read_api' | 'read_user' | 'sudo';
+export const API_SCOPES = (c: Context): Scope[] => (c.req.method === 'GET' || c.req.method === 'HEAD' ? ['api', 'read_api'] : ['api']);
+/** GitLab: the users endpoints also accept `read_user` on GET. */
+export const USER_SCOPES = (c: Context): Scope[] => (c.req.method === 'GET' || c.req.method === 'HEAD' ? ['api', 'read_api', 'read_user'] : ['api']);
+
+const AUTH_CACHE = 'authBase';
+
+async function presentedToken(c: Context): Promise<string | undefined> {
+  const header = c.req.header('private-token');
+  if (header) return header;
+  const authorization = c.req.header('authorization');
+  if (authorization && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim();
+  const raw = await rawParams(c);
+  for (const name of ['private_token', 'access_token']) {
+    const value = raw[name];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  return undefined;
+}
+
+const isExpired = (token: TokenRow, today: string) => token.expires_at !== null && token.expires_at <= today;
+
+/** The token's user, before sudo; 401 for an unknown, revoked or expired token; 403 for a blocked user. */
+async function tokenUser(c: Context): Promise<{ user: UserRow | null; token: TokenRow | null }> {
+  const cached = c.get(AUTH_CACHE as never) as { user: UserRow | null; token: TokenRow | null } | undefined;
+  if (cached) return cached;
+  const app = appContext(c);
+  const presented = await presentedToken(c);
+  let result: { user: UserRow | null; token: TokenRow | null } = { user: null, token: null };
+  if (presented !== undefined) {
+    const token = await findTokenByDigest(app.db, tokenDigest(presented));
+    const today = app.commands.now().toISOString().slice(0, 10);
+    if (!token || token.revoked || isExpired(token, today)) throw unauthorized();
+    const user = await findUserByIdOrUsername(app.db, String(token.user_id));
+    if (!user) throw unauthorized();
+    if (user.state === 'blocked') throw forbidden('Your account has been blocked.');
+    result = { user, token };
+  }
+  c.set(AUTH_CACHE as never, result as never);
+  return result;
+}
+
+/**
+ * Authenticates the request for an endpoint granted by `scopes`, applying sudo.
+ * Returns the anonymous Auth (user null) when no credentials were sent.
+ */
+export async function authenticate(c: Context, scopes: readonly Scope[] = API_SCOPES(c)): Promise<Auth> {
+  const { user, token } = await tokenUser(c);
+  const sudo = c.req.header('sudo') ?? (await sudoParam(c));
+  if (sudo !== undefined && sudo !== '') {
+    if (!user || !token) throw unauthorized();
+    if (!user.is_admin) throw forbidden('Must be admin to use sudo');
+    if (!token.scopes.includes('sudo')) throw insufficientScope(['sudo']);
+    const target = await findUserByIdOrUsername(appContext(c).db, sudo);
+    if (!target) throw notFound(`User with ID or username '${sudo}'`);
+    const auth = { user: target, token, sudoFrom: user };
+    c.set('auth' as never, auth as never);
+    return auth;
+  }
+  if (token && !scopes.some((scope) => token.scopes.includes(scope))) throw insufficientScope(scopes);
+  const auth = { user, token, sudoFrom: null };
+  c.set('auth' as never, auth as never);
+  return auth;
+}
+
+async function sudoParam(c: Context): Promise<string | undefined> {
+  const value = (await rawParams(c)).sudo;
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/** Like `authenticate`, but anonymous callers get 401. */
+export async function requireUser(c: Context, scopes?: readonly Scope[]): Promise<Auth & { user: UserRow }> {
+  const auth = await authenticate(c, scopes);
+  if (!auth.user) throw unauthorized();
+  return auth as Auth & { user: UserRow };
+}
+
+/** Administrators only: anonymous 401, others 403. */
+export async function requireAdmin(c: Context, scopes?: readonly Scope[]): Promise<Auth & { user: UserRow }> {
+  const auth = await requireUser(c, scopes);
+  if (!auth.user.is_admin) throw forbidden();
+  return auth;
+}
+
+/** The metadata every event of this request carries: actor, sudo origin, token, IP, request id. */
+export function eventMetadata(c: Context, auth: Auth): EventMetadata {
+  let ip: string | null = null;
+  try {
+    ip = getConnInfo(c).remote.address ?? null;
+  } catch {
+    ip = null;
+  }
+  return {
+    actor_id: auth.user?.id ?? null,
+    actor_username: auth.user?.username ?? null,
+    sudo_from_id: auth.sudoFrom?.id ?? null,
+    impersonator_id: null,
+    impersonation: auth.token?.impersonation ?? false,
+    token_id: auth.token?.id ?? null,
+    ip,
+    request_id: c.get('requestId' as never) ?? null,
+  };
+}

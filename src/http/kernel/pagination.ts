@@ -1,0 +1,88 @@
+import type { Context } from 'hono';
+import type { SelectQueryBuilder } from 'kysely';
+import { sql } from 'kysely';
+import { appContext } from './context.js';
+import { rawParams } from './params.js';
+
+export interface Page {
+  readonly page: number;
+  readonly perPage: number;
+  readonly offset: number;
+}
+
+export const MAX_PER_PAGE = 100;
+export const DEFAULT_PER_PAGE = 20;
+
+const toInt = (v: unknown) => (typeof v === 'number' ? Math.trunc(v) : typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN);
+
+/** GitLab: page < 1 means 1; per_page defaults to 20 and is clamped to 1..100. */
+export async function pageOf(c: Context): Promise<Page> {
+  const raw = await rawParams(c);
+  const requestedPage = toInt(raw.page);
+  const requestedPerPage = toInt(raw.per_page);
+  const page = Number.isFinite(requestedPage) && requestedPage >= 1 ? Math.min(requestedPage, 1_000_000) : 1;
+  const perPage = Number.isFinite(requestedPerPage) && requestedPerPage >= 1 ? Math.min(requestedPerPage, MAX_PER_PAGE) : DEFAULT_PER_PAGE;
+  return { page, perPage, offset: (page - 1) * perPage };
+}
+
+/** A URL for the same request with some query parameters replaced, on FORGELOG_EXTERNAL_URL. */
+export function requestUrlWith(c: Context, replace: Record<string, string | number | undefined>): string {
+  const url = new URL(c.req.url);
+  const query = new URLSearchParams(url.search);
+  for (const [key, value] of Object.entries(replace)) {
+    if (value === undefined) query.delete(key);
+    else query.set(key, String(value));
+  }
+  const search = query.toString();
+  return `${appContext(c).config.externalUrl}${url.pathname}${search ? `?${search}` : ''}`;
+}
+
+/** Offset pagination headers: X-Total, X-Total-Pages, X-Per-Page, X-Page, X-Next-Page, X-Prev-Page, Link. */
+export function setPaginationHeaders(c: Context, page: Page, total: number) {
+  const totalPages = Math.max(Math.ceil(total / page.perPage), 1);
+  const next = page.page < totalPages ? page.page + 1 : undefined;
+  const prev = page.page > 1 ? Math.min(page.page - 1, totalPages) : undefined;
+  const link = (p: number) => requestUrlWith(c, { page: p, per_page: page.perPage });
+  const links: string[] = [];
+  if (prev !== undefined) links.push(`<${link(prev)}>; rel="prev"`);
+  if (next !== undefined) links.push(`<${link(next)}>; rel="next"`);
+  links.push(`<${link(1)}>; rel="first"`, `<${link(totalPages)}>; rel="last"`);
+  c.header('X-Total', String(total));
+  c.header('X-Total-Pages', String(totalPages));
+  c.header('X-Per-Page', String(page.perPage));
+  c.header('X-Page', String(page.page));
+  c.header('X-Next-Page', next === undefined ? '' : String(next));
+  c.header('X-Prev-Page', prev === undefined ? '' : String(prev));
+  c.header('Link', links.join(', '));
+}
+
+/**
+ * Runs a filtered query as one page: the count and the rows, and sets the headers.
+ * `query` must be the filtered selection without order/limit; `order` adds the ordering.
+ */
+export async function paginate<DB, TB extends keyof DB, O>(
+  c: Context,
+  query: SelectQueryBuilder<DB, TB, O>,
+  order: (q: SelectQueryBuilder<DB, TB, O>) => SelectQueryBuilder<DB, TB, O>,
+): Promise<O[]> {
+  const page = await pageOf(c);
+  const [rows, counted] = await Promise.all([
+    order(query).limit(page.perPage).offset(page.offset).execute(),
+    query.clearSelect().select(sql<string>`count(*)`.as('count')).executeTakeFirst() as Promise<{ count: string } | undefined>,
+  ]);
+  setPaginationHeaders(c, page, Number(counted?.count ?? 0));
+  return rows;
+}
+
+/** Pagination of an in-memory list (small, already filtered collections). */
+export async function paginateArray<T>(c: Context, items: readonly T[]): Promise<T[]> {
+  const page = await pageOf(c);
+  setPaginationHeaders(c, page, items.length);
+  return items.slice(page.offset, page.offset + page.perPage);
+}
+
+/** Keyset pagination: only a `Link rel="next"` carrying the cursor parameters, no X-Total. */
+export function setKeysetNextLink(c: Context, cursor: Record<string, string | number> | undefined, perPage: number) {
+  if (!cursor) return;
+  c.header('Link', `<${requestUrlWith(c, { ...cursor, per_page: perPage })}>; rel="next"`);
+}

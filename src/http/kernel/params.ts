@@ -1,0 +1,177 @@
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { ApiError, paramErrors } from './errors.js';
+
+/**
+ * Request parameters the way Grape sees them: query string, JSON body and form bodies
+ * merged (body over query), `name[]=v` arrays and `name[key]=v` hashes. Undeclared
+ * parameters are ignored by the route's declaration, as GitLab does.
+ */
+export type RawParams = Record<string, unknown>;
+
+const RAW_PARAMS = 'rawParams';
+
+export async function rawParams(c: Context): Promise<RawParams> {
+  const cached = c.get(RAW_PARAMS as never) as RawParams | undefined;
+  if (cached) return cached;
+  const params: RawParams = {};
+  for (const [key, value] of new URL(c.req.url).searchParams) assign(params, key, value);
+  const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
+  if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+    if (type === 'application/json') {
+      const text = await c.req.text();
+      if (text.trim() !== '') {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new ApiError(400, { error: 'The provided content-type \'application/json\' is not valid JSON' });
+        }
+        if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(params, body);
+      }
+    } else if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
+      const form = await c.req.formData();
+      for (const [key, value] of form) assign(params, key, value);
+    }
+  }
+  c.set(RAW_PARAMS as never, params as never);
+  return params;
+}
+
+function assign(params: RawParams, key: string, value: unknown) {
+  const array = /^(.+)\[\]$/.exec(key);
+  if (array) {
+    const name = array[1]!;
+    const current = params[name];
+    params[name] = Array.isArray(current) ? [...current, value] : [value];
+    return;
+  }
+  const hash = /^([^[\]]+)\[([^[\]]+)\]$/.exec(key);
+  if (hash) {
+    const name = hash[1]!;
+    const current = params[name];
+    const object = current && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : {};
+    object[hash[2]!] = value;
+    params[name] = object;
+    return;
+  }
+  params[key] = value;
+}
+
+// ───────────────────────────── Parameter types ─────────────────────────────
+
+const TRUE = new Set(['true', 't', '1', 'yes', 'y', 'on']);
+const FALSE = new Set(['false', 'f', '0', 'no', 'n', 'off']);
+const INT4_MAX = 2147483647;
+
+/** Zod schemas that coerce the way Grape does. A failed value is "<param> is invalid". */
+export const t = {
+  string: () => z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string()),
+  integer: () =>
+    z.preprocess(
+      (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
+      z.number().int().min(-INT4_MAX).max(INT4_MAX),
+    ),
+  boolean: () =>
+    z.preprocess((v) => {
+      if (typeof v === 'string') {
+        const s = v.toLowerCase();
+        if (TRUE.has(s)) return true;
+        if (FALSE.has(s)) return false;
+      }
+      return v;
+    }, z.boolean()),
+  /** A value out of a fixed set: "<param> does not have a valid value". */
+  values: <const V extends readonly [string, ...string[]]>(values: V) => z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.enum(values)),
+  integerValues: <const V extends readonly [number, ...number[]]>(values: V) =>
+    z.preprocess(
+      (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
+      z.number().refine((n): n is V[number] => values.includes(n), { params: { values: true } }),
+    ) as unknown as z.ZodType<V[number]>,
+  array: <T extends z.ZodType>(item: T) => z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : typeof v === 'string' && v.includes(',') ? v.split(',') : [v]), z.array(item)),
+  datetime: () =>
+    z.preprocess((v) => {
+      if (typeof v !== 'string') return v;
+      const date = new Date(v);
+      return Number.isNaN(date.getTime()) ? v : date;
+    }, z.date()),
+  date: () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/).refine((s) => !Number.isNaN(new Date(`${s}T00:00:00Z`).getTime())),
+  hash: () => z.record(z.string(), z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string())),
+  file: () => z.unknown(),
+};
+
+// ───────────────────────────── Declarations ─────────────────────────────
+
+export interface ParamDef<T, R extends boolean> {
+  readonly schema: z.ZodType<T>;
+  readonly required: R;
+  /** Grape's allow_blank: false — an empty value is "<param> is empty". */
+  readonly notBlank?: boolean;
+  readonly default?: T;
+}
+
+export const required = <T>(schema: z.ZodType<T>, options: { notBlank?: boolean } = {}): ParamDef<T, true> => ({ schema, required: true, ...options });
+export const optional = <T>(schema: z.ZodType<T>, options: { notBlank?: boolean } = {}): ParamDef<T, false> => ({ schema, required: false, ...options });
+/** Optional with a default value when absent. */
+export const withDefault = <T>(schema: z.ZodType<T>, value: T): ParamDef<T, true> => ({ schema, required: false as unknown as true, default: value });
+
+type Shape = Record<string, ParamDef<any, boolean>>;
+export type Parsed<S extends Shape> = {
+  [K in keyof S]: S[K] extends ParamDef<infer T, true> ? T : S[K] extends ParamDef<infer T, false> ? T | undefined : never;
+};
+
+export interface Rules {
+  /** Grape's mutually_exclusive. */
+  readonly mutuallyExclusive?: readonly (readonly string[])[];
+  /** Grape's at_least_one_of. */
+  readonly atLeastOneOf?: readonly (readonly string[])[];
+  /** Grape's exactly_one_of. */
+  readonly exactlyOneOf?: readonly (readonly string[])[];
+}
+
+const present = (v: unknown) => v !== undefined && v !== null;
+
+/** Validates raw parameters against a declaration; errors are Grape's, joined with ", ". */
+export function parseParams<S extends Shape>(shape: S, raw: RawParams, rules: Rules = {}): Parsed<S> {
+  const errors: string[] = [];
+  const result: Record<string, unknown> = {};
+  for (const [name, def] of Object.entries(shape)) {
+    const value = raw[name];
+    if (!present(value)) {
+      if (def.required && def.default === undefined) errors.push(`${name} is missing`);
+      else if (def.default !== undefined) result[name] = def.default;
+      continue;
+    }
+    if (def.notBlank && (value === '' || (Array.isArray(value) && value.length === 0))) {
+      errors.push(`${name} is empty`);
+      continue;
+    }
+    const parsed = def.schema.safeParse(value);
+    if (parsed.success) result[name] = parsed.data;
+    else errors.push(`${name} ${isValuesIssue(parsed.error) ? 'does not have a valid value' : 'is invalid'}`);
+  }
+  for (const group of rules.mutuallyExclusive ?? []) {
+    if (group.filter((n) => present(raw[n])).length > 1) errors.push(`${group.join(', ')} are mutually exclusive`);
+  }
+  for (const group of rules.atLeastOneOf ?? []) {
+    if (!group.some((n) => present(raw[n]))) errors.push(`${group.join(', ')} are missing, at least one parameter must be provided`);
+  }
+  for (const group of rules.exactlyOneOf ?? []) {
+    const count = group.filter((n) => present(raw[n])).length;
+    if (count === 0) errors.push(`${group.join(', ')} are missing, exactly one parameter must be provided`);
+    else if (count > 1) errors.push(`${group.join(', ')} are mutually exclusive`);
+  }
+  if (errors.length > 0) throw paramErrors(errors);
+  return result as Parsed<S>;
+}
+
+function isValuesIssue(error: z.ZodError): boolean {
+  return error.issues.some(
+    (issue) => issue.code === 'invalid_value' || (issue.code === 'custom' && (issue.params as { values?: boolean } | undefined)?.values === true),
+  );
+}
+
+/** Parses the request's parameters against a declaration. */
+export async function params<S extends Shape>(c: Context, shape: S, rules?: Rules): Promise<Parsed<S>> {
+  return parseParams(shape, await rawParams(c), rules);
+}

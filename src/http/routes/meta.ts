@@ -1,0 +1,26 @@
+import { Hono } from 'hono';
+import { sql } from 'kysely';
+import { VERSION, REVISION } from '../../version.js';
+import { authenticate } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { unauthorized } from '../kernel/errors.js';
+
+export const metaRoutes = new Hono<AppEnv>().get('/version', async (c) => {
+  // GitLab: /version needs an authenticated user.
+  const auth = await authenticate(c);
+  if (!auth.user) throw unauthorized();
+  return c.json({ version: VERSION, revision: REVISION });
+});
+
+/** GitLab's health checks (outside /api/v4). */
+export const healthRoutes = new Hono<AppEnv>()
+  .get('/-/health', (c) => c.text('GitLab OK'))
+  .get('/-/liveness', (c) => c.json({ status: 'ok' }))
+  .get('/-/readiness', async (c) => {
+    try {
+      await sql`select 1`.execute(appContext(c).db);
+      return c.json({ status: 'ok', master_check: [{ status: 'ok' }], db_check: [{ status: 'ok' }] });
+    } catch (error) {
+      return c.json({ status: 'failed', db_check: [{ status: 'failed', message: String(error) }] }, 503);
+    }
+  });

@@ -1,0 +1,191 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { Db } from '../database.js';
+import type { Identity, UserEvent } from '../domain/users.js';
+import { USER_EVENT_TYPES } from '../domain/users.js';
+import type { StoredEvent } from '../eventstore/types.js';
+import type { Projector } from './projector.js';
+
+// ───────────────────────────── Tables ─────────────────────────────
+
+type Timestamp = ColumnType<Date, string, string>;
+type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
+
+export interface UsersTable {
+  id: number;
+  username: string;
+  email: string;
+  name: string;
+  state: 'active' | 'blocked';
+  is_admin: boolean;
+  can_create_group: boolean;
+  projects_limit: number;
+  external: boolean;
+  private_profile: boolean;
+  bio: string;
+  location: string;
+  public_email: string;
+  skype: string;
+  linkedin: string;
+  twitter: string;
+  website_url: string;
+  organization: string;
+  theme_id: number;
+  color_scheme_id: number;
+  note: string | null;
+  shared_runners_minutes_limit: number | null;
+  extra_shared_runners_minutes_limit: number | null;
+  identities: ColumnType<Identity[], string, string>;
+  avatar_url: string | null;
+  two_factor_enabled: boolean;
+  confirmed_at: NullableTimestamp;
+  password_expires_at: NullableTimestamp;
+  last_sign_in_at: NullableTimestamp;
+  current_sign_in_at: NullableTimestamp;
+  last_activity_on: string | null;
+  status_emoji: string | null;
+  status_message: string | null;
+  status_message_html: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  stream_version: number;
+}
+
+export interface PersonalAccessTokensTable {
+  id: number;
+  user_id: number;
+  name: string;
+  token_digest: string;
+  scopes: string[];
+  impersonation: boolean;
+  revoked: boolean;
+  expires_at: string | null;
+  created_at: Timestamp;
+}
+
+export interface UsersReadTables {
+  users: UsersTable;
+  personal_access_tokens: PersonalAccessTokensTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type TokenRow = Selectable<PersonalAccessTokensTable>;
+
+// ───────────────────────────── Projector ─────────────────────────────
+
+export const usersProjector: Projector = {
+  name: 'users',
+  version: 1,
+  mode: 'inline',
+  handles: USER_EVENT_TYPES,
+  tables: ['users', 'personal_access_tokens'],
+  async apply(stored: StoredEvent, trx: Db) {
+    const event = stored as unknown as UserEvent & StoredEvent;
+    const at = stored.occurredAt.toISOString();
+    const v = stored.streamVersion;
+    // Every row change is guarded by the stream version, so a replayed event changes nothing.
+    const update = (id: number, values: Record<string, unknown>) =>
+      trx
+        .updateTable('users')
+        .set({ ...values, updated_at: at, stream_version: v })
+        .where('id', '=', id)
+        .where('stream_version', '<', v)
+        .execute();
+    switch (event.type) {
+      case 'UserCreated': {
+        const { password_hash: _, confirmed, password_reset_required: __, identities, ...profile } = event.data;
+        await trx
+          .insertInto('users')
+          .values({
+            ...profile,
+            identities: JSON.stringify(identities),
+            state: 'active',
+            avatar_url: null,
+            two_factor_enabled: false,
+            confirmed_at: confirmed ? at : null,
+            password_expires_at: null,
+            last_sign_in_at: null,
+            current_sign_in_at: null,
+            last_activity_on: null,
+            status_emoji: null,
+            status_message: null,
+            status_message_html: null,
+            created_at: at,
+            updated_at: at,
+            stream_version: v,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+        return;
+      }
+      case 'UserProfileUpdated': {
+        const { identities, ...changes } = event.data.changes;
+        await update(event.data.id, { ...changes, ...(identities ? { identities: JSON.stringify(identities) } : {}) });
+        return;
+      }
+      case 'UserPasswordChanged':
+        await update(event.data.id, { password_expires_at: event.data.expires_now ? at : null });
+        return;
+      case 'UserBlocked':
+        await update(event.data.id, { state: 'blocked' });
+        return;
+      case 'UserUnblocked':
+        await update(event.data.id, { state: 'active' });
+        return;
+      case 'UserDeleted':
+        await trx.deleteFrom('personal_access_tokens').where('user_id', '=', event.data.id).execute();
+        await trx.deleteFrom('users').where('id', '=', event.data.id).execute();
+        return;
+      case 'UserStatusSet':
+        await update(event.data.id, { status_emoji: event.data.emoji, status_message: event.data.message, status_message_html: event.data.message_html });
+        return;
+      case 'UserStatusCleared':
+        await update(event.data.id, { status_emoji: null, status_message: null, status_message_html: null });
+        return;
+      case 'PersonalAccessTokenCreated': {
+        const d = event.data;
+        await trx
+          .insertInto('personal_access_tokens')
+          .values({
+            id: d.id,
+            user_id: d.user_id,
+            name: d.name,
+            token_digest: d.token_digest,
+            scopes: [...d.scopes],
+            impersonation: d.impersonation,
+            revoked: false,
+            expires_at: d.expires_at,
+            created_at: at,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+        return;
+      }
+      case 'PersonalAccessTokenRevoked':
+        await trx.updateTable('personal_access_tokens').set({ revoked: true }).where('id', '=', event.data.id).execute();
+        return;
+    }
+  },
+};
+
+// ───────────────────────────── Queries ─────────────────────────────
+
+export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
+    .executeTakeFirst();
+}
+
+/** A path segment naming a user: numeric id or username. */
+export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<UserRow | undefined> {
+  return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
+}
+
+export function findTokenByDigest(db: Db, digest: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('personal_access_tokens').selectAll().where('token_digest', '=', digest).executeTakeFirst();
+}

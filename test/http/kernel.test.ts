@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let api: TestServer;
+beforeAll(async () => {
+  api = await startTestServer();
+});
+afterAll(() => api.close());
+
+describe('GET /version', () => {
+  it('answers the version for a signed-in user, exactly application/json', async () => {
+    const res = await api.get('/version');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.body).toEqual({ version: expect.stringMatching(/^12\./), revision: expect.any(String) });
+  });
+  it('is 401 anonymously', async () => {
+    const res = await api.get('/version', { token: null });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ message: '401 Unauthorized' });
+  });
+});
+
+describe('health checks', () => {
+  it('answers liveness, readiness and health', async () => {
+    expect((await api.get('/-/liveness', { token: null })).status).toBe(200);
+    const readiness = await api.get('/-/readiness', { token: null });
+    expect(readiness.status).toBe(200);
+    expect(readiness.body.status).toBe('ok');
+    expect((await api.get('/-/health', { token: null })).text).toBe('GitLab OK');
+  });
+});
+
+describe('authentication', () => {
+  it('accepts the token in every place GitLab reads it', async () => {
+    const t = api.rootToken;
+    for (const options of [
+      { token: null, headers: { 'PRIVATE-TOKEN': t } },
+      { token: null, headers: { 'private-token': t } },
+      { token: null, headers: { Authorization: `Bearer ${t}` } },
+      { token: null, query: { private_token: t } },
+      { token: null, query: { access_token: t } },
+    ]) {
+      const res = await api.get('/user', options);
+      expect(res.status, JSON.stringify(options)).toBe(200);
+      expect(res.body.username).toBe('root');
+    }
+  });
+
+  it('answers 401 for an unknown token even where anonymous access is allowed', async () => {
+    const res = await api.get('/users', { token: 'nope', query: { username: 'root' } });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ message: '401 Unauthorized' });
+  });
+
+  it('answers insufficient_scope for a token without the endpoint scope', async () => {
+    const { token } = await api.createUser({}, ['read_user']);
+    const res = await api.put('/user/status', { message: 'hi' }, { token });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({
+      error: 'insufficient_scope',
+      error_description: 'The request requires higher privileges than provided by the access token.',
+      scope: 'api',
+    });
+    expect((await api.get('/user', { token })).status).toBe(200);
+  });
+});
+
+describe('sudo', () => {
+  it('acts as another user by id or case-insensitive username, header or parameter', async () => {
+    const { user } = await api.createUser({ username: 'SudoTarget' });
+    expect((await api.get('/user', { headers: { Sudo: String(user.id) } })).body.username).toBe('SudoTarget');
+    expect((await api.get('/user', { query: { sudo: 'sudotarget' } })).body.username).toBe('SudoTarget');
+  });
+  it('is 403 for a non-admin', async () => {
+    const { token } = await api.createUser({}, ['api', 'sudo']);
+    const res = await api.get('/user', { token, query: { sudo: 'root' } });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ message: '403 Forbidden - Must be admin to use sudo' });
+  });
+  it('needs the sudo scope', async () => {
+    const minted = await api.post('/users/1/personal_access_tokens', { name: 'nosudo', scopes: ['api'] });
+    const res = await api.get('/user', { token: minted.body.token, query: { sudo: 'root' } });
+    expect(res.status).toBe(403);
+    expect(res.body).toMatchObject({ error: 'insufficient_scope', scope: 'sudo' });
+  });
+  it('is 404 for an unknown user', async () => {
+    const res = await api.get('/user', { query: { sudo: 'ghost' } });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ message: "404 User with ID or username 'ghost' Not Found" });
+  });
+  it('records the acting user and the sudo origin on events', async () => {
+    const { user } = await api.createUser();
+    const res = await api.put('/user/status', { message: 'via sudo' }, { query: { sudo: user.username } });
+    expect(res.status).toBe(200);
+    const events = await api.events(`user-${user.id}`);
+    const last = events.at(-1)!;
+    expect(last.type).toBe('UserStatusSet');
+    expect(last.metadata).toMatchObject({ actor_id: user.id, sudo_from_id: 1 });
+  });
+});
+
+describe('routing', () => {
+  it('answers unknown routes with GitLab 404 body', async () => {
+    const res = await api.get('/nope');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: '404 Not Found' });
+  });
+  it('answers 405 for a known path with another method', async () => {
+    const res = await api.request('PATCH', '/user');
+    expect(res.status).toBe(405);
+  });
+  it('accepts a .json suffix and echoes X-Request-Id', async () => {
+    const res = await api.get('/user.json', { headers: { 'X-Request-Id': 'abc-123' } });
+    expect(res.status).toBe(200);
+    expect(res.body.username).toBe('root');
+    expect(res.headers.get('x-request-id')).toBe('abc-123');
+    expect((await api.get('/user')).headers.get('x-request-id')).toMatch(/[0-9a-f-]{36}/);
+  });
+});

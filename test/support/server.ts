@@ -1,0 +1,111 @@
+import type { ServerType } from '@hono/node-server';
+import { pino } from 'pino';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { DatabaseHandle } from '../../src/database.js';
+import { listen, openRuntime, type Runtime } from '../../src/runtime.js';
+import { openTestDatabase } from './database.js';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  query?: Record<string, string | number | boolean | (string | number)[]>;
+  body?: unknown;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  url: string;
+  apiUrl: string;
+  runtime: Runtime;
+  handle: DatabaseHandle;
+  rootToken: string;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  get<T = any>(path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  post<T = any>(path: string, body?: unknown, options?: RequestOptions): Promise<ApiResponse<T>>;
+  put<T = any>(path: string, body?: unknown, options?: RequestOptions): Promise<ApiResponse<T>>;
+  del<T = any>(path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  /** Creates a user through the API and returns it with a personal access token (scope api). */
+  createUser(attributes?: Record<string, unknown>, scopes?: string[]): Promise<{ user: any; token: string }>;
+  /** The events of a stream, straight from the log. */
+  events(streamId: string): Promise<{ type: string; data: any; metadata: any }[]>;
+  close(): Promise<void>;
+}
+
+let userCounter = 0;
+
+/** A real forgelog over HTTP on its own fresh database. */
+export async function startTestServer(overrides: Partial<Config> = {}, options: { now?: () => Date } = {}): Promise<TestServer> {
+  const handle = await openTestDatabase();
+  const config: Config = { ...loadConfig({}), port: 0, logLevel: 'silent', rootToken: 'root-token-for-tests', ...overrides };
+  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...(options.now ? { now: options.now } : {}) });
+  const { server, port } = await listen(runtime, 0);
+  const url = `http://127.0.0.1:${port}`;
+  (runtime.config as { externalUrl: string }).externalUrl = overrides.externalUrl ?? url;
+  const rootToken = config.rootToken!;
+
+  async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const target = new URL(path.startsWith('/-/') ? `${url}${path}` : `${url}/api/v4${path}`);
+    for (const [key, value] of Object.entries(options.query ?? {})) {
+      if (Array.isArray(value)) for (const v of value) target.searchParams.append(`${key}[]`, String(v));
+      else target.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.token === undefined ? rootToken : options.token;
+    if (token !== null) headers['PRIVATE-TOKEN'] = token;
+    let body: string | undefined;
+    if (options.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(options.form).toString();
+    } else if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    const response = await fetch(target, { method, headers, ...(body === undefined ? {} : { body }) });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? null : JSON.parse(text);
+    } catch {}
+    return { status: response.status, body: parsed as T, text, headers: response.headers };
+  }
+
+  const server_: TestServer = {
+    url,
+    apiUrl: `${url}/api/v4`,
+    runtime,
+    handle,
+    rootToken,
+    request,
+    get: (path, options) => request('GET', path, options),
+    post: (path, body, options) => request('POST', path, { ...options, body: body ?? options?.body }),
+    put: (path, body, options) => request('PUT', path, { ...options, body: body ?? options?.body }),
+    del: (path, options) => request('DELETE', path, options),
+    async createUser(attributes = {}, scopes = ['api']) {
+      const n = ++userCounter;
+      const username = (attributes.username as string | undefined) ?? `user${n}_${process.pid}`;
+      const created = await request('POST', '/users', {
+        body: { email: `${username}@example.com`, username, name: `User ${n}`, password: 'password123', skip_confirmation: true, ...attributes },
+      });
+      if (created.status !== 201) throw new Error(`createUser failed: ${created.status} ${created.text}`);
+      const token = await request('POST', `/users/${created.body.id}/personal_access_tokens`, { body: { name: 'test', scopes } });
+      if (token.status !== 201) throw new Error(`token failed: ${token.status} ${token.text}`);
+      return { user: created.body, token: token.body.token };
+    },
+    async events(streamId) {
+      const rows = await handle.db.selectFrom('events').select(['event_type', 'data', 'metadata']).where('stream_id', '=', streamId).orderBy('stream_version').execute();
+      return rows.map((r) => ({ type: r.event_type, data: r.data, metadata: r.metadata }));
+    },
+    async close() {
+      await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
+      await runtime.close();
+    },
+  };
+  return server_;
+}
