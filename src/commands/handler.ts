@@ -43,11 +43,27 @@ export async function handleCommand<C, E extends DomainEvent, S>(
   ctx: CommandContext,
   spec: CommandSpec<C, E, S>,
 ): Promise<CommandResult<S>> {
+  const [result] = await handleCommands(ctx, [spec]);
+  return result as CommandResult<S>;
+}
+
+/**
+ * Several commands on different streams that must commit together or not at all (a new
+ * group and its first owner's membership). Each stream keeps its own expected version.
+ */
+export async function handleCommands(
+  ctx: CommandContext,
+  specs: readonly CommandSpec<any, any, any>[],
+): Promise<CommandResult<unknown>[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const result = await ctx.db.transaction().execute((trx) => decideAndAppend(trx, ctx, spec));
-      if (result.events.length > 0) ctx.notifier.appended();
-      return result;
+      const results = await ctx.db.transaction().execute(async (trx) => {
+        const out: CommandResult<unknown>[] = [];
+        for (const spec of specs) out.push(await decideAndAppend(trx, ctx, spec));
+        return out;
+      });
+      if (results.some((r) => r.events.length > 0)) ctx.notifier.appended();
+      return results;
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;
       if (attempt >= MAX_ATTEMPTS) throw conflict('409 Conflict: the resource was changed concurrently, try again');

@@ -64,10 +64,11 @@ export async function createUser(ctx: CommandContext, input: CreateUserInput, me
   validateProfile(profile, password);
   const passwordHash = await hashPassword(password ?? randomPassword());
   const id = input.id ?? (await nextId(ctx.db, 'users_id_seq'));
+  const namespaceId = await nextId(ctx.db, 'namespaces_id_seq');
   return run(
     ctx,
     id,
-    { type: 'CreateUser', id, profile, passwordHash, confirmed: input.skipConfirmation ?? false, passwordResetRequired: Boolean(input.randomPassword) },
+    { type: 'CreateUser', id, namespaceId, profile, passwordHash, confirmed: input.skipConfirmation ?? false, passwordResetRequired: Boolean(input.randomPassword) },
     metadata,
   );
 }

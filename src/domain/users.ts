@@ -62,6 +62,8 @@ export type UserEvent =
       readonly type: 'UserCreated';
       readonly data: UserProfile & {
         readonly id: number;
+        /** The user's personal namespace (projects live in a namespace). */
+        readonly namespace_id: number;
         readonly password_hash: string | null;
         readonly confirmed: boolean;
         /** GitLab: reset_password / force_random_password; the user must set a password. */
@@ -121,7 +123,7 @@ export const userStreamId = (id: number) => `user-${id}`;
 // ───────────────────────────── Commands ─────────────────────────────
 
 export type UserCommand =
-  | { readonly type: 'CreateUser'; readonly id: number; readonly profile: UserProfile; readonly passwordHash: string | null; readonly confirmed: boolean; readonly passwordResetRequired: boolean }
+  | { readonly type: 'CreateUser'; readonly id: number; readonly namespaceId: number; readonly profile: UserProfile; readonly passwordHash: string | null; readonly confirmed: boolean; readonly passwordResetRequired: boolean }
   | { readonly type: 'UpdateUser'; readonly changes: ProfileChanges; readonly passwordHash: string | null }
   | { readonly type: 'BlockUser' }
   | { readonly type: 'UnblockUser' }
@@ -186,7 +188,7 @@ const initialState = (): UserState => ({
 function evolve(state: UserState, event: UserEvent): UserState {
   switch (event.type) {
     case 'UserCreated': {
-      const { id, password_hash: _, confirmed: __, password_reset_required: ___, ...profile } = event.data;
+      const { id, namespace_id: _ns, password_hash: _, confirmed: __, password_reset_required: ___, ...profile } = event.data;
       return { ...state, id, exists: true, profile };
     }
     case 'UserProfileUpdated':
@@ -229,6 +231,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
         type: 'UserCreated',
         data: {
           id: command.id,
+          namespace_id: command.namespaceId,
           ...command.profile,
           password_hash: command.passwordHash,
           confirmed: command.confirmed,

@@ -92,7 +92,7 @@ export const usersProjector: Projector = {
         .execute();
     switch (event.type) {
       case 'UserCreated': {
-        const { password_hash: _, confirmed, password_reset_required: __, identities, ...profile } = event.data;
+        const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, identities, ...profile } = event.data;
         await trx
           .insertInto('users')
           .values({

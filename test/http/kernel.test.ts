@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { startTestServer, type RequestOptions, type TestServer } from '../support/server.js';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -34,7 +34,7 @@ describe('health checks', () => {
 describe('authentication', () => {
   it('accepts the token in every place GitLab reads it', async () => {
     const t = api.rootToken;
-    for (const options of [
+    for (const options of <RequestOptions[]>[
       { token: null, headers: { 'PRIVATE-TOKEN': t } },
       { token: null, headers: { 'private-token': t } },
       { token: null, headers: { Authorization: `Bearer ${t}` } },

@@ -90,11 +90,11 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
     async createUser(attributes = {}, scopes = ['api']) {
       const n = ++userCounter;
       const username = (attributes.username as string | undefined) ?? `user${n}_${process.pid}`;
-      const created = await request('POST', '/users', {
+      const created = await request<any>('POST', '/users', {
         body: { email: `${username}@example.com`, username, name: `User ${n}`, password: 'password123', skip_confirmation: true, ...attributes },
       });
       if (created.status !== 201) throw new Error(`createUser failed: ${created.status} ${created.text}`);
-      const token = await request('POST', `/users/${created.body.id}/personal_access_tokens`, { body: { name: 'test', scopes } });
+      const token = await request<any>('POST', `/users/${created.body.id}/personal_access_tokens`, { body: { name: 'test', scopes } });
       if (token.status !== 201) throw new Error(`token failed: ${token.status} ${token.text}`);
       return { user: created.body, token: token.body.token };
     },

@@ -1,0 +1,85 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../database.js';
+import type { MemberSourceType, Viewer } from '../domain/access.js';
+import { effectiveRole, visibleWithoutMembership } from '../domain/access.js';
+import type { UserRow } from './users.js';
+
+/**
+ * Reads the memberships the policy in src/domain/access.ts decides on: direct roles,
+ * roles inherited through ancestor groups, and SQL filters for "what may this viewer see".
+ */
+
+export const viewerOf = (user: UserRow | null | undefined): Viewer | null =>
+  user ? { id: user.id, isAdmin: user.is_admin, external: user.external } : null;
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+/** Memberships that have not expired (evaluated per query: the date moves). */
+const activeMembership = () => sql<SqlBool>`(expires_at is null or expires_at >= ${today()}::date)`;
+
+export async function directRole(db: Db, userId: number, sourceType: MemberSourceType, sourceId: number): Promise<number | null> {
+  const row = await db
+    .selectFrom('members')
+    .select('access_level')
+    .where('source_type', '=', sourceType)
+    .where('source_id', '=', sourceId)
+    .where('user_id', '=', userId)
+    .where(activeMembership())
+    .executeTakeFirst();
+  return row?.access_level ?? null;
+}
+
+/** The user's role in a namespace: its own membership, else the nearest ancestor's. */
+export async function namespaceRole(db: Db, userId: number | undefined, traversalIds: readonly number[]): Promise<number | null> {
+  if (userId === undefined || traversalIds.length === 0) return null;
+  const rows = await db
+    .selectFrom('members')
+    .select(['source_id', 'access_level'])
+    .where('source_type', '=', 'Namespace')
+    .where('user_id', '=', userId)
+    .where('source_id', 'in', [...traversalIds])
+    .where(activeMembership())
+    .execute();
+  const byNamespace = new Map(rows.map((r) => [r.source_id, r.access_level]));
+  const nearestFirst = [...traversalIds].reverse().map((id) => byNamespace.get(id) ?? null);
+  return effectiveRole(null, nearestFirst);
+}
+
+/** The user's role in a project: its own membership, else the nearest ancestor group's. */
+export async function projectRole(db: Db, userId: number | undefined, project: { id: number; traversal_ids: readonly number[] }): Promise<number | null> {
+  if (userId === undefined) return null;
+  const own = await directRole(db, userId, 'Project', project.id);
+  return own ?? (await namespaceRole(db, userId, project.traversal_ids));
+}
+
+/** Namespace ids where the user holds an active direct membership. */
+export function memberNamespaceIds(userId: number) {
+  return sql<number[]>`array(select source_id from members where user_id = ${userId} and source_type = 'Namespace' and ${activeMembership()})`;
+}
+
+/**
+ * SQL condition on a `projects` row alias `p`: projects the viewer may see — public
+ * (and internal for signed-in non-external users), direct project members, members of
+ * any ancestor group; administrators see everything.
+ */
+export function projectVisibleTo(viewer: Viewer | null, alias = 'projects'): Expression<SqlBool> {
+  if (viewer?.isAdmin) return sql<SqlBool>`true`;
+  const visibilities = visibleWithoutMembership(viewer);
+  const open = sql<SqlBool>`${sql.ref(`${alias}.visibility`)} in (${sql.join(visibilities)})`;
+  if (!viewer) return open;
+  return sql<SqlBool>`(${open}
+    or exists (select 1 from members m where m.source_type = 'Project' and m.source_id = ${sql.ref(`${alias}.id`)} and m.user_id = ${viewer.id} and (m.expires_at is null or m.expires_at >= ${today()}::date))
+    or ${sql.ref(`${alias}.traversal_ids`)} && ${memberNamespaceIds(viewer.id)})`;
+}
+
+/**
+ * SQL condition on a `namespaces` row alias: groups the viewer may see — by visibility,
+ * or through membership of the group or one of its ancestors.
+ */
+export function groupVisibleTo(viewer: Viewer | null, alias = 'namespaces'): Expression<SqlBool> {
+  if (viewer?.isAdmin) return sql<SqlBool>`true`;
+  const visibilities = visibleWithoutMembership(viewer);
+  const open = sql<SqlBool>`${sql.ref(`${alias}.visibility`)} in (${sql.join(visibilities)})`;
+  if (!viewer) return open;
+  return sql<SqlBool>`(${open} or ${sql.ref(`${alias}.traversal_ids`)} && ${memberNamespaceIds(viewer.id)})`;
+}
