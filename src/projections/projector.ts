@@ -15,4 +15,9 @@ export interface Projector {
   /** The read tables this projector owns (rebuilt and swapped together). */
   readonly tables: readonly string[];
   apply(event: StoredEvent, trx: Db): Promise<void>;
+  /**
+   * Optional fast path for the async worker and rebuild: applies the handled events of a
+   * batch (in log order) at once. Must leave the same rows as `apply` on each in turn.
+   */
+  applyBatch?(events: readonly StoredEvent[], trx: Db): Promise<void>;
 }

@@ -1,0 +1,317 @@
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { Db, DatabaseHandle } from '../database.js';
+import { toStoredEvent } from '../eventstore/store.js';
+import { LOG_START, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
+import type { Projector } from './projector.js';
+
+/**
+ * Rebuild: replay the log from position 0 into fresh shadow tables, then swap them in.
+ *
+ * Shadow tables live in schema `forgelog_rebuild`, created `like public.<t>` (columns,
+ * defaults, checks, then the same constraints and indexes under the same names). Replay
+ * runs with `search_path = forgelog_rebuild, public`, so projector code is unchanged: its
+ * unqualified table names hit the shadow tables while `events` still resolves to public.
+ *
+ * Two phases, so nothing waits on a long transaction (DESIGN.md, "Caveats of the gap-free
+ * read": a long write transaction holds back every gap-free reader in the cluster):
+ *
+ * 1. Bulk: pages of `batchSize` events in gap-free order (transaction_id below the snapshot
+ *    xmin), each page its own short transaction. Inline writers and the async worker keep
+ *    writing the live tables meanwhile; readers see no change.
+ * 2. Swap, one short transaction: lock the checkpoint rows (waits for a worker's current
+ *    batch), `lock table public.<t> in exclusive mode` (readers continue, inline writers
+ *    wait), replay what was committed since the bulk phase's last page, swap the tables and
+ *    record the checkpoints with the projector's version.
+ *
+ * Why this never loses an event:
+ * - Inline: after the lock, every writer that touched a live table has committed, and its
+ *   events are visible to the swap phase's reads (read committed, no xmin filter). Writers
+ *   still to come wait on the lock; when it is released their statements resolve the table
+ *   name again and write to the new table. The bulk phase read below the xmin horizon, so
+ *   no event behind its last page can still commit.
+ * - Async: the swap phase applies only events below the xmin horizon and records the
+ *   checkpoint there, so the worker resumes exactly where the rebuild stopped.
+ *
+ * Rebuilds are serialised (one shadow schema): a session advisory lock on PostgreSQL, the
+ * single session on PGlite. A leftover schema (crashed rebuild) is dropped first.
+ *
+ * Limits: foreign keys, triggers, grants and identity sequences of read tables are not
+ * copied (read tables take their ids from events); views on a read table make the swap
+ * fail. Sequences owned by serial columns move to the new table.
+ */
+export interface RebuildOptions {
+  onProgress?: (done: number, total: number) => void;
+  /** Events per bulk page (default 5000). */
+  batchSize?: number;
+}
+
+export interface RebuildResult {
+  readonly projections: readonly { name: string; version: number; checkpoint: Checkpoint }[];
+  /** Handled events replayed. */
+  readonly events: number;
+  readonly milliseconds: number;
+}
+
+export const SHADOW_SCHEMA = 'forgelog_rebuild';
+/** First key of every forgelog advisory lock ('flog'); the second is hashtext(name). */
+export const ADVISORY_LOCK_CLASS = 0x666c6f67;
+const REBUILD_LOCK = 'rebuild';
+const SWAP_ATTEMPTS = 5;
+
+export async function rebuildProjections(
+  handle: DatabaseHandle,
+  projectors: readonly Projector[],
+  opts: RebuildOptions = {},
+): Promise<RebuildResult> {
+  const started = performance.now();
+  if (projectors.length === 0) return { projections: [], events: 0, milliseconds: 0 };
+  const batchSize = opts.batchSize ?? 5000;
+  const tables = [...new Set(projectors.flatMap((p) => p.tables))].sort();
+  const types = [...new Set(projectors.flatMap((p) => p.handles))];
+  const release = await takeRebuildLock(handle);
+  try {
+    await createShadowTables(handle.db, tables);
+    const total = await countEvents(handle.db, types);
+    let done = 0;
+    const progress = (n: number) => {
+      done += n;
+      opts.onProgress?.(done, Math.max(total, done));
+    };
+    opts.onProgress?.(0, total);
+
+    // Phase 1: bulk replay in short transactions.
+    let after = LOG_START;
+    for (;;) {
+      const page = await inShadow(handle.db, async (trx) => {
+        const events = await readEvents(trx, after, { types, gapFree: true, limit: batchSize });
+        for (const projector of projectors) await applyEvents(projector, events, trx);
+        return events;
+      });
+      if (page.length > 0) {
+        after = checkpointOf(page.at(-1)!);
+        progress(page.length);
+      }
+      if (page.length < batchSize) break;
+    }
+
+    // Phase 2: catch up and swap in one short transaction (retried if chosen as a deadlock victim).
+    let result: RebuildResult['projections'] = [];
+    for (let attempt = 1; ; attempt++) {
+      try {
+        let replayed = 0;
+        result = await inShadow(handle.db, async (trx) => {
+          const out = await swap(trx, projectors, tables, types, after, batchSize, (n) => (replayed += n));
+          return out;
+        });
+        progress(replayed);
+        break;
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (attempt >= SWAP_ATTEMPTS || (code !== '40P01' && code !== '40001' && code !== '55P03')) throw error;
+      }
+    }
+    return { projections: result, events: done, milliseconds: Math.round(performance.now() - started) };
+  } catch (error) {
+    await sql.raw(`drop schema if exists ${SHADOW_SCHEMA} cascade`).execute(handle.db).catch(() => {});
+    throw error;
+  } finally {
+    await release();
+  }
+}
+
+async function swap(
+  trx: Db,
+  projectors: readonly Projector[],
+  tables: readonly string[],
+  types: readonly string[],
+  after: Checkpoint,
+  batchSize: number,
+  replayed: (n: number) => void,
+) {
+  const names = projectors.map((p) => p.name);
+  // Checkpoint rows first, then tables: the worker's batches take them in the same order.
+  await sql`select name from public.projection_checkpoints where name in (${sql.join(names)}) order by name for update`.execute(trx);
+  await sql.raw(`lock table ${tables.map((t) => `public.${ident(t)}`).join(', ')} in exclusive mode`).execute(trx);
+  // Anything below this horizon has committed; async projections stop there.
+  const { rows } = await sql<{ horizon: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as horizon`.execute(trx);
+  const horizon = BigInt(rows[0]!.horizon);
+  const inline = projectors.filter((p) => p.mode === 'inline');
+  const async_ = projectors.filter((p) => p.mode !== 'inline');
+  for (let from = after; ; ) {
+    const events = await readEvents(trx, from, { types, gapFree: false, limit: batchSize });
+    for (const projector of inline) await applyEvents(projector, events, trx);
+    const settled = events.filter((e) => BigInt(e.transactionId) < horizon);
+    for (const projector of async_) await applyEvents(projector, settled, trx);
+    replayed(events.length);
+    if (events.length < batchSize) break;
+    from = checkpointOf(events.at(-1)!);
+  }
+
+  for (const table of tables) {
+    const shadow = `${SHADOW_SCHEMA}.${ident(table)}`;
+    const owned = await sql<{ seq: string; col: string }>`
+      select format('%I.%I', n.nspname, s.relname) as seq, format('%I', a.attname) as col
+        from pg_depend d
+        join pg_class s on s.oid = d.objid and s.relkind = 'S'
+        join pg_namespace n on n.oid = s.relnamespace
+        join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid
+       where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass
+         and d.refobjid = ${`public.${ident(table)}`}::regclass and d.deptype = 'a'`.execute(trx);
+    // A serial column's sequence would go with the old table: keep it for the new one.
+    for (const { seq } of owned.rows) await sql.raw(`alter sequence ${seq} owned by none`).execute(trx);
+    await sql.raw(`drop table public.${ident(table)}`).execute(trx);
+    await sql.raw(`alter table ${shadow} set schema public`).execute(trx);
+    for (const { seq, col } of owned.rows) await sql.raw(`alter sequence ${seq} owned by public.${ident(table)}.${col}`).execute(trx);
+  }
+  await sql.raw(`drop schema ${SHADOW_SCHEMA}`).execute(trx);
+
+  const inlineAt = await lastEvent(trx, null);
+  const asyncAt = await lastEvent(trx, horizon);
+  const recorded = [];
+  for (const projector of projectors) {
+    const checkpoint = projector.mode === 'inline' ? inlineAt : asyncAt;
+    await sql`
+      insert into public.projection_checkpoints (name, version, transaction_id, global_position, updated_at)
+      values (${projector.name}, ${projector.version}, ${checkpoint.transactionId}::xid8, ${checkpoint.globalPosition}::bigint, now())
+      on conflict (name) do update set version = excluded.version, transaction_id = excluded.transaction_id,
+        global_position = excluded.global_position, updated_at = excluded.updated_at`.execute(trx);
+    recorded.push({ name: projector.name, version: projector.version, checkpoint });
+  }
+  return recorded;
+}
+
+/** Fresh shadow tables shaped like the live ones, with the same constraint and index names. */
+async function createShadowTables(db: Db, tables: readonly string[]) {
+  await db.transaction().execute(async (trx) => {
+    await sql.raw(`drop schema if exists ${SHADOW_SCHEMA} cascade`).execute(trx);
+    await sql.raw(`create schema ${SHADOW_SCHEMA}`).execute(trx);
+    for (const table of tables) {
+      const live = `public.${ident(table)}`;
+      const shadow = `${SHADOW_SCHEMA}.${ident(table)}`;
+      await sql.raw(`create table ${shadow} (like ${live} including all excluding indexes)`).execute(trx);
+      // LIKE … INCLUDING INDEXES would invent new index names; a later migration dropping
+      // an index by name must still find it after a rebuild.
+      const constraints = await sql<{ name: string; def: string }>`
+        select format('%I', conname) as name, pg_get_constraintdef(oid) as def from pg_constraint
+         where conrelid = ${live}::regclass and contype in ('p', 'u', 'x') order by conname`.execute(trx);
+      for (const c of constraints.rows) await sql.raw(`alter table ${shadow} add constraint ${c.name} ${c.def}`).execute(trx);
+      // pg_get_indexdef names the table as format('%I.%I') does.
+      const indexes = await sql<{ def: string; on: string }>`
+        select pg_get_indexdef(i.indexrelid) as def, format(' ON %I.%I ', 'public', ${table}::text) as on from pg_index i
+         where i.indrelid = ${live}::regclass
+           and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid and c.conrelid = i.indrelid)`.execute(trx);
+      for (const { def, on: target } of indexes.rows) {
+        if (!def.includes(target)) throw new Error(`rebuild: cannot copy index of ${table}: ${def}`);
+        await sql.raw(def.replace(target, ` ON ${shadow} `)).execute(trx);
+      }
+    }
+  });
+}
+
+/** Runs `fn` in a transaction whose unqualified table names resolve to the shadow tables. */
+function inShadow<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select set_config('search_path', ${`${SHADOW_SCHEMA}, public`}, true)`.execute(trx);
+    return fn(trx);
+  });
+}
+
+/** Rebuilds of one database queue here in-process (PGlite has no advisory locks to wait on). */
+const rebuildsInProcess = new WeakMap<Db, Promise<void>>();
+
+async function takeRebuildLock(handle: DatabaseHandle): Promise<() => Promise<void>> {
+  const previous = rebuildsInProcess.get(handle.db) ?? Promise.resolve();
+  let releaseLocal!: () => void;
+  const mine = new Promise<void>((resolve) => (releaseLocal = resolve));
+  const queued = previous.then(() => mine);
+  rebuildsInProcess.set(handle.db, queued);
+  await previous;
+  const releaseInProcess = () => {
+    releaseLocal();
+    if (rebuildsInProcess.get(handle.db) === queued) rebuildsInProcess.delete(handle.db);
+  };
+  if (handle.kind !== 'postgres' || !handle.pool) return async () => releaseInProcess();
+  let client: pg.PoolClient;
+  try {
+    client = await handle.pool.connect();
+  } catch (error) {
+    releaseInProcess();
+    throw error;
+  }
+  try {
+    await client.query('select pg_advisory_lock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, REBUILD_LOCK]);
+  } catch (error) {
+    client.release(true);
+    releaseInProcess();
+    throw error;
+  }
+  return async () => {
+    try {
+      await client.query('select pg_advisory_unlock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, REBUILD_LOCK]);
+      client.release();
+    } catch {
+      client.release(true);
+    } finally {
+      releaseInProcess();
+    }
+  };
+}
+
+async function countEvents(db: Db, types: readonly string[]): Promise<number> {
+  if (types.length === 0) return 0;
+  const { rows } = await sql<{ n: string }>`select count(*) as n from public.events where event_type in (${sql.join(types)})`.execute(db);
+  return Number(rows[0]!.n);
+}
+
+/** The last committed event in gap-free order (below `horizon` when given). */
+async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
+  const below = horizon === null ? sql`true` : sql`transaction_id < ${horizon.toString()}::xid8`;
+  const { rows } = await sql<{ transaction_id: string; global_position: string }>`
+    select transaction_id::text as transaction_id, global_position from public.events where ${below}
+     order by transaction_id desc, global_position desc limit 1`.execute(db);
+  const row = rows[0];
+  return row ? { transactionId: row.transaction_id, globalPosition: String(row.global_position) } : LOG_START;
+}
+
+/**
+ * Events after a checkpoint in (transaction_id, global_position) order, optionally only
+ * some types and only below the snapshot's xmin (the gap-free horizon).
+ */
+export async function readEvents(
+  db: Db,
+  after: Checkpoint,
+  opts: { types?: readonly string[]; gapFree: boolean; limit: number },
+): Promise<StoredEvent[]> {
+  if (opts.types && opts.types.length === 0) return [];
+  let query = db
+    .selectFrom('events')
+    .selectAll()
+    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`);
+  if (opts.types) query = query.where('event_type', 'in', opts.types);
+  if (opts.gapFree) query = query.where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`);
+  const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
+  return rows.map(toStoredEvent);
+}
+
+/** Applies the events a projector handles, in order (its batch fast path when it has one). */
+export async function applyEvents(projector: Projector, events: readonly StoredEvent[], trx: Db): Promise<void> {
+  const handled = events.filter((e) => projector.handles.includes(e.type));
+  if (handled.length === 0) return;
+  if (projector.applyBatch) return projector.applyBatch(handled, trx);
+  for (const event of handled) await projector.apply(event, trx);
+}
+
+export function checkpointOf(event: StoredEvent): Checkpoint {
+  return { transactionId: event.transactionId, globalPosition: event.globalPosition };
+}
+
+/** Orders checkpoints in the gap-free order: negative, zero or positive like a comparator. */
+export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
+  const tx = BigInt(a.transactionId) - BigInt(b.transactionId);
+  if (tx !== 0n) return tx < 0n ? -1 : 1;
+  const pos = BigInt(a.globalPosition) - BigInt(b.globalPosition);
+  return pos === 0n ? 0 : pos < 0n ? -1 : 1;
+}
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -1,0 +1,474 @@
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { CommandContext } from '../commands/handler.js';
+import type { Db, DatabaseHandle } from '../database.js';
+import type { Notifier } from '../eventstore/notifier.js';
+import { readAllAfter } from '../eventstore/store.js';
+import { LOG_START, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
+import type { Projector } from './projector.js';
+import {
+  ADVISORY_LOCK_CLASS,
+  applyEvents,
+  checkpointOf,
+  compareCheckpoints,
+  rebuildProjections,
+  type RebuildOptions,
+} from './rebuild.js';
+
+/**
+ * The async side of the read path: one worker follows the log for a set of projections and
+ * reactors, each from its checkpoint row in `projection_checkpoints`.
+ *
+ * - One holder per projection: a session advisory lock on a dedicated connection
+ *   (PostgreSQL). Other workers stand by and retry each poll; when the holder dies its
+ *   connection closes, the lock is freed and one of them takes over. PGlite is one process.
+ * - A batch is one short transaction: read the checkpoint, read the events after it in
+ *   gap-free order, lock the checkpoint row (`for update skip locked`; locked means another
+ *   worker is in a batch), apply, then move the checkpoint with a compare-and-set — read
+ *   tables and checkpoint commit together, and a paused former holder cannot move it back.
+ *   The events are read before the row lock on purpose: the lock gives the transaction an
+ *   xid, which would hold the snapshot's xmin (and so the visible log) below itself.
+ * - Wake-ups: `Notifier.onAppended`, plus polling as the fallback.
+ * - A projector whose stored version is older than its code is rebuilt first (rebuild.ts);
+ *   an inline projector is only checked and rebuilt, never followed (commands keep it).
+ */
+
+/** An async subscriber that issues commands. Idempotent on the triggering event id. */
+export interface Reactor {
+  readonly name: string;
+  readonly handles: readonly string[];
+  /** Where a reactor without a checkpoint starts: the whole log (default) or what comes next. */
+  readonly startAt?: 'log-start' | 'head';
+  react(event: StoredEvent, commands: CommandContext): Promise<void>;
+}
+
+export interface WorkerOptions {
+  projectors?: readonly Projector[];
+  reactors?: readonly Reactor[];
+  /** How reactors issue commands; required when there are reactors. */
+  commands?: CommandContext;
+  notifier?: Notifier;
+  /** Polling fallback and stand-by retry interval (default 500 ms). */
+  pollIntervalMs?: number;
+  /** Events per batch transaction (default 500). */
+  batchSize?: number;
+  rebuild?: RebuildOptions;
+  onError?: (name: string, error: unknown) => void;
+}
+
+export type FollowerState = 'idle' | 'standby' | 'rebuilding' | 'following' | 'inline' | 'stopped';
+
+export interface ProjectionLag {
+  /** Checkpoint row name: the projector's name, or `reactor:<name>`. */
+  readonly name: string;
+  readonly version: number | null;
+  readonly checkpoint: Checkpoint | null;
+  /** Events after the checkpoint (capped at 100,000); 0 for inline projections. */
+  readonly eventsBehind: number;
+  readonly state: FollowerState;
+  readonly holder: boolean;
+  readonly lastError: string | null;
+}
+
+interface Follower {
+  readonly name: string;
+  readonly lockName: string;
+  readonly projector?: Projector;
+  readonly reactor?: Reactor;
+  state: FollowerState;
+  held: boolean;
+  current: boolean;
+  lastError: string | null;
+  failures: number;
+  dirty: boolean;
+  wake?: () => void;
+  mutex: Promise<unknown>;
+}
+
+/** A step's events read, and whether to go on at once ('more'), wait ('done') or stand by ('busy'). */
+interface Outcome {
+  readonly next: 'more' | 'done' | 'busy';
+  readonly read: number;
+}
+const BUSY: Outcome = { next: 'busy', read: 0 };
+const IDLE: Outcome = { next: 'done', read: 0 };
+
+/** Which worker of this process holds which name, per database. */
+const heldInProcess = new WeakMap<Db, Map<string, ProjectionWorker>>();
+
+class Fenced extends Error {
+  constructor(name: string) {
+    super(`checkpoint of ${name} moved under this worker`);
+  }
+}
+
+export class ProjectionWorker {
+  private readonly followers: Follower[];
+  private readonly pollIntervalMs: number;
+  private readonly batchSize: number;
+  private running = false;
+  private loops: Promise<void>[] = [];
+  private unsubscribe: (() => void) | undefined;
+  private lockClient: Promise<pg.PoolClient> | undefined;
+
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly options: WorkerOptions,
+  ) {
+    this.pollIntervalMs = options.pollIntervalMs ?? 500;
+    this.batchSize = options.batchSize ?? 500;
+    if (options.reactors?.length && !options.commands) throw new Error('ProjectionWorker: reactors need `commands`');
+    const base = { state: 'idle' as const, held: false, current: false, lastError: null, failures: 0, dirty: false, mutex: Promise.resolve() };
+    this.followers = [
+      ...(options.projectors ?? []).map((projector) => ({ ...base, name: projector.name, lockName: `projection:${projector.name}`, projector })),
+      ...(options.reactors ?? []).map((reactor) => ({ ...base, name: `reactor:${reactor.name}`, lockName: `reactor:${reactor.name}`, reactor })),
+    ];
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = this.options.notifier?.onAppended(() => this.wakeAll());
+    this.loops = this.followers.map((f) => this.loop(f));
+  }
+
+  /** Stops following; waits for the batches in flight, then frees the locks. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.wakeAll();
+    await Promise.all(this.loops);
+    this.loops = [];
+    await Promise.all(this.followers.map((f) => f.mutex));
+    const client = this.lockClient;
+    this.lockClient = undefined;
+    for (const f of this.followers) {
+      f.state = 'stopped';
+      if (f.held) this.letGo(f);
+    }
+    if (client) {
+      const c = await client.catch(() => undefined);
+      if (c) {
+        try {
+          await c.query('select pg_advisory_unlock_all()');
+          c.release();
+        } catch {
+          c.release(true);
+        }
+      }
+    }
+  }
+
+  /**
+   * Processes every held (or now acquirable) projection and reactor until no visible event
+   * remains after its checkpoint. Returns the number of events read. For tests and the CLI.
+   */
+  async catchUp(): Promise<number> {
+    let total = 0;
+    for (const f of this.followers) {
+      total += await this.exclusive(f, async () => {
+        let read = 0;
+        for (let outcome = await this.step(f); outcome.read > 0 || outcome.next === 'more'; outcome = await this.step(f)) {
+          read += outcome.read;
+        }
+        return read;
+      });
+    }
+    return total;
+  }
+
+  /** Resolves when every followed checkpoint has reached the log's head as of the call. */
+  async waitUntilCaughtUp(opts: { timeoutMs?: number } = {}): Promise<void> {
+    const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+    const target = await headOf(this.handle.db);
+    const names = this.followers.filter((f) => f.projector?.mode !== 'inline').map((f) => f.name);
+    for (;;) {
+      const rows = await readProjectionLag(this.handle.db, names);
+      const behind = names.filter((name) => {
+        const row = rows.find((r) => r.name === name);
+        return !row?.checkpoint || compareCheckpoints(row.checkpoint, target) < 0;
+      });
+      if (behind.length === 0) return;
+      if (Date.now() > deadline) throw new Error(`projections not caught up in time: ${behind.join(', ')}`);
+      this.wakeAll();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** Each follower's checkpoint, distance to the head, and this worker's view of it. */
+  async lag(): Promise<ProjectionLag[]> {
+    const rows = await readProjectionLag(this.handle.db, this.followers.map((f) => f.name));
+    return this.followers.map((f) => {
+      const row = rows.find((r) => r.name === f.name);
+      return {
+        name: f.name,
+        version: row?.version ?? null,
+        checkpoint: row?.checkpoint ?? null,
+        eventsBehind: f.projector?.mode === 'inline' ? 0 : (row?.eventsBehind ?? 0),
+        state: f.state,
+        holder: f.held,
+        lastError: f.lastError,
+      };
+    });
+  }
+
+  // ───────────────────────────── Loop ─────────────────────────────
+
+  private async loop(f: Follower): Promise<void> {
+    while (this.running) {
+      let outcome: Outcome;
+      try {
+        outcome = await this.exclusive(f, () => this.step(f));
+        f.lastError = null;
+        f.failures = 0;
+      } catch (error) {
+        f.lastError = error instanceof Error ? error.message : String(error);
+        f.failures += 1;
+        if (!(error instanceof Fenced)) this.reportError(f.name, error);
+        await this.sleep(f, Math.min(250 * 2 ** f.failures, 30_000));
+        continue;
+      }
+      if (outcome.next !== 'more') await this.sleep(f, this.pollIntervalMs);
+    }
+    f.state = 'stopped';
+  }
+
+  private async step(f: Follower): Promise<Outcome> {
+    if (!(await this.acquire(f))) {
+      f.state = 'standby';
+      return BUSY;
+    }
+    if (!f.current && !(await this.ensureCurrent(f))) return BUSY;
+    if (f.projector?.mode === 'inline') {
+      f.state = 'inline';
+      return IDLE;
+    }
+    f.state = 'following';
+    return f.projector ? this.projectionBatch(f, f.projector) : this.reactorBatch(f, f.reactor!);
+  }
+
+  /** Rebuilds an outdated projection; false when a newer version owns it (stand by). */
+  private async ensureCurrent(f: Follower): Promise<boolean> {
+    const row = await this.handle.db
+      .selectFrom('projection_checkpoints')
+      .select('version')
+      .where('name', '=', f.name)
+      .executeTakeFirst();
+    if (f.projector) {
+      if (row && row.version > f.projector.version) {
+        f.state = 'standby';
+        f.lastError = `version ${row.version} of ${f.name} is deployed elsewhere; this worker runs ${f.projector.version}`;
+        return false;
+      }
+      if (!row || row.version < f.projector.version) {
+        f.state = 'rebuilding';
+        await rebuildProjections(this.handle, [f.projector], this.options.rebuild);
+      }
+    } else if (!row) {
+      const at = f.reactor!.startAt === 'head' ? await headOf(this.handle.db) : LOG_START;
+      await sql`insert into projection_checkpoints (name, version, transaction_id, global_position)
+        values (${f.name}, 1, ${at.transactionId}::xid8, ${at.globalPosition}::bigint) on conflict (name) do nothing`.execute(this.handle.db);
+    }
+    f.current = true;
+    return true;
+  }
+
+  private async projectionBatch(f: Follower, projector: Projector): Promise<Outcome> {
+    return this.handle.db.transaction().execute(async (trx) => {
+      const from = await readCheckpoint(trx, f.name);
+      if (!from || from.version !== projector.version) {
+        f.current = false;
+        return BUSY;
+      }
+      const events = await readAllAfter(trx, from.checkpoint, this.batchSize);
+      if (events.length === 0) return IDLE;
+      const locked = await sql<{ transaction_id: string; global_position: string }>`
+        select transaction_id::text as transaction_id, global_position from projection_checkpoints
+         where name = ${f.name} for update skip locked`.execute(trx);
+      const row = locked.rows[0];
+      if (!row) return BUSY; // another worker is inside a batch of this projection
+      if (compareCheckpoints(toCheckpoint(row), from.checkpoint) !== 0) return { next: 'more', read: 0 }; // moved meanwhile: re-read
+      await applyEvents(projector, events, trx);
+      await advance(trx, f.name, from.checkpoint, checkpointOf(events.at(-1)!));
+      return { next: events.length >= this.batchSize ? 'more' : 'done', read: events.length };
+    });
+  }
+
+  /** At-least-once reactions, made idempotent by a receipt per (reactor, event id). */
+  private async reactorBatch(f: Follower, reactor: Reactor): Promise<Outcome> {
+    const db = this.handle.db;
+    const from = await readCheckpoint(db, f.name);
+    if (!from) {
+      f.current = false;
+      return BUSY;
+    }
+    const events = await readAllAfter(db, from.checkpoint, this.batchSize);
+    let at = from.checkpoint;
+    for (const event of events) {
+      if (!reactor.handles.includes(event.type)) continue;
+      const seen = await db
+        .selectFrom('reactor_receipts')
+        .select('event_id')
+        .where('reactor', '=', reactor.name)
+        .where('event_id', '=', event.eventId)
+        .executeTakeFirst();
+      if (!seen) await reactor.react(event, this.options.commands!);
+      const next = checkpointOf(event);
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('reactor_receipts')
+          .values({ reactor: reactor.name, event_id: event.eventId })
+          .onConflict((oc) => oc.doNothing())
+          .execute();
+        await advance(trx, f.name, at, next);
+      });
+      at = next;
+    }
+    const last = events.at(-1);
+    if (last && compareCheckpoints(at, checkpointOf(last)) !== 0) await advance(db, f.name, at, checkpointOf(last));
+    return { next: events.length >= this.batchSize ? 'more' : 'done', read: events.length };
+  }
+
+  // ───────────────────────────── Locks ─────────────────────────────
+
+  private async acquire(f: Follower): Promise<boolean> {
+    if (f.held) return true;
+    // Workers of one process share a database handle: one holder per name among them too
+    // (all there is on PGlite; on PostgreSQL the advisory lock below covers other processes).
+    const holders = heldInProcess.get(this.handle.db) ?? new Map<string, ProjectionWorker>();
+    heldInProcess.set(this.handle.db, holders);
+    const holder = holders.get(f.lockName);
+    if (holder && holder !== this) return false;
+    if (this.handle.kind !== 'postgres' || !this.handle.pool) {
+      holders.set(f.lockName, this);
+      f.held = true;
+      f.current = false;
+      return true;
+    }
+    const client = await this.connectLockClient();
+    const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as ok', [ADVISORY_LOCK_CLASS, f.lockName]);
+    if (!rows[0]?.ok) return false;
+    holders.set(f.lockName, this);
+    f.held = true;
+    f.current = false; // the previous holder may have run another version
+    return true;
+  }
+
+  /** One connection per worker holds its session advisory locks; losing it loses them all. */
+  private connectLockClient(): Promise<pg.PoolClient> {
+    if (this.lockClient) return this.lockClient;
+    const pending = this.handle.pool!.connect().then((client) => {
+      const lost = () => {
+        if (this.lockClient !== pending) return;
+        this.lockClient = undefined;
+        for (const f of this.followers) {
+          if (f.held) this.letGo(f);
+          if (f.state !== 'stopped') f.state = 'standby';
+        }
+        client.release(true);
+      };
+      client.on('error', lost);
+      client.on('end', lost);
+      return client;
+    });
+    pending.catch(() => {
+      if (this.lockClient === pending) this.lockClient = undefined;
+    });
+    this.lockClient = pending;
+    return pending;
+  }
+
+  private letGo(f: Follower) {
+    f.held = false;
+    const holders = heldInProcess.get(this.handle.db);
+    if (holders?.get(f.lockName) === this) holders.delete(f.lockName);
+  }
+
+  // ───────────────────────────── Plumbing ─────────────────────────────
+
+  private exclusive<T>(f: Follower, fn: () => Promise<T>): Promise<T> {
+    const run = f.mutex.then(fn, fn);
+    f.mutex = run.catch(() => {});
+    return run;
+  }
+
+  private sleep(f: Follower, ms: number): Promise<void> {
+    if (f.dirty || !this.running) {
+      f.dirty = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        f.wake = undefined;
+        f.dirty = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      f.wake = done;
+    });
+  }
+
+  private wakeAll() {
+    for (const f of this.followers) {
+      f.dirty = true;
+      f.wake?.();
+    }
+  }
+
+  private reportError(name: string, error: unknown) {
+    if (this.options.onError) return this.options.onError(name, error);
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`${JSON.stringify({ level: 'error', msg: 'projection batch failed', projection: name, error: message })}\n`);
+  }
+}
+
+// ───────────────────────────── Queries ─────────────────────────────
+
+async function readCheckpoint(db: Db, name: string): Promise<{ version: number; checkpoint: Checkpoint } | undefined> {
+  const { rows } = await sql<{ version: number; transaction_id: string; global_position: string }>`
+    select version, transaction_id::text as transaction_id, global_position from projection_checkpoints where name = ${name}`.execute(db);
+  const row = rows[0];
+  return row && { version: row.version, checkpoint: toCheckpoint(row) };
+}
+
+/** Compare-and-set: moves the checkpoint only from where this batch found it. */
+async function advance(db: Db, name: string, from: Checkpoint, to: Checkpoint): Promise<void> {
+  const result = await sql`
+    update projection_checkpoints
+       set transaction_id = ${to.transactionId}::xid8, global_position = ${to.globalPosition}::bigint, updated_at = now()
+     where name = ${name} and transaction_id = ${from.transactionId}::xid8 and global_position = ${from.globalPosition}::bigint`.execute(db);
+  if (Number(result.numAffectedRows ?? 0) !== 1) throw new Fenced(name);
+}
+
+/** The last committed event in gap-free order (LOG_START for an empty log). */
+async function headOf(db: Db): Promise<Checkpoint> {
+  const { rows } = await sql<{ transaction_id: string; global_position: string }>`
+    select transaction_id::text as transaction_id, global_position from events
+     order by transaction_id desc, global_position desc limit 1`.execute(db);
+  return rows[0] ? toCheckpoint(rows[0]) : LOG_START;
+}
+
+/**
+ * Checkpoints and distance to the head (events after the checkpoint, capped at 100,000) of
+ * the named projections and reactors, or of all of them. For `lag()`, metrics and the CLI.
+ */
+export async function readProjectionLag(
+  db: Db,
+  names?: readonly string[],
+): Promise<{ name: string; version: number; checkpoint: Checkpoint; eventsBehind: number }[]> {
+  if (names && names.length === 0) return [];
+  const { rows } = await sql<{ name: string; version: number; transaction_id: string; global_position: string; behind: string }>`
+    select c.name, c.version, c.transaction_id::text as transaction_id, c.global_position,
+           (select count(*) from (select 1 from events e
+              where (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position) limit 100000) behind) as behind
+      from projection_checkpoints c
+     where ${names ? sql`c.name in (${sql.join(names)})` : sql`true`}
+     order by c.name`.execute(db);
+  return rows.map((row) => ({ name: row.name, version: row.version, checkpoint: toCheckpoint(row), eventsBehind: Number(row.behind) }));
+}
+
+function toCheckpoint(row: { transaction_id: string; global_position: string }): Checkpoint {
+  return { transactionId: String(row.transaction_id), globalPosition: String(row.global_position) };
+}
