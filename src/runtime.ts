@@ -8,7 +8,9 @@ import { Notifier } from './eventstore/notifier.js';
 import { createApp } from './http/app.js';
 import type { AppContext } from './http/kernel/context.js';
 import { migrateToLatest } from './migrate.js';
-import { inlineProjectors } from './projections/registry.js';
+import { PROJECTORS, inlineProjectors } from './projections/registry.js';
+import { ProjectionWorker } from './projections/runner.js';
+import { REACTORS } from './commands/reactors.js';
 
 /** A running forgelog: database, command path and (optionally) the HTTP server. */
 export interface Runtime {
@@ -19,6 +21,8 @@ export interface Runtime {
   readonly notifier: Notifier;
   /** The root token, when bootstrap created root in this start. */
   readonly bootstrapToken: string | undefined;
+  /** The in-process async projections and reactors, when started. */
+  readonly worker: ProjectionWorker | undefined;
   close(): Promise<void>;
 }
 
@@ -27,6 +31,8 @@ export interface RuntimeOptions {
   logger?: Logger;
   migrate?: boolean;
   now?: () => Date;
+  /** Run the async projections and reactors in this process (default true). */
+  workers?: boolean;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -40,6 +46,11 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
   }
   const app: AppContext = { config, db: handle.db, commands, logger };
+  let worker: ProjectionWorker | undefined;
+  if (options.workers !== false) {
+    worker = startWorker(handle, commands, notifier, logger);
+    await notifier.listen();
+  }
   return {
     config,
     handle,
@@ -47,7 +58,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     logger,
     notifier,
     bootstrapToken: token,
+    worker,
     async close() {
+      await worker?.stop();
       await notifier.close();
       await handle.close();
     },
@@ -60,4 +73,17 @@ export function listen(runtime: Runtime, port = runtime.config.port): Promise<{ 
   return new Promise((resolve) => {
     const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0' }, (info) => resolve({ server, port: info.port }));
   });
+}
+
+/** Async projections and reactors, following the log in this process. */
+export function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger): ProjectionWorker {
+  const worker = new ProjectionWorker(handle, {
+    projectors: PROJECTORS,
+    reactors: REACTORS,
+    commands,
+    notifier,
+    onError: (name, error) => logger.error({ err: error, projection: name }, 'projection or reactor failed; retrying'),
+  });
+  worker.start();
+  return worker;
 }
