@@ -1,0 +1,285 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database } from '../database.js';
+import { GENESIS_HASH, eventHash, type HashedFields } from './hash.js';
+import type { EventSealsTable, EventsTable } from './tables.js';
+import { LOG_START, type Checkpoint } from './types.js';
+
+/**
+ * Seals (DESIGN.md guarantee 5): digests over consecutive ranges of the global log, in
+ * gap-free order, chained to each other.
+ *
+ * - A range is every event from `first` to `last` inclusive in (transaction_id,
+ *   global_position) order. Ranges follow each other with nothing in between.
+ * - Its Merkle root is RFC 6962's Merkle Tree Hash over the range's leaves, in order:
+ *     leaf  = SHA-256(0x00 ‖ "<global_position>:<stored hash>:<content digest>")
+ *     node  = SHA-256(0x01 ‖ left ‖ right)            (raw 32-byte digests)
+ *   An odd node is not duplicated: the tree splits at the largest power of two below n
+ *   (equivalently, built bottom-up, a lone last node is carried up unchanged), so no two
+ *   different leaf lists share a root (duplication is Bitcoin's CVE-2012-2459). The 0x00 /
+ *   0x01 prefixes keep a leaf from passing for an inner node. The content digest is
+ *   recomputed from the stored row (`contentDigest`), so a seal finds an altered event on
+ *   its own, even one whose stored hash was left alone or whose stream chain was forged
+ *   anew; the stored hash binds the stream chains to the seal; the position finds
+ *   renumbered events.
+ * - seal_hash = SHA-256("forgelog-seal-v1\n" previous_seal_hash \n first_position \n
+ *   last_position \n event_count \n merkle_root), previous_seal_hash of the first seal being
+ *   GENESIS_HASH. Transaction ids are deliberately left out of both digests: they are the
+ *   one column a re-base after dump/restore rewrites (rebase.ts), order-preservingly.
+ */
+
+export type SealRow = Selectable<EventSealsTable>;
+
+/** What the digests cover; a seal row, or a line of an exported seals file. */
+export interface SealRecord {
+  readonly id?: number | string;
+  readonly first_transaction_id: string;
+  readonly first_position: string;
+  readonly last_transaction_id: string;
+  readonly last_position: string;
+  readonly event_count: number;
+  readonly merkle_root: string;
+  readonly previous_seal_hash: string;
+  readonly seal_hash: string;
+}
+
+const LEAF = Buffer.from([0]);
+const NODE = Buffer.from([1]);
+
+/** What a leaf covers: an event as stored (hash.ts's fields, its position and stored hash). */
+export interface LeafFields extends HashedFields {
+  globalPosition: string;
+  hash: string;
+}
+
+/** Digest of an event's canonical bytes alone, outside any chain (eventHash with no previous hash). */
+export function contentDigest(event: HashedFields): string {
+  return eventHash('', event);
+}
+
+export function merkleLeaf(event: LeafFields): Buffer {
+  return createHash('sha256').update(LEAF).update(`${event.globalPosition}:${event.hash}:${contentDigest(event)}`).digest();
+}
+
+function merkleNode(left: Buffer, right: Buffer): Buffer {
+  return createHash('sha256').update(NODE).update(left).update(right).digest();
+}
+
+/**
+ * Builds a Merkle root incrementally in O(log n) memory: a stack of perfect subtrees,
+ * merged like a binary counter, then folded right to left at the end.
+ */
+export class MerkleBuilder {
+  private readonly stack: { height: number; hash: Buffer }[] = [];
+  count = 0;
+
+  add(event: LeafFields): void {
+    this.addLeaf(merkleLeaf(event));
+  }
+
+  addLeaf(leaf: Buffer): void {
+    this.count += 1;
+    let node = { height: 0, hash: leaf };
+    for (let top = this.stack.at(-1); top && top.height === node.height; top = this.stack.at(-1)) {
+      this.stack.pop();
+      node = { height: node.height + 1, hash: merkleNode(top.hash, node.hash) };
+    }
+    this.stack.push(node);
+  }
+
+  /** The root in hex; the empty tree's root is SHA-256 of nothing (RFC 6962). */
+  root(): string {
+    if (this.stack.length === 0) return createHash('sha256').digest('hex');
+    let hash = this.stack[this.stack.length - 1]!.hash;
+    for (let i = this.stack.length - 2; i >= 0; i--) hash = merkleNode(this.stack[i]!.hash, hash);
+    return hash.toString('hex');
+  }
+}
+
+export function merkleRoot(events: Iterable<LeafFields>): string {
+  const builder = new MerkleBuilder();
+  for (const event of events) builder.add(event);
+  return builder.root();
+}
+
+export function leafFieldsOfRow(row: Selectable<EventsTable>): LeafFields {
+  return {
+    globalPosition: row.global_position,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    eventId: row.event_id,
+    type: row.event_type,
+    schemaVersion: row.schema_version,
+    data: row.data,
+    metadata: row.metadata,
+    occurredAt: row.occurred_at,
+    hash: row.hash,
+  };
+}
+
+/**
+ * Stored rows after a checkpoint in gap-free order (as store.ts's readAllAfter, but raw:
+ * no upcasting, since digests cover events as stored).
+ */
+export async function readRowsAfter(
+  db: Kysely<Database>,
+  after: Checkpoint,
+  limit: number,
+  streamId?: string,
+): Promise<Selectable<EventsTable>[]> {
+  let query = db
+    .selectFrom('events')
+    .selectAll()
+    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`)
+    .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`);
+  if (streamId !== undefined) query = query.where('stream_id', '=', streamId);
+  return query.orderBy('transaction_id').orderBy('global_position').limit(limit).execute();
+}
+
+export function sealHash(seal: Omit<SealRecord, 'seal_hash' | 'first_transaction_id' | 'last_transaction_id'>): string {
+  const body = ['forgelog-seal-v1', seal.previous_seal_hash, seal.first_position, seal.last_position, String(seal.event_count), seal.merkle_root];
+  return createHash('sha256').update(body.join('\n')).digest('hex');
+}
+
+/** Total order of the gap-free read: (transaction_id, global_position). */
+export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
+  const tx = BigInt(a.transactionId) - BigInt(b.transactionId);
+  if (tx !== 0n) return tx < 0n ? -1 : 1;
+  const pos = BigInt(a.globalPosition) - BigInt(b.globalPosition);
+  return pos === 0n ? 0 : pos < 0n ? -1 : 1;
+}
+
+export const sealStart = (seal: SealRecord): Checkpoint => ({ transactionId: seal.first_transaction_id, globalPosition: seal.first_position });
+export const sealEnd = (seal: SealRecord): Checkpoint => ({ transactionId: seal.last_transaction_id, globalPosition: seal.last_position });
+
+/** Advisory lock key (two-int form) held by whoever writes seals or re-bases them. */
+export const SEAL_LOCK = sql`pg_advisory_xact_lock(${0x666f7267}, 1)`; // 'forg', 1
+
+export async function lastSeal(db: Kysely<Database>): Promise<SealRow | undefined> {
+  return db.selectFrom('event_seals').selectAll().orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+export interface SealOptions {
+  /** Largest range one seal covers (default 1000). */
+  maxEventsPerSeal?: number;
+  /** Leave a tail shorter than this unsealed for now (default 1: seal whatever is there). */
+  minEventsPerSeal?: number;
+  /** Stop after this many seals (default: until nothing sealable is left). */
+  maxSeals?: number;
+}
+
+export interface SealResult {
+  seals: number;
+  events: number;
+  /** The newest seal's hash after this call (GENESIS_HASH if there is none). */
+  headSealHash: string;
+}
+
+/**
+ * Seals everything sealable now: the events readable in gap-free order after the last
+ * seal, in ranges of at most `maxEventsPerSeal`. One short transaction per seal (a write
+ * transaction holds back every gap-free reader while open). Idempotent and safe to run
+ * from several processes: each seal is written under a transaction-scoped advisory lock
+ * after re-reading the chain head, and unique indexes on first_position and
+ * previous_seal_hash (migration 0009) refuse a forked or repeated range anyway.
+ */
+export async function sealPending(db: Kysely<Database>, options: SealOptions = {}): Promise<SealResult> {
+  const max = Math.max(1, options.maxEventsPerSeal ?? 1000);
+  const min = Math.max(1, options.minEventsPerSeal ?? 1);
+  const result: SealResult = { seals: 0, events: 0, headSealHash: GENESIS_HASH };
+  for (;;) {
+    if (options.maxSeals !== undefined && result.seals >= options.maxSeals) break;
+    const sealed = await db.transaction().execute(async (trx) => {
+      await sql`select ${SEAL_LOCK}`.execute(trx);
+      const head = await lastSeal(trx);
+      const after = head ? sealEnd(head) : LOG_START;
+      const rows = await readRowsAfter(trx, after, max);
+      if (rows.length < min || rows.length === 0) return { count: 0, hash: head?.seal_hash ?? GENESIS_HASH };
+      const first = rows[0]!;
+      const last = rows[rows.length - 1]!;
+      const seal = {
+        first_transaction_id: first.transaction_id,
+        first_position: first.global_position,
+        last_transaction_id: last.transaction_id,
+        last_position: last.global_position,
+        event_count: rows.length,
+        merkle_root: merkleRoot(rows.map(leafFieldsOfRow)),
+        previous_seal_hash: head?.seal_hash ?? GENESIS_HASH,
+      };
+      const hash = sealHash(seal);
+      await trx
+        .insertInto('event_seals')
+        .values({ ...seal, seal_hash: hash, created_at: sql<string>`now()` })
+        .execute();
+      return { count: rows.length, hash };
+    });
+    result.headSealHash = sealed.hash;
+    if (sealed.count === 0) break;
+    result.seals += 1;
+    result.events += sealed.count;
+    if (sealed.count < max) break;
+  }
+  return result;
+}
+
+export interface SealWorkerOptions extends SealOptions {
+  /** Time between rounds (default 5 s); a notifier wake-up starts a round sooner. */
+  intervalMs?: number;
+  signal?: AbortSignal;
+  /** Wake-up hint (Notifier.onAppended); polling runs anyway. */
+  onAppended?: (wake: () => void) => () => void;
+  onSealed?: (result: SealResult) => void;
+  /** A failed round is reported here and retried next round (default: ignored). */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * The seal worker loop: `sealPending` every `intervalMs` (or on an append hint, at most
+ * once a second) until the signal aborts. Resolves when stopped.
+ */
+export async function runSealWorker(db: Kysely<Database>, options: SealWorkerOptions = {}): Promise<void> {
+  const interval = options.intervalMs ?? 5000;
+  const { signal } = options;
+  while (!signal?.aborted) {
+    try {
+      const result = await sealPending(db, options);
+      if (result.seals > 0) options.onSealed?.(result);
+    } catch (error) {
+      options.onError?.(error);
+    }
+    await sleep(interval, signal, options.onAppended, 1000);
+  }
+}
+
+/**
+ * Waits `ms`, or until woken by `subscribe`'s callback (but not before `minWaitMs`), or
+ * until the signal aborts.
+ */
+export function sleep(
+  ms: number,
+  signal?: AbortSignal,
+  subscribe?: (wake: () => void) => () => void,
+  minWaitMs = 0,
+): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const started = Date.now();
+    let finished = false;
+    let unsubscribe: (() => void) | undefined;
+    const done = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      unsubscribe?.();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    let timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    unsubscribe = subscribe?.(() => {
+      if (finished) return;
+      clearTimeout(timer);
+      timer = setTimeout(done, Math.max(0, Math.min(minWaitMs, ms) - (Date.now() - started)));
+    });
+  });
+}

@@ -1,0 +1,387 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../database.js';
+import { GENESIS_HASH, eventHash } from './hash.js';
+import { MerkleBuilder, compareCheckpoints, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
+import { LOG_START, type Checkpoint } from './types.js';
+
+/**
+ * `forgelog events verify`: every stream's hash chain and every seal, streamed through the
+ * log in pages (two keyset scans: by stream, then in gap-free order), so memory stays flat
+ * however long the log is.
+ */
+
+export type ProblemKind =
+  /** A stream's versions are not 1, 2, 3… (an event removed, or renumbered). */
+  | 'version_gap'
+  /** The recomputed hash differs: data, metadata or another hashed field was altered, the version was reordered, or the previous event changed. */
+  | 'hash_mismatch'
+  /** An event lies outside every seal but before the last one (inserted after sealing). */
+  | 'unsealed_event'
+  /** The events now in a seal's range give another count or Merkle root (removed, inserted, altered or reordered). */
+  | 'seal_mismatch'
+  /** A seal's previous_seal_hash is not the previous seal's hash (a seal removed or replaced). */
+  | 'seal_chain_broken'
+  /** A seal's own fields do not give its seal_hash (the seal row was altered). */
+  | 'seal_hash_mismatch'
+  /** A seal's range does not start after the previous seal's range. */
+  | 'seal_out_of_order'
+  /** Export files only: a line that is not an exported event. */
+  | 'malformed_line'
+  /** Export files only: lines not in gap-free order. */
+  | 'out_of_order';
+
+export interface Problem {
+  kind: ProblemKind;
+  streamId?: string;
+  /** The event's global position (for a seal: the first position of its range). */
+  position?: string;
+  sealId?: string;
+  detail: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  streamsChecked: number;
+  eventsChecked: number;
+  sealsChecked: number;
+  /** Events covered by the seals checked. */
+  sealedEvents: number;
+  /** Events after the last seal (not sealed yet; their stream chains are still checked). */
+  unsealedEvents: number;
+  /** Hash of the newest seal checked: compare it with a copy kept outside the database. */
+  lastSealHash: string;
+  problems: Problem[];
+  /** Problems found in all; only the first `maxProblems` are listed. */
+  problemCount: number;
+}
+
+export interface VerifyProgress {
+  phase: 'streams' | 'seals';
+  streamsChecked: number;
+  eventsChecked: number;
+  sealsChecked: number;
+}
+
+export interface VerifyOptions {
+  onProgress?: (progress: VerifyProgress) => void;
+  /** Rows per page (default 1000). */
+  pageSize?: number;
+  /** Problems listed in the report (default 1000; the rest are only counted). */
+  maxProblems?: number;
+}
+
+export function emptyReport(): VerifyReport {
+  return {
+    ok: true,
+    streamsChecked: 0,
+    eventsChecked: 0,
+    sealsChecked: 0,
+    sealedEvents: 0,
+    unsealedEvents: 0,
+    lastSealHash: GENESIS_HASH,
+    problems: [],
+    problemCount: 0,
+  };
+}
+
+export function reporter(report: VerifyReport, maxProblems: number): (problem: Problem) => void {
+  return (problem) => {
+    report.ok = false;
+    report.problemCount += 1;
+    if (report.problems.length < maxProblems) report.problems.push(problem);
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Stream chains
+
+export type ChainEvent = LeafFields;
+
+export interface StreamHead {
+  version: number;
+  hash: string;
+}
+
+/**
+ * Checks one event against its stream's head (undefined before the first event seen) and
+ * returns the new head. After a problem the chain goes on from the stored hash, so one
+ * altered event is reported once rather than for every event after it. With `anchor`, a
+ * stream first seen above version 1 (a partial export) is trusted from there.
+ */
+export function checkChainLink(
+  head: StreamHead | undefined,
+  event: ChainEvent,
+  problem: (p: Problem) => void,
+  anchor = false,
+): StreamHead {
+  const next = { version: event.streamVersion, hash: event.hash };
+  const at = { streamId: event.streamId, position: event.globalPosition };
+  if (!head && anchor && event.streamVersion > 1) return next;
+  const expected = (head?.version ?? 0) + 1;
+  if (event.streamVersion !== expected) {
+    const detail =
+      event.streamVersion > expected
+        ? `version ${event.streamVersion} follows version ${expected - 1}: ${expected === event.streamVersion - 1 ? `version ${expected} is` : `versions ${expected}–${event.streamVersion - 1} are`} missing`
+        : `version ${event.streamVersion} after version ${expected - 1}: versions out of order`;
+    problem({ kind: 'version_gap', ...at, detail });
+    return next;
+  }
+  const recomputed = eventHash(head?.hash ?? GENESIS_HASH, event);
+  if (recomputed !== event.hash) {
+    problem({
+      kind: 'hash_mismatch',
+      ...at,
+      detail: `version ${event.streamVersion} (${event.type}, ${event.eventId}): stored hash ${event.hash.slice(0, 12)}…, recomputed ${recomputed.slice(0, 12)}… — the event or its predecessor was altered or reordered`,
+    });
+  }
+  return next;
+}
+
+// ---------------------------------------------------------------------------------------
+// Seals
+
+export interface LeafEvent extends LeafFields {
+  transactionId: string;
+}
+
+/**
+ * Walks events in gap-free order alongside the seals in chain order (pulled one at a time),
+ * recomputing each seal's count and Merkle root over the events now in its range, and the
+ * seal chain.
+ */
+export class SealChecker {
+  sealsChecked = 0;
+  sealedEvents = 0;
+  /** Events seen after the last seal. */
+  tailEvents = 0;
+  lastSealHash = GENESIS_HASH;
+  /** No seal is left to check. */
+  exhausted = false;
+  private current: SealRecord | undefined;
+  private previous: SealRecord | undefined;
+  private builder = new MerkleBuilder();
+  private lastEvent: Checkpoint | undefined;
+
+  constructor(
+    private readonly nextSeal: () => Promise<SealRecord | undefined>,
+    private readonly problem: (p: Problem) => void,
+    /** Export files: the file may start after the log's start and end inside a seal. */
+    private readonly partial = false,
+  ) {}
+
+  async push(event: LeafEvent): Promise<void> {
+    const at: Checkpoint = { transactionId: event.transactionId, globalPosition: event.globalPosition };
+    this.lastEvent = at;
+    for (;;) {
+      if (!this.current) {
+        if (this.exhausted) {
+          this.tailEvents += 1;
+          return;
+        }
+        const seal = await this.nextSeal();
+        if (!seal) {
+          this.exhausted = true;
+          continue;
+        }
+        this.begin(seal);
+      }
+      const seal = this.current!;
+      if (compareCheckpoints(at, sealStart(seal)) < 0) {
+        if (this.previous || !this.partial) {
+          this.problem({
+            kind: 'unsealed_event',
+            streamId: event.streamId,
+            position: event.globalPosition,
+            sealId: idOf(seal),
+            detail: this.previous
+              ? `event at (${at.transactionId}, ${at.globalPosition}) lies between seal ${idOf(this.previous)} and seal ${idOf(seal)}: inserted after sealing`
+              : `event at (${at.transactionId}, ${at.globalPosition}) lies before the first seal: inserted after sealing`,
+          });
+        }
+        return;
+      }
+      if (compareCheckpoints(at, sealEnd(seal)) <= 0) {
+        this.builder.add(event);
+        return;
+      }
+      this.finish();
+    }
+  }
+
+  /** Call after the last event: finishes the open seal and any seal left without events. */
+  async end(): Promise<{ sealsSkipped: number }> {
+    let sealsSkipped = 0;
+    if (this.current) {
+      if (this.partial && (!this.lastEvent || compareCheckpoints(this.lastEvent, sealEnd(this.current)) < 0)) {
+        sealsSkipped += 1; // the file ends inside this seal's range
+        this.current = undefined;
+      } else this.finish();
+    }
+    while (!this.exhausted) {
+      const seal = await this.nextSeal();
+      if (!seal) {
+        this.exhausted = true;
+        break;
+      }
+      if (this.partial) {
+        sealsSkipped += 1; // a seal beyond the end of the file
+        continue;
+      }
+      this.begin(seal);
+      this.finish();
+    }
+    return { sealsSkipped };
+  }
+
+  private begin(seal: SealRecord) {
+    const at = { position: seal.first_position, sealId: idOf(seal) };
+    if (this.previous && compareCheckpoints(sealStart(seal), sealEnd(this.previous)) <= 0) {
+      this.problem({ kind: 'seal_out_of_order', ...at, detail: `seal ${idOf(seal)} starts at or before the end of seal ${idOf(this.previous)}` });
+    }
+    if (compareCheckpoints(sealStart(seal), sealEnd(seal)) > 0) {
+      this.problem({ kind: 'seal_out_of_order', ...at, detail: `seal ${idOf(seal)} ends before it starts` });
+    }
+    const expectedPrevious = this.previous?.seal_hash ?? (this.partial ? seal.previous_seal_hash : GENESIS_HASH);
+    if (seal.previous_seal_hash !== expectedPrevious) {
+      this.problem({
+        kind: 'seal_chain_broken',
+        ...at,
+        detail: this.previous
+          ? `seal ${idOf(seal)} does not chain to seal ${idOf(this.previous)}: a seal was removed or replaced`
+          : `the first seal does not start the chain: an earlier seal was removed`,
+      });
+    }
+    if (sealHash(seal) !== seal.seal_hash) {
+      this.problem({ kind: 'seal_hash_mismatch', ...at, detail: `seal ${idOf(seal)}'s fields do not give its seal_hash: the seal was altered` });
+    }
+    this.current = seal;
+    this.builder = new MerkleBuilder();
+  }
+
+  private finish() {
+    const seal = this.current!;
+    const count = this.builder.count;
+    const root = this.builder.root();
+    if (count !== seal.event_count || root !== seal.merkle_root) {
+      this.problem({
+        kind: 'seal_mismatch',
+        position: seal.first_position,
+        sealId: idOf(seal),
+        detail:
+          `seal ${idOf(seal)} over positions ${seal.first_position}–${seal.last_position}: ` +
+          (count !== seal.event_count
+            ? `${count} events now in its range, ${seal.event_count} sealed (events removed or inserted)`
+            : `the Merkle root differs (an event altered, replaced or reordered)`),
+      });
+    }
+    this.sealsChecked += 1;
+    this.sealedEvents += count;
+    this.lastSealHash = seal.seal_hash;
+    this.previous = seal;
+    this.current = undefined;
+  }
+}
+
+const idOf = (seal: SealRecord) => (seal.id === undefined ? `at ${seal.first_position}` : String(seal.id));
+
+// ---------------------------------------------------------------------------------------
+// The database
+
+/**
+ * Verifies the whole log: every stream's chain (contiguous versions from 1, hashes
+ * recomputed from GENESIS_HASH) and every seal (chain, own hash, count and Merkle root of
+ * the events now in its range, nothing between seals). Reads in pages; runs alongside
+ * writers (the log only grows; events appended meanwhile may or may not be counted).
+ */
+export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const pageSize = options.pageSize ?? 1000;
+  const report = emptyReport();
+  const problem = reporter(report, options.maxProblems ?? 1000);
+  const progress = (phase: VerifyProgress['phase']) =>
+    options.onProgress?.({
+      phase,
+      streamsChecked: report.streamsChecked,
+      eventsChecked: report.eventsChecked,
+      sealsChecked: report.sealsChecked,
+    });
+
+  // Pass 1: stream chains, keyset over the (stream_id, stream_version) unique index.
+  let after = { streamId: '', version: 0 };
+  let head: StreamHead | undefined;
+  let currentStream: string | undefined;
+  for (;;) {
+    const rows = await db
+      .selectFrom('events')
+      .selectAll()
+      .where(sql<boolean>`(stream_id, stream_version) > (${after.streamId}, ${after.version})`)
+      .orderBy('stream_id')
+      .orderBy('stream_version')
+      .limit(pageSize)
+      .execute();
+    for (const row of rows) {
+      if (row.stream_id !== currentStream) {
+        currentStream = row.stream_id;
+        head = undefined;
+        report.streamsChecked += 1;
+      }
+      head = checkChainLink(head, leafFieldsOfRow(row), problem);
+      report.eventsChecked += 1;
+    }
+    progress('streams');
+    const last = rows.at(-1);
+    if (!last || rows.length < pageSize) break;
+    after = { streamId: last.stream_id, version: last.stream_version };
+  }
+
+  // Pass 2: seals, keyset over the gap-free index, seals pulled in id order alongside.
+  let sealCursor = 0;
+  let sealPage: SealRecord[] = [];
+  const nextSeal = async (): Promise<SealRecord | undefined> => {
+    if (sealPage.length === 0) {
+      sealPage = await db.selectFrom('event_seals').selectAll().where('id', '>', sealCursor).orderBy('id').limit(pageSize).execute();
+      const last = sealPage.at(-1);
+      if (last) sealCursor = Number(last.id);
+    }
+    return sealPage.shift();
+  };
+  const seals = new SealChecker(nextSeal, problem);
+  let position: Checkpoint = LOG_START;
+  for (;;) {
+    const rows = await db
+      .selectFrom('events')
+      .selectAll()
+      .where(sql<boolean>`(transaction_id, global_position) > (${position.transactionId}::xid8, ${position.globalPosition}::bigint)`)
+      .orderBy('transaction_id')
+      .orderBy('global_position')
+      .limit(pageSize)
+      .execute();
+    for (const row of rows) {
+      await seals.push({ ...leafFieldsOfRow(row), transactionId: row.transaction_id });
+    }
+    report.sealsChecked = seals.sealsChecked;
+    progress('seals');
+    const last = rows.at(-1);
+    if (!last || rows.length < pageSize || seals.exhausted) break;
+    position = { transactionId: last.transaction_id, globalPosition: last.global_position };
+  }
+  await seals.end();
+  report.sealsChecked = seals.sealsChecked;
+  report.sealedEvents = seals.sealedEvents;
+  report.lastSealHash = seals.lastSealHash;
+
+  // The tail after the last seal is only counted.
+  const tail = await lastSealEnd(db);
+  const { count } = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where(sql<boolean>`(transaction_id, global_position) > (${tail.transactionId}::xid8, ${tail.globalPosition}::bigint)`)
+    .executeTakeFirstOrThrow();
+  report.unsealedEvents = Number(count);
+  progress('seals');
+  return report;
+}
+
+async function lastSealEnd(db: Kysely<Database>): Promise<Checkpoint> {
+  const last = await db.selectFrom('event_seals').select(['last_transaction_id', 'last_position']).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return last ? { transactionId: last.last_transaction_id, globalPosition: last.last_position } : LOG_START;
+}

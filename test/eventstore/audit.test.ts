@@ -1,0 +1,270 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../src/database.js';
+import { GENESIS_HASH, eventHash } from '../../src/eventstore/hash.js';
+import { MerkleBuilder, leafFieldsOfRow, merkleLeaf, runSealWorker, sealHash, sealPending } from '../../src/eventstore/seal.js';
+import { verifyLog, type VerifyProgress } from '../../src/eventstore/verify.js';
+import { openTestDatabase } from '../support/database.js';
+import { append, appendWithTransactionId, backupLog, restoreLog, tamper, waitUntilReadable } from './audit-support.js';
+
+describe('Merkle root', () => {
+  // RFC 6962 §2.1, written recursively: the split is the largest power of two below n.
+  const reference = (leaves: Buffer[]): Buffer => {
+    if (leaves.length === 0) return createHash('sha256').digest();
+    if (leaves.length === 1) return leaves[0]!;
+    let k = 1;
+    while (k * 2 < leaves.length) k *= 2;
+    return createHash('sha256')
+      .update(Buffer.from([1]))
+      .update(reference(leaves.slice(0, k)))
+      .update(reference(leaves.slice(k)))
+      .digest();
+  };
+
+  const leaf = (i: number) => createHash('sha256').update(`leaf ${i}`).digest();
+  const rootOf = (leaves: Buffer[]) => {
+    const builder = new MerkleBuilder();
+    for (const l of leaves) builder.addLeaf(l);
+    return builder.root();
+  };
+
+  it('is RFC 6962 Merkle Tree Hash for every size, odd ones included (no duplicated leaf)', () => {
+    for (let n = 0; n <= 33; n++) {
+      const leaves = Array.from({ length: n }, (_, i) => leaf(i));
+      expect(rootOf(leaves), `n = ${n}`).toBe(reference(leaves).toString('hex'));
+    }
+  });
+
+  it('changes when leaves are reordered, removed or duplicated', () => {
+    const [a, b, c] = [leaf(1), leaf(2), leaf(3)];
+    const roots = [rootOf([a, b, c]), rootOf([b, a, c]), rootOf([a, b]), rootOf([a, b, c, c]), rootOf([a, c, b])];
+    expect(new Set(roots).size).toBe(roots.length);
+  });
+
+  it('has leaves covering the position, the stored hash and the content', () => {
+    const event = {
+      globalPosition: '1',
+      hash: 'a'.repeat(64),
+      streamId: 's',
+      streamVersion: 1,
+      eventId: '00000000-0000-7000-8000-000000000000',
+      type: 'A',
+      schemaVersion: 1,
+      data: { x: 1 },
+      metadata: {},
+      occurredAt: new Date(0),
+    };
+    const leaves = [event, { ...event, globalPosition: '2' }, { ...event, hash: 'b'.repeat(64) }, { ...event, data: { x: 2 } }].map((e) => merkleLeaf(e).toString('hex'));
+    expect(new Set(leaves).size).toBe(4);
+  });
+});
+
+/** Seven events over three streams (positions 1–7), sealed in ranges of three: 1–3, 4–6, 7. */
+const buildSealedLog = async (handle: DatabaseHandle) => {
+  await append(handle.db, 'group-1', ['GroupCreated', 'GroupRenamed']);
+  await append(handle.db, 'user-1', ['UserCreated']);
+  await append(handle.db, 'group-1', ['GroupRenamed']);
+  await append(handle.db, 'project-1', ['ProjectCreated', 'ProjectArchived', 'ProjectUnarchived']);
+  await waitUntilReadable(handle.db);
+  return sealPending(handle.db, { maxEventsPerSeal: 3 });
+};
+
+describe('sealPending', () => {
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    handle = await openTestDatabase();
+  });
+  afterAll(() => handle.close());
+
+  it('seals everything sealable in consecutive chained ranges, once', async () => {
+    const first = await buildSealedLog(handle);
+    expect(first).toMatchObject({ seals: 3, events: 7 });
+    expect(await sealPending(handle.db, { maxEventsPerSeal: 3 })).toMatchObject({ seals: 0, events: 0, headSealHash: first.headSealHash });
+
+    await append(handle.db, 'user-1', ['UserBlocked']);
+    await waitUntilReadable(handle.db);
+    const second = await sealPending(handle.db, { maxEventsPerSeal: 3 });
+    expect(second).toMatchObject({ seals: 1, events: 1 });
+
+    const seals = await handle.db.selectFrom('event_seals').selectAll().orderBy('id').execute();
+    expect(seals.map((s) => s.event_count)).toEqual([3, 3, 1, 1]);
+    expect(seals[0]!.previous_seal_hash).toBe(GENESIS_HASH);
+    for (let i = 1; i < seals.length; i++) expect(seals[i]!.previous_seal_hash).toBe(seals[i - 1]!.seal_hash);
+    for (const seal of seals) expect(sealHash(seal)).toBe(seal.seal_hash);
+    expect(seals.at(-1)!.seal_hash).toBe(second.headSealHash);
+
+    const progress: VerifyProgress[] = [];
+    const report = await verifyLog(handle.db, { pageSize: 2, onProgress: (p) => progress.push(p) });
+    expect(report).toMatchObject({ ok: true, streamsChecked: 3, eventsChecked: 8, sealsChecked: 4, sealedEvents: 8, unsealedEvents: 0, problems: [] });
+    expect(report.lastSealHash).toBe(second.headSealHash);
+    expect(progress.some((p) => p.phase === 'streams') && progress.some((p) => p.phase === 'seals')).toBe(true);
+  });
+
+  it('leaves a tail shorter than minEventsPerSeal for later and counts it as unsealed', async () => {
+    await append(handle.db, 'user-2', ['UserCreated', 'UserBlocked']);
+    await waitUntilReadable(handle.db);
+    expect(await sealPending(handle.db, { minEventsPerSeal: 3 })).toMatchObject({ seals: 0 });
+    expect(await verifyLog(handle.db)).toMatchObject({ ok: true, sealsChecked: 4, unsealedEvents: 2, eventsChecked: 10 });
+    expect(await sealPending(handle.db)).toMatchObject({ seals: 1, events: 2 });
+  });
+
+  it('refuses a second seal of the same range (unique first position / previous hash)', async () => {
+    const seal = await handle.db.selectFrom('event_seals').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
+    const { id: _id, created_at: _at, ...copy } = seal;
+    await expect(handle.db.insertInto('event_seals').values({ ...copy, created_at: new Date().toISOString() }).execute()).rejects.toMatchObject({ code: '23505' });
+  });
+
+  it('lets concurrent sealers write one chain, never a range twice', async () => {
+    for (let i = 0; i < 6; i++) await append(handle.db, `s-${i}`, ['A', 'B', 'C']);
+    await waitUntilReadable(handle.db);
+    const results = await Promise.all(Array.from({ length: 4 }, () => sealPending(handle.db, { maxEventsPerSeal: 2 })));
+    expect(results.reduce((n, r) => n + r.events, 0)).toBe(18);
+    expect(await verifyLog(handle.db)).toMatchObject({ ok: true, sealsChecked: 5 + 9, unsealedEvents: 0 });
+  });
+
+  it('runs as a worker loop until aborted', async () => {
+    await append(handle.db, 'user-3', ['UserCreated']);
+    await waitUntilReadable(handle.db);
+    const controller = new AbortController();
+    const sealed: number[] = [];
+    await runSealWorker(handle.db, {
+      intervalMs: 20,
+      signal: controller.signal,
+      onSealed: (r) => {
+        sealed.push(r.events);
+        controller.abort();
+      },
+    });
+    expect(sealed).toEqual([1]);
+  });
+
+  it('does not seal events of transactions still running (gap-free read)', async () => {
+    await append(handle.db, 'user-4', ['UserCreated']);
+    await waitUntilReadable(handle.db);
+    // An event whose transaction id is in the future stands for one not committed yet.
+    const { rows } = await sql<{ xid: string }>`select pg_current_xact_id()::text as xid`.execute(handle.db);
+    await appendWithTransactionId(handle.db, 'user-5', 'UserCreated', Number(rows[0]!.xid) + 1000);
+    expect(await sealPending(handle.db)).toMatchObject({ seals: 1, events: 1 });
+    expect(await verifyLog(handle.db)).toMatchObject({ ok: true, unsealedEvents: 1 });
+  });
+});
+
+describe('verifyLog finds tampering', () => {
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    handle = await openTestDatabase();
+    await buildSealedLog(handle);
+    await backupLog(handle.db);
+  });
+  afterEach(() => restoreLog(handle.db));
+  afterAll(() => handle.close());
+
+  it('finds nothing in an untouched log', async () => {
+    expect(await verifyLog(handle.db)).toMatchObject({ ok: true, eventsChecked: 7, sealsChecked: 3, problems: [], problemCount: 0 });
+  });
+
+  it('finds altered data: the stream chain and the seal over it', async () => {
+    await tamper(handle.db, (trx) => sql`update events set data = '{"type":"ProjectArchived","i":99}' where global_position = 6`.execute(trx));
+    const report = await verifyLog(handle.db);
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual([
+      expect.objectContaining({ kind: 'hash_mismatch', streamId: 'project-1', position: '6' }),
+      expect.objectContaining({ kind: 'seal_mismatch', sealId: '2', detail: expect.stringMatching(/Merkle root differs/) }),
+    ]);
+  });
+
+  it('finds altered metadata', async () => {
+    await tamper(handle.db, (trx) => sql`update events set metadata = metadata || '{"actor_id":2}' where stream_id = 'user-1'`.execute(trx));
+    const report = await verifyLog(handle.db);
+    expect(report.problems.map((p) => [p.kind, p.streamId ?? p.sealId])).toEqual([
+      ['hash_mismatch', 'user-1'],
+      ['seal_mismatch', '1'],
+    ]);
+  });
+
+  it('finds an altered event whose hash was recomputed: the next link and the seal', async () => {
+    const [event, previous] = await Promise.all([
+      handle.db.selectFrom('events').selectAll().where('global_position', '=', '2').executeTakeFirstOrThrow(),
+      handle.db.selectFrom('events').select('hash').where('global_position', '=', '1').executeTakeFirstOrThrow(),
+    ]);
+    const forged = { ...leafFieldsOfRow(event), data: { forged: true } };
+    const hash = eventHash(previous.hash, forged);
+    await tamper(handle.db, (trx) => sql`update events set data = '{"forged":true}', hash = ${hash} where global_position = 2`.execute(trx));
+    const report = await verifyLog(handle.db);
+    expect(report.problems.map((p) => [p.kind, p.position])).toEqual([
+      ['hash_mismatch', '4'], // group-1 v3 no longer chains to v2
+      ['seal_mismatch', '1'],
+    ]);
+  });
+
+  it('finds a deleted event: a version gap and a seal that lost an event', async () => {
+    await tamper(handle.db, (trx) => sql`delete from events where stream_id = 'group-1' and stream_version = 2`.execute(trx));
+    const report = await verifyLog(handle.db);
+    expect(report.problems).toEqual([
+      expect.objectContaining({ kind: 'version_gap', streamId: 'group-1', detail: expect.stringMatching(/version 2 is missing/) }),
+      expect.objectContaining({ kind: 'seal_mismatch', sealId: '1', detail: expect.stringMatching(/2 events now in its range, 3 sealed/) }),
+    ]);
+  });
+
+  it('finds a deleted stream head: only the seal can tell', async () => {
+    await tamper(handle.db, (trx) => sql`delete from events where global_position = 7`.execute(trx));
+    const report = await verifyLog(handle.db);
+    expect(report.problems).toEqual([expect.objectContaining({ kind: 'seal_mismatch', sealId: '3' })]);
+  });
+
+  it('finds reordered versions within a stream', async () => {
+    await tamper(handle.db, async (trx) => {
+      await sql`update events set stream_version = 100 where stream_id = 'project-1' and stream_version = 2`.execute(trx);
+      await sql`update events set stream_version = 2 where stream_id = 'project-1' and stream_version = 3`.execute(trx);
+      await sql`update events set stream_version = 3 where stream_id = 'project-1' and stream_version = 100`.execute(trx);
+    });
+    const report = await verifyLog(handle.db);
+    expect(report.problems.map((p) => [p.kind, p.streamId ?? p.sealId])).toEqual([
+      ['hash_mismatch', 'project-1'],
+      ['hash_mismatch', 'project-1'],
+      ['seal_mismatch', '2'],
+      ['seal_mismatch', '3'],
+    ]);
+  });
+
+  it('finds events reordered in the global log (transaction ids swapped)', async () => {
+    // global_position is an identity column; the gap-free order can still be shuffled.
+    await tamper(handle.db, (trx) =>
+      sql`update events e set transaction_id = o.transaction_id
+            from events o where (e.global_position, o.global_position) in ((3, 4), (4, 3))`.execute(trx),
+    );
+    const report = await verifyLog(handle.db);
+    expect(report.problems.filter((p) => p.kind === 'seal_mismatch').map((p) => p.sealId)).toEqual(['1', '2']);
+  });
+
+  it('finds a stream rewritten with a fresh, valid chain: the seals do', async () => {
+    await tamper(handle.db, (trx) => sql`delete from events where stream_id = 'user-1'`.execute(trx));
+    const seal = await handle.db.selectFrom('event_seals').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
+    await appendWithTransactionId(handle.db, 'user-1', 'UserCreated', Number(seal.first_transaction_id));
+    const report = await verifyLog(handle.db);
+    expect(report.problems.map((p) => p.kind)).toEqual(['seal_mismatch']);
+  });
+
+  it('finds an event inserted between two seals', async () => {
+    const seals = await handle.db.selectFrom('event_seals').selectAll().orderBy('id').execute();
+    // Seal 1's last transaction id with a higher position: after seal 1, before seal 2.
+    await appendWithTransactionId(handle.db, 'intruder', 'Planted', Number(seals[0]!.last_transaction_id));
+    const report = await verifyLog(handle.db);
+    expect(report.problems).toEqual([expect.objectContaining({ kind: 'unsealed_event', streamId: 'intruder', sealId: '2' })]);
+  });
+
+  it('finds a removed, altered or forged seal', async () => {
+    await sql`delete from event_seals where id = 2`.execute(handle.db);
+    await sql`update event_seals set event_count = 4 where id = 3`.execute(handle.db);
+    const report = await verifyLog(handle.db);
+    expect(report.problems.map((p) => `${p.kind}@${p.sealId}`)).toEqual([
+      'seal_chain_broken@3',
+      'seal_hash_mismatch@3',
+      'unsealed_event@3',
+      'unsealed_event@3',
+      'unsealed_event@3',
+      'seal_mismatch@3',
+    ]);
+  });
+});
