@@ -155,12 +155,15 @@ export class SealChecker {
   /** Events seen after the last seal. */
   tailEvents = 0;
   lastSealHash = GENESIS_HASH;
+  /** Partial files: seals not wholly inside the file (their own hash and chain are still checked). */
+  sealsSkipped = 0;
   /** No seal is left to check. */
   exhausted = false;
   private current: SealRecord | undefined;
   private previous: SealRecord | undefined;
   private builder = new MerkleBuilder();
   private lastEvent: Checkpoint | undefined;
+  private skippedUntil: Checkpoint | undefined;
 
   constructor(
     private readonly nextSeal: () => Promise<SealRecord | undefined>,
@@ -171,7 +174,24 @@ export class SealChecker {
 
   async push(event: LeafEvent): Promise<void> {
     const at: Checkpoint = { transactionId: event.transactionId, globalPosition: event.globalPosition };
+    if (this.partial && !this.lastEvent) {
+      // A partial file: seals starting before its first event cannot be recomputed.
+      for (;;) {
+        if (!this.current) {
+          const seal = await this.nextSeal();
+          if (!seal) {
+            this.exhausted = true;
+            break;
+          }
+          this.begin(seal);
+        }
+        if (compareCheckpoints(sealStart(this.current!), at) >= 0) break;
+        this.skip();
+      }
+    }
     this.lastEvent = at;
+    // Inside the range of a seal skipped at the start of a partial file.
+    if (this.skippedUntil && compareCheckpoints(at, this.skippedUntil) <= 0) return;
     for (;;) {
       if (!this.current) {
         if (this.exhausted) {
@@ -209,13 +229,11 @@ export class SealChecker {
   }
 
   /** Call after the last event: finishes the open seal and any seal left without events. */
-  async end(): Promise<{ sealsSkipped: number }> {
-    let sealsSkipped = 0;
+  async end(): Promise<void> {
     if (this.current) {
-      if (this.partial && (!this.lastEvent || compareCheckpoints(this.lastEvent, sealEnd(this.current)) < 0)) {
-        sealsSkipped += 1; // the file ends inside this seal's range
-        this.current = undefined;
-      } else this.finish();
+      // A partial file may end inside this seal's range.
+      if (this.partial && (!this.lastEvent || compareCheckpoints(this.lastEvent, sealEnd(this.current)) < 0)) this.skip();
+      else this.finish();
     }
     while (!this.exhausted) {
       const seal = await this.nextSeal();
@@ -223,14 +241,17 @@ export class SealChecker {
         this.exhausted = true;
         break;
       }
-      if (this.partial) {
-        sealsSkipped += 1; // a seal beyond the end of the file
-        continue;
-      }
       this.begin(seal);
-      this.finish();
+      if (this.partial) this.skip(); // a seal beyond the end of the file
+      else this.finish();
     }
-    return { sealsSkipped };
+  }
+
+  private skip() {
+    this.sealsSkipped += 1;
+    this.skippedUntil = sealEnd(this.current!);
+    this.previous = this.current;
+    this.current = undefined;
   }
 
   private begin(seal: SealRecord) {
