@@ -1,0 +1,249 @@
+import type { Decider } from './decider.js';
+import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, type MemberSourceType, type Viewer } from './access.js';
+import { DomainError, forbidden, invalid } from './errors.js';
+
+/**
+ * Members and access requests of one group or project: one aggregate per source, stream
+ * `members-group-<id>` / `members-project-<id>`.
+ */
+
+// ───────────────────────────── Events ─────────────────────────────
+
+interface SourceRef {
+  readonly source_type: MemberSourceType;
+  readonly source_id: number;
+  readonly user_id: number;
+}
+
+export type MemberEvent =
+  | {
+      readonly type: 'MemberAdded';
+      readonly data: SourceRef & { readonly access_level: number; readonly expires_at: string | null; readonly created_by_id: number | null };
+    }
+  | { readonly type: 'MemberUpdated'; readonly data: SourceRef & { readonly access_level: number; readonly expires_at: string | null } }
+  | {
+      readonly type: 'MemberRemoved';
+      /** `left`: the member removed themselves; `user_deleted`: the user account was deleted. */
+      readonly data: SourceRef & { readonly reason: 'removed' | 'left' | 'user_deleted' };
+    }
+  | { readonly type: 'AccessRequested'; readonly data: SourceRef }
+  | {
+      readonly type: 'AccessRequestApproved';
+      readonly data: SourceRef & { readonly access_level: number; readonly expires_at: string | null; readonly approved_by_id: number | null };
+    }
+  | {
+      readonly type: 'AccessRequestDenied';
+      /** `withdrawn`: the requester took the request back themselves. */
+      readonly data: SourceRef & { readonly withdrawn: boolean };
+    };
+
+export type MemberEventType = MemberEvent['type'];
+export const MEMBER_EVENT_TYPES: readonly MemberEventType[] = [
+  'MemberAdded',
+  'MemberUpdated',
+  'MemberRemoved',
+  'AccessRequested',
+  'AccessRequestApproved',
+  'AccessRequestDenied',
+];
+
+// ───────────────────────────── State ─────────────────────────────
+
+export interface MemberRecord {
+  readonly user_id: number;
+  readonly access_level: number;
+  readonly expires_at: string | null;
+}
+
+export interface MembersState {
+  readonly source: { readonly type: MemberSourceType; readonly id: number } | null;
+  readonly members: ReadonlyMap<number, MemberRecord>;
+  /** Pending access requests, by user id. */
+  readonly requests: ReadonlySet<number>;
+}
+
+export const membersStreamId = (sourceType: MemberSourceType, sourceId: number) =>
+  `members-${sourceType === 'Namespace' ? 'group' : 'project'}-${sourceId}`;
+
+// ───────────────────────────── Commands ─────────────────────────────
+
+interface SourceCommand {
+  readonly sourceType: MemberSourceType;
+  readonly sourceId: number;
+  readonly userId: number;
+}
+
+export type MemberCommand =
+  | (SourceCommand & { readonly type: 'AddMember'; readonly accessLevel: number; readonly expiresAt: string | null; readonly actorId: number | null })
+  | (SourceCommand & {
+      readonly type: 'UpdateMember';
+      readonly accessLevel: number;
+      /** undefined keeps the current date; null clears it. */
+      readonly expiresAt: string | null | undefined;
+      readonly guard: OwnerGuard;
+    })
+  | (SourceCommand & { readonly type: 'RemoveMember'; readonly actorId: number | null; readonly guard: OwnerGuard })
+  | (SourceCommand & { readonly type: 'RequestAccess' })
+  | (SourceCommand & { readonly type: 'ApproveAccessRequest'; readonly accessLevel: number; readonly actorId: number | null })
+  | (SourceCommand & { readonly type: 'DenyAccessRequest'; readonly actorId: number | null })
+  /** The user account is gone: drop its membership and request (never refused). */
+  | (SourceCommand & { readonly type: 'ForgetDeletedUser' });
+
+/**
+ * What the owner invariants need from outside the stream, read at command time:
+ * GitLab counts owners with the ancestors' (`members_with_parents`), and a personal
+ * project's namespace owner cannot be changed or removed.
+ */
+export interface OwnerGuard {
+  /** Owners of ancestor groups (groups only; 0 for a top-level group or a project). */
+  readonly ancestorOwners: number;
+  /** The owner of a project's personal namespace, whose membership is untouchable. */
+  readonly personalOwnerId: number | null;
+}
+
+export const NO_GUARD: OwnerGuard = { ancestorOwners: 0, personalOwnerId: null };
+
+// ───────────────────────────── Validation and policy ─────────────────────────────
+
+export const DEFAULT_ACCESS_LEVEL = ACCESS.DEVELOPER;
+
+/** GitLab: 50 is a group role; ProjectMember validates inclusion in Gitlab::Access.values. */
+export function validLevels(sourceType: MemberSourceType): readonly number[] {
+  return sourceType === 'Namespace' ? GROUP_ACCESS_LEVELS : PROJECT_ACCESS_LEVELS;
+}
+
+function validateLevel(sourceType: MemberSourceType, level: number) {
+  if (!validLevels(sourceType).includes(level)) throw invalid({ access_level: ['is not included in the list'] });
+}
+
+/** GitLab's `find_by!` → ActiveRecord::RecordNotFound → `{"message":"404 Not found"}`. */
+export const recordNotFound = () => new DomainError('not_found', '404 Not found');
+
+/**
+ * May the viewer remove this membership (or deny / withdraw this access request)?
+ * GitLab's member policies: managers may; a user may always remove themselves.
+ */
+export function canRemoveMember(viewer: Viewer | null, canManage: boolean, targetUserId: number): boolean {
+  if (!viewer) return false;
+  return canManage || viewer.id === targetUserId;
+}
+
+// ───────────────────────────── Decider ─────────────────────────────
+
+const initialState = (): MembersState => ({ source: null, members: new Map(), requests: new Set() });
+
+function evolve(state: MembersState, event: MemberEvent): MembersState {
+  const source = state.source ?? { type: event.data.source_type, id: event.data.source_id };
+  const { user_id } = event.data;
+  switch (event.type) {
+    case 'MemberAdded':
+    case 'MemberUpdated':
+    case 'AccessRequestApproved': {
+      const members = new Map(state.members);
+      members.set(user_id, { user_id, access_level: event.data.access_level, expires_at: event.data.expires_at });
+      const requests = new Set(state.requests);
+      requests.delete(user_id);
+      return { source, members, requests };
+    }
+    case 'MemberRemoved': {
+      const members = new Map(state.members);
+      members.delete(user_id);
+      return { ...state, source, members };
+    }
+    case 'AccessRequested': {
+      const requests = new Set(state.requests);
+      requests.add(user_id);
+      return { ...state, source, requests };
+    }
+    case 'AccessRequestDenied': {
+      const requests = new Set(state.requests);
+      requests.delete(user_id);
+      return { ...state, source, requests };
+    }
+    default:
+      return state;
+  }
+}
+
+const ref = (command: SourceCommand): SourceRef => ({ source_type: command.sourceType, source_id: command.sourceId, user_id: command.userId });
+
+/**
+ * GitLab's GroupMemberPolicy `last_owner` (prevent_all): the only owner of a group, counting
+ * the ancestors' owners, can be neither changed nor removed — 403, even for administrators.
+ * ProjectMemberPolicy `target_is_owner` does the same for a personal project's owner.
+ */
+function assertNotProtected(state: MembersState, command: SourceCommand, member: MemberRecord, guard: OwnerGuard) {
+  if (command.sourceType === 'Project') {
+    if (guard.personalOwnerId === member.user_id) throw forbidden();
+    return;
+  }
+  if (member.access_level !== ACCESS.OWNER) return;
+  const otherOwners = [...state.members.values()].filter((m) => m.access_level === ACCESS.OWNER && m.user_id !== member.user_id).length;
+  if (otherOwners + guard.ancestorOwners === 0) throw forbidden();
+}
+
+function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
+  const data = ref(command);
+  const member = state.members.get(command.userId);
+  const requested = state.requests.has(command.userId);
+  switch (command.type) {
+    case 'AddMember': {
+      if (member) throw new DomainError('conflict', 'Member already exists');
+      validateLevel(command.sourceType, command.accessLevel);
+      // GitLab: Member.add_user on a pending requester approves the request.
+      if (requested) {
+        return [{ type: 'AccessRequestApproved', data: { ...data, access_level: command.accessLevel, expires_at: command.expiresAt, approved_by_id: command.actorId } }];
+      }
+      return [{ type: 'MemberAdded', data: { ...data, access_level: command.accessLevel, expires_at: command.expiresAt, created_by_id: command.actorId } }];
+    }
+    case 'UpdateMember': {
+      if (!member) throw recordNotFound();
+      assertNotProtected(state, command, member, command.guard);
+      validateLevel(command.sourceType, command.accessLevel);
+      const expiresAt = command.expiresAt === undefined ? member.expires_at : command.expiresAt;
+      if (expiresAt === member.expires_at && command.accessLevel === member.access_level) return [];
+      return [{ type: 'MemberUpdated', data: { ...data, access_level: command.accessLevel, expires_at: expiresAt } }];
+    }
+    case 'RemoveMember': {
+      if (!member) throw recordNotFound();
+      assertNotProtected(state, command, member, command.guard);
+      return [{ type: 'MemberRemoved', data: { ...data, reason: command.actorId === command.userId ? 'left' : 'removed' } }];
+    }
+    case 'RequestAccess':
+      // GitLab: the request_access ability is prevented for anybody with access already.
+      if (member) throw forbidden();
+      // GitLab: members.create fails the uniqueness validation of user_id.
+      if (requested) throw invalid({ user_id: ['already exists in source'] });
+      return [{ type: 'AccessRequested', data }];
+    case 'ApproveAccessRequest':
+      if (!requested) throw recordNotFound();
+      validateLevel(command.sourceType, command.accessLevel);
+      return [{ type: 'AccessRequestApproved', data: { ...data, access_level: command.accessLevel, expires_at: null, approved_by_id: command.actorId } }];
+    case 'DenyAccessRequest':
+      if (!requested) throw recordNotFound();
+      return [{ type: 'AccessRequestDenied', data: { ...data, withdrawn: command.actorId === command.userId } }];
+    case 'ForgetDeletedUser': {
+      const events: MemberEvent[] = [];
+      if (member) events.push({ type: 'MemberRemoved', data: { ...data, reason: 'user_deleted' } });
+      if (requested) events.push({ type: 'AccessRequestDenied', data: { ...data, withdrawn: true } });
+      return events;
+    }
+    default: {
+      const unhandled: never = command;
+      throw new Error(`unhandled command ${JSON.stringify(unhandled)}`);
+    }
+  }
+}
+
+export const membersDecider: Decider<MemberCommand, MemberEvent, MembersState> = { initialState, evolve, decide };
+
+// ───────────────────────────── Feed index ─────────────────────────────
+
+export function memberEventIndex(event: MemberEvent) {
+  const { source_type, source_id, user_id } = event.data;
+  return {
+    ...(source_type === 'Namespace' ? { groupId: source_id } : { projectId: source_id }),
+    targetType: 'User',
+    targetId: user_id,
+  };
+}
