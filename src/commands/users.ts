@@ -1,6 +1,8 @@
+import type { Db } from '../database.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { notFound } from '../domain/errors.js';
+import { DomainError, conflict, notFound } from '../domain/errors.js';
 import {
+  normalizeEmail,
   type ProfileChanges,
   type TokenScope,
   type UserCommand,
@@ -58,10 +60,39 @@ export interface CreateUserInput {
   id?: number;
 }
 
+/**
+ * GitLab answers a taken email (then username) with 409 before any other validation error:
+ * POST /users when the save fails, PUT /users/:id before updating. Only users count here, as
+ * GitLab's `User.by_any_email` / `User.by_username`; the claims in the append transaction
+ * still guard against races and against group paths.
+ */
+export async function findUserConflict(db: Db, exceptUserId: number | null, fields: { email?: string | undefined; username?: string | undefined }): Promise<string | null> {
+  const held = async (kind: string, key: string) => {
+    const row = await db.selectFrom('claims').select('stream_id').where('kind', '=', kind).where('key', '=', key).executeTakeFirst();
+    return row !== undefined && row.stream_id.startsWith('user-') && (exceptUserId === null || row.stream_id !== userStreamId(exceptUserId));
+  };
+  if (fields.email !== undefined && (await held('user_email', fields.email.toLowerCase()))) return 'Email has already been taken';
+  if (fields.username !== undefined && (await held('namespace_path', fields.username.toLowerCase()))) return 'Username has already been taken';
+  return null;
+}
+
+async function validateOrConflict(db: Db, exceptUserId: number | null, profile: Partial<UserProfile>, password: string | undefined) {
+  try {
+    validateProfile(profile, password);
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'invalid') {
+      const taken = await findUserConflict(db, exceptUserId, profile);
+      if (taken) throw conflict(taken);
+    }
+    throw error;
+  }
+}
+
 export async function createUser(ctx: CommandContext, input: CreateUserInput, metadata: EventMetadata) {
-  const profile: UserProfile = { ...DEFAULT_PROFILE, ...input.profile };
-  const password = input.randomPassword ? undefined : input.password;
-  validateProfile(profile, password);
+  const profile: UserProfile = { ...DEFAULT_PROFILE, ...input.profile, email: normalizeEmail(input.profile.email) };
+  // GitLab: reset_password / force_random_password win over password; without them a password is required.
+  const password = input.randomPassword ? undefined : (input.password ?? '');
+  await validateOrConflict(ctx.db, null, profile, password);
   const passwordHash = await hashPassword(password ?? randomPassword());
   const id = input.id ?? (await nextId(ctx.db, 'users_id_seq'));
   const namespaceId = await nextId(ctx.db, 'namespaces_id_seq');
@@ -73,10 +104,21 @@ export async function createUser(ctx: CommandContext, input: CreateUserInput, me
   );
 }
 
-export async function updateUser(ctx: CommandContext, userId: number, changes: ProfileChanges, password: string | undefined, metadata: EventMetadata) {
+export async function updateUser(
+  ctx: CommandContext,
+  userId: number,
+  requested: ProfileChanges,
+  password: string | undefined,
+  metadata: EventMetadata,
+  options: { skipReconfirmation?: boolean } = {},
+) {
+  const changes = requested.email === undefined ? requested : { ...requested, email: normalizeEmail(requested.email) };
+  // GitLab: PUT /users/:id checks the email, then the username, for conflicts first.
+  const taken = await findUserConflict(ctx.db, userId, changes);
+  if (taken) throw conflict(taken);
   validateProfile(changes, password);
   const passwordHash = password === undefined ? null : await hashPassword(password);
-  return run(ctx, userId, { type: 'UpdateUser', changes, passwordHash }, metadata);
+  return run(ctx, userId, { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false }, metadata);
 }
 
 export const blockUser = (ctx: CommandContext, userId: number, metadata: EventMetadata) => run(ctx, userId, { type: 'BlockUser' }, metadata);
@@ -86,13 +128,14 @@ export function deleteUser(ctx: CommandContext, userId: number, hardDelete: bool
   return run(ctx, userId, { type: 'DeleteUser', hardDelete, soleOwnerOfGroups }, metadata);
 }
 
-export function setUserStatus(ctx: CommandContext, userId: number, status: { emoji: string; message: string; messageHtml: string }, metadata: EventMetadata) {
+export function setUserStatus(ctx: CommandContext, userId: number, status: { emoji: string | null; message: string | null; messageHtml: string }, metadata: EventMetadata) {
   return run(ctx, userId, { type: 'SetUserStatus', ...status }, metadata);
 }
 
 export interface CreateTokenInput {
   name: string;
-  scopes: readonly TokenScope[];
+  /** Validated by the decider against the available scopes. */
+  scopes: readonly (TokenScope | string)[];
   expiresAt: string | null;
   impersonation: boolean;
   /** A given token string (bootstrap's FORGELOG_ROOT_TOKEN); otherwise one is generated. */
@@ -124,4 +167,12 @@ export async function createPersonalAccessToken(ctx: CommandContext, userId: num
 
 export function revokePersonalAccessToken(ctx: CommandContext, userId: number, tokenId: number, impersonation: boolean, metadata: EventMetadata) {
   return run(ctx, userId, { type: 'RevokePersonalAccessToken', tokenId, impersonation }, metadata);
+}
+
+export function setUserCustomAttribute(ctx: CommandContext, userId: number, key: string, value: string, metadata: EventMetadata) {
+  return run(ctx, userId, { type: 'SetUserCustomAttribute', key, value }, metadata);
+}
+
+export function deleteUserCustomAttribute(ctx: CommandContext, userId: number, key: string, metadata: EventMetadata) {
+  return run(ctx, userId, { type: 'DeleteUserCustomAttribute', key }, metadata);
 }

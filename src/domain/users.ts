@@ -37,12 +37,14 @@ export interface Identity {
 
 export type ProfileChanges = Partial<UserProfile>;
 
-export const TOKEN_SCOPES = ['api', 'read_user', 'read_api', 'read_repository', 'write_repository', 'sudo'] as const;
+/** GitLab 12's Gitlab::Auth.all_available_scopes (registry enabled). */
+export const TOKEN_SCOPES = ['api', 'read_user', 'read_api', 'read_repository', 'write_repository', 'read_registry', 'sudo'] as const;
 export type TokenScope = (typeof TOKEN_SCOPES)[number];
 
 export interface UserStatus {
   readonly emoji: string;
-  readonly message: string;
+  /** GitLab stores what was sent: null when only an emoji was set. */
+  readonly message: string | null;
   readonly message_html: string;
 }
 
@@ -90,7 +92,12 @@ export type UserEvent =
         readonly token_digest: string;
       };
     }
-  | { readonly type: 'PersonalAccessTokenRevoked'; readonly data: { readonly id: number; readonly user_id: number } };
+  | { readonly type: 'PersonalAccessTokenRevoked'; readonly data: { readonly id: number; readonly user_id: number } }
+  /** GitLab (Devise reconfirmable): a new email waits for confirmation; the primary email is unchanged. */
+  | { readonly type: 'UserEmailChangeRequested'; readonly data: { readonly id: number; readonly unconfirmed_email: string } }
+  /** GitLab's custom attributes (admin-only key/value pairs on a user). */
+  | { readonly type: 'UserCustomAttributeSet'; readonly data: { readonly id: number; readonly key: string; readonly value: string } }
+  | { readonly type: 'UserCustomAttributeDeleted'; readonly data: { readonly id: number; readonly key: string } };
 
 export type UserEventType = UserEvent['type'];
 export const USER_EVENT_TYPES: readonly UserEventType[] = [
@@ -104,6 +111,9 @@ export const USER_EVENT_TYPES: readonly UserEventType[] = [
   'UserStatusCleared',
   'PersonalAccessTokenCreated',
   'PersonalAccessTokenRevoked',
+  'UserEmailChangeRequested',
+  'UserCustomAttributeSet',
+  'UserCustomAttributeDeleted',
 ];
 
 // ───────────────────────────── State ─────────────────────────────
@@ -116,6 +126,9 @@ export interface UserState {
   readonly state: 'active' | 'blocked';
   readonly status: UserStatus | null;
   readonly tokens: ReadonlyMap<number, TokenRecord>;
+  /** Email waiting for confirmation (Devise's unconfirmed_email). */
+  readonly unconfirmedEmail: string | null;
+  readonly customAttributes: ReadonlyMap<string, string>;
 }
 
 export const userStreamId = (id: number) => `user-${id}`;
@@ -124,21 +137,30 @@ export const userStreamId = (id: number) => `user-${id}`;
 
 export type UserCommand =
   | { readonly type: 'CreateUser'; readonly id: number; readonly namespaceId: number; readonly profile: UserProfile; readonly passwordHash: string | null; readonly confirmed: boolean; readonly passwordResetRequired: boolean }
-  | { readonly type: 'UpdateUser'; readonly changes: ProfileChanges; readonly passwordHash: string | null }
+  | {
+      readonly type: 'UpdateUser';
+      readonly changes: ProfileChanges;
+      readonly passwordHash: string | null;
+      /** GitLab's skip_reconfirmation: a changed email applies at once instead of waiting for confirmation. */
+      readonly skipReconfirmation?: boolean;
+    }
   | { readonly type: 'BlockUser' }
   | { readonly type: 'UnblockUser' }
   | { readonly type: 'DeleteUser'; readonly hardDelete: boolean; readonly soleOwnerOfGroups: number }
-  | { readonly type: 'SetUserStatus'; readonly emoji: string; readonly message: string; readonly messageHtml: string }
+  | { readonly type: 'SetUserStatus'; readonly emoji: string | null; readonly message: string | null; readonly messageHtml: string }
   | {
       readonly type: 'CreatePersonalAccessToken';
       readonly tokenId: number;
       readonly name: string;
-      readonly scopes: readonly TokenScope[];
+      /** As requested; validated against TOKEN_SCOPES here. */
+      readonly scopes: readonly string[];
       readonly expiresAt: string | null;
       readonly impersonation: boolean;
       readonly tokenDigest: string;
     }
-  | { readonly type: 'RevokePersonalAccessToken'; readonly tokenId: number; readonly impersonation: boolean };
+  | { readonly type: 'RevokePersonalAccessToken'; readonly tokenId: number; readonly impersonation: boolean }
+  | { readonly type: 'SetUserCustomAttribute'; readonly key: string; readonly value: string }
+  | { readonly type: 'DeleteUserCustomAttribute'; readonly key: string };
 
 // ───────────────────────────── Validation ─────────────────────────────
 
@@ -146,6 +168,16 @@ export type UserCommand =
 const USERNAME_FORMAT = /^[a-zA-Z0-9_.][a-zA-Z0-9_\-.]*[a-zA-Z0-9_\-]$|^[a-zA-Z0-9_]$/;
 const USERNAME_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
 const EMAIL_FORMAT = /^[^@\s]+@[^@\s]+$/;
+/** GitLab: UserStatus::DEFAULT_EMOJI, used when a message is set without an emoji. */
+export const DEFAULT_STATUS_EMOJI = 'speech_balloon';
+// GitLab validates the emoji against its emoji list; names are lower-case words, digits, '_', '+', '-'.
+const EMOJI_NAME = /^[a-z0-9_+-]+$/;
+
+/** Rails' blank?: nil, empty or only whitespace. */
+export const isBlank = (value: string | null | undefined) => value === null || value === undefined || value.trim() === '';
+
+/** GitLab (Devise case_insensitive_keys / strip_whitespace_keys): emails are stripped and downcased. */
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export function validateProfile(profile: Partial<UserProfile>, password?: string | undefined): void {
   const errors: Record<string, string[]> = {};
@@ -163,13 +195,29 @@ export function validateProfile(profile: Partial<UserProfile>, password?: string
     if (profile.email.length === 0) add('email', "can't be blank");
     else if (!EMAIL_FORMAT.test(profile.email)) add('email', 'is invalid');
   }
-  if (profile.public_email !== undefined && profile.public_email !== '' && !EMAIL_FORMAT.test(profile.public_email)) add('public_email', 'is invalid');
   if (profile.projects_limit !== undefined && profile.projects_limit < 0) add('projects_limit', 'must be greater than or equal to 0');
   if (profile.bio !== undefined && profile.bio.length > 255) add('bio', 'is too long (maximum is 255 characters)');
   if (password !== undefined) {
-    if (password.length < 8) add('password', 'is too short (minimum is 8 characters)');
-    else if (password.length > 128) add('password', 'is too long (maximum is 128 characters)');
+    // Devise validatable: presence, then length 8..128 (allow_blank).
+    const length = [...password].length;
+    if (password === '') add('password', "can't be blank");
+    else if (length < 8) add('password', 'is too short (minimum is 8 characters)');
+    else if (length > 128) add('password', 'is too long (maximum is 128 characters)');
   }
+  if (Object.keys(errors).length > 0) throw invalid(errors);
+}
+
+// GitLab: owns_public_email — the public email must be one of the user's emails (here: the primary one).
+function checkPublicEmail(publicEmail: string, email: string) {
+  if (publicEmail !== '' && publicEmail.toLowerCase() !== email.toLowerCase()) throw invalid({ public_email: ['is not an email you own'] });
+}
+
+function validateToken(name: string, scopes: readonly string[]) {
+  const errors: Record<string, string[]> = {};
+  if (isBlank(name)) errors.name = ["can't be blank"];
+  // GitLab: PersonalAccessToken validates scopes' presence, then that each is an available scope.
+  if (scopes.length === 0) errors.scopes = ["can't be blank"];
+  else if (!scopes.every((scope) => (TOKEN_SCOPES as readonly string[]).includes(scope))) errors.scopes = ['can only contain available scopes'];
   if (Object.keys(errors).length > 0) throw invalid(errors);
 }
 
@@ -183,6 +231,8 @@ const initialState = (): UserState => ({
   state: 'active',
   status: null,
   tokens: new Map(),
+  unconfirmedEmail: null,
+  customAttributes: new Map(),
 });
 
 function evolve(state: UserState, event: UserEvent): UserState {
@@ -218,6 +268,18 @@ function evolve(state: UserState, event: UserEvent): UserState {
       tokens.set(token.id, { ...token, revoked: true });
       return { ...state, tokens };
     }
+    case 'UserEmailChangeRequested':
+      return { ...state, unconfirmedEmail: event.data.unconfirmed_email };
+    case 'UserCustomAttributeSet': {
+      const customAttributes = new Map(state.customAttributes);
+      customAttributes.set(event.data.key, event.data.value);
+      return { ...state, customAttributes };
+    }
+    case 'UserCustomAttributeDeleted': {
+      const customAttributes = new Map(state.customAttributes);
+      customAttributes.delete(event.data.key);
+      return { ...state, customAttributes };
+    }
     default:
       return state;
   }
@@ -226,6 +288,7 @@ function evolve(state: UserState, event: UserEvent): UserState {
 function decide(command: UserCommand, state: UserState): UserEvent[] {
   if (command.type === 'CreateUser') {
     if (state.exists || state.deleted) throw new DomainError('conflict', 'User already exists');
+    checkPublicEmail(command.profile.public_email, command.profile.email);
     return [
       {
         type: 'UserCreated',
@@ -244,13 +307,27 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
   const id = state.id;
   switch (command.type) {
     case 'UpdateUser': {
-      const changes = changedFields(state.profile, command.changes);
+      const requested: Record<string, unknown> = { ...command.changes };
+      // GitLab (Devise reconfirmable): without skip_reconfirmation a new email only becomes
+      // unconfirmed_email; the primary email stays until the user confirms.
+      let emailRequest: string | undefined;
+      if (typeof requested.email === 'string' && requested.email !== state.profile.email && !command.skipReconfirmation) {
+        emailRequest = requested.email;
+        delete requested.email;
+      }
+      const changes = changedFields(state.profile, requested as ProfileChanges);
+      const merged = { ...state.profile, ...changes };
+      if (changes.public_email !== undefined) checkPublicEmail(merged.public_email, merged.email);
       const events: UserEvent[] = [];
       if (Object.keys(changes).length > 0) events.push({ type: 'UserProfileUpdated', data: { id, changes } });
+      if (emailRequest !== undefined && emailRequest !== state.unconfirmedEmail) {
+        events.push({ type: 'UserEmailChangeRequested', data: { id, unconfirmed_email: emailRequest } });
+      }
       // GitLab: a password set by an admin must be changed again at next login.
       if (command.passwordHash) events.push({ type: 'UserPasswordChanged', data: { id, password_hash: command.passwordHash, expires_now: true } });
       return events;
     }
+    // GitLab: block/unblock of a user already in that state is no transition (the API answers false).
     case 'BlockUser':
       return state.state === 'blocked' ? [] : [{ type: 'UserBlocked', data: { id } }];
     case 'UnblockUser':
@@ -261,12 +338,21 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
         throw new DomainError('conflict', 'User cannot be removed while is the sole-owner of a group');
       }
       return [{ type: 'UserDeleted', data: { id, hard_delete: command.hardDelete } }];
-    case 'SetUserStatus':
-      if (command.emoji === '' && command.message === '') return state.status ? [{ type: 'UserStatusCleared', data: { id } }] : [];
-      return [{ type: 'UserStatusSet', data: { id, emoji: command.emoji, message: command.message, message_html: command.messageHtml } }];
+    case 'SetUserStatus': {
+      // GitLab (Users::SetStatusService): blank emoji and message clear the status;
+      // a message without an emoji gets speech_balloon.
+      if (isBlank(command.emoji) && isBlank(command.message)) return state.status ? [{ type: 'UserStatusCleared', data: { id } }] : [];
+      const emoji = isBlank(command.emoji) ? DEFAULT_STATUS_EMOJI : command.emoji!;
+      const errors: Record<string, string[]> = {};
+      if (!EMOJI_NAME.test(emoji)) errors.emoji = ['is not included in the list'];
+      if (command.message !== null && command.message.length > 100) errors.message = ['is too long (maximum is 100 characters)'];
+      if (Object.keys(errors).length > 0) throw invalid(errors);
+      const status = { emoji, message: command.message, message_html: command.messageHtml };
+      if (state.status && JSON.stringify(state.status) === JSON.stringify(status)) return [];
+      return [{ type: 'UserStatusSet', data: { id, ...status } }];
+    }
     case 'CreatePersonalAccessToken':
-      if (command.name.trim() === '') throw invalid({ name: ["can't be blank"] });
-      if (command.scopes.length === 0) throw invalid({ scopes: ["can't be blank"] });
+      validateToken(command.name, command.scopes);
       return [
         {
           type: 'PersonalAccessTokenCreated',
@@ -274,7 +360,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
             id: command.tokenId,
             user_id: id,
             name: command.name,
-            scopes: command.scopes,
+            scopes: command.scopes as readonly TokenScope[],
             expires_at: command.expiresAt,
             impersonation: command.impersonation,
             token_digest: command.tokenDigest,
@@ -286,9 +372,26 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (!token || token.impersonation !== command.impersonation) {
         throw notFound(command.impersonation ? 'Impersonation Token' : 'Personal Access Token');
       }
-      if (token.revoked) throw badRequest('400 Bad request - Token already revoked');
+      if (token.revoked) {
+        // GitLab: revoking an impersonation token again is a no-op (204); a personal one is refused.
+        if (command.impersonation) return [];
+        throw badRequest('400 Bad request - Token already revoked');
+      }
       return [{ type: 'PersonalAccessTokenRevoked', data: { id: token.id, user_id: id } }];
     }
+    case 'SetUserCustomAttribute': {
+      // GitLab: CustomAttribute validates the presence of key and value.
+      const errors: Record<string, string[]> = {};
+      if (isBlank(command.key)) errors.key = ["can't be blank"];
+      if (isBlank(command.value)) errors.value = ["can't be blank"];
+      if (Object.keys(errors).length > 0) throw invalid(errors);
+      if (state.customAttributes.get(command.key) === command.value) return [];
+      return [{ type: 'UserCustomAttributeSet', data: { id, key: command.key, value: command.value } }];
+    }
+    case 'DeleteUserCustomAttribute':
+      // GitLab: find_by! raises RecordNotFound, answered as "404 Not found".
+      if (!state.customAttributes.has(command.key)) throw new DomainError('not_found', '404 Not found', 'Custom Attribute');
+      return [{ type: 'UserCustomAttributeDeleted', data: { id, key: command.key } }];
     default: {
       const unhandled: never = command;
       throw new Error(`unhandled command ${JSON.stringify(unhandled)}`);

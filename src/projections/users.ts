@@ -62,13 +62,27 @@ export interface PersonalAccessTokensTable {
   created_at: Timestamp;
 }
 
+/** GitLab's user_custom_attributes (migration 0003). */
+export interface UserCustomAttributesTable {
+  user_id: number;
+  key: string;
+  value: string;
+  /** Stream version of the event that first set the key: GitLab lists attributes in creation order. */
+  created_version: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  stream_version: number;
+}
+
 export interface UsersReadTables {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
+  user_custom_attributes: UserCustomAttributesTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
 export type TokenRow = Selectable<PersonalAccessTokensTable>;
+export type CustomAttributeRow = Selectable<UserCustomAttributesTable>;
 
 // ───────────────────────────── Projector ─────────────────────────────
 
@@ -77,7 +91,7 @@ export const usersProjector: Projector = {
   version: 1,
   mode: 'inline',
   handles: USER_EVENT_TYPES,
-  tables: ['users', 'personal_access_tokens'],
+  tables: ['users', 'personal_access_tokens', 'user_custom_attributes'],
   async apply(stored: StoredEvent, trx: Db) {
     const event = stored as unknown as UserEvent & StoredEvent;
     const at = stored.occurredAt.toISOString();
@@ -133,6 +147,7 @@ export const usersProjector: Projector = {
         return;
       case 'UserDeleted':
         await trx.deleteFrom('personal_access_tokens').where('user_id', '=', event.data.id).execute();
+        await trx.deleteFrom('user_custom_attributes').where('user_id', '=', event.data.id).execute();
         await trx.deleteFrom('users').where('id', '=', event.data.id).execute();
         return;
       case 'UserStatusSet':
@@ -163,13 +178,41 @@ export const usersProjector: Projector = {
       case 'PersonalAccessTokenRevoked':
         await trx.updateTable('personal_access_tokens').set({ revoked: true }).where('id', '=', event.data.id).execute();
         return;
+      case 'UserEmailChangeRequested':
+        // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
+        await update(event.data.id, {});
+        return;
+      case 'UserCustomAttributeSet':
+        await trx
+          .insertInto('user_custom_attributes')
+          .values({ user_id: event.data.id, key: event.data.key, value: event.data.value, created_version: v, created_at: at, updated_at: at, stream_version: v })
+          .onConflict((oc) =>
+            oc
+              .columns(['user_id', 'key'])
+              .doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), updated_at: eb.ref('excluded.updated_at'), stream_version: eb.ref('excluded.stream_version') }))
+              .where('user_custom_attributes.stream_version', '<', v),
+          )
+          .execute();
+        return;
+      case 'UserCustomAttributeDeleted':
+        await trx
+          .deleteFrom('user_custom_attributes')
+          .where('user_id', '=', event.data.id)
+          .where('key', '=', event.data.key)
+          .where('stream_version', '<', v)
+          .execute();
+        return;
     }
   },
 };
 
 // ───────────────────────────── Queries ─────────────────────────────
 
-export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+const INT4_MAX = 2147483647;
+
+/** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
+export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  if (!Number.isSafeInteger(id) || id < 1 || id > INT4_MAX) return undefined;
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -183,9 +226,35 @@ export function findUserByUsername(db: Db, username: string): Promise<UserRow | 
 
 /** A path segment naming a user: numeric id or username. */
 export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<UserRow | undefined> {
+  // GitLab's UserFinder: all digits is an id, anything else a username.
   return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
 }
 
 export function findTokenByDigest(db: Db, digest: string): Promise<TokenRow | undefined> {
   return db.selectFrom('personal_access_tokens').selectAll().where('token_digest', '=', digest).executeTakeFirst();
+}
+
+/** A user's custom attributes in creation order (GitLab: by id). */
+export function listCustomAttributes(db: Db, userId: number): Promise<CustomAttributeRow[]> {
+  return db.selectFrom('user_custom_attributes').selectAll().where('user_id', '=', userId).orderBy('created_version').orderBy('key').execute();
+}
+
+export function findCustomAttribute(db: Db, userId: number, key: string): Promise<CustomAttributeRow | undefined> {
+  return db.selectFrom('user_custom_attributes').selectAll().where('user_id', '=', userId).where('key', '=', key).executeTakeFirst();
+}
+
+/** Custom attributes of several users at once (with_custom_attributes on a list). */
+export async function customAttributesByUser(db: Db, userIds: readonly number[]): Promise<Map<number, CustomAttributeRow[]>> {
+  const byUser = new Map<number, CustomAttributeRow[]>(userIds.map((id) => [id, []]));
+  if (userIds.length === 0) return byUser;
+  const rows = await db
+    .selectFrom('user_custom_attributes')
+    .selectAll()
+    .where('user_id', 'in', [...userIds])
+    .orderBy('user_id')
+    .orderBy('created_version')
+    .orderBy('key')
+    .execute();
+  for (const row of rows) byUser.get(row.user_id)?.push(row);
+  return byUser;
 }

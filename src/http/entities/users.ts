@@ -1,28 +1,60 @@
+import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
-import type { TokenRow, UserRow } from '../../projections/users.js';
+import type { CustomAttributeRow, TokenRow, UserRow } from '../../projections/users.js';
 
 /** GitLab timestamps: ISO 8601 UTC with milliseconds. */
 export const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 export const userWebUrl = (config: Config, username: string) => `${config.externalUrl}/${username}`;
 
+/**
+ * GitLab: a user without an uploaded avatar shows its Gravatar (enabled by default), at
+ * 40 px × scale 2 — GravatarService with the plain URL, keyed by the MD5 of the email.
+ */
+export function avatarUrl(row: Pick<UserRow, 'avatar_url' | 'email'>): string | null {
+  if (row.avatar_url) return row.avatar_url;
+  const hash = createHash('md5').update(row.email.trim().toLowerCase()).digest('hex');
+  return `https://www.gravatar.com/avatar/${hash}?s=80&d=identicon`;
+}
+
+/** What a view may add: the caller (for conditional fields) and custom attributes (admins' with_custom_attributes). */
+export interface UserViewOptions {
+  /** The caller, when a field depends on who asks (User#created_at). */
+  readonly viewer?: Pick<UserRow, 'id' | 'is_admin'> | null;
+  /** Present only when requested by an administrator; exposed after avatar_url as GitLab does. */
+  readonly customAttributes?: readonly CustomAttributeRow[] | undefined;
+}
+
+/** Entities::CustomAttribute */
+export const toCustomAttribute = (row: Pick<CustomAttributeRow, 'key' | 'value'>) => ({ key: row.key, value: row.value });
+
 /** Entities::UserBasic — also the user reference embedded as author, assignee, … */
-export function toUserBasic(row: UserRow, config: Config) {
+export function toUserBasic(row: UserRow, config: Config, options: UserViewOptions = {}) {
   return {
     id: row.id,
     name: row.name,
     username: row.username,
     state: row.state,
-    avatar_url: row.avatar_url,
+    avatar_url: avatarUrl(row),
+    ...(options.customAttributes ? { custom_attributes: options.customAttributes.map(toCustomAttribute) } : {}),
     web_url: userWebUrl(config, row.username),
   };
 }
 
+/**
+ * GitLab's UserPolicy :read_user_profile — denied for a private or blocked profile unless
+ * the caller is that user or an administrator (Entities::User#created_at depends on it).
+ */
+function canReadProfile(row: UserRow, viewer: UserViewOptions['viewer']): boolean {
+  if (!row.private_profile && row.state !== 'blocked') return true;
+  return Boolean(viewer && (viewer.is_admin || viewer.id === row.id));
+}
+
 /** Entities::User — the single-user view for non-admins. */
-export function toUser(row: UserRow, config: Config) {
+export function toUser(row: UserRow, config: Config, options: UserViewOptions = {}) {
   return {
-    ...toUserBasic(row, config),
-    created_at: iso(row.created_at),
+    ...toUserBasic(row, config, options),
+    ...(canReadProfile(row, options.viewer) ? { created_at: iso(row.created_at) } : {}),
     bio: row.bio,
     location: row.location,
     public_email: row.public_email,
@@ -34,10 +66,10 @@ export function toUser(row: UserRow, config: Config) {
   };
 }
 
-/** Entities::UserPublic — the current user's own view. */
-export function toUserPublic(row: UserRow, config: Config) {
+/** The fields Entities::UserPublic adds to Entities::User (the current user's own view). */
+function publicFields(row: UserRow, config: Config, options: UserViewOptions) {
   return {
-    ...toUser(row, config),
+    ...toUser(row, config, options),
     last_sign_in_at: iso(row.last_sign_in_at),
     confirmed_at: iso(row.confirmed_at),
     last_activity_on: row.last_activity_on,
@@ -55,41 +87,74 @@ export function toUserPublic(row: UserRow, config: Config) {
   };
 }
 
-/** Entities::UserWithAdmin — what administrators see. Paid tiers add the minutes limits and the note. */
-export function toUserWithAdmin(row: UserRow, config: Config) {
-  const paid = config.plan !== 'free';
+const paidTier = (config: Config) => config.plan !== 'free';
+
+/** EE (paid tiers): the pipeline minutes limits, prepended to UserPublic and its descendants. */
+function minutesLimits(row: UserRow, config: Config) {
+  return paidTier(config)
+    ? { shared_runners_minutes_limit: row.shared_runners_minutes_limit, extra_shared_runners_minutes_limit: row.extra_shared_runners_minutes_limit }
+    : {};
+}
+
+/** Entities::UserPublic — the current user's own view (GET /user for non-admins). */
+export function toUserPublic(row: UserRow, config: Config, options: UserViewOptions = {}) {
+  return { ...publicFields(row, config, { ...options, viewer: options.viewer ?? row }), ...minutesLimits(row, config) };
+}
+
+/**
+ * Entities::UserWithAdmin — what administrators see. EE prepends the minutes limits to every
+ * descendant of UserPublic, so here they follow is_admin; then EE's admin note.
+ */
+export function toUserWithAdmin(row: UserRow, config: Config, options: UserViewOptions = {}) {
   return {
-    ...toUserPublic(row, config),
+    ...publicFields(row, config, { ...options, viewer: options.viewer ?? { id: row.id, is_admin: true } }),
     is_admin: row.is_admin,
-    ...(paid
-      ? {
-          note: row.note,
-          shared_runners_minutes_limit: row.shared_runners_minutes_limit,
-          extra_shared_runners_minutes_limit: row.extra_shared_runners_minutes_limit,
-        }
-      : {}),
+    ...minutesLimits(row, config),
+    ...(paidTier(config) ? { note: row.note } : {}),
   };
 }
 
+/**
+ * Entities::UserStatus. Without a status GitLab presents `{}`: emoji and message null and
+ * message_html "" (MarkupHelper.markdown_field of a blank object).
+ */
 export function toUserStatus(row: UserRow) {
+  if (row.status_emoji === null) return { emoji: null, message: null, message_html: '' };
   return {
     emoji: row.status_emoji,
     message: row.status_message,
-    message_html: row.status_message_html,
+    message_html: row.status_message_html ?? '',
   };
 }
 
-/** Entities::PersonalAccessToken, or ImpersonationToken (adds `impersonation`); `token` only right after creation. */
-export function toAccessToken(row: TokenRow, today: string, token?: string) {
+const tokenActive = (row: TokenRow, today: string) => !row.revoked && (row.expires_at === null || row.expires_at > today);
+
+/** Entities::ImpersonationToken; `token` (ImpersonationTokenWithToken) only right after creation, before `impersonation`. */
+export function toImpersonationToken(row: TokenRow, today: string, token?: string) {
   return {
     id: row.id,
     name: row.name,
     revoked: row.revoked,
     created_at: iso(row.created_at),
     scopes: row.scopes,
-    active: !row.revoked && (row.expires_at === null || row.expires_at > today),
+    active: tokenActive(row, today),
     expires_at: row.expires_at,
-    ...(row.impersonation ? { impersonation: true } : {}),
+    ...(token === undefined ? {} : { token }),
+    impersonation: row.impersonation,
+  };
+}
+
+/** Entities::PersonalAccessTokenWithToken (GitLab 13.6's POST /users/:user_id/personal_access_tokens). */
+export function toPersonalAccessToken(row: TokenRow, today: string, token?: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    revoked: row.revoked,
+    created_at: iso(row.created_at),
+    scopes: row.scopes,
+    user_id: row.user_id,
+    active: tokenActive(row, today),
+    expires_at: row.expires_at,
     ...(token === undefined ? {} : { token }),
   };
 }
