@@ -119,10 +119,11 @@ export function checkChainLink(
   if (!head && anchor && event.streamVersion > 1) return next;
   const expected = (head?.version ?? 0) + 1;
   if (event.streamVersion !== expected) {
+    const missing = event.streamVersion - expected === 1 ? `version ${expected} is` : `versions ${expected}–${event.streamVersion - 1} are`;
     const detail =
       event.streamVersion > expected
-        ? `version ${event.streamVersion} follows version ${expected - 1}: ${expected === event.streamVersion - 1 ? `version ${expected} is` : `versions ${expected}–${event.streamVersion - 1} are`} missing`
-        : `version ${event.streamVersion} after version ${expected - 1}: versions out of order`;
+        ? `version ${event.streamVersion} follows version ${expected - 1}: ${missing} missing`
+        : `version ${event.streamVersion} follows version ${expected - 1}: versions out of order`;
     problem({ kind: 'version_gap', ...at, detail });
     return next;
   }

@@ -87,3 +87,12 @@ export async function waitUntilReadable(db: Db, timeoutMs = 15_000): Promise<voi
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Empties the log and its seals, positions and seal ids restarting at 1. */
+export async function resetLog(db: Db): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`alter table events disable trigger user`.execute(trx);
+    await sql`truncate events, event_seals restart identity`.execute(trx);
+    await sql`alter table events enable trigger user`.execute(trx);
+  });
+}

@@ -6,7 +6,7 @@ import { GENESIS_HASH, eventHash } from '../../src/eventstore/hash.js';
 import { MerkleBuilder, leafFieldsOfRow, merkleLeaf, runSealWorker, sealHash, sealPending } from '../../src/eventstore/seal.js';
 import { verifyLog, type VerifyProgress } from '../../src/eventstore/verify.js';
 import { openTestDatabase } from '../support/database.js';
-import { append, appendWithTransactionId, backupLog, restoreLog, tamper, waitUntilReadable } from './audit-support.js';
+import { append, appendWithTransactionId, backupLog, resetLog, restoreLog, tamper, waitUntilReadable } from './audit-support.js';
 
 describe('Merkle root', () => {
   // RFC 6962 §2.1, written recursively: the split is the largest power of two below n.
@@ -70,12 +70,15 @@ const buildSealedLog = async (handle: DatabaseHandle) => {
   return sealPending(handle.db, { maxEventsPerSeal: 3 });
 };
 
+// One database for the file (opening one is the slow part): each block starts from an empty log.
+let handle: DatabaseHandle;
+beforeAll(async () => {
+  handle = await openTestDatabase();
+});
+afterAll(() => handle.close());
+
 describe('sealPending', () => {
-  let handle: DatabaseHandle;
-  beforeAll(async () => {
-    handle = await openTestDatabase();
-  });
-  afterAll(() => handle.close());
+  beforeAll(() => resetLog(handle.db));
 
   it('seals everything sealable in consecutive chained ranges, once', async () => {
     const first = await buildSealedLog(handle);
@@ -151,14 +154,12 @@ describe('sealPending', () => {
 });
 
 describe('verifyLog finds tampering', () => {
-  let handle: DatabaseHandle;
   beforeAll(async () => {
-    handle = await openTestDatabase();
+    await resetLog(handle.db);
     await buildSealedLog(handle);
     await backupLog(handle.db);
   });
   afterEach(() => restoreLog(handle.db));
-  afterAll(() => handle.close());
 
   it('finds nothing in an untouched log', async () => {
     expect(await verifyLog(handle.db)).toMatchObject({ ok: true, eventsChecked: 7, sealsChecked: 3, problems: [], problemCount: 0 });
