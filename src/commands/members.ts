@@ -3,6 +3,7 @@ import {
   type MemberCommand,
   type MemberEvent,
   type MembersState,
+  type InheritedMembership,
   type OwnerGuard,
   memberEventIndex,
   membersDecider,
@@ -42,18 +43,25 @@ export function initialMemberSpec(
   accessLevel: number,
   metadata: EventMetadata,
 ): MemberCommandSpec {
-  return spec({ type: 'AddMember', sourceType, sourceId, userId, accessLevel, expiresAt: null, actorId: metadata.actor_id ?? userId }, metadata);
+  return spec({ type: 'AddMember', sourceType, sourceId, userId, accessLevel, expiresAt: null, actorId: metadata.actor_id ?? userId, inherited: null }, metadata);
 }
 
-export function addMember(ctx: CommandContext, source: Source, userId: number, accessLevel: number, expiresAt: string | null, metadata: EventMetadata) {
-  return run(ctx, { type: 'AddMember', sourceType: source.type, sourceId: source.id, userId, accessLevel, expiresAt, actorId: metadata.actor_id ?? null }, metadata);
+export interface AddMemberInput {
+  readonly accessLevel: number;
+  readonly expiresAt: string | null;
+  /** The user's highest membership in an ancestor group (read by the caller). */
+  readonly inherited: InheritedMembership | null;
+}
+
+export function addMember(ctx: CommandContext, source: Source, userId: number, input: AddMemberInput, metadata: EventMetadata) {
+  return run(ctx, { type: 'AddMember', sourceType: source.type, sourceId: source.id, userId, ...input, actorId: metadata.actor_id ?? null }, metadata);
 }
 
 export function updateMember(
   ctx: CommandContext,
   source: Source,
   userId: number,
-  change: { accessLevel: number; expiresAt: string | null | undefined },
+  change: { accessLevel: number; expiresAt: string | null | undefined; inherited: InheritedMembership | null },
   guard: OwnerGuard,
   metadata: EventMetadata,
 ) {
@@ -68,14 +76,16 @@ export function requestAccess(ctx: CommandContext, source: Source, userId: numbe
   return run(ctx, { type: 'RequestAccess', sourceType: source.type, sourceId: source.id, userId }, metadata);
 }
 
-export function approveAccessRequest(ctx: CommandContext, source: Source, userId: number, accessLevel: number, metadata: EventMetadata) {
-  return run(ctx, { type: 'ApproveAccessRequest', sourceType: source.type, sourceId: source.id, userId, accessLevel, actorId: metadata.actor_id ?? null }, metadata);
+export function approveAccessRequest(
+  ctx: CommandContext,
+  source: Source,
+  userId: number,
+  approval: { accessLevel: number; inherited: InheritedMembership | null },
+  metadata: EventMetadata,
+) {
+  return run(ctx, { type: 'ApproveAccessRequest', sourceType: source.type, sourceId: source.id, userId, ...approval, actorId: metadata.actor_id ?? null }, metadata);
 }
 
 export function denyAccessRequest(ctx: CommandContext, source: Source, userId: number, metadata: EventMetadata) {
   return run(ctx, { type: 'DenyAccessRequest', sourceType: source.type, sourceId: source.id, userId, actorId: metadata.actor_id ?? null }, metadata);
-}
-
-export function forgetDeletedUser(ctx: CommandContext, source: Source, userId: number, metadata: EventMetadata) {
-  return run(ctx, { type: 'ForgetDeletedUser', sourceType: source.type, sourceId: source.id, userId }, metadata);
 }

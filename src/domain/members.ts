@@ -1,5 +1,5 @@
 import type { Decider } from './decider.js';
-import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, type MemberSourceType, type Viewer } from './access.js';
+import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, visibleWithoutMembership, type MemberSourceType, type Viewer, type Visibility } from './access.js';
 import { DomainError, forbidden, invalid } from './errors.js';
 
 /**
@@ -74,34 +74,50 @@ interface SourceCommand {
 }
 
 export type MemberCommand =
-  | (SourceCommand & { readonly type: 'AddMember'; readonly accessLevel: number; readonly expiresAt: string | null; readonly actorId: number | null })
+  | (SourceCommand & {
+      readonly type: 'AddMember';
+      readonly accessLevel: number;
+      readonly expiresAt: string | null;
+      readonly actorId: number | null;
+      readonly inherited: InheritedMembership | null;
+    })
   | (SourceCommand & {
       readonly type: 'UpdateMember';
       readonly accessLevel: number;
       /** undefined keeps the current date; null clears it. */
       readonly expiresAt: string | null | undefined;
       readonly guard: OwnerGuard;
+      readonly inherited: InheritedMembership | null;
     })
   | (SourceCommand & { readonly type: 'RemoveMember'; readonly actorId: number | null; readonly guard: OwnerGuard })
   | (SourceCommand & { readonly type: 'RequestAccess' })
-  | (SourceCommand & { readonly type: 'ApproveAccessRequest'; readonly accessLevel: number; readonly actorId: number | null })
-  | (SourceCommand & { readonly type: 'DenyAccessRequest'; readonly actorId: number | null })
-  /** The user account is gone: drop its membership and request (never refused). */
-  | (SourceCommand & { readonly type: 'ForgetDeletedUser' });
+  | (SourceCommand & {
+      readonly type: 'ApproveAccessRequest';
+      readonly accessLevel: number;
+      readonly actorId: number | null;
+      readonly inherited: InheritedMembership | null;
+    })
+  | (SourceCommand & { readonly type: 'DenyAccessRequest'; readonly actorId: number | null });
 
 /**
- * What the owner invariants need from outside the stream, read at command time:
- * GitLab counts owners with the ancestors' (`members_with_parents`), and a personal
- * project's namespace owner cannot be changed or removed.
+ * What the owner invariants need from outside the stream, read at command time.
+ * GitLab counts the owners of the group and its ancestors whose accounts are active
+ * (`members_with_parents.owners`), and a personal project's owner is untouchable.
  */
 export interface OwnerGuard {
-  /** Owners of ancestor groups (groups only; 0 for a top-level group or a project). */
+  /** Active owners of ancestor groups (0 for a top-level group or a project). */
   readonly ancestorOwners: number;
-  /** The owner of a project's personal namespace, whose membership is untouchable. */
+  /** Members of this source whose accounts are active (blocked and deleted users are not). */
+  readonly activeUserIds: readonly number[];
+  /** The owner of a project's personal namespace, whose membership cannot be changed. */
   readonly personalOwnerId: number | null;
 }
 
-export const NO_GUARD: OwnerGuard = { ancestorOwners: 0, personalOwnerId: null };
+/** The user's highest membership in an ancestor group (GitLab's `highest_group_member`). */
+export interface InheritedMembership {
+  readonly access_level: number;
+  readonly group_name: string;
+}
 
 // ───────────────────────────── Validation and policy ─────────────────────────────
 
@@ -112,8 +128,20 @@ export function validLevels(sourceType: MemberSourceType): readonly number[] {
   return sourceType === 'Namespace' ? GROUP_ACCESS_LEVELS : PROJECT_ACCESS_LEVELS;
 }
 
-function validateLevel(sourceType: MemberSourceType, level: number) {
-  if (!validLevels(sourceType).includes(level)) throw invalid({ access_level: ['is not included in the list'] });
+export const ROLE_NAMES: Readonly<Record<number, string>> = { 10: 'Guest', 20: 'Reporter', 30: 'Developer', 40: 'Maintainer', 50: 'Owner' };
+
+/**
+ * GitLab's Member validations, in their order: not below an inherited membership
+ * (`higher_access_level_than_group`), then the level's inclusion in the source's list.
+ */
+function validateLevel(sourceType: MemberSourceType, level: number, inherited: InheritedMembership | null) {
+  const messages: string[] = [];
+  if (inherited && inherited.access_level > level) {
+    const role = ROLE_NAMES[inherited.access_level] ?? String(inherited.access_level);
+    messages.push(`should be greater than or equal to ${role} inherited membership from group ${inherited.group_name}`);
+  }
+  if (!validLevels(sourceType).includes(level)) messages.push('is not included in the list');
+  if (messages.length > 0) throw invalid({ access_level: messages });
 }
 
 /** GitLab's `find_by!` → ActiveRecord::RecordNotFound → `{"message":"404 Not found"}`. */
@@ -126,6 +154,19 @@ export const recordNotFound = () => new DomainError('not_found', '404 Not found'
 export function canRemoveMember(viewer: Viewer | null, canManage: boolean, targetUserId: number): boolean {
   if (!viewer) return false;
   return canManage || viewer.id === targetUserId;
+}
+
+/**
+ * GitLab's `request_access` ability (GroupPolicy, ProjectPolicy): a signed-in user who sees
+ * the group or project without membership (public, or internal for non-external users),
+ * has no access yet (direct or inherited), is not an administrator, and the source has
+ * request_access_enabled.
+ */
+export function canRequestAccess(viewer: Viewer | null, visibility: Visibility, role: number | null, requestAccessEnabled: boolean): boolean {
+  if (!viewer || viewer.isAdmin) return false;
+  if (role !== null) return false;
+  if (!requestAccessEnabled) return false;
+  return visibleWithoutMembership(viewer).includes(visibility);
 }
 
 // ───────────────────────────── Decider ─────────────────────────────
@@ -178,7 +219,8 @@ function assertNotProtected(state: MembersState, command: SourceCommand, member:
     return;
   }
   if (member.access_level !== ACCESS.OWNER) return;
-  const otherOwners = [...state.members.values()].filter((m) => m.access_level === ACCESS.OWNER && m.user_id !== member.user_id).length;
+  const active = new Set(guard.activeUserIds);
+  const otherOwners = [...state.members.values()].filter((m) => m.access_level === ACCESS.OWNER && m.user_id !== member.user_id && active.has(m.user_id)).length;
   if (otherOwners + guard.ancestorOwners === 0) throw forbidden();
 }
 
@@ -189,7 +231,7 @@ function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
   switch (command.type) {
     case 'AddMember': {
       if (member) throw new DomainError('conflict', 'Member already exists');
-      validateLevel(command.sourceType, command.accessLevel);
+      validateLevel(command.sourceType, command.accessLevel, command.inherited);
       // GitLab: Member.add_user on a pending requester approves the request.
       if (requested) {
         return [{ type: 'AccessRequestApproved', data: { ...data, access_level: command.accessLevel, expires_at: command.expiresAt, approved_by_id: command.actorId } }];
@@ -199,7 +241,7 @@ function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
     case 'UpdateMember': {
       if (!member) throw recordNotFound();
       assertNotProtected(state, command, member, command.guard);
-      validateLevel(command.sourceType, command.accessLevel);
+      validateLevel(command.sourceType, command.accessLevel, command.inherited);
       const expiresAt = command.expiresAt === undefined ? member.expires_at : command.expiresAt;
       if (expiresAt === member.expires_at && command.accessLevel === member.access_level) return [];
       return [{ type: 'MemberUpdated', data: { ...data, access_level: command.accessLevel, expires_at: expiresAt } }];
@@ -217,17 +259,11 @@ function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
       return [{ type: 'AccessRequested', data }];
     case 'ApproveAccessRequest':
       if (!requested) throw recordNotFound();
-      validateLevel(command.sourceType, command.accessLevel);
+      validateLevel(command.sourceType, command.accessLevel, command.inherited);
       return [{ type: 'AccessRequestApproved', data: { ...data, access_level: command.accessLevel, expires_at: null, approved_by_id: command.actorId } }];
     case 'DenyAccessRequest':
       if (!requested) throw recordNotFound();
       return [{ type: 'AccessRequestDenied', data: { ...data, withdrawn: command.actorId === command.userId } }];
-    case 'ForgetDeletedUser': {
-      const events: MemberEvent[] = [];
-      if (member) events.push({ type: 'MemberRemoved', data: { ...data, reason: 'user_deleted' } });
-      if (requested) events.push({ type: 'AccessRequestDenied', data: { ...data, withdrawn: true } });
-      return events;
-    }
     default: {
       const unhandled: never = command;
       throw new Error(`unhandled command ${JSON.stringify(unhandled)}`);
