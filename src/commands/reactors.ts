@@ -1,4 +1,5 @@
 import type { Reactor } from '../projections/runner.js';
+import { groupRemovalReactor } from './groups.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor[] = [];
+export const REACTORS: readonly Reactor[] = [groupRemovalReactor];

@@ -4,6 +4,7 @@ import { type AppContext, type AppEnv } from './kernel/context.js';
 import { sendError } from './kernel/errors.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
+import { groupRoutes } from './routes/groups.js';
 
 export const API_PREFIX = '/api/v4';
 
@@ -45,6 +46,7 @@ export function createApp(app: AppContext) {
   const api = new Hono<AppEnv>();
   api.route('/', metaRoutes);
   api.route('/', userRoutes);
+  api.route('/', groupRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
 

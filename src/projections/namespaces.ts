@@ -1,5 +1,12 @@
-import type { ColumnType, Selectable } from 'kysely';
-import type { Visibility } from '../domain/access.js';
+import { sql, type ColumnType, type Expression, type Selectable, type SqlBool } from 'kysely';
+import type { Db } from '../database.js';
+import type { Viewer, Visibility } from '../domain/access.js';
+import { VISIBILITIES, VISIBILITY_LEVEL, visibleWithoutMembership } from '../domain/access.js';
+import { GROUP_EVENT_TYPES, type GroupEvent, type ParentGroup } from '../domain/groups.js';
+import type { UserEvent } from '../domain/users.js';
+import type { StoredEvent } from '../eventstore/types.js';
+import { memberNamespaceIds, projectVisibleTo } from './access.js';
+import type { Projector } from './projector.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -39,8 +46,407 @@ export interface NamespacesTable {
   stream_version: number;
 }
 
+/** GitLab's group custom attributes (admin-only key/value pairs). */
+export interface GroupCustomAttributesTable {
+  group_id: number;
+  key: string;
+  value: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface NamespacesReadTables {
   namespaces: NamespacesTable;
+  group_custom_attributes: GroupCustomAttributesTable;
 }
 
 export type NamespaceRow = Selectable<NamespacesTable>;
+export type GroupCustomAttributeRow = Selectable<GroupCustomAttributesTable>;
+
+// ───────────────────────────── Projector ─────────────────────────────
+
+const USER_EVENTS = ['UserCreated', 'UserProfileUpdated', 'UserDeleted'] as const;
+
+/**
+ * Personal namespaces (from the user stream) and groups (from group streams). A group's
+ * row is guarded by its stream version; what cascades to descendants (full path and name,
+ * pending deletion, the sharing lock) is recomputed from the rows, so replays change nothing.
+ */
+export const namespacesProjector: Projector = {
+  name: 'namespaces',
+  version: 1,
+  mode: 'inline',
+  handles: [...USER_EVENTS, ...GROUP_EVENT_TYPES],
+  tables: ['namespaces', 'group_custom_attributes'],
+  async apply(stored: StoredEvent, trx: Db) {
+    const event = stored as unknown as (UserEvent | GroupEvent) & StoredEvent;
+    const at = stored.occurredAt.toISOString();
+    const v = stored.streamVersion;
+    /** Moves a group row to this event's version; false when the event was applied already. */
+    const advance = async (id: number, values: Record<string, unknown> = {}) => {
+      const result = await trx
+        .updateTable('namespaces')
+        .set({ ...values, stream_version: v })
+        .where('id', '=', id)
+        .where('kind', '=', 'group')
+        .where('stream_version', '<', v)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    };
+    switch (event.type) {
+      // ───────── personal namespaces ─────────
+      case 'UserCreated': {
+        const d = event.data;
+        await trx
+          .insertInto('namespaces')
+          .values({
+            ...PERSONAL_DEFAULTS,
+            id: d.namespace_id,
+            kind: 'user',
+            name: d.name,
+            path: d.username,
+            full_name: d.name,
+            full_path: d.username,
+            parent_id: null,
+            owner_id: d.id,
+            traversal_ids: [d.namespace_id],
+            created_at: at,
+            updated_at: at,
+            stream_version: v,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+        return;
+      }
+      case 'UserProfileUpdated': {
+        const { username, name } = event.data.changes;
+        if (username === undefined && name === undefined) return;
+        await trx
+          .updateTable('namespaces')
+          .set({
+            ...(username !== undefined ? { path: username, full_path: username } : {}),
+            ...(name !== undefined ? { name, full_name: name } : {}),
+            updated_at: at,
+            stream_version: v,
+          })
+          .where('kind', '=', 'user')
+          .where('owner_id', '=', event.data.id)
+          .where('stream_version', '<', v)
+          .execute();
+        return;
+      }
+      case 'UserDeleted':
+        await trx.deleteFrom('namespaces').where('kind', '=', 'user').where('owner_id', '=', event.data.id).execute();
+        return;
+
+      // ───────── groups ─────────
+      case 'GroupCreated': {
+        const { id, parent_id, traversal_ids, full_path, full_name, ...settings } = event.data;
+        // The parent's row, locked: a concurrent rename of the parent either finished before
+        // (we see its new path) or waits for us (its cascade then sees this row).
+        const parent = parent_id === null ? undefined : await lockedRow(trx, parent_id);
+        await trx
+          .insertInto('namespaces')
+          .values({
+            ...settings,
+            id,
+            kind: 'group',
+            parent_id,
+            owner_id: null,
+            traversal_ids: parent ? [...parent.traversal_ids, id] : [...traversal_ids],
+            full_path: parent ? `${parent.full_path}/${settings.path}` : full_path,
+            full_name: parent ? `${parent.full_name} / ${settings.name}` : full_name,
+            avatar_url: null,
+            runners_token: null,
+            pending_delete: false,
+            created_at: at,
+            updated_at: at,
+            stream_version: v,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+        return;
+      }
+      case 'GroupUpdated': {
+        const { id, changes } = event.data;
+        if (!(await advance(id, { ...changes, updated_at: at }))) return;
+        if (changes.path !== undefined || changes.name !== undefined) await recomputeFullPaths(trx, id);
+        // GitLab: Namespace#force_share_with_group_lock_on_descendants.
+        if (changes.share_with_group_lock === true) {
+          await trx
+            .updateTable('namespaces')
+            .set({ share_with_group_lock: true })
+            .where(sql<SqlBool>`traversal_ids && array[${id}]::integer[]`)
+            .where('id', '<>', id)
+            .execute();
+        }
+        return;
+      }
+      case 'GroupDeletionScheduled': {
+        const { id } = event.data;
+        if (!(await advance(id, { pending_delete: true, updated_at: at }))) return;
+        await trx.updateTable('namespaces').set({ pending_delete: true }).where(sql<SqlBool>`traversal_ids && array[${id}]::integer[]`).execute();
+        return;
+      }
+      case 'GroupDeleted':
+        await trx.deleteFrom('group_custom_attributes').where('group_id', '=', event.data.id).execute();
+        await trx.deleteFrom('namespaces').where('id', '=', event.data.id).where('kind', '=', 'group').execute();
+        return;
+      case 'GroupCustomAttributeSet': {
+        const { id, key, value } = event.data;
+        if (!(await advance(id))) return;
+        await trx
+          .insertInto('group_custom_attributes')
+          .values({ group_id: id, key, value, created_at: at, updated_at: at })
+          .onConflict((oc) => oc.columns(['group_id', 'key']).doUpdateSet({ value, updated_at: at }))
+          .execute();
+        return;
+      }
+      case 'GroupCustomAttributeDeleted': {
+        const { id, key } = event.data;
+        if (!(await advance(id))) return;
+        await trx.deleteFrom('group_custom_attributes').where('group_id', '=', id).where('key', '=', key).execute();
+        return;
+      }
+    }
+  },
+};
+
+// GitLab: a personal namespace is public (its projects carry their own visibility).
+const PERSONAL_DEFAULTS = {
+  description: '',
+  visibility: 'public' as Visibility,
+  share_with_group_lock: false,
+  require_two_factor_authentication: false,
+  two_factor_grace_period: 48,
+  project_creation_level: 'developer' as const,
+  auto_devops_enabled: null,
+  subgroup_creation_level: 'maintainer' as const,
+  emails_disabled: null,
+  mentions_disabled: null,
+  lfs_enabled: true,
+  request_access_enabled: false,
+  avatar_url: null,
+  file_template_project_id: null,
+  shared_runners_minutes_limit: null,
+  extra_shared_runners_minutes_limit: null,
+  runners_token: null,
+  pending_delete: false,
+};
+
+async function lockedRow(trx: Db, id: number) {
+  const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name'>>`
+    select traversal_ids, full_path, full_name from namespaces where id = ${id} for update`.execute(trx);
+  return rows[0];
+}
+
+/** full_path and full_name of a group and its descendants, from their ancestors' rows. */
+async function recomputeFullPaths(trx: Db, id: number) {
+  await sql`
+    update namespaces d
+       set full_path = s.full_path, full_name = s.full_name
+      from (select n.id,
+                   string_agg(a.path, '/' order by x.ord) as full_path,
+                   string_agg(a.name, ' / ' order by x.ord) as full_name
+              from namespaces n
+             cross join lateral unnest(n.traversal_ids) with ordinality as x(ancestor_id, ord)
+              join namespaces a on a.id = x.ancestor_id
+             where n.traversal_ids && array[${id}]::integer[]
+             group by n.id) s
+     where d.id = s.id and (d.full_path <> s.full_path or d.full_name <> s.full_name)`.execute(trx);
+}
+
+// ───────────────────────────── Queries ─────────────────────────────
+
+/** A group row, including one being deleted (commands decide on those). */
+export function findGroupRow(db: Db, id: number): Promise<NamespaceRow | undefined> {
+  return db.selectFrom('namespaces').selectAll().where('id', '=', id).where('kind', '=', 'group').executeTakeFirst();
+}
+
+export const toParentGroup = (row: NamespaceRow): ParentGroup => ({
+  id: row.id,
+  visibility: row.visibility,
+  full_path: row.full_path,
+  full_name: row.full_name,
+  traversal_ids: row.traversal_ids,
+  share_with_group_lock: row.share_with_group_lock,
+});
+
+const mostVisible = (rows: { visibility: Visibility }[]): Visibility | null =>
+  rows.reduce<Visibility | null>((max, r) => (max === null || VISIBILITY_LEVEL[r.visibility] > VISIBILITY_LEVEL[max] ? r.visibility : max), null);
+
+/** The most visible direct subgroup (GitLab: visibility_level_allowed_by_sub_groups). */
+export async function mostVisibleSubgroup(db: Db, groupId: number): Promise<Visibility | null> {
+  const rows = await db
+    .selectFrom('namespaces')
+    .select('visibility')
+    .distinct()
+    .where('parent_id', '=', groupId)
+    .where('kind', '=', 'group')
+    .where('pending_delete', '=', false)
+    .execute();
+  return mostVisible(rows);
+}
+
+/** The most visible project directly in the group (GitLab: visibility_level_allowed_by_projects). */
+export async function mostVisibleProject(db: Db, groupId: number): Promise<Visibility | null> {
+  const rows = await db.selectFrom('projects').select('visibility').distinct().where('namespace_id', '=', groupId).where('pending_delete', '=', false).execute();
+  return mostVisible(rows);
+}
+
+/** A group and every descendant (pending deletion or not), deepest first. */
+export function groupSubtree(db: Db, groupId: number): Promise<NamespaceRow[]> {
+  return db
+    .selectFrom('namespaces')
+    .selectAll()
+    .where('kind', '=', 'group')
+    .where(sql<SqlBool>`traversal_ids && array[${groupId}]::integer[]`)
+    .orderBy(sql`cardinality(traversal_ids)`, 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** GitLab's has_projects rule: a project in the group or its subgroups the viewer may see. */
+export async function groupHasProjectVisibleTo(db: Db, viewer: Viewer | null, groupId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('projects')
+    .select('id')
+    .where(sql<SqlBool>`traversal_ids && array[${groupId}]::integer[]`)
+    .where('pending_delete', '=', false)
+    .where(projectVisibleTo(viewer))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function customAttributesOf(db: Db, groupIds: readonly number[]): Promise<Map<number, { key: string; value: string }[]>> {
+  const byGroup = new Map<number, { key: string; value: string }[]>();
+  if (groupIds.length === 0) return byGroup;
+  const rows = await db
+    .selectFrom('group_custom_attributes')
+    .select(['group_id', 'key', 'value'])
+    .where('group_id', 'in', [...groupIds])
+    .orderBy('group_id')
+    .orderBy('key')
+    .execute();
+  for (const row of rows) {
+    const list = byGroup.get(row.group_id) ?? [];
+    list.push({ key: row.key, value: row.value });
+    byGroup.set(row.group_id, list);
+  }
+  return byGroup;
+}
+
+export function findGroupCustomAttribute(db: Db, groupId: number, key: string) {
+  return db.selectFrom('group_custom_attributes').select(['key', 'value']).where('group_id', '=', groupId).where('key', '=', key).executeTakeFirst();
+}
+
+// ───────────────────────────── Group lists (GitLab's GroupsFinder) ─────────────────────────────
+
+export interface GroupListFilters {
+  readonly allAvailable: boolean;
+  readonly owned: boolean;
+  readonly minAccessLevel?: number | undefined;
+  readonly parentId?: number | undefined;
+  readonly skipGroups?: readonly number[] | undefined;
+  readonly search?: string | undefined;
+  /** Only honoured for administrators (GitLab: read_custom_attribute). */
+  readonly customAttributes?: Readonly<Record<string, string>> | undefined;
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+const active = (alias: string) => sql<SqlBool>`(${sql.ref(`${alias}.expires_at`)} is null or ${sql.ref(`${alias}.expires_at`)} >= ${today()}::date)`;
+
+/**
+ * The groups of a viewer's list (GitLab's GroupsFinder#all_groups): `owned` → groups the
+ * viewer owns directly; `min_access_level` → groups where the viewer has at least that
+ * level, and their descendants; administrators with all_available → every group; others →
+ * their groups with ancestors and descendants, plus (anonymous, or all_available) the
+ * groups open to them.
+ */
+export function groupListedFor(viewer: Viewer | null, filters: GroupListFilters): Expression<SqlBool> {
+  if (filters.owned) {
+    if (!viewer) return sql<SqlBool>`false`;
+    return sql<SqlBool>`exists (select 1 from members m where m.source_type = 'Namespace' and m.source_id = namespaces.id
+      and m.user_id = ${viewer.id} and m.access_level >= 50 and ${active('m')})`;
+  }
+  if (viewer && filters.minAccessLevel !== undefined) {
+    return sql<SqlBool>`namespaces.traversal_ids && array(select m.source_id from members m where m.source_type = 'Namespace'
+      and m.user_id = ${viewer.id} and m.access_level >= ${filters.minAccessLevel} and ${active('m')})`;
+  }
+  if (viewer?.isAdmin && filters.allAvailable) return sql<SqlBool>`true`;
+  const parts: Expression<SqlBool>[] = [];
+  if (viewer) parts.push(hierarchyOf(viewer.id));
+  if (!viewer || filters.allAvailable) {
+    const levels = viewer?.isAdmin ? [...VISIBILITIES] : visibleWithoutMembership(viewer);
+    parts.push(sql<SqlBool>`namespaces.visibility in (${sql.join(levels)})`);
+  }
+  return sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
+}
+
+/**
+ * GitLab: Gitlab::ObjectHierarchy(user.authorized_groups, user.groups).all_objects — the
+ * descendants of the viewer's groups, and the ancestors of their groups and of the
+ * namespaces of the projects they are authorized for (members, or shared with their groups).
+ */
+function hierarchyOf(userId: number): Expression<SqlBool> {
+  const groups = memberNamespaceIds(userId);
+  return sql<SqlBool>`(namespaces.traversal_ids && ${groups}
+    or namespaces.id in (
+      select unnest(g.traversal_ids) from namespaces g where g.id = any(${groups})
+      union
+      select unnest(p.traversal_ids) from members m join projects p on p.id = m.source_id
+       where m.source_type = 'Project' and m.user_id = ${userId} and ${active('m')} and not p.pending_delete
+      union
+      select unnest(p.traversal_ids) from project_group_links l
+        join projects p on p.id = l.project_id
+        join namespaces lg on lg.id = l.group_id
+       where lg.traversal_ids && ${groups} and ${active('l')} and not p.pending_delete))`;
+}
+
+/** GitLab's Namespace.search (fuzzy_search on name and path). */
+export function groupSearch(query: string): Expression<SqlBool> | undefined {
+  const squished = query.trim().replace(/\s+/g, ' ');
+  if (squished === '') return undefined;
+  const words = fuzzyWords(squished);
+  const escape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
+  const column = (name: 'name' | 'path') =>
+    words.length > 0
+      ? sql.join(words.map((w) => sql`${sql.ref(`namespaces.${name}`)} ilike ${`%${escape(w)}%`}`), sql` and `)
+      : // GitLab: no word of 3 characters or more — the whole query, case-insensitively, exactly.
+        sql`${sql.ref(`namespaces.${name}`)} ilike ${escape(squished)}`;
+  return sql<SqlBool>`((${column('name')}) or (${column('path')}))`;
+}
+
+/** GitLab's Gitlab::SQL::Pattern#select_fuzzy_words: quoted phrases and words of 3+ characters. */
+function fuzzyWords(query: string): string[] {
+  const quoted = [...query.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
+  let rest = query;
+  for (const phrase of quoted) rest = rest.replace(`"${phrase}"`, '');
+  return [...rest.split(/\s+/).filter(Boolean), ...quoted].filter((w) => w.length >= 3);
+}
+
+export function groupCustomAttributeFilter(attributes: Readonly<Record<string, string>>): Expression<SqlBool> {
+  const entries = Object.entries(attributes);
+  if (entries.length === 0) return sql<SqlBool>`true`;
+  return sql<SqlBool>`(${sql.join(
+    entries.map(([key, value]) => sql`exists (select 1 from group_custom_attributes a where a.group_id = namespaces.id and a.key = ${key} and a.value = ${value})`),
+    sql` and `,
+  )})`;
+}
+
+/** The filtered (unordered) selection of a group list. */
+export function groupListQuery(db: Db, viewer: Viewer | null, filters: GroupListFilters) {
+  let query = db
+    .selectFrom('namespaces')
+    .selectAll('namespaces')
+    .where('namespaces.kind', '=', 'group')
+    .where('namespaces.pending_delete', '=', false)
+    .where(groupListedFor(viewer, filters));
+  if (filters.parentId !== undefined) query = query.where('namespaces.parent_id', '=', filters.parentId);
+  if (filters.customAttributes && viewer?.isAdmin) query = query.where(groupCustomAttributeFilter(filters.customAttributes));
+  if (filters.skipGroups && filters.skipGroups.length > 0) query = query.where('namespaces.id', 'not in', [...filters.skipGroups]);
+  const search = filters.search === undefined ? undefined : groupSearch(filters.search);
+  if (search) query = query.where(search);
+  return query;
+}

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { Viewer } from '../../domain/access.js';
 import { canRead } from '../../domain/access.js';
 import { namespaceRole, projectRole, viewerOf } from '../../projections/access.js';
-import type { NamespaceRow } from '../../projections/namespaces.js';
+import { groupHasProjectVisibleTo, type NamespaceRow } from '../../projections/namespaces.js';
 import type { ProjectRow } from '../../projections/projects.js';
 import type { Auth } from './auth.js';
 import { appContext } from './context.js';
@@ -35,7 +35,8 @@ export async function findVisibleGroup(c: Context, auth: Auth, id: string): Prom
   if (!row) throw notFound('Group');
   const viewer = viewerOf(auth.user);
   const role = await namespaceRole(db, auth.user?.id, row.traversal_ids);
-  if (!canRead(viewer, row.visibility, role)) throw notFound('Group');
+  // GitLab's GroupPolicy has_projects: a project the viewer may see inside the group makes it readable.
+  if (!canRead(viewer, row.visibility, role) && !(await groupHasProjectVisibleTo(db, viewer, row.id))) throw notFound('Group');
   return { row, role, viewer };
 }
 

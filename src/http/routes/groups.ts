@@ -1,0 +1,320 @@
+import { Hono, type Context } from 'hono';
+import { sql, type SqlBool } from 'kysely';
+import {
+  createGroup,
+  deleteGroupCustomAttribute,
+  groupRunnersToken,
+  scheduleGroupDeletion,
+  setGroupCustomAttribute,
+  updateGroup,
+} from '../../commands/groups.js';
+import { GROUP_ACCESS_LEVELS, VISIBILITIES, canAdminGroup, canCreateSubgroupIn, type Viewer } from '../../domain/access.js';
+import { DomainError } from '../../domain/errors.js';
+import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups.js';
+import { projectVisibleTo, viewerOf } from '../../projections/access.js';
+import {
+  type NamespaceRow,
+  customAttributesOf,
+  findGroupCustomAttribute,
+  findGroupRow,
+  groupListQuery,
+} from '../../projections/namespaces.js';
+import type { ProjectRow } from '../../projections/projects.js';
+import { rubyErrorsInspect, toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
+import { authenticate, eventMetadata, requireAdmin, requireUser, type Auth } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { ApiError, forbidden, notFound } from '../kernel/errors.js';
+import { paginate } from '../kernel/pagination.js';
+import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { findVisibleGroup, type Visible } from '../kernel/sources.js';
+
+// ───────────────────────────── Parameters ─────────────────────────────
+
+const listParams = {
+  statistics: withDefault(t.boolean(), false),
+  skip_groups: optional(t.array(t.integer())),
+  all_available: optional(t.boolean()),
+  search: optional(t.string()),
+  owned: withDefault(t.boolean(), false),
+  order_by: withDefault(t.values(['name', 'path', 'id']), 'name'),
+  sort: withDefault(t.values(['asc', 'desc']), 'asc'),
+  min_access_level: optional(t.integerValues(GROUP_ACCESS_LEVELS as unknown as [10, 20, 30, 40, 50])),
+  with_custom_attributes: withDefault(t.boolean(), false),
+};
+
+/** GitLab's optional_params (CE and EE) of POST and PUT /groups. */
+const settingsParams = {
+  description: optional(t.string()),
+  visibility: optional(t.values(VISIBILITIES as unknown as ['private', 'internal', 'public'])),
+  share_with_group_lock: optional(t.boolean()),
+  require_two_factor_authentication: optional(t.boolean()),
+  two_factor_grace_period: optional(t.integer()),
+  project_creation_level: optional(t.values(PROJECT_CREATION_LEVELS as unknown as ['noone', 'maintainer', 'developer'])),
+  auto_devops_enabled: optional(t.boolean()),
+  subgroup_creation_level: optional(t.values(SUBGROUP_CREATION_LEVELS as unknown as ['owner', 'maintainer'])),
+  emails_disabled: optional(t.boolean()),
+  mentions_disabled: optional(t.boolean()),
+  lfs_enabled: optional(t.boolean()),
+  request_access_enabled: optional(t.boolean()),
+  shared_runners_minutes_limit: optional(t.integer()),
+  extra_shared_runners_minutes_limit: optional(t.integer()),
+};
+
+const createParams = {
+  name: required(t.string()),
+  path: required(t.string()),
+  parent_id: optional(t.integer()),
+  ...settingsParams,
+};
+
+const updateParams = {
+  name: optional(t.string()),
+  path: optional(t.string()),
+  ...settingsParams,
+  file_template_project_id: optional(t.integer()),
+};
+
+type SettingsInput = { [K in keyof typeof settingsParams]?: unknown } & { name?: string | undefined; path?: string | undefined; file_template_project_id?: number | undefined };
+
+const SETTING_FIELDS = [
+  'name', 'path', 'description', 'visibility', 'share_with_group_lock', 'require_two_factor_authentication', 'two_factor_grace_period',
+  'project_creation_level', 'auto_devops_enabled', 'subgroup_creation_level', 'emails_disabled', 'mentions_disabled', 'lfs_enabled',
+  'request_access_enabled',
+] as const satisfies readonly (keyof GroupSettings)[];
+
+/** The settings a request sets; the EE-only ones only on paid plans, and by administrators. */
+function settingsOf(c: Context, input: SettingsInput, viewer: Viewer): GroupChanges {
+  const { config } = appContext(c);
+  const changes: Record<string, unknown> = {};
+  for (const field of SETTING_FIELDS) if (input[field] !== undefined) changes[field] = input[field];
+  if (config.plan !== 'free' && viewer.isAdmin) {
+    for (const field of ['shared_runners_minutes_limit', 'extra_shared_runners_minutes_limit'] as const) {
+      if (input[field] !== undefined) changes[field] = input[field];
+    }
+  }
+  // GitLab EE: custom file templates for a group are a premium feature.
+  if ((config.plan === 'premium' || config.plan === 'ultimate') && input.file_template_project_id !== undefined) {
+    changes.file_template_project_id = input.file_template_project_id;
+  }
+  return changes as GroupChanges;
+}
+
+// ───────────────────────────── Helpers ─────────────────────────────
+
+const isAdmin = (auth: Auth) => auth.user?.is_admin ?? false;
+
+/** GitLab's `custom_attributes[key]=value` filter, read from the raw parameters (a hash or nothing). */
+async function customAttributeFilter(c: Context): Promise<Record<string, string> | undefined> {
+  const raw = (await rawParams(c)).custom_attributes;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  return Object.fromEntries(Object.entries(raw as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
+}
+
+/** GET /groups and GET /groups/:id/subgroups (GitLab's find_groups + present_groups). */
+async function listGroups(c: Context, auth: Auth, parentId?: number) {
+  const { db, config } = appContext(c);
+  const p = await params(c, listParams);
+  const viewer = viewerOf(auth.user);
+  const query = groupListQuery(db, viewer, {
+    // GitLab: all_available defaults to true for administrators only.
+    allAvailable: p.all_available ?? viewer?.isAdmin ?? false,
+    owned: p.owned,
+    minAccessLevel: p.min_access_level,
+    parentId,
+    skipGroups: p.skip_groups,
+    search: p.search,
+    customAttributes: await customAttributeFilter(c),
+  });
+  const rows = await paginate(c, query, (q) => {
+    const ordered = q.orderBy(`namespaces.${p.order_by}`, p.sort);
+    return p.order_by === 'id' ? ordered : ordered.orderBy('namespaces.id', 'asc');
+  });
+  const admin = isAdmin(auth);
+  const attributes = admin && p.with_custom_attributes ? await customAttributesOf(db, rows.map((r) => r.id)) : undefined;
+  return c.json(
+    rows.map((row) =>
+      toGroup(row, config, { statistics: admin && p.statistics, customAttributes: attributes ? (attributes.get(row.id) ?? []) : undefined }),
+    ),
+  );
+}
+
+/** GitLab 12.6+: the group details carry at most 100 projects and 100 shared projects. */
+const DETAIL_PROJECTS_LIMIT = 100;
+
+/** GroupProjectsFinder only_owned / only_shared: what the viewer may see, newest first. */
+async function detailProjects(c: Context, group: NamespaceRow, viewer: Viewer | null): Promise<{ projects: ProjectRow[]; shared: ProjectRow[] }> {
+  const { db } = appContext(c);
+  const visible = db.selectFrom('projects').selectAll('projects').where('projects.pending_delete', '=', false).where(projectVisibleTo(viewer));
+  const [projects, shared] = await Promise.all([
+    visible.where('projects.namespace_id', '=', group.id).orderBy('projects.id', 'desc').limit(DETAIL_PROJECTS_LIMIT).execute(),
+    visible
+      .where(sql<SqlBool>`exists (select 1 from project_group_links l where l.project_id = projects.id and l.group_id = ${group.id})`)
+      .orderBy('projects.id', 'desc')
+      .limit(DETAIL_PROJECTS_LIMIT)
+      .execute(),
+  ]);
+  return { projects, shared };
+}
+
+interface DetailOptions {
+  readonly withProjects: boolean;
+  readonly runnersToken: boolean;
+  readonly statistics?: boolean;
+  readonly customAttributes?: boolean;
+}
+
+async function presentDetail(c: Context, group: Visible<NamespaceRow>, options: DetailOptions) {
+  const { db, config } = appContext(c);
+  const customAttributes = options.customAttributes ? ((await customAttributesOf(db, [group.row.id])).get(group.row.id) ?? []) : undefined;
+  if (!options.withProjects) return toGroup(group.row, config, { statistics: options.statistics ?? false, customAttributes });
+  const { projects, shared } = await detailProjects(c, group.row, group.viewer);
+  return toGroupDetail(group.row, config, {
+    statistics: options.statistics ?? false,
+    customAttributes,
+    runnersToken: options.runnersToken ? await groupRunnersToken(db, group.row.id) : undefined,
+    projects: projects.map((row) => toProject(c, row)),
+    sharedProjects: shared.map((row) => toProject(c, row)),
+  });
+}
+
+/** A project record of the group details. TODO: the projects area's entity once it lands. */
+function toProject(c: Context, row: ProjectRow) {
+  const { config } = appContext(c);
+  return { id: row.id, name: row.name, path: row.path, path_with_namespace: row.path_with_namespace, web_url: `${config.externalUrl}/${row.path_with_namespace}` };
+}
+
+/** The group row after a command (inline projection: the write is visible at once). */
+async function reloaded(c: Context, group: Visible<NamespaceRow> | { row: { id: number }; role: number | null; viewer: Viewer | null }): Promise<Visible<NamespaceRow>> {
+  const row = await findGroupRow(appContext(c).db, group.row.id);
+  if (!row) throw notFound('Group');
+  return { row, role: group.role, viewer: group.viewer };
+}
+
+/** GitLab's render_api_error!("Failed to save group #{group.errors.messages}", 400) on POST. */
+function failedToSave(error: unknown): never {
+  if (error instanceof DomainError && error.code === 'invalid' && error.fields) {
+    throw new ApiError(400, { message: `Failed to save group ${rubyErrorsInspect(error.fields)}` });
+  }
+  throw error;
+}
+
+/** GitLab's destroy_conditionally!: If-Unmodified-Since older than the resource → 412. */
+function checkUnmodifiedSince(c: Context, updatedAt: Date) {
+  const header = c.req.header('if-unmodified-since');
+  if (!header) return;
+  const since = new Date(header);
+  if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
+    throw new ApiError(412, { message: '412 Precondition Failed' });
+  }
+}
+
+/** A group the caller administers (owner or admin): 404 when not visible, 403 otherwise. */
+async function administeredGroup(c: Context, auth: Auth) {
+  const group = await findVisibleGroup(c, auth, c.req.param('id') ?? '');
+  if (!canAdminGroup(group.viewer, group.role)) throw forbidden();
+  return group;
+}
+
+// ───────────────────────────── Routes ─────────────────────────────
+
+export const groupRoutes = new Hono<AppEnv>()
+  .get('/groups', async (c) => listGroups(c, await authenticate(c)))
+
+  .post('/groups', async (c) => {
+    const auth = await requireUser(c);
+    const p = await params(c, createParams);
+    const { commands, config } = appContext(c);
+    const viewer = viewerOf(auth.user)!;
+    let parent: Visible<NamespaceRow> | null = null;
+    if (p.parent_id !== undefined) {
+      parent = await findVisibleGroup(c, auth, String(p.parent_id));
+      if (!canCreateSubgroupIn(viewer, parent.row.subgroup_creation_level, parent.role)) throw forbidden();
+    } else if (!auth.user.can_create_group) {
+      throw forbidden();
+    }
+    // GitLab EE: authenticated_as_admin! if params[:shared_runners_minutes_limit].
+    if (config.plan !== 'free' && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
+    const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
+    const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creatorId: auth.user.id }, eventMetadata(c, auth)).catch(failedToSave);
+    const group = await reloaded(c, { row: { id: result.state.id! }, role: 50, viewer });
+    return c.json(await presentDetail(c, group, { withProjects: true, runnersToken: false }), 201);
+  })
+
+  .get('/groups/:id', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, {
+      with_custom_attributes: withDefault(t.boolean(), false),
+      with_projects: withDefault(t.boolean(), true),
+      statistics: withDefault(t.boolean(), false),
+    });
+    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const admin = isAdmin(auth);
+    return c.json(
+      await presentDetail(c, group, {
+        withProjects: p.with_projects,
+        runnersToken: canAdminGroup(group.viewer, group.role),
+        statistics: admin && p.statistics,
+        customAttributes: admin && p.with_custom_attributes,
+      }),
+    );
+  })
+
+  .put('/groups/:id', async (c) => {
+    const auth = await requireUser(c);
+    const p = await params(c, updateParams);
+    const group = await administeredGroup(c, auth);
+    const { commands } = appContext(c);
+    await updateGroup(commands, group.row, settingsOf(c, p, group.viewer!), group.viewer!, eventMetadata(c, auth));
+    return c.json(await presentDetail(c, await reloaded(c, group), { withProjects: true, runnersToken: false }));
+  })
+
+  .delete('/groups/:id', async (c) => {
+    const auth = await requireUser(c);
+    const group = await administeredGroup(c, auth);
+    checkUnmodifiedSince(c, group.row.updated_at);
+    await scheduleGroupDeletion(appContext(c).commands, group.row, eventMetadata(c, auth));
+    return c.json({ message: '202 Accepted' }, 202);
+  })
+
+  .get('/groups/:id/subgroups', async (c) => {
+    const auth = await authenticate(c);
+    await params(c, listParams);
+    const parent = await findVisibleGroup(c, auth, c.req.param('id'));
+    return listGroups(c, auth, parent.row.id);
+  })
+
+  // ───────────── Custom attributes (administrators) ─────────────
+
+  .get('/groups/:id/custom_attributes', async (c) => {
+    const auth = await requireAdmin(c);
+    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const attributes = (await customAttributesOf(appContext(c).db, [group.row.id])).get(group.row.id) ?? [];
+    return c.json(attributes.map(toCustomAttribute));
+  })
+
+  .get('/groups/:id/custom_attributes/:key', async (c) => {
+    const auth = await requireAdmin(c);
+    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const attribute = await findGroupCustomAttribute(appContext(c).db, group.row.id, c.req.param('key'));
+    if (!attribute) throw notFound();
+    return c.json(toCustomAttribute(attribute));
+  })
+
+  .put('/groups/:id/custom_attributes/:key', async (c) => {
+    const auth = await requireAdmin(c);
+    const p = await params(c, { value: required(t.string()) });
+    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const key = c.req.param('key');
+    await setGroupCustomAttribute(appContext(c).commands, group.row.id, key, p.value, eventMetadata(c, auth));
+    return c.json(toCustomAttribute({ key, value: p.value }));
+  })
+
+  .delete('/groups/:id/custom_attributes/:key', async (c) => {
+    const auth = await requireAdmin(c);
+    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    await deleteGroupCustomAttribute(appContext(c).commands, group.row.id, c.req.param('key'), eventMetadata(c, auth)).catch((error) => {
+      if (error instanceof DomainError && error.code === 'not_found') throw notFound();
+      throw error;
+    });
+    return c.body(null, 204);
+  });
