@@ -211,7 +211,7 @@ describe('GET /users', () => {
 
   describe('anonymously', () => {
     it('is 403 without a username', async () => {
-      for (const query of [{}, { username: '' }, { search: 'root' }]) {
+      for (const query of [{}, { username: '' }, { search: 'root' }] as Record<string, string>[]) {
         const res = await api.get('/users', { token: null, query });
         expect(res.status).toBe(403);
         expect(res.body).toEqual({ message: '403 Forbidden - Not authorized to access /api/v4/users' });
