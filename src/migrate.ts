@@ -18,7 +18,8 @@ class DirectoryMigrationProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new DirectoryMigrationProvider() });
+  // Unordered: migrations written in parallel branches may land with lower numbers later.
+  const migrator = new Migrator({ db, provider: new DirectoryMigrationProvider(), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

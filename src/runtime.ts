@@ -10,6 +10,7 @@ import type { AppContext } from './http/kernel/context.js';
 import { migrateToLatest } from './migrate.js';
 import { PROJECTORS, inlineProjectors } from './projections/registry.js';
 import { ProjectionWorker } from './projections/runner.js';
+import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
 
 /** A running forgelog: database, command path and (optionally) the HTTP server. */
@@ -47,8 +48,11 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   }
   const app: AppContext = { config, db: handle.db, commands, logger };
   let worker: ProjectionWorker | undefined;
+  const sealing = new AbortController();
+  let sealer: Promise<void> | undefined;
   if (options.workers !== false) {
     worker = startWorker(handle, commands, notifier, logger);
+    sealer = startSealer(handle, notifier, logger, sealing.signal);
     await notifier.listen();
   }
   return {
@@ -60,6 +64,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     bootstrapToken: token,
     worker,
     async close() {
+      sealing.abort();
+      await sealer;
       await worker?.stop();
       await notifier.close();
       await handle.close();
@@ -86,4 +92,13 @@ export function startWorker(handle: DatabaseHandle, commands: CommandContext, no
   });
   worker.start();
   return worker;
+}
+
+/** Seals the log's new ranges (Merkle roots, chained) as they become readable. */
+export function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal): Promise<void> {
+  return runSealWorker(handle.db, {
+    signal,
+    onAppended: (wake) => notifier.onAppended(wake),
+    onError: (error) => logger.error({ err: error }, 'sealing failed; retrying'),
+  });
 }

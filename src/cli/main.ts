@@ -7,6 +7,11 @@ import { mintToken } from '../bootstrap.js';
 import { PROJECTORS } from '../projections/registry.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { readProjectionLag } from '../projections/runner.js';
+import { exportEvents } from '../eventstore/export.js';
+import { rebaseTransactionIds } from '../eventstore/rebase.js';
+import { sealPending } from '../eventstore/seal.js';
+import { verifyLog } from '../eventstore/verify.js';
+import { Notifier } from '../eventstore/notifier.js';
 
 const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
 
@@ -15,6 +20,12 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
   forgelog migrate                    apply database migrations
   forgelog rebuild NAME… | --all      rebuild read tables from the log into fresh tables, then swap
   forgelog projections                each projection's checkpoint and lag
+  forgelog events export [--stream ID] [--after TX:POS]
+                                      the log as NDJSON on stdout, in gap-free order
+  forgelog events tail [--stream ID]  the same, then follow new events until interrupted
+  forgelog events verify              check every stream's hash chain and every seal
+  forgelog events seal                seal what is readable now (Merkle roots over ranges)
+  forgelog events rebase [--dry-run]  after a logical dump/restore: re-base stored transaction ids
   forgelog token --user NAME [--scopes api,sudo] [--name NAME]
                                       mint a personal access token (printed once)
 
@@ -77,6 +88,9 @@ async function main(argv: string[]) {
       }
       return;
     }
+    case 'events':
+      await events(config, rest);
+      return;
     case 'migrate': {
       const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
       const applied = await migrateToLatest(handle.db);
@@ -100,6 +114,69 @@ async function main(argv: string[]) {
       console.log(USAGE);
       if (command && command !== 'help' && command !== '--help') process.exitCode = 2;
   }
+}
+
+async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
+  const [verb, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    options: { stream: { type: 'string' }, after: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } },
+  });
+  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await migrateToLatest(handle.db);
+    switch (verb) {
+      case 'export':
+      case 'tail': {
+        const follow = verb === 'tail';
+        const after = values.after ? parseCheckpoint(values.after) : undefined;
+        const notifier = new Notifier(handle.pool);
+        const stop = new AbortController();
+        process.once('SIGINT', () => stop.abort());
+        process.once('SIGTERM', () => stop.abort());
+        if (follow) await notifier.listen();
+        const result = await exportEvents(handle.db, process.stdout, {
+          follow,
+          signal: stop.signal,
+          onAppended: (wake) => notifier.onAppended(wake),
+          ...(after ? { after } : {}),
+          ...(values.stream ? { streamId: values.stream } : {}),
+        });
+        await notifier.close();
+        process.stderr.write(`${result.events} events; resume with --after ${result.checkpoint.transactionId}:${result.checkpoint.globalPosition}\n`);
+        return;
+      }
+      case 'verify': {
+        const report = await verifyLog(handle.db, {
+          onProgress: (p) => process.stderr.write(`\r${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals`),
+        });
+        process.stderr.write('\n');
+        console.log(JSON.stringify(report, null, 2));
+        if (!report.ok) process.exitCode = 3;
+        return;
+      }
+      case 'seal': {
+        const result = await sealPending(handle.db);
+        console.log(JSON.stringify(result));
+        return;
+      }
+      case 'rebase': {
+        const result = await rebaseTransactionIds(handle.db, { dryRun: values['dry-run'] });
+        console.log(JSON.stringify(result, null, 2));
+        return;
+      }
+      default:
+        throw new Error('forgelog events export | tail | verify | seal | rebase');
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseCheckpoint(value: string) {
+  const match = /^(\d+):(\d+)$/.exec(value);
+  if (!match) throw new Error('--after takes TRANSACTION_ID:GLOBAL_POSITION (as printed by a previous export)');
+  return { transactionId: match[1]!, globalPosition: match[2]! };
 }
 
 function progressBar(done: number, total: number) {

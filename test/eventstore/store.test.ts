@@ -4,6 +4,7 @@ import type { DatabaseHandle } from '../../src/database.js';
 import { GENESIS_HASH, appendToStream, readAllAfter, readStream } from '../../src/eventstore/store.js';
 import { LOG_START } from '../../src/eventstore/types.js';
 import { openTestDatabase } from '../support/database.js';
+import { waitUntilReadable } from './audit-support.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -48,6 +49,8 @@ describe('event store', () => {
 
   it('reads the global log in gap-free order after a checkpoint', async () => {
     await append('s-2', 0, GENESIS_HASH, ['D']);
+    // Transactions of other test databases in the cluster can hold back the snapshot xmin.
+    await waitUntilReadable(handle.db);
     const all = await readAllAfter(handle.db, LOG_START, 100);
     expect(all.map((e) => e.type)).toEqual(['A', 'B', 'D']);
     const rest = await readAllAfter(handle.db, { transactionId: all[0]!.transactionId, globalPosition: all[0]!.globalPosition }, 100);
