@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../database.js';
 import { migrateToLatest } from '../migrate.js';
-import { listen, openRuntime, startWorker } from '../runtime.js';
+import { listen, openRuntime, startSealer, startWorker } from '../runtime.js';
 import { mintToken } from '../bootstrap.js';
 import { PROJECTORS } from '../projections/registry.js';
 import { rebuildProjections } from '../projections/rebuild.js';
@@ -50,9 +50,13 @@ async function main(argv: string[]) {
     case 'worker': {
       const runtime = await openRuntime(config, { workers: false });
       const worker = startWorker(runtime.handle, runtime.app.commands, runtime.notifier, runtime.logger);
+      const sealing = new AbortController();
+      const sealer = startSealer(runtime.handle, runtime.notifier, runtime.logger, sealing.signal);
       await runtime.notifier.listen();
       runtime.logger.info({ projections: PROJECTORS.map((p) => p.name), database: runtime.handle.kind }, 'forgelog worker following the log');
       const stop = async () => {
+        sealing.abort();
+        await sealer;
         await worker.stop();
         await runtime.close();
         process.exit(0);
