@@ -100,6 +100,7 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
     childGroupVisibility: changes.visibility === undefined ? null : await mostVisibleSubgroup(ctx.db, group.id),
     projectVisibility: changes.visibility === undefined ? null : await mostVisibleProject(ctx.db, group.id),
     mayUnlockShareWithGroupLock: changes.share_with_group_lock === false ? await mayChangeShareLock(ctx.db, viewer, parentRow) : true,
+    currentShareWithGroupLock: group.share_with_group_lock,
   };
   return withPathErrors(() => handleCommand(ctx, spec(group.id, command, metadata)));
 }

@@ -115,6 +115,8 @@ export type GroupCommand =
       readonly projectVisibility: Visibility | null;
       /** GitLab's change_share_with_group_lock: false when a locked parent's owner must do it. */
       readonly mayUnlockShareWithGroupLock: boolean;
+      /** The lock as it is now: locking a group also locks its descendants (their streams do not know). */
+      readonly currentShareWithGroupLock: boolean;
     }
   /** `fullPath`: the group's current full path (its ancestors may have been renamed since). */
   | { readonly type: 'ScheduleGroupDeletion'; readonly fullPath: string }
@@ -244,7 +246,8 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
   }
   if (!state.exists || state.id === null || !state.settings || state.pendingDelete) throw notFound('Group');
   const id = state.id;
-  const current = state.settings;
+  const current: GroupSettings =
+    command.type === 'UpdateGroup' ? { ...state.settings, share_with_group_lock: command.currentShareWithGroupLock } : state.settings;
   switch (command.type) {
     case 'UpdateGroup': {
       const changes = changedFields(current, command.changes);

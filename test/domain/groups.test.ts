@@ -85,6 +85,7 @@ const update = (changes: Partial<GroupSettings>, extra: Partial<Extract<GroupCom
   childGroupVisibility: null,
   projectVisibility: null,
   mayUnlockShareWithGroupLock: true,
+  currentShareWithGroupLock: false,
   ...extra,
 });
 
@@ -205,7 +206,7 @@ describe('UpdateGroup', () => {
 
   it('refuses unlocking sharing under a locked parent unless allowed', () => {
     given([created(settings({ share_with_group_lock: true }), parent({ share_with_group_lock: true }))])
-      .when(update({ share_with_group_lock: false }, { parent: parent({ share_with_group_lock: true }), mayUnlockShareWithGroupLock: false }))
+      .when(update({ share_with_group_lock: false }, { parent: parent({ share_with_group_lock: true }), mayUnlockShareWithGroupLock: false, currentShareWithGroupLock: true }))
       .thenError('invalid', {
         share_with_group_lock: ['cannot be disabled when the parent group "Share with group lock" is enabled, except by the owner of the parent group'],
       });

@@ -103,6 +103,9 @@ function settingsOf(c: Context, input: SettingsInput, viewer: Viewer): GroupChan
 
 const isAdmin = (auth: Auth) => auth.user?.is_admin ?? false;
 
+/** GitLab's answer to ActiveRecord::RecordNotFound (find_by!). */
+const recordNotFound = () => new ApiError(404, { message: '404 Not found' });
+
 /** GitLab's `custom_attributes[key]=value` filter, read from the raw parameters (a hash or nothing). */
 async function customAttributeFilter(c: Context): Promise<Record<string, string> | undefined> {
   const raw = (await rawParams(c)).custom_attributes;
@@ -296,7 +299,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const auth = await requireAdmin(c);
     const group = await findVisibleGroup(c, auth, c.req.param('id'));
     const attribute = await findGroupCustomAttribute(appContext(c).db, group.row.id, c.req.param('key'));
-    if (!attribute) throw notFound();
+    if (!attribute) throw recordNotFound();
     return c.json(toCustomAttribute(attribute));
   })
 
@@ -313,7 +316,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const auth = await requireAdmin(c);
     const group = await findVisibleGroup(c, auth, c.req.param('id'));
     await deleteGroupCustomAttribute(appContext(c).commands, group.row.id, c.req.param('key'), eventMetadata(c, auth)).catch((error) => {
-      if (error instanceof DomainError && error.code === 'not_found') throw notFound();
+      if (error instanceof DomainError && error.code === 'not_found') throw recordNotFound();
       throw error;
     });
     return c.body(null, 204);
