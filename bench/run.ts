@@ -1,0 +1,909 @@
+/**
+ * `npm run bench`: one run, every figure side by side (see bench/README.md).
+ *
+ * The app under test runs in this process (openRuntime + createApp, on 127.0.0.1); the
+ * "bare" baselines run in this process too, on their own port and their own pg pool, while
+ * the app is idle; autocannon runs in a child process (bench/loadgen.ts) so it does not
+ * share the server's event loop. Everything is bounded by time or count.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { handleCommand, type CommandContext } from '../src/commands/handler.js';
+import { DEFAULT_PROFILE } from '../src/commands/users.js';
+import { hashPassword } from '../src/commands/secrets.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { openDatabase, type DatabaseHandle, type Db } from '../src/database.js';
+import {
+  USER_EVENT_TYPES,
+  userClaims,
+  userDecider,
+  userEventIndex,
+  userStreamId,
+  type UserCommand,
+  type UserEvent,
+} from '../src/domain/users.js';
+import { GENESIS_HASH, appendToStream, toStoredEvent } from '../src/eventstore/store.js';
+import { createApp } from '../src/http/app.js';
+import type { Projector } from '../src/projections/projector.js';
+import { PROJECTORS } from '../src/projections/registry.js';
+import { usersProjector } from '../src/projections/users.js';
+import { openRuntime, type Runtime } from '../src/runtime.js';
+import type { LoadJob, LoadResult } from './loadgen.js';
+
+// ───────────────────────────── Settings ─────────────────────────────
+
+const env = process.env;
+const num = (value: string | undefined, fallback: number) => (value !== undefined && value !== '' && Number.isFinite(Number(value)) ? Number(value) : fallback);
+const SECONDS = num(env.BENCH_SECONDS, 5);
+const WARMUP_SECONDS = num(env.BENCH_WARMUP_SECONDS, 1);
+const APPEND_SECONDS = num(env.BENCH_APPEND_SECONDS, Math.max(1, Math.round(SECONDS * 0.6)));
+const CONNECTIONS = num(env.BENCH_CONNECTIONS, 50);
+const USERS = num(env.BENCH_USERS, CONNECTIONS);
+const REBUILD_EVENTS = num(env.BENCH_REBUILD_EVENTS, 100_000);
+const WRITER_LEVELS = (env.BENCH_WRITERS ?? '1,8,32').split(',').map(Number).filter((n) => n > 0);
+/** Streams per append level, shared among its writers (keeps stream length alike across levels). */
+const APPEND_STREAMS = num(env.BENCH_APPEND_STREAMS, 256);
+const ALL_PHASES = ['reads', 'writes', 'appends', 'rebuild'] as const;
+/** BENCH_ONLY=reads,writes runs a subset (for profiling one path). */
+const PHASES = new Set<string>(env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((p) => p.trim()) : ALL_PHASES);
+/** BENCH_WORKERS=0: no in-process async workers (like a `serve` told not to run them). */
+const WORKERS = env.BENCH_WORKERS !== '0';
+/** BENCH_TRACE=1 prints the statements the app sent per request / command / replayed event. */
+const TRACE = env.BENCH_TRACE === '1';
+const SERVER_URL = env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+// ───────────────────────────── Measurement helpers ─────────────────────────────
+
+/** Counts the statements the app's pool sends (round trips) and its rollbacks (= conflict retries). */
+interface StatementCounter {
+  statements: number;
+  rollbacks: number;
+  /** Statement count by its first words (BENCH_TRACE=1 prints them per request). */
+  byText: Map<string, number>;
+}
+function countStatements(pool: pg.Pool): StatementCounter {
+  const counter: StatementCounter = { statements: 0, rollbacks: 0, byText: new Map() };
+  pool.on('connect', (client) => {
+    const original = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      counter.statements++;
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+      if (typeof text === 'string') {
+        if (/^\s*rollback\b/i.test(text)) counter.rollbacks++;
+        if (TRACE) {
+          const key = text.replace(/\s+/g, ' ').trim().slice(0, 72);
+          counter.byText.set(key, (counter.byText.get(key) ?? 0) + 1);
+        }
+      }
+      return original(...args);
+    };
+  });
+  return counter;
+}
+const snapshotCounter = (c: StatementCounter) => ({ statements: c.statements, rollbacks: c.rollbacks, byText: new Map(c.byText) });
+function traceStatements(label: string, before: ReturnType<typeof snapshotCounter>, after: StatementCounter, per: number) {
+  if (!TRACE || per <= 0) return;
+  log(`    statements per ${label}:`);
+  const rows = [...after.byText].map(([text, n]) => [text, (n - (before.byText.get(text) ?? 0)) / per] as const).filter(([, n]) => n > 0.005);
+  for (const [text, n] of rows.sort((a, b) => b[1] - a[1])) log(`      ${n.toFixed(2).padStart(6)}  ${text}`);
+}
+
+/**
+ * CPU split from /proc (Linux), in cores: this process, the load generator, PostgreSQL's
+ * processes (comm "postgres", any database: other users of the cluster count too) and
+ * everything else on the machine (other people's test runs on a shared box).
+ */
+const CLOCK_TICKS = 100;
+function statTicks(pid: string): { comm: string; ticks: number } | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const close = stat.lastIndexOf(')');
+    const fields = stat.slice(close + 2).split(' ');
+    return { comm: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(fields[11]) + Number(fields[12]) };
+  } catch {
+    return undefined;
+  }
+}
+function cpuSnapshot(loadgenPid: number | undefined) {
+  const postgres = new Map<string, number>();
+  let busy = NaN;
+  try {
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const stat = statTicks(pid);
+      if (stat?.comm === 'postgres') postgres.set(pid, stat.ticks);
+    }
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    busy = cpu[0]! + cpu[1]! + cpu[2]! + cpu[5]! + cpu[6]! + cpu[7]!; // user nice system irq softirq steal
+  } catch {}
+  return { self: statTicks('self')?.ticks ?? NaN, gen: loadgenPid ? (statTicks(String(loadgenPid))?.ticks ?? 0) : 0, postgres, busy, at: performance.now() };
+}
+interface CpuSplit {
+  server: number;
+  loadgen: number;
+  postgres: number;
+  other: number;
+}
+function cpuMeter(loadgenPid: number | undefined) {
+  const start = cpuSnapshot(loadgenPid);
+  return (): CpuSplit => {
+    const end = cpuSnapshot(loadgenPid);
+    const seconds = (end.at - start.at) / 1000;
+    const cores = (ticks: number) => Math.round((ticks / CLOCK_TICKS / seconds) * 100) / 100;
+    const self = end.self - start.self;
+    const gen = end.gen - start.gen;
+    // Per backend: new ones count from 0; ones that exited meanwhile are lost (counted as other).
+    let postgres = 0;
+    for (const [pid, ticks] of end.postgres) postgres += ticks - (start.postgres.get(pid) ?? 0);
+    return { server: cores(self), loadgen: cores(gen), postgres: cores(postgres), other: cores(Math.max(0, end.busy - start.busy - self - gen - postgres)) };
+  };
+}
+
+/** RSS after each phase, and the peak (sampled every 50 ms, plus the kernel's maxRSS). */
+const memory = {
+  peakSampled: 0,
+  phases: [] as { phase: string; rssMb: number; heapUsedMb: number }[],
+};
+const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+const sampler = setInterval(() => {
+  memory.peakSampled = Math.max(memory.peakSampled, process.memoryUsage.rss());
+}, 50);
+sampler.unref();
+function rssAfter(phase: string) {
+  const usage = process.memoryUsage();
+  memory.peakSampled = Math.max(memory.peakSampled, usage.rss);
+  memory.phases.push({ phase, rssMb: mb(usage.rss), heapUsedMb: mb(usage.heapUsed) });
+  log(`  rss after ${phase}: ${mb(usage.rss)} MB`);
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const round = (x: number, digits = 0) => Math.round(x * 10 ** digits) / 10 ** digits;
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+// ───────────────────────────── Load generator (child process) ─────────────────────────────
+
+class LoadGenerator {
+  private nextId = 1;
+  private readonly waiting = new Map<number, { resolve: (r: LoadResult & { rss: number }) => void; reject: (e: Error) => void }>();
+  private constructor(readonly child: ChildProcess) {
+    child.on('message', (message: { id?: number; result?: LoadResult; rss?: number; error?: string }) => {
+      if (message.id === undefined) return;
+      const waiter = this.waiting.get(message.id);
+      if (!waiter) return;
+      this.waiting.delete(message.id);
+      if (message.error) waiter.reject(new Error(`load generator: ${message.error}`));
+      else waiter.resolve({ ...message.result!, rss: message.rss ?? 0 });
+    });
+    child.on('exit', (code) => {
+      for (const waiter of this.waiting.values()) waiter.reject(new Error(`load generator exited (${code})`));
+      this.waiting.clear();
+    });
+  }
+
+  static start(): Promise<LoadGenerator> {
+    const child = fork(join(HERE, 'loadgen.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('load generator did not start')), 30_000);
+      child.once('message', () => {
+        clearTimeout(timer);
+        resolve(new LoadGenerator(child));
+      });
+      child.once('error', reject);
+    });
+  }
+
+  run(job: LoadJob): Promise<LoadResult & { rss: number }> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Error(`load job timed out after ${job.seconds + 30} s`));
+      }, (job.seconds + 30) * 1000);
+      this.waiting.set(id, {
+        resolve: (r) => (clearTimeout(timer), resolve(r)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+      this.child.send({ id, job });
+    });
+  }
+
+  stop() {
+    if (this.child.exitCode === null) this.child.kill();
+  }
+}
+
+// ───────────────────────────── Scenario plumbing ─────────────────────────────
+
+interface HttpFigure {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  statusCodes: Record<string, number>;
+  /** Statements the app's pool sent per completed request (round trips). */
+  statementsPerRequest?: number;
+  /** Rollbacks per completed request on the app's pool (conflict retries). */
+  retriesPerRequest?: number;
+  /** CPU of this process per request, microseconds. */
+  serverCpuUsPerRequest: number;
+  cpu: CpuSplit;
+}
+
+async function loadTest(
+  gen: LoadGenerator,
+  name: string,
+  job: Omit<LoadJob, 'seconds' | 'connections'>,
+  counter?: StatementCounter,
+): Promise<HttpFigure> {
+  if (WARMUP_SECONDS > 0) await gen.run({ ...job, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
+  const before = counter ? snapshotCounter(counter) : undefined;
+  const cpu = cpuMeter(gen.child.pid);
+  const selfCpu = process.cpuUsage();
+  const r = await gen.run({ ...job, connections: CONNECTIONS, seconds: SECONDS });
+  const split = cpu();
+  const used = process.cpuUsage(selfCpu);
+  const figure: HttpFigure = {
+    name,
+    rps: round(r.rps),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    statusCodes: r.statusCodes,
+    serverCpuUsPerRequest: r.requests > 0 ? round((used.user + used.system) / r.requests) : NaN,
+    cpu: split,
+  };
+  if (counter && before && r.requests > 0) {
+    figure.statementsPerRequest = round((counter.statements - before.statements) / r.requests, 2);
+    figure.retriesPerRequest = round((counter.rollbacks - before.rollbacks) / r.requests, 4);
+  }
+  log(
+    `  ${name}: ${figure.rps} req/s, p50 ${figure.p50} ms, p99 ${figure.p99} ms, non-2xx ${figure.non2xx}, errors ${figure.errors}` +
+      (figure.statementsPerRequest !== undefined ? `, ${figure.statementsPerRequest} stmts/req` : '') +
+      ` (cpu cores: server ${split.server}, loadgen ${split.loadgen}, postgres ${split.postgres}, other ${split.other})`,
+  );
+  if (figure.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
+  if (before && counter) traceStatements('request', before, counter, r.requests);
+  return figure;
+}
+
+function listenLocal(fetch: (request: Request) => Response | Promise<Response>): Promise<{ server: ServerType; port: number }> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ server, port: info.port }));
+  });
+}
+const closeServer = (server: ServerType) => new Promise<void>((resolve) => server.close(() => resolve()));
+
+async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+// ───────────────────────────── Database lifecycle ─────────────────────────────
+
+function databaseUrl(base: string, database: string): string {
+  const url = new URL(base);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: databaseUrl(SERVER_URL, 'postgres') });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+// ───────────────────────────── Scenarios ─────────────────────────────
+
+interface BenchUser {
+  id: number;
+  token: string;
+}
+
+async function createUsersOverHttp(base: string, rootToken: string, count: number): Promise<BenchUser[]> {
+  const users: BenchUser[] = [];
+  const stamp = Date.now().toString(36);
+  const call = async (method: string, path: string, body: unknown) => {
+    const response = await fetch(`${base}/api/v4${path}`, {
+      method,
+      headers: { 'PRIVATE-TOKEN': rootToken, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status !== 201) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return JSON.parse(text) as { id: number; token: string };
+  };
+  await pool(
+    Array.from({ length: count }, (_, i) => i),
+    4,
+    async (i) => {
+      const username = `bench_${stamp}_${i}`;
+      const user = await call('POST', '/users', { email: `${username}@example.com`, username, name: `Bench ${i}`, password: 'benchmark-password', skip_confirmation: true });
+      const token = await call('POST', `/users/${user.id}/personal_access_tokens`, { name: 'bench', scopes: ['api'] });
+      users[i] = { id: user.id, token: token.token };
+    },
+  );
+  return users;
+}
+
+/** Bare hono route: one SELECT of a users row by id on its own pool. */
+function bareReadApp(barePool: pg.Pool) {
+  return new Hono().get('/users/:id', async (c) => {
+    const { rows } = await barePool.query('select * from users where id = $1', [Number(c.req.param('id'))]);
+    if (rows.length === 0) return c.json({ message: '404 User Not Found' }, 404);
+    return c.json(rows[0]);
+  });
+}
+
+/** Bare hono route: BEGIN; INSERT one row into a scratch table; COMMIT, on its own pool. */
+function bareWriteApp(barePool: pg.Pool) {
+  return new Hono().put('/users/:id/status', async (c) => {
+    const body = await c.req.json<{ emoji?: string; message?: string }>();
+    const client = await barePool.connect();
+    try {
+      await client.query('begin');
+      await client.query('insert into bench_scratch (user_id, payload) values ($1, $2)', [Number(c.req.param('id')), JSON.stringify(body)]);
+      await client.query('commit');
+    } catch (error) {
+      await client.query('rollback').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+    return c.json({ emoji: body.emoji ?? '', message: body.message ?? '' });
+  });
+}
+
+/** Creates users through handleCommand (a precomputed password hash: no scrypt per user). */
+async function createUsersDirect(ctx: CommandContext, count: number, passwordHash: string, label: string): Promise<number[]> {
+  const firstId = await reserveIds(ctx.db, 'users_id_seq', count);
+  const ids = Array.from({ length: count }, (_, i) => firstId + i);
+  const firstNamespace = await reserveIds(ctx.db, 'namespaces_id_seq', count);
+  await pool(ids, 8, async (id, i) => {
+    const username = `${label}_${id}`;
+    await userCommand(ctx, id, {
+      type: 'CreateUser',
+      id,
+      namespaceId: firstNamespace + i,
+      profile: { ...DEFAULT_PROFILE, name: `Bench ${id}`, username, email: `${username}@example.com` },
+      passwordHash,
+      confirmed: true,
+      passwordResetRequired: false,
+    } as UserCommand); // asserted: the users area is changing under the bench; extra fields are harmless
+  });
+  return ids;
+}
+
+/** Takes `count` consecutive ids from a sequence; returns the first. */
+async function reserveIds(db: Db, sequence: string, count: number): Promise<number> {
+  const { rows } = await sql<{ last: string }>`select setval(${sequence}, nextval(${sequence}) + ${count - 1}) as last`.execute(db);
+  return Number(rows[0]!.last) - count + 1;
+}
+
+function userCommand(ctx: CommandContext, id: number, command: UserCommand) {
+  return handleCommand(ctx, {
+    streamId: userStreamId(id),
+    decider: userDecider,
+    command,
+    metadata: { actor_id: id, actor_username: 'bench', request_id: null },
+    claims: userClaims,
+    index: userEventIndex,
+  });
+}
+
+interface AppendFigure {
+  writers: number;
+  streams: number;
+  seconds: number;
+  commands: number;
+  eventsPerSecond: number;
+  p50: number;
+  p99: number;
+  retriesPerCommand: number;
+  statementsPerCommand: number;
+  failures: number;
+  cpu: CpuSplit;
+}
+
+async function appendLevel(ctx: CommandContext, counter: StatementCounter, writers: number, passwordHash: string): Promise<AppendFigure> {
+  const perWriter = Math.max(1, Math.floor(APPEND_STREAMS / writers));
+  const ids = await createUsersDirect(ctx, perWriter * writers, passwordHash, `append${writers}_${Date.now().toString(36)}`);
+  const latencies: number[] = [];
+  let events = 0;
+  let failures = 0;
+  const before = snapshotCounter(counter);
+  const cpu = cpuMeter(undefined);
+  const started = performance.now();
+  const deadline = started + APPEND_SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, w) => {
+      const mine = ids.slice(w * perWriter, (w + 1) * perWriter);
+      for (let n = 0; performance.now() < deadline; n++) {
+        const id = mine[n % mine.length]!;
+        const t0 = performance.now();
+        try {
+          const result = await userCommand(ctx, id, { type: 'SetUserStatus', emoji: n % 2 ? 'coffee' : 'tea', message: `append ${n}`, messageHtml: `append ${n}` });
+          events += result.events.length;
+          latencies.push(performance.now() - t0);
+        } catch {
+          failures++;
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const figure: AppendFigure = {
+    writers,
+    streams: ids.length,
+    seconds: round(seconds, 2),
+    commands: latencies.length,
+    eventsPerSecond: round(events / seconds),
+    p50: round(percentile(latencies, 50), 2),
+    p99: round(percentile(latencies, 99), 2),
+    retriesPerCommand: latencies.length ? round((counter.rollbacks - before.rollbacks) / latencies.length, 4) : 0,
+    statementsPerCommand: latencies.length ? round((counter.statements - before.statements) / latencies.length, 2) : 0,
+    failures,
+    cpu: cpu(),
+  };
+  log(`  ${writers} writer(s) on ${ids.length} streams: ${figure.eventsPerSecond} events/s, p50 ${figure.p50} ms, p99 ${figure.p99} ms, ${figure.statementsPerCommand} stmts/cmd, retries/cmd ${figure.retriesPerCommand}, failures ${failures} (cpu cores: node ${figure.cpu.server}, postgres ${figure.cpu.postgres}, other ${figure.cpu.other})`);
+  traceStatements('command', before, counter, latencies.length);
+  return figure;
+}
+
+/** Seeds user streams of 5 events (UserCreated + 4 × UserStatusSet) through appendToStream. */
+async function seedUserEvents(db: Db, users: number): Promise<{ events: number; seconds: number }> {
+  if (users <= 0) return { events: 0, seconds: 0 };
+  const first = await reserveIds(db, 'users_id_seq', users);
+  const firstNamespace = await reserveIds(db, 'namespaces_id_seq', users);
+  const chunk = 500;
+  const chunks = Array.from({ length: Math.ceil(users / chunk) }, (_, i) => i);
+  const metadata = { actor_id: 1, actor_username: 'root', request_id: null };
+  const started = performance.now();
+  let events = 0;
+  await pool(chunks, 4, async (c) => {
+    await db.transaction().execute(async (trx) => {
+      for (let id = first + c * chunk; id < Math.min(first + (c + 1) * chunk, first + users); id++) {
+        const username = `seed_${id}`;
+        // The real UserCreated shape (asserted, like the command above, to survive field additions).
+        const created = {
+          type: 'UserCreated',
+          data: { ...DEFAULT_PROFILE, id, namespace_id: firstNamespace + (id - first), name: `Seed ${id}`, username, email: `${username}@example.com`, password_hash: null, confirmed: true, password_reset_required: false },
+        } as UserEvent;
+        const statuses: UserEvent[] = [1, 2, 3, 4].map((n) => ({ type: 'UserStatusSet', data: { id, emoji: 'coffee', message: `status ${n}`, message_html: `status ${n}` } }));
+        const batch = [created, ...statuses];
+        const stored = await appendToStream(trx, {
+          streamId: userStreamId(id),
+          expectedVersion: 0,
+          headHash: GENESIS_HASH,
+          events: batch.map((event) => ({ type: event.type, data: event.data, index: userEventIndex(event) })),
+          metadata,
+          occurredAt: new Date(),
+        });
+        events += stored.length;
+      }
+    });
+  });
+  return { events, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * Baseline: replay every user event through the inline users projector's `apply`, one
+ * event at a time, in ONE transaction, into empty copies of its tables (schema
+ * bench_replay, search_path like the real rebuild), then throw the copies away.
+ */
+async function replayBaseline(db: Db, projector: Projector): Promise<{ events: number; seconds: number }> {
+  const started = performance.now();
+  let events = 0;
+  await db.transaction().execute(async (trx) => {
+    await sql.raw('drop schema if exists bench_replay cascade').execute(trx);
+    await sql.raw('create schema bench_replay').execute(trx);
+    for (const table of projector.tables) await sql.raw(`create table bench_replay.${table} (like public.${table} including all)`).execute(trx);
+    await sql`select set_config('search_path', 'bench_replay, public', true)`.execute(trx);
+    let after = '0';
+    for (;;) {
+      const rows = await trx
+        .selectFrom('events')
+        .selectAll()
+        .where('global_position', '>', after)
+        .where('event_type', 'in', projector.handles)
+        .orderBy('global_position')
+        .limit(5000)
+        .execute();
+      for (const row of rows) await projector.apply(toStoredEvent(row), trx);
+      events += rows.length;
+      if (rows.length < 5000) break;
+      after = rows.at(-1)!.global_position;
+    }
+    await sql.raw('drop schema bench_replay cascade').execute(trx);
+  });
+  return { events, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * Ceiling of any rebuild: page through the user events in gap-free order (pages of 5000,
+ * selectAll + toStoredEvent, one short transaction per page, like rebuildProjections'
+ * bulk phase) without applying them.
+ */
+async function scanLog(db: Db, types: readonly string[]): Promise<{ events: number; seconds: number }> {
+  const started = performance.now();
+  let events = 0;
+  let after = { tx: '0', pos: '0' };
+  for (;;) {
+    const rows = await db
+      .selectFrom('events')
+      .selectAll()
+      .where(sql<boolean>`(transaction_id, global_position) > (${after.tx}::xid8, ${after.pos}::bigint)`)
+      .where('event_type', 'in', types)
+      .orderBy('transaction_id')
+      .orderBy('global_position')
+      .limit(5000)
+      .execute();
+    const stored = rows.map(toStoredEvent);
+    events += stored.length;
+    if (rows.length < 5000) break;
+    after = { tx: stored.at(-1)!.transactionId, pos: stored.at(-1)!.globalPosition };
+  }
+  return { events, seconds: (performance.now() - started) / 1000 };
+}
+
+type RebuildFn = (
+  handle: DatabaseHandle,
+  projectors: readonly Projector[],
+  opts?: { onProgress?: (done: number, total: number) => void },
+) => Promise<{ events?: number } | void>;
+
+/** src/projections/rebuild.ts is being written alongside the bench: load it only if it is there. */
+async function loadRebuild(): Promise<RebuildFn | undefined> {
+  const specifier = '../src/projections/rebuild.js';
+  try {
+    const module = (await import(specifier)) as { rebuildProjections?: RebuildFn };
+    return typeof module.rebuildProjections === 'function' ? module.rebuildProjections : undefined;
+  } catch (error) {
+    log(`  (src/projections/rebuild.ts not usable: ${(error as Error).message.split('\n')[0]})`);
+    return undefined;
+  }
+}
+
+// ───────────────────────────── Main ─────────────────────────────
+
+interface Figures {
+  reads?: { bare: HttpFigure; usersById: HttpFigure; currentUser: HttpFigure };
+  writes?: { bare: HttpFigure; userStatus: HttpFigure };
+  appends?: AppendFigure[];
+  rebuild?: {
+    logEvents: number;
+    seed: { events: number; seconds: number };
+    scan?: { events: number; seconds: number };
+    baseline?: { events: number; seconds: number; statementsPerEvent: number; cpu: CpuSplit };
+    rebuildProjections?: { events: number; seconds: number; projectors: string[]; statementsPerEvent: number; cpu: CpuSplit };
+  };
+}
+
+async function main() {
+  const totalStarted = performance.now();
+  const database = `forgelog_bench_${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_${process.pid}`;
+  const url = databaseUrl(SERVER_URL, database);
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (error) {
+        log(`cleanup: ${(error as Error).message}`);
+      }
+    }
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+
+  try {
+    const serverVersion = await withAdmin(async (admin) => {
+      await admin.query(`create database ${database}`);
+      return (await admin.query<{ server_version: string }>('show server_version')).rows[0]!.server_version;
+    });
+    cleanups.push(async () => {
+      await withAdmin((admin) => admin.query(`drop database if exists ${database} with (force)`));
+      log(`dropped database ${database}`);
+    });
+    log(`database ${database} on ${new URL(SERVER_URL).host} (PostgreSQL ${serverVersion}); phases: ${[...PHASES].join(', ')}`);
+
+    // The app, on its own pool (sized like openRuntime's default) with a statement counter;
+    // openRuntime's defaults otherwise (migrations, bootstrap, in-process workers, like `forgelog serve`).
+    const handle = await openDatabase({ databaseUrl: url });
+    const appStatements = countStatements(handle.pool!);
+    const poolSize = handle.pool!.options.max ?? 10;
+    const rootToken = `bench-root-${process.pid}-${Date.now().toString(36)}`;
+    const config: Config = { ...loadConfig({}), port: 0, databaseUrl: url, logLevel: 'silent', rootToken };
+    const runtime: Runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), workers: WORKERS });
+    cleanups.push(() => runtime.close());
+    // listen() binds 0.0.0.0; the bench stays on loopback with the same app (createApp is what listen serves).
+    const app = createApp(runtime.app);
+    const { server, port } = await listenLocal(app.fetch);
+    cleanups.push(() => closeServer(server));
+    const base = `http://127.0.0.1:${port}`;
+    (runtime.config as { externalUrl: string }).externalUrl = base;
+
+    const barePool = new pg.Pool({ connectionString: url, max: poolSize });
+    cleanups.push(() => barePool.end());
+    await barePool.query('create table bench_scratch (id bigint generated always as identity primary key, user_id integer not null, payload jsonb not null, created_at timestamptz not null default now())');
+
+    const gen = await LoadGenerator.start();
+    cleanups.push(() => gen.stop());
+    rssAfter('setup');
+
+    const figures: Figures = {};
+    let users: BenchUser[] = [];
+    if (PHASES.has('reads') || PHASES.has('writes')) {
+      log(`creating ${USERS} users with tokens over HTTP…`);
+      users = await createUsersOverHttp(base, rootToken, USERS);
+      rssAfter('users');
+    }
+
+    // 1. Reads
+    if (PHASES.has('reads')) {
+      log('reads…');
+      const bareRead = await listenLocal(bareReadApp(barePool).fetch);
+      const bare = await loadTest(gen, 'bare GET /users/:id (1 SELECT)', {
+        url: `http://127.0.0.1:${bareRead.port}`,
+        requests: users.map((u) => ({ method: 'GET', path: `/users/${u.id}` })),
+      });
+      await closeServer(bareRead.server);
+      const usersById = await loadTest(
+        gen,
+        'GET /api/v4/users/:id',
+        { url: base, requests: users.map((u) => ({ method: 'GET', path: `/api/v4/users/${u.id}`, headers: { 'PRIVATE-TOKEN': u.token } })) },
+        appStatements,
+      );
+      const currentUser = await loadTest(
+        gen,
+        'GET /api/v4/user',
+        { url: base, requests: users.map((u) => ({ method: 'GET', path: '/api/v4/user', headers: { 'PRIVATE-TOKEN': u.token } })) },
+        appStatements,
+      );
+      figures.reads = { bare, usersById, currentUser };
+      rssAfter('reads');
+    }
+
+    // 2. Writes
+    if (PHASES.has('writes')) {
+      log('writes…');
+      const statusBody = JSON.stringify({ emoji: 'coffee', message: 'benchmarking <forgelog>' });
+      const json = { 'content-type': 'application/json' };
+      const bareWrite = await listenLocal(bareWriteApp(barePool).fetch);
+      const bare = await loadTest(gen, 'bare BEGIN/INSERT/COMMIT', {
+        url: `http://127.0.0.1:${bareWrite.port}`,
+        requests: users.map((u) => ({ method: 'PUT', path: `/users/${u.id}/status`, headers: json, body: statusBody })),
+      });
+      await closeServer(bareWrite.server);
+      const userStatus = await loadTest(
+        gen,
+        'PUT /api/v4/user/status',
+        { url: base, requests: users.map((u) => ({ method: 'PUT', path: '/api/v4/user/status', headers: { ...json, 'PRIVATE-TOKEN': u.token }, body: statusBody })) },
+        appStatements,
+      );
+      figures.writes = { bare, userStatus };
+      rssAfter('writes');
+    }
+
+    // 3. Appends through handleCommand
+    if (PHASES.has('appends')) {
+      log(`appends through handleCommand (${APPEND_SECONDS} s per level)…`);
+      const passwordHash = await hashPassword('benchmark-password');
+      figures.appends = [];
+      for (const writers of WRITER_LEVELS) figures.appends.push(await appendLevel(runtime.app.commands, appStatements, writers, passwordHash));
+      rssAfter('appends');
+    }
+
+    // 4. Rebuild
+    if (PHASES.has('rebuild')) {
+      const handled = USER_EVENT_TYPES as readonly string[];
+      const countHandled = async () =>
+        Number((await sql<{ n: string }>`select count(*) as n from events where event_type in (${sql.join(handled)})`.execute(handle.db)).rows[0]!.n);
+      const existing = await countHandled();
+      const seedUsers = Math.max(0, Math.ceil((REBUILD_EVENTS - existing) / 5));
+      log(`rebuild: seeding ${seedUsers} user streams × 5 events (log holds ${existing} user events)…`);
+      const seed = await seedUserEvents(handle.db, seedUsers);
+      await sql`analyze events`.execute(handle.db);
+      const logEvents = await countHandled();
+      log(`  seeded ${seed.events} events in ${round(seed.seconds, 2)} s; log holds ${logEvents} user events`);
+      figures.rebuild = { logEvents, seed };
+      rssAfter('seed');
+
+      const scan = await scanLog(handle.db, handled);
+      log(`  log scan: ${scan.events} events in ${round(scan.seconds, 2)} s`);
+      figures.rebuild.scan = scan;
+
+      const rebuildProjections = await loadRebuild();
+      if (!rebuildProjections || env.BENCH_BASELINE === '1') {
+        log('  baseline: replay through usersProjector.apply, one transaction…');
+        const before = snapshotCounter(appStatements);
+        const cpu = cpuMeter(undefined);
+        const replayed = await replayBaseline(handle.db, usersProjector);
+        const baseline = { ...replayed, statementsPerEvent: round((appStatements.statements - before.statements) / Math.max(1, replayed.events), 3), cpu: cpu() };
+        log(`  baseline: ${baseline.events} events in ${round(baseline.seconds, 2)} s, ${baseline.statementsPerEvent} stmts/event`);
+        traceStatements('replayed event', before, appStatements, replayed.events);
+        figures.rebuild.baseline = baseline;
+        rssAfter('replay baseline');
+      }
+      if (rebuildProjections) {
+        const projectors = PROJECTORS.filter((p) => p.tables.length > 0);
+        log(`  rebuildProjections(${projectors.map((p) => p.name).join(', ')})…`);
+        let lastProgress = performance.now();
+        let progressed = 0;
+        const before = snapshotCounter(appStatements);
+        const cpu = cpuMeter(undefined);
+        const started = performance.now();
+        const result = await rebuildProjections(handle, projectors, {
+          onProgress: (done, total) => {
+            progressed = done;
+            if (performance.now() - lastProgress > 5000) {
+              lastProgress = performance.now();
+              log(`    ${done}/${total}`);
+            }
+          },
+        });
+        const seconds = (performance.now() - started) / 1000;
+        const events = (result && typeof result.events === 'number' ? result.events : progressed) || logEvents;
+        const statementsPerEvent = round((appStatements.statements - before.statements) / Math.max(1, events), 3);
+        figures.rebuild.rebuildProjections = { events, seconds, projectors: projectors.map((p) => p.name), statementsPerEvent, cpu: cpu() };
+        log(`  rebuildProjections: ${events} events in ${round(seconds, 2)} s, ${statementsPerEvent} stmts/event`);
+        traceStatements('replayed event', before, appStatements, events);
+        rssAfter('rebuild');
+      } else {
+        log('  rebuildProjections not available: only the baseline is reported');
+      }
+    }
+
+    await cleanup();
+    report(figures, { serverVersion, poolSize, totalSeconds: round((performance.now() - totalStarted) / 1000, 1) });
+  } finally {
+    await cleanup();
+  }
+}
+
+function report(figures: Figures, run: { serverVersion: string; poolSize: number; totalSeconds: number }) {
+  const maxRssMb = mb(process.resourceUsage().maxRSS * 1024);
+  const ratio = (a: number, b: number) => round((a / b) * 100, 1);
+  const perSecond = (events: number, seconds: number) => (seconds > 0 ? round(events / seconds) : 0);
+  type Row = string | string[]; // a string is a section heading or a note spanning the table
+  const rows: Row[] = [];
+  const cpuNote = (c: CpuSplit) => `cpu node/loadgen/pg/other ${c.server}/${c.loadgen}/${c.postgres}/${c.other}`;
+  const httpRow = (f: HttpFigure, vs: HttpFigure | undefined, target: string, extra: string[] = []) =>
+    rows.push([
+      f.name,
+      String(f.rps),
+      f.p50.toFixed(1),
+      f.p99.toFixed(1),
+      vs ? `${ratio(f.rps, vs.rps)}%` : '',
+      target,
+      [
+        f.statementsPerRequest !== undefined ? `${f.statementsPerRequest} stmts/req` : '',
+        ...extra,
+        `${f.serverCpuUsPerRequest} µs node cpu/req`,
+        cpuNote(f.cpu),
+        f.non2xx ? `NON-2XX ${f.non2xx} ${JSON.stringify(f.statusCodes)}` : '',
+        f.errors ? `ERRORS ${f.errors}` : '',
+      ]
+        .filter(Boolean)
+        .join(', '),
+    ]);
+  const { reads, writes, appends, rebuild } = figures;
+  if (reads) {
+    rows.push('1. Reads — requests/s (autocannon; connection i uses user i: its token, its id)');
+    httpRow(reads.bare, undefined, '');
+    httpRow(reads.usersById, reads.bare, '>= 60%');
+    httpRow(reads.currentUser, reads.bare, '>= 60%');
+  }
+  if (writes) {
+    rows.push('2. Writes — requests/s (connection i writes as user i: writers never share a stream)');
+    httpRow(writes.bare, undefined, '');
+    httpRow(writes.userStatus, writes.bare, '>= 50%', [`retries/req ${writes.userStatus.retriesPerRequest}`]);
+  }
+  if (appends) {
+    rows.push(`3. Appends through handleCommand — events/s (SetUserStatus = 1 event per command, ${APPEND_SECONDS} s per level; p50/p99 per command)`);
+    for (const a of appends) {
+      rows.push([
+        `${a.writers} writer${a.writers === 1 ? '' : 's'} on ${a.streams} streams`,
+        String(a.eventsPerSecond),
+        a.p50.toFixed(1),
+        a.p99.toFixed(1),
+        '',
+        '',
+        `${a.statementsPerCommand} stmts/cmd, ${a.commands} commands, retries/cmd ${a.retriesPerCommand}, failures ${a.failures}, ${cpuNote(a.cpu)}`,
+      ]);
+    }
+  }
+  if (rebuild) {
+    rows.push(`4. Rebuild — events/s (the log holds ${rebuild.logEvents} user events)`);
+    const { seed, scan, baseline, rebuildProjections: real } = rebuild;
+    rows.push(['seed: appendToStream, 5-event streams', String(perSecond(seed.events, seed.seconds)), '', '', '', '', `${seed.events} events in ${round(seed.seconds, 2)} s, 4 parallel transactions of 500 streams`]);
+    if (scan) rows.push(['ceiling: read the log in pages, no apply', String(perSecond(scan.events, scan.seconds)), '', '', '', '', `${scan.events} events in ${round(scan.seconds, 2)} s (selectAll + toStoredEvent, pages of 5000)`]);
+    if (baseline) rows.push(['baseline: apply() per event, 1 trx', String(perSecond(baseline.events, baseline.seconds)), '', '', '', '>= 50k', `${baseline.events} events in ${round(baseline.seconds, 2)} s, ${baseline.statementsPerEvent} stmts/event, ${cpuNote(baseline.cpu)}`]);
+    if (real) rows.push([`rebuildProjections(${real.projectors.join(', ')})`, String(perSecond(real.events, real.seconds)), '', '', '', '>= 50k', `${real.events} events in ${round(real.seconds, 2)} s, ${real.statementsPerEvent} stmts/event, ${cpuNote(real.cpu)}`]);
+  }
+  rows.push('5. RSS of this process (app + bare servers; the load generator is a separate process)');
+  rows.push(`   ${memory.phases.map((p) => `${p.phase} ${p.rssMb}`).join(' | ')} MB`);
+  rows.push(`   peak ${mb(memory.peakSampled)} MB (sampled every 50 ms); kernel maxRSS ${maxRssMb} MB`);
+
+  const header = ['scenario', 'rate', 'p50 ms', 'p99 ms', 'vs bare', 'target', 'notes'];
+  const cells = rows.filter((r): r is string[] => Array.isArray(r));
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : i === 6 ? c : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const http = [reads?.bare, reads?.usersById, reads?.currentUser, writes?.bare, writes?.userStatus].filter((f): f is HttpFigure => f !== undefined);
+  const noisy = [...http.map((f) => [f.name, f.cpu.other] as const), ...(appends ?? []).map((a) => [`${a.writers} writers`, a.cpu.other] as const)]
+    .filter(([, other]) => other > 0.2)
+    .map(([name, other]) => `${name} (${other})`);
+  const out: string[] = [
+    '',
+    `forgelog bench — ${availableParallelism()} cores, node ${process.version}, PostgreSQL ${run.serverVersion}; ${SECONDS} s per HTTP scenario (+${WARMUP_SECONDS} s warm-up), ${CONNECTIONS} connections, app pool ${run.poolSize} = bare pool ${run.poolSize}`,
+    `app: openRuntime defaults${WORKERS ? ' (in-process async workers on, as `forgelog serve`)' : ', in-process async workers OFF (BENCH_WORKERS=0)'}; load generator: autocannon in a child process; bare servers: this process, own port, own pg.Pool, app idle meanwhile; all on 127.0.0.1`,
+    line(header),
+    line(header.map((_, i) => '-'.repeat(widths[i]!))),
+    ...rows.map((r) => (typeof r === 'string' ? r : line(r))),
+  ];
+  if (noisy.length > 0) out.push(`NOTE: other processes on the machine used CPU (cores) during: ${noisy.join('; ')} — ratios are less reliable`);
+  out.push(`total ${run.totalSeconds} s`);
+  process.stdout.write(`${out.join('\n')}\n`);
+
+  const json = {
+    when: new Date().toISOString(),
+    machine: { cores: availableParallelism(), node: process.version, postgres: run.serverVersion },
+    settings: { workers: WORKERS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, appendSeconds: APPEND_SECONDS, connections: CONNECTIONS, users: USERS, poolSize: run.poolSize, rebuildEvents: REBUILD_EVENTS, phases: [...PHASES] },
+    reads: reads && {
+      bare: reads.bare,
+      usersById: { ...reads.usersById, ratioToBare: ratio(reads.usersById.rps, reads.bare.rps) },
+      currentUser: { ...reads.currentUser, ratioToBare: ratio(reads.currentUser.rps, reads.bare.rps) },
+    },
+    writes: writes && { bare: writes.bare, userStatus: { ...writes.userStatus, ratioToBare: ratio(writes.userStatus.rps, writes.bare.rps) } },
+    appends,
+    rebuild: rebuild && {
+      logEvents: rebuild.logEvents,
+      seed: { ...rebuild.seed, seconds: round(rebuild.seed.seconds, 2), eventsPerSecond: perSecond(rebuild.seed.events, rebuild.seed.seconds) },
+      scan: rebuild.scan && { ...rebuild.scan, seconds: round(rebuild.scan.seconds, 2), eventsPerSecond: perSecond(rebuild.scan.events, rebuild.scan.seconds) },
+      baseline: rebuild.baseline && { ...rebuild.baseline, seconds: round(rebuild.baseline.seconds, 2), eventsPerSecond: perSecond(rebuild.baseline.events, rebuild.baseline.seconds) },
+      rebuildProjections: rebuild.rebuildProjections && {
+        ...rebuild.rebuildProjections,
+        seconds: round(rebuild.rebuildProjections.seconds, 2),
+        eventsPerSecond: perSecond(rebuild.rebuildProjections.events, rebuild.rebuildProjections.seconds),
+      },
+    },
+    rss: { phasesMb: memory.phases, peakSampledMb: mb(memory.peakSampled), maxRssMb },
+    totalSeconds: run.totalSeconds,
+  };
+  process.stdout.write(`${JSON.stringify(json)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    log(`bench failed: ${(error as Error)?.stack ?? String(error)}`);
+    process.exit(1);
+  },
+);
