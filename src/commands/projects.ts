@@ -1,0 +1,249 @@
+import { createHmac } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+import { DomainError, invalid, notFound } from '../domain/errors.js';
+import {
+  PROJECT_NAME_TAKEN,
+  PROJECT_PATH_TAKEN,
+  type ProjectChanges,
+  type ProjectCommand,
+  type ProjectEvent,
+  type ProjectNamespace,
+  type ProjectSettings,
+  type ProjectState,
+  projectClaims,
+  projectDecider,
+  projectEventIndex,
+  projectNameClaim,
+  projectPathClaim,
+  projectStreamId,
+} from '../domain/projects.js';
+import { readStream } from '../eventstore/store.js';
+import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { NamespaceRow } from '../projections/namespaces.js';
+import { claimHolder, personalProjectCount, type ProjectRow } from '../projections/projects.js';
+import type { Reactor } from '../projections/runner.js';
+import type { UserRow } from '../projections/users.js';
+import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
+import { initialMemberSpec } from './members.js';
+
+type ProjectSpec = CommandSpec<ProjectCommand, ProjectEvent, ProjectState>;
+
+const spec = (projectId: number, command: ProjectCommand, metadata: EventMetadata): ProjectSpec => ({
+  streamId: projectStreamId(projectId),
+  decider: projectDecider,
+  command,
+  metadata,
+  claims: projectClaims,
+  index: projectEventIndex,
+});
+
+const run = (ctx: CommandContext, projectId: number, command: ProjectCommand, metadata: EventMetadata): Promise<CommandResult<ProjectState>> =>
+  withTakenErrors(() => handleCommand(ctx, spec(projectId, command, metadata)));
+
+/** A claim lost to a concurrent writer is reported as GitLab's validation error. */
+async function withTakenErrors<T>(attempt: () => Promise<T>): Promise<T> {
+  try {
+    return await attempt();
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'conflict') {
+      if (error.message === PROJECT_NAME_TAKEN) throw invalid({ name: ['has already been taken'] });
+      if (error.message === PROJECT_PATH_TAKEN) throw invalid({ path: ['has already been taken'] });
+    }
+    throw error;
+  }
+}
+
+/** A new project's settings before the caller's: GitLab 12's column and instance defaults. */
+export const DEFAULT_PROJECT_SETTINGS: Omit<ProjectSettings, 'name' | 'path'> = {
+  description: null,
+  // GitLab: Gitlab::CurrentSettings.default_project_visibility (private by default).
+  visibility: 'private',
+  tag_list: [],
+  issues_access_level: 'enabled',
+  repository_access_level: 'enabled',
+  merge_requests_access_level: 'enabled',
+  wiki_access_level: 'enabled',
+  builds_access_level: 'enabled',
+  snippets_access_level: 'enabled',
+  pages_access_level: 'private',
+  container_registry_enabled: true,
+  shared_runners_enabled: true,
+  lfs_enabled: true,
+  public_jobs: true,
+  request_access_enabled: true,
+  resolve_outdated_diff_discussions: false,
+  only_allow_merge_if_pipeline_succeeds: false,
+  only_allow_merge_if_all_discussions_are_resolved: false,
+  remove_source_branch_after_merge: true,
+  printing_merge_request_link_enabled: true,
+  merge_method: 'merge',
+  ci_config_path: null,
+  ci_default_git_depth: 50,
+  build_timeout: 3600,
+  build_coverage_regex: null,
+  build_git_strategy: 'fetch',
+  auto_cancel_pending_pipelines: 'enabled',
+  auto_devops_enabled: null,
+  auto_devops_deploy_strategy: 'continuous',
+  autoclose_referenced_issues: true,
+  suggestion_commit_message: null,
+  emails_disabled: null,
+  approvals_before_merge: 0,
+  mirror: false,
+  external_authorization_classification_label: null,
+  packages_enabled: true,
+  service_desk_enabled: false,
+};
+
+export const toProjectNamespace = (row: NamespaceRow): ProjectNamespace => ({
+  id: row.id,
+  kind: row.kind,
+  visibility: row.visibility,
+  full_path: row.full_path,
+  full_name: row.full_name,
+  traversal_ids: row.traversal_ids,
+});
+
+/** Is a name or path claim of this namespace held by a project other than `exceptId`? */
+async function taken(db: Db, namespaceId: number, name: string | undefined, path: string | undefined, exceptId: number | null) {
+  const heldByOther = async (claim: { kind: string; key: string } | undefined) => {
+    if (!claim) return false;
+    const holder = await claimHolder(db, claim.kind, claim.key);
+    return holder !== undefined && (exceptId === null || holder !== projectStreamId(exceptId));
+  };
+  const [nameTaken, pathTaken] = await Promise.all([
+    heldByOther(name === undefined ? undefined : projectNameClaim(namespaceId, name)),
+    heldByOther(path === undefined ? undefined : projectPathClaim(namespaceId, path)),
+  ]);
+  return { name: nameTaken, path: pathTaken };
+}
+
+export interface CreateProjectInput {
+  readonly settings: Pick<ProjectSettings, 'name' | 'path'> & Partial<ProjectSettings>;
+  /** The namespace row (the caller has been authorized to create projects in it). */
+  readonly namespace: NamespaceRow;
+  readonly creator: UserRow;
+  readonly initializeWithReadme: boolean;
+  readonly defaultBranch?: string | undefined;
+}
+
+/**
+ * Creates a project. In a personal namespace its owner becomes maintainer in the same
+ * transaction (GitLab: Projects::CreateService adds the namespace owner; in a group nobody
+ * is added, the group's members have access).
+ */
+export async function createProject(ctx: CommandContext, input: CreateProjectInput, metadata: EventMetadata): Promise<CommandResult<ProjectState>> {
+  const { namespace, creator } = input;
+  const settings: ProjectSettings = { ...DEFAULT_PROJECT_SETTINGS, ...input.settings };
+  const personal = namespace.kind === 'user';
+  const [isTaken, count] = await Promise.all([
+    taken(ctx.db, namespace.id, settings.name, settings.path, null),
+    personal ? personalProjectCount(ctx.db, namespace.id) : Promise.resolve(0),
+  ]);
+  // GitLab: Project#check_personal_projects_limit counts the creator's own personal projects.
+  const personalLimit = personal && namespace.owner_id === creator.id ? { limit: creator.projects_limit, count } : null;
+  const id = await nextId(ctx.db, 'projects_id_seq');
+  const command: ProjectCommand = {
+    type: 'CreateProject',
+    id,
+    creatorId: creator.id,
+    namespace: toProjectNamespace(namespace),
+    settings,
+    initializeWithReadme: input.initializeWithReadme,
+    defaultBranch: input.defaultBranch ?? 'master',
+    taken: isTaken,
+    personalLimit,
+  };
+  const specs: CommandSpec<any, any, any>[] = [spec(id, command, metadata)];
+  if (personal && namespace.owner_id !== null) specs.push(initialMemberSpec('Project', id, namespace.owner_id, 40, metadata));
+  const [project] = await withTakenErrors(() => handleCommands(ctx, specs));
+  return project as CommandResult<ProjectState>;
+}
+
+/** PUT /projects/:id: applies changed settings (authorized by the caller). */
+export async function updateProject(ctx: CommandContext, project: ProjectRow, namespace: NamespaceRow, changes: ProjectChanges, metadata: EventMetadata) {
+  const isTaken = await taken(ctx.db, project.namespace_id, changes.name, changes.path, project.id);
+  return run(ctx, project.id, { type: 'UpdateProject', changes, namespace: toProjectNamespace(namespace), taken: isTaken }, metadata);
+}
+
+export const archiveProject = (ctx: CommandContext, projectId: number, metadata: EventMetadata) => run(ctx, projectId, { type: 'ArchiveProject' }, metadata);
+export const unarchiveProject = (ctx: CommandContext, projectId: number, metadata: EventMetadata) =>
+  run(ctx, projectId, { type: 'UnarchiveProject' }, metadata);
+export const starProject = (ctx: CommandContext, projectId: number, userId: number, metadata: EventMetadata) =>
+  run(ctx, projectId, { type: 'StarProject', userId }, metadata);
+export const unstarProject = (ctx: CommandContext, projectId: number, userId: number, metadata: EventMetadata) =>
+  run(ctx, projectId, { type: 'UnstarProject', userId }, metadata);
+
+/** DELETE /projects/:id: hides the project now; the removal reactor finishes (202). */
+export const scheduleProjectDeletion = (ctx: CommandContext, projectId: number, metadata: EventMetadata) =>
+  run(ctx, projectId, { type: 'ScheduleProjectDeletion' }, metadata);
+
+/**
+ * Removes a project for good (ProjectDeleted): the end of an asynchronous removal, also used
+ * by a group's removal for each of its projects. Appends nothing for a project already gone.
+ */
+export const deleteProject = (ctx: CommandContext, projectId: number, metadata: EventMetadata) => run(ctx, projectId, { type: 'DeleteProject' }, metadata);
+
+// ───────────────────────────── Asynchronous removal ─────────────────────────────
+
+const causedBy = (event: StoredEvent): EventMetadata => ({
+  ...event.metadata,
+  causation_id: event.eventId,
+  correlation_id: event.metadata.correlation_id ?? event.eventId,
+});
+
+/**
+ * GitLab's ProjectDestroyWorker: finishes DELETE /projects/:id; and Users::DestroyService,
+ * which removes a deleted user's personal projects. Idempotent: a project already gone
+ * appends nothing, and the runner keeps a receipt per triggering event.
+ */
+export const projectRemovalReactor: Reactor = {
+  name: 'project-removal',
+  handles: ['ProjectDeletionScheduled', 'UserDeleted'],
+  async react(event: StoredEvent, ctx: CommandContext) {
+    const metadata = causedBy(event);
+    if (event.type === 'ProjectDeletionScheduled') {
+      await deleteProject(ctx, (event.data as { id: number }).id, metadata);
+      return;
+    }
+    const userId = (event.data as { id: number }).id;
+    const created = (await readStream(ctx.db, `user-${userId}`)).find((e) => e.type === 'UserCreated');
+    const namespaceId = (created?.data as { namespace_id?: number } | undefined)?.namespace_id;
+    if (namespaceId === undefined) return;
+    const { rows } = await sql<{ id: number }>`select id from projects where namespace_id = ${namespaceId} order by id`.execute(ctx.db);
+    for (const { id } of rows) await deleteProject(ctx, id, metadata);
+  },
+};
+
+// ───────────────────────────── Runners token ─────────────────────────────
+
+const keys = new WeakMap<Db, Promise<string>>();
+
+/** The instance key runners tokens derive from (migration 0005, outside the log). */
+function instanceKey(db: Db): Promise<string> {
+  let key = keys.get(db);
+  if (!key) {
+    key = sql<{ secret: string }>`select secret from instance_keys where name = 'runners_token'`.execute(db).then(({ rows }) => {
+      if (!rows[0]) throw new Error('instance key runners_token is missing (migration 0005)');
+      return rows[0].secret;
+    });
+    key.catch(() => keys.delete(db));
+    keys.set(db, key);
+  }
+  return key;
+}
+
+/** A project's runner registration token, derived from its id (no secret goes into the log). */
+export async function projectRunnersToken(db: Db, projectId: number): Promise<string> {
+  const key = await instanceKey(db);
+  return createHmac('sha256', key).update(`project-runners-token:${projectId}`).digest('base64url').slice(0, 20);
+}
+
+/** The project's current state from its stream (for 304 decisions made before a command). */
+export async function loadProject(db: Db, projectId: number): Promise<ProjectState> {
+  let state = projectDecider.initialState();
+  for (const event of await readStream(db, projectStreamId(projectId))) state = projectDecider.evolve(state, event as unknown as ProjectEvent);
+  if (!state.exists) throw notFound('Project');
+  return state;
+}

@@ -1,0 +1,299 @@
+import type { Config } from '../../config.js';
+import type { Db } from '../../database.js';
+import type { Viewer } from '../../domain/access.js';
+import { ACCESS } from '../../domain/access.js';
+import type { FeatureAccessLevel } from '../../domain/projects.js';
+import type { NamespaceRow } from '../../projections/namespaces.js';
+import { type ProjectRow, type SharedGroupRow, projectPresentationData } from '../../projections/projects.js';
+import type { UserRow } from '../../projections/users.js';
+import { groupWebUrl } from './groups.js';
+import { avatarUrl, iso, toUserBasic, userWebUrl } from './users.js';
+
+/** What one project's record depends on besides its row. */
+export interface ProjectEntityContext {
+  readonly config: Config;
+  readonly viewer: Viewer | null;
+  /** The viewer's effective access level in the project (null: none). */
+  readonly role: number | null;
+  /** The project's namespace row (group or personal namespace). */
+  readonly namespace: NamespaceRow | undefined;
+  /** The owner of a personal namespace. */
+  readonly owner?: UserRow | undefined;
+  readonly sharedWithGroups?: readonly SharedGroupRow[];
+  /** GitLab's user_can_admin_project option: runners_token, import_error, build_git_strategy. */
+  readonly canAdmin?: boolean;
+  readonly runnersToken?: string | undefined;
+  /** Present for Entities::ProjectWithAccess. */
+  readonly permissions?: { readonly projectAccess: number | null; readonly groupAccess: number | null };
+  /** Present only for an administrator's with_custom_attributes. */
+  readonly customAttributes?: readonly { key: string; value: string }[] | undefined;
+  /** statistics=true (shown to reporters and above). */
+  readonly statistics?: boolean;
+  /** license=true (GET /projects/:id): no repository holds a license here, so both are null. */
+  readonly license?: boolean;
+}
+
+// ───────────────────────────── Abilities (GitLab's ProjectPolicy, as far as the record needs) ─────────────────────────────
+
+const settingsOf = (row: ProjectRow) => row.settings as unknown as Record<string, unknown>;
+const level = (row: ProjectRow, feature: string): FeatureAccessLevel => (settingsOf(row)[`${feature}_access_level`] as FeatureAccessLevel | undefined) ?? 'enabled';
+
+/** Open to the viewer without membership: public, or internal for signed-in non-external users. */
+const openTo = (row: ProjectRow, viewer: Viewer | null) =>
+  row.visibility === 'public' || (row.visibility === 'internal' && viewer !== null && !viewer.external);
+
+/** GitLab: ProjectFeature#feature_available? — private features need membership. */
+function featureAvailable(row: ProjectRow, feature: string, ctx: Pick<ProjectEntityContext, 'viewer' | 'role'>): boolean {
+  switch (level(row, feature)) {
+    case 'disabled':
+      return false;
+    case 'private':
+      return Boolean(ctx.viewer?.isAdmin) || (ctx.role ?? 0) >= ACCESS.GUEST;
+    default:
+      return true;
+  }
+}
+
+/** GitLab: :download_code — reporters, administrators, and anyone the project is open to. */
+function canDownloadCode(row: ProjectRow, ctx: Pick<ProjectEntityContext, 'viewer' | 'role'>): boolean {
+  if (ctx.viewer?.isAdmin) return true;
+  const repository = level(row, 'repository');
+  if (repository === 'disabled') return false;
+  if ((ctx.role ?? 0) >= ACCESS.REPORTER) return true;
+  return repository === 'enabled' && openTo(row, ctx.viewer);
+}
+
+/** GitLab: :create_merge_request_in — signed in, the project readable as a guest, merge requests on, not archived. */
+function canCreateMergeRequestIn(row: ProjectRow, ctx: Pick<ProjectEntityContext, 'viewer' | 'role'>): boolean {
+  if (!ctx.viewer || row.archived || !featureAvailable(row, 'merge_requests', ctx)) return false;
+  return ctx.viewer.isAdmin || (ctx.role ?? 0) >= ACCESS.GUEST || openTo(row, ctx.viewer);
+}
+
+const paid = (config: Config, tier: 'starter' | 'premium') =>
+  tier === 'starter' ? config.plan !== 'free' : config.plan === 'premium' || config.plan === 'ultimate';
+
+// ───────────────────────────── Entities ─────────────────────────────
+
+export const projectWebUrl = (config: Config, pathWithNamespace: string) => `${config.externalUrl}/${pathWithNamespace}`;
+
+/** GitLab's ssh_url_to_repo: `git@<host>:<path>.git` (gitlab_shell ssh_path_prefix). */
+export function sshUrlToRepo(config: Config, pathWithNamespace: string): string {
+  const host = new URL(config.externalUrl).hostname;
+  return `git@${host}:${pathWithNamespace}.git`;
+}
+
+/** Entities::NamespaceBasic. */
+export function toNamespaceBasic(config: Config, namespace: NamespaceRow | undefined, owner: UserRow | undefined, row: ProjectRow) {
+  if (!namespace) {
+    // The namespace row is gone (being removed): what the project row still knows.
+    const fullPath = row.path_with_namespace.slice(0, -(row.path.length + 1));
+    return { id: row.namespace_id, name: fullPath, path: fullPath.split('/').at(-1) ?? '', kind: 'group', full_path: fullPath, parent_id: null, avatar_url: null, web_url: groupWebUrl(config, fullPath) };
+  }
+  const personal = namespace.kind === 'user';
+  return {
+    id: namespace.id,
+    name: namespace.name,
+    path: namespace.path,
+    kind: namespace.kind,
+    full_path: namespace.full_path,
+    parent_id: namespace.parent_id,
+    // GitLab: a personal namespace shows its owner's avatar.
+    avatar_url: personal ? (owner ? avatarUrl(owner) : null) : namespace.avatar_url,
+    web_url: personal ? userWebUrl(config, namespace.path) : groupWebUrl(config, namespace.full_path),
+  };
+}
+
+/**
+ * Entities::BasicProjectDetails — `simple=true`, anonymous GET /projects, and the embedded
+ * project records that need no more.
+ */
+export function toSimpleProject(row: ProjectRow, ctx: ProjectEntityContext) {
+  const { config } = ctx;
+  const readme = Boolean(settingsOf(row).readme) && row.default_branch !== null;
+  const webUrl = projectWebUrl(config, row.path_with_namespace);
+  return {
+    id: row.id,
+    description: row.description,
+    name: row.name,
+    name_with_namespace: row.name_with_namespace,
+    path: row.path,
+    path_with_namespace: row.path_with_namespace,
+    created_at: iso(row.created_at),
+    ...(canDownloadCode(row, ctx) ? { default_branch: row.default_branch } : {}),
+    tag_list: [...row.tag_list].sort(),
+    ssh_url_to_repo: sshUrlToRepo(config, row.path_with_namespace),
+    http_url_to_repo: `${webUrl}.git`,
+    web_url: webUrl,
+    readme_url: readme ? `${webUrl}/blob/${row.default_branch}/README.md` : null,
+    ...(ctx.license ? { license_url: null, license: null } : {}),
+    avatar_url: row.avatar_url,
+    star_count: row.star_count,
+    forks_count: row.forks_count,
+    last_activity_at: iso(row.last_activity_at),
+    namespace: toNamespaceBasic(config, ctx.namespace, ctx.owner, row),
+    ...(ctx.customAttributes ? { custom_attributes: ctx.customAttributes.map(({ key, value }) => ({ key, value })) } : {}),
+  };
+}
+
+const memberAccess = (accessLevel: number | null) => (accessLevel === null ? null : { access_level: accessLevel, notification_level: 3 });
+
+/**
+ * Entities::Project (GitLab 12.10) — and Entities::ProjectWithAccess when `ctx.permissions`
+ * is given. EE's fields follow, on the tiers that license them.
+ */
+export function toProject(row: ProjectRow, ctx: ProjectEntityContext) {
+  const { config } = ctx;
+  const s = settingsOf(row);
+  const api = `${config.externalUrl}/api/v4/projects/${row.id}`;
+  const issues = featureAvailable(row, 'issues', ctx);
+  const mergeRequests = featureAvailable(row, 'merge_requests', ctx);
+  const personal = ctx.namespace?.kind === 'user';
+  const canAdmin = ctx.canAdmin ?? false;
+  return {
+    ...toSimpleProject(row, ctx),
+    _links: {
+      self: api,
+      ...(issues ? { issues: `${api}/issues` } : {}),
+      ...(mergeRequests ? { merge_requests: `${api}/merge_requests` } : {}),
+      repo_branches: `${api}/repository/branches`,
+      labels: `${api}/labels`,
+      events: `${api}/events`,
+      members: `${api}/members`,
+    },
+    empty_repo: row.default_branch === null,
+    archived: row.archived,
+    visibility: row.visibility,
+    ...(personal && ctx.owner ? { owner: toUserBasic(ctx.owner, config) } : {}),
+    resolve_outdated_diff_discussions: s.resolve_outdated_diff_discussions ?? false,
+    container_registry_enabled: row.container_registry_enabled,
+    issues_enabled: issues,
+    merge_requests_enabled: mergeRequests,
+    wiki_enabled: featureAvailable(row, 'wiki', ctx),
+    jobs_enabled: featureAvailable(row, 'builds', ctx),
+    snippets_enabled: featureAvailable(row, 'snippets', ctx),
+    can_create_merge_request_in: canCreateMergeRequestIn(row, ctx),
+    issues_access_level: level(row, 'issues'),
+    repository_access_level: level(row, 'repository'),
+    merge_requests_access_level: level(row, 'merge_requests'),
+    wiki_access_level: level(row, 'wiki'),
+    builds_access_level: level(row, 'builds'),
+    snippets_access_level: level(row, 'snippets'),
+    pages_access_level: level(row, 'pages'),
+    emails_disabled: s.emails_disabled ?? null,
+    shared_runners_enabled: row.shared_runners_enabled,
+    lfs_enabled: row.lfs_enabled,
+    creator_id: row.creator_id,
+    import_status: 'none',
+    ...(canAdmin ? { import_error: null } : {}),
+    ...(issues ? { open_issues_count: row.open_issues_count } : {}),
+    ...(canAdmin && ctx.runnersToken !== undefined ? { runners_token: ctx.runnersToken } : {}),
+    ci_default_git_depth: s.ci_default_git_depth ?? 50,
+    public_jobs: row.public_jobs,
+    ...(canAdmin ? { build_git_strategy: s.build_git_strategy ?? 'fetch' } : {}),
+    build_timeout: s.build_timeout ?? 3600,
+    auto_cancel_pending_pipelines: s.auto_cancel_pending_pipelines ?? 'enabled',
+    build_coverage_regex: s.build_coverage_regex ?? null,
+    ...(canDownloadCode(row, ctx) ? { ci_config_path: s.ci_config_path ?? null } : {}),
+    shared_with_groups: (ctx.sharedWithGroups ?? []).map((share) => ({
+      group_id: share.group_id,
+      group_name: share.group_name,
+      group_full_path: share.group_full_path,
+      group_access_level: share.group_access,
+      expires_at: share.expires_at,
+    })),
+    only_allow_merge_if_pipeline_succeeds: s.only_allow_merge_if_pipeline_succeeds ?? false,
+    request_access_enabled: row.request_access_enabled,
+    only_allow_merge_if_all_discussions_are_resolved: s.only_allow_merge_if_all_discussions_are_resolved ?? false,
+    remove_source_branch_after_merge: s.remove_source_branch_after_merge ?? true,
+    printing_merge_request_link_enabled: s.printing_merge_request_link_enabled ?? true,
+    merge_method: s.merge_method ?? 'merge',
+    suggestion_commit_message: s.suggestion_commit_message ?? null,
+    ...(ctx.statistics && (ctx.viewer?.isAdmin || (ctx.role ?? 0) >= ACCESS.REPORTER)
+      ? // No repositories are stored: every size is 0.
+        { statistics: { commit_count: row.default_branch === null ? 0 : 1, storage_size: 0, repository_size: 0, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0 } }
+      : {}),
+    // GitLab: unset at project level, Auto DevOps follows the instance setting (on by default).
+    auto_devops_enabled: s.auto_devops_enabled ?? true,
+    auto_devops_deploy_strategy: s.auto_devops_deploy_strategy ?? 'continuous',
+    autoclose_referenced_issues: s.autoclose_referenced_issues ?? true,
+    ...(ctx.permissions
+      ? { permissions: { project_access: memberAccess(ctx.permissions.projectAccess), group_access: memberAccess(ctx.permissions.groupAccess) } }
+      : {}),
+    ...eeFields(row, config),
+  };
+}
+
+/** EE::API::Entities::Project (12.10), by the tier that licenses each feature. */
+function eeFields(row: ProjectRow, config: Config) {
+  const s = settingsOf(row);
+  return {
+    ...(paid(config, 'starter') ? { approvals_before_merge: s.approvals_before_merge ?? 0, mirror: s.mirror ?? false } : {}),
+    ...(paid(config, 'premium')
+      ? {
+          external_authorization_classification_label: s.external_authorization_classification_label ?? null,
+          packages_enabled: s.packages_enabled ?? true,
+          service_desk_enabled: s.service_desk_enabled ?? false,
+          service_desk_address: null,
+          marked_for_deletion_at: null,
+        }
+      : {}),
+  };
+}
+
+// ───────────────────────────── Pages of projects ─────────────────────────────
+
+export interface ProjectsView {
+  /** BasicProjectDetails instead of Project. */
+  readonly simple?: boolean;
+  /** ProjectWithAccess: the viewer's permissions (signed-in callers). */
+  readonly withAccess?: boolean;
+  /**
+   * The single-project view's group_access: the highest membership among the namespace and
+   * its ancestors (GitLab: highest_group_member); lists show the namespace's own.
+   */
+  readonly single?: boolean;
+  /** user_can_admin_project, with the project's runners token. */
+  readonly adminTokens?: ReadonlyMap<number, string>;
+  readonly customAttributes?: boolean;
+  readonly statistics?: boolean;
+  readonly license?: boolean;
+}
+
+/**
+ * Serialises projects as one view for one viewer, loading what the records need in a few
+ * queries. Groups use it for GET /groups/:id's `projects` and `shared_projects`.
+ */
+export async function presentProjects(db: Db, config: Config, viewer: Viewer | null, rows: readonly ProjectRow[], view: ProjectsView = {}) {
+  const data = await projectPresentationData(db, viewer, rows);
+  return rows.map((row) => {
+    const namespace = data.namespaces.get(row.namespace_id);
+    let permissions: ProjectEntityContext['permissions'];
+    if (view.withAccess && viewer) {
+      let groupAccess: number | null = null;
+      if (namespace?.kind === 'group') {
+        const ids = view.single ? row.traversal_ids : [row.namespace_id];
+        for (const id of ids) {
+          const accessLevel = data.groupMembers.get(id);
+          if (accessLevel !== undefined && (groupAccess === null || accessLevel > groupAccess)) groupAccess = accessLevel;
+        }
+      }
+      permissions = { projectAccess: data.projectMembers.get(row.id) ?? null, groupAccess };
+    }
+    const ctx: ProjectEntityContext = {
+      config,
+      viewer,
+      role: data.roles.get(row.id) ?? null,
+      namespace,
+      owner: data.owners.get(row.namespace_id),
+      sharedWithGroups: data.shares.get(row.id) ?? [],
+      canAdmin: view.adminTokens?.has(row.id) ?? false,
+      runnersToken: view.adminTokens?.get(row.id),
+      permissions,
+      // GitLab: projects have no custom attributes here; an administrator who asks gets none.
+      customAttributes: view.customAttributes ? [] : undefined,
+      statistics: view.statistics ?? false,
+      license: view.license ?? false,
+    };
+    return view.simple ? toSimpleProject(row, ctx) : toProject(row, ctx);
+  });
+}
