@@ -80,18 +80,23 @@ export async function rebuildProjections(
     };
     opts.onProgress?.(0, total);
 
-    // Phase 1: bulk replay in short transactions.
+    // Phase 1: bulk replay, one short transaction per page; the next page is read (on
+    // another connection) while this one is applied.
     let after = LOG_START;
-    for (;;) {
-      const page = await inShadow(handle.db, async (trx) => {
-        const events = await readEvents(trx, after, { types, gapFree: true, limit: batchSize });
-        for (const projector of projectors) await applyEvents(projector, events, trx);
-        return events;
+    const read = (from: Checkpoint) => {
+      const page = readEvents(handle.db, from, { types, gapFree: true, limit: batchSize });
+      page.catch(() => {}); // awaited below, or abandoned when applying fails
+      return page;
+    };
+    for (let next = read(after); ; ) {
+      const page = await next;
+      if (page.length === 0) break;
+      after = checkpointOf(page.at(-1)!);
+      if (page.length === batchSize) next = read(after);
+      await inShadow(handle.db, async (trx) => {
+        for (const projector of projectors) await applyEvents(projector, page, trx);
       });
-      if (page.length > 0) {
-        after = checkpointOf(page.at(-1)!);
-        progress(page.length);
-      }
+      progress(page.length);
       if (page.length < batchSize) break;
     }
 

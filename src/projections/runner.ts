@@ -80,18 +80,26 @@ interface Follower {
   current: boolean;
   lastError: string | null;
   failures: number;
+  /** Consecutive steps that found committed events behind the visible horizon (back-off). */
+  heldBack: number;
   dirty: boolean;
   wake?: () => void;
   mutex: Promise<unknown>;
 }
 
-/** A step's events read, and whether to go on at once ('more'), wait ('done') or stand by ('busy'). */
+/**
+ * A step's events read, and what next: go on at once ('more'), retry shortly because
+ * committed events wait behind the visible horizon ('soon'), wait for a wake-up or the next
+ * poll ('done'), or stand by ('busy').
+ */
 interface Outcome {
-  readonly next: 'more' | 'done' | 'busy';
+  readonly next: 'more' | 'soon' | 'done' | 'busy';
   readonly read: number;
 }
 const BUSY: Outcome = { next: 'busy', read: 0 };
 const IDLE: Outcome = { next: 'done', read: 0 };
+/** Retry interval while a transaction elsewhere holds the horizon below committed events. */
+const HELD_BACK_RETRY_MS = 25;
 
 /** Which worker of this process holds which name, per database. */
 const heldInProcess = new WeakMap<Db, Map<string, ProjectionWorker>>();
@@ -118,7 +126,7 @@ export class ProjectionWorker {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.batchSize = options.batchSize ?? 500;
     if (options.reactors?.length && !options.commands) throw new Error('ProjectionWorker: reactors need `commands`');
-    const base = { state: 'idle' as const, held: false, current: false, lastError: null, failures: 0, dirty: false, mutex: Promise.resolve() };
+    const base = { state: 'idle' as const, held: false, current: false, lastError: null, failures: 0, heldBack: 0, dirty: false, mutex: Promise.resolve() };
     this.followers = [
       ...(options.projectors ?? []).map((projector) => ({ ...base, name: projector.name, lockName: `projection:${projector.name}`, projector })),
       ...(options.reactors ?? []).map((reactor) => ({ ...base, name: `reactor:${reactor.name}`, lockName: `reactor:${reactor.name}`, reactor })),
@@ -161,18 +169,28 @@ export class ProjectionWorker {
   }
 
   /**
-   * Processes every held (or now acquirable) projection and reactor until no visible event
-   * remains after its checkpoint. Returns the number of events read. For tests and the CLI.
+   * Processes every held (or now acquirable) projection and reactor until its checkpoint
+   * reaches the log's head as of the call, waiting while a transaction elsewhere in the
+   * cluster holds back the visible horizon. Skips what another worker holds. Returns the
+   * number of events read. For tests and the CLI.
    */
-  async catchUp(): Promise<number> {
+  async catchUp(opts: { timeoutMs?: number } = {}): Promise<number> {
+    const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
+    const target = await headOf(this.handle.db);
     let total = 0;
     for (const f of this.followers) {
       total += await this.exclusive(f, async () => {
         let read = 0;
-        for (let outcome = await this.step(f); outcome.read > 0 || outcome.next === 'more'; outcome = await this.step(f)) {
+        for (;;) {
+          const outcome = await this.step(f);
           read += outcome.read;
+          if (outcome.read > 0 || outcome.next === 'more') continue;
+          if (outcome.next === 'busy' || f.state === 'inline') return read; // not ours to follow now
+          const at = await readCheckpoint(this.handle.db, f.name);
+          if (at && compareCheckpoints(at.checkpoint, target) >= 0) return read;
+          if (Date.now() > deadline) throw new Error(`${f.name} did not catch up in time: a transaction elsewhere holds back the visible log`);
+          await new Promise((resolve) => setTimeout(resolve, 10));
         }
-        return read;
       });
     }
     return total;
@@ -191,7 +209,6 @@ export class ProjectionWorker {
       });
       if (behind.length === 0) return;
       if (Date.now() > deadline) throw new Error(`projections not caught up in time: ${behind.join(', ')}`);
-      this.wakeAll();
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -229,7 +246,9 @@ export class ProjectionWorker {
         await this.sleep(f, Math.min(250 * 2 ** f.failures, 30_000));
         continue;
       }
-      if (outcome.next !== 'more') await this.sleep(f, this.pollIntervalMs);
+      f.heldBack = outcome.next === 'soon' ? f.heldBack + 1 : 0;
+      if (outcome.next === 'soon') await this.sleep(f, Math.min(HELD_BACK_RETRY_MS * 2 ** Math.min(f.heldBack - 1, 8), this.pollIntervalMs));
+      else if (outcome.next !== 'more') await this.sleep(f, this.pollIntervalMs);
     }
     f.state = 'stopped';
   }
@@ -282,7 +301,7 @@ export class ProjectionWorker {
         return BUSY;
       }
       const events = await readAllAfter(trx, from.checkpoint, this.batchSize);
-      if (events.length === 0) return IDLE;
+      if (events.length === 0) return (await heldBack(trx, from.checkpoint)) ? { next: 'soon', read: 0 } : IDLE;
       const locked = await sql<{ transaction_id: string; global_position: string }>`
         select transaction_id::text as transaction_id, global_position from projection_checkpoints
          where name = ${f.name} for update skip locked`.execute(trx);
@@ -290,8 +309,9 @@ export class ProjectionWorker {
       if (!row) return BUSY; // another worker is inside a batch of this projection
       if (compareCheckpoints(toCheckpoint(row), from.checkpoint) !== 0) return { next: 'more', read: 0 }; // moved meanwhile: re-read
       await applyEvents(projector, events, trx);
-      await advance(trx, f.name, from.checkpoint, checkpointOf(events.at(-1)!));
-      return { next: events.length >= this.batchSize ? 'more' : 'done', read: events.length };
+      const to = checkpointOf(events.at(-1)!);
+      await advance(trx, f.name, from.checkpoint, to);
+      return { next: events.length >= this.batchSize ? 'more' : (await heldBack(trx, to)) ? 'soon' : 'done', read: events.length };
     });
   }
 
@@ -327,7 +347,8 @@ export class ProjectionWorker {
     }
     const last = events.at(-1);
     if (last && compareCheckpoints(at, checkpointOf(last)) !== 0) await advance(db, f.name, at, checkpointOf(last));
-    return { next: events.length >= this.batchSize ? 'more' : 'done', read: events.length };
+    if (events.length >= this.batchSize) return { next: 'more', read: events.length };
+    return { next: (await heldBack(db, last ? checkpointOf(last) : at)) ? 'soon' : 'done', read: events.length };
   }
 
   // ───────────────────────────── Locks ─────────────────────────────
@@ -440,6 +461,17 @@ async function advance(db: Db, name: string, from: Checkpoint, to: Checkpoint): 
        set transaction_id = ${to.transactionId}::xid8, global_position = ${to.globalPosition}::bigint, updated_at = now()
      where name = ${name} and transaction_id = ${from.transactionId}::xid8 and global_position = ${from.globalPosition}::bigint`.execute(db);
   if (Number(result.numAffectedRows ?? 0) !== 1) throw new Fenced(name);
+}
+
+/**
+ * Whether committed events wait after `at` that the gap-free read could not see yet (a
+ * transaction elsewhere in the cluster, older than theirs, is still running).
+ */
+async function heldBack(db: Db, at: Checkpoint): Promise<boolean> {
+  const { rows } = await sql<{ hidden: boolean }>`
+    select exists (select 1 from events
+      where (transaction_id, global_position) > (${at.transactionId}::xid8, ${at.globalPosition}::bigint)) as hidden`.execute(db);
+  return rows[0]?.hidden === true;
 }
 
 /** The last committed event in gap-free order (LOG_START for an empty log). */

@@ -87,12 +87,18 @@ export function counterProjector(options: {
       await sql`
         with x (stream_id, v, amount) as (
           select * from unnest(${events.map((e) => e.streamId)}::text[], ${events.map((e) => e.streamVersion)}::int[], ${events.map(amountOf)}::bigint[])
+        ),
+        fresh as (
+          select x.stream_id, count(*) as events, sum(x.amount) as total, max(x.v) as last_version
+            from x left join ${t} cur on cur.stream_id = x.stream_id
+           where x.v > coalesce(cur.last_version, 0)
+           group by x.stream_id
         )
         insert into ${t} (stream_id, events, total, last_version)
-        select stream_id, count(*), sum(amount), max(v) from x group by stream_id
+        select stream_id, events, total, last_version from fresh
         on conflict (stream_id) do update
-          set events = ${t}.events + (select count(*) from x where x.stream_id = excluded.stream_id and x.v > ${t}.last_version),
-              total = ${t}.total + (select coalesce(sum(amount), 0) from x where x.stream_id = excluded.stream_id and x.v > ${t}.last_version),
+          set events = ${t}.events + excluded.events,
+              total = ${t}.total + excluded.total,
               last_version = excluded.last_version
         where ${t}.last_version < excluded.last_version`.execute(trx);
     },

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database.js';
 import { ADVISORY_LOCK_CLASS } from '../../src/projections/rebuild.js';
-import { ProjectionWorker, type Reactor } from '../../src/projections/runner.js';
+import { ProjectionWorker, type Reactor, type WorkerOptions } from '../../src/projections/runner.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
 import {
   commandContext,
@@ -26,6 +26,16 @@ beforeAll(async () => {
 });
 afterAll(() => handle.close());
 
+/** A worker that is stopped whatever happens (a running one keeps a pool connection). */
+async function withWorker<T>(options: WorkerOptions, fn: (worker: ProjectionWorker) => Promise<T>): Promise<T> {
+  const worker = new ProjectionWorker(handle, options);
+  try {
+    return await fn(worker);
+  } finally {
+    await worker.stop();
+  }
+}
+
 const checkpointRow = async (name: string) =>
   (await sql<{ version: number; transaction_id: string; global_position: string }>`
     select version, transaction_id::text as transaction_id, global_position from projection_checkpoints where name = ${name}`.execute(handle.db)).rows[0];
@@ -33,14 +43,17 @@ const checkpointRow = async (name: string) =>
 describe('ProjectionWorker', () => {
   it('follows the log on wake-ups and moves its checkpoint to the head', async () => {
     const ctx = commandContext(handle);
-    const worker = new ProjectionWorker(handle, { projectors: [counterProjector()], notifier: ctx.notifier, pollIntervalMs: 5_000 });
+    // Polling once a minute: only the notifier's wake-ups can make it in time.
+    const worker = new ProjectionWorker(handle, { projectors: [counterProjector()], notifier: ctx.notifier, pollIntervalMs: 60_000 });
     worker.start();
     try {
+      // A new projection is rebuilt first; append once the worker follows the log.
+      for (let i = 0; i < 200 && (await worker.lag())[0]?.state !== 'following'; i++) await sleep(10);
       await count(ctx, 'a', 1);
       await count(ctx, 'a', 2);
       await ignore(ctx, 'a');
       await count(ctx, 'b', 10);
-      await worker.waitUntilCaughtUp({ timeoutMs: 4_000 }); // well before the next poll: the notifier woke it
+      await worker.waitUntilCaughtUp({ timeoutMs: 20_000 });
 
       expect(await rowsOf(handle.db, 'test_counts')).toEqual([
         { stream_id: 'a', events: 2, total: '3', last_version: 2 },
@@ -61,25 +74,21 @@ describe('ProjectionWorker', () => {
     const before = await rowsOf(handle.db, 'test_counts');
     for (const projector of [counterProjector(), counterProjector({ batch: false })]) {
       await sql`update projection_checkpoints set transaction_id = '0', global_position = 0 where name = 'counts'`.execute(handle.db);
-      const worker = new ProjectionWorker(handle, { projectors: [projector], batchSize: 2 });
-      expect(await worker.catchUp()).toBe(4);
-      await worker.stop();
+      expect(await withWorker({ projectors: [projector], batchSize: 2 }, (w) => w.catchUp())).toBe(4);
       expect(await rowsOf(handle.db, 'test_counts')).toEqual(before);
     }
   });
 
   it('resumes from its checkpoint after stop and start: every event delivered exactly once, in stream order', async () => {
     const ctx = commandContext(handle);
-    const first = new ProjectionWorker(handle, { projectors: [deliveryProjector()], notifier: ctx.notifier, pollIntervalMs: 20, batchSize: 3 });
-    first.start();
-    for (let i = 0; i < 5; i++) await count(ctx, `s${i % 2}`, i);
-    await first.waitUntilCaughtUp();
-    await first.stop();
+    await withWorker({ projectors: [deliveryProjector()], notifier: ctx.notifier, pollIntervalMs: 20, batchSize: 3 }, async (first) => {
+      first.start();
+      for (let i = 0; i < 5; i++) await count(ctx, `s${i % 2}`, i);
+      await first.waitUntilCaughtUp();
+    });
 
     for (let i = 0; i < 7; i++) await count(ctx, `s${i % 3}`, i);
-    const second = new ProjectionWorker(handle, { projectors: [deliveryProjector()], batchSize: 3 });
-    await second.catchUp();
-    await second.stop();
+    await withWorker({ projectors: [deliveryProjector()], batchSize: 3 }, (second) => second.catchUp());
 
     const delivered = await deliveries(handle.db);
     const log = await eventsInLog(handle.db);
@@ -93,29 +102,27 @@ describe('ProjectionWorker', () => {
   it('rebuilds a projection whose version was bumped before following the log', async () => {
     const ctx = commandContext(handle);
     await count(ctx, 'c', 5);
-    const v1 = new ProjectionWorker(handle, { projectors: [counterProjector()] });
-    await v1.catchUp();
-    await v1.stop();
+    await withWorker({ projectors: [counterProjector()] }, (v1) => v1.catchUp());
     const totals = async () =>
       (await rowsOf(handle.db, 'test_counts')).filter((r) => ['a', 'b', 'c'].includes(r.stream_id as string)).map((r) => [r.stream_id, r.total]);
     expect(await totals()).toEqual([['a', '3'], ['b', '10'], ['c', '5']]);
 
     // v2 counts every amount twice: only a rebuild from position 0 gets the old rows right.
-    const v2 = new ProjectionWorker(handle, { projectors: [counterProjector({ version: 2, factor: 2 })] });
-    await v2.catchUp();
-    expect(await totals()).toEqual([['a', '6'], ['b', '20'], ['c', '10']]);
-    expect(await checkpointRow('counts')).toMatchObject({ version: 2 });
-    await count(ctx, 'c', 1);
-    await v2.catchUp();
-    await v2.stop();
+    await withWorker({ projectors: [counterProjector({ version: 2, factor: 2 })] }, async (v2) => {
+      await v2.catchUp();
+      expect(await totals()).toEqual([['a', '6'], ['b', '20'], ['c', '10']]);
+      expect(await checkpointRow('counts')).toMatchObject({ version: 2 });
+      await count(ctx, 'c', 1);
+      await v2.catchUp();
+    });
     expect(await totals()).toEqual([['a', '6'], ['b', '20'], ['c', '12']]);
 
     // Old code meeting a newer version stands by instead of rebuilding it back.
-    const stale = new ProjectionWorker(handle, { projectors: [counterProjector()] });
-    expect(await stale.catchUp()).toBe(0);
-    expect((await stale.lag())[0]).toMatchObject({ state: 'standby', version: 2 });
-    expect((await stale.lag())[0]!.lastError).toMatch(/version 2/);
-    await stale.stop();
+    await withWorker({ projectors: [counterProjector()] }, async (stale) => {
+      expect(await stale.catchUp()).toBe(0);
+      expect((await stale.lag())[0]).toMatchObject({ state: 'standby', version: 2 });
+      expect((await stale.lag())[0]!.lastError).toMatch(/version 2/);
+    });
     expect(await checkpointRow('counts')).toMatchObject({ version: 2 });
   });
 
@@ -184,18 +191,18 @@ describe('ProjectionWorker', () => {
         if (!event.streamId.startsWith('echo-')) await ignore(commands, `echo-${event.streamId}`);
       },
     };
-    const worker = new ProjectionWorker(handle, { reactors: [reactor], commands: ctx });
-    await worker.catchUp();
-    const counted = (await eventsInLog(handle.db)).filter((e) => e.event_type === 'Counted');
-    expect(seen.sort()).toEqual(counted.map((e) => e.event_id).sort());
-    const receipts = await sql<{ n: string }>`select count(*) as n from reactor_receipts where reactor = 'echo'`.execute(handle.db);
-    expect(Number(receipts.rows[0]!.n)).toBe(counted.length);
+    await withWorker({ reactors: [reactor], commands: ctx }, async (worker) => {
+      await worker.catchUp();
+      const counted = (await eventsInLog(handle.db)).filter((e) => e.event_type === 'Counted');
+      expect(seen.sort()).toEqual(counted.map((e) => e.event_id).sort());
+      const receipts = await sql<{ n: string }>`select count(*) as n from reactor_receipts where reactor = 'echo'`.execute(handle.db);
+      expect(Number(receipts.rows[0]!.n)).toBe(counted.length);
 
-    // Moving the checkpoint back does not react again: the receipts hold.
-    await sql`update projection_checkpoints set transaction_id = '0', global_position = 0 where name = 'reactor:echo'`.execute(handle.db);
-    await worker.catchUp();
-    await worker.stop();
-    expect(seen).toHaveLength(counted.length);
-    expect((await eventsInLog(handle.db)).filter((e) => e.stream_id.startsWith('echo-'))).toHaveLength(counted.length);
+      // Moving the checkpoint back does not react again: the receipts hold.
+      await sql`update projection_checkpoints set transaction_id = '0', global_position = 0 where name = 'reactor:echo'`.execute(handle.db);
+      await worker.catchUp();
+      expect(seen).toHaveLength(counted.length);
+      expect((await eventsInLog(handle.db)).filter((e) => e.stream_id.startsWith('echo-'))).toHaveLength(counted.length);
+    });
   });
 });
