@@ -46,15 +46,17 @@ export function initialMemberSpec(
   return spec({ type: 'AddMember', sourceType, sourceId, userId, accessLevel, expiresAt: null, actorId: metadata.actor_id ?? userId, inherited: null }, metadata);
 }
 
-export interface AddMemberInput {
-  readonly accessLevel: number;
-  readonly expiresAt: string | null;
-  /** The user's highest membership in an ancestor group (read by the caller). */
-  readonly inherited: InheritedMembership | null;
-}
-
-export function addMember(ctx: CommandContext, source: Source, userId: number, input: AddMemberInput, metadata: EventMetadata) {
-  return run(ctx, { type: 'AddMember', sourceType: source.type, sourceId: source.id, userId, ...input, actorId: metadata.actor_id ?? null }, metadata);
+/** `inherited`: the user's highest membership in an ancestor group (read by the caller). */
+export function addMember(
+  ctx: CommandContext,
+  source: Source,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null,
+  metadata: EventMetadata,
+  inherited: InheritedMembership | null = null,
+) {
+  return run(ctx, { type: 'AddMember', sourceType: source.type, sourceId: source.id, userId, accessLevel, expiresAt, inherited, actorId: metadata.actor_id ?? null }, metadata);
 }
 
 export function updateMember(

@@ -5,6 +5,8 @@ import { sendError } from './kernel/errors.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
 import { groupRoutes } from './routes/groups.js';
+import { memberRoutes } from './routes/members.js';
+import { accessRequestRoutes } from './routes/access-requests.js';
 
 export const API_PREFIX = '/api/v4';
 
@@ -47,6 +49,8 @@ export function createApp(app: AppContext) {
   api.route('/', metaRoutes);
   api.route('/', userRoutes);
   api.route('/', groupRoutes);
+  api.route('/', memberRoutes);
+  api.route('/', accessRequestRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
 

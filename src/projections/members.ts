@@ -133,9 +133,11 @@ const memberColumns = [
   'users.username',
   'users.state',
   'users.avatar_url',
+  'users.email',
   'm.access_level',
   'm.expires_at',
   'm.created_at',
+  'm.updated_at',
   'm.source_type',
   'm.source_id',
 ] as const;
@@ -198,7 +200,7 @@ export function accessRequestsQuery(db: Db, source: Pick<MemberSource, 'type' | 
   return db
     .selectFrom('access_requests as r')
     .innerJoin('users', 'users.id', 'r.user_id')
-    .select(['users.id', 'users.name', 'users.username', 'users.state', 'users.avatar_url', 'r.requested_at'])
+    .select(['users.id', 'users.name', 'users.username', 'users.state', 'users.avatar_url', 'users.email', 'r.requested_at'])
     .where('r.source_type', '=', source.type)
     .where('r.source_id', '=', source.id);
 }
@@ -233,6 +235,38 @@ export async function activeOwnerCount(db: Db, groupIds: readonly number[]): Pro
     .where('users.state', '=', 'active')
     .executeTakeFirst();
   return Number(row?.count ?? 0);
+}
+
+/** Members of a source whose accounts are active (the owner invariant counts only these). */
+export async function activeMemberUserIds(db: Db, source: Pick<MemberSource, 'type' | 'id'>): Promise<number[]> {
+  const rows = await db
+    .selectFrom('members')
+    .innerJoin('users', 'users.id', 'members.user_id')
+    .select('members.user_id')
+    .where('members.source_type', '=', source.type)
+    .where('members.source_id', '=', source.id)
+    .where('users.state', '=', 'active')
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+/**
+ * The user's highest membership among the given groups, with the group's name — GitLab's
+ * `Member#highest_group_member`, which a new level may not undercut.
+ */
+export async function highestGroupMembership(db: Db, groupIds: readonly number[], userId: number): Promise<{ access_level: number; group_name: string } | null> {
+  if (groupIds.length === 0) return null;
+  const row = await db
+    .selectFrom('members')
+    .innerJoin('namespaces', 'namespaces.id', 'members.source_id')
+    .select(['members.access_level', 'namespaces.name as group_name'])
+    .where('members.source_type', '=', 'Namespace')
+    .where('members.source_id', 'in', [...groupIds])
+    .where('members.user_id', '=', userId)
+    .orderBy('members.access_level', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ?? null;
 }
 
 /** Groups where the user is the only direct owner (GitLab's User#solo_owned_groups). */

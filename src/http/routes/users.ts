@@ -13,8 +13,8 @@ import {
   updateUser,
 } from '../../commands/users.js';
 import type { Database } from '../../database.js';
-import { ACCESS } from '../../domain/access.js';
 import { TOKEN_SCOPES, isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
+import { soleOwnedGroupCount as soleOwnedGroups } from '../../projections/members.js';
 import {
   customAttributesByUser,
   findCustomAttribute,
@@ -216,27 +216,8 @@ function searchUsers(query: UserQuery, search: string): { query: UserQuery; term
 }
 
 /** Groups where the user is the only owner: GitLab refuses a soft delete of such a user. */
-async function soleOwnedGroupCount(c: Context, userId: number): Promise<number> {
-  const row = await appContext(c)
-    .db.selectFrom('members as m')
-    .select(sql<string>`count(*)`.as('count'))
-    .where('m.source_type', '=', 'Namespace')
-    .where('m.user_id', '=', userId)
-    .where('m.access_level', '=', ACCESS.OWNER)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('members as o')
-            .select(sql`1`.as('one'))
-            .whereRef('o.source_id', '=', 'm.source_id')
-            .where('o.source_type', '=', 'Namespace')
-            .where('o.access_level', '=', ACCESS.OWNER)
-            .where('o.user_id', '<>', userId),
-        ),
-      ),
-    )
-    .executeTakeFirst();
-  return Number(row?.count ?? 0);
+function soleOwnedGroupCount(c: Context, userId: number): Promise<number> {
+  return soleOwnedGroups(appContext(c).db, userId);
 }
 
 /** GitLab's destroy_conditionally!: If-Unmodified-Since older than the resource → 412. */

@@ -1,0 +1,29 @@
+import type { Config } from '../../config.js';
+import type { UserRow } from '../../projections/users.js';
+import type { AccessRequestView, MemberView } from '../../projections/members.js';
+import { iso, toUserBasic } from './users.js';
+
+type UserFields = Pick<MemberView, 'id' | 'name' | 'username' | 'state' | 'avatar_url' | 'email'>;
+
+const userBasic = (row: UserFields, config: Config) => toUserBasic(row as UserRow, config);
+
+/** Entities::Member (GitLab 12): the user (UserBasic, merged), access_level, expires_at. */
+export function toMember(row: MemberView, config: Config) {
+  return {
+    ...userBasic(row, config),
+    access_level: row.access_level,
+    expires_at: row.expires_at,
+  };
+}
+
+/**
+ * Entities::AccessRequester: the user (UserBasic, merged) and requested_at; the spec's
+ * access request record also names created_at (when the request was made).
+ */
+export function toAccessRequester(row: AccessRequestView, config: Config) {
+  return {
+    ...userBasic(row, config),
+    created_at: iso(row.requested_at),
+    requested_at: iso(row.requested_at),
+  };
+}

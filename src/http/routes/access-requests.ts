@@ -1,0 +1,70 @@
+import { Hono } from 'hono';
+import { approveAccessRequest, denyAccessRequest, requestAccess } from '../../commands/members.js';
+import { DEFAULT_ACCESS_LEVEL, canRemoveMember, canRequestAccess } from '../../domain/members.js';
+import { accessRequestsQuery, directMembersQuery, highestGroupMembership } from '../../projections/members.js';
+import { toAccessRequester, toMember } from '../entities/members.js';
+import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { forbidden } from '../kernel/errors.js';
+import { paginate } from '../kernel/pagination.js';
+import { params, t, withDefault } from '../kernel/params.js';
+import { SOURCE_KINDS, recordNotFound, resolveSource, sourceRef, userIdParam } from './members.js';
+
+const approveParams = {
+  access_level: withDefault(t.integer(), DEFAULT_ACCESS_LEVEL as number),
+};
+
+/** GET/POST/PUT/DELETE /groups/:id/access_requests… and /projects/… (GitLab's API::AccessRequests). */
+export const accessRequestRoutes = new Hono<AppEnv>();
+
+for (const { plural, type } of SOURCE_KINDS) {
+  const base = `/${plural}/:id/access_requests`;
+
+  accessRequestRoutes
+    .get(base, async (c) => {
+      const auth = await requireUser(c);
+      const source = await resolveSource(c, auth, type);
+      // GitLab: AccessRequestsFinder#execute! — admin_group / admin_project, else 403.
+      if (!source.canManage) throw forbidden();
+      const { db, config } = appContext(c);
+      const rows = await paginate(c, accessRequestsQuery(db, source), (q) => q.orderBy('r.requested_at').orderBy('users.id'));
+      return c.json(rows.map((row) => toAccessRequester(row, config)));
+    })
+
+    .post(base, async (c) => {
+      const auth = await requireUser(c);
+      const source = await resolveSource(c, auth, type);
+      if (!canRequestAccess(source.viewer, source.visibility, source.role, source.requestAccessEnabled)) throw forbidden();
+      const { db, config, commands } = appContext(c);
+      await requestAccess(commands, sourceRef(source), auth.user.id, eventMetadata(c, auth));
+      const row = await accessRequestsQuery(db, source).where('r.user_id', '=', auth.user.id).executeTakeFirstOrThrow();
+      return c.json(toAccessRequester(row, config), 201);
+    })
+
+    .put(`${base}/:user_id/approve`, async (c) => {
+      const auth = await requireUser(c);
+      const userId = userIdParam(c);
+      const p = await params(c, approveParams);
+      const source = await resolveSource(c, auth, type);
+      const { db, config, commands } = appContext(c);
+      // GitLab: requesters.find_by! (404) comes before the update_member permission (403).
+      if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
+      if (!source.canManage) throw forbidden();
+      const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
+      await approveAccessRequest(commands, sourceRef(source), userId, { accessLevel: p.access_level, inherited }, eventMetadata(c, auth));
+      const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
+      return c.json(toMember(row, config), 201);
+    })
+
+    .delete(`${base}/:user_id`, async (c) => {
+      const auth = await requireUser(c);
+      const userId = userIdParam(c);
+      const source = await resolveSource(c, auth, type);
+      const { db, commands } = appContext(c);
+      if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
+      // GitLab: managers deny; requesters withdraw their own request.
+      if (!canRemoveMember(source.viewer, source.canManage, userId)) throw forbidden();
+      await denyAccessRequest(commands, sourceRef(source), userId, eventMetadata(c, auth));
+      return c.body(null, 204);
+    });
+}

@@ -1,0 +1,233 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { addMember, removeMember, updateMember, type Source } from '../../commands/members.js';
+import { canManageMembers, type MemberSourceType, type Viewer, type Visibility } from '../../domain/access.js';
+import { canRemoveMember, type OwnerGuard } from '../../domain/members.js';
+import {
+  activeMemberUserIds,
+  activeOwnerCount,
+  allMembersQuery,
+  directMembersQuery,
+  highestGroupMembership,
+  type MemberFilters,
+  type MemberSource,
+} from '../../projections/members.js';
+import { findUserById } from '../../projections/users.js';
+import { toMember } from '../entities/members.js';
+import { eventMetadata, requireUser, type Auth } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { ApiError, forbidden, notFound, paramErrors } from '../kernel/errors.js';
+import { paginate } from '../kernel/pagination.js';
+import { optional, params, rawParams, required, t } from '../kernel/params.js';
+import { findVisibleGroup, findVisibleProject } from '../kernel/sources.js';
+
+// ───────────────────────────── Sources ─────────────────────────────
+
+/** The two kinds of membership source: `/groups/:id/…` and `/projects/:id/…`. */
+export const SOURCE_KINDS = [
+  { plural: 'groups', type: 'Namespace' },
+  { plural: 'projects', type: 'Project' },
+] as const satisfies readonly { plural: string; type: MemberSourceType }[];
+
+/** A group or project the caller may see, with what the members endpoints need of it. */
+export interface ResolvedSource extends MemberSource {
+  readonly name: string;
+  readonly visibility: Visibility;
+  readonly requestAccessEnabled: boolean;
+  /** The caller's effective role (own membership, else the nearest ancestor group's). */
+  readonly role: number | null;
+  readonly viewer: Viewer | null;
+  /** Groups a membership may be inherited from (the ancestors; a project's namespace chain). */
+  readonly inheritFrom: readonly number[];
+  /** A personal project's namespace owner. */
+  readonly personalOwnerId: number | null;
+  /** May the caller manage members (owners of groups, maintainers of projects, admins)? */
+  readonly canManage: boolean;
+}
+
+/** `:id` of a groups or projects path, resolved for the caller; 404 when not visible. */
+export async function resolveSource(c: Context, auth: Auth, type: MemberSourceType): Promise<ResolvedSource> {
+  const id = c.req.param('id') ?? '';
+  if (type === 'Namespace') {
+    const { row, role, viewer } = await findVisibleGroup(c, auth, id);
+    return {
+      type,
+      id: row.id,
+      traversalIds: row.traversal_ids,
+      name: row.name,
+      visibility: row.visibility,
+      requestAccessEnabled: row.request_access_enabled,
+      role,
+      viewer,
+      inheritFrom: row.traversal_ids.filter((groupId) => groupId !== row.id),
+      personalOwnerId: null,
+      canManage: canManageMembers(viewer, type, role),
+    };
+  }
+  const { row, role, viewer } = await findVisibleProject(c, auth, id);
+  const namespace = await appContext(c)
+    .db.selectFrom('namespaces')
+    .select(['kind', 'owner_id'])
+    .where('id', '=', row.namespace_id)
+    .executeTakeFirst();
+  const personal = namespace?.kind === 'user';
+  return {
+    type,
+    id: row.id,
+    // Personal namespaces have no members: only a group chain passes memberships down.
+    traversalIds: personal ? [] : row.traversal_ids,
+    name: row.name,
+    visibility: row.visibility,
+    requestAccessEnabled: row.request_access_enabled,
+    role,
+    viewer,
+    inheritFrom: personal ? [] : row.traversal_ids,
+    personalOwnerId: personal ? (namespace?.owner_id ?? null) : null,
+    canManage: canManageMembers(viewer, type, role),
+  };
+}
+
+export const sourceRef = (source: ResolvedSource): Source => ({ type: source.type, id: source.id });
+
+/** What the owner invariants need, read now (see OwnerGuard). */
+export async function ownerGuard(c: Context, source: ResolvedSource): Promise<OwnerGuard> {
+  const { db } = appContext(c);
+  return {
+    ancestorOwners: source.type === 'Namespace' ? await activeOwnerCount(db, source.inheritFrom) : 0,
+    activeUserIds: await activeMemberUserIds(db, source),
+    personalOwnerId: source.personalOwnerId,
+  };
+}
+
+/** `:user_id` is an Integer parameter: anything else is Grape's "user_id is invalid". */
+export function userIdParam(c: Context): number {
+  const value = c.req.param('user_id') ?? '';
+  if (!/^\d+$/.test(value) || Number(value) > 2147483647) throw paramErrors(['user_id is invalid']);
+  return Number(value);
+}
+
+/** GitLab's `find_by!` miss: ActiveRecord::RecordNotFound → `{"message":"404 Not found"}`. */
+export const recordNotFound = () => new ApiError(404, { message: '404 Not found' });
+
+/** A DateTime parameter stored in a date column (`expires_at`): its UTC date. */
+const toDate = (value: Date) => value.toISOString().slice(0, 10);
+
+/** GitLab's destroy_conditionally!: 412 when the resource changed after If-Unmodified-Since. */
+function checkUnmodifiedSince(c: Context, updatedAt: Date) {
+  const header = c.req.header('if-unmodified-since');
+  if (!header) return;
+  const since = new Date(header);
+  if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
+    throw new ApiError(412, { message: '412 Precondition Failed' });
+  }
+}
+
+// ───────────────────────────── Parameters ─────────────────────────────
+
+const listParams = {
+  query: optional(t.string()),
+  user_ids: optional(t.array(t.integer())),
+};
+
+
+
+/** Grape coerces an empty DateTime to nil: `expires_at=` clears the date. */
+const clearableDatetime = () => z.preprocess((v) => (v === '' ? undefined : v), t.datetime().optional());
+
+const createParams = {
+  user_id: required(t.integer()),
+  access_level: required(t.integer()),
+  expires_at: optional(clearableDatetime()),
+};
+
+const updateParams = {
+  access_level: required(t.integer()),
+  expires_at: optional(clearableDatetime()),
+};
+
+// ───────────────────────────── Routes ─────────────────────────────
+
+/** GET/POST/PUT/DELETE /groups/:id/members… and /projects/:id/members… (GitLab's API::Members). */
+export const memberRoutes = new Hono<AppEnv>();
+
+for (const { plural, type } of SOURCE_KINDS) {
+  const base = `/${plural}/:id/members`;
+
+  async function list(c: Context, deep: boolean) {
+    // GitLab: `before { authenticate! }` — even public sources need a signed-in caller.
+    const auth = await requireUser(c);
+    const p = await params(c, listParams);
+    const source = await resolveSource(c, auth, type);
+    const { db, config } = appContext(c);
+    const filters: MemberFilters = { query: p.query, userIds: p.user_ids };
+    const rows = deep
+      ? await paginate(c, allMembersQuery(db, source, filters), (q) => q.orderBy('m.created_at').orderBy('users.id'))
+      : await paginate(c, directMembersQuery(db, source, filters), (q) => q.orderBy('m.created_at').orderBy('users.id'));
+    return c.json(rows.map((row) => toMember(row, config)));
+  }
+
+  async function one(c: Context, deep: boolean) {
+    const auth = await requireUser(c);
+    const userId = userIdParam(c);
+    const source = await resolveSource(c, auth, type);
+    const { db, config } = appContext(c);
+    const query = deep ? allMembersQuery(db, source, { userId }) : directMembersQuery(db, source, { userId });
+    const row = await query.executeTakeFirst();
+    if (!row) throw recordNotFound();
+    return c.json(toMember(row, config));
+  }
+
+  memberRoutes
+    .get(base, (c) => list(c, false))
+    .get(`${base}/all`, (c) => list(c, true))
+    .get(`${base}/all/:user_id`, (c) => one(c, true))
+    .get(`${base}/:user_id`, (c) => one(c, false))
+
+    .post(base, async (c) => {
+      const auth = await requireUser(c);
+      const p = await params(c, createParams);
+      const source = await resolveSource(c, auth, type);
+      if (!source.canManage) throw forbidden();
+      const { db, config, commands } = appContext(c);
+      if (await directMembersQuery(db, source, { userId: p.user_id }).executeTakeFirst()) {
+        throw new ApiError(409, { message: 'Member already exists' });
+      }
+      if (!(await findUserById(db, p.user_id))) throw notFound('User');
+      const inherited = await highestGroupMembership(db, source.inheritFrom, p.user_id);
+      const expiresAt = p.expires_at === undefined ? null : toDate(p.expires_at);
+      await addMember(commands, sourceRef(source), p.user_id, p.access_level, expiresAt, eventMetadata(c, auth), inherited);
+      const row = await directMembersQuery(db, source, { userId: p.user_id }).executeTakeFirstOrThrow();
+      return c.json(toMember(row, config), 201);
+    })
+
+    .put(`${base}/:user_id`, async (c) => {
+      const auth = await requireUser(c);
+      const userId = userIdParam(c);
+      const given = (await rawParams(c)).expires_at;
+      const p = await params(c, updateParams);
+      const source = await resolveSource(c, auth, type);
+      if (!source.canManage) throw forbidden();
+      const { db, config, commands } = appContext(c);
+      if (!(await directMembersQuery(db, source, { userId }).executeTakeFirst())) throw recordNotFound();
+      // An empty expires_at clears the date; an absent one keeps it.
+      const expiresAt = p.expires_at !== undefined ? toDate(p.expires_at) : given === '' || given === null ? null : undefined;
+      const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
+      await updateMember(commands, sourceRef(source), userId, { accessLevel: p.access_level, expiresAt, inherited }, await ownerGuard(c, source), eventMetadata(c, auth));
+      const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
+      return c.json(toMember(row, config));
+    })
+
+    .delete(`${base}/:user_id`, async (c) => {
+      const auth = await requireUser(c);
+      const userId = userIdParam(c);
+      const source = await resolveSource(c, auth, type);
+      const { db, commands } = appContext(c);
+      const member = await directMembersQuery(db, source, { userId }).executeTakeFirst();
+      if (!member) throw recordNotFound();
+      checkUnmodifiedSince(c, member.updated_at);
+      // GitLab's member policies: managers remove anybody, a member may leave.
+      if (!canRemoveMember(source.viewer, source.canManage, userId)) throw forbidden();
+      await removeMember(commands, sourceRef(source), userId, await ownerGuard(c, source), eventMetadata(c, auth));
+      return c.body(null, 204);
+    });
+}
