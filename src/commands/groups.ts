@@ -28,6 +28,7 @@ import {
 import type { Reactor } from '../projections/runner.js';
 import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
 import { initialMemberSpec } from './members.js';
+import { deleteProject } from './projects.js';
 
 type GroupSpec = CommandSpec<GroupCommand, GroupEvent, GroupState>;
 
@@ -151,9 +152,8 @@ export const groupRemovalReactor: Reactor = {
 };
 
 async function removeSubtreeProjects(ctx: CommandContext, groupId: number, metadata: EventMetadata) {
-  void ctx;
-  void groupId;
-  void metadata;
+  const { rows } = await sql<{ id: number }>`select id from projects where traversal_ids && array[${groupId}]::integer[] order by id`.execute(ctx.db);
+  for (const { id } of rows) await deleteProject(ctx, id, metadata);
 }
 
 // ───────────────────────────── Runners token ─────────────────────────────

@@ -5,7 +5,8 @@ import { VISIBILITIES, VISIBILITY_LEVEL, visibleWithoutMembership } from '../dom
 import { GROUP_EVENT_TYPES, type GroupEvent, type ParentGroup } from '../domain/groups.js';
 import type { UserEvent } from '../domain/users.js';
 import type { StoredEvent } from '../eventstore/types.js';
-import { memberNamespaceIds, projectVisibleTo } from './access.js';
+import { memberNamespaceIds } from './access.js';
+import { projectReadableBy } from './projects.js';
 import type { Projector } from './projector.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
@@ -313,7 +314,7 @@ export async function groupHasProjectVisibleTo(db: Db, viewer: Viewer | null, gr
     .select('id')
     .where(sql<SqlBool>`traversal_ids && array[${groupId}]::integer[]`)
     .where('pending_delete', '=', false)
-    .where(projectVisibleTo(viewer))
+    .where(projectReadableBy(viewer))
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;

@@ -11,7 +11,7 @@ import {
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, canAdminGroup, canCreateSubgroupIn, type Viewer } from '../../domain/access.js';
 import { DomainError } from '../../domain/errors.js';
 import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups.js';
-import { projectVisibleTo, viewerOf } from '../../projections/access.js';
+import { viewerOf } from '../../projections/access.js';
 import {
   type NamespaceRow,
   customAttributesOf,
@@ -19,8 +19,9 @@ import {
   findGroupRow,
   groupListQuery,
 } from '../../projections/namespaces.js';
-import type { ProjectRow } from '../../projections/projects.js';
+import { projectReadableBy, type ProjectRow } from '../../projections/projects.js';
 import { rubyErrorsInspect, toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
+import { presentProjects } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireAdmin, requireUser, type Auth } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { ApiError, forbidden, notFound } from '../kernel/errors.js';
@@ -147,7 +148,7 @@ const DETAIL_PROJECTS_LIMIT = 100;
 /** GroupProjectsFinder only_owned / only_shared: what the viewer may see, newest first. */
 async function detailProjects(c: Context, group: NamespaceRow, viewer: Viewer | null): Promise<{ projects: ProjectRow[]; shared: ProjectRow[] }> {
   const { db } = appContext(c);
-  const visible = db.selectFrom('projects').selectAll('projects').where('projects.pending_delete', '=', false).where(projectVisibleTo(viewer));
+  const visible = db.selectFrom('projects').selectAll('projects').where('projects.pending_delete', '=', false).where(projectReadableBy(viewer));
   const [projects, shared] = await Promise.all([
     visible.where('projects.namespace_id', '=', group.id).orderBy('projects.id', 'desc').limit(DETAIL_PROJECTS_LIMIT).execute(),
     visible
@@ -175,15 +176,10 @@ async function presentDetail(c: Context, group: Visible<NamespaceRow>, options: 
     statistics: options.statistics ?? false,
     customAttributes,
     runnersToken: options.runnersToken ? await groupRunnersToken(db, group.row.id) : undefined,
-    projects: projects.map((row) => toProject(c, row)),
-    sharedProjects: shared.map((row) => toProject(c, row)),
+    // GitLab: Entities::Project for both lists.
+    projects: await presentProjects(db, config, group.viewer, projects),
+    sharedProjects: await presentProjects(db, config, group.viewer, shared),
   });
-}
-
-/** A project record of the group details. TODO: the projects area's entity once it lands. */
-function toProject(c: Context, row: ProjectRow) {
-  const { config } = appContext(c);
-  return { id: row.id, name: row.name, path: row.path, path_with_namespace: row.path_with_namespace, web_url: `${config.externalUrl}/${row.path_with_namespace}` };
 }
 
 /** The group row after a command (inline projection: the write is visible at once). */
