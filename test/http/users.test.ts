@@ -54,11 +54,15 @@ async function newUser(attributes: Record<string, unknown> = {}) {
   return res.body;
 }
 
+let free: TestServer;
 beforeAll(async () => {
-  api = await startTestServer();
+  // Both servers start together: a long pause between requests can meet a closing keep-alive socket.
+  [api, free] = await Promise.all([startTestServer(), startTestServer({ plan: 'free' })]);
   regular = await api.createUser({ username: unique('regular') });
 });
-afterAll(() => api.close());
+afterAll(async () => {
+  await Promise.all([api.close(), free.close()]);
+});
 
 // ───────────────────────────── Permission matrix ─────────────────────────────
 
@@ -706,11 +710,6 @@ describe('GET /user', () => {
 // ───────────────────────────── Free tier ─────────────────────────────
 
 describe('on the free tier', () => {
-  let free: TestServer;
-  beforeAll(async () => {
-    free = await startTestServer({ plan: 'free' });
-  });
-  afterAll(() => free.close());
   it('leaves out the paid fields (minutes limits, note)', async () => {
     const { user, token } = await free.createUser({ username: unique('free'), note: 'ignored' });
     expect(Object.keys(user)).toEqual([...USER, ...PUBLIC_ONLY, 'is_admin']);
