@@ -39,14 +39,15 @@ beforeAll(async () => {
     const child = await api.post('/groups', { name: 'Child', path: 'child', parent_id: top.body.id, visibility });
     const grandchild = await api.post('/groups', { name: 'Grandchild', path: 'grandchild', parent_id: child.body.id, visibility });
     trees[visibility] = [top.body.id, child.body.id, grandchild.body.id];
-    for (const [name, level] of Object.entries(ROLES) as [ActorName, number][]) {
-      await api.handle.db
-        .insertInto('members')
-        .values({ source_type: 'Namespace', source_id: top.body.id, user_id: users[name]!, access_level: level, expires_at: null, created_by_id: 1, created_at: new Date().toISOString(), updated_at: new Date().toISOString() })
-        .execute();
-    }
+    for (const [name, level] of Object.entries(ROLES) as [ActorName, number][]) await member(top.body.id, users[name]!, level);
   }
 });
+
+/** A membership, added by root through the members API. */
+async function member(groupId: number, userId: number, level: number) {
+  const res = await api.post(`/groups/${groupId}/members`, { user_id: userId, access_level: level });
+  if (res.status !== 201) throw new Error(`POST /groups/${groupId}/members ${res.status} ${res.text}`);
+}
 
 const isMember = (actor: ActorName) => ROLES[actor] !== undefined;
 /** GitLab: anonymous callers see public groups, signed-in (non-external) users internal ones, members and admins all. */
@@ -101,10 +102,7 @@ describe('a member of a grandchild only', () => {
   it('lists its ancestors (GitLab’s GroupsFinder) but reads only what its membership covers', async () => {
     const { user, token } = await api.createUser({ username: 'm-deep' });
     const [top, child, grandchild] = trees.private;
-    await api.handle.db
-      .insertInto('members')
-      .values({ source_type: 'Namespace', source_id: grandchild, user_id: user.id, access_level: 30, expires_at: null, created_by_id: 1, created_at: new Date().toISOString(), updated_at: new Date().toISOString() })
-      .execute();
+    await member(grandchild, user.id, 30);
     const listed = (await api.get('/groups', { token, query: { per_page: 100 } })).body.map((g: any) => g.id);
     expect(listed).toEqual(expect.arrayContaining([top, child, grandchild]));
     expect((await api.get(`/groups/${grandchild}`, { token })).status).toBe(200);

@@ -14,12 +14,11 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-/** A membership row (the members area's own endpoints are tested there). */
-const member = (groupId: number, userId: number, level: number) =>
-  api.handle.db
-    .insertInto('members')
-    .values({ source_type: 'Namespace', source_id: groupId, user_id: userId, access_level: level, expires_at: null, created_by_id: 1, created_at: new Date().toISOString(), updated_at: new Date().toISOString() })
-    .execute();
+/** A membership, added by root through the members API. */
+async function member(groupId: number, userId: number, level: number) {
+  const res = await api.post(`/groups/${groupId}/members`, { user_id: userId, access_level: level });
+  if (res.status !== 201) throw new Error(`POST /groups/${groupId}/members ${res.status} ${res.text}`);
+}
 
 async function createGroup(body: Record<string, unknown>, token: string | null = api.rootToken) {
   const res = await api.post('/groups', body, { token });
