@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
-import { DomainError, invalid, notFound } from '../domain/errors.js';
+import { DomainError, invalid } from '../domain/errors.js';
 import {
   PROJECT_NAME_TAKEN,
   PROJECT_PATH_TAKEN,
@@ -135,7 +135,13 @@ export interface CreateProjectInput {
  */
 export async function createProject(ctx: CommandContext, input: CreateProjectInput, metadata: EventMetadata): Promise<CommandResult<ProjectState>> {
   const { namespace, creator } = input;
-  const settings: ProjectSettings = { ...DEFAULT_PROJECT_SETTINGS, ...input.settings };
+  // GitLab (ProjectFeature): pages are open on a public project, members-only otherwise.
+  const visibility = input.settings.visibility ?? DEFAULT_PROJECT_SETTINGS.visibility;
+  const settings: ProjectSettings = {
+    ...DEFAULT_PROJECT_SETTINGS,
+    pages_access_level: visibility === 'public' ? 'enabled' : 'private',
+    ...input.settings,
+  };
   const personal = namespace.kind === 'user';
   const [isTaken, count] = await Promise.all([
     taken(ctx.db, namespace.id, settings.name, settings.path, null),
@@ -238,12 +244,4 @@ function instanceKey(db: Db): Promise<string> {
 export async function projectRunnersToken(db: Db, projectId: number): Promise<string> {
   const key = await instanceKey(db);
   return createHmac('sha256', key).update(`project-runners-token:${projectId}`).digest('base64url').slice(0, 20);
-}
-
-/** The project's current state from its stream (for 304 decisions made before a command). */
-export async function loadProject(db: Db, projectId: number): Promise<ProjectState> {
-  let state = projectDecider.initialState();
-  for (const event of await readStream(db, projectStreamId(projectId))) state = projectDecider.evolve(state, event as unknown as ProjectEvent);
-  if (!state.exists) throw notFound('Project');
-  return state;
 }

@@ -1,5 +1,6 @@
 import type { Reactor } from '../projections/runner.js';
 import { groupRemovalReactor } from './groups.js';
+import { projectRemovalReactor } from './projects.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor[] = [groupRemovalReactor];
+export const REACTORS: readonly Reactor[] = [groupRemovalReactor, projectRemovalReactor];

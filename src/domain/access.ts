@@ -60,6 +60,15 @@ export const canAdminGroup = (viewer: Viewer | null, role: number | null) => Boo
 /** Project administration (settings, archive, deletion): maintainers and administrators. */
 export const canAdminProject = (viewer: Viewer | null, role: number | null) => Boolean(viewer?.isAdmin) || (role ?? 0) >= ACCESS.MAINTAINER;
 
+/**
+ * GitLab's project owner_access (rename, change visibility, archive, remove): the owner of the
+ * personal namespace, an owner of the project's group or one of its ancestors (`groupRole`,
+ * the nearest group role), or an administrator. A project membership never reaches owner.
+ */
+export function canOwnProject(viewer: Viewer | null, ownsPersonalNamespace: boolean, groupRole: number | null): boolean {
+  return Boolean(viewer?.isAdmin) || ownsPersonalNamespace || (groupRole ?? 0) >= ACCESS.OWNER;
+}
+
 /** Who may manage members: maintainers of projects, owners of groups (or admins). */
 export function canManageMembers(viewer: Viewer | null, sourceType: MemberSourceType, role: number | null): boolean {
   return sourceType === 'Namespace' ? canAdminGroup(viewer, role) : canAdminProject(viewer, role);

@@ -5,6 +5,7 @@ import { sendError } from './kernel/errors.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
 import { groupRoutes } from './routes/groups.js';
+import { projectRoutes } from './routes/projects.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
 
@@ -49,6 +50,7 @@ export function createApp(app: AppContext) {
   api.route('/', metaRoutes);
   api.route('/', userRoutes);
   api.route('/', groupRoutes);
+  api.route('/', projectRoutes);
   api.route('/', memberRoutes);
   api.route('/', accessRequestRoutes);
   root.route(API_PREFIX, api);
