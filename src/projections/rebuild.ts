@@ -283,7 +283,7 @@ async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
  * Events after a checkpoint in (transaction_id, global_position) order, optionally only
  * some types and only below the snapshot's xmin (the gap-free horizon).
  */
-export async function readEvents(
+async function readEvents(
   db: Db,
   after: Checkpoint,
   opts: { types?: readonly string[]; gapFree: boolean; limit: number },

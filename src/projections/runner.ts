@@ -21,7 +21,10 @@ import {
  *
  * - One holder per projection: a session advisory lock on a dedicated connection
  *   (PostgreSQL). Other workers stand by and retry each poll; when the holder dies its
- *   connection closes, the lock is freed and one of them takes over. PGlite is one process.
+ *   connection closes, the lock is freed and one of them takes over. Workers of one process
+ *   also exclude each other in memory (all there is on PGlite, a single process).
+ * - Rolling deploys: a worker whose projector version is older than the stored one gives
+ *   the lock back and keeps off it for a while, so the newer code holds the projection.
  * - A batch is one short transaction: read the checkpoint, read the events after it in
  *   gap-free order, lock the checkpoint row (`for update skip locked`; locked means another
  *   worker is in a batch), apply, then move the checkpoint with a compare-and-set — read
@@ -80,6 +83,8 @@ interface Follower {
   current: boolean;
   lastError: string | null;
   failures: number;
+  /** Set when a newer version of this projection runs elsewhere: no lock attempts before then. */
+  retiredUntil: number;
   /** Consecutive steps that found committed events behind the visible horizon (back-off). */
   heldBack: number;
   dirty: boolean;
@@ -126,7 +131,7 @@ export class ProjectionWorker {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.batchSize = options.batchSize ?? 500;
     if (options.reactors?.length && !options.commands) throw new Error('ProjectionWorker: reactors need `commands`');
-    const base = { state: 'idle' as const, held: false, current: false, lastError: null, failures: 0, heldBack: 0, dirty: false, mutex: Promise.resolve() };
+    const base = { state: 'idle' as const, held: false, current: false, lastError: null, failures: 0, retiredUntil: 0, heldBack: 0, dirty: false, mutex: Promise.resolve() };
     this.followers = [
       ...(options.projectors ?? []).map((projector) => ({ ...base, name: projector.name, lockName: `projection:${projector.name}`, projector })),
       ...(options.reactors ?? []).map((reactor) => ({ ...base, name: `reactor:${reactor.name}`, lockName: `reactor:${reactor.name}`, reactor })),
@@ -237,7 +242,7 @@ export class ProjectionWorker {
       let outcome: Outcome;
       try {
         outcome = await this.exclusive(f, () => this.step(f));
-        f.lastError = null;
+        if (outcome.next !== 'busy') f.lastError = null;
         f.failures = 0;
       } catch (error) {
         f.lastError = error instanceof Error ? error.message : String(error);
@@ -258,7 +263,10 @@ export class ProjectionWorker {
       f.state = 'standby';
       return BUSY;
     }
-    if (!f.current && !(await this.ensureCurrent(f))) return BUSY;
+    if (!f.current && !(await this.ensureCurrent(f))) {
+      await this.release(f); // let the worker running the newer version have it
+      return BUSY;
+    }
     if (f.projector?.mode === 'inline') {
       f.state = 'inline';
       return IDLE;
@@ -277,6 +285,7 @@ export class ProjectionWorker {
     if (f.projector) {
       if (row && row.version > f.projector.version) {
         f.state = 'standby';
+        f.retiredUntil = Date.now() + Math.max(10 * this.pollIntervalMs, 5_000);
         f.lastError = `version ${row.version} of ${f.name} is deployed elsewhere; this worker runs ${f.projector.version}`;
         return false;
       }
@@ -355,6 +364,7 @@ export class ProjectionWorker {
 
   private async acquire(f: Follower): Promise<boolean> {
     if (f.held) return true;
+    if (Date.now() < f.retiredUntil) return false;
     // Workers of one process share a database handle: one holder per name among them too
     // (all there is on PGlite; on PostgreSQL the advisory lock below covers other processes).
     const holders = heldInProcess.get(this.handle.db) ?? new Map<string, ProjectionWorker>();
@@ -398,6 +408,14 @@ export class ProjectionWorker {
     });
     this.lockClient = pending;
     return pending;
+  }
+
+  /** Gives one name's lock back (the others stay held). */
+  private async release(f: Follower) {
+    if (!f.held) return;
+    this.letGo(f);
+    const client = this.lockClient && (await this.lockClient.catch(() => undefined));
+    await client?.query('select pg_advisory_unlock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, f.lockName]).catch(() => {});
   }
 
   private letGo(f: Follower) {

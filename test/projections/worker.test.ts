@@ -117,13 +117,27 @@ describe('ProjectionWorker', () => {
     });
     expect(await totals()).toEqual([['a', '6'], ['b', '20'], ['c', '12']]);
 
-    // Old code meeting a newer version stands by instead of rebuilding it back.
+    // Old code meeting a newer version stands by instead of rebuilding it back…
     await withWorker({ projectors: [counterProjector()] }, async (stale) => {
       expect(await stale.catchUp()).toBe(0);
-      expect((await stale.lag())[0]).toMatchObject({ state: 'standby', version: 2 });
+      expect((await stale.lag())[0]).toMatchObject({ state: 'standby', version: 2, holder: false });
       expect((await stale.lag())[0]!.lastError).toMatch(/version 2/);
     });
     expect(await checkpointRow('counts')).toMatchObject({ version: 2 });
+
+    // …and, running first, it lets go of the projection so the next version takes it (rolling deploy).
+    await withWorker({ projectors: [counterProjector()], pollIntervalMs: 20 }, async (stale) => {
+      stale.start();
+      for (let i = 0; i < 200 && !(await stale.lag())[0]!.lastError; i++) await sleep(10);
+      await withWorker({ projectors: [counterProjector({ version: 3, factor: 3 })], pollIntervalMs: 20 }, async (next) => {
+        next.start();
+        for (let i = 0; i < 400 && (await next.lag())[0]!.state !== 'following'; i++) await sleep(10);
+        await next.waitUntilCaughtUp();
+        expect((await next.lag())[0]).toMatchObject({ version: 3, holder: true, state: 'following' });
+        expect((await stale.lag())[0]).toMatchObject({ holder: false, state: 'standby' });
+      });
+    });
+    expect(await totals()).toEqual([['a', '9'], ['b', '30'], ['c', '18']]);
   });
 
   it('two workers never deliver an event twice; one holds the projection, the other takes over when it dies', async () => {
