@@ -226,12 +226,19 @@ function validate(
   if (errors.any) throw invalid(errors.fields);
 }
 
+// Rails I18n's approximations for letters that do not decompose into a base letter.
+const TRANSLITERATIONS: Record<string, string> = {
+  ß: 'ss', Æ: 'AE', æ: 'ae', Ø: 'O', ø: 'o', Œ: 'OE', œ: 'oe', Þ: 'TH', þ: 'th', Ð: 'D', ð: 'd', Đ: 'D', đ: 'd', Ł: 'L', ł: 'l',
+  ı: 'i', Ħ: 'H', ħ: 'h', Ŋ: 'NG', ŋ: 'ng',
+};
+
 /**
  * Rails' String#parameterize, as GitLab derives a path from a name: transliterate to ASCII,
  * every run of other characters becomes one '-', no leading or trailing '-', lower case.
  */
 export function parameterize(name: string): string {
   const ascii = name
+    .replace(/[ßÆæØøŒœÞþÐðĐđŁłıĦħŊŋ]/g, (ch) => TRANSLITERATIONS[ch] ?? ch)
     .normalize('NFKD')
     .replace(/\p{M}/gu, '')
     .replace(/[^\x00-\x7f]/g, '?');
