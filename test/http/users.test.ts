@@ -54,15 +54,11 @@ async function newUser(attributes: Record<string, unknown> = {}) {
   return res.body;
 }
 
-let free: TestServer;
 beforeAll(async () => {
-  // Both servers start together: a long pause between requests can meet a closing keep-alive socket.
-  [api, free] = await Promise.all([startTestServer(), startTestServer({ plan: 'free' })]);
+  api = await startTestServer();
   regular = await api.createUser({ username: unique('regular') });
 });
-afterAll(async () => {
-  await Promise.all([api.close(), free.close()]);
-});
+afterAll(() => api.close());
 
 // ───────────────────────────── Permission matrix ─────────────────────────────
 
@@ -710,10 +706,22 @@ describe('GET /user', () => {
 // ───────────────────────────── Free tier ─────────────────────────────
 
 describe('on the free tier', () => {
-  it('leaves out the paid fields (minutes limits, note)', async () => {
-    const { user, token } = await free.createUser({ username: unique('free'), note: 'ignored' });
+  // The running server's configuration object, switched for this test only.
+  const config = () => api.runtime.config as { plan: string };
+  let paidPlan: string;
+  beforeAll(() => {
+    paidPlan = config().plan;
+  });
+  afterAll(() => {
+    config().plan = paidPlan;
+  });
+  it('leaves out the paid fields (minutes limits, note) and ignores them on input', async () => {
+    config().plan = 'free';
+    const { user, token } = await api.createUser({ username: unique('free'), note: 'ignored' });
     expect(Object.keys(user)).toEqual([...USER, ...PUBLIC_ONLY, 'is_admin']);
-    expect(Object.keys((await free.get('/user', { token })).body)).toEqual([...USER, ...PUBLIC_ONLY]);
+    expect(Object.keys((await api.get('/user', { token })).body)).toEqual([...USER, ...PUBLIC_ONLY]);
+    config().plan = paidPlan;
+    expect((await api.get(`/users/${user.id}`)).body.note).toBeNull();
   });
 });
 
