@@ -183,10 +183,10 @@ async function presentDetail(c: Context, group: Visible<NamespaceRow>, options: 
 }
 
 /** The group row after a command (inline projection: the write is visible at once). */
-async function reloaded(c: Context, group: Visible<NamespaceRow> | { row: { id: number }; role: number | null; viewer: Viewer | null }): Promise<Visible<NamespaceRow>> {
-  const row = await findGroupRow(appContext(c).db, group.row.id);
+async function reloaded(c: Context, id: number, role: number | null, viewer: Viewer | null): Promise<Visible<NamespaceRow>> {
+  const row = await findGroupRow(appContext(c).db, id);
   if (!row) throw notFound('Group');
-  return { row, role: group.role, viewer: group.viewer };
+  return { row, role, viewer };
 }
 
 /** GitLab's render_api_error!("Failed to save group #{group.errors.messages}", 400) on POST. */
@@ -235,7 +235,7 @@ export const groupRoutes = new Hono<AppEnv>()
     if (config.plan !== 'free' && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
     const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
     const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creatorId: auth.user.id }, eventMetadata(c, auth)).catch(failedToSave);
-    const group = await reloaded(c, { row: { id: result.state.id! }, role: 50, viewer });
+    const group = await reloaded(c, result.state.id!, 50, viewer);
     return c.json(await presentDetail(c, group, { withProjects: true, runnersToken: false }), 201);
   })
 
@@ -264,7 +264,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const group = await administeredGroup(c, auth);
     const { commands } = appContext(c);
     await updateGroup(commands, group.row, settingsOf(c, p, group.viewer!), group.viewer!, eventMetadata(c, auth));
-    return c.json(await presentDetail(c, await reloaded(c, group), { withProjects: true, runnersToken: false }));
+    return c.json(await presentDetail(c, await reloaded(c, group.row.id, group.role, group.viewer), { withProjects: true, runnersToken: false }));
   })
 
   .delete('/groups/:id', async (c) => {
