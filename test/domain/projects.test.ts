@@ -92,7 +92,7 @@ describe('CreateProject', () => {
 
   it('puts a README on the default branch when asked', () => {
     const [event] = created(create({ initializeWithReadme: true, defaultBranch: 'main' }));
-    expect(event!.type === 'ProjectCreated' && [event.data.readme, event.data.default_branch]).toEqual([true, 'main']);
+    expect(event?.type === 'ProjectCreated' && [event.data.readme, event.data.default_branch]).toEqual([true, 'main']);
   });
 
   it('reports every validation error at once, keyed in the order Rails adds them', () => {
