@@ -507,6 +507,76 @@ describe('custom attributes', () => {
   });
 });
 
+describe('groups and their projects', () => {
+  async function createProject(body: Record<string, unknown>, token: string | null = api.rootToken) {
+    const res = await api.post('/projects', body, { token });
+    if (res.status !== 201) throw new Error(`POST /projects ${res.status} ${res.text}`);
+    return res.body;
+  }
+
+  it('details carry the readable projects of the group itself, newest first, and the projects shared with it', async () => {
+    const g = await createGroup({ name: 'Proj', path: 'proj', visibility: 'internal' }, owner.token);
+    const sub = await createGroup({ name: 'Proj Sub', path: 'proj-sub', parent_id: g.id, visibility: 'internal' }, owner.token);
+    const open = await createProject({ name: 'Open', namespace_id: g.id, visibility: 'internal' }, owner.token);
+    const closed = await createProject({ name: 'Closed', namespace_id: g.id, visibility: 'private' }, owner.token);
+    await createProject({ name: 'Below', namespace_id: sub.id, visibility: 'internal' }, owner.token);
+    const elsewhere = await createProject({ name: 'Elsewhere', visibility: 'internal' }, other.token);
+    await api.handle.db
+      .insertInto('project_group_links')
+      .values({ project_id: elsewhere.id, group_id: g.id, group_access: 30, expires_at: null, created_at: new Date().toISOString() })
+      .execute();
+
+    const asOwner = (await api.get(`/groups/${g.id}`, { token: owner.token })).body;
+    expect(asOwner.projects.map((p: any) => p.id)).toEqual([closed.id, open.id]);
+    expect(asOwner.projects[0]).toMatchObject({ path_with_namespace: 'proj/closed', namespace: { id: g.id, kind: 'group', full_path: 'proj' } });
+    expect(asOwner.shared_projects.map((p: any) => p.id)).toEqual([elsewhere.id]);
+    const outsider = await api.createUser();
+    expect((await api.get(`/groups/${g.id}`, { token: outsider.token })).body.projects.map((p: any) => p.id)).toEqual([open.id]);
+  });
+
+  it('caps each list at 100 projects', async () => {
+    const g = await createGroup({ name: 'Many', path: 'many', visibility: 'public' });
+    for (let i = 0; i < 101; i++) await createProject({ name: `p${i}`, namespace_id: g.id, visibility: 'public' });
+    const detail = (await api.get(`/groups/${g.id}`)).body;
+    expect(detail.projects).toHaveLength(100);
+    expect(detail.projects[0].path).toBe('p100');
+  });
+
+  it('makes a private group readable to members of a project inside it (GitLab’s has_projects)', async () => {
+    const g = await createGroup({ name: 'Host', path: 'host' }, owner.token);
+    const sub = await createGroup({ name: 'Host Sub', path: 'host-sub', parent_id: g.id }, owner.token);
+    const project = await createProject({ name: 'Inside', namespace_id: sub.id }, owner.token);
+    const guest = await api.createUser();
+    expect((await api.get(`/groups/${g.id}`, { token: guest.token })).status).toBe(404);
+    expect((await api.post(`/projects/${project.id}/members`, { user_id: guest.user.id, access_level: 10 })).status).toBe(201);
+    for (const id of [g.id, sub.id]) expect((await api.get(`/groups/${id}`, { token: guest.token })).status).toBe(200);
+    const listed = (await api.get('/groups', { token: guest.token })).body.map((x: any) => x.id);
+    expect(listed).toEqual([g.id, sub.id]);
+    // Reading is all it gives.
+    expect((await api.put(`/groups/${g.id}`, { description: 'x' }, { token: guest.token })).status).toBe(403);
+  });
+
+  it('refuses lowering a group below one of its projects', async () => {
+    const g = await createGroup({ name: 'Loud Group', path: 'loud-group', visibility: 'public' });
+    await createProject({ name: 'Loud', namespace_id: g.id, visibility: 'internal' });
+    const res = await api.put(`/groups/${g.id}`, { visibility: 'private' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ message: { visibility_level: ['private is not allowed since this group contains projects with higher visibility.'] } });
+  });
+
+  it('removes the projects of a deleted group’s subtree', async () => {
+    const g = await createGroup({ name: 'Gone', path: 'gone', visibility: 'public' }, owner.token);
+    const sub = await createGroup({ name: 'Gone Sub', path: 'gone-sub', parent_id: g.id, visibility: 'public' }, owner.token);
+    const top = await createProject({ name: 'Top', namespace_id: g.id, visibility: 'public' }, owner.token);
+    const below = await createProject({ name: 'Below', namespace_id: sub.id, visibility: 'public' }, owner.token);
+    expect((await api.del(`/groups/${g.id}`, { token: owner.token })).status).toBe(202);
+    for (const id of [top.id, below.id]) expect((await api.get(`/projects/${id}`)).status).toBe(404);
+    await api.runtime.worker!.waitUntilCaughtUp();
+    for (const id of [top.id, below.id]) expect((await api.events(`project-${id}`)).at(-1)!.type).toBe('ProjectDeleted');
+    expect(await api.handle.db.selectFrom('projects').select('id').where('id', 'in', [top.id, below.id]).execute()).toEqual([]);
+  });
+});
+
 describe('personal namespaces', () => {
   it('follow the user: created with it, renamed with it, removed with it', async () => {
     const { user } = await api.createUser({ username: 'nsuser', name: 'Ns User' });
