@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -738,5 +739,65 @@ describe('with_custom_attributes', () => {
     expect(other.body.every((u: any) => Array.isArray(u.custom_attributes))).toBe(true);
     expect((await api.get(`/users/${user.id}`, { token: regular.token, query: { with_custom_attributes: true } })).body.custom_attributes).toBeUndefined();
     expect(Object.keys((await api.get('/users', { token: regular.token, query: { with_custom_attributes: true } })).body[0])).toEqual(BASIC);
+  });
+});
+
+// ───────────────────────────── Any input ─────────────────────────────
+
+describe('bad input of any shape', () => {
+  const FIELDS = [
+    'email', 'username', 'name', 'password', 'reset_password', 'force_random_password', 'skip_confirmation', 'skip_reconfirmation',
+    'admin', 'external', 'projects_limit', 'extern_uid', 'provider', 'bio', 'public_email', 'private_profile', 'note',
+    'emoji', 'message', 'value', 'scopes', 'expires_at', 'hard_delete', 'state', 'search', 'order_by', 'sort',
+    'created_before', 'with_custom_attributes', 'custom_attributes', 'page', 'per_page',
+  ];
+  const ROUTES: [string, string][] = [
+    ['GET', '/users'],
+    ['POST', '/users'],
+    ['GET', '/users/:id'],
+    ['PUT', '/users/:id'],
+    ['DELETE', '/users/:id'],
+    ['POST', '/users/:id/block'],
+    ['PUT', '/user/status'],
+    ['GET', '/users/:id/status'],
+    ['GET', '/users/:id/custom_attributes/:key'],
+    ['PUT', '/users/:id/custom_attributes/:key'],
+    ['DELETE', '/users/:id/custom_attributes/:key'],
+    ['GET', '/users/:id/impersonation_tokens'],
+    ['POST', '/users/:id/impersonation_tokens'],
+    ['GET', '/users/:id/impersonation_tokens/:key'],
+    ['POST', '/users/:id/personal_access_tokens'],
+  ];
+  it('answers a 2xx or a 4xx with a GitLab JSON body, never a 5xx', async () => {
+    // Never root (id 1): a random PUT must not take its administrator rights away.
+    const victim = await newUser();
+    const segment = fc.oneof(
+      fc.constant(String(victim.id)),
+      fc.constantFrom('0', '-1', '2147483648', '99999999999999999999', '1e3', 'abc', '%E2%9C%93', '%2F', '.', ' '),
+      fc.string({ minLength: 1, maxLength: 8 }).map(encodeURIComponent),
+    );
+    const value = fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.string(), fc.constantFrom('', 'true', '2999-01-01', 'x'.repeat(300)));
+    const body = fc.dictionary(fc.oneof(fc.constantFrom(...FIELDS), fc.string({ maxLength: 6 })), value, { maxKeys: 5 });
+    const query = fc.dictionary(fc.constantFrom(...FIELDS), fc.oneof(fc.string({ maxLength: 12 }), fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 })), { maxKeys: 3 });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...ROUTES), segment, segment, body, query, fc.boolean(), async ([method, template], id, key, json, q, asJson) => {
+        const path = template.replace(':id', id).replace(':key', key);
+        const url = new URL(`${api.apiUrl}${path}`);
+        for (const [k, v] of Object.entries(q)) for (const one of [v].flat()) url.searchParams.append(Array.isArray(v) ? `${k}[]` : k, one);
+        const init: RequestInit = { method, headers: { 'PRIVATE-TOKEN': api.rootToken } };
+        if (method !== 'GET') {
+          (init.headers as Record<string, string>)['content-type'] = asJson ? 'application/json' : 'application/x-www-form-urlencoded';
+          init.body = asJson ? JSON.stringify(json) : new URLSearchParams(Object.entries(json).map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v) ?? ''])).toString();
+        }
+        const res = await fetch(url, init);
+        const text = await res.text();
+        expect(res.status, `${method} ${url.pathname}${url.search} ${String(init.body ?? '')} → ${text}`).toBeLessThan(500);
+        if (res.status >= 400) {
+          const parsed = JSON.parse(text) as Record<string, unknown>;
+          expect('message' in parsed || 'error' in parsed, text).toBe(true);
+        }
+      }),
+      { numRuns: 150, seed: 4242 },
+    );
   });
 });
