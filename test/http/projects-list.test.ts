@@ -177,7 +177,7 @@ describe('GET /projects', () => {
     });
 
     it('is 405 for any other order', async () => {
-      for (const query of [{ pagination: 'keyset' }, { pagination: 'keyset', order_by: 'name' }]) {
+      for (const query of [{ pagination: 'keyset' }, { pagination: 'keyset', order_by: 'name' }] as Record<string, string>[]) {
         expect(await api.get('/projects', { query })).toMatchObject({ status: 405, body: { error: 'Keyset pagination is not yet available for this type of request' } });
       }
     });
