@@ -3,11 +3,17 @@ import { addMemberAs, createGroup, createProject } from '../support/fixtures.js'
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
-let owner: { user: any; token: string };
+type User = { user: any; token: string };
+let owner: User, visitor: User, other: User, member: User, external: User;
+/** More requesters for the listing. */
+let visitors: User[];
 
 beforeAll(async () => {
   api = await startTestServer();
-  owner = await api.createUser();
+  // Shared users (a password hash each): every test works on a fresh group or project.
+  const users = await Promise.all([...[1, 2, 3, 4].map(() => api.createUser()), api.createUser({ external: true }), ...[1, 2, 3].map(() => api.createUser())]);
+  [owner, visitor, other, member, external] = users as [User, User, User, User, User];
+  visitors = users.slice(5);
 });
 afterAll(() => api.close());
 
@@ -43,7 +49,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
   describe(`POST /${kind}/:id/access_requests`, () => {
     it('records a request for the caller (201, AccessRequested)', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
       const res = await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       expect(res.status).toBe(201);
       expect(res.body).toEqual(requesterOf(visitor.user));
@@ -57,7 +62,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
 
     it('is 400 "already exists in source" for a second request', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
       await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       const res = await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       expect(res.status).toBe(400);
@@ -66,7 +70,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
 
     it('is 403 for members (direct or inherited), administrators, and when requests are off', async () => {
       const source = await fresh(kind);
-      const member = await api.createUser();
       await addMemberAs(api, kind, source.id, member.user.id, 10);
       for (const token of [member.token, owner.token, api.rootToken]) {
         const res = await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token });
@@ -74,12 +77,10 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
         expect(res.body).toEqual({ message: '403 Forbidden' });
       }
       const closed = await fresh(kind, { request_access_enabled: false });
-      const visitor = await api.createUser();
       expect((await api.post(`/${kind}/${closed.id}/access_requests`, undefined, { token: visitor.token })).status).toBe(403);
     });
 
     it('is 401 anonymously, 404 on a private source and for external users on an internal one', async () => {
-      const visitor = await api.createUser();
       const open = await fresh(kind);
       expect((await api.post(`/${kind}/${open.id}/access_requests`, undefined, { token: null })).body).toEqual({ message: '401 Unauthorized' });
       const hidden = await fresh(kind, { visibility: 'private' });
@@ -87,7 +88,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ message: kind === 'groups' ? '404 Group Not Found' : '404 Project Not Found' });
       const internal = await fresh(kind, { visibility: 'internal' });
-      const external = await api.createUser({ external: true });
       expect((await api.post(`/${kind}/${internal.id}/access_requests`, undefined, { token: external.token })).status).toBe(404);
       expect((await api.post(`/${kind}/${internal.id}/access_requests`, undefined, { token: visitor.token })).status).toBe(201);
     });
@@ -96,7 +96,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
   describe(`GET /${kind}/:id/access_requests`, () => {
     it('lists pending requests for managers, paginated; 403 for others', async () => {
       const source = await fresh(kind);
-      const visitors = [await api.createUser(), await api.createUser(), await api.createUser()];
       for (const v of visitors) await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: v.token });
       const res = await api.get(`/${kind}/${source.id}/access_requests`, { token: owner.token, query: { per_page: 2 } });
       expect(res.status).toBe(200);
@@ -113,7 +112,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
   describe(`PUT /${kind}/:id/access_requests/:user_id/approve`, () => {
     it('makes the requester a developer by default (201, the member entity, AccessRequestApproved)', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
       await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       const res = await api.put(`/${kind}/${source.id}/access_requests/${visitor.user.id}/approve`, undefined, { token: owner.token });
       expect(res.status).toBe(201);
@@ -137,7 +135,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
 
     it('approves at the given access_level; validates it', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
       await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       const invalid = await api.put(`/${kind}/${source.id}/access_requests/${visitor.user.id}/approve`, { access_level: 15 });
       expect(invalid.status).toBe(400);
@@ -149,8 +146,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
 
     it('is 404 "Not found" without a request (even for non-managers), 403 for non-managers otherwise', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
-      const other = await api.createUser();
       const missing = await api.put(`/${kind}/${source.id}/access_requests/${visitor.user.id}/approve`, undefined, { token: other.token });
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({ message: '404 Not found' });
@@ -163,7 +158,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
 
     it('is also what adding a requester as a member does', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
       await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       const res = await api.post(`/${kind}/${source.id}/members`, { user_id: visitor.user.id, access_level: 20 });
       expect(res.status).toBe(201);
@@ -176,7 +170,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
   describe(`DELETE /${kind}/:id/access_requests/:user_id`, () => {
     it('denies a request (204, AccessRequestDenied)', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
       await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       const res = await api.del(`/${kind}/${source.id}/access_requests/${visitor.user.id}`, { token: owner.token });
       expect(res.status).toBe(204);
@@ -191,8 +184,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
 
     it('lets the requester withdraw, but nobody else without rights', async () => {
       const source = await fresh(kind);
-      const visitor = await api.createUser();
-      const other = await api.createUser();
       await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token: visitor.token });
       const forbidden = await api.del(`/${kind}/${source.id}/access_requests/${visitor.user.id}`, { token: other.token });
       expect(forbidden.status).toBe(403);

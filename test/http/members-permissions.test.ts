@@ -29,6 +29,7 @@ beforeAll(async () => {
   tokens.set('owner', owner!.token);
   tokens.set('admin', api.rootToken);
   outsiderId = outsider!.user.id;
+  targets = await Promise.all(Array.from({ length: 16 }, createTarget));
   subjectId = await newUserId();
   for (const visibility of ['private', 'public'] as const) {
     // groups: the owner created the group; projects: the owner owns the project's group.
@@ -69,10 +70,15 @@ interface Operation {
 
 let counter = 0;
 /** A user without a token (one request). */
-async function newUserId(): Promise<number> {
+async function createTarget(): Promise<number> {
   const username = `target${++counter}_${process.pid}`;
   const res = await api.post('/users', { email: `${username}@example.com`, username, name: username, password: 'password123', skip_confirmation: true });
   return res.body.id;
+}
+/** Targets of the calls that succeed, made up front in parallel (each hashes a password). */
+let targets: number[] = [];
+async function newUserId(): Promise<number> {
+  return targets.pop() ?? (await createTarget());
 }
 
 /** A member to change or remove: a fresh one when the call should succeed. */

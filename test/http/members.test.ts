@@ -6,10 +6,19 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
 let owner: { user: any; token: string };
+/** Users shared by the tests: each test works on a fresh group or project, so they do not interfere. */
+let pool: { user: any; token: string }[];
+let anna: { user: any; token: string }, bert: { user: any; token: string };
 
 beforeAll(async () => {
   api = await startTestServer();
-  owner = await api.createUser();
+  // Creating a user hashes a password (scrypt): make them once, in parallel.
+  [owner, anna, bert, ...pool] = await Promise.all([
+    api.createUser(),
+    api.createUser({ name: 'Anna Zed' }),
+    api.createUser({ name: 'Bert Zed' }),
+    ...[1, 2, 3, 4, 5].map(() => api.createUser()),
+  ]);
 });
 afterAll(() => api.close());
 
@@ -56,7 +65,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('as a non-member of a private source is 404', async () => {
       const source = await fresh(kind);
-      const stranger = await api.createUser();
+      const stranger = pool[4]!;
       const res = await api.get(`/${kind}/${source.id}/members`, { token: stranger.token });
       expect(res.status).toBe(404);
       expect(res.body).toEqual(NOT_FOUND);
@@ -65,7 +74,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it("lists direct members in GitLab's Member entity shape, by id or URL-encoded full path", async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       await api.post(`/${kind}/${source.id}/members`, { user_id: alice.user.id, access_level: 30, expires_at: '2031-05-06' }, { token: owner.token });
       const res = await api.get(`/${kind}/${encodeURIComponent(source.path)}/members`, { token: alice.token });
       expect(res.status).toBe(200);
@@ -77,8 +86,6 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('filters by query (name, username or exact email) and user_ids[]', async () => {
       const source = await fresh(kind);
-      const anna = await api.createUser({ name: 'Anna Zed' });
-      const bert = await api.createUser({ name: 'Bert Zed' });
       for (const u of [anna, bert]) await addMemberAs(api, kind, source.id, u.user.id, 20);
       const ids = (res: any) => res.body.map((m: any) => m.id);
       expect(ids(await api.get(`/${kind}/${source.id}/members`, { query: { query: 'anna' } }))).toEqual([anna.user.id]);
@@ -91,7 +98,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('paginates with GitLab offset headers', async () => {
       const source = await fresh(kind);
-      for (let i = 0; i < 3; i++) await addMemberAs(api, kind, source.id, (await api.createUser()).user.id, 10);
+      for (const u of pool.slice(0, 3)) await addMemberAs(api, kind, source.id, u.user.id, 10);
       const total = kind === 'groups' ? 4 : 3;
       const res = await api.get(`/${kind}/${source.id}/members`, { query: { per_page: 2, page: 2 } });
       expect(res.status).toBe(200);
@@ -112,7 +119,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
   describe(`GET /${kind}/:id/members/:user_id`, () => {
     it('shows a direct member; 404 "Not found" otherwise; 400 for a non-integer id', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       await addMemberAs(api, kind, source.id, alice.user.id, 20);
       const res = await api.get(`/${kind}/${source.id}/members/${alice.user.id}`, { token: alice.token });
       expect(res.status).toBe(200);
@@ -130,7 +137,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
   describe(`POST /${kind}/:id/members`, () => {
     it('adds a member (201) and appends MemberAdded with the actor', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       const res = await api.post(`/${kind}/${source.id}/members`, { user_id: alice.user.id, access_level: 20, expires_at: '2032-01-02' }, { token: owner.token });
       expect(res.status).toBe(201);
       expect(res.body).toEqual(memberOf(alice.user, 20, '2032-01-02'));
@@ -148,13 +155,19 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
         },
         metadata: { actor_id: owner.user.id },
       });
-      const row = await api.handle.db.selectFrom('members').selectAll().where('user_id', '=', alice.user.id).executeTakeFirstOrThrow();
+      const row = await api.handle.db
+        .selectFrom('members')
+        .selectAll()
+        .where('user_id', '=', alice.user.id)
+        .where('source_id', '=', source.id)
+        .where('source_type', '=', kind === 'groups' ? 'Namespace' : 'Project')
+        .executeTakeFirstOrThrow();
       expect(row).toMatchObject({ source_id: source.id, access_level: 20, expires_at: '2032-01-02', created_by_id: owner.user.id });
     });
 
     it('accepts form-encoded parameters and a full datetime for expires_at', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       const res = await api.request('POST', `/${kind}/${source.id}/members`, {
         form: { user_id: String(alice.user.id), access_level: '30', expires_at: '2033-03-04T10:00:00Z' },
       });
@@ -164,7 +177,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('is 409 "Member already exists" for a member', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       await addMemberAs(api, kind, source.id, alice.user.id, 20);
       const before = (await api.events(source.stream)).length;
       const res = await api.post(`/${kind}/${source.id}/members`, { user_id: alice.user.id, access_level: 30 });
@@ -182,7 +195,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('is 400 for an invalid access level (owner only on groups)', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       for (const level of [0, 35, 60]) {
         const res = await api.post(`/${kind}/${source.id}/members`, { user_id: alice.user.id, access_level: level });
         expect(res.status).toBe(400);
@@ -209,7 +222,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('refuses a level below the inherited one (GitLab: higher_access_level_than_group)', async () => {
       const source = await fresh(kind);
       const parentName = (await api.get(`/groups/${source.groupId}`)).body.name;
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       let target = source;
       if (kind === 'groups') {
         const sub = await createGroup(api, { token: owner.token, parent: { id: source.id } });
@@ -226,7 +239,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
   describe(`PUT /${kind}/:id/members/:user_id`, () => {
     it('changes the level and expiry (MemberUpdated); an empty expires_at clears it', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       await addMemberAs(api, kind, source.id, alice.user.id, 20);
       const res = await api.put(`/${kind}/${source.id}/members/${alice.user.id}`, { access_level: 40, expires_at: '2034-02-03' }, { token: owner.token });
       expect(res.status).toBe(200);
@@ -245,7 +258,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('is 404 for a non-member, 400 for a missing or invalid level', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       await addMemberAs(api, kind, source.id, alice.user.id, 20);
       const missing = await api.put(`/${kind}/${source.id}/members/999999`, { access_level: 30 });
       expect(missing.status).toBe(404);
@@ -262,7 +275,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
   describe(`DELETE /${kind}/:id/members/:user_id`, () => {
     it('removes a member (204, MemberRemoved)', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       await addMemberAs(api, kind, source.id, alice.user.id, 20);
       const res = await api.del(`/${kind}/${source.id}/members/${alice.user.id}`, { token: owner.token });
       expect(res.status).toBe(204);
@@ -276,8 +289,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('lets a member leave, but not remove somebody else', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
-      const bob = await api.createUser();
+      const [alice, bob] = [pool[0]!, pool[1]!];
       await addMemberAs(api, kind, source.id, alice.user.id, 10);
       await addMemberAs(api, kind, source.id, bob.user.id, 30);
       const other = await api.del(`/${kind}/${source.id}/members/${alice.user.id}`, { token: bob.token });
@@ -289,7 +301,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('is 412 when the membership changed after If-Unmodified-Since', async () => {
       const source = await fresh(kind);
-      const alice = await api.createUser();
+      const alice = pool[0]!;
       await addMemberAs(api, kind, source.id, alice.user.id, 20);
       const res = await api.del(`/${kind}/${source.id}/members/${alice.user.id}`, { headers: { 'If-Unmodified-Since': 'Thu, 01 Jan 2015 00:00:00 GMT' } });
       expect(res.status).toBe(412);
@@ -325,7 +337,7 @@ describe('the owners of a group', () => {
 
   it("counts the ancestors' owners: a subgroup's only direct owner can leave", async () => {
     const top = await createGroup(api, { token: owner.token });
-    const founder = await api.createUser();
+    const founder = pool[0]!;
     await addMemberAs(api, 'groups', top.id, founder.user.id, 40);
     const sub = await createGroup(api, { token: founder.token, parent: top });
     const members = await api.get(`/groups/${sub.id}/members`);
@@ -336,13 +348,13 @@ describe('the owners of a group', () => {
 
 describe("a personal project's owner", () => {
   it('is its maintainer and cannot be changed or removed (GitLab: target_is_owner)', async () => {
-    const dev = await api.createUser();
+    const dev = pool[1]!;
     const project = await createProject(api, { token: dev.token });
     const res = await api.get(`/projects/${project.id}/members`, { token: dev.token });
     expect(res.body).toEqual([memberOf(dev.user, 40)]);
     expect((await api.put(`/projects/${project.id}/members/${dev.user.id}`, { access_level: 30 })).status).toBe(403);
     expect((await api.del(`/projects/${project.id}/members/${dev.user.id}`, { token: dev.token })).status).toBe(403);
-    const guest = await api.createUser();
+    const guest = pool[2]!;
     expect((await api.post(`/projects/${project.id}/members`, { user_id: guest.user.id, access_level: 10 }, { token: dev.token })).status).toBe(201);
   });
 });
@@ -354,7 +366,7 @@ describe('GET /:sources/:id/members/all (inherited through two levels of subgrou
   let alice: any, bob: any, carol: any, dave: any, erin: any;
 
   beforeAll(async () => {
-    [alice, bob, carol, dave, erin] = await Promise.all([1, 2, 3, 4, 5].map(() => api.createUser()));
+    [alice, bob, carol, dave, erin] = pool;
     top = await createGroup(api, { token: owner.token });
     mid = await createGroup(api, { token: owner.token, parent: top });
     leaf = await createGroup(api, { token: owner.token, parent: mid });
@@ -439,13 +451,12 @@ describe('GET /:sources/:id/members/all (inherited through two levels of subgrou
 
 describe('memberships of deleted users and groups', () => {
   it('refuses to soft-delete a sole group owner (409) and drops the memberships of a deleted user', async () => {
-    const founder = await api.createUser();
+    const [founder, leaver] = await Promise.all([api.createUser(), api.createUser()]);
     const group = await createGroup(api, { token: founder.token });
     const soft = await api.del(`/users/${founder.user.id}`);
     expect(soft.status).toBe(409);
     expect(soft.body).toEqual({ message: 'User cannot be removed while is the sole-owner of a group' });
 
-    const leaver = await api.createUser();
     await addMemberAs(api, 'groups', group.id, leaver.user.id, 50);
     const project = await createProject(api, { token: founder.token });
     await addMemberAs(api, 'projects', project.id, leaver.user.id, 30);
@@ -460,7 +471,7 @@ describe('memberships of deleted users and groups', () => {
 
   it('drops the memberships of a deleted group', async () => {
     const group = await createGroup(api, { token: owner.token });
-    const alice = await api.createUser();
+    const alice = pool[0]!;
     await addMemberAs(api, 'groups', group.id, alice.user.id, 30);
     const res = await api.del(`/groups/${group.id}`, { token: owner.token });
     expect(res.status).toBe(202);
