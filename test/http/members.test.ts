@@ -481,6 +481,16 @@ describe('memberships of deleted users and groups', () => {
     expect(await count()).toEqual([]);
   });
 
+  it('drops the memberships of a deleted project', async () => {
+    const project = await createProject(api, { token: owner.token, group: await createGroup(api, { token: owner.token }) });
+    await addMemberAs(api, 'projects', project.id, pool[0]!.user.id, 30);
+    expect((await api.del(`/projects/${project.id}`, { token: owner.token })).status).toBe(202);
+    const count = () =>
+      api.handle.db.selectFrom('members').select('user_id').where('source_type', '=', 'Project').where('source_id', '=', project.id).execute();
+    for (let i = 0; i < 100 && (await count()).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await count()).toEqual([]);
+  });
+
   it('rebuilds the same rows from the log (replay equivalence)', async () => {
     await expectReplayEquivalence(api.handle, [membersProjector]);
   });
