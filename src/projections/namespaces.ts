@@ -143,13 +143,14 @@ export const namespacesProjector: Projector = {
       // ───────── groups ─────────
       case 'GroupCreated': {
         const { id, parent_id, traversal_ids, full_path, full_name, ...settings } = event.data;
-        // The parent's row, locked: a concurrent rename of the parent either finished before
-        // (we see its new path) or waits for us (its cascade then sees this row).
+        // The parent's row, locked: a concurrent rename, lock or deletion of the parent either
+        // finished before (we see its new state) or waits for us (its cascade then sees this row).
         const parent = parent_id === null ? undefined : await lockedRow(trx, parent_id);
         await trx
           .insertInto('namespaces')
           .values({
             ...settings,
+            share_with_group_lock: settings.share_with_group_lock || (parent?.share_with_group_lock ?? false),
             id,
             kind: 'group',
             parent_id,
@@ -159,7 +160,7 @@ export const namespacesProjector: Projector = {
             full_name: parent ? `${parent.full_name} / ${settings.name}` : full_name,
             avatar_url: null,
             runners_token: null,
-            pending_delete: false,
+            pending_delete: parent?.pending_delete ?? false,
             created_at: at,
             updated_at: at,
             stream_version: v,
@@ -236,8 +237,8 @@ const PERSONAL_DEFAULTS = {
 };
 
 async function lockedRow(trx: Db, id: number) {
-  const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name'>>`
-    select traversal_ids, full_path, full_name from namespaces where id = ${id} for update`.execute(trx);
+  const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name' | 'share_with_group_lock' | 'pending_delete'>>`
+    select traversal_ids, full_path, full_name, share_with_group_lock, pending_delete from namespaces where id = ${id} for update`.execute(trx);
   return rows[0];
 }
 

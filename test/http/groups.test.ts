@@ -577,6 +577,27 @@ describe('groups and their projects', () => {
   });
 });
 
+describe('concurrent writers', () => {
+  it('let one of two creations of the same path win', async () => {
+    const results = await Promise.all([api.post('/groups', { name: 'Race', path: 'race' }), api.post('/groups', { name: 'Race', path: 'RACE' })]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect(results.find((r) => r.status === 400)!.body).toEqual({ message: 'Failed to save group {:path=>["has already been taken"]}' });
+  });
+
+  it('keep a subgroup created during its parent’s rename under the new path', async () => {
+    for (let round = 0; round < 5; round++) {
+      const parent = await createGroup({ name: `Mover ${round}`, path: `mover-${round}` });
+      const [renamed, child] = await Promise.all([
+        api.put(`/groups/${parent.id}`, { path: `moved-${round}` }),
+        api.post('/groups', { name: 'Kid', path: 'kid', parent_id: parent.id }),
+      ]);
+      expect(renamed.status).toBe(200);
+      expect(child.status).toBe(201);
+      expect((await api.get(`/groups/${child.body.id}`)).body.full_path).toBe(`moved-${round}/kid`);
+    }
+  });
+});
+
 describe('personal namespaces', () => {
   it('follow the user: created with it, renamed with it, removed with it', async () => {
     const { user } = await api.createUser({ username: 'nsuser', name: 'Ns User' });
