@@ -78,6 +78,9 @@ export function listen(runtime: Runtime, port = runtime.config.port): Promise<{ 
   const app = createApp(runtime.app);
   return new Promise((resolve) => {
     const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0' }, (info) => resolve({ server, port: info.port }));
+    // Longer than the keep-alive of the clients and proxies in front (Node's 5 s default
+    // races pooled client connections and resets them).
+    (server as import('node:http').Server).keepAliveTimeout = 65_000;
   });
 }
 
