@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import { sql, type ColumnType, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { Identity, UserEvent } from '../domain/users.js';
 import { USER_EVENT_TYPES } from '../domain/users.js';
@@ -86,75 +86,93 @@ export type CustomAttributeRow = Selectable<UserCustomAttributesTable>;
 
 // ───────────────────────────── Projector ─────────────────────────────
 
+type Stored = UserEvent & StoredEvent;
+
+/** The full `users` row of a UserCreated (JSON values: identities as an array). */
+function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & StoredEvent) {
+  const at = event.occurredAt.toISOString();
+  const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, ...profile } = event.data;
+  return {
+    ...profile,
+    state: 'active' as const,
+    avatar_url: null,
+    two_factor_enabled: false,
+    confirmed_at: confirmed ? at : null,
+    password_expires_at: null,
+    last_sign_in_at: null,
+    current_sign_in_at: null,
+    last_activity_on: null,
+    status_emoji: null,
+    status_message: null,
+    status_message_html: null,
+    created_at: at,
+    updated_at: at,
+    stream_version: event.streamVersion,
+  };
+}
+
+/** The `users` columns an updating event sets (besides updated_at and stream_version), or undefined. */
+function rowChanges(event: Stored): Record<string, unknown> | undefined {
+  switch (event.type) {
+    case 'UserProfileUpdated':
+      return { ...event.data.changes };
+    case 'UserPasswordChanged':
+      return { password_expires_at: event.data.expires_now ? event.occurredAt.toISOString() : null };
+    case 'UserBlocked':
+      return { state: 'blocked' };
+    case 'UserUnblocked':
+      return { state: 'active' };
+    case 'UserStatusSet':
+      return { status_emoji: event.data.emoji, status_message: event.data.message, status_message_html: event.data.message_html };
+    case 'UserStatusCleared':
+      return { status_emoji: null, status_message: null, status_message_html: null };
+    case 'UserEmailChangeRequested':
+      // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
+      return {};
+    default:
+      return undefined;
+  }
+}
+
+const jsonColumn = (values: Record<string, unknown>) =>
+  'identities' in values ? { ...values, identities: JSON.stringify(values.identities) } : values;
+
 export const usersProjector: Projector = {
   name: 'users',
   version: 1,
   mode: 'inline',
   handles: USER_EVENT_TYPES,
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes'],
+
   async apply(stored: StoredEvent, trx: Db) {
-    const event = stored as unknown as UserEvent & StoredEvent;
+    const event = stored as Stored;
     const at = stored.occurredAt.toISOString();
     const v = stored.streamVersion;
-    // Every row change is guarded by the stream version, so a replayed event changes nothing.
-    const update = (id: number, values: Record<string, unknown>) =>
-      trx
+    const changes = rowChanges(event);
+    if (changes) {
+      // Every row change is guarded by the stream version, so a replayed event changes nothing.
+      await trx
         .updateTable('users')
-        .set({ ...values, updated_at: at, stream_version: v })
-        .where('id', '=', id)
+        .set({ ...jsonColumn(changes), updated_at: at, stream_version: v })
+        .where('id', '=', event.data.id)
         .where('stream_version', '<', v)
         .execute();
+      return;
+    }
     switch (event.type) {
       case 'UserCreated': {
-        const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, identities, ...profile } = event.data;
+        const row = createdRow(event);
         await trx
           .insertInto('users')
-          .values({
-            ...profile,
-            identities: JSON.stringify(identities),
-            state: 'active',
-            avatar_url: null,
-            two_factor_enabled: false,
-            confirmed_at: confirmed ? at : null,
-            password_expires_at: null,
-            last_sign_in_at: null,
-            current_sign_in_at: null,
-            last_activity_on: null,
-            status_emoji: null,
-            status_message: null,
-            status_message_html: null,
-            created_at: at,
-            updated_at: at,
-            stream_version: v,
-          })
+          .values({ ...row, identities: JSON.stringify(row.identities) })
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
         return;
       }
-      case 'UserProfileUpdated': {
-        const { identities, ...changes } = event.data.changes;
-        await update(event.data.id, { ...changes, ...(identities ? { identities: JSON.stringify(identities) } : {}) });
-        return;
-      }
-      case 'UserPasswordChanged':
-        await update(event.data.id, { password_expires_at: event.data.expires_now ? at : null });
-        return;
-      case 'UserBlocked':
-        await update(event.data.id, { state: 'blocked' });
-        return;
-      case 'UserUnblocked':
-        await update(event.data.id, { state: 'active' });
-        return;
       case 'UserDeleted':
         await trx.deleteFrom('personal_access_tokens').where('user_id', '=', event.data.id).execute();
         await trx.deleteFrom('user_custom_attributes').where('user_id', '=', event.data.id).execute();
         await trx.deleteFrom('users').where('id', '=', event.data.id).execute();
-        return;
-      case 'UserStatusSet':
-        await update(event.data.id, { status_emoji: event.data.emoji, status_message: event.data.message, status_message_html: event.data.message_html });
-        return;
-      case 'UserStatusCleared':
-        await update(event.data.id, { status_emoji: null, status_message: null, status_message_html: null });
         return;
       case 'PersonalAccessTokenCreated': {
         const d = event.data;
@@ -178,10 +196,6 @@ export const usersProjector: Projector = {
       case 'PersonalAccessTokenRevoked':
         await trx.updateTable('personal_access_tokens').set({ revoked: true }).where('id', '=', event.data.id).execute();
         return;
-      case 'UserEmailChangeRequested':
-        // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
-        await update(event.data.id, {});
-        return;
       case 'UserCustomAttributeSet':
         await trx
           .insertInto('user_custom_attributes')
@@ -204,7 +218,79 @@ export const usersProjector: Projector = {
         return;
     }
   },
+
+  /**
+   * Rebuild path: consecutive creations become multi-row inserts and consecutive updates
+   * are merged per user into one UPDATE per changed-column set — the same rows as `apply`
+   * event by event, in a few statements per page.
+   */
+  async applyBatch(events: readonly StoredEvent[], trx: Db) {
+    let creations: Stored[] = [];
+    let updates: Stored[] = [];
+    const flush = async () => {
+      if (creations.length > 0) await insertCreated(trx, creations);
+      if (updates.length > 0) await applyMergedUpdates(trx, updates);
+      creations = [];
+      updates = [];
+    };
+    for (const stored of events) {
+      const event = stored as Stored;
+      if (event.type === 'UserCreated') {
+        if (updates.length > 0) await flush();
+        creations.push(event);
+      } else if (rowChanges(event)) {
+        if (creations.length > 0) await flush();
+        updates.push(event);
+      } else {
+        await flush();
+        await usersProjector.apply(event, trx);
+      }
+    }
+    await flush();
+  },
 };
+
+const ROWS_PER_STATEMENT = 2000;
+
+async function insertCreated(trx: Db, events: readonly Stored[]) {
+  for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
+    const rows = events.slice(i, i + ROWS_PER_STATEMENT).map((e) => createdRow(e as Extract<UserEvent, { type: 'UserCreated' }> & StoredEvent));
+    await sql`insert into users select * from jsonb_populate_recordset(null::users, ${JSON.stringify(rows)}::jsonb)
+              on conflict (id) do nothing`.execute(trx);
+  }
+}
+
+async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
+  const merged = new Map<number, { changes: Record<string, unknown>; from: number; to: number; at: string }>();
+  for (const event of events) {
+    const id = event.data.id;
+    const entry = merged.get(id) ?? { changes: {}, from: event.streamVersion, to: event.streamVersion, at: '' };
+    Object.assign(entry.changes, rowChanges(event));
+    entry.to = event.streamVersion;
+    entry.at = event.occurredAt.toISOString();
+    merged.set(id, entry);
+  }
+  const bySignature = new Map<string, { columns: string[]; rows: Record<string, unknown>[] }>();
+  for (const [id, entry] of merged) {
+    const columns = Object.keys(entry.changes).sort();
+    const signature = columns.join(',');
+    const group = bySignature.get(signature) ?? { columns, rows: [] };
+    group.rows.push({ ...entry.changes, id, updated_at: entry.at, stream_version: entry.to, first_version: entry.from });
+    bySignature.set(signature, group);
+  }
+  for (const { columns, rows } of bySignature.values()) {
+    const assignments = sql.join([...columns, 'updated_at', 'stream_version'].map((c) => sql`${sql.ref(c)} = v.${sql.ref(c)}`));
+    for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+      const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
+      // Guarded like `apply`: a row already at (or past) the first merged version is left alone.
+      await sql`update users as u set ${assignments}
+                  from jsonb_populate_recordset(null::users, ${JSON.stringify(chunk)}::jsonb) as v
+                  join jsonb_to_recordset(${JSON.stringify(chunk.map((r) => ({ id: r.id, first_version: r.first_version })))}::jsonb)
+                    as f(id integer, first_version integer) on f.id = v.id
+                 where u.id = v.id and u.stream_version < f.first_version`.execute(trx);
+    }
+  }
+}
 
 // ───────────────────────────── Queries ─────────────────────────────
 

@@ -41,6 +41,16 @@ describe('replay equivalence of the real projections', () => {
     ok(await api.post(`/projects/${personal.id}/members`, { user_id: bob.user.id, access_level: 30 }, { token: alice.token }));
     ok(await api.del(`/projects/${personal.id}/members/${bob.user.id}`, { token: alice.token }));
 
+    // Interleaved creations and updates of many users: the rebuild's merged batch path.
+    for (let i = 0; i < 8; i++) {
+      const { user, token } = await api.createUser({ username: `batch${i}` });
+      ok(await api.put('/user/status', { message: `m${i}` }, { token }));
+      if (i % 2 === 0) ok(await api.post(`/users/${user.id}/block`));
+      if (i % 4 === 0) ok(await api.post(`/users/${user.id}/unblock`));
+      ok(await api.put(`/users/${user.id}`, { name: `Batch ${i}`, location: i % 3 === 0 ? 'here' : '' }));
+      if (i === 5) ok(await api.del(`/users/${user.id}`, { query: { hard_delete: true } }));
+    }
+
     await expectReplayEquivalence(api.handle, PROJECTORS);
     // The rebuilt tables still answer the API as before.
     const fetched = ok(await api.get(`/projects/${project.id}`)).body;
