@@ -1,6 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroup, createProject } from '../support/fixtures.js';
+import { createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // A real GitLab client: python-gitlab (Debian's python3-gitlab 3.12) run by /usr/bin/python3.
@@ -89,6 +89,7 @@ describe.skipIf(!available)(`python-gitlab ${version}: members and access reques
   let alice: any, bob: any, visitor: any;
   beforeAll(async () => {
     api = await startTestServer();
+    await settled(api);
     [alice, bob, visitor] = [await api.createUser({ name: 'Alice Py' }), await api.createUser(), await api.createUser()];
     const group = await createGroup(api, { visibility: 'public' });
     const sub = await createGroup(api, { parent: group, visibility: 'public' });

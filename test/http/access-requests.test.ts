@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createGroup, createProject } from '../support/fixtures.js';
+import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -10,6 +10,7 @@ let visitors: User[];
 
 beforeAll(async () => {
   api = await startTestServer();
+  await settled(api);
   // Shared users (a password hash each): every test works on a fresh group or project.
   const users = await Promise.all([...[1, 2, 3, 4].map(() => api.createUser()), api.createUser({ external: true }), ...[1, 2, 3].map(() => api.createUser())]);
   [owner, visitor, other, member, external] = users as [User, User, User, User, User];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createGroup, createProject } from '../support/fixtures.js';
+import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -23,6 +23,7 @@ let outsiderId: number;
 
 beforeAll(async () => {
   api = await startTestServer();
+  await settled(api);
   const [owner, outsider, ...members] = await Promise.all([0, 1, 2, 3, 4, 5].map(() => api.createUser()));
   tokens.set('anonymous', null);
   tokens.set('non-member', outsider!.token);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membersProjector } from '../../src/projections/members.js';
-import { addMemberAs, createGroup, createProject } from '../support/fixtures.js';
+import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -12,6 +12,7 @@ let anna: { user: any; token: string }, bert: { user: any; token: string };
 
 beforeAll(async () => {
   api = await startTestServer();
+  await settled(api);
   // Creating a user hashes a password (scrypt): make them once, in parallel.
   [owner, anna, bert, ...pool] = await Promise.all([
     api.createUser(),

@@ -135,3 +135,20 @@ export async function addMemberAs(api: TestServer, kind: 'groups' | 'projects', 
   if (res.status !== 201) throw new Error(`POST /${kind}/${sourceId}/members: ${res.status} ${res.text}`);
   return res.body;
 }
+
+/**
+ * Waits until the server's in-process worker has finished its start-up work: a projection
+ * without a checkpoint (a fresh test database) is rebuilt and swapped in at start, and on
+ * PostgreSQL that swap's table locks can deadlock with the first requests.
+ */
+export async function settled(api: TestServer, timeoutMs = 20_000): Promise<void> {
+  const worker = api.runtime.worker;
+  if (!worker) return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const lag = await worker.lag();
+    if (lag.every((f) => f.state !== 'idle' && f.state !== 'rebuilding')) return;
+    if (Date.now() > deadline) throw new Error(`worker not settled: ${lag.map((f) => `${f.name}=${f.state}`).join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
