@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { projectsProjector } from '../../src/projections/projects.js';
 import { addMemberAs } from '../support/fixtures.js';
+import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -497,7 +499,7 @@ describe('DELETE /projects/:id', () => {
   });
 });
 
-describe('renamed namespaces', () => {
+describe('namespaces renamed or removed', () => {
   it("moves projects' paths and names with a group rename, through subgroups", async () => {
     const top = await group();
     const sub = (await api.post('/groups', { name: 'Sub', path: 'sub', parent_id: top.id })).body;
@@ -517,10 +519,27 @@ describe('renamed namespaces', () => {
     expect((await api.get(`/projects/${p.id}`, { token })).body).toMatchObject({ path_with_namespace: 'carol-renamed/mine', name_with_namespace: 'Carol R / Mine' });
   });
 
+  it("removes a deleted user's personal projects: hidden at once, then deleted", async () => {
+    const { user: dave, token } = await user();
+    const p = await project({ visibility: 'public' }, token);
+    expect((await api.del(`/users/${dave.id}`)).status).toBe(204);
+    expect((await api.get(`/projects/${p.id}`)).status).toBe(404);
+    await eventually(async () => ((await api.events(`project-${p.id}`)).some((e) => e.type === 'ProjectDeleted') ? true : undefined));
+  });
+
   it("hides a group's projects as soon as the group's removal is scheduled", async () => {
     const g = await group();
     const p = await project({ namespace_id: g.id });
     expect((await api.del(`/groups/${g.id}`)).status).toBe(202);
     expect((await api.get(`/projects/${p.id}`)).status).toBe(404);
+    // The group's removal then deletes the project through the projects area's command.
+    await eventually(async () => ((await api.events(`project-${p.id}`)).some((e) => e.type === 'ProjectDeleted') ? true : undefined));
+  });
+});
+
+describe('the projects projection', () => {
+  it('is rebuilt from the log into exactly the rows the inline path wrote', async () => {
+    // Every request above went through the inline projector; a rebuild replays the whole log.
+    await expectReplayEquivalence(api.handle, [projectsProjector]);
   });
 });
