@@ -1,6 +1,10 @@
 /**
  * The load generator: a child process (forked by bench/run.ts) running autocannon, so the
  * server under test keeps its event loop to itself. One job at a time over IPC.
+ *
+ * A job with a `key` is one slice of a scenario: its raw result is kept, and `collect`
+ * merges every slice of the key (requests summed, latency histograms merged), so bench/run.ts
+ * can interleave scenarios in short slices and still report one figure per scenario.
  */
 import autocannon from 'autocannon';
 
@@ -12,6 +16,8 @@ export interface LoadJob {
   seconds: number;
   /** Connection i sends requests[i % requests.length], the same one over and over. */
   requests: (Request & { method: string; path: string })[];
+  /** Replace `[<id>]` in bodies with a fresh id per request (so every write changes something). */
+  idReplacement?: boolean;
 }
 
 export interface LoadResult {
@@ -25,30 +31,46 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
 }
 
-async function run(job: LoadJob): Promise<LoadResult> {
+export type LoadMessage = { id: number; job: LoadJob; key?: string } | { id: number; collect: string; url: string; connections: number };
+
+/** What autocannon returns with skipAggregateResult (histograms still encoded). */
+interface RawResult {
+  totalCompletedRequests: number;
+  duration: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+}
+
+const slices = new Map<string, RawResult[]>();
+
+function options(job: LoadJob) {
   let next = 0;
   const first = job.requests[0]!;
-  const instance = autocannon({
+  return {
     url: job.url,
     connections: job.connections,
     duration: job.seconds,
     timeout: 10,
+    idReplacement: job.idReplacement ?? false,
     method: first.method,
     path: first.path,
     ...(first.headers ? { headers: first.headers } : {}),
     ...(first.body !== undefined ? { body: first.body } : {}),
-    setupClient(client) {
+    setupClient(client: { setRequests(requests: Request[]): void }) {
       // setRequests, not setRequest: the latter only changes the request in flight.
       client.setRequests([{ ...job.requests[next++ % job.requests.length]! }]);
     },
-  });
-  const result = await instance;
+  };
+}
+
+function summary(result: autocannon.Result, requests: number, seconds: number): LoadResult {
   const statusCodes: Record<string, number> = {};
   for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
   return {
-    requests: result.requests.total,
-    seconds: result.duration,
-    rps: result.requests.total / result.duration,
+    requests,
+    seconds,
+    rps: seconds > 0 ? requests / seconds : 0,
     latency: { p50: result.latency.p50, p99: result.latency.p99, average: result.latency.average, max: result.latency.max },
     non2xx: result.non2xx,
     errors: result.errors,
@@ -57,8 +79,37 @@ async function run(job: LoadJob): Promise<LoadResult> {
   };
 }
 
-process.on('message', (message: { id: number; job: LoadJob }) => {
-  run(message.job).then(
+async function handle(message: LoadMessage): Promise<LoadResult> {
+  if ('collect' in message) {
+    const raws = slices.get(message.collect) ?? [];
+    slices.delete(message.collect);
+    if (raws.length === 0) throw new Error(`no slices for ${message.collect}`);
+    const requests = raws.reduce((n, r) => n + r.totalCompletedRequests, 0);
+    const seconds = raws.reduce((n, r) => n + r.duration, 0);
+    const merged = autocannon.aggregateResult(raws, { url: message.url, connections: message.connections });
+    return summary(merged, requests, seconds);
+  }
+  const { job, key } = message;
+  if (key === undefined) {
+    const result = await autocannon(options(job));
+    return summary(result, result.requests.total, result.duration);
+  }
+  const raw = (await autocannon({ ...options(job), skipAggregateResult: true })) as unknown as RawResult;
+  slices.set(key, [...(slices.get(key) ?? []), raw]);
+  return {
+    requests: raw.totalCompletedRequests,
+    seconds: raw.duration,
+    rps: raw.duration > 0 ? raw.totalCompletedRequests / raw.duration : 0,
+    latency: { p50: NaN, p99: NaN, average: NaN, max: NaN },
+    non2xx: raw.non2xx,
+    errors: raw.errors,
+    timeouts: raw.timeouts,
+    statusCodes: {},
+  };
+}
+
+process.on('message', (message: LoadMessage) => {
+  handle(message).then(
     (result) => process.send!({ id: message.id, result, rss: process.memoryUsage().rss }),
     (error: unknown) => process.send!({ id: message.id, error: String((error as Error)?.stack ?? error) }),
   );

@@ -7,6 +7,7 @@
  * share the server's event loop. Everything is bounded by time or count.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,9 +17,11 @@ import { Hono } from 'hono';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
+import { v7 as uuidv7 } from 'uuid';
 import { handleCommand, type CommandContext } from '../src/commands/handler.js';
 import { DEFAULT_PROFILE } from '../src/commands/users.js';
-import { hashPassword } from '../src/commands/secrets.js';
+import { hashPassword, tokenDigest } from '../src/commands/secrets.js';
+import { eventHash } from '../src/eventstore/hash.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type DatabaseHandle, type Db } from '../src/database.js';
 import {
@@ -36,26 +39,36 @@ import type { Projector } from '../src/projections/projector.js';
 import { PROJECTORS } from '../src/projections/registry.js';
 import { usersProjector } from '../src/projections/users.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
-import type { LoadJob, LoadResult } from './loadgen.js';
+import type { LoadJob, LoadMessage, LoadResult } from './loadgen.js';
 
 // ───────────────────────────── Settings ─────────────────────────────
 
 const env = process.env;
 const num = (value: string | undefined, fallback: number) => (value !== undefined && value !== '' && Number.isFinite(Number(value)) ? Number(value) : fallback);
 const SECONDS = num(env.BENCH_SECONDS, 5);
+/** Scenarios compared with each other run interleaved in slices of this length. */
+const SLICE_SECONDS = num(env.BENCH_SLICE_SECONDS, 1);
 const WARMUP_SECONDS = num(env.BENCH_WARMUP_SECONDS, 1);
 const APPEND_SECONDS = num(env.BENCH_APPEND_SECONDS, Math.max(1, Math.round(SECONDS * 0.6)));
 const CONNECTIONS = num(env.BENCH_CONNECTIONS, 50);
 const USERS = num(env.BENCH_USERS, CONNECTIONS);
 const REBUILD_EVENTS = num(env.BENCH_REBUILD_EVENTS, 100_000);
+/** Log order of the seeded events: `streams` (user by user) or `waves` (see seedUserEvents). */
+const SEED_ORDER = env.BENCH_SEED === 'waves' ? 'waves' : 'streams';
+/** Seeding transactions running at once (500 streams each). */
+const SEED_PARALLEL = num(env.BENCH_SEED_PARALLEL, 8);
 const WRITER_LEVELS = (env.BENCH_WRITERS ?? '1,8,32').split(',').map(Number).filter((n) => n > 0);
 /** Streams per append level, shared among its writers (keeps stream length alike across levels). */
 const APPEND_STREAMS = num(env.BENCH_APPEND_STREAMS, 256);
 const ALL_PHASES = ['reads', 'writes', 'appends', 'rebuild'] as const;
 /** BENCH_ONLY=reads,writes runs a subset (for profiling one path). */
 const PHASES = new Set<string>(env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((p) => p.trim()) : ALL_PHASES);
+/** BENCH_POOL: pool size of the app and of the bare routes (default: openDatabase's). */
+const POOL_SIZE = env.BENCH_POOL ? num(env.BENCH_POOL, 10) : undefined;
 /** BENCH_WORKERS=0: no in-process async workers (like a `serve` told not to run them). */
 const WORKERS = env.BENCH_WORKERS !== '0';
+/** BENCH_WHATIF=1 adds the lean-write what-if to the writes (see leanWriteApp). */
+const WHATIF = env.BENCH_WHATIF === '1';
 /** BENCH_TRACE=1 prints the statements the app sent per request / command / replayed event. */
 const TRACE = env.BENCH_TRACE === '1';
 const SERVER_URL = env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -133,20 +146,42 @@ interface CpuSplit {
   postgres: number;
   other: number;
 }
-function cpuMeter(loadgenPid: number | undefined) {
+/** CPU ticks by owner over some seconds; sums of several windows stay meaningful. */
+interface CpuTicks {
+  self: number;
+  gen: number;
+  postgres: number;
+  other: number;
+  seconds: number;
+}
+const NO_TICKS: CpuTicks = { self: 0, gen: 0, postgres: 0, other: 0, seconds: 0 };
+const addTicks = (a: CpuTicks, b: CpuTicks): CpuTicks => ({
+  self: a.self + b.self,
+  gen: a.gen + b.gen,
+  postgres: a.postgres + b.postgres,
+  other: a.other + b.other,
+  seconds: a.seconds + b.seconds,
+});
+function toCores(t: CpuTicks): CpuSplit {
+  const cores = (ticks: number) => (t.seconds > 0 ? Math.round((ticks / CLOCK_TICKS / t.seconds) * 100) / 100 : 0);
+  return { server: cores(t.self), loadgen: cores(t.gen), postgres: cores(t.postgres), other: cores(t.other) };
+}
+function cpuTicks(loadgenPid: number | undefined) {
   const start = cpuSnapshot(loadgenPid);
-  return (): CpuSplit => {
+  return (): CpuTicks => {
     const end = cpuSnapshot(loadgenPid);
-    const seconds = (end.at - start.at) / 1000;
-    const cores = (ticks: number) => Math.round((ticks / CLOCK_TICKS / seconds) * 100) / 100;
     const self = end.self - start.self;
     const gen = end.gen - start.gen;
     // Per backend: new ones count from 0; ones that exited meanwhile are lost (counted as other).
     let postgres = 0;
     for (const [pid, ticks] of end.postgres) postgres += ticks - (start.postgres.get(pid) ?? 0);
-    return { server: cores(self), loadgen: cores(gen), postgres: cores(postgres), other: cores(Math.max(0, end.busy - start.busy - self - gen - postgres)) };
+    return { self, gen, postgres, other: Math.max(0, end.busy - start.busy - self - gen - postgres), seconds: (end.at - start.at) / 1000 };
   };
 }
+const cpuMeter = (loadgenPid: number | undefined) => {
+  const stop = cpuTicks(loadgenPid);
+  return () => toCores(stop());
+};
 
 /** RSS after each phase, and the peak (sampled every 50 ms, plus the kernel's maxRSS). */
 const memory = {
@@ -204,18 +239,27 @@ class LoadGenerator {
     });
   }
 
-  run(job: LoadJob): Promise<LoadResult & { rss: number }> {
+  run(job: LoadJob, key?: string): Promise<LoadResult & { rss: number }> {
+    return this.send(job.seconds + 30, (id) => ({ id, job, ...(key === undefined ? {} : { key }) }));
+  }
+
+  /** Merges the slices run under `key` into one result. */
+  collect(key: string, url: string): Promise<LoadResult & { rss: number }> {
+    return this.send(30, (id) => ({ id, collect: key, url, connections: CONNECTIONS }));
+  }
+
+  private send(timeoutSeconds: number, message: (id: number) => LoadMessage): Promise<LoadResult & { rss: number }> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(id);
-        reject(new Error(`load job timed out after ${job.seconds + 30} s`));
-      }, (job.seconds + 30) * 1000);
+        reject(new Error(`load job timed out after ${timeoutSeconds} s`));
+      }, timeoutSeconds * 1000);
       this.waiting.set(id, {
         resolve: (r) => (clearTimeout(timer), resolve(r)),
         reject: (e) => (clearTimeout(timer), reject(e)),
       });
-      this.child.send({ id, job });
+      this.child.send(message(id));
     });
   }
 
@@ -239,54 +283,155 @@ interface HttpFigure {
   statementsPerRequest?: number;
   /** Rollbacks per completed request on the app's pool (conflict retries). */
   retriesPerRequest?: number;
+  /** Events appended per completed request (write scenarios; 1 = every write appended). */
+  eventsPerRequest?: number;
+  /** Average number of requests waiting for a pool connection (sampled every 20 ms). */
+  poolWaiting: number;
   /** CPU of this process per request, microseconds. */
   serverCpuUsPerRequest: number;
   cpu: CpuSplit;
 }
 
-async function loadTest(
-  gen: LoadGenerator,
-  name: string,
-  job: Omit<LoadJob, 'seconds' | 'connections'>,
-  counter?: StatementCounter,
-): Promise<HttpFigure> {
-  if (WARMUP_SECONDS > 0) await gen.run({ ...job, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
-  const before = counter ? snapshotCounter(counter) : undefined;
-  const cpu = cpuMeter(gen.child.pid);
-  const selfCpu = process.cpuUsage();
-  const r = await gen.run({ ...job, connections: CONNECTIONS, seconds: SECONDS });
-  const split = cpu();
-  const used = process.cpuUsage(selfCpu);
-  const figure: HttpFigure = {
-    name,
-    rps: round(r.rps),
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    requests: r.requests,
-    non2xx: r.non2xx,
-    errors: r.errors,
-    statusCodes: r.statusCodes,
-    serverCpuUsPerRequest: r.requests > 0 ? round((used.user + used.system) / r.requests) : NaN,
-    cpu: split,
-  };
-  if (counter && before && r.requests > 0) {
-    figure.statementsPerRequest = round((counter.statements - before.statements) / r.requests, 2);
-    figure.retriesPerRequest = round((counter.rollbacks - before.rollbacks) / r.requests, 4);
-  }
-  log(
-    `  ${name}: ${figure.rps} req/s, p50 ${figure.p50} ms, p99 ${figure.p99} ms, non-2xx ${figure.non2xx}, errors ${figure.errors}` +
-      (figure.statementsPerRequest !== undefined ? `, ${figure.statementsPerRequest} stmts/req` : '') +
-      ` (cpu cores: server ${split.server}, loadgen ${split.loadgen}, postgres ${split.postgres}, other ${split.other})`,
-  );
-  if (figure.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
-  if (before && counter) traceStatements('request', before, counter, r.requests);
-  return figure;
+interface Scenario {
+  name: string;
+  job: Omit<LoadJob, 'seconds' | 'connections'>;
+  /** The server's request counters: each slice waits for it to drain before the next one. */
+  traffic: Traffic;
+  /** The server's pg pool: its queue of waiting checkouts is sampled. */
+  pool: pg.Pool;
+  /** The app's statement counter, for full-stack scenarios. */
+  counter?: StatementCounter;
+  /** Events of the type the scenario appends (checks that every write appended one). */
+  countEvents?: () => Promise<number>;
 }
 
-function listenLocal(fetch: (request: Request) => Response | Promise<Response>): Promise<{ server: ServerType; port: number }> {
+async function countEvents(db: Db, type: string): Promise<number> {
+  const { rows } = await sql<{ n: string }>`select count(*) as n from events where event_type = ${type}`.execute(db);
+  return Number(rows[0]!.n);
+}
+
+/**
+ * Runs scenarios interleaved: after a warm-up of each, BENCH_SECONDS of each in slices of
+ * BENCH_SLICE_SECONDS, round-robin (order reversed every other round), so a bare route and
+ * the full stack see the same background load on a shared machine. Slices of a scenario
+ * are merged: requests summed, latency histograms merged, statements and CPU summed.
+ */
+async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[]): Promise<HttpFigure[]> {
+  for (const s of scenarios) {
+    if (WARMUP_SECONDS <= 0) break;
+    await gen.run({ ...s.job, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
+    await drained(s.traffic);
+  }
+  const rounds = Math.max(1, Math.round(SECONDS / SLICE_SECONDS));
+  const slice = SECONDS / rounds;
+  const runId = `${Date.now()}-${Math.random()}`;
+  const acc = scenarios.map(() => ({ statements: 0, rollbacks: 0, byText: new Map<string, number>(), ticks: NO_TICKS, cpuMicros: 0, events: 0, handled: 0, waiting: 0, samples: 0 }));
+  for (let round = 0; round < rounds; round++) {
+    const order = scenarios.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const s = scenarios[i]!;
+      const a = acc[i]!;
+      const before = s.counter ? snapshotCounter(s.counter) : undefined;
+      const eventsBefore = s.countEvents ? await s.countEvents() : 0;
+      const ticks = cpuTicks(gen.child.pid);
+      const selfCpu = process.cpuUsage();
+      const handledBefore = s.traffic.handled;
+      const sampler = setInterval(() => {
+        a.waiting += s.pool.waitingCount;
+        a.samples++;
+      }, 20);
+      await gen.run({ ...s.job, connections: CONNECTIONS, seconds: slice }, `${runId}:${i}`);
+      clearInterval(sampler);
+      // Requests still in flight when the slice ends are finished (and their work counted)
+      // before the next slice starts; the rate only counts answers inside the slice.
+      await drained(s.traffic);
+      a.handled += s.traffic.handled - handledBefore;
+      a.ticks = addTicks(a.ticks, ticks());
+      const used = process.cpuUsage(selfCpu);
+      a.cpuMicros += used.user + used.system;
+      if (s.countEvents) a.events += (await s.countEvents()) - eventsBefore;
+      if (s.counter && before) {
+        a.statements += s.counter.statements - before.statements;
+        a.rollbacks += s.counter.rollbacks - before.rollbacks;
+        for (const [text, n] of s.counter.byText) {
+          const delta = n - (before.byText.get(text) ?? 0);
+          if (delta > 0) a.byText.set(text, (a.byText.get(text) ?? 0) + delta);
+        }
+      }
+    }
+  }
+  const figures: HttpFigure[] = [];
+  for (const [i, s] of scenarios.entries()) {
+    const a = acc[i]!;
+    const r = await gen.collect(`${runId}:${i}`, s.job.url);
+    const split = toCores(a.ticks);
+    const figure: HttpFigure = {
+      name: s.name,
+      rps: round(r.rps),
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      requests: r.requests,
+      non2xx: r.non2xx,
+      errors: r.errors,
+      statusCodes: r.statusCodes,
+      serverCpuUsPerRequest: a.handled > 0 ? round(a.cpuMicros / a.handled) : NaN,
+      poolWaiting: a.samples > 0 ? round(a.waiting / a.samples, 1) : 0,
+      cpu: split,
+    };
+    // Per-request figures divide by the requests the server handled (including each slice's tail).
+    if (s.counter && a.handled > 0) {
+      figure.statementsPerRequest = round(a.statements / a.handled, 2);
+      figure.retriesPerRequest = round(a.rollbacks / a.handled, 4);
+    }
+    if (s.countEvents && a.handled > 0) figure.eventsPerRequest = round(a.events / a.handled, 3);
+    log(
+      `  ${s.name}: ${figure.rps} req/s, p50 ${figure.p50} ms, p99 ${figure.p99} ms, non-2xx ${figure.non2xx}, errors ${figure.errors}` +
+        (figure.statementsPerRequest !== undefined ? `, ${figure.statementsPerRequest} stmts/req` : '') +
+        (figure.eventsPerRequest !== undefined ? `, ${figure.eventsPerRequest} events/req` : '') +
+        `, pool waiters ${figure.poolWaiting} (cpu cores: server ${split.server}, loadgen ${split.loadgen}, postgres ${split.postgres}, other ${split.other})`,
+    );
+    if (figure.non2xx > 0) log(`    status codes: ${JSON.stringify(r.statusCodes)}`);
+    if (TRACE && a.handled > 0 && a.byText.size > 0) {
+      log('    statements per request:');
+      for (const [text, n] of [...a.byText].sort((x, y) => y[1] - x[1])) if (n / a.handled > 0.005) log(`      ${(n / a.handled).toFixed(2).padStart(6)}  ${text}`);
+    }
+    figures.push(figure);
+  }
+  return figures;
+}
+
+/** Requests a server is handling / has handled (the load generator cannot see the ones it abandons at the end of a slice). */
+interface Traffic {
+  inFlight: number;
+  handled: number;
+}
+
+function listenLocal(fetch: (request: Request) => Response | Promise<Response>): Promise<{ server: ServerType; port: number; traffic: Traffic }> {
+  const traffic: Traffic = { inFlight: 0, handled: 0 };
+  const counted = async (request: Request) => {
+    traffic.inFlight++;
+    try {
+      return await fetch(request);
+    } finally {
+      traffic.inFlight--;
+      traffic.handled++;
+    }
+  };
   return new Promise((resolve) => {
-    const server = serve({ fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ server, port: info.port }));
+    const server = serve({ fetch: counted, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ server, port: info.port, traffic }));
   });
+}
+
+/** Waits (at most 15 s) until the server has answered every request it received. */
+async function drained(traffic: Traffic) {
+  const deadline = performance.now() + 15_000;
+  while (traffic.inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+/** Runs fn the first time only (cleanups may also run early). */
+function once(fn: () => Promise<unknown> | unknown): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => (done ??= Promise.resolve().then(fn).then(() => undefined));
 }
 const closeServer = (server: ServerType) => new Promise<void>((resolve) => server.close(() => resolve()));
 
@@ -378,6 +523,57 @@ function bareWriteApp(barePool: pg.Pool) {
       client.release();
     }
     return c.json({ emoji: body.emoji ?? '', message: body.message ?? '' });
+  });
+}
+
+/**
+ * What-if (BENCH_WHATIF=1), not the app: the same write with the app's own SQL shapes — token
+ * and user in one joined query, the stream head, the events insert (trigger and indexes
+ * included), the users projection update returning the row — on ONE checkout, 6 statements.
+ * It prices the round trips and checkouts of PUT /user/status apart from the SQL it runs.
+ */
+function leanWriteApp(barePool: pg.Pool) {
+  return new Hono().put('/user/status', async (c) => {
+    const token = c.req.header('private-token') ?? '';
+    const body = await c.req.json<{ emoji?: string; message?: string }>();
+    const client = await barePool.connect();
+    try {
+      const auth = await client.query(
+        'select u.id, u.username, u.state, t.id as token_id, t.scopes from personal_access_tokens t join users u on u.id = t.user_id where t.token_digest = $1 and not t.revoked',
+        [tokenDigest(token)],
+      );
+      const user = auth.rows[0] as { id: number; username: string; token_id: number } | undefined;
+      if (!user) return c.json({ message: '401 Unauthorized' }, 401);
+      await client.query('begin');
+      const streamId = userStreamId(user.id);
+      const head = await client.query<{ stream_version: number; hash: string }>(
+        'select stream_version, hash from events where stream_id = $1 order by stream_version desc limit 1',
+        [streamId],
+      );
+      const version = (head.rows[0]?.stream_version ?? 0) + 1;
+      const data = { id: user.id, emoji: body.emoji ?? 'speech_balloon', message: body.message ?? null, message_html: body.message ?? '' };
+      const metadata = { actor_id: user.id, actor_username: user.username, token_id: user.token_id, request_id: randomUUID() };
+      const occurredAt = new Date();
+      const eventId = uuidv7();
+      const hash = eventHash(head.rows[0]?.hash ?? GENESIS_HASH, { streamId, streamVersion: version, eventId, type: 'UserStatusSet', schemaVersion: 1, data, metadata, occurredAt });
+      await client.query(
+        `insert into events (stream_id, stream_version, event_id, event_type, schema_version, data, metadata, actor_id, target_type, target_id, occurred_at, hash)
+         values ($1, $2, $3, 'UserStatusSet', 1, $4, $5, $6, 'User', $6, $7, $8)`,
+        [streamId, version, eventId, JSON.stringify(data), JSON.stringify(metadata), user.id, occurredAt.toISOString(), hash],
+      );
+      const row = await client.query(
+        'update users set status_emoji = $2, status_message = $3, status_message_html = $4, updated_at = $5, stream_version = $6 where id = $1 and stream_version < $6 returning *',
+        [user.id, data.emoji, data.message, data.message_html, occurredAt.toISOString(), version],
+      );
+      await client.query('commit');
+      const updated = row.rows[0] as { status_emoji: string; status_message: string; status_message_html: string } | undefined;
+      return c.json({ emoji: updated?.status_emoji ?? null, message: updated?.status_message ?? null, message_html: updated?.status_message_html ?? '' });
+    } catch (error) {
+      await client.query('rollback').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
   });
 }
 
@@ -478,7 +674,14 @@ async function appendLevel(ctx: CommandContext, counter: StatementCounter, write
   return figure;
 }
 
-/** Seeds user streams of 5 events (UserCreated + 4 × UserStatusSet) through appendToStream. */
+/**
+ * Seeds user streams of 5 events (UserCreated + 4 × UserStatusSet) through appendToStream,
+ * 500 streams per transaction, SEED_PARALLEL transactions at once. Log order:
+ * - `streams` (default): each user's five events together, user after user — creations and
+ *   updates alternate in the log, as when users come and go over time;
+ * - `waves` (BENCH_SEED=waves): every creation first, then four waves of status changes —
+ *   long runs of one kind, the friendliest order for batching.
+ */
 async function seedUserEvents(db: Db, users: number): Promise<{ events: number; seconds: number }> {
   if (users <= 0) return { events: 0, seconds: 0 };
   const first = await reserveIds(db, 'users_id_seq', users);
@@ -486,31 +689,42 @@ async function seedUserEvents(db: Db, users: number): Promise<{ events: number; 
   const chunk = 500;
   const chunks = Array.from({ length: Math.ceil(users / chunk) }, (_, i) => i);
   const metadata = { actor_id: 1, actor_username: 'root', request_id: null };
+  const heads = new Map<number, { version: number; hash: string }>();
+  const created = (id: number) => {
+    const username = `seed_${id}`;
+    // The real UserCreated shape (asserted, like the command above, to survive field additions).
+    return {
+      type: 'UserCreated',
+      data: { ...DEFAULT_PROFILE, id, namespace_id: firstNamespace + (id - first), name: `Seed ${id}`, username, email: `${username}@example.com`, password_hash: null, confirmed: true, password_reset_required: false },
+    } as UserEvent;
+  };
+  const status = (id: number, n: number): UserEvent => ({ type: 'UserStatusSet', data: { id, emoji: 'coffee', message: `status ${n}`, message_html: `status ${n}` } });
   const started = performance.now();
   let events = 0;
-  await pool(chunks, 4, async (c) => {
-    await db.transaction().execute(async (trx) => {
-      for (let id = first + c * chunk; id < Math.min(first + (c + 1) * chunk, first + users); id++) {
-        const username = `seed_${id}`;
-        // The real UserCreated shape (asserted, like the command above, to survive field additions).
-        const created = {
-          type: 'UserCreated',
-          data: { ...DEFAULT_PROFILE, id, namespace_id: firstNamespace + (id - first), name: `Seed ${id}`, username, email: `${username}@example.com`, password_hash: null, confirmed: true, password_reset_required: false },
-        } as UserEvent;
-        const statuses: UserEvent[] = [1, 2, 3, 4].map((n) => ({ type: 'UserStatusSet', data: { id, emoji: 'coffee', message: `status ${n}`, message_html: `status ${n}` } }));
-        const batch = [created, ...statuses];
-        const stored = await appendToStream(trx, {
-          streamId: userStreamId(id),
-          expectedVersion: 0,
-          headHash: GENESIS_HASH,
-          events: batch.map((event) => ({ type: event.type, data: event.data, index: userEventIndex(event) })),
-          metadata,
-          occurredAt: new Date(),
-        });
-        events += stored.length;
-      }
+  const wave = (eventsOf: (id: number) => UserEvent[]) =>
+    pool(chunks, SEED_PARALLEL, async (c) => {
+      await db.transaction().execute(async (trx) => {
+        for (let id = first + c * chunk; id < Math.min(first + (c + 1) * chunk, first + users); id++) {
+          const head = heads.get(id);
+          const stored = await appendToStream(trx, {
+            streamId: userStreamId(id),
+            expectedVersion: head?.version ?? 0,
+            headHash: head?.hash ?? GENESIS_HASH,
+            events: eventsOf(id).map((event) => ({ type: event.type, data: event.data, index: userEventIndex(event) })),
+            metadata,
+            occurredAt: new Date(),
+          });
+          heads.set(id, { version: stored.at(-1)!.streamVersion, hash: stored.at(-1)!.hash });
+          events += stored.length;
+        }
+      });
     });
-  });
+  if (SEED_ORDER === 'waves') {
+    await wave((id) => [created(id)]);
+    for (const n of [1, 2, 3, 4]) await wave((id) => [status(id, n)]);
+  } else {
+    await wave((id) => [created(id), ...[1, 2, 3, 4].map((n) => status(id, n))]);
+  }
   return { events, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -596,7 +810,7 @@ async function loadRebuild(): Promise<RebuildFn | undefined> {
 
 interface Figures {
   reads?: { bare: HttpFigure; usersById: HttpFigure; currentUser: HttpFigure };
-  writes?: { bare: HttpFigure; userStatus: HttpFigure };
+  writes?: { bare: HttpFigure; userStatus: HttpFigure; lean?: HttpFigure };
   appends?: AppendFigure[];
   rebuild?: {
     logEvents: number;
@@ -636,22 +850,32 @@ async function main() {
 
     // The app, on its own pool (sized like openRuntime's default) with a statement counter;
     // openRuntime's defaults otherwise (migrations, bootstrap, in-process workers, like `forgelog serve`).
-    const handle = await openDatabase({ databaseUrl: url });
+    const handle = await openDatabase({ databaseUrl: url, ...(POOL_SIZE ? { poolSize: POOL_SIZE } : {}) });
     const appStatements = countStatements(handle.pool!);
     const poolSize = handle.pool!.options.max ?? 10;
     const rootToken = `bench-root-${process.pid}-${Date.now().toString(36)}`;
     const config: Config = { ...loadConfig({}), port: 0, databaseUrl: url, logLevel: 'silent', rootToken };
     const runtime: Runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), workers: WORKERS });
-    cleanups.push(() => runtime.close());
+    const closeRuntime = once(() => runtime.close());
+    cleanups.push(closeRuntime);
     // listen() binds 0.0.0.0; the bench stays on loopback with the same app (createApp is what listen serves).
     const app = createApp(runtime.app);
-    const { server, port } = await listenLocal(app.fetch);
-    cleanups.push(() => closeServer(server));
+    const { server, port, traffic: appTraffic } = await listenLocal(app.fetch);
+    const closeHttp = once(() => closeServer(server));
+    cleanups.push(closeHttp);
+    const closeApp = async () => {
+      await closeHttp();
+      await closeRuntime();
+    };
     const base = `http://127.0.0.1:${port}`;
     (runtime.config as { externalUrl: string }).externalUrl = base;
 
     const barePool = new pg.Pool({ connectionString: url, max: poolSize });
-    cleanups.push(() => barePool.end());
+    barePool.on('error', () => {}); // idle clients die when the database is dropped
+    cleanups.push(async () => {
+      if (barePool.totalCount > barePool.idleCount) log(`bare pool: ${barePool.totalCount - barePool.idleCount} clients still checked out at the end`);
+      await barePool.end();
+    });
     await barePool.query('create table bench_scratch (id bigint generated always as identity primary key, user_id integer not null, payload jsonb not null, created_at timestamptz not null default now())');
 
     const gen = await LoadGenerator.start();
@@ -666,49 +890,74 @@ async function main() {
       rssAfter('users');
     }
 
-    // 1. Reads
+    // 1. Reads: bare, GET /users/:id, GET /user, interleaved.
     if (PHASES.has('reads')) {
-      log('reads…');
+      log(`reads (interleaved slices of ${SLICE_SECONDS} s)…`);
       const bareRead = await listenLocal(bareReadApp(barePool).fetch);
-      const bare = await loadTest(gen, 'bare GET /users/:id (1 SELECT)', {
-        url: `http://127.0.0.1:${bareRead.port}`,
-        requests: users.map((u) => ({ method: 'GET', path: `/users/${u.id}` })),
-      });
+      const [bare, usersById, currentUser] = await compareScenarios(gen, [
+        {
+          name: 'bare GET /users/:id (1 SELECT)',
+          job: { url: `http://127.0.0.1:${bareRead.port}`, requests: users.map((u) => ({ method: 'GET', path: `/users/${u.id}` })) },
+          traffic: bareRead.traffic,
+          pool: barePool,
+        },
+        {
+          name: 'GET /api/v4/users/:id',
+          job: { url: base, requests: users.map((u) => ({ method: 'GET', path: `/api/v4/users/${u.id}`, headers: { 'PRIVATE-TOKEN': u.token } })) },
+          traffic: appTraffic,
+          pool: handle.pool!,
+          counter: appStatements,
+        },
+        {
+          name: 'GET /api/v4/user',
+          job: { url: base, requests: users.map((u) => ({ method: 'GET', path: '/api/v4/user', headers: { 'PRIVATE-TOKEN': u.token } })) },
+          traffic: appTraffic,
+          pool: handle.pool!,
+          counter: appStatements,
+        },
+      ]);
       await closeServer(bareRead.server);
-      const usersById = await loadTest(
-        gen,
-        'GET /api/v4/users/:id',
-        { url: base, requests: users.map((u) => ({ method: 'GET', path: `/api/v4/users/${u.id}`, headers: { 'PRIVATE-TOKEN': u.token } })) },
-        appStatements,
-      );
-      const currentUser = await loadTest(
-        gen,
-        'GET /api/v4/user',
-        { url: base, requests: users.map((u) => ({ method: 'GET', path: '/api/v4/user', headers: { 'PRIVATE-TOKEN': u.token } })) },
-        appStatements,
-      );
-      figures.reads = { bare, usersById, currentUser };
+      figures.reads = { bare: bare!, usersById: usersById!, currentUser: currentUser! };
       rssAfter('reads');
     }
 
-    // 2. Writes
+    // 2. Writes: bare transaction vs PUT /user/status, interleaved.
     if (PHASES.has('writes')) {
-      log('writes…');
-      const statusBody = JSON.stringify({ emoji: 'coffee', message: 'benchmarking <forgelog>' });
+      log(`writes (interleaved slices of ${SLICE_SECONDS} s)…`);
+      // A fresh message per request: an unchanged status appends nothing (GitLab semantics).
+      const statusBody = JSON.stringify({ emoji: 'coffee', message: 'benchmarking <forgelog> [<id>]' });
       const json = { 'content-type': 'application/json' };
       const bareWrite = await listenLocal(bareWriteApp(barePool).fetch);
-      const bare = await loadTest(gen, 'bare BEGIN/INSERT/COMMIT', {
-        url: `http://127.0.0.1:${bareWrite.port}`,
-        requests: users.map((u) => ({ method: 'PUT', path: `/users/${u.id}/status`, headers: json, body: statusBody })),
-      });
+      const leanWrite = WHATIF ? await listenLocal(leanWriteApp(barePool).fetch) : undefined;
+      const scenarios: Scenario[] = [
+        {
+          name: 'bare BEGIN/INSERT/COMMIT',
+          job: { url: `http://127.0.0.1:${bareWrite.port}`, idReplacement: true, requests: users.map((u) => ({ method: 'PUT', path: `/users/${u.id}/status`, headers: json, body: statusBody })) },
+          traffic: bareWrite.traffic,
+          pool: barePool,
+        },
+        {
+          name: 'PUT /api/v4/user/status',
+          job: { url: base, idReplacement: true, requests: users.map((u) => ({ method: 'PUT', path: '/api/v4/user/status', headers: { ...json, 'PRIVATE-TOKEN': u.token }, body: statusBody })) },
+          traffic: appTraffic,
+          pool: handle.pool!,
+          counter: appStatements,
+          countEvents: () => countEvents(handle.db, 'UserStatusSet'),
+        },
+      ];
+      if (leanWrite) {
+        scenarios.push({
+          name: 'what-if: same SQL, 6 stmts, 1 checkout',
+          job: { url: `http://127.0.0.1:${leanWrite.port}`, idReplacement: true, requests: users.map((u) => ({ method: 'PUT', path: '/user/status', headers: { ...json, 'PRIVATE-TOKEN': u.token }, body: statusBody })) },
+          traffic: leanWrite.traffic,
+          pool: barePool,
+          countEvents: () => countEvents(handle.db, 'UserStatusSet'),
+        });
+      }
+      const [bare, userStatus, lean] = await compareScenarios(gen, scenarios);
       await closeServer(bareWrite.server);
-      const userStatus = await loadTest(
-        gen,
-        'PUT /api/v4/user/status',
-        { url: base, requests: users.map((u) => ({ method: 'PUT', path: '/api/v4/user/status', headers: { ...json, 'PRIVATE-TOKEN': u.token }, body: statusBody })) },
-        appStatements,
-      );
-      figures.writes = { bare, userStatus };
+      if (leanWrite) await closeServer(leanWrite.server);
+      figures.writes = { bare: bare!, userStatus: userStatus!, ...(lean ? { lean } : {}) };
       rssAfter('writes');
     }
 
@@ -723,32 +972,39 @@ async function main() {
 
     // 4. Rebuild
     if (PHASES.has('rebuild')) {
+      // Like `forgelog rebuild`: on its own, without the serve process's workers and sealer
+      // following the log meanwhile.
+      log('rebuild: closing the HTTP app and its workers; seeding and rebuilding on a fresh pool…');
+      await closeApp();
+      const rebuildHandle = await openDatabase({ databaseUrl: url });
+      cleanups.push(once(() => rebuildHandle.close()));
+      const rebuildStatements = countStatements(rebuildHandle.pool!);
       const handled = USER_EVENT_TYPES as readonly string[];
       const countHandled = async () =>
-        Number((await sql<{ n: string }>`select count(*) as n from events where event_type in (${sql.join(handled)})`.execute(handle.db)).rows[0]!.n);
+        Number((await sql<{ n: string }>`select count(*) as n from events where event_type in (${sql.join(handled)})`.execute(rebuildHandle.db)).rows[0]!.n);
       const existing = await countHandled();
       const seedUsers = Math.max(0, Math.ceil((REBUILD_EVENTS - existing) / 5));
       log(`rebuild: seeding ${seedUsers} user streams × 5 events (log holds ${existing} user events)…`);
-      const seed = await seedUserEvents(handle.db, seedUsers);
-      await sql`analyze events`.execute(handle.db);
+      const seed = await seedUserEvents(rebuildHandle.db, seedUsers);
+      await sql`analyze events`.execute(rebuildHandle.db);
       const logEvents = await countHandled();
       log(`  seeded ${seed.events} events in ${round(seed.seconds, 2)} s; log holds ${logEvents} user events`);
       figures.rebuild = { logEvents, seed };
       rssAfter('seed');
 
-      const scan = await scanLog(handle.db, handled);
+      const scan = await scanLog(rebuildHandle.db, handled);
       log(`  log scan: ${scan.events} events in ${round(scan.seconds, 2)} s`);
       figures.rebuild.scan = scan;
 
       const rebuildProjections = await loadRebuild();
       if (!rebuildProjections || env.BENCH_BASELINE === '1') {
         log('  baseline: replay through usersProjector.apply, one transaction…');
-        const before = snapshotCounter(appStatements);
+        const before = snapshotCounter(rebuildStatements);
         const cpu = cpuMeter(undefined);
-        const replayed = await replayBaseline(handle.db, usersProjector);
-        const baseline = { ...replayed, statementsPerEvent: round((appStatements.statements - before.statements) / Math.max(1, replayed.events), 3), cpu: cpu() };
+        const replayed = await replayBaseline(rebuildHandle.db, usersProjector);
+        const baseline = { ...replayed, statementsPerEvent: round((rebuildStatements.statements - before.statements) / Math.max(1, replayed.events), 3), cpu: cpu() };
         log(`  baseline: ${baseline.events} events in ${round(baseline.seconds, 2)} s, ${baseline.statementsPerEvent} stmts/event`);
-        traceStatements('replayed event', before, appStatements, replayed.events);
+        traceStatements('replayed event', before, rebuildStatements, replayed.events);
         figures.rebuild.baseline = baseline;
         rssAfter('replay baseline');
       }
@@ -757,10 +1013,10 @@ async function main() {
         log(`  rebuildProjections(${projectors.map((p) => p.name).join(', ')})…`);
         let lastProgress = performance.now();
         let progressed = 0;
-        const before = snapshotCounter(appStatements);
+        const before = snapshotCounter(rebuildStatements);
         const cpu = cpuMeter(undefined);
         const started = performance.now();
-        const result = await rebuildProjections(handle, projectors, {
+        const result = await rebuildProjections(rebuildHandle, projectors, {
           onProgress: (done, total) => {
             progressed = done;
             if (performance.now() - lastProgress > 5000) {
@@ -771,10 +1027,10 @@ async function main() {
         });
         const seconds = (performance.now() - started) / 1000;
         const events = (result && typeof result.events === 'number' ? result.events : progressed) || logEvents;
-        const statementsPerEvent = round((appStatements.statements - before.statements) / Math.max(1, events), 3);
+        const statementsPerEvent = round((rebuildStatements.statements - before.statements) / Math.max(1, events), 3);
         figures.rebuild.rebuildProjections = { events, seconds, projectors: projectors.map((p) => p.name), statementsPerEvent, cpu: cpu() };
         log(`  rebuildProjections: ${events} events in ${round(seconds, 2)} s, ${statementsPerEvent} stmts/event`);
-        traceStatements('replayed event', before, appStatements, events);
+        traceStatements('replayed event', before, rebuildStatements, events);
         rssAfter('rebuild');
       } else {
         log('  rebuildProjections not available: only the baseline is reported');
@@ -824,7 +1080,8 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
   if (writes) {
     rows.push('2. Writes — requests/s (connection i writes as user i: writers never share a stream)');
     httpRow(writes.bare, undefined, '');
-    httpRow(writes.userStatus, writes.bare, '>= 50%', [`retries/req ${writes.userStatus.retriesPerRequest}`]);
+    httpRow(writes.userStatus, writes.bare, '>= 50%', [`${writes.userStatus.eventsPerRequest} events/req`, `retries/req ${writes.userStatus.retriesPerRequest}`]);
+    if (writes.lean) httpRow(writes.lean, writes.bare, '', [`${writes.lean.eventsPerRequest} events/req`, 'not the app: BENCH_WHATIF']);
   }
   if (appends) {
     rows.push(`3. Appends through handleCommand — events/s (SetUserStatus = 1 event per command, ${APPEND_SECONDS} s per level; p50/p99 per command)`);
@@ -843,7 +1100,15 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
   if (rebuild) {
     rows.push(`4. Rebuild — events/s (the log holds ${rebuild.logEvents} user events)`);
     const { seed, scan, baseline, rebuildProjections: real } = rebuild;
-    rows.push(['seed: appendToStream, 5-event streams', String(perSecond(seed.events, seed.seconds)), '', '', '', '', `${seed.events} events in ${round(seed.seconds, 2)} s, 4 parallel transactions of 500 streams`]);
+    rows.push([
+      SEED_ORDER === 'waves' ? 'seed: appendToStream, in waves' : 'seed: appendToStream, 5-event streams',
+      String(perSecond(seed.events, seed.seconds)),
+      '',
+      '',
+      '',
+      '',
+      `${seed.events} events in ${round(seed.seconds, 2)} s, ${SEED_PARALLEL} parallel transactions of 500 streams, log order: ${SEED_ORDER === 'waves' ? 'all creations, then 4 waves of status changes' : "each user's 5 events together"}`,
+    ]);
     if (scan) rows.push(['ceiling: read the log in pages, no apply', String(perSecond(scan.events, scan.seconds)), '', '', '', '', `${scan.events} events in ${round(scan.seconds, 2)} s (selectAll + toStoredEvent, pages of 5000)`]);
     if (baseline) rows.push(['baseline: apply() per event, 1 trx', String(perSecond(baseline.events, baseline.seconds)), '', '', '', '>= 50k', `${baseline.events} events in ${round(baseline.seconds, 2)} s, ${baseline.statementsPerEvent} stmts/event, ${cpuNote(baseline.cpu)}`]);
     if (real) rows.push([`rebuildProjections(${real.projectors.join(', ')})`, String(perSecond(real.events, real.seconds)), '', '', '', '>= 50k', `${real.events} events in ${round(real.seconds, 2)} s, ${real.statementsPerEvent} stmts/event, ${cpuNote(real.cpu)}`]);
@@ -862,7 +1127,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
     .map(([name, other]) => `${name} (${other})`);
   const out: string[] = [
     '',
-    `forgelog bench — ${availableParallelism()} cores, node ${process.version}, PostgreSQL ${run.serverVersion}; ${SECONDS} s per HTTP scenario (+${WARMUP_SECONDS} s warm-up), ${CONNECTIONS} connections, app pool ${run.poolSize} = bare pool ${run.poolSize}`,
+    `forgelog bench — ${availableParallelism()} cores, node ${process.version}, PostgreSQL ${run.serverVersion}; ${SECONDS} s per HTTP scenario (+${WARMUP_SECONDS} s warm-up) in interleaved ${SLICE_SECONDS} s slices, ${CONNECTIONS} connections, app pool ${run.poolSize} = bare pool ${run.poolSize}`,
     `app: openRuntime defaults${WORKERS ? ' (in-process async workers on, as `forgelog serve`)' : ', in-process async workers OFF (BENCH_WORKERS=0)'}; load generator: autocannon in a child process; bare servers: this process, own port, own pg.Pool, app idle meanwhile; all on 127.0.0.1`,
     line(header),
     line(header.map((_, i) => '-'.repeat(widths[i]!))),
@@ -875,13 +1140,17 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
   const json = {
     when: new Date().toISOString(),
     machine: { cores: availableParallelism(), node: process.version, postgres: run.serverVersion },
-    settings: { workers: WORKERS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, appendSeconds: APPEND_SECONDS, connections: CONNECTIONS, users: USERS, poolSize: run.poolSize, rebuildEvents: REBUILD_EVENTS, phases: [...PHASES] },
+    settings: { workers: WORKERS, seconds: SECONDS, sliceSeconds: SLICE_SECONDS, warmupSeconds: WARMUP_SECONDS, appendSeconds: APPEND_SECONDS, connections: CONNECTIONS, users: USERS, poolSize: run.poolSize, rebuildEvents: REBUILD_EVENTS, seedOrder: SEED_ORDER, seedParallel: SEED_PARALLEL, phases: [...PHASES] },
     reads: reads && {
       bare: reads.bare,
       usersById: { ...reads.usersById, ratioToBare: ratio(reads.usersById.rps, reads.bare.rps) },
       currentUser: { ...reads.currentUser, ratioToBare: ratio(reads.currentUser.rps, reads.bare.rps) },
     },
-    writes: writes && { bare: writes.bare, userStatus: { ...writes.userStatus, ratioToBare: ratio(writes.userStatus.rps, writes.bare.rps) } },
+    writes: writes && {
+      bare: writes.bare,
+      userStatus: { ...writes.userStatus, ratioToBare: ratio(writes.userStatus.rps, writes.bare.rps) },
+      ...(writes.lean ? { whatIfLean: { ...writes.lean, ratioToBare: ratio(writes.lean.rps, writes.bare.rps) } } : {}),
+    },
     appends,
     rebuild: rebuild && {
       logEvents: rebuild.logEvents,
