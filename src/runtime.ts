@@ -52,6 +52,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   let sealer: Promise<void> | undefined;
   if (options.workers !== false) {
     worker = startWorker(handle, commands, notifier, logger);
+    // Rebuilds (new or bumped projections) finish before the first request: a table swap
+    // under a request's feet deadlocks it.
+    await worker.catchUp();
     sealer = startSealer(handle, notifier, logger, sealing.signal);
     await notifier.listen();
   }
