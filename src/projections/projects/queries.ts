@@ -1,0 +1,201 @@
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../../database.js';
+import type { Viewer, Visibility } from '../../domain/access.js';
+import { ACCESS, visibleWithoutMembership } from '../../domain/access.js';
+import type { ProjectRow } from '../projects.js';
+
+/**
+ * Reads of the projects area: single rows, authorization filters (GitLab's
+ * project_authorizations as SQL), and the ProjectsFinder / GroupProjectsFinder selections.
+ */
+
+// ───────────────────────────── Queries ─────────────────────────────
+
+const today = () => new Date().toISOString().slice(0, 10);
+/** A membership or share row that has not expired (the date moves: evaluated per query). */
+export const active = (alias: string) => sql<SqlBool>`(${sql.ref(`${alias}.expires_at`)} is null or ${sql.ref(`${alias}.expires_at`)} >= ${today()}::date)`;
+
+/** A project row by id, including one being deleted (commands decide on those). */
+export function findProjectRow(db: Db, id: number): Promise<ProjectRow | undefined> {
+  return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The caller's personal namespace id (GitLab: current_user.namespace_id). */
+export async function personalNamespaceId(db: Db, userId: number): Promise<number | undefined> {
+  const row = await db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).executeTakeFirst();
+  return row?.id;
+}
+
+/** GitLab: User#personal_projects_count. */
+export async function personalProjectCount(db: Db, namespaceId: number): Promise<number> {
+  const row = await db
+    .selectFrom('projects')
+    .select(sql<string>`count(*)`.as('count'))
+    .where('namespace_id', '=', namespaceId)
+    .where('pending_delete', '=', false)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+/** Who holds a claim (another project's stream, or none). */
+export async function claimHolder(db: Db, kind: string, key: string): Promise<string | undefined> {
+  const row = await db.selectFrom('claims').select('stream_id').where('kind', '=', kind).where('key', '=', key).executeTakeFirst();
+  return row?.stream_id;
+}
+
+export async function isStarredBy(db: Db, projectId: number, userId: number): Promise<boolean> {
+  const row = await db.selectFrom('project_stars').select('user_id').where('project_id', '=', projectId).where('user_id', '=', userId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * Projects the user is authorized for at `minLevel` or above (GitLab: authorized_projects,
+ * from project_authorizations): direct project membership, membership of the namespace or an
+ * ancestor group, a share with one of the user's groups (capped by the share's level), and
+ * the user's personal projects (GitLab 12: maintainer).
+ */
+export function authorizedFor(userId: number, minLevel: number = ACCESS.GUEST, alias = 'projects'): Expression<SqlBool> {
+  const p = (column: string) => sql.ref(`${alias}.${column}`);
+  const parts = [
+    sql`exists (select 1 from members m where m.source_type = 'Project' and m.source_id = ${p('id')} and m.user_id = ${userId}
+         and m.access_level >= ${minLevel} and ${active('m')})`,
+    sql`${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${userId}
+         and m.access_level >= ${minLevel} and ${active('m')})`,
+    sql`exists (select 1 from project_group_links l join namespaces lg on lg.id = l.group_id
+                  join members m on m.source_type = 'Namespace' and m.user_id = ${userId} and m.source_id = any(lg.traversal_ids) and ${active('m')}
+                 where l.project_id = ${p('id')} and ${active('l')} and least(l.group_access, m.access_level) >= ${minLevel})`,
+  ];
+  if (minLevel <= ACCESS.MAINTAINER) {
+    parts.push(sql`${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${userId})`);
+  }
+  return sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
+}
+
+/**
+ * GitLab: User#owned_projects — the user's personal projects and the projects of groups they
+ * own (directly or through an ancestor).
+ */
+export function ownedBy(userId: number, alias = 'projects'): Expression<SqlBool> {
+  const p = (column: string) => sql.ref(`${alias}.${column}`);
+  return sql<SqlBool>`(${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${userId})
+    or ${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${userId}
+         and m.access_level >= ${ACCESS.OWNER} and ${active('m')}))`;
+}
+
+/**
+ * SQL condition: projects the viewer may see (GitLab: Project.public_or_visible_to_user) —
+ * open to them by visibility, or authorized (shares and personal projects included);
+ * administrators see everything.
+ */
+export function projectReadableBy(viewer: Viewer | null, alias = 'projects'): Expression<SqlBool> {
+  if (viewer?.isAdmin) return sql<SqlBool>`true`;
+  const open = sql<SqlBool>`${sql.ref(`${alias}.visibility`)} in (${sql.join(visibleWithoutMembership(viewer))})`;
+  if (!viewer) return open;
+  return sql<SqlBool>`(${open} or ${authorizedFor(viewer.id, ACCESS.GUEST, alias)})`;
+}
+
+/** GitLab's Project.search: fuzzy on path, name and description (words of 3+ characters). */
+export function projectSearch(query: string, alias = 'projects'): Expression<SqlBool> | undefined {
+  const squished = query.trim().replace(/\s+/g, ' ');
+  if (squished === '') return undefined;
+  const words = fuzzyWords(squished);
+  const escape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
+  const column = (name: 'path' | 'name' | 'description') =>
+    words.length > 0
+      ? sql.join(words.map((w) => sql`${sql.ref(`${alias}.${name}`)} ilike ${`%${escape(w)}%`}`), sql` and `)
+      : // GitLab: no word of 3 characters or more — the whole query, case-insensitively, exactly.
+        sql`${sql.ref(`${alias}.${name}`)} ilike ${escape(squished)}`;
+  return sql<SqlBool>`((${column('path')}) or (${column('name')}) or (${column('description')}))`;
+}
+
+/** GitLab's Gitlab::SQL::Pattern#select_fuzzy_words: quoted phrases and words of 3+ characters. */
+function fuzzyWords(query: string): string[] {
+  const quoted = [...query.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
+  let rest = query;
+  for (const phrase of quoted) rest = rest.replace(`"${phrase}"`, '');
+  return [...rest.split(/\s+/).filter(Boolean), ...quoted].filter((w) => w.length >= 3);
+}
+
+/**
+ * A feature usable by the viewer (GitLab: with_feature_available_for_user): enabled, or
+ * private and the viewer is a member (or an administrator).
+ */
+export function featureAvailableTo(viewer: Viewer | null, level: 'issues_access_level' | 'merge_requests_access_level', alias = 'projects'): Expression<SqlBool> {
+  const access = sql`${sql.ref(`${alias}.settings`)}->>${level}`;
+  if (viewer?.isAdmin) return sql<SqlBool>`coalesce(${access}, 'enabled') <> 'disabled'`;
+  const member = viewer ? authorizedFor(viewer.id, ACCESS.GUEST, alias) : sql<SqlBool>`false`;
+  return sql<SqlBool>`(coalesce(${access}, 'enabled') = 'enabled' or (${access} = 'private' and ${member}))`;
+}
+
+export interface ProjectListFilters {
+  readonly owned?: boolean | undefined;
+  readonly membership?: boolean | undefined;
+  readonly starred?: boolean | undefined;
+  readonly minAccessLevel?: number | undefined;
+  readonly visibility?: Visibility | undefined;
+  readonly search?: string | undefined;
+  /** true: archived only; false: active only; undefined: both. */
+  readonly archived?: boolean | undefined;
+  readonly withIssuesEnabled?: boolean | undefined;
+  readonly withMergeRequestsEnabled?: boolean | undefined;
+  readonly idAfter?: number | undefined;
+  readonly idBefore?: number | undefined;
+}
+
+/** The filters every project list shares (GitLab's ProjectsFinder#filter_projects). */
+function applyFilters<Q extends { where: (...args: any[]) => any }>(query: Q, viewer: Viewer | null, filters: ProjectListFilters): Q {
+  let q: any = query;
+  if (filters.starred && viewer) q = q.where(sql<SqlBool>`projects.id in (select s.project_id from project_stars s where s.user_id = ${viewer.id})`);
+  if (filters.visibility) q = q.where('projects.visibility', '=', filters.visibility);
+  const search = filters.search === undefined ? undefined : projectSearch(filters.search);
+  if (search) q = q.where(search);
+  if (filters.archived !== undefined) q = q.where('projects.archived', '=', filters.archived);
+  if (filters.idAfter !== undefined) q = q.where('projects.id', '>', filters.idAfter);
+  if (filters.idBefore !== undefined) q = q.where('projects.id', '<', filters.idBefore);
+  return q as Q;
+}
+
+/** GET /projects (GitLab's ProjectsFinder): the filtered, unordered selection. */
+export function projectListQuery(db: Db, viewer: Viewer | null, filters: ProjectListFilters) {
+  let query = db.selectFrom('projects').selectAll('projects').where('projects.pending_delete', '=', false);
+  if (!viewer) {
+    // GitLab: anonymous callers own nothing and are members of nothing.
+    if (filters.owned || filters.membership || filters.minAccessLevel !== undefined) query = query.where(sql<SqlBool>`false`);
+    else query = query.where(projectReadableBy(null));
+  } else if (filters.owned) query = query.where(ownedBy(viewer.id));
+  else if (filters.minAccessLevel !== undefined) query = query.where(authorizedFor(viewer.id, filters.minAccessLevel));
+  else if (filters.membership) query = query.where(authorizedFor(viewer.id));
+  else query = query.where(projectReadableBy(viewer));
+  query = applyFilters(query, viewer, filters);
+  if (filters.withIssuesEnabled) query = query.where(featureAvailableTo(viewer, 'issues_access_level'));
+  // GitLab 12 (GET /projects): with_merge_requests_enabled is the feature not being disabled.
+  if (filters.withMergeRequestsEnabled) query = query.where(sql<SqlBool>`coalesce(projects.settings->>'merge_requests_access_level', 'enabled') <> 'disabled'`);
+  return query;
+}
+
+export interface GroupProjectFilters extends ProjectListFilters {
+  readonly withShared: boolean;
+  readonly includeSubgroups: boolean;
+}
+
+/** GET /groups/:id/projects (GitLab's GroupProjectsFinder): the group's (and shared) projects the viewer may see. */
+export function groupProjectsQuery(db: Db, viewer: Viewer | null, groupId: number, filters: GroupProjectFilters) {
+  const own = filters.includeSubgroups
+    ? sql<SqlBool>`projects.traversal_ids && array[${groupId}]::integer[]`
+    : sql<SqlBool>`projects.namespace_id = ${groupId}`;
+  const shared = sql<SqlBool>`exists (select 1 from project_group_links l where l.project_id = projects.id and l.group_id = ${groupId})`;
+  let query = db
+    .selectFrom('projects')
+    .selectAll('projects')
+    .where('projects.pending_delete', '=', false)
+    .where(filters.withShared ? sql<SqlBool>`(${own} or ${shared})` : own);
+  if (!viewer) query = query.where(projectReadableBy(null));
+  else if (filters.minAccessLevel !== undefined) query = query.where(authorizedFor(viewer.id, filters.minAccessLevel));
+  else query = query.where(projectReadableBy(viewer));
+  // GitLab's docs: owned limits to the caller's own projects (GroupProjectsFinder: owner access).
+  if (filters.owned) query = viewer ? query.where(ownedBy(viewer.id)) : query.where(sql<SqlBool>`false`);
+  query = applyFilters(query, viewer, filters);
+  if (filters.withIssuesEnabled) query = query.where(featureAvailableTo(viewer, 'issues_access_level'));
+  if (filters.withMergeRequestsEnabled) query = query.where(featureAvailableTo(viewer, 'merge_requests_access_level'));
+  return query;
+}
