@@ -45,11 +45,29 @@ export async function namespaceRole(db: Db, userId: number | undefined, traversa
   return effectiveRole(null, nearestFirst);
 }
 
-/** The user's role in a project: its own membership, else the nearest ancestor group's. */
+/**
+ * The user's role in a project: its own membership, else the nearest ancestor group's; a
+ * share of the project with one of the user's groups counts too, up to the share's level
+ * (GitLab's project_authorizations keep the highest).
+ */
 export async function projectRole(db: Db, userId: number | undefined, project: { id: number; traversal_ids: readonly number[] }): Promise<number | null> {
   if (userId === undefined) return null;
   const own = await directRole(db, userId, 'Project', project.id);
-  return own ?? (await namespaceRole(db, userId, project.traversal_ids));
+  const role = own ?? (await namespaceRole(db, userId, project.traversal_ids));
+  const shared = await sharedRole(db, userId, project.id);
+  return shared !== null && (role === null || shared > role) ? shared : role;
+}
+
+/** The highest level a share of the project gives the user (the share's level caps the membership's). */
+async function sharedRole(db: Db, userId: number, projectId: number): Promise<number | null> {
+  const { rows } = await sql<{ level: number | null }>`
+    select max(least(l.group_access, m.access_level)) as level
+      from project_group_links l
+      join namespaces g on g.id = l.group_id
+      join members m on m.source_type = 'Namespace' and m.user_id = ${userId} and m.source_id = any(g.traversal_ids)
+                    and (m.expires_at is null or m.expires_at >= ${today()}::date)
+     where l.project_id = ${projectId} and (l.expires_at is null or l.expires_at >= ${today()}::date)`.execute(db);
+  return rows[0]?.level ?? null;
 }
 
 /** Namespace ids where the user holds an active direct membership. */

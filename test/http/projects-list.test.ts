@@ -220,6 +220,16 @@ describe('GET /groups/:id/projects', () => {
     expect(simple.body[0]._links).toBeUndefined();
   });
 
+  it('opens a shared project to the members of the group it is shared with', async () => {
+    const res = await api.get(`/projects/${ids['Eta Other']}`, { token: tokens.bob });
+    expect(res.status).toBe(200);
+    expect(res.body.permissions).toEqual({ project_access: null, group_access: null });
+    // The share gives reporter access: enough to read, not to administer.
+    expect('runners_token' in res.body).toBe(false);
+    expect((await api.put(`/projects/${ids['Eta Other']}`, { description: 'x' }, { token: tokens.bob })).status).toBe(403);
+    expect((await api.get(`/projects/${ids['Eta Other']}`, { token: tokens.outsider })).status).toBe(404);
+  });
+
   it("answers 404 for a group the caller may not see and keyset's 405 for another order", async () => {
     expect(await api.get(`/groups/${other.id}/projects`, { token: tokens.outsider })).toMatchObject({ status: 404, body: { message: '404 Group Not Found' } });
     expect((await api.get(`/groups/${team.id}/projects`, { query: { pagination: 'keyset' } })).status).toBe(405);
