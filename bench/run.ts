@@ -507,6 +507,21 @@ function bareReadApp(barePool: pg.Pool) {
   });
 }
 
+/**
+ * What-if (BENCH_WHATIF=1), not the app: GET /user's two statements (token by digest, then
+ * its user by id, both `select *`) in a bare route returning the row — the price of the
+ * second round trip apart from the HTTP kernel and the entity.
+ */
+function twoSelectApp(barePool: pg.Pool) {
+  return new Hono().get('/user', async (c) => {
+    const token = await barePool.query('select * from personal_access_tokens where token_digest = $1', [tokenDigest(c.req.header('private-token') ?? '')]);
+    const row = token.rows[0] as { user_id: number } | undefined;
+    if (!row) return c.json({ message: '401 Unauthorized' }, 401);
+    const { rows } = await barePool.query('select * from users where id = $1', [row.user_id]);
+    return c.json(rows[0]);
+  });
+}
+
 /** Bare hono route: BEGIN; INSERT one row into a scratch table; COMMIT, on its own pool. */
 function bareWriteApp(barePool: pg.Pool) {
   return new Hono().put('/users/:id/status', async (c) => {
@@ -809,7 +824,7 @@ async function loadRebuild(): Promise<RebuildFn | undefined> {
 // ───────────────────────────── Main ─────────────────────────────
 
 interface Figures {
-  reads?: { bare: HttpFigure; usersById: HttpFigure; currentUser: HttpFigure };
+  reads?: { bare: HttpFigure; usersById: HttpFigure; currentUser: HttpFigure; twoSelects?: HttpFigure };
   writes?: { bare: HttpFigure; userStatus: HttpFigure; lean?: HttpFigure };
   appends?: AppendFigure[];
   rebuild?: {
@@ -894,7 +909,8 @@ async function main() {
     if (PHASES.has('reads')) {
       log(`reads (interleaved slices of ${SLICE_SECONDS} s)…`);
       const bareRead = await listenLocal(bareReadApp(barePool).fetch);
-      const [bare, usersById, currentUser] = await compareScenarios(gen, [
+      const twoSelect = WHATIF ? await listenLocal(twoSelectApp(barePool).fetch) : undefined;
+      const scenarios: Scenario[] = [
         {
           name: 'bare GET /users/:id (1 SELECT)',
           job: { url: `http://127.0.0.1:${bareRead.port}`, requests: users.map((u) => ({ method: 'GET', path: `/users/${u.id}` })) },
@@ -915,9 +931,19 @@ async function main() {
           pool: handle.pool!,
           counter: appStatements,
         },
-      ]);
+      ];
+      if (twoSelect) {
+        scenarios.push({
+          name: "what-if: /user's 2 SELECTs, bare",
+          job: { url: `http://127.0.0.1:${twoSelect.port}`, requests: users.map((u) => ({ method: 'GET', path: '/user', headers: { 'PRIVATE-TOKEN': u.token } })) },
+          traffic: twoSelect.traffic,
+          pool: barePool,
+        });
+      }
+      const [bare, usersById, currentUser, twoSelects] = await compareScenarios(gen, scenarios);
       await closeServer(bareRead.server);
-      figures.reads = { bare: bare!, usersById: usersById!, currentUser: currentUser! };
+      if (twoSelect) await closeServer(twoSelect.server);
+      figures.reads = { bare: bare!, usersById: usersById!, currentUser: currentUser!, ...(twoSelects ? { twoSelects } : {}) };
       rssAfter('reads');
     }
 
@@ -1063,6 +1089,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
         f.statementsPerRequest !== undefined ? `${f.statementsPerRequest} stmts/req` : '',
         ...extra,
         `${f.serverCpuUsPerRequest} µs node cpu/req`,
+        `${f.poolWaiting} pool waiters`,
         cpuNote(f.cpu),
         f.non2xx ? `NON-2XX ${f.non2xx} ${JSON.stringify(f.statusCodes)}` : '',
         f.errors ? `ERRORS ${f.errors}` : '',
@@ -1076,6 +1103,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
     httpRow(reads.bare, undefined, '');
     httpRow(reads.usersById, reads.bare, '>= 60%');
     httpRow(reads.currentUser, reads.bare, '>= 60%');
+    if (reads.twoSelects) httpRow(reads.twoSelects, reads.bare, '', ['not the app: BENCH_WHATIF']);
   }
   if (writes) {
     rows.push('2. Writes — requests/s (connection i writes as user i: writers never share a stream)');
@@ -1145,6 +1173,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
       bare: reads.bare,
       usersById: { ...reads.usersById, ratioToBare: ratio(reads.usersById.rps, reads.bare.rps) },
       currentUser: { ...reads.currentUser, ratioToBare: ratio(reads.currentUser.rps, reads.bare.rps) },
+      ...(reads.twoSelects ? { whatIfTwoSelects: { ...reads.twoSelects, ratioToBare: ratio(reads.twoSelects.rps, reads.bare.rps) } } : {}),
     },
     writes: writes && {
       bare: writes.bare,
