@@ -184,6 +184,23 @@ describe('GET /projects', () => {
   });
 });
 
+describe('GET /users/:user_id/projects and /starred_projects', () => {
+  it("lists a user's personal projects the caller may see, by id or username", async () => {
+    expect(names((await api.get(`/users/${userIds.alice}/projects`, { token: tokens.bob })).body)).toEqual(['Alpha Public']);
+    expect(names((await api.get('/users/list-alice/projects', { token: tokens.alice })).body)).toEqual(['Beta Private', 'Alpha Public']);
+    expect(names((await api.get(`/users/${userIds.alice}/projects`, { token: null })).body)).toEqual(['Alpha Public']);
+    expect(names((await api.get(`/users/${userIds.bob}/projects`, { token: tokens.bob })).body)).toEqual([]);
+    expect(await api.get('/users/999999/projects')).toMatchObject({ status: 404, body: { message: '404 User Not Found' } });
+  });
+
+  it('lists the projects a user starred', async () => {
+    const res = await api.get(`/users/${userIds.bob}/starred_projects`, { token: tokens.outsider });
+    expect(names(res.body)).toEqual(['Alpha Public']);
+    expect(res.body[0].permissions).toEqual({ project_access: null, group_access: null });
+    expect((await api.get(`/users/${userIds.alice}/starred_projects`)).body).toEqual([]);
+  });
+});
+
 describe('GET /groups/:id/projects', () => {
   it("lists the group's active projects and the ones shared with it, newest first", async () => {
     const res = await api.get(`/groups/${team.id}/projects`, { token: tokens.bob });

@@ -15,6 +15,7 @@ import { ACCESS, canAdminProject, canCreateProjectIn, canOwnProject, type Viewer
 import { DomainError } from '../../domain/errors.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
 import { namespaceRole, projectRole, viewerOf } from '../../projections/access.js';
+import { findUserByIdOrUsername } from '../../projections/users.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import {
   type ProjectListFilters,
@@ -129,33 +130,11 @@ function impossible(raw: Input, viewer: Viewer | null, withProgrammingLanguage: 
 // ───────────────────────────── Routes ─────────────────────────────
 
 export const projectRoutes = new Hono<AppEnv>()
-  .get('/projects', async (c) => {
-    const auth = await authenticate(c);
-    const p = await params(c, listParams);
-    const viewer = viewerOf(auth.user);
-    const { db, config } = appContext(c);
-    const filters: ProjectListFilters = {
-      owned: p.owned,
-      membership: p.membership,
-      starred: p.starred,
-      minAccessLevel: p.min_access_level,
-      visibility: p.visibility,
-      search: p.search,
-      archived: p.archived,
-      withIssuesEnabled: p.with_issues_enabled,
-      withMergeRequestsEnabled: p.with_merge_requests_enabled,
-      idAfter: p.id_after,
-      idBefore: p.id_before,
-    };
-    let query = projectListQuery(db, viewer, filters);
-    if (impossible(await rawParams(c), viewer, p.with_programming_language)) query = query.where(sql<SqlBool>`false`);
-    const rows = await pageOfProjects(c, query, p);
-    // GitLab: anonymous callers get the simple view; signed-in callers ProjectWithAccess.
-    const view: ProjectsView = viewer
-      ? { simple: p.simple, withAccess: true, statistics: p.statistics, customAttributes: viewer.isAdmin && p.with_custom_attributes }
-      : { simple: true };
-    return c.json(await presentProjects(db, config, viewer, rows, view));
-  })
+  .get('/projects', async (c) => listProjects(c))
+
+  // GitLab: PersonalProjectsFinder and StarredProjectsFinder, presented like GET /projects.
+  .get('/users/:user_id/projects', async (c) => userProjects(c, 'personal'))
+  .get('/users/:user_id/starred_projects', async (c) => userProjects(c, 'starred'))
 
   .post('/projects', async (c) => {
     const auth = await requireUser(c);
@@ -299,6 +278,48 @@ export const projectRoutes = new Hono<AppEnv>()
     // GitLab: Entities::Project for everyone (anonymous too), BasicProjectDetails with simple.
     return c.json(await presentProjects(db, config, viewer, rows, { simple: p.simple, customAttributes: Boolean(viewer?.isAdmin) && p.with_custom_attributes }));
   });
+
+/** GET /projects, and a user's projects or starred projects: one finder, one presentation. */
+async function listProjects(c: Context, scope: { personalNamespaceId?: number; starredBy?: number } = {}) {
+  const auth = await authenticate(c);
+  const p = await params(c, listParams);
+  const viewer = viewerOf(auth.user);
+  const { db, config } = appContext(c);
+  const filters: ProjectListFilters = {
+    owned: p.owned,
+    membership: p.membership,
+    starred: p.starred,
+    minAccessLevel: p.min_access_level,
+    visibility: p.visibility,
+    search: p.search,
+    archived: p.archived,
+    withIssuesEnabled: p.with_issues_enabled,
+    withMergeRequestsEnabled: p.with_merge_requests_enabled,
+    idAfter: p.id_after,
+    idBefore: p.id_before,
+    ...scope,
+  };
+  let query = projectListQuery(db, viewer, filters);
+  if (impossible(await rawParams(c), viewer, p.with_programming_language)) query = query.where(sql<SqlBool>`false`);
+  const rows = await pageOfProjects(c, query, p);
+  // GitLab: anonymous callers get the simple view; signed-in callers ProjectWithAccess.
+  const view: ProjectsView = viewer
+    ? { simple: p.simple, withAccess: true, statistics: p.statistics, customAttributes: viewer.isAdmin && p.with_custom_attributes }
+    : { simple: true };
+  return c.json(await presentProjects(db, config, viewer, rows, view));
+}
+
+/** GET /users/:user_id/projects and /starred_projects: the user by id or username, 404 otherwise. */
+async function userProjects(c: Context, kind: 'personal' | 'starred') {
+  await authenticate(c);
+  await params(c, listParams);
+  const { db } = appContext(c);
+  const target = await findUserByIdOrUsername(db, c.req.param('user_id') ?? '');
+  if (!target) throw notFound('User');
+  if (kind === 'starred') return listProjects(c, { starredBy: target.id });
+  // A user without a personal namespace (none here) has no personal projects.
+  return listProjects(c, { personalNamespaceId: (await personalNamespaceId(db, target.id)) ?? -1 });
+}
 
 /** POST /projects/:id/archive and /unarchive: owner rights; 201 with the project. */
 async function archiving(c: Context, archive: boolean) {

@@ -140,6 +140,10 @@ export interface ProjectListFilters {
   readonly withMergeRequestsEnabled?: boolean | undefined;
   readonly idAfter?: number | undefined;
   readonly idBefore?: number | undefined;
+  /** GitLab's PersonalProjectsFinder: only this personal namespace's projects (owned and membership do not apply). */
+  readonly personalNamespaceId?: number | undefined;
+  /** GitLab's StarredProjectsFinder: only the projects this user starred. */
+  readonly starredBy?: number | undefined;
 }
 
 /** The filters every project list shares (GitLab's ProjectsFinder#filter_projects). */
@@ -158,7 +162,14 @@ function applyFilters<Q extends { where: (...args: any[]) => any }>(query: Q, vi
 /** GET /projects (GitLab's ProjectsFinder): the filtered, unordered selection. */
 export function projectListQuery(db: Db, viewer: Viewer | null, filters: ProjectListFilters) {
   let query = db.selectFrom('projects').selectAll('projects').where('projects.pending_delete', '=', false);
-  if (!viewer) {
+  if (filters.starredBy !== undefined) {
+    query = query.where(sql<SqlBool>`projects.id in (select s.project_id from project_stars s where s.user_id = ${filters.starredBy})`);
+  }
+  if (filters.personalNamespaceId !== undefined) {
+    query = query.where('projects.namespace_id', '=', filters.personalNamespaceId);
+    if (viewer && filters.minAccessLevel !== undefined) query = query.where(authorizedFor(viewer.id, filters.minAccessLevel));
+    else query = query.where(projectReadableBy(viewer));
+  } else if (!viewer) {
     // GitLab: anonymous callers own nothing and are members of nothing.
     if (filters.owned || filters.membership || filters.minAccessLevel !== undefined) query = query.where(sql<SqlBool>`false`);
     else query = query.where(projectReadableBy(null));
