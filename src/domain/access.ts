@@ -74,10 +74,13 @@ export function canManageMembers(viewer: Viewer | null, sourceType: MemberSource
   return sourceType === 'Namespace' ? canAdminGroup(viewer, role) : canAdminProject(viewer, role);
 }
 
-/** GitLab's project_creation_level of a group. */
+/**
+ * GitLab's project_creation_level of a group. `noone` refuses administrators too (GroupPolicy
+ * prevents create_projects whatever else enables it); otherwise administrators count as owners.
+ */
 export function canCreateProjectIn(viewer: Viewer | null, level: 'noone' | 'maintainer' | 'developer', role: number | null): boolean {
-  if (viewer?.isAdmin) return true;
   if (level === 'noone') return false;
+  if (viewer?.isAdmin) return true;
   return (role ?? 0) >= (level === 'developer' ? ACCESS.DEVELOPER : ACCESS.MAINTAINER);
 }
 
