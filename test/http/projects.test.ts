@@ -285,6 +285,12 @@ describe('POST /projects', () => {
       status: 403,
       body: { message: ['Your project limit is 1 projects! Please contact your administrator to increase it'] },
     });
+    // Naming the personal namespace, the namespace itself refuses (GitLab's NamespacePolicy).
+    const own = (await api.handle.db.selectFrom('namespaces').select('id').where('owner_id', '=', limited.user.id).executeTakeFirstOrThrow()).id;
+    expect(await api.post('/projects', { name: 'third', namespace_id: own }, { token: limited.token })).toMatchObject({
+      status: 400,
+      body: { message: { namespace: ['is not valid'], limit_reached: [] } },
+    });
     const none = await user({ projects_limit: 0 });
     expect(await api.post('/projects', { name: 'first' }, { token: none.token })).toMatchObject({
       status: 403,

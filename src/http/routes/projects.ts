@@ -15,7 +15,7 @@ import { ACCESS, canAdminProject, canCreateProjectIn, canOwnProject, type Viewer
 import { DomainError } from '../../domain/errors.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
 import { namespaceRole, projectRole, viewerOf } from '../../projections/access.js';
-import { findUserByIdOrUsername } from '../../projections/users.js';
+import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import {
   type ProjectListFilters,
@@ -24,6 +24,7 @@ import {
   groupProjectsQuery,
   isStarredBy,
   personalNamespaceId,
+  personalProjectCount,
   projectListQuery,
 } from '../../projections/projects.js';
 import { presentProjects, type ProjectsView } from '../entities/projects.js';
@@ -61,6 +62,14 @@ async function ownsProject(c: Context, viewer: Viewer | null, project: ProjectRo
   const namespace = await namespaceRow(c, project.namespace_id);
   if (namespace?.kind === 'user') return canOwnProject(viewer, namespace.owner_id === viewer.id, null);
   return canOwnProject(viewer, false, await namespaceRole(appContext(c).db, viewer.id, project.traversal_ids));
+}
+
+/** GitLab: User#can_create_project? — projects_limit above the personal project count. */
+async function underProjectLimit(c: Context, user: UserRow): Promise<boolean> {
+  const { db } = appContext(c);
+  const namespaceId = await personalNamespaceId(db, user.id);
+  const count = namespaceId === undefined ? 0 : await personalProjectCount(db, namespaceId);
+  return user.projects_limit - count > 0;
 }
 
 /** The project again after a command (inline projection: the write is visible at once). */
@@ -156,8 +165,12 @@ export const projectRoutes = new Hono<AppEnv>()
     const namespaceId = p.namespace_id ?? (await personalNamespaceId(db, auth.user.id));
     const namespace = namespaceId === undefined ? undefined : await namespaceRow(c, namespaceId);
     let allowed = false;
-    if (namespace?.kind === 'user') allowed = viewer.isAdmin || namespace.owner_id === viewer.id;
-    else if (namespace) allowed = canCreateProjectIn(viewer, namespace.project_creation_level, await namespaceRole(db, viewer.id, namespace.traversal_ids));
+    if (namespace?.kind === 'user') {
+      allowed = viewer.isAdmin || namespace.owner_id === viewer.id;
+      // GitLab (NamespacePolicy): a named personal namespace also needs the caller to be under
+      // their own project limit; without namespace_id the limit is the model's 403 instead.
+      if (allowed && p.namespace_id !== undefined) allowed = await underProjectLimit(c, auth.user);
+    } else if (namespace) allowed = canCreateProjectIn(viewer, namespace.project_creation_level, await namespaceRole(db, viewer.id, namespace.traversal_ids));
     if (!namespace || !allowed) throw new ApiError(400, { message: { namespace: ['is not valid'], limit_reached: [] } });
 
     let created;
