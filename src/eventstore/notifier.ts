@@ -2,6 +2,7 @@ import { EventEmitter } from 'eventemitter3';
 import type pg from 'pg';
 
 export const NOTIFY_CHANNEL = 'forgelog_events';
+const COALESCE_MS = 5;
 
 /**
  * "Something was appended" wake-ups: eventemitter3 in-process, PostgreSQL LISTEN/NOTIFY
@@ -22,10 +23,20 @@ export class Notifier {
     this.listener = client;
   }
 
-  /** Called after a command commits. */
+  private pending: NodeJS.Timeout | undefined;
+
+  /**
+   * Called after a command commits. Wake-ups within a few milliseconds are coalesced into
+   * one: under load every subscriber would otherwise run a read per append, and every
+   * append would spend a pool connection on NOTIFY.
+   */
   appended(): void {
-    this.emitter.emit('appended');
-    this.pool?.query(`select pg_notify('${NOTIFY_CHANNEL}', '')`).catch(() => {});
+    if (this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      this.emitter.emit('appended');
+      this.pool?.query(`select pg_notify('${NOTIFY_CHANNEL}', '')`).catch(() => {});
+    }, COALESCE_MS);
   }
 
   onAppended(fn: () => void): () => void {
@@ -34,6 +45,8 @@ export class Notifier {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.pending);
+    this.pending = undefined;
     this.emitter.removeAllListeners();
     if (this.listener) {
       this.listener.removeAllListeners('notification');

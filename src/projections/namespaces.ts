@@ -96,29 +96,9 @@ export const namespacesProjector: Projector = {
     };
     switch (event.type) {
       // ───────── personal namespaces ─────────
-      case 'UserCreated': {
-        const d = event.data;
-        await trx
-          .insertInto('namespaces')
-          .values({
-            ...PERSONAL_DEFAULTS,
-            id: d.namespace_id,
-            kind: 'user',
-            name: d.name,
-            path: d.username,
-            full_name: d.name,
-            full_path: d.username,
-            parent_id: null,
-            owner_id: d.id,
-            traversal_ids: [d.namespace_id],
-            created_at: at,
-            updated_at: at,
-            stream_version: v,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
+      case 'UserCreated':
+        await insertPersonalNamespaces(trx, [event]);
         return;
-      }
       case 'UserProfileUpdated': {
         const { username, name } = event.data.changes;
         if (username === undefined && name === undefined) return;
@@ -212,7 +192,49 @@ export const namespacesProjector: Projector = {
       }
     }
   },
+
+  /** Rebuild path: runs of consecutive UserCreated become one multi-row insert. */
+  async applyBatch(events: readonly StoredEvent[], trx: Db) {
+    let created: StoredEvent[] = [];
+    for (const event of events) {
+      if (event.type === 'UserCreated') {
+        created.push(event);
+        continue;
+      }
+      if (created.length > 0) await insertPersonalNamespaces(trx, created);
+      created = [];
+      await namespacesProjector.apply(event, trx);
+    }
+    if (created.length > 0) await insertPersonalNamespaces(trx, created);
+  },
 };
+
+/** Personal namespaces of new users (idempotent: an existing id is left alone). */
+async function insertPersonalNamespaces(trx: Db, events: readonly StoredEvent[]) {
+  for (let i = 0; i < events.length; i += 2000) {
+    const rows = events.slice(i, i + 2000).map((stored) => {
+      const d = (stored as unknown as Extract<UserEvent, { type: 'UserCreated' }>).data;
+      const at = stored.occurredAt.toISOString();
+      return {
+        ...PERSONAL_DEFAULTS,
+        id: d.namespace_id,
+        kind: 'user',
+        name: d.name,
+        path: d.username,
+        full_name: d.name,
+        full_path: d.username,
+        parent_id: null,
+        owner_id: d.id,
+        traversal_ids: [d.namespace_id],
+        created_at: at,
+        updated_at: at,
+        stream_version: stored.streamVersion,
+      };
+    });
+    await sql`insert into namespaces select * from jsonb_populate_recordset(null::namespaces, ${JSON.stringify(rows)}::jsonb)
+              on conflict (id) do nothing`.execute(trx);
+  }
+}
 
 // GitLab: a personal namespace is public (its projects carry their own visibility).
 const PERSONAL_DEFAULTS = {

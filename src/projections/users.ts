@@ -220,33 +220,25 @@ export const usersProjector: Projector = {
   },
 
   /**
-   * Rebuild path: consecutive creations become multi-row inserts and consecutive updates
-   * are merged per user into one UPDATE per changed-column set — the same rows as `apply`
-   * event by event, in a few statements per page.
+   * Rebuild path, the same rows as `apply` event by event in a few statements per page:
+   * creations first (a stream's version 1 precedes everything else of that user), then
+   * updates merged per user into one UPDATE per changed-column set, then the remaining
+   * events (tokens, custom attributes, deletions) in log order. No remaining event of a
+   * user is followed by an update of that user's row: deletion is the last.
    */
   async applyBatch(events: readonly StoredEvent[], trx: Db) {
-    let creations: Stored[] = [];
-    let updates: Stored[] = [];
-    const flush = async () => {
-      if (creations.length > 0) await insertCreated(trx, creations);
-      if (updates.length > 0) await applyMergedUpdates(trx, updates);
-      creations = [];
-      updates = [];
-    };
+    const creations: Stored[] = [];
+    const updates: Stored[] = [];
+    const rest: Stored[] = [];
     for (const stored of events) {
       const event = stored as Stored;
-      if (event.type === 'UserCreated') {
-        if (updates.length > 0) await flush();
-        creations.push(event);
-      } else if (rowChanges(event)) {
-        if (creations.length > 0) await flush();
-        updates.push(event);
-      } else {
-        await flush();
-        await usersProjector.apply(event, trx);
-      }
+      if (event.type === 'UserCreated') creations.push(event);
+      else if (rowChanges(event)) updates.push(event);
+      else rest.push(event);
     }
-    await flush();
+    if (creations.length > 0) await insertCreated(trx, creations);
+    if (updates.length > 0) await applyMergedUpdates(trx, updates);
+    for (const event of rest) await usersProjector.apply(event, trx);
   },
 };
 
@@ -316,8 +308,38 @@ export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<Us
   return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
 }
 
-export function findTokenByDigest(db: Db, digest: string): Promise<TokenRow | undefined> {
-  return db.selectFrom('personal_access_tokens').selectAll().where('token_digest', '=', digest).executeTakeFirst();
+/** A token and its user in one round trip (every authenticated request asks this). */
+export async function findTokenWithUser(db: Db, digest: string): Promise<{ token: TokenRow; user: UserRow } | undefined> {
+  const row = await db
+    .selectFrom('personal_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .selectAll('u')
+    .select([
+      't.id as token_id',
+      't.name as token_name',
+      't.token_digest as token_digest',
+      't.scopes as token_scopes',
+      't.impersonation as token_impersonation',
+      't.revoked as token_revoked',
+      't.expires_at as token_expires_at',
+      't.created_at as token_created_at',
+    ])
+    .where('t.token_digest', '=', digest)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const { token_id, token_name, token_digest, token_scopes, token_impersonation, token_revoked, token_expires_at, token_created_at, ...user } = row;
+  const token: TokenRow = {
+    id: token_id,
+    user_id: user.id,
+    name: token_name,
+    token_digest,
+    scopes: token_scopes,
+    impersonation: token_impersonation,
+    revoked: token_revoked,
+    expires_at: token_expires_at,
+    created_at: token_created_at,
+  };
+  return { token, user };
 }
 
 /** A user's custom attributes in creation order (GitLab: by id). */

@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 /** Every status of a scenario step must be a success: the log must hold what the API did. */
-const ok = (res: { status: number; text: string }) => {
+const ok = <R extends { status: number; text: string }>(res: R): R => {
   expect(res.status, res.text).toBeLessThan(300);
   return res;
 };

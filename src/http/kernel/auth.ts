@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { tokenDigest } from '../../commands/secrets.js';
 import type { EventMetadata } from '../../eventstore/types.js';
-import { type TokenRow, type UserRow, findTokenByDigest, findUserByIdOrUsername } from '../../projections/users.js';
+import { type TokenRow, type UserRow, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
 import { appContext } from './context.js';
 import { forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
@@ -46,11 +46,10 @@ async function tokenUser(c: Context): Promise<{ user: UserRow | null; token: Tok
   const presented = await presentedToken(c);
   let result: { user: UserRow | null; token: TokenRow | null } = { user: null, token: null };
   if (presented !== undefined) {
-    const token = await findTokenByDigest(app.db, tokenDigest(presented));
+    const found = await findTokenWithUser(app.db, tokenDigest(presented));
     const today = app.commands.now().toISOString().slice(0, 10);
-    if (!token || token.revoked || isExpired(token, today)) throw unauthorized();
-    const user = await findUserByIdOrUsername(app.db, String(token.user_id));
-    if (!user) throw unauthorized();
+    if (!found || found.token.revoked || isExpired(found.token, today)) throw unauthorized();
+    const { token, user } = found;
     if (user.state === 'blocked') throw forbidden('Your account has been blocked.');
     result = { user, token };
   }
