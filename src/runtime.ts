@@ -77,10 +77,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
 }
 
 /** Serves the API on config.port (0 picks a free port); resolves once listening. */
-export function listen(runtime: Runtime, port = runtime.config.port): Promise<{ server: ServerType; port: number }> {
+export function listen(runtime: Runtime, port = runtime.config.port, hostname = '0.0.0.0'): Promise<{ server: ServerType; port: number }> {
   const app = createApp(runtime.app);
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port, hostname: '0.0.0.0' }, (info) => resolve({ server, port: info.port }));
+    const server = serve({ fetch: app.fetch, port, hostname }, (info) => resolve({ server, port: info.port }));
     // Longer than the keep-alive of the clients and proxies in front (Node's 5 s default
     // races pooled client connections and resets them).
     (server as import('node:http').Server).keepAliveTimeout = 65_000;
