@@ -1,15 +1,8 @@
-import { execFile, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
-// A real GitLab client: python-gitlab (Debian's python3-gitlab 3.12) run by /usr/bin/python3.
-const PYTHON = '/usr/bin/python3';
-const probe = spawnSync(PYTHON, ['-c', 'import gitlab; print(gitlab.__version__)'], { encoding: 'utf8' });
-const available = probe.status === 0;
-const version = available ? probe.stdout.trim() : '';
-if (!available) {
-  console.warn(`python-gitlab group specs skipped: ${PYTHON} cannot import gitlab (install the Debian package python3-gitlab). ${probe.error?.message ?? probe.stderr.trim()}`);
-}
+warnIfUnavailable('group');
 
 const SCRIPT = String.raw`
 import json, os, warnings
@@ -64,22 +57,14 @@ out["warnings"] = [str(w.message) for w in caught]
 print(json.dumps(out, default=str))
 `;
 
-function runPython(env: Record<string, string>): Promise<any> {
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, ['-c', SCRIPT], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`python-gitlab failed: ${error.message}\n${stderr}`));
-      resolve(JSON.parse(stdout));
-    });
-  });
-}
 
-describe.skipIf(!available)(`python-gitlab ${version}: groups`, () => {
+describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: groups`, () => {
   let api: TestServer;
   let out: any;
   beforeAll(async () => {
     api = await startTestServer();
     const member = await api.createUser({ username: 'pymember' });
-    out = await runPython({ FORGELOG_URL: api.url, FORGELOG_TOKEN: api.rootToken, MEMBER_TOKEN: member.token });
+    out = await runPython(SCRIPT, { FORGELOG_URL: api.url, FORGELOG_TOKEN: api.rootToken, MEMBER_TOKEN: member.token });
   });
   afterAll(() => api?.close());
 

@@ -1,16 +1,9 @@
-import { execFile, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
-// A real GitLab client: python-gitlab (Debian's python3-gitlab 3.12) run by /usr/bin/python3.
-const PYTHON = '/usr/bin/python3';
-const probe = spawnSync(PYTHON, ['-c', 'import gitlab; print(gitlab.__version__)'], { encoding: 'utf8' });
-const available = probe.status === 0;
-const version = available ? probe.stdout.trim() : '';
-if (!available) {
-  console.warn(`python-gitlab member specs skipped: ${PYTHON} cannot import gitlab (install the Debian package python3-gitlab). ${probe.error?.message ?? probe.stderr.trim()}`);
-}
+warnIfUnavailable('member');
 
 const SCRIPT = String.raw`
 import json, os, warnings
@@ -74,16 +67,8 @@ out["warnings"] = [str(w.message) for w in caught]
 print(json.dumps(out, default=str))
 `;
 
-function runPython(env: Record<string, string>): Promise<any> {
-  return new Promise((resolve, reject) => {
-    execFile(PYTHON, ['-c', SCRIPT], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error) return reject(new Error(`python-gitlab failed: ${error.message}\n${stderr}`));
-      resolve(JSON.parse(stdout));
-    });
-  });
-}
 
-describe.skipIf(!available)(`python-gitlab ${version}: members and access requests`, () => {
+describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: members and access requests`, () => {
   let api: TestServer;
   let out: any;
   let alice: any, bob: any, visitor: any;
@@ -94,7 +79,7 @@ describe.skipIf(!available)(`python-gitlab ${version}: members and access reques
     const group = await createGroup(api, { visibility: 'public' });
     const sub = await createGroup(api, { parent: group, visibility: 'public' });
     const project = await createProject(api, { group: sub });
-    out = await runPython({
+    out = await runPython(SCRIPT, {
       FORGELOG_URL: api.url,
       FORGELOG_TOKEN: api.rootToken,
       VISITOR_TOKEN: visitor.token,
