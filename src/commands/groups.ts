@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { canAdminGroup, type Viewer } from '../domain/access.js';
@@ -156,31 +155,4 @@ async function removeSubtreeProjects(ctx: CommandContext, groupId: number, metad
   for (const { id } of rows) await deleteProject(ctx, id, metadata);
 }
 
-// ───────────────────────────── Runners token ─────────────────────────────
-
-const keys = new WeakMap<Db, Promise<string>>();
-
-/** The instance key runners tokens derive from (created by migration 0005, outside the log). */
-function instanceKey(db: Db): Promise<string> {
-  let key = keys.get(db);
-  if (!key) {
-    key = sql<{ secret: string }>`select secret from instance_keys where name = 'runners_token'`
-      .execute(db)
-      .then(({ rows }) => {
-        if (!rows[0]) throw new Error('instance key runners_token is missing (migration 0005)');
-        return rows[0].secret;
-      });
-    key.catch(() => keys.delete(db));
-    keys.set(db, key);
-  }
-  return key;
-}
-
-/**
- * A group's runner registration token. No secret goes into the event log (DESIGN.md): the
- * token is derived from the group id with a key kept outside it.
- */
-export async function groupRunnersToken(db: Db, groupId: number): Promise<string> {
-  const key = await instanceKey(db);
-  return createHmac('sha256', key).update(`group-runners-token:${groupId}`).digest('base64url').slice(0, 20);
-}
+export { groupRunnersToken } from './runners-tokens.js';

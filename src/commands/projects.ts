@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { DomainError, invalid } from '../domain/errors.js';
@@ -222,26 +221,4 @@ export const projectRemovalReactor: Reactor = {
   },
 };
 
-// ───────────────────────────── Runners token ─────────────────────────────
-
-const keys = new WeakMap<Db, Promise<string>>();
-
-/** The instance key runners tokens derive from (migration 0005, outside the log). */
-function instanceKey(db: Db): Promise<string> {
-  let key = keys.get(db);
-  if (!key) {
-    key = sql<{ secret: string }>`select secret from instance_keys where name = 'runners_token'`.execute(db).then(({ rows }) => {
-      if (!rows[0]) throw new Error('instance key runners_token is missing (migration 0005)');
-      return rows[0].secret;
-    });
-    key.catch(() => keys.delete(db));
-    keys.set(db, key);
-  }
-  return key;
-}
-
-/** A project's runner registration token, derived from its id (no secret goes into the log). */
-export async function projectRunnersToken(db: Db, projectId: number): Promise<string> {
-  const key = await instanceKey(db);
-  return createHmac('sha256', key).update(`project-runners-token:${projectId}`).digest('base64url').slice(0, 20);
-}
+export { projectRunnersToken } from './runners-tokens.js';
