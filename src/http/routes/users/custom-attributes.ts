@@ -1,0 +1,60 @@
+import { Hono, type Context } from 'hono';
+import { deleteUserCustomAttribute, setUserCustomAttribute } from '../../../commands/users.js';
+import { findCustomAttribute, findUserById, listCustomAttributes, type UserRow } from '../../../projections/users.js';
+import { toCustomAttribute } from '../../entities/users.js';
+import { USER_SCOPES, authenticate, eventMetadata, requireUser, type Auth } from '../../kernel/auth.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
+import { ApiError, forbidden, notFound } from '../../kernel/errors.js';
+import { rawParams, required, t } from '../../kernel/params.js';
+import { declaration } from './declarations.js';
+import { userIdFromPath } from './lookup.js';
+
+export const userCustomAttributeRoutes = new Hono<AppEnv>()
+  // ───────────────────────────── Custom attributes (admin) ─────────────────────────────
+  // GitLab: CustomAttributesEndpoints — find the user (404), then authorize (403); GET is
+  // open to anonymous callers up to the authorization, so they get 403 rather than 401.
+
+  .get('/users/:id/custom_attributes', async (c) => {
+    const id = userIdFromPath(c);
+    const auth = await authenticate(c, USER_SCOPES(c));
+    const user = await customAttributeOwner(c, id, auth);
+    return c.json((await listCustomAttributes(appContext(c).db, user.id)).map(toCustomAttribute));
+  })
+
+  .get('/users/:id/custom_attributes/:key', async (c) => {
+    const id = userIdFromPath(c);
+    const auth = await authenticate(c, USER_SCOPES(c));
+    const user = await customAttributeOwner(c, id, auth);
+    const attribute = await findCustomAttribute(appContext(c).db, user.id, c.req.param('key'));
+    if (!attribute) throw new ApiError(404, { message: '404 Not found' });
+    return c.json(toCustomAttribute(attribute));
+  })
+
+  .put('/users/:id/custom_attributes/:key', async (c) => {
+    const id = userIdFromPath(c);
+    const auth = await requireUser(c);
+    const declared = declaration(await rawParams(c));
+    const { value } = declared.parse({ value: required(t.string()) });
+    declared.done();
+    const user = await customAttributeOwner(c, id, auth);
+    const key = c.req.param('key');
+    const { db, commands } = appContext(c);
+    await setUserCustomAttribute(commands, user.id, key, value, eventMetadata(c, auth));
+    return c.json(toCustomAttribute((await findCustomAttribute(db, user.id, key)) ?? { key, value }));
+  })
+
+  .delete('/users/:id/custom_attributes/:key', async (c) => {
+    const id = userIdFromPath(c);
+    const auth = await requireUser(c);
+    const user = await customAttributeOwner(c, id, auth);
+    await deleteUserCustomAttribute(appContext(c).commands, user.id, c.req.param('key'), eventMetadata(c, auth));
+    return c.body(null, 204);
+  });
+
+async function customAttributeOwner(c: Context, id: number, auth: Auth): Promise<UserRow> {
+  const user = await findUserById(appContext(c).db, id);
+  if (!user) throw notFound();
+  if (!auth.user?.is_admin) throw forbidden();
+  return user;
+}
+

@@ -1,0 +1,87 @@
+import type { Context } from 'hono';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../../database.js';
+import { soleOwnedGroupCount as soleOwnedGroups } from '../../../projections/members.js';
+import { findUserById, type UserRow } from '../../../projections/users.js';
+import { USER_SCOPES, authenticate, type Auth } from '../../kernel/auth.js';
+import { appContext } from '../../kernel/context.js';
+import { ApiError, forbidden, notFound, unauthorized } from '../../kernel/errors.js';
+
+
+// ───────────────────────────── Helpers ─────────────────────────────
+
+/**
+ * `:id` of the users resource has GitLab's route requirement `[0-9]*`: anything else matches
+ * no route at all (404 before authentication). Too large an id names no user.
+ */
+export function userIdFromPath(c: Context, name = 'id'): number {
+  const value = c.req.param(name) ?? '';
+  if (!/^\d+$/.test(value)) throw new ApiError(404, { error: '404 Not Found' });
+  return Number(value);
+}
+
+export async function existingUser(c: Context, id: number): Promise<UserRow> {
+  const user = await findUserById(appContext(c).db, id);
+  if (!user) throw notFound('User');
+  return user;
+}
+
+/** GitLab's authenticated_as_admin! after authentication: 403 for non-admins. */
+export function mustBeAdmin(auth: Auth): asserts auth is Auth & { user: UserRow } {
+  if (!auth.user) throw unauthorized();
+  if (!auth.user.is_admin) throw forbidden();
+}
+
+/** GitLab's `before { authenticated_as_admin! }`: runs before parameter validation. */
+export async function requireAdminFirst(c: Context) {
+  const auth = await authenticate(c, USER_SCOPES(c));
+  mustBeAdmin(auth);
+  return auth;
+}
+
+export const today = (c: Context) => appContext(c).commands.now().toISOString().slice(0, 10);
+export const paid = (c: Context) => appContext(c).config.plan !== 'free';
+
+/** GitLab renders a status message with its emoji pipeline: escaped text (emoji codes stay as text here). */
+export const statusHtml = (message: string | null) =>
+  (message ?? '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+// Gitlab::SQL::Pattern: words of 3+ characters (or "quoted strings") match anywhere; a
+// shorter query only matches the whole (lower-cased) value.
+export const QUOTED_WORD = /(?<=^| )"[^"]+"(?= |$)/g;
+export const likePattern = (word: string) => `%${word.replace(/[\\%_]/g, '\\$&')}%`;
+
+export function fuzzyWords(query: string): string[] {
+  const quoted = query.match(QUOTED_WORD) ?? [];
+  let rest = query;
+  for (const q of quoted) rest = rest.replace(q, '');
+  return [...rest.split(/\s+/).filter(Boolean), ...quoted.map((q) => q.slice(1, -1))].filter((word) => word.length >= 3);
+}
+
+export type UserQuery = SelectQueryBuilder<Database, 'users', UserRow>;
+
+/** GitLab's User.search: name or username (fuzzy), or the exact email; '@' prefix ignored. */
+export function searchUsers(query: UserQuery, search: string): { query: UserQuery; term: string } | null {
+  const term = search.replace(/^@/, '').toLowerCase().replace(/\s+/g, ' ').trim();
+  if (term === '') return null;
+  const words = fuzzyWords(term);
+  const fuzzy = (column: 'name' | 'username') =>
+    words.length > 0 ? sql<boolean>`(${sql.join(words.map((w) => sql`${sql.ref(column)} ilike ${likePattern(w)}`), sql` and `)})` : sql<boolean>`lower(${sql.ref(column)}) = ${term}`;
+  return { query: query.where(sql<boolean>`(${fuzzy('name')} or ${fuzzy('username')} or lower(email) = ${term})`), term };
+}
+
+/** Groups where the user is the only owner: GitLab refuses a soft delete of such a user. */
+export function soleOwnedGroupCount(c: Context, userId: number): Promise<number> {
+  return soleOwnedGroups(appContext(c).db, userId);
+}
+
+/** GitLab's destroy_conditionally!: If-Unmodified-Since older than the resource → 412. */
+export function checkUnmodifiedSince(c: Context, updatedAt: Date) {
+  const header = c.req.header('if-unmodified-since');
+  if (!header) return;
+  const since = new Date(header);
+  if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
+    throw new ApiError(412, { message: '412 Precondition Failed' });
+  }
+}
+

@@ -1,0 +1,47 @@
+import { Hono } from 'hono';
+import { setUserStatus } from '../../../commands/users.js';
+import { isBlank } from '../../../domain/users.js';
+import { findUserByIdOrUsername } from '../../../projections/users.js';
+import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
+import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
+import { notFound } from '../../kernel/errors.js';
+import { optional, rawParams, t } from '../../kernel/params.js';
+import { declaration } from './declarations.js';
+import { existingUser, statusHtml } from './lookup.js';
+
+/** The current user and user status endpoints. */
+export const currentUserRoutes = new Hono<AppEnv>()
+  // ───────────────────────────── Current user and status ─────────────────────────────
+
+  .get('/user', async (c) => {
+    const auth = await requireUser(c, USER_SCOPES(c));
+    const { config } = appContext(c);
+    return c.json(auth.user.is_admin ? toUserWithAdmin(auth.user, config) : toUserPublic(auth.user, config));
+  })
+
+  .get('/user/status', async (c) => {
+    const auth = await requireUser(c, USER_SCOPES(c));
+    return c.json(toUserStatus(auth.user));
+  })
+
+  .put('/user/status', async (c) => {
+    const auth = await requireUser(c);
+    const declared = declaration(await rawParams(c));
+    const p = declared.parse({ emoji: optional(t.string()), message: optional(t.string()) });
+    declared.done();
+    // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
+    const emoji = p.emoji ?? null;
+    const message = p.message ?? null;
+    await setUserStatus(appContext(c).commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
+    // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
+    if (isBlank(emoji) && isBlank(message)) return c.json(null);
+    return c.json(toUserStatus(await existingUser(c, auth.user.id)));
+  })
+
+  .get('/users/:id_or_username/status', async (c) => {
+    await authenticate(c, USER_SCOPES(c));
+    const user = await findUserByIdOrUsername(appContext(c).db, c.req.param('id_or_username'));
+    if (!user) throw notFound('User');
+    return c.json(toUserStatus(user));
+  });

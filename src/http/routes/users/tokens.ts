@@ -1,0 +1,106 @@
+import { Hono, type Context } from 'hono';
+import { createPersonalAccessToken, revokePersonalAccessToken } from '../../../commands/users.js';
+import { TOKEN_SCOPES } from '../../../domain/users.js';
+import { toImpersonationToken, toPersonalAccessToken } from '../../entities/users.js';
+import { eventMetadata, requireUser } from '../../kernel/auth.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
+import { notFound } from '../../kernel/errors.js';
+import { paginate } from '../../kernel/pagination.js';
+import { optional, rawParams, required, t, withDefault } from '../../kernel/params.js';
+import { declaration, integerCheck } from './declarations.js';
+import { existingUser, mustBeAdmin, requireAdminFirst, today, checkUnmodifiedSince } from './lookup.js';
+
+export const userTokenRoutes = new Hono<AppEnv>()
+  // ───────────── Impersonation and personal access tokens (admin) ─────────────
+
+  .get('/users/:user_id/impersonation_tokens', async (c) => {
+    await requireAdminFirst(c);
+    const declared = declaration(await rawParams(c));
+    declared.check(integerCheck(c, 'user_id'));
+    const p = declared.parse({ state: withDefault(t.values(['all', 'active', 'inactive']), 'all') });
+    declared.done();
+    const user = await existingUser(c, Number(c.req.param('user_id')));
+    const now = today(c);
+    let query = appContext(c).db.selectFrom('personal_access_tokens').selectAll().where('user_id', '=', user.id).where('impersonation', '=', true);
+    if (p.state === 'active') query = query.where('revoked', '=', false).where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
+    if (p.state === 'inactive') query = query.where((eb) => eb.or([eb('revoked', '=', true), eb('expires_at', '<=', now)]));
+    const rows = await paginate(c, query, (q) => q.orderBy('id', 'asc'));
+    return c.json(rows.map((row) => toImpersonationToken(row, now)));
+  })
+
+  .post('/users/:user_id/impersonation_tokens', async (c) => {
+    const auth = await requireAdminFirst(c);
+    const declared = declaration(await rawParams(c));
+    declared.check(integerCheck(c, 'user_id'));
+    // GitLab 12: scopes is an optional Array here; the token model validates it.
+    const p = declared.parse({ name: required(t.string()), expires_at: optional(t.date()), scopes: optional(t.array(t.string())) });
+    declared.done();
+    const user = await existingUser(c, Number(c.req.param('user_id')));
+    const { token, tokenId } = await createPersonalAccessToken(
+      appContext(c).commands,
+      user.id,
+      { name: p.name, scopes: p.scopes ?? [], expiresAt: p.expires_at ?? null, impersonation: true },
+      eventMetadata(c, auth),
+    );
+    return c.json(toImpersonationToken(await tokenRow(c, tokenId), today(c), token), 201);
+  })
+
+  .get('/users/:user_id/impersonation_tokens/:impersonation_token_id', async (c) => {
+    await requireAdminFirst(c);
+    const { token } = await impersonationToken(c);
+    return c.json(toImpersonationToken(token, today(c)));
+  })
+
+  .delete('/users/:user_id/impersonation_tokens/:impersonation_token_id', async (c) => {
+    const auth = await requireAdminFirst(c);
+    const { user, token } = await impersonationToken(c);
+    checkUnmodifiedSince(c, token.created_at);
+    await revokePersonalAccessToken(appContext(c).commands, user.id, token.id, true, eventMetadata(c, auth));
+    return c.body(null, 204);
+  })
+
+  // GitLab 13.6: an administrator creates a personal access token for a user.
+  .post('/users/:user_id/personal_access_tokens', async (c) => {
+    const auth = await requireUser(c);
+    const declared = declaration(await rawParams(c));
+    declared.check(integerCheck(c, 'user_id'));
+    const p = declared.parse({
+      name: required(t.string()),
+      scopes: required(t.array(t.values(TOKEN_SCOPES as unknown as [string, ...string[]]))),
+      expires_at: optional(t.date()),
+    });
+    declared.done();
+    mustBeAdmin(auth);
+    const user = await existingUser(c, Number(c.req.param('user_id')));
+    const { token, tokenId } = await createPersonalAccessToken(
+      appContext(c).commands,
+      user.id,
+      { name: p.name, scopes: p.scopes, expiresAt: p.expires_at ?? null, impersonation: false },
+      eventMetadata(c, auth),
+    );
+    return c.json(toPersonalAccessToken(await tokenRow(c, tokenId), today(c), token), 201);
+  });
+
+function tokenRow(c: Context, tokenId: number) {
+  return appContext(c).db.selectFrom('personal_access_tokens').selectAll().where('id', '=', tokenId).executeTakeFirstOrThrow();
+}
+
+async function impersonationToken(c: Context) {
+  const declared = declaration({});
+  declared.check(integerCheck(c, 'user_id'));
+  declared.check(integerCheck(c, 'impersonation_token_id'));
+  declared.done();
+  const user = await existingUser(c, Number(c.req.param('user_id')));
+  const tokenId = Number(c.req.param('impersonation_token_id'));
+  const token = Number.isSafeInteger(tokenId) && Math.abs(tokenId) <= 2147483647
+    ? await appContext(c)
+        .db.selectFrom('personal_access_tokens')
+        .selectAll()
+        .where('id', '=', tokenId)
+        .where('user_id', '=', user.id)
+        .where('impersonation', '=', true)
+        .executeTakeFirst()
+    : undefined;
+  if (!token) throw notFound('Impersonation Token');
+  return { user, token };
+}
