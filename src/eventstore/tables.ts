@@ -24,8 +24,10 @@ export interface EventMetadataRow {
   actor_id?: number | null;
   actor_username?: string | null;
   sudo_from_id?: number | null;
-  impersonator_id?: number | null;
-  /** The request used an impersonation token (the actor is the impersonated user). */
+  /**
+   * The request used an impersonation token: the actor is the impersonated user; the admin
+   * who created the token is the actor of its PersonalAccessTokenCreated event (token_id).
+   */
   impersonation?: boolean;
   token_id?: number | null;
   ip?: string | null;

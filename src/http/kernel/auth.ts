@@ -111,7 +111,6 @@ export function eventMetadata(c: Context, auth: Auth): EventMetadata {
     actor_id: auth.user?.id ?? null,
     actor_username: auth.user?.username ?? null,
     sudo_from_id: auth.sudoFrom?.id ?? null,
-    impersonator_id: null,
     impersonation: auth.token?.impersonation ?? false,
     token_id: auth.token?.id ?? null,
     ip,
