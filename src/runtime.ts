@@ -2,6 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { pino, type Logger } from 'pino';
 import { bootstrap } from './bootstrap.js';
 import type { CommandContext } from './commands/handler.js';
+import { StreamStateCache } from './commands/stream-cache.js';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './database.js';
 import { Notifier } from './eventstore/notifier.js';
@@ -41,7 +42,13 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
   const notifier = new Notifier(handle.pool);
-  const commands: CommandContext = { db: handle.db, inlineProjectors: inlineProjectors(), notifier, now: options.now ?? (() => new Date()) };
+  const commands: CommandContext = {
+    db: handle.db,
+    inlineProjectors: inlineProjectors(),
+    notifier,
+    now: options.now ?? (() => new Date()),
+    streamCache: new StreamStateCache(),
+  };
   const { token } = await bootstrap(commands, config);
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');

@@ -6,6 +6,7 @@ import type { Notifier } from '../eventstore/notifier.js';
 import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js';
 import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
+import type { FoldedStream, StreamStateCache } from './stream-cache.js';
 
 /** What every command needs from the running process. */
 export interface CommandContext {
@@ -13,6 +14,8 @@ export interface CommandContext {
   readonly inlineProjectors: readonly Projector[];
   readonly notifier: Notifier;
   readonly now: () => Date;
+  /** Folded stream states between commands (optional: without it every command reads its whole stream). */
+  readonly streamCache?: StreamStateCache;
 }
 
 export interface CommandSpec<C, E extends DomainEvent, S> {
@@ -57,11 +60,17 @@ export async function handleCommands(
 ): Promise<CommandResult<unknown>[]> {
   for (let attempt = 1; ; attempt++) {
     try {
+      const folded: FoldedStream<unknown>[] = [];
       const results = await ctx.db.transaction().execute(async (trx) => {
         const out: CommandResult<unknown>[] = [];
-        for (const spec of specs) out.push(await decideAndAppend(trx, ctx, spec));
+        for (const spec of specs) {
+          const { result, head } = await decideAndAppend(trx, ctx, spec);
+          out.push(result);
+          folded.push(head);
+        }
         return out;
       });
+      specs.forEach((spec, i) => ctx.streamCache?.set(spec.decider, spec.streamId, folded[i]!));
       if (results.some((r) => r.events.length > 0)) ctx.notifier.appended();
       return results;
     } catch (error) {
@@ -76,15 +85,17 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   trx: Db,
   ctx: CommandContext,
   spec: CommandSpec<C, E, S>,
-): Promise<CommandResult<S>> {
+): Promise<{ result: CommandResult<S>; head: FoldedStream<S> }> {
   const { decider } = spec;
-  const history = await readStream(trx, spec.streamId);
-  let state = decider.initialState();
-  for (const event of history) state = decider.evolve(state, event as unknown as E);
-  const version = history.at(-1)?.streamVersion ?? 0;
+  const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
+  const tail = await readStream(trx, spec.streamId, cached?.version ?? 0);
+  let state = cached?.state ?? decider.initialState();
+  for (const event of tail) state = decider.evolve(state, event as unknown as E);
+  const version = tail.at(-1)?.streamVersion ?? cached?.version ?? 0;
+  const headHash = tail.at(-1)?.hash ?? cached?.hash ?? GENESIS_HASH;
 
   const decided = decider.decide(spec.command, state);
-  if (decided.length === 0) return { state, version, events: [] };
+  if (decided.length === 0) return { result: { state, version, events: [] }, head: { version, state, hash: headHash } };
 
   if (spec.claims) {
     let before = state;
@@ -97,7 +108,7 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   const stored = await appendToStream(trx, {
     streamId: spec.streamId,
     expectedVersion: version,
-    headHash: history.at(-1)?.hash ?? GENESIS_HASH,
+    headHash,
     events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
     metadata: spec.metadata,
     occurredAt: ctx.now(),
@@ -105,7 +116,8 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   await runInlineProjections(trx, ctx.inlineProjectors, stored);
 
   for (const event of decided) state = decider.evolve(state, event);
-  return { state, version: version + decided.length, events: stored };
+  const newVersion = version + decided.length;
+  return { result: { state, version: newVersion, events: stored }, head: { version: newVersion, state, hash: stored.at(-1)!.hash } };
 }
 
 export async function runInlineProjections(trx: Db, projectors: readonly Projector[], events: readonly StoredEvent[]) {

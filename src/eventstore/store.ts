@@ -26,9 +26,11 @@ export function toStoredEvent(row: EventRow): StoredEvent {
   };
 }
 
-/** The events of one stream, in version order. */
-export async function readStream(db: Kysely<Database>, streamId: string): Promise<StoredEvent[]> {
-  const rows = await db.selectFrom('events').selectAll().where('stream_id', '=', streamId).orderBy('stream_version').execute();
+/** The events of one stream in version order (those after `afterVersion`, when given). */
+export async function readStream(db: Kysely<Database>, streamId: string, afterVersion = 0): Promise<StoredEvent[]> {
+  let query = db.selectFrom('events').selectAll().where('stream_id', '=', streamId);
+  if (afterVersion > 0) query = query.where('stream_version', '>', afterVersion);
+  const rows = await query.orderBy('stream_version').execute();
   return rows.map(toStoredEvent);
 }
 
