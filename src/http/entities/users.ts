@@ -118,7 +118,7 @@ export function toUserWithAdmin(row: UserRow, config: Config, options: UserViewO
  * Entities::UserStatus. Without a status GitLab presents `{}`: emoji and message null and
  * message_html "" (MarkupHelper.markdown_field of a blank object).
  */
-export function toUserStatus(row: UserRow) {
+export function toUserStatus(row: Pick<UserRow, 'status_emoji' | 'status_message' | 'status_message_html'>) {
   if (row.status_emoji === null) return { emoji: null, message: null, message_html: '' };
   return {
     emoji: row.status_emoji,

@@ -8,7 +8,7 @@ import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../kernel/errors.js';
 import { optional, rawParams, t } from '../../kernel/params.js';
 import { declaration } from './declarations.js';
-import { existingUser, statusHtml } from './lookup.js';
+import { statusHtml } from './lookup.js';
 
 /** The current user and user status endpoints. */
 export const currentUserRoutes = new Hono<AppEnv>()
@@ -33,10 +33,12 @@ export const currentUserRoutes = new Hono<AppEnv>()
     // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
     const emoji = p.emoji ?? null;
     const message = p.message ?? null;
-    await setUserStatus(appContext(c).commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
+    const { state } = await setUserStatus(appContext(c).commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
     // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
     if (isBlank(emoji) && isBlank(message)) return c.json(null);
-    return c.json(toUserStatus(await existingUser(c, auth.user.id)));
+    // Answered from the command's state: the inline projection wrote the same values.
+    const status = state.status;
+    return c.json(toUserStatus({ status_emoji: status?.emoji ?? null, status_message: status?.message ?? null, status_message_html: status?.message_html ?? null }));
   })
 
   .get('/users/:id_or_username/status', async (c) => {
