@@ -24,7 +24,7 @@ export interface LoadResult {
   requests: number;
   seconds: number;
   rps: number;
-  latency: { p50: number; p99: number; average: number; max: number };
+  latency: { p50: number; p90: number; p99: number; average: number; max: number };
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -71,7 +71,7 @@ function summary(result: autocannon.Result, requests: number, seconds: number): 
     requests,
     seconds,
     rps: seconds > 0 ? requests / seconds : 0,
-    latency: { p50: result.latency.p50, p99: result.latency.p99, average: result.latency.average, max: result.latency.max },
+    latency: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, average: result.latency.average, max: result.latency.max },
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
@@ -100,7 +100,7 @@ async function handle(message: LoadMessage): Promise<LoadResult> {
     requests: raw.totalCompletedRequests,
     seconds: raw.duration,
     rps: raw.duration > 0 ? raw.totalCompletedRequests / raw.duration : 0,
-    latency: { p50: NaN, p99: NaN, average: NaN, max: NaN },
+    latency: { p50: NaN, p90: NaN, p99: NaN, average: NaN, max: NaN },
     non2xx: raw.non2xx,
     errors: raw.errors,
     timeouts: raw.timeouts,

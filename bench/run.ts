@@ -39,6 +39,8 @@ import type { Projector } from '../src/projections/projector.js';
 import { PROJECTORS } from '../src/projections/registry.js';
 import { usersProjector } from '../src/projections/users.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
+import { sealPending } from '../src/eventstore/seal.js';
+import { seedGroups, type GroupSeed, type SeedUser } from './groups.js';
 import type { LoadJob, LoadMessage, LoadResult } from './loadgen.js';
 
 // ───────────────────────────── Settings ─────────────────────────────
@@ -60,7 +62,24 @@ const SEED_PARALLEL = num(env.BENCH_SEED_PARALLEL, 8);
 const WRITER_LEVELS = (env.BENCH_WRITERS ?? '1,8,32').split(',').map(Number).filter((n) => n > 0);
 /** Streams per append level, shared among its writers (keeps stream length alike across levels). */
 const APPEND_STREAMS = num(env.BENCH_APPEND_STREAMS, 256);
-const ALL_PHASES = ['reads', 'writes', 'appends', 'rebuild'] as const;
+/** Group-list scenarios (own database): groups, projects, users who own and join them, and the regular caller's groups. */
+const GROUP_COUNT = num(env.BENCH_GROUPS, 10_000);
+const PROJECT_COUNT = num(env.BENCH_PROJECTS, 50_000);
+const GROUP_USERS = Math.max(1, num(env.BENCH_GROUP_USERS, 500));
+const MEMBER_GROUPS = num(env.BENCH_MEMBER_GROUPS, 300);
+/** Processes seeding the groups (node's side of seeding is CPU-bound): one per core, at most 4. */
+const SEED_WORKERS = Math.max(1, num(env.BENCH_SEED_WORKERS, Math.min(4, availableParallelism())));
+/** Slices of the group lists: at least 2 s (a slow list answers nothing within a 1 s slice at 50 connections). */
+const GROUP_SLICE_SECONDS = num(env.BENCH_GROUP_SLICE_SECONDS, Math.max(2, SLICE_SECONDS));
+/** BENCH_GROUPS_VACUUM=1: `vacuum analyze` after the seed instead of `analyze` (flushes the GIN pending lists). */
+const GROUPS_VACUUM = env.BENCH_GROUPS_VACUUM === '1';
+/** Seconds per group-list scenario at 1 connection (unloaded latency); 0 skips them. */
+const UNLOADED_SECONDS = num(env.BENCH_UNLOADED_SECONDS, 2);
+/** BENCH_EXPLAIN=1: EXPLAIN ANALYZE of every SELECT one request of each group-list scenario sends. */
+const EXPLAIN = env.BENCH_EXPLAIN === '1';
+/** BENCH_KEEP=1: keep the bench's databases at the end (to query them, e.g. EXPLAIN a rewrite). */
+const KEEP = env.BENCH_KEEP === '1';
+const ALL_PHASES = ['reads', 'writes', 'groups', 'appends', 'rebuild'] as const;
 /** BENCH_ONLY=reads,writes runs a subset (for profiling one path). */
 const PHASES = new Set<string>(env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((p) => p.trim()) : ALL_PHASES);
 /** BENCH_POOL: pool size of the app and of the bare routes (default: openDatabase's). */
@@ -82,6 +101,8 @@ interface StatementCounter {
   rollbacks: number;
   /** Statement count by its first words (BENCH_TRACE=1 prints them per request). */
   byText: Map<string, number>;
+  /** When set, every statement (text and parameters) is recorded here (BENCH_EXPLAIN). */
+  capture?: { text: string; values: unknown[] }[] | undefined;
 }
 function countStatements(pool: pg.Pool): StatementCounter {
   const counter: StatementCounter = { statements: 0, rollbacks: 0, byText: new Map() };
@@ -91,6 +112,7 @@ function countStatements(pool: pg.Pool): StatementCounter {
       counter.statements++;
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
       if (typeof text === 'string') {
+        if (counter.capture) counter.capture.push({ text, values: Array.isArray(args[1]) ? [...(args[1] as unknown[])] : [] });
         if (/^\s*rollback\b/i.test(text)) counter.rollbacks++;
         if (TRACE) {
           const key = text.replace(/\s+/g, ' ').trim().slice(0, 72);
@@ -274,11 +296,14 @@ interface HttpFigure {
   name: string;
   rps: number;
   p50: number;
+  p90: number;
   p99: number;
   requests: number;
   non2xx: number;
   errors: number;
   statusCodes: Record<string, number>;
+  timeouts: number;
+  sliceSeconds: number;
   /** Statements the app's pool sent per completed request (round trips). */
   statementsPerRequest?: number;
   /** Rollbacks per completed request on the app's pool (conflict retries). */
@@ -316,13 +341,13 @@ async function countEvents(db: Db, type: string): Promise<number> {
  * the full stack see the same background load on a shared machine. Slices of a scenario
  * are merged: requests summed, latency histograms merged, statements and CPU summed.
  */
-async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[]): Promise<HttpFigure[]> {
+async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[], sliceSeconds = SLICE_SECONDS): Promise<HttpFigure[]> {
   for (const s of scenarios) {
     if (WARMUP_SECONDS <= 0) break;
     await gen.run({ ...s.job, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
     await drained(s.traffic);
   }
-  const rounds = Math.max(1, Math.round(SECONDS / SLICE_SECONDS));
+  const rounds = Math.max(1, Math.floor(SECONDS / sliceSeconds));
   const slice = SECONDS / rounds;
   const runId = `${Date.now()}-${Math.random()}`;
   const acc = scenarios.map(() => ({ statements: 0, rollbacks: 0, byText: new Map<string, number>(), ticks: NO_TICKS, cpuMicros: 0, events: 0, handled: 0, waiting: 0, samples: 0 }));
@@ -368,13 +393,16 @@ async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[]): Prom
     const split = toCores(a.ticks);
     const figure: HttpFigure = {
       name: s.name,
-      rps: round(r.rps),
+      rps: round(r.rps, r.rps < 10 ? 1 : 0),
       p50: r.latency.p50,
+      p90: r.latency.p90,
       p99: r.latency.p99,
       requests: r.requests,
       non2xx: r.non2xx,
       errors: r.errors,
       statusCodes: r.statusCodes,
+      timeouts: r.timeouts,
+      sliceSeconds: round(slice, 2),
       serverCpuUsPerRequest: a.handled > 0 ? round(a.cpuMicros / a.handled) : NaN,
       poolWaiting: a.samples > 0 ? round(a.waiting / a.samples, 1) : 0,
       cpu: split,
@@ -386,7 +414,7 @@ async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[]): Prom
     }
     if (s.countEvents && a.handled > 0) figure.eventsPerRequest = round(a.events / a.handled, 3);
     log(
-      `  ${s.name}: ${figure.rps} req/s, p50 ${figure.p50} ms, p99 ${figure.p99} ms, non-2xx ${figure.non2xx}, errors ${figure.errors}` +
+      `  ${s.name}: ${figure.rps} req/s, p50 ${figure.p50} ms, p90 ${figure.p90} ms, p99 ${figure.p99} ms, non-2xx ${figure.non2xx}, errors ${figure.errors}` +
         (figure.statementsPerRequest !== undefined ? `, ${figure.statementsPerRequest} stmts/req` : '') +
         (figure.eventsPerRequest !== undefined ? `, ${figure.eventsPerRequest} events/req` : '') +
         `, pool waiters ${figure.poolWaiting} (cpu cores: server ${split.server}, loadgen ${split.loadgen}, postgres ${split.postgres}, other ${split.other})`,
@@ -636,6 +664,7 @@ interface AppendFigure {
   commands: number;
   eventsPerSecond: number;
   p50: number;
+  p90: number;
   p99: number;
   retriesPerCommand: number;
   statementsPerCommand: number;
@@ -678,6 +707,7 @@ async function appendLevel(ctx: CommandContext, counter: StatementCounter, write
     commands: latencies.length,
     eventsPerSecond: round(events / seconds),
     p50: round(percentile(latencies, 50), 2),
+    p90: round(percentile(latencies, 90), 2),
     p99: round(percentile(latencies, 99), 2),
     retriesPerCommand: latencies.length ? round((counter.rollbacks - before.rollbacks) / latencies.length, 4) : 0,
     statementsPerCommand: latencies.length ? round((counter.statements - before.statements) / latencies.length, 2) : 0,
@@ -821,11 +851,197 @@ async function loadRebuild(): Promise<RebuildFn | undefined> {
   }
 }
 
+// ───────────────────────────── Group lists ─────────────────────────────
+
+interface GroupListFigure extends HttpFigure {
+  caller: 'admin' | 'member';
+  path: string;
+  /** X-Total of the answer (groups or projects the caller may see) and the rows of page 1. */
+  total: number;
+  rows: number;
+  /** The same request at 1 connection (BENCH_UNLOADED_SECONDS): latency without queueing. */
+  unloaded?: { rps: number; p50: number; p90: number; p99: number } | undefined;
+}
+
+interface GroupsFigures {
+  seed: GroupSeed & { cpu: CpuSplit & { seeders: number }; users: number; usersSeconds: number; analyzeSeconds: number; catchUpSeconds: number; sealSeconds: number; logEvents: number };
+  bare: HttpFigure & { unloaded?: { rps: number; p50: number; p90: number; p99: number } | undefined };
+  lists: GroupListFigure[];
+}
+
+/**
+ * GET /groups and GET /groups/:id/projects over BENCH_GROUPS groups and BENCH_PROJECTS
+ * projects, as an administrator and as a regular user who is a member of BENCH_MEMBER_GROUPS
+ * groups, interleaved with the bare one-SELECT route. Its own database and app (the other
+ * phases, the rebuild above all, keep their log), dropped at the end of the phase.
+ */
+async function groupsPhase(gen: LoadGenerator, database: string, cleanups: (() => Promise<void> | void)[]): Promise<GroupsFigures> {
+  const name = `${database}_groups`;
+  await withAdmin((admin) => admin.query(`create database ${name}`));
+  const dropDatabase = once(async () => {
+    if (KEEP) return void log(`kept database ${name} (BENCH_KEEP=1): psql -h 127.0.0.1 -U postgres ${name}; drop it with \`dropdb -h 127.0.0.1 -U postgres ${name}\``);
+    await withAdmin((admin) => admin.query(`drop database if exists ${name} with (force)`));
+    log(`dropped database ${name}`);
+  });
+  cleanups.push(dropDatabase);
+  const url = databaseUrl(SERVER_URL, name);
+  const handle = await openDatabase({ databaseUrl: url, ...(POOL_SIZE ? { poolSize: POOL_SIZE } : {}) });
+  const counter = countStatements(handle.pool!);
+  const poolSize = handle.pool!.options.max ?? 10;
+  const rootToken = `bench-root-${process.pid}-${Date.now().toString(36)}`;
+  const config: Config = { ...loadConfig({}), port: 0, databaseUrl: url, logLevel: 'silent', rootToken };
+  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), workers: WORKERS });
+  const closeRuntime = once(() => runtime.close());
+  cleanups.push(closeRuntime);
+  const app = await listenLocal(createApp(runtime.app).fetch);
+  const closeHttp = once(() => closeServer(app.server));
+  cleanups.push(closeHttp);
+  const base = `http://127.0.0.1:${app.port}`;
+  (runtime.config as { externalUrl: string }).externalUrl = base;
+  const barePool = new pg.Pool({ connectionString: url, max: poolSize });
+  barePool.on('error', () => {});
+  const closeBare = once(() => barePool.end());
+  cleanups.push(closeBare);
+
+  try {
+    // The regular caller (over HTTP, with a token) and the users who own and join the groups.
+    let started = performance.now();
+    const [member] = await createUsersOverHttp(base, rootToken, 1);
+    const memberName = (await sql<{ username: string }>`select username from users where id = ${member!.id}`.execute(handle.db)).rows[0]!.username;
+    const label = `owner_${Date.now().toString(36)}`;
+    const ownerIds = await createUsersDirect(runtime.app.commands, GROUP_USERS, await hashPassword('benchmark-password'), label);
+    const owners: SeedUser[] = ownerIds.map((id) => ({ id, username: `${label}_${id}` }));
+    const usersSeconds = (performance.now() - started) / 1000;
+    log(`  ${GROUP_USERS} group owners/members through handleCommand, 1 regular user over HTTP: ${round(usersSeconds, 2)} s`);
+
+    log(`  seeding ${GROUP_COUNT} groups and ${PROJECT_COUNT} projects (deciders → appendToStream → inline projectors; ${SEED_WORKERS} processes, ${SEED_PARALLEL} transactions at once)…`);
+    const seedCpu = cpuMeter(undefined);
+    const seed = await seedGroups(handle.db, url, {
+      groups: GROUP_COUNT,
+      projects: PROJECT_COUNT,
+      users: owners,
+      member: { id: member!.id, username: memberName },
+      memberGroups: MEMBER_GROUPS,
+      workers: SEED_WORKERS,
+      parallel: SEED_PARALLEL,
+      log,
+    });
+    // The seeding processes' CPU is in `other` (they are gone when the meter reads /proc): moved to `seeders`.
+    const seedTicks = seedCpu();
+    const seeders = round(seed.workersCpuSeconds / seed.seconds.total, 2);
+    const seedCores = { ...seedTicks, seeders, other: round(Math.max(0, seedTicks.other - seeders), 2) };
+    log(
+      `  seeded ${seed.events} events in ${round(seed.seconds.total, 2)} s (groups ${round(seed.seconds.groups, 2)} s, projects ${round(seed.seconds.projects, 2)} s): ` +
+        `${seed.groups} groups (${seed.topLevel} top-level, depth ≤ ${seed.maxDepth}), ${seed.projects} projects, ${seed.memberships} group memberships, the regular user in ${seed.memberOf}; ${seedCpuNote(seedCores)}`,
+    );
+    started = performance.now();
+    // GIN indexes (traversal_ids) keep new entries in a pending list until it outgrows
+    // gin_pending_list_limit or (auto)vacuum flushes it; ANALYZE alone leaves it (BENCH_GROUPS_VACUUM=1 flushes).
+    await sql.raw(GROUPS_VACUUM ? 'vacuum analyze' : 'analyze').execute(handle.db);
+    const analyzeSeconds = (performance.now() - started) / 1000;
+    // The app's followers (reactors) and sealer would otherwise chew through the seeded log
+    // during the measurements: bring both up to date first.
+    started = performance.now();
+    await runtime.worker?.waitUntilCaughtUp({ timeoutMs: 120_000 });
+    const catchUpSeconds = (performance.now() - started) / 1000;
+    started = performance.now();
+    await sealPending(handle.db);
+    const sealSeconds = (performance.now() - started) / 1000;
+    const logEvents = Number((await sql<{ n: string }>`select count(*) as n from events`.execute(handle.db)).rows[0]!.n);
+    log(`  ${GROUPS_VACUUM ? 'vacuum analyze' : 'analyze'} ${round(analyzeSeconds, 2)} s, followers caught up ${round(catchUpSeconds, 2)} s, sealed ${round(sealSeconds, 2)} s; the log holds ${logEvents} events`);
+    log(`  targets: group ${seed.group.id} ${seed.group.fullPath} (${seed.group.visibility}, ${seed.group.directProjects} projects of its own); subtree ${seed.subtree.id} ${seed.subtree.fullPath} (${seed.subtree.visibility}, ${seed.subtree.groups} groups, ${seed.subtree.subtreeProjects} projects)`);
+
+    const callers = { admin: rootToken, member: member!.token };
+    const lists: { caller: 'admin' | 'member'; path: string; name: string }[] = [];
+    const memberLabel = `member of ${seed.memberOf}`;
+    for (const [route, path] of [
+      ['GET /groups', '/api/v4/groups'],
+      [`GET /groups/:id/projects (${seed.group.directProjects} own)`, `/api/v4/groups/${seed.group.id}/projects?include_subgroups=false`],
+      [`GET /groups/:id/projects subtree (${seed.subtree.groups} groups)`, `/api/v4/groups/${seed.subtree.id}/projects?include_subgroups=true`],
+    ] as const) {
+      lists.push({ caller: 'admin', path, name: `${route}, admin` });
+      lists.push({ caller: 'member', path, name: `${route}, ${memberLabel}` });
+    }
+
+    // One request each first: it must answer 200; its X-Total says what the caller sees.
+    const answers = new Map<string, { total: number; rows: number }>();
+    for (const l of lists) {
+      counter.capture = EXPLAIN ? [] : undefined;
+      const response = await fetch(`${base}${l.path}`, { headers: { 'PRIVATE-TOKEN': callers[l.caller] } });
+      const captured = counter.capture ?? [];
+      counter.capture = undefined;
+      const body = await response.text();
+      if (response.status !== 200) throw new Error(`${l.name}: ${response.status} ${body.slice(0, 300)}`);
+      const answer = { total: Number(response.headers.get('x-total') ?? NaN), rows: (JSON.parse(body) as unknown[]).length };
+      answers.set(l.name, answer);
+      log(`  ${l.name}: X-Total ${answer.total}, ${answer.rows} rows on page 1, ${body.length} bytes`);
+      if (EXPLAIN) await explainStatements(barePool, captured);
+    }
+
+    const bareApp = await listenLocal(bareReadApp(barePool).fetch);
+    const bareUsers = [1, member!.id, ...ownerIds.slice(0, Math.max(0, CONNECTIONS - 2))];
+    const scenarios: Scenario[] = [
+      {
+        name: 'bare GET /users/:id (1 SELECT)',
+        job: { url: `http://127.0.0.1:${bareApp.port}`, requests: bareUsers.map((id) => ({ method: 'GET', path: `/users/${id}` })) },
+        traffic: bareApp.traffic,
+        pool: barePool,
+      },
+      ...lists.map(
+        (l): Scenario => ({
+          name: l.name,
+          job: { url: base, requests: [{ method: 'GET', path: l.path, headers: { 'PRIVATE-TOKEN': callers[l.caller] } }] },
+          traffic: app.traffic,
+          pool: handle.pool!,
+          counter,
+        }),
+      ),
+    ];
+    log(`  group lists (interleaved slices of ${GROUP_SLICE_SECONDS} s, ${CONNECTIONS} connections)…`);
+    const figures = await compareScenarios(gen, scenarios, GROUP_SLICE_SECONDS);
+    // The same requests one at a time: latency without the queue of 50 connections.
+    const unloaded: ({ rps: number; p50: number; p90: number; p99: number } | undefined)[] = [];
+    if (UNLOADED_SECONDS > 0) {
+      log(`  the same at 1 connection, ${UNLOADED_SECONDS} s each…`);
+      for (const s of scenarios) {
+        const r = await gen.run({ ...s.job, connections: 1, seconds: UNLOADED_SECONDS });
+        await drained(s.traffic);
+        const u = { rps: round(r.rps, r.rps < 10 ? 1 : 0), p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99 };
+        log(`    ${s.name}: ${u.rps} req/s, p50 ${u.p50} ms, p90 ${u.p90} ms, p99 ${u.p99} ms`);
+        unloaded.push(u);
+      }
+    }
+    await closeServer(bareApp.server);
+    return {
+      seed: { ...seed, cpu: seedCores, users: GROUP_USERS + 1, usersSeconds, analyzeSeconds, catchUpSeconds, sealSeconds, logEvents },
+      bare: { ...figures[0]!, unloaded: unloaded[0] },
+      lists: lists.map((l, i) => ({ ...figures[i + 1]!, caller: l.caller, path: l.path, ...answers.get(l.name)!, unloaded: unloaded[i + 1] })),
+    };
+  } finally {
+    await closeHttp();
+    await closeRuntime();
+    await closeBare();
+    await dropDatabase();
+  }
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of the SELECTs a request sent (BENCH_EXPLAIN=1), to stderr. */
+async function explainStatements(pool: pg.Pool, statements: { text: string; values: unknown[] }[]) {
+  for (const { text, values } of statements) {
+    if (!/^\s*(select|with)\b/i.test(text)) continue;
+    const { rows } = await pool.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${text}`, values);
+    log(`    ── ${text.replace(/\s+/g, ' ').trim().slice(0, 400)}${text.length > 400 ? '…' : ''}`);
+    log(`       parameters ${JSON.stringify(values).slice(0, 300)}`);
+    for (const row of rows) log(`       ${row['QUERY PLAN']}`);
+  }
+}
+
 // ───────────────────────────── Main ─────────────────────────────
 
 interface Figures {
   reads?: { bare: HttpFigure; usersById: HttpFigure; currentUser: HttpFigure; twoSelects?: HttpFigure };
   writes?: { bare: HttpFigure; userStatus: HttpFigure; lean?: HttpFigure };
+  groups?: GroupsFigures;
   appends?: AppendFigure[];
   rebuild?: {
     logEvents: number;
@@ -858,6 +1074,10 @@ async function main() {
       return (await admin.query<{ server_version: string }>('show server_version')).rows[0]!.server_version;
     });
     cleanups.push(async () => {
+      if (KEEP) {
+        log(`kept database ${database} (BENCH_KEEP=1)`);
+        return;
+      }
       await withAdmin((admin) => admin.query(`drop database if exists ${database} with (force)`));
       log(`dropped database ${database}`);
     });
@@ -987,7 +1207,14 @@ async function main() {
       rssAfter('writes');
     }
 
-    // 3. Appends through handleCommand
+    // 3. Group lists: their own database with BENCH_GROUPS groups and BENCH_PROJECTS projects.
+    if (PHASES.has('groups')) {
+      log(`group lists: ${GROUP_COUNT} groups, ${PROJECT_COUNT} projects in database ${database}_groups…`);
+      figures.groups = await groupsPhase(gen, database, cleanups);
+      rssAfter('groups');
+    }
+
+    // 4. Appends through handleCommand
     if (PHASES.has('appends')) {
       log(`appends through handleCommand (${APPEND_SECONDS} s per level)…`);
       const passwordHash = await hashPassword('benchmark-password');
@@ -996,7 +1223,7 @@ async function main() {
       rssAfter('appends');
     }
 
-    // 4. Rebuild
+    // 5. Rebuild
     if (PHASES.has('rebuild')) {
       // Like `forgelog rebuild`: on its own, without the serve process's workers and sealer
       // following the log meanwhile.
@@ -1070,19 +1297,20 @@ async function main() {
   }
 }
 
+const cpuNote = (c: CpuSplit) => `cpu node/loadgen/pg/other ${c.server}/${c.loadgen}/${c.postgres}/${c.other}`;
+const seedCpuNote = (c: CpuSplit & { seeders: number }) => `cpu node/seeders/pg/other ${c.server}/${c.seeders}/${c.postgres}/${c.other}`;
+
 function report(figures: Figures, run: { serverVersion: string; poolSize: number; totalSeconds: number }) {
   const maxRssMb = mb(process.resourceUsage().maxRSS * 1024);
   const ratio = (a: number, b: number) => round((a / b) * 100, 1);
   const perSecond = (events: number, seconds: number) => (seconds > 0 ? round(events / seconds) : 0);
   type Row = string | string[]; // a string is a section heading or a note spanning the table
   const rows: Row[] = [];
-  const cpuNote = (c: CpuSplit) => `cpu node/loadgen/pg/other ${c.server}/${c.loadgen}/${c.postgres}/${c.other}`;
   const httpRow = (f: HttpFigure, vs: HttpFigure | undefined, target: string, extra: string[] = []) =>
     rows.push([
       f.name,
       String(f.rps),
-      f.p50.toFixed(1),
-      f.p99.toFixed(1),
+      ...(f.requests > 0 ? [f.p50.toFixed(1), f.p90.toFixed(1), f.p99.toFixed(1)] : ['—', '—', '—']),
       vs ? `${ratio(f.rps, vs.rps)}%` : '',
       target,
       [
@@ -1092,12 +1320,13 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
         `${f.poolWaiting} pool waiters`,
         cpuNote(f.cpu),
         f.non2xx ? `NON-2XX ${f.non2xx} ${JSON.stringify(f.statusCodes)}` : '',
-        f.errors ? `ERRORS ${f.errors}` : '',
+        f.errors ? `ERRORS ${f.errors}${f.timeouts ? ` (${f.timeouts} timeouts of 10 s)` : ''}` : '',
+        f.requests === 0 ? `NOTHING ANSWERED within the ${f.sliceSeconds} s slices` : f.requests < 20 ? `only ${f.requests} answers: rough percentiles` : '',
       ]
         .filter(Boolean)
         .join(', '),
     ]);
-  const { reads, writes, appends, rebuild } = figures;
+  const { reads, writes, groups, appends, rebuild } = figures;
   if (reads) {
     rows.push('1. Reads — requests/s (autocannon; connection i uses user i: its token, its id)');
     httpRow(reads.bare, undefined, '');
@@ -1111,13 +1340,46 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
     httpRow(writes.userStatus, writes.bare, '>= 50%', [`${writes.userStatus.eventsPerRequest} events/req`, `retries/req ${writes.userStatus.retriesPerRequest}`]);
     if (writes.lean) httpRow(writes.lean, writes.bare, '', [`${writes.lean.eventsPerRequest} events/req`, 'not the app: BENCH_WHATIF']);
   }
+  if (groups) {
+    const { seed, bare, lists } = groups;
+    rows.push(
+      `3. Group lists — requests/s (${seed.groups} groups, ${seed.projects} projects, ${seed.memberships} group memberships; page 1 of 20; ` +
+        `admin = root, member = a regular user in ${seed.memberOf} groups; ${CONNECTIONS} connections in ${lists[0]?.sliceSeconds ?? GROUP_SLICE_SECONDS} s slices, then 1)`,
+    );
+    const unloadedRow = (name: string, u: { rps: number; p50: number; p90: number; p99: number } | undefined, note: string) => {
+      if (u) rows.push([`  ${name}`, String(u.rps), u.p50.toFixed(1), u.p90.toFixed(1), u.p99.toFixed(1), '', '', note]);
+    };
+    httpRow(bare, undefined, '');
+    unloadedRow('└ at 1 connection', bare.unloaded, '');
+    for (const l of lists) {
+      httpRow(l, bare, '', [`X-Total ${l.total}`]);
+      unloadedRow('└ at 1 connection', l.unloaded, '');
+    }
+    rows.push([
+      'seed: deciders → appendToStream → inline projectors',
+      String(perSecond(seed.events, seed.seconds.total)),
+      '',
+      '',
+      '',
+      '',
+      '',
+      `${seed.events} events in ${round(seed.seconds.total, 1)} s (groups + members ${round(seed.seconds.groups, 1)} s, projects ${round(seed.seconds.projects, 1)} s), ${seed.workers} processes, ${SEED_PARALLEL} transactions at once; ` +
+        `${seedCpuNote(seed.cpu)}; then ${GROUPS_VACUUM ? 'vacuum analyze' : 'analyze'} ${round(seed.analyzeSeconds, 1)} s, followers ${round(seed.catchUpSeconds, 1)} s, sealing ${round(seed.sealSeconds, 1)} s; ${seed.users} users by handleCommand/HTTP ${round(seed.usersSeconds, 1)} s`,
+    ]);
+    rows.push(
+      `   targets: group ${seed.group.id} (${seed.group.visibility}, ${seed.group.directProjects} projects of its own), ` +
+        `subtree of top-level group ${seed.subtree.id} (${seed.subtree.visibility}, ${seed.subtree.groups} groups, ${seed.subtree.subtreeProjects} projects); ` +
+        `${seed.topLevel} top-level groups, depth <= ${seed.maxDepth}`,
+    );
+  }
   if (appends) {
-    rows.push(`3. Appends through handleCommand — events/s (SetUserStatus = 1 event per command, ${APPEND_SECONDS} s per level; p50/p99 per command)`);
+    rows.push(`4. Appends through handleCommand — events/s (SetUserStatus = 1 event per command, ${APPEND_SECONDS} s per level; p50/p90/p99 per command)`);
     for (const a of appends) {
       rows.push([
         `${a.writers} writer${a.writers === 1 ? '' : 's'} on ${a.streams} streams`,
         String(a.eventsPerSecond),
         a.p50.toFixed(1),
+        a.p90.toFixed(1),
         a.p99.toFixed(1),
         '',
         '',
@@ -1126,7 +1388,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
     }
   }
   if (rebuild) {
-    rows.push(`4. Rebuild — events/s (the log holds ${rebuild.logEvents} user events)`);
+    rows.push(`5. Rebuild — events/s (the log holds ${rebuild.logEvents} user events)`);
     const { seed, scan, baseline, rebuildProjections: real } = rebuild;
     rows.push([
       SEED_ORDER === 'waves' ? 'seed: appendToStream, in waves' : 'seed: appendToStream, 5-event streams',
@@ -1135,21 +1397,22 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
       '',
       '',
       '',
+      '',
       `${seed.events} events in ${round(seed.seconds, 2)} s, ${SEED_PARALLEL} parallel transactions of 500 streams, log order: ${SEED_ORDER === 'waves' ? 'all creations, then 4 waves of status changes' : "each user's 5 events together"}`,
     ]);
-    if (scan) rows.push(['ceiling: read the log in pages, no apply', String(perSecond(scan.events, scan.seconds)), '', '', '', '', `${scan.events} events in ${round(scan.seconds, 2)} s (selectAll + toStoredEvent, pages of 5000)`]);
-    if (baseline) rows.push(['baseline: apply() per event, 1 trx', String(perSecond(baseline.events, baseline.seconds)), '', '', '', '>= 50k', `${baseline.events} events in ${round(baseline.seconds, 2)} s, ${baseline.statementsPerEvent} stmts/event, ${cpuNote(baseline.cpu)}`]);
-    if (real) rows.push([`rebuildProjections(${real.projectors.join(', ')})`, String(perSecond(real.events, real.seconds)), '', '', '', '>= 50k', `${real.events} events in ${round(real.seconds, 2)} s, ${real.statementsPerEvent} stmts/event, ${cpuNote(real.cpu)}`]);
+    if (scan) rows.push(['ceiling: read the log in pages, no apply', String(perSecond(scan.events, scan.seconds)), '', '', '', '', '', `${scan.events} events in ${round(scan.seconds, 2)} s (selectAll + toStoredEvent, pages of 5000)`]);
+    if (baseline) rows.push(['baseline: apply() per event, 1 trx', String(perSecond(baseline.events, baseline.seconds)), '', '', '', '', '>= 50k', `${baseline.events} events in ${round(baseline.seconds, 2)} s, ${baseline.statementsPerEvent} stmts/event, ${cpuNote(baseline.cpu)}`]);
+    if (real) rows.push([`rebuildProjections(${real.projectors.join(', ')})`, String(perSecond(real.events, real.seconds)), '', '', '', '', '>= 50k', `${real.events} events in ${round(real.seconds, 2)} s, ${real.statementsPerEvent} stmts/event, ${cpuNote(real.cpu)}`]);
   }
-  rows.push('5. RSS of this process (app + bare servers; the load generator is a separate process)');
+  rows.push('6. RSS of this process (app + bare servers; the load generator is a separate process)');
   rows.push(`   ${memory.phases.map((p) => `${p.phase} ${p.rssMb}`).join(' | ')} MB`);
   rows.push(`   peak ${mb(memory.peakSampled)} MB (sampled every 50 ms); kernel maxRSS ${maxRssMb} MB`);
 
-  const header = ['scenario', 'rate', 'p50 ms', 'p99 ms', 'vs bare', 'target', 'notes'];
+  const header = ['scenario', 'rate', 'p50 ms', 'p90 ms', 'p99 ms', 'vs bare', 'target', 'notes'];
   const cells = rows.filter((r): r is string[] => Array.isArray(r));
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : i === 6 ? c : c.padStart(widths[i]!))).join('  ').trimEnd();
-  const http = [reads?.bare, reads?.usersById, reads?.currentUser, writes?.bare, writes?.userStatus].filter((f): f is HttpFigure => f !== undefined);
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : i === 7 ? c : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const http = [reads?.bare, reads?.usersById, reads?.currentUser, writes?.bare, writes?.userStatus, groups?.bare, ...(groups?.lists ?? [])].filter((f): f is HttpFigure => f !== undefined);
   const noisy = [...http.map((f) => [f.name, f.cpu.other] as const), ...(appends ?? []).map((a) => [`${a.writers} writers`, a.cpu.other] as const)]
     .filter(([, other]) => other > 0.2)
     .map(([name, other]) => `${name} (${other})`);
@@ -1168,7 +1431,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
   const json = {
     when: new Date().toISOString(),
     machine: { cores: availableParallelism(), node: process.version, postgres: run.serverVersion },
-    settings: { workers: WORKERS, seconds: SECONDS, sliceSeconds: SLICE_SECONDS, warmupSeconds: WARMUP_SECONDS, appendSeconds: APPEND_SECONDS, connections: CONNECTIONS, users: USERS, poolSize: run.poolSize, rebuildEvents: REBUILD_EVENTS, seedOrder: SEED_ORDER, seedParallel: SEED_PARALLEL, phases: [...PHASES] },
+    settings: { workers: WORKERS, seconds: SECONDS, sliceSeconds: SLICE_SECONDS, warmupSeconds: WARMUP_SECONDS, appendSeconds: APPEND_SECONDS, connections: CONNECTIONS, users: USERS, poolSize: run.poolSize, rebuildEvents: REBUILD_EVENTS, seedOrder: SEED_ORDER, seedParallel: SEED_PARALLEL, groups: GROUP_COUNT, projects: PROJECT_COUNT, groupUsers: GROUP_USERS, memberGroups: MEMBER_GROUPS, unloadedSeconds: UNLOADED_SECONDS, groupSliceSeconds: GROUP_SLICE_SECONDS, groupsVacuum: GROUPS_VACUUM, seedWorkers: SEED_WORKERS, phases: [...PHASES] },
     reads: reads && {
       bare: reads.bare,
       usersById: { ...reads.usersById, ratioToBare: ratio(reads.usersById.rps, reads.bare.rps) },
@@ -1179,6 +1442,11 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
       bare: writes.bare,
       userStatus: { ...writes.userStatus, ratioToBare: ratio(writes.userStatus.rps, writes.bare.rps) },
       ...(writes.lean ? { whatIfLean: { ...writes.lean, ratioToBare: ratio(writes.lean.rps, writes.bare.rps) } } : {}),
+    },
+    groups: groups && {
+      seed: { ...groups.seed, eventsPerSecond: perSecond(groups.seed.events, groups.seed.seconds.total) },
+      bare: groups.bare,
+      lists: groups.lists.map((l) => ({ ...l, ratioToBare: ratio(l.rps, groups.bare.rps) })),
     },
     appends,
     rebuild: rebuild && {
