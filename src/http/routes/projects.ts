@@ -273,18 +273,9 @@ export const projectRoutes = new Hono<AppEnv>()
     const { viewer } = group;
     const { db, config } = appContext(c);
     let query = groupProjectsQuery(db, viewer, group.row.id, {
+      ...listFilters(p),
       withShared: p.with_shared,
       includeSubgroups: p.include_subgroups,
-      owned: p.owned,
-      starred: p.starred,
-      minAccessLevel: p.min_access_level,
-      visibility: p.visibility,
-      search: p.search,
-      archived: p.archived,
-      withIssuesEnabled: p.with_issues_enabled,
-      withMergeRequestsEnabled: p.with_merge_requests_enabled,
-      idAfter: p.id_after,
-      idBefore: p.id_before,
     });
     if (impossible(await rawParams(c), viewer, undefined)) query = query.where(sql<SqlBool>`false`);
     const rows = await pageOfProjects(c, query, p);
@@ -292,15 +283,21 @@ export const projectRoutes = new Hono<AppEnv>()
     return c.json(await presentProjects(db, config, viewer, rows, { simple: p.simple, customAttributes: Boolean(viewer?.isAdmin) && p.with_custom_attributes }));
   });
 
-/** GET /projects, and a user's projects or starred projects: one finder, one presentation. */
-async function listProjects(c: Context, scope: { personalNamespaceId?: number; starredBy?: number } = {}) {
-  const auth = await authenticate(c);
-  const p = await params(c, listParams);
-  const viewer = viewerOf(auth.user);
-  const { db, config } = appContext(c);
-  const filters: ProjectListFilters = {
+/** The finder filters both project lists share, from their request parameters. */
+function listFilters(p: {
+  owned?: boolean | undefined;
+  starred?: boolean | undefined;
+  min_access_level?: number | undefined;
+  visibility?: ProjectListFilters['visibility'];
+  search?: string | undefined;
+  archived?: boolean | undefined;
+  with_issues_enabled?: boolean | undefined;
+  with_merge_requests_enabled?: boolean | undefined;
+  id_after?: number | undefined;
+  id_before?: number | undefined;
+}): ProjectListFilters {
+  return {
     owned: p.owned,
-    membership: p.membership,
     starred: p.starred,
     minAccessLevel: p.min_access_level,
     visibility: p.visibility,
@@ -310,8 +307,16 @@ async function listProjects(c: Context, scope: { personalNamespaceId?: number; s
     withMergeRequestsEnabled: p.with_merge_requests_enabled,
     idAfter: p.id_after,
     idBefore: p.id_before,
-    ...scope,
   };
+}
+
+/** GET /projects, and a user's projects or starred projects: one finder, one presentation. */
+async function listProjects(c: Context, scope: { personalNamespaceId?: number; starredBy?: number } = {}) {
+  const auth = await authenticate(c);
+  const p = await params(c, listParams);
+  const viewer = viewerOf(auth.user);
+  const { db, config } = appContext(c);
+  const filters: ProjectListFilters = { ...listFilters(p), membership: p.membership, ...scope };
   let query = projectListQuery(db, viewer, filters);
   if (impossible(await rawParams(c), viewer, p.with_programming_language)) query = query.where(sql<SqlBool>`false`);
   const rows = await pageOfProjects(c, query, p);
