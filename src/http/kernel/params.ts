@@ -154,7 +154,8 @@ export function parseParams<S extends Shape>(shape: S, raw: RawParams, rules: Ru
     if (group.filter((n) => present(raw[n])).length > 1) errors.push(`${group.join(', ')} are mutually exclusive`);
   }
   for (const group of rules.atLeastOneOf ?? []) {
-    if (!group.some((n) => present(raw[n]))) errors.push(`${group.join(', ')} are missing, at least one parameter must be provided`);
+    const error = atLeastOneOf(raw, group);
+    if (error) errors.push(error);
   }
   for (const group of rules.exactlyOneOf ?? []) {
     const count = group.filter((n) => present(raw[n])).length;
@@ -174,4 +175,47 @@ function isValuesIssue(error: z.ZodError): boolean {
 /** Parses the request's parameters against a declaration. */
 export async function params<S extends Shape>(c: Context, shape: S, rules?: Rules): Promise<Parsed<S>> {
   return parseParams(shape, await rawParams(c), rules);
+}
+
+// ───────────────────────────── Ordered declarations ─────────────────────────────
+
+/**
+ * Grape validates declarations in the order they are written, rules (at_least_one_of,
+ * all_or_none_of) included, and reports every failure joined with ", ". This collects the
+ * parts of one declaration in that order.
+ */
+export function declaration(raw: RawParams) {
+  const errors: string[] = [];
+  return {
+    parse<S extends Shape>(shape: S): Parsed<S> {
+      try {
+        return parseParams(shape, raw);
+      } catch (error) {
+        if (error instanceof ApiError && typeof error.body.error === 'string') {
+          errors.push(error.body.error);
+          return {} as Parsed<S>;
+        }
+        throw error;
+      }
+    },
+    check(message: string | undefined) {
+      if (message) errors.push(message);
+    },
+    done() {
+      if (errors.length > 0) throw paramErrors(errors);
+    },
+  };
+}
+
+export const atLeastOneOf = (raw: RawParams, names: readonly string[]) =>
+  names.some((name) => present(raw[name])) ? undefined : `${names.join(', ')} are missing, at least one parameter must be provided`;
+
+export function allOrNoneOf(raw: RawParams, names: readonly string[]) {
+  const count = names.filter((name) => present(raw[name])).length;
+  return count > 0 && count < names.length ? `${names.join(', ')} provide all or none of parameters` : undefined;
+}
+
+/** A path integer declared `requires :x, type: Integer` (not a route requirement): "x is invalid". */
+export function integerCheck(c: Context, name: string): string | undefined {
+  return /^\s*-?\d+\s*$/.test(c.req.param(name) ?? '') ? undefined : `${name} is invalid`;
 }

@@ -8,8 +8,8 @@ import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../kernel
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { ApiError, forbidden } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
-import { optional, rawParams, required, t, withDefault } from '../kernel/params.js';
-import { optionalAttributes, eeAttributes, listParams, declaration, atLeastOneOf, allOrNoneOf, profileChanges } from './users/declarations.js';
+import { optional, rawParams, required, t, withDefault, declaration, atLeastOneOf, allOrNoneOf } from '../kernel/params.js';
+import { optionalAttributes, eeAttributes, listParams, profileChanges } from './users/declarations.js';
 import { userIdFromPath, existingUser, mustBeAdmin, paid, searchUsers, soleOwnedGroupCount, checkUnmodifiedSince, type UserQuery } from './users/lookup.js';
 import { currentUserRoutes } from './users/status.js';
 import { userCustomAttributeRoutes } from './users/custom-attributes.js';

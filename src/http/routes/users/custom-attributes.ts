@@ -5,8 +5,7 @@ import { toCustomAttribute } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser, type Auth } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { ApiError, forbidden, notFound } from '../../kernel/errors.js';
-import { rawParams, required, t } from '../../kernel/params.js';
-import { declaration } from './declarations.js';
+import { rawParams, required, t, declaration } from '../../kernel/params.js';
 import { userIdFromPath } from './lookup.js';
 
 export const userCustomAttributeRoutes = new Hono<AppEnv>()

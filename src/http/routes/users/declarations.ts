@@ -1,8 +1,6 @@
-import type { Context } from 'hono';
 import type { ProfileChanges, UserProfile } from '../../../domain/users.js';
 import type { UserRow } from '../../../projections/users.js';
-import { ApiError, paramErrors } from '../../kernel/errors.js';
-import { optional, parseParams, t, withDefault, type ParamDef, type Parsed, type RawParams } from '../../kernel/params.js';
+import { optional, t, withDefault } from '../../kernel/params.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────
 
@@ -48,51 +46,6 @@ export const listParams = {
   sort: withDefault(t.values(['asc', 'desc']), 'desc'),
   with_custom_attributes: withDefault(t.boolean(), false),
 };
-
-type Shape = Record<string, ParamDef<any, boolean>>;
-
-/**
- * Grape validates declarations in the order they are written, rules (at_least_one_of,
- * all_or_none_of) included, and reports every failure joined with ", ". This collects the
- * parts of one declaration in that order.
- */
-export function declaration(raw: RawParams) {
-  const errors: string[] = [];
-  return {
-    parse<S extends Shape>(shape: S): Parsed<S> {
-      try {
-        return parseParams(shape, raw);
-      } catch (error) {
-        if (error instanceof ApiError && typeof error.body.error === 'string') {
-          errors.push(error.body.error);
-          return {} as Parsed<S>;
-        }
-        throw error;
-      }
-    },
-    check(message: string | undefined) {
-      if (message) errors.push(message);
-    },
-    done() {
-      if (errors.length > 0) throw paramErrors(errors);
-    },
-  };
-}
-
-export const given = (raw: RawParams, name: string) => raw[name] !== undefined && raw[name] !== null;
-
-export const atLeastOneOf = (raw: RawParams, names: readonly string[]) =>
-  names.some((name) => given(raw, name)) ? undefined : `${names.join(', ')} are missing, at least one parameter must be provided`;
-
-export function allOrNoneOf(raw: RawParams, names: readonly string[]) {
-  const count = names.filter((name) => given(raw, name)).length;
-  return count > 0 && count < names.length ? `${names.join(', ')} provide all or none of parameters` : undefined;
-}
-
-/** A path integer declared `requires :x, type: Integer` (not a route requirement): "x is invalid". */
-export function integerCheck(c: Context, name: string): string | undefined {
-  return /^\s*-?\d+\s*$/.test(c.req.param(name) ?? '') ? undefined : `${name} is invalid`;
-}
 
 type ProfileInput = Record<string, unknown>;
 

@@ -6,8 +6,7 @@ import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/user
 import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../kernel/errors.js';
-import { optional, rawParams, t } from '../../kernel/params.js';
-import { declaration } from './declarations.js';
+import { optional, rawParams, t, declaration } from '../../kernel/params.js';
 import { statusHtml } from './lookup.js';
 
 /** The current user and user status endpoints. */

@@ -6,8 +6,7 @@ import { eventMetadata, requireUser } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../kernel/errors.js';
 import { paginate } from '../../kernel/pagination.js';
-import { optional, rawParams, required, t, withDefault } from '../../kernel/params.js';
-import { declaration, integerCheck } from './declarations.js';
+import { optional, rawParams, required, t, withDefault, declaration, integerCheck } from '../../kernel/params.js';
 import { existingUser, mustBeAdmin, requireAdminFirst, today, checkUnmodifiedSince } from './lookup.js';
 
 export const userTokenRoutes = new Hono<AppEnv>()
