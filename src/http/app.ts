@@ -58,8 +58,12 @@ export function createApp(app: AppContext) {
 
   root.notFound((c) => {
     const path = new URL(c.req.url).pathname.replace(/\.json$/, '');
-    const otherMethod = root.routes.some((r) => r.method !== 'ALL' && r.method !== c.req.method && routeMatches(r.path, path));
-    if (otherMethod) return c.json({ error: '405 Not Allowed' }, 405);
+    const allowed = new Set(root.routes.filter((r) => r.method !== 'ALL' && routeMatches(r.path, path)).map((r) => r.method));
+    // Grape: 405 with an Allow header naming the path's methods (RFC 9110).
+    if (allowed.size > 0) {
+      c.header('Allow', [...allowed, ...(allowed.has('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', '));
+      return c.json({ error: '405 Not Allowed' }, 405);
+    }
     return c.json({ error: '404 Not Found' }, 404);
   });
 

@@ -109,6 +109,8 @@ describe('routing', () => {
   it('answers 405 for a known path with another method', async () => {
     const res = await api.request('PATCH', '/user');
     expect(res.status).toBe(405);
+    expect(res.body).toEqual({ error: '405 Not Allowed' });
+    expect(res.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
   });
   it('accepts a .json suffix and echoes X-Request-Id', async () => {
     const res = await api.get('/user.json', { headers: { 'X-Request-Id': 'abc-123' } });
