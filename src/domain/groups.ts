@@ -1,5 +1,5 @@
 import type { Visibility } from './access.js';
-import { VISIBILITY_LEVEL } from './access.js';
+import { allowedUnder } from './access.js';
 import type { ClaimChanges, Decider } from './decider.js';
 import { NO_CLAIMS } from './decider.js';
 import { DomainError, invalid, notFound } from './errors.js';
@@ -169,7 +169,7 @@ function validate(settings: GroupSettings, parent: ParentGroup | null, extra: (e
   else if ((parent ? SUBGROUP_RESERVED : TOP_LEVEL_ROUTES).has(settings.path.toLowerCase())) add('path', `${settings.path} is a reserved name`);
   if (parent && parent.traversal_ids.length > MAX_ANCESTORS) add('parent_id', 'has too deep level of nesting');
   extra(errors);
-  if (parent && VISIBILITY_LEVEL[settings.visibility] > VISIBILITY_LEVEL[parent.visibility]) {
+  if (parent && !allowedUnder(settings.visibility, parent.visibility)) {
     add('visibility_level', `${settings.visibility} is not allowed since the parent group has a ${parent.visibility} visibility.`);
   }
   if (settings.two_factor_grace_period < 0) add('two_factor_grace_period', 'must be greater than or equal to 0');
@@ -255,12 +255,11 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
       const next: GroupSettings = { ...current, ...changes };
       validate(next, command.parent, (errors) => {
         const add = (field: string, message: string) => (errors[field] ??= []).push(message);
-        const level = VISIBILITY_LEVEL[next.visibility];
         // GitLab: Group#visibility_level_allowed_by_projects / _by_sub_groups.
-        if (command.projectVisibility && VISIBILITY_LEVEL[command.projectVisibility] > level) {
+        if (command.projectVisibility && !allowedUnder(command.projectVisibility, next.visibility)) {
           add('visibility_level', `${next.visibility} is not allowed since this group contains projects with higher visibility.`);
         }
-        if (command.childGroupVisibility && VISIBILITY_LEVEL[command.childGroupVisibility] > level) {
+        if (command.childGroupVisibility && !allowedUnder(command.childGroupVisibility, next.visibility)) {
           add('visibility_level', `${next.visibility} is not allowed since there are sub-groups with higher visibility.`);
         }
         // GitLab: Groups::UpdateService#valid_share_with_group_lock_change?

@@ -1,5 +1,5 @@
 import type { Visibility } from './access.js';
-import { VISIBILITY_LEVEL } from './access.js';
+import { allowedUnder } from './access.js';
 import type { ClaimChanges, Decider } from './decider.js';
 import { NO_CLAIMS } from './decider.js';
 import { DomainError, badRequest, invalid, notFound } from './errors.js';
@@ -220,7 +220,7 @@ function validate(
     );
   }
   // GitLab: Project#visibility_level_allowed_by_group.
-  if (checkVisibility && namespace.kind === 'group' && VISIBILITY_LEVEL[settings.visibility] > VISIBILITY_LEVEL[namespace.visibility]) {
+  if (checkVisibility && namespace.kind === 'group' && !allowedUnder(settings.visibility, namespace.visibility)) {
     errors.add('visibility_level', `${settings.visibility} is not allowed in a ${namespace.visibility} group.`);
   }
   if (errors.any) throw invalid(errors.fields);

@@ -1,7 +1,7 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
 import type { MemberSourceType, Viewer } from '../domain/access.js';
-import { effectiveRole, visibleWithoutMembership } from '../domain/access.js';
+import { effectiveRole } from '../domain/access.js';
 import type { UserRow } from './users.js';
 
 /**
@@ -73,31 +73,4 @@ async function sharedRole(db: Db, userId: number, projectId: number): Promise<nu
 /** Namespace ids where the user holds an active direct membership. */
 export function memberNamespaceIds(userId: number) {
   return sql<number[]>`array(select source_id from members where user_id = ${userId} and source_type = 'Namespace' and ${activeMembership()})`;
-}
-
-/**
- * SQL condition on a `projects` row alias `p`: projects the viewer may see — public
- * (and internal for signed-in non-external users), direct project members, members of
- * any ancestor group; administrators see everything.
- */
-export function projectVisibleTo(viewer: Viewer | null, alias = 'projects'): Expression<SqlBool> {
-  if (viewer?.isAdmin) return sql<SqlBool>`true`;
-  const visibilities = visibleWithoutMembership(viewer);
-  const open = sql<SqlBool>`${sql.ref(`${alias}.visibility`)} in (${sql.join(visibilities)})`;
-  if (!viewer) return open;
-  return sql<SqlBool>`(${open}
-    or exists (select 1 from members m where m.source_type = 'Project' and m.source_id = ${sql.ref(`${alias}.id`)} and m.user_id = ${viewer.id} and (m.expires_at is null or m.expires_at >= ${today()}::date))
-    or ${sql.ref(`${alias}.traversal_ids`)} && ${memberNamespaceIds(viewer.id)})`;
-}
-
-/**
- * SQL condition on a `namespaces` row alias: groups the viewer may see — by visibility,
- * or through membership of the group or one of its ancestors.
- */
-export function groupVisibleTo(viewer: Viewer | null, alias = 'namespaces'): Expression<SqlBool> {
-  if (viewer?.isAdmin) return sql<SqlBool>`true`;
-  const visibilities = visibleWithoutMembership(viewer);
-  const open = sql<SqlBool>`${sql.ref(`${alias}.visibility`)} in (${sql.join(visibilities)})`;
-  if (!viewer) return open;
-  return sql<SqlBool>`(${open} or ${sql.ref(`${alias}.traversal_ids`)} && ${memberNamespaceIds(viewer.id)})`;
 }

@@ -74,13 +74,6 @@ export async function paginate<DB, TB extends keyof DB, O>(
   return rows;
 }
 
-/** Pagination of an in-memory list (small, already filtered collections). */
-export async function paginateArray<T>(c: Context, items: readonly T[]): Promise<T[]> {
-  const page = await pageOf(c);
-  setPaginationHeaders(c, page, items.length);
-  return items.slice(page.offset, page.offset + page.perPage);
-}
-
 /** Keyset pagination: only a `Link rel="next"` carrying the cursor parameters, no X-Total. */
 export function setKeysetNextLink(c: Context, cursor: Record<string, string | number> | undefined, perPage: number) {
   if (!cursor) return;
