@@ -100,6 +100,46 @@ describe('sudo', () => {
   });
 });
 
+describe('offset pagination', () => {
+  it('sets every header and Link, on the external URL, carrying the request parameters', async () => {
+    await api.createUser();
+    await api.createUser();
+    const res = await api.get('/users', { query: { per_page: 1, page: 2, active: true } });
+    expect(res.status).toBe(200);
+    expect(res.body).toHaveLength(1);
+    const total = Number(res.headers.get('x-total'));
+    expect(total).toBeGreaterThanOrEqual(3);
+    expect(res.headers.get('x-total-pages')).toBe(String(total));
+    expect(res.headers.get('x-per-page')).toBe('1');
+    expect(res.headers.get('x-page')).toBe('2');
+    expect(res.headers.get('x-next-page')).toBe('3');
+    expect(res.headers.get('x-prev-page')).toBe('1');
+    expect(res.headers.get('link')).toBe(
+      [
+        `<${api.apiUrl}/users?per_page=1&page=1&active=true>; rel="prev"`,
+        `<${api.apiUrl}/users?per_page=1&page=3&active=true>; rel="next"`,
+        `<${api.apiUrl}/users?per_page=1&page=1&active=true>; rel="first"`,
+        `<${api.apiUrl}/users?per_page=1&page=${total}&active=true>; rel="last"`,
+      ].join(', '),
+    );
+  });
+
+  it('has no previous or next page past the last one (Kaminari)', async () => {
+    const res = await api.get('/users', { query: { per_page: 1, page: 999 } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual([]);
+    expect(res.headers.get('x-prev-page')).toBe('');
+    expect(res.headers.get('x-next-page')).toBe('');
+    expect(res.headers.get('link')).not.toContain('rel="prev"');
+  });
+
+  it('clamps per_page to 100 and treats page < 1 as 1', async () => {
+    const res = await api.get('/users', { query: { per_page: 500, page: 0 } });
+    expect(res.headers.get('x-per-page')).toBe('100');
+    expect(res.headers.get('x-page')).toBe('1');
+  });
+});
+
 describe('routing', () => {
   it('answers unknown routes with GitLab 404 body', async () => {
     const res = await api.get('/nope');

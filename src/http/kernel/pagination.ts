@@ -41,7 +41,8 @@ export function requestUrlWith(c: Context, replace: Record<string, string | numb
 export function setPaginationHeaders(c: Context, page: Page, total: number) {
   const totalPages = Math.max(Math.ceil(total / page.perPage), 1);
   const next = page.page < totalPages ? page.page + 1 : undefined;
-  const prev = page.page > 1 ? Math.min(page.page - 1, totalPages) : undefined;
+  // Kaminari (GitLab's paginator): no previous page for the first page or past the last one.
+  const prev = page.page > 1 && page.page <= totalPages ? page.page - 1 : undefined;
   const link = (p: number) => requestUrlWith(c, { page: p, per_page: page.perPage });
   const links: string[] = [];
   if (prev !== undefined) links.push(`<${link(prev)}>; rel="prev"`);
