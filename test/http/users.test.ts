@@ -519,7 +519,11 @@ describe('POST /users', () => {
     it('is 400 for a body that is not JSON', async () => {
       const broken = await fetch(`${api.apiUrl}/users`, { method: 'POST', headers: { 'PRIVATE-TOKEN': api.rootToken, 'content-type': 'application/json' }, body: '{"email":' });
       expect(broken.status).toBe(400);
-      expect(await broken.json()).toEqual({ error: "The provided content-type 'application/json' is not valid JSON" });
+      // Grape's InvalidMessageBody, word for word.
+      expect(await broken.json()).toEqual({
+        error:
+          "\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying application/json as content-type, you must pass valid application/json in the request's 'body' ",
+      });
     });
     it('validates before it checks for an administrator (Grape order), after authentication', async () => {
       expect((await api.post('/users', {}, { token: regular.token })).status).toBe(400);

@@ -11,6 +11,10 @@ export type RawParams = Record<string, unknown>;
 
 const RAW_PARAMS = 'rawParams';
 
+/** Grape's InvalidMessageBody, as GitLab answers a body that is not the JSON it claims to be. */
+const INVALID_JSON_BODY =
+  "\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying application/json as content-type, you must pass valid application/json in the request's 'body' ";
+
 export async function rawParams(c: Context): Promise<RawParams> {
   const cached = c.get(RAW_PARAMS as never) as RawParams | undefined;
   if (cached) return cached;
@@ -25,7 +29,7 @@ export async function rawParams(c: Context): Promise<RawParams> {
         try {
           body = JSON.parse(text);
         } catch {
-          throw new ApiError(400, { error: 'The provided content-type \'application/json\' is not valid JSON' });
+          throw new ApiError(400, { error: INVALID_JSON_BODY });
         }
         if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(params, body);
       }
