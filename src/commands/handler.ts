@@ -75,7 +75,8 @@ export async function handleCommands(
       return results;
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;
-      if (attempt >= MAX_ATTEMPTS) throw conflict('409 Conflict: the resource was changed concurrently, try again');
+      // GitLab answers a StaleObjectError or a lock it could not take the same way.
+      if (attempt >= MAX_ATTEMPTS) throw conflict('409 Conflict: Resource lock');
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
