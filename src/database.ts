@@ -5,6 +5,7 @@ import pg from 'pg';
 import type { EventStoreTables } from './eventstore/tables.js';
 import type { ReadTables } from './projections/tables.js';
 import { PGliteDialect } from './eventstore/pglite-dialect.js';
+import { StatementNames, useFastRowTemplates } from './pg-client.js';
 
 /** Every table forgelog queries: the event store's own and the projections' read tables. */
 export interface Database extends EventStoreTables, ReadTables {}
@@ -28,6 +29,7 @@ const asString = (value: string) => value;
 pg.types.setTypeParser(INT8, asString);
 pg.types.setTypeParser(DATE, asString);
 pg.types.setTypeParser(XID8 as 20, asString); // xid8 is not in pg-types' list of ids
+useFastRowTemplates();
 
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir?: string; poolSize?: number }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
@@ -40,6 +42,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       options: '-c idle_in_transaction_session_timeout=60000 -c jit=off',
     });
     pool.on('error', () => {});
+    new StatementNames().attach(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', pool, close: () => db.destroy() };
   }

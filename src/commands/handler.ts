@@ -1,11 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import type { ClaimChanges, Decider, DomainEvent } from '../domain/decider.js';
-import { conflict } from '../domain/errors.js';
+import { DomainError, conflict } from '../domain/errors.js';
 import type { Notifier } from '../eventstore/notifier.js';
 import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js';
 import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
+import { isStalePreparedPlan } from '../pg-client.js';
 import type { FoldedStream, StreamStateCache } from './stream-cache.js';
 
 /** What every command needs from the running process. */
@@ -64,7 +65,7 @@ export async function handleCommands(
       const results = await ctx.db.transaction().execute(async (trx) => {
         const out: CommandResult<unknown>[] = [];
         for (const spec of specs) {
-          const { result, head } = await decideAndAppend(trx, ctx, spec);
+          const { result, head } = await decideAndAppend(trx, ctx, spec, attempt === 1);
           out.push(result);
           folded.push(head);
         }
@@ -74,6 +75,7 @@ export async function handleCommands(
       if (results.some((r) => r.events.length > 0)) ctx.notifier.appended();
       return results;
     } catch (error) {
+      if (error instanceof StaleCachedState) ctx.streamCache?.delete(error.decider, error.streamId);
       if (!isConcurrencyConflict(error)) throw error;
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
       if (attempt >= MAX_ATTEMPTS) throw conflict('409 Conflict: Resource lock');
@@ -86,24 +88,40 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   trx: Db,
   ctx: CommandContext,
   spec: CommandSpec<C, E, S>,
+  firstAttempt: boolean,
 ): Promise<{ result: CommandResult<S>; head: FoldedStream<S> }> {
   const { decider } = spec;
   const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
-  const tail = await readStream(trx, spec.streamId, cached?.version ?? 0);
+  // With a cached fold the first attempt decides without reading the stream: appending at
+  // the expected version fails if another process appended meanwhile, and the retry reads.
+  // An outcome that appends nothing (no change, a refusal) is confirmed against the log.
+  const unread = firstAttempt && cached !== undefined;
+  const tail = unread ? [] : await readStream(trx, spec.streamId, cached?.version ?? 0);
   let state = cached?.state ?? decider.initialState();
   for (const event of tail) state = decider.evolve(state, event as unknown as E);
   const version = tail.at(-1)?.streamVersion ?? cached?.version ?? 0;
   const headHash = tail.at(-1)?.hash ?? cached?.hash ?? GENESIS_HASH;
+  const confirm = async () => {
+    if (unread && (await streamMovedPast(trx, spec.streamId, version))) throw new StaleCachedState(decider, spec.streamId);
+  };
 
-  const decided = decider.decide(spec.command, state);
-  if (decided.length === 0) return { result: { state, version, events: [] }, head: { version, state, hash: headHash } };
-
-  if (spec.claims) {
-    let before = state;
-    for (const event of decided) {
-      await applyClaims(trx, spec.streamId, spec.claims(event, before));
-      before = decider.evolve(before, event);
+  let decided: readonly E[];
+  try {
+    decided = decider.decide(spec.command, state);
+    if (decided.length === 0) {
+      await confirm();
+      return { result: { state, version, events: [] }, head: { version, state, hash: headHash } };
     }
+    if (spec.claims) {
+      let before = state;
+      for (const event of decided) {
+        await applyClaims(trx, spec.streamId, spec.claims(event, before));
+        before = decider.evolve(before, event);
+      }
+    }
+  } catch (error) {
+    if (error instanceof DomainError) await confirm();
+    throw error;
   }
 
   const stored = await appendToStream(trx, {
@@ -153,7 +171,23 @@ async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges) {
   if (refused) throw conflict(refused.conflictMessage);
 }
 
+/** The first attempt decided on a cached fold that another process's append made stale. */
+class StaleCachedState extends Error {
+  constructor(
+    readonly decider: object,
+    readonly streamId: string,
+  ) {
+    super(`stream ${streamId} moved past its cached state`);
+  }
+}
+
+async function streamMovedPast(trx: Db, streamId: string, version: number): Promise<boolean> {
+  const row = await trx.selectFrom('events').select('stream_version').where('stream_id', '=', streamId).where('stream_version', '>', version).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 function isConcurrencyConflict(error: unknown): boolean {
+  if (error instanceof StaleCachedState || isStalePreparedPlan(error)) return true;
   const e = error as { code?: string; constraint?: string; message?: string } | undefined;
   if (!e) return false;
   if (e.code === '40001' || e.code === '40P01') return true;

@@ -1,8 +1,7 @@
 /**
- * Folded stream states kept between commands, so a command reads only the events appended
- * since (usually none) instead of its whole stream. A stale entry is harmless: the command
- * still reads the tail after the cached version, and the append's expected version catches
- * a concurrent writer. Entries are stored only after their transaction commits.
+ * Folded stream states kept between commands, so a command need not read its stream. A
+ * stale entry is harmless: the append's expected version catches a writer in another
+ * process (src/commands/handler.ts). Entries are stored only after their transaction commits.
  */
 export interface FoldedStream<S> {
   readonly version: number;
@@ -31,6 +30,11 @@ export class StreamStateCache {
     }
     streams.set(streamId, folded);
     while (this.size > this.capacity) this.evictOldest();
+  }
+
+  delete(decider: object, streamId: string): void {
+    // The eviction order keeps its entry; evicting an absent stream is a no-op.
+    if (this.byDecider.get(decider)?.delete(streamId)) this.size -= 1;
   }
 
   private evictOldest(): void {

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { handleCommand, type CommandContext } from '../../src/commands/handler.js';
 import { StreamStateCache } from '../../src/commands/stream-cache.js';
 import type { DatabaseHandle } from '../../src/database.js';
+import type { Decider } from '../../src/domain/decider.js';
+import { conflict } from '../../src/domain/errors.js';
 import { readStream } from '../../src/eventstore/store.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
 import { openTestDatabase } from '../support/database.js';
@@ -29,6 +32,41 @@ describe('folded stream cache', () => {
     // The hash chain continued from the right head, whoever appended it.
     const report = await verifyLog(handle.db);
     expect(report.problems.filter((p) => p.kind === 'hash_mismatch' || p.kind === 'version_gap')).toEqual([]);
+  });
+
+  // A first attempt on a cached fold decides without reading the stream; an outcome that
+  // appends nothing must still be checked against what another process appended meanwhile.
+  type Gauge = { type: 'Set'; to: number } | { type: 'Take'; amount: number };
+  type GaugeEvent = { type: 'GaugeSet'; data: { to: number } } | { type: 'Taken'; data: { amount: number } };
+  const gaugeDecider: Decider<Gauge, GaugeEvent, { value: number }> = {
+    initialState: () => ({ value: 0 }),
+    evolve: (state, event) => ({ value: event.type === 'GaugeSet' ? event.data.to : state.value - event.data.amount }),
+    decide: (command, state) => {
+      if (command.type === 'Set') return state.value === command.to ? [] : [{ type: 'GaugeSet', data: { to: command.to } }];
+      if (state.value < command.amount) throw conflict('not enough');
+      return [{ type: 'Taken', data: { amount: command.amount } }];
+    },
+  };
+  const gauge = (ctx: CommandContext, command: Gauge) => handleCommand(ctx, { streamId: 'gauge-1', decider: gaugeDecider, command, metadata: { actor_id: 1 } });
+
+  it('re-decides a no-change or a refusal made on a cached state another process moved past', async () => {
+    const a = { ...commandContext(handle), streamCache: new StreamStateCache() };
+    const b = { ...commandContext(handle), streamCache: new StreamStateCache() };
+    await gauge(a, { type: 'Set', to: 5 });
+    await gauge(b, { type: 'Set', to: 7 });
+    // a's cache still says 5: setting 5 is a change after all.
+    const set = await gauge(a, { type: 'Set', to: 5 });
+    expect(set).toMatchObject({ version: 3, state: { value: 5 } });
+    expect(set.events.map((e) => e.type)).toEqual(['GaugeSet']);
+
+    await gauge(b, { type: 'Set', to: 100 });
+    // a's cache says 5, too little to take 50; the log says 100.
+    const taken = await gauge(a, { type: 'Take', amount: 50 });
+    expect(taken).toMatchObject({ version: 5, state: { value: 50 } });
+    // A no-change and a refusal on a current cache stay what they are.
+    expect((await gauge(a, { type: 'Set', to: 50 })).events).toEqual([]);
+    await expect(gauge(a, { type: 'Take', amount: 51 })).rejects.toThrow('not enough');
+    expect((await readStream(handle.db, 'gauge-1')).map((e) => e.type)).toEqual(['GaugeSet', 'GaugeSet', 'GaugeSet', 'GaugeSet', 'Taken']);
   });
 
   it('evicts the oldest streams beyond its capacity', () => {

@@ -1,0 +1,82 @@
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseHandle } from '../../src/database.js';
+import { StatementNames, isStalePreparedPlan, useFastRowTemplates } from '../../src/pg-client.js';
+import { onPostgres, openTestDatabase } from '../support/database.js';
+
+type ResultLike = { addFields(fields: object[]): void; parseRow(values: (string | null)[]): Record<string, unknown> };
+const newResult = () => new (pg as unknown as { Result: new () => ResultLike }).Result();
+
+describe('row templates', () => {
+  it('give the same rows as node-postgres, a column named __proto__ included', () => {
+    useFastRowTemplates();
+    const result = newResult();
+    result.addFields([
+      { name: 'id', dataTypeID: 23, format: 'text' },
+      { name: 'name', dataTypeID: 25, format: 'text' },
+      { name: 'admin', dataTypeID: 16, format: 'text' },
+    ]);
+    const row = result.parseRow(['7', null, 't']);
+    expect(row).toEqual({ id: 7, name: null, admin: true });
+    expect(Object.keys(row)).toEqual(['id', 'name', 'admin']);
+    expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+
+    const odd = newResult();
+    odd.addFields([{ name: '__proto__', dataTypeID: 25, format: 'text' }]);
+    const oddRow = odd.parseRow(['x']);
+    expect(Object.getOwnPropertyDescriptor(oddRow, '__proto__')?.value).toBe('x');
+    expect(Object.getPrototypeOf(oddRow)).toBe(Object.prototype);
+  });
+});
+
+describe('statement names', () => {
+  it('names a statement with parameters on its second use, and only then', () => {
+    const names = new StatementNames();
+    expect(names.nameOf('select $1')).toBeUndefined();
+    const name = names.nameOf('select $1');
+    expect(name).toMatch(/^forgelog_\d+$/);
+    expect(names.nameOf('select $1')).toBe(name);
+    names.forget('select $1');
+    expect(names.nameOf('select $1')).toBeUndefined();
+    expect(names.nameOf('select $1')).not.toBe(name);
+  });
+});
+
+describe.runIf(onPostgres)('named statements on PostgreSQL', () => {
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    handle = await openTestDatabase({ poolSize: 1 });
+    await sql`create table named_probe (id integer primary key, label text)`.execute(handle.db);
+    await sql`insert into named_probe values (1, 'one')`.execute(handle.db);
+  });
+  afterAll(() => handle.close());
+
+  const probe = (db = handle.db) => db.selectFrom('named_probe' as never).selectAll().where('id' as never, '=', 1 as never).execute();
+
+  it('are prepared once per connection and survive a column added by another process', async () => {
+    for (let i = 0; i < 3; i++) expect(await probe()).toEqual([{ id: 1, label: 'one' }]);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements where statement like '%named_probe%'`.execute(handle.db);
+    expect(rows[0]!.n).toBe(1);
+
+    // Another process migrates: the prepared `select *` now has a stale result type.
+    const other = new pg.Client({ connectionString: (handle.pool!.options as { connectionString: string }).connectionString });
+    await other.connect();
+    await other.query('alter table named_probe add column extra integer default 42');
+    await other.end();
+
+    // Outside a transaction the statement is prepared afresh and the query answers.
+    expect(await probe()).toEqual([{ id: 1, label: 'one', extra: 42 }]);
+    // Inside one the error reaches the caller (the command handler retries on it) …
+    await sql`alter table named_probe add column more integer default 7`.execute(handle.db);
+    for (let i = 0; i < 2; i++) await probe(); // named again under a new name
+    await sql`alter table named_probe drop column more`.execute(handle.db);
+    const failure = await handle.db
+      .transaction()
+      .execute((trx) => probe(trx))
+      .then(() => undefined, (error: unknown) => error);
+    expect(isStalePreparedPlan(failure)).toBe(true);
+    // … and the retry works.
+    expect(await handle.db.transaction().execute((trx) => probe(trx))).toEqual([{ id: 1, label: 'one', extra: 42 }]);
+  });
+});
