@@ -68,40 +68,75 @@ const TRUE = new Set(['true', 't', '1', 'yes', 'y', 'on']);
 const FALSE = new Set(['false', 'f', '0', 'no', 'n', 'off']);
 const INT4_MAX = 2147483647;
 
-/** Zod schemas that coerce the way Grape does. A failed value is "<param> is invalid". */
+const intString = (v: unknown) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v);
+const stringOf = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
+
+const STRING = z.preprocess(stringOf, z.string());
+const INTEGER = z.preprocess(intString, z.number().int().min(-INT4_MAX).max(INT4_MAX));
+const BOOLEAN = z.preprocess((v) => {
+  if (typeof v === 'string') {
+    const s = v.toLowerCase();
+    if (TRUE.has(s)) return true;
+    if (FALSE.has(s)) return false;
+  }
+  return v;
+}, z.boolean());
+const DATETIME = z.preprocess((v) => {
+  if (typeof v !== 'string') return v;
+  const date = new Date(v);
+  return Number.isNaN(date.getTime()) ? v : date;
+}, z.date());
+const DATE = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/)
+  .refine((s) => !Number.isNaN(new Date(`${s}T00:00:00Z`).getTime()));
+const HASH = z.record(z.string(), z.preprocess(stringOf, z.string()));
+const FILE = z.unknown();
+
+/** Built once per distinct argument: routes declare their parameters on every request. */
+function memo<K, V>(build: (key: K) => V, keyOf: (key: K) => string): (key: K) => V {
+  const built = new Map<string, V>();
+  return (key) => {
+    const k = keyOf(key);
+    let value = built.get(k);
+    if (value === undefined) built.set(k, (value = build(key)));
+    return value;
+  };
+}
+const valuesKey = (values: readonly unknown[]) => values.join('\u0000');
+const valuesOf = memo((values: readonly [string, ...string[]]) => z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.enum(values)), valuesKey);
+const integerValuesOf = memo(
+  (values: readonly [number, ...number[]]) =>
+    z.preprocess(intString, z.number().refine((n) => values.includes(n), { params: { values: true } })),
+  valuesKey,
+);
+const arrays = new WeakMap<z.ZodType, z.ZodType>();
+function arrayOf(item: z.ZodType): z.ZodType {
+  let schema = arrays.get(item);
+  if (!schema) {
+    schema = z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : typeof v === 'string' && v.includes(',') ? v.split(',') : [v]), z.array(item));
+    arrays.set(item, schema);
+  }
+  return schema;
+}
+
+/**
+ * Zod schemas that coerce the way Grape does. A failed value is "<param> is invalid".
+ * Schemas are immutable, so each is built once and shared (building one costs more than
+ * parsing with it).
+ */
 export const t = {
-  string: () => z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string()),
-  integer: () =>
-    z.preprocess(
-      (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
-      z.number().int().min(-INT4_MAX).max(INT4_MAX),
-    ),
-  boolean: () =>
-    z.preprocess((v) => {
-      if (typeof v === 'string') {
-        const s = v.toLowerCase();
-        if (TRUE.has(s)) return true;
-        if (FALSE.has(s)) return false;
-      }
-      return v;
-    }, z.boolean()),
+  string: () => STRING,
+  integer: () => INTEGER,
+  boolean: () => BOOLEAN,
   /** A value out of a fixed set: "<param> does not have a valid value". */
-  values: <const V extends readonly [string, ...string[]]>(values: V) => z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.enum(values)),
-  integerValues: <const V extends readonly [number, ...number[]]>(values: V) =>
-    z.preprocess(
-      (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
-      z.number().refine((n): n is V[number] => values.includes(n), { params: { values: true } }),
-    ) as unknown as z.ZodType<V[number]>,
-  array: <T extends z.ZodType>(item: T) => z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : typeof v === 'string' && v.includes(',') ? v.split(',') : [v]), z.array(item)),
-  datetime: () =>
-    z.preprocess((v) => {
-      if (typeof v !== 'string') return v;
-      const date = new Date(v);
-      return Number.isNaN(date.getTime()) ? v : date;
-    }, z.date()),
-  date: () => z.string().regex(/^\d{4}-\d{2}-\d{2}$/).refine((s) => !Number.isNaN(new Date(`${s}T00:00:00Z`).getTime())),
-  hash: () => z.record(z.string(), z.preprocess((v) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v), z.string())),
-  file: () => z.unknown(),
+  values: <const V extends readonly [string, ...string[]]>(values: V) => valuesOf(values) as unknown as z.ZodType<V[number]>,
+  integerValues: <const V extends readonly [number, ...number[]]>(values: V) => integerValuesOf(values) as unknown as z.ZodType<V[number]>,
+  array: <T extends z.ZodType>(item: T) => arrayOf(item) as unknown as z.ZodType<z.output<T>[]>,
+  datetime: () => DATETIME,
+  date: () => DATE,
+  hash: () => HASH,
+  file: () => FILE,
 };
 
 // ───────────────────────────── Declarations ─────────────────────────────
