@@ -8,6 +8,7 @@ import type { StoredEvent } from '../eventstore/types.js';
 import { memberNamespaceIds } from './access.js';
 import { projectReadableBy } from './projects.js';
 import type { Projector } from './projector.js';
+import { recordset } from './recordset.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -215,8 +216,8 @@ async function insertPersonalNamespaces(trx: Db, events: readonly StoredEvent[])
     const rows = events.slice(i, i + 2000).map((stored) => {
       const d = (stored as unknown as Extract<UserEvent, { type: 'UserCreated' }>).data;
       const at = stored.occurredAt.toISOString();
-      return {
-        ...PERSONAL_DEFAULTS,
+      // Object.assign, not `{ ...PERSONAL_DEFAULTS, … }`: that literal drops V8 into dictionary mode (slow rows, slow JSON).
+      return Object.assign({}, PERSONAL_DEFAULTS, {
         id: d.namespace_id,
         kind: 'user',
         name: d.name,
@@ -229,10 +230,9 @@ async function insertPersonalNamespaces(trx: Db, events: readonly StoredEvent[])
         created_at: at,
         updated_at: at,
         stream_version: stored.streamVersion,
-      };
+      });
     });
-    await sql`insert into namespaces select * from jsonb_populate_recordset(null::namespaces, ${JSON.stringify(rows)}::jsonb)
-              on conflict (id) do nothing`.execute(trx);
+    await sql`insert into namespaces select * from ${recordset('namespaces', rows)} on conflict (id) do nothing`.execute(trx);
   }
 }
 
