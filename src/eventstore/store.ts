@@ -1,4 +1,5 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { precompiled, type Slot } from '../precompiled.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../database.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
@@ -26,12 +27,13 @@ export function toStoredEvent(row: EventRow): StoredEvent {
   };
 }
 
+const streamEvents = precompiled((db: Kysely<Database>, streamId: Slot<string>, afterVersion: Slot<number>) =>
+  db.selectFrom('events').selectAll().where('stream_id', '=', streamId).where('stream_version', '>', afterVersion).orderBy('stream_version'),
+);
+
 /** The events of one stream in version order (those after `afterVersion`, when given). */
 export async function readStream(db: Kysely<Database>, streamId: string, afterVersion = 0): Promise<StoredEvent[]> {
-  let query = db.selectFrom('events').selectAll().where('stream_id', '=', streamId);
-  if (afterVersion > 0) query = query.where('stream_version', '>', afterVersion);
-  const rows = await query.orderBy('stream_version').execute();
-  return rows.map(toStoredEvent);
+  return (await streamEvents.execute(db, streamId, afterVersion)).map(toStoredEvent);
 }
 
 export interface AppendInput {
@@ -44,6 +46,17 @@ export interface AppendInput {
   metadata: EventMetadata;
   occurredAt: Date;
 }
+
+/** The events table's columns an append writes, in the order the one-event insert binds them. */
+const COLUMNS = ['stream_id', 'stream_version', 'event_id', 'event_type', 'schema_version', 'data', 'metadata', 'actor_id', 'project_id', 'group_id', 'target_type', 'target_id', 'occurred_at', 'hash'] as const;
+type EventInsert = { [K in (typeof COLUMNS)[number]]: Insertable<EventsTable>[K] };
+
+const insertOneEvent = precompiled((db: Kysely<Database>, ...values: Slot<unknown>[]) =>
+  db
+    .insertInto('events')
+    .values(Object.fromEntries(COLUMNS.map((column, i) => [column, values[i]])) as unknown as EventInsert)
+    .returning(['stream_version', 'global_position', 'transaction_id']),
+);
 
 /**
  * Appends events at the expected version. A concurrent append to the same stream makes
@@ -85,8 +98,26 @@ export async function appendToStream(trx: Kysely<Database>, input: AppendInput):
       hash,
     };
   });
-  const inserted = await trx.insertInto('events').values(rows).returningAll().execute();
-  return inserted.sort((a, b) => a.stream_version - b.stream_version).map(toStoredEvent);
+  const inserted =
+    rows.length === 1
+      ? await insertOneEvent.execute(trx, ...COLUMNS.map((column) => rows[0]![column]))
+      : await trx.insertInto('events').values(rows).returning(['stream_version', 'global_position', 'transaction_id']).execute();
+  const positions = new Map(inserted.map((row) => [row.stream_version, row]));
+  // What the log now holds, without reading it back: the payloads as JSON gives them.
+  return rows.map((row) => ({
+    globalPosition: positions.get(row.stream_version)!.global_position,
+    transactionId: positions.get(row.stream_version)!.transaction_id,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    eventId: row.event_id,
+    type: row.event_type,
+    schemaVersion: row.schema_version,
+    data: JSON.parse(row.data) as unknown,
+    metadata: JSON.parse(row.metadata) as EventMetadata,
+    actorId: row.actor_id,
+    occurredAt: new Date(row.occurred_at),
+    hash: row.hash,
+  }));
 }
 
 /**

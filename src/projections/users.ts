@@ -3,6 +3,7 @@ import type { Db } from '../database.js';
 import type { Identity, UserEvent } from '../domain/users.js';
 import { USER_EVENT_TYPES } from '../domain/users.js';
 import type { StoredEvent } from '../eventstore/types.js';
+import { precompiled, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
 
@@ -302,29 +303,16 @@ async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
 
 const INT4_MAX = 2147483647;
 
-/** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
-export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
-  if (!Number.isSafeInteger(id) || id < 1 || id > INT4_MAX) return undefined;
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
-  return db
+// Every authenticated request runs these: compiled once (src/precompiled.ts).
+const userById = precompiled((db: Db, id: Slot<number>) => db.selectFrom('users').selectAll().where('id', '=', id));
+const userByUsername = precompiled((db: Db, lowered: Slot<string>) =>
+  db
     .selectFrom('users')
     .selectAll()
-    .where((eb) => eb(eb.fn('lower', ['username']), '=', username.toLowerCase()))
-    .executeTakeFirst();
-}
-
-/** A path segment naming a user: numeric id or username. */
-export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<UserRow | undefined> {
-  // GitLab's UserFinder: all digits is an id, anything else a username.
-  return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
-}
-
-/** A token and its user in one round trip (every authenticated request asks this). */
-export async function findTokenWithUser(db: Db, digest: string): Promise<{ token: TokenRow; user: UserRow } | undefined> {
-  const row = await db
+    .where((eb) => eb(eb.fn('lower', ['username']), '=', lowered)),
+);
+const tokenWithUser = precompiled((db: Db, digest: Slot<string>) =>
+  db
     .selectFrom('personal_access_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
     .selectAll('u')
@@ -338,8 +326,28 @@ export async function findTokenWithUser(db: Db, digest: string): Promise<{ token
       't.expires_at as token_expires_at',
       't.created_at as token_created_at',
     ])
-    .where('t.token_digest', '=', digest)
-    .executeTakeFirst();
+    .where('t.token_digest', '=', digest),
+);
+
+/** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
+export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  if (!Number.isSafeInteger(id) || id < 1 || id > INT4_MAX) return undefined;
+  return userById.takeFirst(db, id);
+}
+
+export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
+  return userByUsername.takeFirst(db, username.toLowerCase());
+}
+
+/** A path segment naming a user: numeric id or username. */
+export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<UserRow | undefined> {
+  // GitLab's UserFinder: all digits is an id, anything else a username.
+  return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
+}
+
+/** A token and its user in one round trip (every authenticated request asks this). */
+export async function findTokenWithUser(db: Db, digest: string): Promise<{ token: TokenRow; user: UserRow } | undefined> {
+  const row = await tokenWithUser.takeFirst(db, digest);
   if (!row) return undefined;
   const { token_id, token_name, token_digest, token_scopes, token_impersonation, token_revoked, token_expires_at, token_created_at, ...user } = row;
   const token: TokenRow = {

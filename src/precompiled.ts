@@ -1,0 +1,47 @@
+import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
+
+/**
+ * Queries built and compiled once. Kysely builds a query's node tree and compiles it to SQL
+ * on every call — 30–60 µs of CPU for a users lookup, a tenth of an authenticated GET — so
+ * the statements every request sends (authentication, user lookups, the append) are
+ * compiled on first use and later runs only bind new values.
+ *
+ *     const byId = precompiled((db: Db, id: Slot<number>) => db.selectFrom('users').selectAll().where('id', '=', id));
+ *     const rows = await byId.execute(db, 7);
+ *
+ * A slot stands for one scalar value; values that change the SQL's shape (lists, optional
+ * clauses) do not belong in a precompiled query.
+ */
+const SLOT = Symbol('slot');
+const MAX_SLOTS = 16;
+export type Slot<T> = T & { readonly [SLOT]: number };
+type Slots<A extends unknown[]> = { [K in keyof A]: Slot<A[K]> };
+
+interface Template<R> {
+  readonly compiled: CompiledQuery<R>;
+  /** Per parameter: the argument index it takes, or the constant it keeps. */
+  readonly bindings: readonly ({ slot: number } | { constant: unknown })[];
+}
+
+export function precompiled<D extends Kysely<any>, A extends unknown[], R>(build: (db: D, ...slots: Slots<A>) => Compilable<R>) {
+  let template: Template<R> | undefined;
+  const compile = (db: D): Template<R> => {
+    const slots = Array.from({ length: MAX_SLOTS }, (_, i) => ({ [SLOT]: i })) as unknown as Slots<A>;
+    const compiled = build(db, ...slots).compile();
+    const bindings = compiled.parameters.map((p) =>
+      p !== null && typeof p === 'object' && SLOT in p ? { slot: (p as { [SLOT]: number })[SLOT] } : { constant: p },
+    );
+    return { compiled, bindings };
+  };
+  return {
+    async execute(db: D, ...args: A): Promise<R[]> {
+      template ??= compile(db);
+      const parameters = template.bindings.map((b) => ('slot' in b ? args[b.slot] : b.constant));
+      const result: QueryResult<R> = await db.executeQuery({ ...template.compiled, parameters });
+      return result.rows;
+    },
+    async takeFirst(db: D, ...args: A): Promise<R | undefined> {
+      return (await this.execute(db, ...args))[0];
+    },
+  };
+}
