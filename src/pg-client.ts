@@ -66,7 +66,7 @@ export class StatementNames {
         const name = this.nameOf(config);
         if (name === undefined) return query(config, values);
         const idle = client.getTransactionStatus() === 'I';
-        return query({ name, text: config, values }).catch((error: unknown) => {
+        return namedQuery(query, name, config, values).catch((error: unknown) => {
           if (!isStalePreparedPlan(error)) throw error;
           this.forget(config);
           if (!idle) throw error;
@@ -75,6 +75,22 @@ export class StatementNames {
       }) as typeof client.query;
     });
   }
+}
+
+/**
+ * Sends a named statement. A query config object would be copied property by property by
+ * pg (`cloneQueryConfig`, ~4% of an authenticated GET); a Query built from the text is not.
+ */
+function namedQuery(query: (config: unknown) => unknown, name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+  return new Promise((resolve, reject) => {
+    const submittable = new (pg.Query as unknown as new (text: string, values: unknown[], callback: (error: Error | null, result: pg.QueryResult) => void) => pg.Query)(
+      text,
+      values,
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    (submittable as { name?: string }).name = name;
+    query(submittable);
+  });
 }
 
 /**

@@ -96,7 +96,9 @@ describe('sudo', () => {
     const events = await api.events(`user-${user.id}`);
     const last = events.at(-1)!;
     expect(last.type).toBe('UserStatusSet');
-    expect(last.metadata).toMatchObject({ actor_id: user.id, sudo_from_id: 1 });
+    expect(last.metadata).toMatchObject({ actor_id: user.id, sudo_from_id: 1, request_id: res.headers.get('x-request-id') });
+    // The test client connects over loopback.
+    expect(last.metadata.ip).toMatch(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
   });
 });
 
