@@ -36,6 +36,8 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolSize ?? 10,
+      // Connections stay open: an idle timeout re-arms a timer on every checkout and release.
+      idleTimeoutMillis: 0,
       // Session settings sent at connection start: a forgotten open transaction holds back
       // every gap-free reader (DESIGN.md); JIT compiles misestimated list queries for
       // hundreds of milliseconds to return a page of 20 rows (bench: 364 ms → 41 ms).

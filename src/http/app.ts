@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
 import { type AppContext, type AppEnv } from './kernel/context.js';
 import { sendError } from './kernel/errors.js';
+import { header } from './kernel/request.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
 import { groupRoutes } from './routes/groups.js';
@@ -28,7 +29,7 @@ export function createApp(app: AppContext) {
 
   root.use('*', async (c, next) => {
     const started = performance.now();
-    const requestId = c.req.header('x-request-id') || randomUUID();
+    const requestId = header(c, 'x-request-id') || randomUUID();
     c.set('app', app);
     c.set('requestId', requestId);
     c.header('X-Request-Id', requestId);

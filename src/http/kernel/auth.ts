@@ -5,6 +5,7 @@ import { type TokenRow, type UserRow, findTokenWithUser, findUserByIdOrUsername 
 import { appContext } from './context.js';
 import { forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
+import { header } from './request.js';
 
 /** Who is calling: the effective user (after sudo), the token used and the sudo origin. */
 export interface Auth {
@@ -23,9 +24,9 @@ export const USER_SCOPES = (c: Context): Scope[] => (c.req.method === 'GET' || c
 const AUTH_CACHE = 'authBase';
 
 async function presentedToken(c: Context): Promise<string | undefined> {
-  const header = c.req.header('private-token');
-  if (header) return header;
-  const authorization = c.req.header('authorization');
+  const privateToken = header(c, 'private-token');
+  if (privateToken) return privateToken;
+  const authorization = header(c, 'authorization');
   if (authorization && /^bearer\s+/i.test(authorization)) return authorization.replace(/^bearer\s+/i, '').trim();
   const raw = await rawParams(c);
   for (const name of ['private_token', 'access_token']) {
@@ -62,7 +63,7 @@ async function tokenUser(c: Context): Promise<{ user: UserRow | null; token: Tok
  */
 export async function authenticate(c: Context, scopes: readonly Scope[] = API_SCOPES(c)): Promise<Auth> {
   const { user, token } = await tokenUser(c);
-  const sudo = c.req.header('sudo') ?? (await sudoParam(c));
+  const sudo = header(c, 'sudo') ?? (await sudoParam(c));
   if (sudo !== undefined && sudo !== '') {
     if (!user || !token) throw unauthorized();
     if (!user.is_admin) throw forbidden('Must be admin to use sudo');

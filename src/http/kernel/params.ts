@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { ApiError, paramErrors } from './errors.js';
+import { header } from './request.js';
 
 /**
  * Request parameters the way Grape sees them: query string, JSON body and form bodies
@@ -19,8 +20,10 @@ export async function rawParams(c: Context): Promise<RawParams> {
   const cached = c.get(RAW_PARAMS as never) as RawParams | undefined;
   if (cached) return cached;
   const params: RawParams = {};
-  for (const [key, value] of new URL(c.req.url).searchParams) assign(params, key, value);
-  const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
+  const url = c.req.url;
+  const query = url.indexOf('?');
+  if (query !== -1) for (const [key, value] of new URLSearchParams(url.slice(query + 1))) assign(params, key, value);
+  const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
     if (type === 'application/json') {
       const text = await c.req.text();

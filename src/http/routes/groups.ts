@@ -28,6 +28,7 @@ import { ApiError, forbidden, notFound } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { findVisibleGroup, type Visible } from '../kernel/sources.js';
+import { checkUnmodifiedSince } from '../kernel/request.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────
 
@@ -197,15 +198,6 @@ function failedToSave(error: unknown): never {
   throw error;
 }
 
-/** GitLab's destroy_conditionally!: If-Unmodified-Since older than the resource → 412. */
-function checkUnmodifiedSince(c: Context, updatedAt: Date) {
-  const header = c.req.header('if-unmodified-since');
-  if (!header) return;
-  const since = new Date(header);
-  if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
-    throw new ApiError(412, { message: '412 Precondition Failed' });
-  }
-}
 
 /** A group the caller administers (owner or admin): 404 when not visible, 403 otherwise. */
 async function administeredGroup(c: Context, auth: Auth) {

@@ -20,6 +20,7 @@ import { ApiError, forbidden, notFound, paramErrors } from '../kernel/errors.js'
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t } from '../kernel/params.js';
 import { findVisibleGroup, findVisibleProject } from '../kernel/sources.js';
+import { checkUnmodifiedSince } from '../kernel/request.js';
 
 // ───────────────────────────── Sources ─────────────────────────────
 
@@ -112,15 +113,6 @@ export const recordNotFound = () => new ApiError(404, { message: '404 Not found'
 /** A DateTime parameter stored in a date column (`expires_at`): its UTC date. */
 const toDate = (value: Date) => value.toISOString().slice(0, 10);
 
-/** GitLab's destroy_conditionally!: 412 when the resource changed after If-Unmodified-Since. */
-function checkUnmodifiedSince(c: Context, updatedAt: Date) {
-  const header = c.req.header('if-unmodified-since');
-  if (!header) return;
-  const since = new Date(header);
-  if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
-    throw new ApiError(412, { message: '412 Precondition Failed' });
-  }
-}
 
 // ───────────────────────────── Parameters ─────────────────────────────
 

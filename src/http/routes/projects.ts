@@ -34,6 +34,7 @@ import { ApiError, forbidden, notFound } from '../kernel/errors.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginate, setKeysetNextLink } from '../kernel/pagination.js';
 import { params, rawParams, t, withDefault } from '../kernel/params.js';
 import { findVisibleGroup, findVisibleProject, type Visible } from '../kernel/sources.js';
+import { checkUnmodifiedSince } from '../kernel/request.js';
 import {
   UPDATE_AT_LEAST_ONE_OF,
   createParams,
@@ -91,15 +92,6 @@ async function adminTokens(c: Context, viewer: Viewer | null, row: ProjectRow, r
   return new Map([[row.id, await projectRunnersToken(appContext(c).db, row.id)]]);
 }
 
-/** GitLab's destroy_conditionally!: If-Unmodified-Since older than the resource → 412. */
-function checkUnmodifiedSince(c: Context, updatedAt: Date) {
-  const header = c.req.header('if-unmodified-since');
-  if (!header) return;
-  const since = new Date(header);
-  if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
-    throw new ApiError(412, { message: '412 Precondition Failed' });
-  }
-}
 
 type ProjectQuery = SelectQueryBuilder<Database, 'projects', ProjectRow>;
 

@@ -75,13 +75,4 @@ export function soleOwnedGroupCount(c: Context, userId: number): Promise<number>
   return soleOwnedGroups(appContext(c).db, userId);
 }
 
-/** GitLab's destroy_conditionally!: If-Unmodified-Since older than the resource → 412. */
-export function checkUnmodifiedSince(c: Context, updatedAt: Date) {
-  const header = c.req.header('if-unmodified-since');
-  if (!header) return;
-  const since = new Date(header);
-  if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
-    throw new ApiError(412, { message: '412 Precondition Failed' });
-  }
-}
 

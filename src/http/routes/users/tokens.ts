@@ -7,7 +7,8 @@ import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../kernel/errors.js';
 import { paginate } from '../../kernel/pagination.js';
 import { optional, rawParams, required, t, withDefault, declaration, integerCheck } from '../../kernel/params.js';
-import { existingUser, mustBeAdmin, requireAdminFirst, today, checkUnmodifiedSince } from './lookup.js';
+import { checkUnmodifiedSince } from '../../kernel/request.js';
+import { existingUser, mustBeAdmin, requireAdminFirst, today } from './lookup.js';
 
 export const userTokenRoutes = new Hono<AppEnv>()
   // ───────────── Impersonation and personal access tokens (admin) ─────────────
