@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type pg from 'pg';
 import type { Db, DatabaseHandle } from '../database.js';
 import { toStoredEvent } from '../eventstore/store.js';
+import type { EventsTable } from '../eventstore/tables.js';
 import { LOG_START, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 
@@ -71,8 +72,18 @@ export async function rebuildProjections(
   const types = [...new Set(projectors.flatMap((p) => p.handles))];
   const release = await takeRebuildLock(handle);
   try {
+    const read = (from: Checkpoint) => {
+      const page = readEvents(handle.db, from, { types, gapFree: true, limit: batchSize });
+      page.catch(() => {}); // awaited below, or abandoned when a step fails
+      return page;
+    };
+    // The count and the first page need no shadow table: they run meanwhile, on other connections.
+    const counted = countEvents(handle.db, types);
+    counted.catch(() => {});
+    let after = LOG_START;
+    let next = read(after);
     await createShadowTables(handle.db, tables);
-    const total = await countEvents(handle.db, types);
+    const total = await counted;
     let done = 0;
     const progress = (n: number) => {
       done += n;
@@ -80,21 +91,19 @@ export async function rebuildProjections(
     };
     opts.onProgress?.(0, total);
 
-    // Phase 1: bulk replay, one short transaction per page; the next page is read (on
-    // another connection) while this one is applied.
-    let after = LOG_START;
-    const read = (from: Checkpoint) => {
-      const page = readEvents(handle.db, from, { types, gapFree: true, limit: batchSize });
-      page.catch(() => {}); // awaited below, or abandoned when applying fails
-      return page;
-    };
-    for (let next = read(after); ; ) {
+    // Phase 1: bulk replay, one short transaction per page. The next page is read (on
+    // another connection) once this page's first statement is under way, so that Node
+    // decodes it while PostgreSQL works rather than before this page's first statement.
+    for (;;) {
       const page = await next;
       if (page.length === 0) break;
       after = checkpointOf(page.at(-1)!);
-      if (page.length === batchSize) next = read(after);
       await inShadow(handle.db, async (trx) => {
-        for (const projector of projectors) await applyEvents(projector, page, trx);
+        for (const [i, projector] of projectors.entries()) {
+          const applying = applyEvents(projector, page, trx);
+          if (i === 0 && page.length === batchSize) next = read(after);
+          await applying;
+        }
       });
       progress(page.length);
       if (page.length < batchSize) break;
@@ -279,6 +288,24 @@ async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
   return row ? { transactionId: row.transaction_id, globalPosition: String(row.global_position) } : LOG_START;
 }
 
+type EventRow = Selectable<EventsTable>;
+
+/** The columns toStoredEvent reads: the feed index columns would only be decoded and dropped. */
+const STORED_EVENT_COLUMNS = [
+  'global_position',
+  'transaction_id',
+  'stream_id',
+  'stream_version',
+  'event_id',
+  'event_type',
+  'schema_version',
+  'data',
+  'metadata',
+  'actor_id',
+  'occurred_at',
+  'hash',
+] as const;
+
 /**
  * Events after a checkpoint in (transaction_id, global_position) order, optionally only
  * some types and only below the snapshot's xmin (the gap-free horizon).
@@ -291,17 +318,27 @@ async function readEvents(
   if (opts.types && opts.types.length === 0) return [];
   let query = db
     .selectFrom('events')
-    .selectAll()
+    .select(STORED_EVENT_COLUMNS)
     .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`);
   if (opts.types) query = query.where('event_type', 'in', opts.types);
   if (opts.gapFree) query = query.where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
-  return rows.map(toStoredEvent);
+  // toStoredEvent's parameter type names every column, but it reads only these.
+  return rows.map((row) => toStoredEvent(row as EventRow));
+}
+
+const handledSets = new WeakMap<Projector, ReadonlySet<string>>();
+
+function handledTypes(projector: Projector): ReadonlySet<string> {
+  let set = handledSets.get(projector);
+  if (!set) handledSets.set(projector, (set = new Set(projector.handles)));
+  return set;
 }
 
 /** Applies the events a projector handles, in order (its batch fast path when it has one). */
 export async function applyEvents(projector: Projector, events: readonly StoredEvent[], trx: Db): Promise<void> {
-  const handled = events.filter((e) => projector.handles.includes(e.type));
+  const handles = handledTypes(projector);
+  const handled = events.filter((e) => handles.has(e.type));
   if (handled.length === 0) return;
   if (projector.applyBatch) return projector.applyBatch(handled, trx);
   for (const event of handled) await projector.apply(event, trx);
