@@ -1,6 +1,9 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/database.js';
+import { toStoredEvent } from '../../src/eventstore/store.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
-import { expectReplayEquivalence } from '../support/replay.js';
+import { expectReplayEquivalence, snapshotTables } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -8,6 +11,19 @@ beforeAll(async () => {
   api = await startTestServer();
 });
 afterAll(() => api.close());
+
+/** The rows `run` leaves in empty copies of `tables` (schema batch_check, dropped afterwards). */
+async function rowsLeftBy(db: Db, tables: readonly string[], run: (trx: Db) => Promise<void>) {
+  return db.transaction().execute(async (trx) => {
+    await sql.raw('create schema batch_check').execute(trx);
+    for (const table of tables) await sql.raw(`create table batch_check.${table} (like public.${table} including all)`).execute(trx);
+    await sql`select set_config('search_path', 'batch_check, public', true)`.execute(trx);
+    await run(trx);
+    const rows = await snapshotTables(trx, tables, 'batch_check');
+    await sql.raw('drop schema batch_check cascade').execute(trx);
+    return rows;
+  });
+}
 
 /** Every status of a scenario step must be a success: the log must hold what the API did. */
 const ok = <R extends { status: number; text: string }>(res: R): R => {
@@ -56,5 +72,32 @@ describe('replay equivalence of the real projections', () => {
     const fetched = ok(await api.get(`/projects/${project.id}`)).body;
     expect(fetched.path_with_namespace).toBe('parent/kid/tool');
     expect(fetched.archived).toBe(true);
+  });
+
+  it("the batch paths leave apply's rows however the log is cut into batches, also over rows already there", async () => {
+    const db = api.handle.db;
+    const log = (await db.selectFrom('events').selectAll().orderBy('transaction_id').orderBy('global_position').execute()).map(toStoredEvent);
+    const batched = PROJECTORS.filter((p) => p.applyBatch);
+    expect(batched.map((p) => p.name)).toEqual(['users', 'namespaces']);
+    for (const projector of batched) {
+      const events = log.filter((e) => projector.handles.includes(e.type));
+      const expected = await rowsLeftBy(db, projector.tables, async (trx) => {
+        for (const event of events) await projector.apply(event, trx);
+      });
+      // Batches of one page each (creations and updates of a user together: folded), or
+      // cut between a user's events (updates of rows created by an earlier batch: merged).
+      for (const size of [events.length, 7, 3, 1]) {
+        const rows = await rowsLeftBy(db, projector.tables, async (trx) => {
+          for (let i = 0; i < events.length; i += size) await projector.applyBatch!(events.slice(i, i + size), trx);
+        });
+        expect(rows, `${projector.name}, batches of ${size}`).toEqual(expected);
+      }
+      // The creations already applied (a replayed batch): the rest still lands as apply leaves it.
+      const replayed = await rowsLeftBy(db, projector.tables, async (trx) => {
+        for (const event of events) if (event.type === 'UserCreated') await projector.apply(event, trx);
+        await projector.applyBatch!(events, trx);
+      });
+      expect(replayed, `${projector.name}, creations applied before`).toEqual(expected);
+    }
   });
 });

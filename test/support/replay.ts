@@ -5,14 +5,14 @@ import type { Projector } from '../../src/projections/projector.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
 
 /** Every row of each table, sorted by all its columns (as text, so any column type sorts). */
-export async function snapshotTables(db: Db, tables: readonly string[]): Promise<Record<string, unknown[]>> {
+export async function snapshotTables(db: Db, tables: readonly string[], schema = 'public'): Promise<Record<string, unknown[]>> {
   const snapshot: Record<string, unknown[]> = {};
   for (const table of [...tables].sort()) {
     const { rows: columns } = await sql<{ name: string }>`
       select attname as name from pg_attribute
-       where attrelid = ${`public.${quote(table)}`}::regclass and attnum > 0 and not attisdropped order by attnum`.execute(db);
+       where attrelid = ${`${quote(schema)}.${quote(table)}`}::regclass and attnum > 0 and not attisdropped order by attnum`.execute(db);
     const orderBy = sql.join(columns.map((c) => sql`${sql.ref(c.name)}::text`));
-    const { rows } = await sql`select * from ${sql.table(`public.${table}`)} order by ${orderBy}`.execute(db);
+    const { rows } = await sql`select * from ${sql.table(`${schema}.${table}`)} order by ${orderBy}`.execute(db);
     snapshot[table] = rows;
   }
   return snapshot;
