@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { EventStoreTables } from './eventstore/tables.js';
 import type { ReadTables } from './projections/tables.js';
 import { PGliteDialect } from './eventstore/pglite-dialect.js';
-import { StatementNames, useFastRowTemplates } from './pg-client.js';
+import { StatementNames, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
 
 /** Every table forgelog queries: the event store's own and the projections' read tables. */
 export interface Database extends EventStoreTables, ReadTables {}
@@ -30,6 +30,7 @@ pg.types.setTypeParser(INT8, asString);
 pg.types.setTypeParser(DATE, asString);
 pg.types.setTypeParser(XID8 as 20, asString); // xid8 is not in pg-types' list of ids
 useFastRowTemplates();
+useFastTimestamps();
 
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir?: string; poolSize?: number }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {

@@ -2,7 +2,8 @@ import pg from 'pg';
 
 /**
  * How forgelog drives node-postgres, tuned by `npm run bench`: repeated statements by name,
- * and rows built from a template V8 can copy quickly.
+ * rows built from a template V8 can copy quickly, and UTC timestamps parsed by V8's own
+ * ISO 8601 parser.
  */
 
 /**
@@ -131,4 +132,21 @@ interface ResultInternals {
   _types: { getTypeParser(oid: number, format: 'text'): unknown } | undefined;
   _prebuiltEmptyResultObject: Record<string, null> | null;
   addFields(fields: FieldDescription[]): void;
+}
+
+const TIMESTAMPTZ = 1184;
+/** PostgreSQL's output for a timestamptz in a UTC session: '2026-11-23 14:11:45.401123+00'. */
+const UTC_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?\+00$/;
+
+/**
+ * timestamptz values of a UTC session go through `new Date(ISO 8601)`: a third of the cost
+ * of pg's general parser (postgres-date), which keeps every other form (other zones, BC,
+ * infinity). Both drop the microseconds a Date cannot hold.
+ */
+export function useFastTimestamps(): void {
+  const general = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (value: string) => Date;
+  if (general.name === 'parseUtcTimestamp') return;
+  pg.types.setTypeParser(TIMESTAMPTZ, 'text', function parseUtcTimestamp(value: string) {
+    return UTC_TIMESTAMP.test(value) ? new Date(`${value.slice(0, 10)}T${value.slice(11, -3)}Z`) : general(value);
+  });
 }

@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database.js';
-import { StatementNames, isStalePreparedPlan, useFastRowTemplates } from '../../src/pg-client.js';
+import fc from 'fast-check';
+import { StatementNames, isStalePreparedPlan, useFastRowTemplates, useFastTimestamps } from '../../src/pg-client.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
 
 type ResultLike = { addFields(fields: object[]): void; parseRow(values: (string | null)[]): Record<string, unknown> };
@@ -27,6 +28,30 @@ describe('row templates', () => {
     const oddRow = odd.parseRow(['x']);
     expect(Object.getOwnPropertyDescriptor(oddRow, '__proto__')?.value).toBe('x');
     expect(Object.getPrototypeOf(oddRow)).toBe(Object.prototype);
+  });
+});
+
+describe('timestamps', () => {
+  it("parse to the millisecond in UTC, and keep pg's parser for every other form", () => {
+    useFastTimestamps();
+    const parse = pg.types.getTypeParser(1184, 'text') as (value: string) => Date | number;
+    const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+    fc.assert(
+      fc.property(
+        fc.record({ ms: fc.integer({ min: Date.UTC(1000, 0, 1), max: Date.UTC(9999, 11, 31, 23, 59, 59) }), micros: fc.integer({ min: 0, max: 999_999 }), digits: fc.integer({ min: 0, max: 6 }) }),
+        ({ ms, micros, digits }) => {
+          const d = new Date(Math.floor(ms / 1000) * 1000);
+          const fraction = pad(micros, 6).slice(0, digits);
+          const value = `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}${digits ? `.${fraction}` : ''}+00`;
+          const millis = digits ? Math.floor(Number(`0.${fraction}`) * 1000 + 1e-9) : 0;
+          expect((parse(value) as Date).getTime()).toBe(d.getTime() + millis);
+        },
+      ),
+    );
+    expect((parse('2026-11-23 16:11:45.5+02') as Date).toISOString()).toBe('2026-11-23T14:11:45.500Z');
+    expect((parse('2026-11-23 14:11:45+05:30') as Date).toISOString()).toBe('2026-11-23T08:41:45.000Z');
+    expect((parse('0044-03-15 12:00:00+00 BC') as Date).toISOString()).toBe('-000043-03-15T12:00:00.000Z');
+    expect(parse('infinity')).toBe(Infinity);
   });
 });
 
