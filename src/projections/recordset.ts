@@ -19,11 +19,13 @@ export function recordset(type: string, rows: readonly Record<string, unknown>[]
       if (rows.every((row) => row[key] === value)) shared.set(key, value);
     }
   }
-  let row: unknown;
-  const json = JSON.stringify(rows, function (this: unknown, key: string, value: unknown) {
-    if (this === rows) row = value;
-    else if (this === row && (value === null || shared.has(key))) return undefined;
-    return value;
+  const compact = rows.map((row) => {
+    const values: Record<string, unknown> = {};
+    for (const key in row) {
+      const value = row[key];
+      if (value !== null && !shared.has(key)) values[key] = value;
+    }
+    return values;
   });
-  return sql`json_populate_recordset(json_populate_record(null::${sql.id(type)}, ${JSON.stringify(Object.fromEntries(shared))}::json), ${json}::json)`;
+  return sql`json_populate_recordset(json_populate_record(null::${sql.id(type)}, ${JSON.stringify(Object.fromEntries(shared))}::json), ${JSON.stringify(compact)}::json)`;
 }
