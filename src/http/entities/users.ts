@@ -28,17 +28,25 @@ export interface UserViewOptions {
 /** Entities::CustomAttribute */
 export const toCustomAttribute = (row: Pick<CustomAttributeRow, 'key' | 'value'>) => ({ key: row.key, value: row.value });
 
+// The views nest like GitLab's entity classes (UserBasic < User < UserPublic < UserWithAdmin).
+// Each level writes its fields into one object: building each level as a literal and
+// spreading it into the next cost 10–25 µs per user, the most expensive part of a GET.
+type Fields = Record<string, unknown>;
+
 /** Entities::UserBasic — also the user reference embedded as author, assignee, … */
-export function toUserBasic(row: UserRow, config: Config, options: UserViewOptions = {}) {
-  return {
-    id: row.id,
-    name: row.name,
-    username: row.username,
-    state: row.state,
-    avatar_url: avatarUrl(row),
-    ...(options.customAttributes ? { custom_attributes: options.customAttributes.map(toCustomAttribute) } : {}),
-    web_url: userWebUrl(config, row.username),
-  };
+export function toUserBasic(row: UserRow, config: Config, options: UserViewOptions = {}): Fields {
+  return putBasic({}, row, config, options);
+}
+
+function putBasic(out: Fields, row: UserRow, config: Config, options: UserViewOptions): Fields {
+  out.id = row.id;
+  out.name = row.name;
+  out.username = row.username;
+  out.state = row.state;
+  out.avatar_url = avatarUrl(row);
+  if (options.customAttributes) out.custom_attributes = options.customAttributes.map(toCustomAttribute);
+  out.web_url = userWebUrl(config, row.username);
+  return out;
 }
 
 /**
@@ -51,67 +59,71 @@ function canReadProfile(row: UserRow, viewer: UserViewOptions['viewer']): boolea
 }
 
 /** Entities::User — the single-user view for non-admins. */
-export function toUser(row: UserRow, config: Config, options: UserViewOptions = {}) {
-  return {
-    ...toUserBasic(row, config, options),
-    ...(canReadProfile(row, options.viewer) ? { created_at: iso(row.created_at) } : {}),
-    bio: row.bio,
-    location: row.location,
-    public_email: row.public_email,
-    skype: row.skype,
-    linkedin: row.linkedin,
-    twitter: row.twitter,
-    website_url: row.website_url,
-    organization: row.organization,
-  };
+export function toUser(row: UserRow, config: Config, options: UserViewOptions = {}): Fields {
+  return putUser({}, row, config, options);
+}
+
+function putUser(out: Fields, row: UserRow, config: Config, options: UserViewOptions): Fields {
+  putBasic(out, row, config, options);
+  if (canReadProfile(row, options.viewer)) out.created_at = iso(row.created_at);
+  out.bio = row.bio;
+  out.location = row.location;
+  out.public_email = row.public_email;
+  out.skype = row.skype;
+  out.linkedin = row.linkedin;
+  out.twitter = row.twitter;
+  out.website_url = row.website_url;
+  out.organization = row.organization;
+  return out;
 }
 
 /** The fields Entities::UserPublic adds to Entities::User (the current user's own view). */
-function publicFields(row: UserRow, config: Config, options: UserViewOptions) {
-  return {
-    ...toUser(row, config, options),
-    last_sign_in_at: iso(row.last_sign_in_at),
-    confirmed_at: iso(row.confirmed_at),
-    last_activity_on: row.last_activity_on,
-    email: row.email,
-    theme_id: row.theme_id,
-    color_scheme_id: row.color_scheme_id,
-    projects_limit: row.projects_limit,
-    current_sign_in_at: iso(row.current_sign_in_at),
-    identities: row.identities.map((identity) => ({ provider: identity.provider, extern_uid: identity.extern_uid })),
-    can_create_group: row.can_create_group,
-    can_create_project: row.projects_limit > 0,
-    two_factor_enabled: row.two_factor_enabled,
-    external: row.external,
-    private_profile: row.private_profile,
-  };
+function putPublic(out: Fields, row: UserRow, config: Config, options: UserViewOptions): Fields {
+  putUser(out, row, config, options);
+  out.last_sign_in_at = iso(row.last_sign_in_at);
+  out.confirmed_at = iso(row.confirmed_at);
+  out.last_activity_on = row.last_activity_on;
+  out.email = row.email;
+  out.theme_id = row.theme_id;
+  out.color_scheme_id = row.color_scheme_id;
+  out.projects_limit = row.projects_limit;
+  out.current_sign_in_at = iso(row.current_sign_in_at);
+  out.identities = row.identities.map((identity) => ({ provider: identity.provider, extern_uid: identity.extern_uid }));
+  out.can_create_group = row.can_create_group;
+  out.can_create_project = row.projects_limit > 0;
+  out.two_factor_enabled = row.two_factor_enabled;
+  out.external = row.external;
+  out.private_profile = row.private_profile;
+  return out;
 }
 
 const paidTier = (config: Config) => config.plan !== 'free';
 
 /** EE (paid tiers): the pipeline minutes limits, prepended to UserPublic and its descendants. */
-function minutesLimits(row: UserRow, config: Config) {
-  return paidTier(config)
-    ? { shared_runners_minutes_limit: row.shared_runners_minutes_limit, extra_shared_runners_minutes_limit: row.extra_shared_runners_minutes_limit }
-    : {};
+function putMinutesLimits(out: Fields, row: UserRow, config: Config): Fields {
+  if (paidTier(config)) {
+    out.shared_runners_minutes_limit = row.shared_runners_minutes_limit;
+    out.extra_shared_runners_minutes_limit = row.extra_shared_runners_minutes_limit;
+  }
+  return out;
 }
 
 /** Entities::UserPublic — the current user's own view (GET /user for non-admins). */
-export function toUserPublic(row: UserRow, config: Config, options: UserViewOptions = {}) {
-  return { ...publicFields(row, config, { ...options, viewer: options.viewer ?? row }), ...minutesLimits(row, config) };
+export function toUserPublic(row: UserRow, config: Config, options: UserViewOptions = {}): Fields {
+  const out = putPublic({}, row, config, { ...options, viewer: options.viewer ?? row });
+  return putMinutesLimits(out, row, config);
 }
 
 /**
  * Entities::UserWithAdmin — what administrators see. EE prepends the minutes limits to every
  * descendant of UserPublic, so here they follow is_admin; then EE's admin note.
  */
-export function toUserWithAdmin(row: UserRow, config: Config, options: UserViewOptions = {}) {
-  return {
-    ...publicFields(row, config, { ...options, viewer: options.viewer ?? { id: row.id, is_admin: true } }),
-    is_admin: row.is_admin,
-    ...minutesLimits(row, config),
-    ...(paidTier(config) ? { note: row.note } : {}),
-  };
+export function toUserWithAdmin(row: UserRow, config: Config, options: UserViewOptions = {}): Fields {
+  const out = putPublic({}, row, config, { ...options, viewer: options.viewer ?? { id: row.id, is_admin: true } });
+  out.is_admin = row.is_admin;
+  putMinutesLimits(out, row, config);
+  if (paidTier(config)) out.note = row.note;
+  return out;
 }
 
 /**
