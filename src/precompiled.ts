@@ -13,7 +13,7 @@ import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
  * clauses) do not belong in a precompiled query.
  */
 const SLOT = Symbol('slot');
-const MAX_SLOTS = 16;
+const MAX_SLOTS = 64;
 export type Slot<T> = T & { readonly [SLOT]: number };
 type Slots<A extends unknown[]> = { [K in keyof A]: Slot<A[K]> };
 

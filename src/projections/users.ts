@@ -139,6 +139,31 @@ function rowChanges(event: Stored): Record<string, unknown> | undefined {
 const jsonColumn = (values: Record<string, unknown>) =>
   'identities' in values ? { ...values, identities: JSON.stringify(values.identities) } : values;
 
+/** The guarded row update of one set of columns, compiled once per set (a status change runs on every PUT /user/status). */
+const rowUpdates = new Map<string, ReturnType<typeof compileRowUpdate>>();
+function rowUpdate(columns: readonly string[]) {
+  const key = columns.join(',');
+  let update = rowUpdates.get(key);
+  if (!update) {
+    update = compileRowUpdate(columns);
+    // Profile edits come in many combinations; past this many the rare ones are not kept.
+    if (rowUpdates.size < 256) rowUpdates.set(key, update);
+  }
+  return update;
+}
+
+function compileRowUpdate(columns: readonly string[]) {
+  return precompiled((db: Db, ...values: Slot<unknown>[]) => {
+    const n = columns.length;
+    const set = Object.fromEntries(columns.map((column, i) => [column, values[i]]));
+    return db
+      .updateTable('users')
+      .set({ ...set, updated_at: values[n] as Slot<string>, stream_version: values[n + 1] as Slot<number> })
+      .where('id', '=', values[n + 2] as Slot<number>)
+      .where('stream_version', '<', values[n + 1] as Slot<number>);
+  });
+}
+
 export const usersProjector: Projector = {
   name: 'users',
   version: 1,
@@ -153,12 +178,9 @@ export const usersProjector: Projector = {
     const changes = rowChanges(event);
     if (changes) {
       // Every row change is guarded by the stream version, so a replayed event changes nothing.
-      await trx
-        .updateTable('users')
-        .set({ ...jsonColumn(changes), updated_at: at, stream_version: v })
-        .where('id', '=', event.data.id)
-        .where('stream_version', '<', v)
-        .execute();
+      const values = jsonColumn(changes);
+      const columns = Object.keys(values);
+      await rowUpdate(columns).execute(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
       return;
     }
     switch (event.type) {
