@@ -32,6 +32,17 @@ pg.types.setTypeParser(XID8 as 20, asString); // xid8 is not in pg-types' list o
 useFastRowTemplates();
 useFastTimestamps();
 
+/**
+ * FORGELOG_PREPARED_STATEMENTS=off sends every statement unnamed, for a connection pooler
+ * that hands one client's statements to several server connections (PgBouncer in
+ * transaction mode before 1.21), where a named statement would not be found.
+ */
+function preparedStatements(): boolean {
+  const value = process.env.FORGELOG_PREPARED_STATEMENTS ?? 'on';
+  if (value !== 'on' && value !== 'off') throw new Error(`FORGELOG_PREPARED_STATEMENTS must be on or off, got ${value}`);
+  return value === 'on';
+}
+
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir?: string; poolSize?: number }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -45,7 +56,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       options: '-c idle_in_transaction_session_timeout=60000 -c jit=off',
     });
     pool.on('error', () => {});
-    new StatementNames().attach(pool);
+    if (preparedStatements()) new StatementNames().attach(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: 'postgres', pool, close: () => db.destroy() };
   }

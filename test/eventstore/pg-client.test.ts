@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/database.js';
 import fc from 'fast-check';
 import { StatementNames, isStalePreparedPlan, useFastRowTemplates, useFastTimestamps } from '../../src/pg-client.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
@@ -103,5 +103,21 @@ describe.runIf(onPostgres)('named statements on PostgreSQL', () => {
     expect(isStalePreparedPlan(failure)).toBe(true);
     // … and the retry works.
     expect(await handle.db.transaction().execute((trx) => probe(trx))).toEqual([{ id: 1, label: 'one', extra: 42 }]);
+  });
+
+  it('are not used with FORGELOG_PREPARED_STATEMENTS=off', async () => {
+    const url = (handle.pool!.options as { connectionString: string }).connectionString;
+    process.env.FORGELOG_PREPARED_STATEMENTS = 'off';
+    const unnamed = await openDatabase({ databaseUrl: url, poolSize: 1 }).finally(() => delete process.env.FORGELOG_PREPARED_STATEMENTS);
+    try {
+      for (let i = 0; i < 3; i++) expect(await probe(unnamed.db)).toHaveLength(1);
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_prepared_statements`.execute(unnamed.db);
+      expect(rows[0]!.n).toBe(0);
+    } finally {
+      await unnamed.close();
+    }
+    process.env.FORGELOG_PREPARED_STATEMENTS = 'sometimes';
+    await expect(openDatabase({ databaseUrl: url })).rejects.toThrow('FORGELOG_PREPARED_STATEMENTS must be on or off');
+    delete process.env.FORGELOG_PREPARED_STATEMENTS;
   });
 });
