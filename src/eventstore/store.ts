@@ -7,9 +7,24 @@ import type { EventsTable } from './tables.js';
 import type { Checkpoint, EventMetadata, NewEvent, StoredEvent } from './types.js';
 import { upcast } from './upcasters.js';
 
-type EventRow = Selectable<EventsTable>;
+/** The columns a StoredEvent is made of (the feed index columns are not among them). */
+export const STORED_EVENT_COLUMNS = [
+  'global_position',
+  'transaction_id',
+  'stream_id',
+  'stream_version',
+  'event_id',
+  'event_type',
+  'schema_version',
+  'data',
+  'metadata',
+  'actor_id',
+  'occurred_at',
+  'hash',
+] as const;
+type StoredEventRow = Pick<Selectable<EventsTable>, (typeof STORED_EVENT_COLUMNS)[number]>;
 
-export function toStoredEvent(row: EventRow): StoredEvent {
+export function toStoredEvent(row: StoredEventRow): StoredEvent {
   const current = upcast(row.event_type, row.schema_version, row.data);
   return {
     globalPosition: row.global_position,
@@ -28,7 +43,7 @@ export function toStoredEvent(row: EventRow): StoredEvent {
 }
 
 const streamEvents = precompiled((db: Kysely<Database>, streamId: Slot<string>, afterVersion: Slot<number>) =>
-  db.selectFrom('events').selectAll().where('stream_id', '=', streamId).where('stream_version', '>', afterVersion).orderBy('stream_version'),
+  db.selectFrom('events').select(STORED_EVENT_COLUMNS).where('stream_id', '=', streamId).where('stream_version', '>', afterVersion).orderBy('stream_version'),
 );
 
 /** The events of one stream in version order (those after `afterVersion`, when given). */
@@ -128,7 +143,7 @@ export async function appendToStream(trx: Kysely<Database>, input: AppendInput):
 export async function readAllAfter(db: Kysely<Database>, after: Checkpoint, limit: number): Promise<StoredEvent[]> {
   const rows = await db
     .selectFrom('events')
-    .selectAll()
+    .select(STORED_EVENT_COLUMNS)
     .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`)
     .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
     .orderBy('transaction_id')

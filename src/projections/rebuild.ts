@@ -1,8 +1,7 @@
-import { sql, type Selectable } from 'kysely';
+import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db, DatabaseHandle } from '../database.js';
-import { toStoredEvent } from '../eventstore/store.js';
-import type { EventsTable } from '../eventstore/tables.js';
+import { STORED_EVENT_COLUMNS, toStoredEvent } from '../eventstore/store.js';
 import { LOG_START, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 
@@ -288,24 +287,6 @@ async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
   return row ? { transactionId: row.transaction_id, globalPosition: String(row.global_position) } : LOG_START;
 }
 
-type EventRow = Selectable<EventsTable>;
-
-/** The columns toStoredEvent reads: the feed index columns would only be decoded and dropped. */
-const STORED_EVENT_COLUMNS = [
-  'global_position',
-  'transaction_id',
-  'stream_id',
-  'stream_version',
-  'event_id',
-  'event_type',
-  'schema_version',
-  'data',
-  'metadata',
-  'actor_id',
-  'occurred_at',
-  'hash',
-] as const;
-
 /**
  * Events after a checkpoint in (transaction_id, global_position) order, optionally only
  * some types and only below the snapshot's xmin (the gap-free horizon).
@@ -323,8 +304,7 @@ async function readEvents(
   if (opts.types) query = query.where('event_type', 'in', opts.types);
   if (opts.gapFree) query = query.where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
-  // toStoredEvent's parameter type names every column, but it reads only these.
-  return rows.map((row) => toStoredEvent(row as EventRow));
+  return rows.map(toStoredEvent);
 }
 
 const handledSets = new WeakMap<Projector, ReadonlySet<string>>();
