@@ -103,36 +103,44 @@ export function toNamespaceBasic(config: Config, namespace: NamespaceRow | undef
   };
 }
 
+// Each view writes its fields into one object, in GitLab's order. A literal of ~70 fields
+// with conditional spreads drops V8 into dictionary mode: ~300 µs per project, most of a
+// page of 20.
+type Fields = Record<string, unknown>;
+
 /**
  * Entities::BasicProjectDetails — `simple=true`, anonymous GET /projects, and the embedded
  * project records that need no more.
  */
-export function toSimpleProject(row: ProjectRow, ctx: ProjectEntityContext) {
+export function toSimpleProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   const { config } = ctx;
   const readme = Boolean(settingsOf(row).readme) && row.default_branch !== null;
   const webUrl = projectWebUrl(config, row.path_with_namespace);
-  return {
-    id: row.id,
-    description: row.description,
-    name: row.name,
-    name_with_namespace: row.name_with_namespace,
-    path: row.path,
-    path_with_namespace: row.path_with_namespace,
-    created_at: iso(row.created_at),
-    ...(canDownloadCode(row, ctx) ? { default_branch: row.default_branch } : {}),
-    tag_list: [...row.tag_list].sort(),
-    ssh_url_to_repo: sshUrlToRepo(config, row.path_with_namespace),
-    http_url_to_repo: `${webUrl}.git`,
-    web_url: webUrl,
-    readme_url: readme ? `${webUrl}/blob/${row.default_branch}/README.md` : null,
-    ...(ctx.license ? { license_url: null, license: null } : {}),
-    avatar_url: row.avatar_url,
-    star_count: row.star_count,
-    forks_count: row.forks_count,
-    last_activity_at: iso(row.last_activity_at),
-    namespace: toNamespaceBasic(config, ctx.namespace, ctx.owner, row),
-    ...(ctx.customAttributes ? { custom_attributes: ctx.customAttributes.map(({ key, value }) => ({ key, value })) } : {}),
-  };
+  const out: Fields = {};
+  out.id = row.id;
+  out.description = row.description;
+  out.name = row.name;
+  out.name_with_namespace = row.name_with_namespace;
+  out.path = row.path;
+  out.path_with_namespace = row.path_with_namespace;
+  out.created_at = iso(row.created_at);
+  if (canDownloadCode(row, ctx)) out.default_branch = row.default_branch;
+  out.tag_list = [...row.tag_list].sort();
+  out.ssh_url_to_repo = sshUrlToRepo(config, row.path_with_namespace);
+  out.http_url_to_repo = `${webUrl}.git`;
+  out.web_url = webUrl;
+  out.readme_url = readme ? `${webUrl}/blob/${row.default_branch}/README.md` : null;
+  if (ctx.license) {
+    out.license_url = null;
+    out.license = null;
+  }
+  out.avatar_url = row.avatar_url;
+  out.star_count = row.star_count;
+  out.forks_count = row.forks_count;
+  out.last_activity_at = iso(row.last_activity_at);
+  out.namespace = toNamespaceBasic(config, ctx.namespace, ctx.owner, row);
+  if (ctx.customAttributes) out.custom_attributes = ctx.customAttributes.map(({ key, value }) => ({ key, value }));
+  return out;
 }
 
 const memberAccess = (accessLevel: number | null) => (accessLevel === null ? null : { access_level: accessLevel, notification_level: 3 });
@@ -141,7 +149,7 @@ const memberAccess = (accessLevel: number | null) => (accessLevel === null ? nul
  * Entities::Project (GitLab 12.10) — and Entities::ProjectWithAccess when `ctx.permissions`
  * is given. EE's fields follow, on the tiers that license them.
  */
-export function toProject(row: ProjectRow, ctx: ProjectEntityContext) {
+export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   const { config } = ctx;
   const s = settingsOf(row);
   const api = `${config.externalUrl}/api/v4/projects/${row.id}`;
@@ -149,95 +157,91 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext) {
   const mergeRequests = featureAvailable(row, 'merge_requests', ctx);
   const personal = ctx.namespace?.kind === 'user';
   const canAdmin = ctx.canAdmin ?? false;
-  return {
-    ...toSimpleProject(row, ctx),
-    _links: {
-      self: api,
-      ...(issues ? { issues: `${api}/issues` } : {}),
-      ...(mergeRequests ? { merge_requests: `${api}/merge_requests` } : {}),
-      repo_branches: `${api}/repository/branches`,
-      labels: `${api}/labels`,
-      events: `${api}/events`,
-      members: `${api}/members`,
-    },
-    empty_repo: row.default_branch === null,
-    archived: row.archived,
-    visibility: row.visibility,
-    ...(personal && ctx.owner ? { owner: toUserBasic(ctx.owner, config) } : {}),
-    resolve_outdated_diff_discussions: s.resolve_outdated_diff_discussions ?? false,
-    container_registry_enabled: row.container_registry_enabled,
-    issues_enabled: issues,
-    merge_requests_enabled: mergeRequests,
-    wiki_enabled: featureAvailable(row, 'wiki', ctx),
-    jobs_enabled: featureAvailable(row, 'builds', ctx),
-    snippets_enabled: featureAvailable(row, 'snippets', ctx),
-    can_create_merge_request_in: canCreateMergeRequestIn(row, ctx),
-    issues_access_level: level(row, 'issues'),
-    repository_access_level: level(row, 'repository'),
-    merge_requests_access_level: level(row, 'merge_requests'),
-    wiki_access_level: level(row, 'wiki'),
-    builds_access_level: level(row, 'builds'),
-    snippets_access_level: level(row, 'snippets'),
-    pages_access_level: level(row, 'pages'),
-    emails_disabled: s.emails_disabled ?? null,
-    shared_runners_enabled: row.shared_runners_enabled,
-    lfs_enabled: row.lfs_enabled,
-    creator_id: row.creator_id,
-    import_status: 'none',
-    ...(canAdmin ? { import_error: null } : {}),
-    ...(issues ? { open_issues_count: row.open_issues_count } : {}),
-    ...(canAdmin && ctx.runnersToken !== undefined ? { runners_token: ctx.runnersToken } : {}),
-    ci_default_git_depth: s.ci_default_git_depth ?? 50,
-    public_jobs: row.public_jobs,
-    ...(canAdmin ? { build_git_strategy: s.build_git_strategy ?? 'fetch' } : {}),
-    build_timeout: s.build_timeout ?? 3600,
-    auto_cancel_pending_pipelines: s.auto_cancel_pending_pipelines ?? 'enabled',
-    build_coverage_regex: s.build_coverage_regex ?? null,
-    ...(canDownloadCode(row, ctx) ? { ci_config_path: s.ci_config_path ?? null } : {}),
-    shared_with_groups: (ctx.sharedWithGroups ?? []).map((share) => ({
-      group_id: share.group_id,
-      group_name: share.group_name,
-      group_full_path: share.group_full_path,
-      group_access_level: share.group_access,
-      expires_at: share.expires_at,
-    })),
-    only_allow_merge_if_pipeline_succeeds: s.only_allow_merge_if_pipeline_succeeds ?? false,
-    request_access_enabled: row.request_access_enabled,
-    only_allow_merge_if_all_discussions_are_resolved: s.only_allow_merge_if_all_discussions_are_resolved ?? false,
-    remove_source_branch_after_merge: s.remove_source_branch_after_merge ?? true,
-    printing_merge_request_link_enabled: s.printing_merge_request_link_enabled ?? true,
-    merge_method: s.merge_method ?? 'merge',
-    suggestion_commit_message: s.suggestion_commit_message ?? null,
-    ...(ctx.statistics && (ctx.viewer?.isAdmin || (ctx.role ?? 0) >= ACCESS.REPORTER)
-      ? // No repositories are stored: every size is 0.
-        { statistics: { commit_count: row.default_branch === null ? 0 : 1, storage_size: 0, repository_size: 0, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0 } }
-      : {}),
-    // GitLab: unset at project level, Auto DevOps follows the instance setting (on by default).
-    auto_devops_enabled: s.auto_devops_enabled ?? true,
-    auto_devops_deploy_strategy: s.auto_devops_deploy_strategy ?? 'continuous',
-    autoclose_referenced_issues: s.autoclose_referenced_issues ?? true,
-    ...(ctx.permissions
-      ? { permissions: { project_access: memberAccess(ctx.permissions.projectAccess), group_access: memberAccess(ctx.permissions.groupAccess) } }
-      : {}),
-    ...eeFields(row, config),
-  };
+  const out = toSimpleProject(row, ctx);
+  const links: Fields = { self: api };
+  if (issues) links.issues = `${api}/issues`;
+  if (mergeRequests) links.merge_requests = `${api}/merge_requests`;
+  links.repo_branches = `${api}/repository/branches`;
+  links.labels = `${api}/labels`;
+  links.events = `${api}/events`;
+  links.members = `${api}/members`;
+  out._links = links;
+  out.empty_repo = row.default_branch === null;
+  out.archived = row.archived;
+  out.visibility = row.visibility;
+  if (personal && ctx.owner) out.owner = toUserBasic(ctx.owner, config);
+  out.resolve_outdated_diff_discussions = s.resolve_outdated_diff_discussions ?? false;
+  out.container_registry_enabled = row.container_registry_enabled;
+  out.issues_enabled = issues;
+  out.merge_requests_enabled = mergeRequests;
+  out.wiki_enabled = featureAvailable(row, 'wiki', ctx);
+  out.jobs_enabled = featureAvailable(row, 'builds', ctx);
+  out.snippets_enabled = featureAvailable(row, 'snippets', ctx);
+  out.can_create_merge_request_in = canCreateMergeRequestIn(row, ctx);
+  out.issues_access_level = level(row, 'issues');
+  out.repository_access_level = level(row, 'repository');
+  out.merge_requests_access_level = level(row, 'merge_requests');
+  out.wiki_access_level = level(row, 'wiki');
+  out.builds_access_level = level(row, 'builds');
+  out.snippets_access_level = level(row, 'snippets');
+  out.pages_access_level = level(row, 'pages');
+  out.emails_disabled = s.emails_disabled ?? null;
+  out.shared_runners_enabled = row.shared_runners_enabled;
+  out.lfs_enabled = row.lfs_enabled;
+  out.creator_id = row.creator_id;
+  out.import_status = 'none';
+  if (canAdmin) out.import_error = null;
+  if (issues) out.open_issues_count = row.open_issues_count;
+  if (canAdmin && ctx.runnersToken !== undefined) out.runners_token = ctx.runnersToken;
+  out.ci_default_git_depth = s.ci_default_git_depth ?? 50;
+  out.public_jobs = row.public_jobs;
+  if (canAdmin) out.build_git_strategy = s.build_git_strategy ?? 'fetch';
+  out.build_timeout = s.build_timeout ?? 3600;
+  out.auto_cancel_pending_pipelines = s.auto_cancel_pending_pipelines ?? 'enabled';
+  out.build_coverage_regex = s.build_coverage_regex ?? null;
+  if (canDownloadCode(row, ctx)) out.ci_config_path = s.ci_config_path ?? null;
+  out.shared_with_groups = (ctx.sharedWithGroups ?? []).map((share) => ({
+    group_id: share.group_id,
+    group_name: share.group_name,
+    group_full_path: share.group_full_path,
+    group_access_level: share.group_access,
+    expires_at: share.expires_at,
+  }));
+  out.only_allow_merge_if_pipeline_succeeds = s.only_allow_merge_if_pipeline_succeeds ?? false;
+  out.request_access_enabled = row.request_access_enabled;
+  out.only_allow_merge_if_all_discussions_are_resolved = s.only_allow_merge_if_all_discussions_are_resolved ?? false;
+  out.remove_source_branch_after_merge = s.remove_source_branch_after_merge ?? true;
+  out.printing_merge_request_link_enabled = s.printing_merge_request_link_enabled ?? true;
+  out.merge_method = s.merge_method ?? 'merge';
+  out.suggestion_commit_message = s.suggestion_commit_message ?? null;
+  if (ctx.statistics && (ctx.viewer?.isAdmin || (ctx.role ?? 0) >= ACCESS.REPORTER)) {
+    // No repositories are stored: every size is 0.
+    out.statistics = { commit_count: row.default_branch === null ? 0 : 1, storage_size: 0, repository_size: 0, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0 };
+  }
+  // GitLab: unset at project level, Auto DevOps follows the instance setting (on by default).
+  out.auto_devops_enabled = s.auto_devops_enabled ?? true;
+  out.auto_devops_deploy_strategy = s.auto_devops_deploy_strategy ?? 'continuous';
+  out.autoclose_referenced_issues = s.autoclose_referenced_issues ?? true;
+  if (ctx.permissions) {
+    out.permissions = { project_access: memberAccess(ctx.permissions.projectAccess), group_access: memberAccess(ctx.permissions.groupAccess) };
+  }
+  putEeFields(out, s, config);
+  return out;
 }
 
 /** EE::API::Entities::Project (12.10), by the tier that licenses each feature. */
-function eeFields(row: ProjectRow, config: Config) {
-  const s = settingsOf(row);
-  return {
-    ...(paid(config, 'starter') ? { approvals_before_merge: s.approvals_before_merge ?? 0, mirror: s.mirror ?? false } : {}),
-    ...(paid(config, 'premium')
-      ? {
-          external_authorization_classification_label: s.external_authorization_classification_label ?? null,
-          packages_enabled: s.packages_enabled ?? true,
-          service_desk_enabled: s.service_desk_enabled ?? false,
-          service_desk_address: null,
-          marked_for_deletion_at: null,
-        }
-      : {}),
-  };
+function putEeFields(out: Fields, s: ReturnType<typeof settingsOf>, config: Config) {
+  if (paid(config, 'starter')) {
+    out.approvals_before_merge = s.approvals_before_merge ?? 0;
+    out.mirror = s.mirror ?? false;
+  }
+  if (paid(config, 'premium')) {
+    out.external_authorization_classification_label = s.external_authorization_classification_label ?? null;
+    out.packages_enabled = s.packages_enabled ?? true;
+    out.service_desk_enabled = s.service_desk_enabled ?? false;
+    out.service_desk_address = null;
+    out.marked_for_deletion_at = null;
+  }
 }
 
 // ───────────────────────────── Pages of projects ─────────────────────────────
