@@ -60,15 +60,16 @@ export function toGroup(row: NamespaceRow, config: Config, options: GroupEntityO
 
 /** Entities::GroupDetail: the single-group view (GET /groups/:id, POST, PUT). */
 export function toGroupDetail(row: NamespaceRow, config: Config, options: GroupDetailOptions) {
-  return {
-    ...toGroup(row, config, options),
-    ...(options.runnersToken !== undefined ? { runners_token: options.runnersToken } : {}),
-    projects: options.projects,
-    shared_projects: options.sharedProjects,
-    ...(atLeast(config, 'starter')
-      ? { shared_runners_minutes_limit: row.shared_runners_minutes_limit, extra_shared_runners_minutes_limit: row.extra_shared_runners_minutes_limit }
-      : {}),
-  };
+  // Added to the list view's object: spreading it into a new literal costs ~8 µs.
+  const out: Record<string, unknown> = toGroup(row, config, options);
+  if (options.runnersToken !== undefined) out.runners_token = options.runnersToken;
+  out.projects = options.projects;
+  out.shared_projects = options.sharedProjects;
+  if (atLeast(config, 'starter')) {
+    out.shared_runners_minutes_limit = row.shared_runners_minutes_limit;
+    out.extra_shared_runners_minutes_limit = row.extra_shared_runners_minutes_limit;
+  }
+  return out;
 }
 
 /** Ruby's Hash#inspect of ActiveModel errors: `{:path=>["has already been taken"]}` (GitLab's POST /groups body). */
