@@ -9,11 +9,10 @@ const userBasic = (row: UserFields, config: Config) => toUserBasic(row as UserRo
 
 /** Entities::Member (GitLab 12): the user (UserBasic, merged), access_level, expires_at. */
 export function toMember(row: MemberView, config: Config) {
-  return {
-    ...userBasic(row, config),
-    access_level: row.access_level,
-    expires_at: row.expires_at,
-  };
+  const out = userBasic(row, config);
+  out.access_level = row.access_level;
+  out.expires_at = row.expires_at;
+  return out;
 }
 
 /**
@@ -21,9 +20,8 @@ export function toMember(row: MemberView, config: Config) {
  * access request record also names created_at (when the request was made).
  */
 export function toAccessRequester(row: AccessRequestView, config: Config) {
-  return {
-    ...userBasic(row, config),
-    created_at: iso(row.requested_at),
-    requested_at: iso(row.requested_at),
-  };
+  const out = userBasic(row, config);
+  out.created_at = iso(row.requested_at);
+  out.requested_at = iso(row.requested_at);
+  return out;
 }
