@@ -75,11 +75,12 @@ export async function handleCommands(
       if (results.some((r) => r.events.length > 0)) ctx.notifier.appended();
       return results;
     } catch (error) {
-      if (error instanceof StaleCachedState) ctx.streamCache?.delete(error.decider, error.streamId);
       if (!isConcurrencyConflict(error)) throw error;
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
       if (attempt >= MAX_ATTEMPTS) throw conflict('409 Conflict: Resource lock');
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      // A stale cache or plan is retried at once; writers contending for a stream back off.
+      if (error instanceof StaleCachedState) ctx.streamCache?.delete(error.decider, error.streamId);
+      else if (!isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
 }
