@@ -415,8 +415,13 @@ export function groupListedFor(viewer: Viewer | null, filters: GroupListFilters)
  */
 function hierarchyOf(userId: number): Expression<SqlBool> {
   const groups = memberNamespaceIds(userId);
-  return sql<SqlBool>`(namespaces.traversal_ids && ${groups}
-    or namespaces.id in (
+  // One id set, computed once (a hashed subplan) and probed per row: testing
+  // `traversal_ids && <the viewer's groups>` on every row compared each row's path with
+  // every group of the viewer (27–46 ms for a member of 300 groups among 10,000); here the
+  // descendants come from the GIN index on traversal_ids.
+  return sql<SqlBool>`(namespaces.id in (
+      select d.id from namespaces d where d.traversal_ids && ${groups}
+      union
       select unnest(g.traversal_ids) from namespaces g where g.id = any(${groups})
       union
       select unnest(p.traversal_ids) from members m join projects p on p.id = m.source_id
