@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { canAdminGroup, type Viewer } from '../domain/access.js';
-import { DomainError, invalid } from '../domain/errors.js';
+import { DomainError, invalid, notFound } from '../domain/errors.js';
 import {
   GROUP_PATH_TAKEN,
   type GroupChanges,
@@ -20,6 +20,7 @@ import {
   type NamespaceRow,
   findGroupRow,
   groupSubtree,
+  lockNamespaceRow,
   mostVisibleProject,
   mostVisibleSubgroup,
   toParentGroup,
@@ -31,7 +32,7 @@ import { deleteProject } from './projects.js';
 
 type GroupSpec = CommandSpec<GroupCommand, GroupEvent, GroupState>;
 
-const spec = (groupId: number, command: GroupCommand, metadata: EventMetadata): GroupSpec => ({
+const spec = (groupId: number, command: GroupSpec['command'], metadata: EventMetadata): GroupSpec => ({
   streamId: groupStreamId(groupId),
   decider: groupDecider,
   command,
@@ -85,22 +86,35 @@ export interface CreateGroupInput {
 export async function createGroup(ctx: CommandContext, input: CreateGroupInput, metadata: EventMetadata): Promise<CommandResult<GroupState>> {
   const id = await nextId(ctx.db, 'namespaces_id_seq');
   const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, ...input.settings };
-  const command: GroupCommand = { type: 'CreateGroup', id, settings, parent: input.parent ? toParentGroup(input.parent) : null };
+  const parentId = input.parent?.id;
+  // The parent as the transaction finds it (its visibility bounds the new group's), locked
+  // against a concurrent change or removal until the commit.
+  const command = async (trx: Db): Promise<GroupCommand> => {
+    const parent = parentId === undefined ? undefined : await lockNamespaceRow(trx, parentId, 'share');
+    if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
+    return { type: 'CreateGroup', id, settings, parent: parent ? toParentGroup(parent) : null };
+  };
   const [group] = await withPathErrors(() => handleCommands(ctx, [spec(id, command, metadata), initialMemberSpec('Namespace', id, input.creatorId, 50, metadata)]));
   return group as CommandResult<GroupState>;
 }
 
 /** Applies changed settings (owner or admin, checked by the caller). */
 export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata) {
-  const parentRow = group.parent_id === null ? undefined : await findGroupRow(ctx.db, group.parent_id);
-  const command: GroupCommand = {
-    type: 'UpdateGroup',
-    changes,
-    parent: parentRow ? toParentGroup(parentRow) : null,
-    childGroupVisibility: changes.visibility === undefined ? null : await mostVisibleSubgroup(ctx.db, group.id),
-    projectVisibility: changes.visibility === undefined ? null : await mostVisibleProject(ctx.db, group.id),
-    mayUnlockShareWithGroupLock: changes.share_with_group_lock === false ? await mayChangeShareLock(ctx.db, viewer, parentRow) : true,
-    currentShareWithGroupLock: group.share_with_group_lock,
+  // Read in the write transaction: the group's row first (locked for update when its
+  // visibility changes, so a subgroup or project being created under it — which locks it to
+  // read its visibility — is either committed and counted here, or waits), then the parent.
+  const command = async (trx: Db): Promise<GroupCommand> => {
+    const current = (await lockNamespaceRow(trx, group.id, changes.visibility === undefined ? 'share' : 'update')) ?? group;
+    const parentRow = current.parent_id === null ? undefined : await lockNamespaceRow(trx, current.parent_id, 'share');
+    return {
+      type: 'UpdateGroup',
+      changes,
+      parent: parentRow ? toParentGroup(parentRow) : null,
+      childGroupVisibility: changes.visibility === undefined ? null : await mostVisibleSubgroup(trx, group.id),
+      projectVisibility: changes.visibility === undefined ? null : await mostVisibleProject(trx, group.id),
+      mayUnlockShareWithGroupLock: changes.share_with_group_lock === false ? await mayChangeShareLock(trx, viewer, parentRow) : true,
+      currentShareWithGroupLock: current.share_with_group_lock,
+    };
   };
   return withPathErrors(() => handleCommand(ctx, spec(group.id, command, metadata)));
 }

@@ -22,7 +22,12 @@ export interface CommandContext {
 export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly streamId: string;
   readonly decider: Decider<C, E, S>;
-  readonly command: C;
+  /**
+   * The command, or what builds it inside the write transaction: facts from other
+   * aggregates' rows that must not change before the commit (a parent group's visibility)
+   * are read there, under a row lock that concurrent writers of those rows wait for.
+   */
+  readonly command: C | ((trx: Db) => Promise<C>);
   readonly metadata: EventMetadata;
   /** Uniqueness claims the event takes or gives back, given the state before it. */
   readonly claims?: (event: E, before: S) => ClaimChanges;
@@ -106,9 +111,10 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
     if (unread && (await streamMovedPast(trx, spec.streamId, version))) throw new StaleCachedState(decider, spec.streamId);
   };
 
+  const command = typeof spec.command === 'function' ? await (spec.command as (trx: Db) => Promise<C>)(trx) : spec.command;
   let decided: readonly E[];
   try {
-    decided = decider.decide(spec.command, state);
+    decided = decider.decide(command, state);
     if (decided.length === 0) {
       await confirm();
       return { result: { state, version, events: [] }, head: { version, state, hash: headHash } };

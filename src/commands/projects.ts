@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
-import { DomainError, invalid } from '../domain/errors.js';
+import { DomainError, invalid, notFound } from '../domain/errors.js';
 import {
   PROJECT_NAME_TAKEN,
   PROJECT_PATH_TAKEN,
@@ -19,7 +19,7 @@ import {
 } from '../domain/projects.js';
 import { readStream } from '../eventstore/store.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
-import type { NamespaceRow } from '../projections/namespaces.js';
+import { lockNamespaceRow, type NamespaceRow } from '../projections/namespaces.js';
 import { claimHolder, personalProjectCount, type ProjectRow } from '../projections/projects.js';
 import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';
@@ -28,7 +28,7 @@ import { initialMemberSpec } from './members.js';
 
 type ProjectSpec = CommandSpec<ProjectCommand, ProjectEvent, ProjectState>;
 
-const spec = (projectId: number, command: ProjectCommand, metadata: EventMetadata): ProjectSpec => ({
+const spec = (projectId: number, command: ProjectSpec['command'], metadata: EventMetadata): ProjectSpec => ({
   streamId: projectStreamId(projectId),
   decider: projectDecider,
   command,
@@ -37,7 +37,7 @@ const spec = (projectId: number, command: ProjectCommand, metadata: EventMetadat
   index: projectEventIndex,
 });
 
-const run = (ctx: CommandContext, projectId: number, command: ProjectCommand, metadata: EventMetadata): Promise<CommandResult<ProjectState>> =>
+const run = (ctx: CommandContext, projectId: number, command: ProjectSpec['command'], metadata: EventMetadata): Promise<CommandResult<ProjectState>> =>
   withTakenErrors(() => handleCommand(ctx, spec(projectId, command, metadata)));
 
 /** A claim lost to a concurrent writer is reported as GitLab's validation error. */
@@ -149,17 +149,19 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
   // GitLab: Project#check_personal_projects_limit counts the creator's own personal projects.
   const personalLimit = personal && namespace.owner_id === creator.id ? { limit: creator.projects_limit, count } : null;
   const id = await nextId(ctx.db, 'projects_id_seq');
-  const command: ProjectCommand = {
+  // The namespace as the transaction finds it (its visibility bounds the project's), locked
+  // against a concurrent change or removal until the commit.
+  const command = async (trx: Db): Promise<ProjectCommand> => ({
     type: 'CreateProject',
     id,
     creatorId: creator.id,
-    namespace: toProjectNamespace(namespace),
+    namespace: toProjectNamespace(await lockedNamespace(trx, namespace.id)),
     settings,
     initializeWithReadme: input.initializeWithReadme,
     defaultBranch: input.defaultBranch ?? 'master',
     taken: isTaken,
     personalLimit,
-  };
+  });
   const specs: CommandSpec<any, any, any>[] = [spec(id, command, metadata)];
   if (personal && namespace.owner_id !== null) specs.push(initialMemberSpec('Project', id, namespace.owner_id, 40, metadata));
   const [project] = await withTakenErrors(() => handleCommands(ctx, specs));
@@ -169,7 +171,18 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
 /** PUT /projects/:id: applies changed settings (authorized by the caller). */
 export async function updateProject(ctx: CommandContext, project: ProjectRow, namespace: NamespaceRow, changes: ProjectChanges, metadata: EventMetadata) {
   const isTaken = await taken(ctx.db, project.namespace_id, changes.name, changes.path, project.id);
-  return run(ctx, project.id, { type: 'UpdateProject', changes, namespace: toProjectNamespace(namespace), taken: isTaken }, metadata);
+  // A visibility change is bounded by the namespace's: read and locked in the transaction.
+  const command = async (trx: Db): Promise<ProjectCommand> => {
+    const current = changes.visibility === undefined ? namespace : await lockedNamespace(trx, namespace.id);
+    return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken };
+  };
+  return run(ctx, project.id, command, metadata);
+}
+
+async function lockedNamespace(trx: Db, id: number): Promise<NamespaceRow> {
+  const row = await lockNamespaceRow(trx, id, 'share');
+  if (!row || row.pending_delete) throw notFound('Namespace');
+  return row;
 }
 
 export const archiveProject = (ctx: CommandContext, projectId: number, metadata: EventMetadata) => run(ctx, projectId, { type: 'ArchiveProject' }, metadata);

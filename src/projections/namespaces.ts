@@ -287,6 +287,17 @@ export function findGroupRow(db: Db, id: number): Promise<NamespaceRow | undefin
   return db.selectFrom('namespaces').selectAll().where('id', '=', id).where('kind', '=', 'group').executeTakeFirst();
 }
 
+/**
+ * A namespace's row, locked until the transaction ends: `share` to decide on it (a parent's
+ * visibility), `update` to change what others decide on. Commands read such facts inside
+ * their write transaction (src/commands/handler.ts), so a concurrent change of the row waits
+ * for the commit, or the command sees it.
+ */
+export function lockNamespaceRow(trx: Db, id: number, mode: 'share' | 'update'): Promise<NamespaceRow | undefined> {
+  const query = trx.selectFrom('namespaces').selectAll().where('id', '=', id);
+  return (mode === 'share' ? query.forShare() : query.forUpdate()).executeTakeFirst();
+}
+
 export const toParentGroup = (row: NamespaceRow): ParentGroup => ({
   id: row.id,
   visibility: row.visibility,

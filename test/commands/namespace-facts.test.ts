@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGroup, updateGroup } from '../../src/commands/groups.js';
+import { createProject, updateProject } from '../../src/commands/projects.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { findGroupRow } from '../../src/projections/namespaces.js';
+import { findProjectRow } from '../../src/projections/projects.js';
+import { findUserById } from '../../src/projections/users.js';
+import { onPostgres } from '../support/database.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+// A command that depends on another aggregate's row (a parent group's visibility bounds its
+// subgroups' and projects') reads that row inside its write transaction, under a lock: what
+// the route looked up a moment earlier may have changed since.
+
+let api: TestServer;
+beforeAll(async () => {
+  api = await startTestServer();
+});
+afterAll(() => api.close());
+
+const metadata = { actor_id: 1, actor_username: 'root' };
+let counter = 0;
+const unique = (prefix: string) => `${prefix}-${++counter}`;
+
+async function group(visibility: string, parentId?: number) {
+  const path = unique('facts');
+  const res = await api.post('/groups', { name: path, path, visibility, ...(parentId ? { parent_id: parentId } : {}) });
+  expect(res.status).toBe(201);
+  return res.body as { id: number };
+}
+
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => (error instanceof DomainError ? { code: error.code, message: error.message, fields: error.fields } : error),
+  );
+
+describe('commands that depend on a namespace', () => {
+  it('create a subgroup against the parent as it is now, not as the caller read it', async () => {
+    const parent = await group('public');
+    const stale = (await findGroupRow(api.handle.db, parent.id))!;
+    expect((await api.put(`/groups/${parent.id}`, { visibility: 'private' })).status).toBe(200);
+
+    const path = unique('child');
+    const refused = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: stale, creatorId: 1 }, metadata));
+    expect(refused).toMatchObject({ code: 'invalid', fields: { visibility_level: ['public is not allowed since the parent group has a private visibility.'] } });
+
+    // A parent scheduled for deletion meanwhile takes no subgroup.
+    const doomed = await group('public');
+    const staleDoomed = (await findGroupRow(api.handle.db, doomed.id))!;
+    expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
+    const gone = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'private' }, parent: staleDoomed, creatorId: 1 }, metadata));
+    expect(gone).toMatchObject({ code: 'not_found', message: '404 Group Not Found' });
+  });
+
+  it('create or open up a project against its namespace as it is now', async () => {
+    const namespace = await group('public');
+    const stale = (await findGroupRow(api.handle.db, namespace.id))!;
+    const project = await api.post('/projects', { name: unique('p'), namespace_id: namespace.id, visibility: 'private' });
+    expect(project.status).toBe(201);
+    expect((await api.put(`/groups/${namespace.id}`, { visibility: 'internal' })).status).toBe(200);
+    const root = (await findUserById(api.handle.db, 1))!;
+
+    const path = unique('p');
+    const created = await refusal(
+      createProject(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, namespace: stale, creator: root, initializeWithReadme: false }, metadata),
+    );
+    expect(created).toMatchObject({ code: 'invalid' });
+    expect(JSON.stringify(created)).toMatch(/visibility_level/);
+
+    const row = (await findProjectRow(api.handle.db, project.body.id))!;
+    const opened = await refusal(updateProject(api.runtime.app.commands, row, stale, { visibility: 'public' }, metadata));
+    expect(opened).toMatchObject({ code: 'invalid' });
+    expect(JSON.stringify(opened)).toMatch(/visibility_level/);
+    expect((await api.get(`/projects/${project.body.id}`)).body.visibility).toBe('private');
+  });
+
+  it.runIf(onPostgres)('never leave a subgroup more visible than its parent when both change at once', async () => {
+    const viewer = { id: 1, isAdmin: true } as Parameters<typeof updateGroup>[3];
+    for (let round = 0; round < 15; round++) {
+      const parent = await group('public');
+      const row = (await findGroupRow(api.handle.db, parent.id))!;
+      const path = unique('race');
+      const [lowered, created] = await Promise.all([
+        refusal(updateGroup(api.runtime.app.commands, row, { visibility: 'private' }, viewer, metadata)),
+        refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: row, creatorId: 1 }, metadata)),
+      ]);
+      // One of the two wins; the other is refused, never both applied.
+      expect([lowered, created].filter((outcome) => outcome === undefined)).toHaveLength(1);
+      const now = (await api.get(`/groups/${parent.id}/subgroups`)).body as { visibility: string }[];
+      const parentNow = (await findGroupRow(api.handle.db, parent.id))!;
+      if (parentNow.visibility === 'private') expect(now.filter((g) => g.visibility !== 'private')).toEqual([]);
+    }
+  });
+});
