@@ -167,6 +167,8 @@ export const namespacesProjector: Projector = {
       }
       case 'GroupDeletionScheduled': {
         const { id } = event.data;
+        // The group's own row first: it waits for a subgroup being created under it (which
+        // holds the row), so the next statement's snapshot sees that subgroup and marks it.
         if (!(await advance(id, { pending_delete: true, updated_at: at }))) return;
         await trx.updateTable('namespaces').set({ pending_delete: true }).where(sql<SqlBool>`traversal_ids && array[${id}]::integer[]`).execute();
         return;

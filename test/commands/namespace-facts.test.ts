@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroup, updateGroup } from '../../src/commands/groups.js';
+import { createGroup, scheduleGroupDeletion, updateGroup } from '../../src/commands/groups.js';
 import { createProject, updateProject } from '../../src/commands/projects.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { findGroupRow } from '../../src/projections/namespaces.js';
@@ -90,6 +90,36 @@ describe('commands that depend on a namespace', () => {
       const now = (await api.get(`/groups/${parent.id}/subgroups`)).body as { visibility: string }[];
       const parentNow = (await findGroupRow(api.handle.db, parent.id))!;
       if (parentNow.visibility === 'private') expect(now.filter((g) => g.visibility !== 'private')).toEqual([]);
+    }
+  });
+
+  // The namespaces projector updates the group's own row before marking its subtree; the
+  // other order would mark the subtree from a snapshot taken before the subgroup committed.
+  it.runIf(onPostgres)('mark a subgroup committed while the deletion waited for its parent', async () => {
+    const parent = await group('private');
+    const row = (await findGroupRow(api.handle.db, parent.id))!;
+    // Another transaction is creating a subgroup: it holds the parent as createGroup does
+    // and inserts the child's row, then commits while the deletion is waiting.
+    const creator = await api.handle.pool!.connect();
+    try {
+      await creator.query('begin');
+      await creator.query('select id from namespaces where id = $1 for share', [parent.id]);
+      const childId = Number((await creator.query(`select nextval('namespaces_id_seq') as id`)).rows[0].id);
+      const path = unique('late');
+      await creator.query(
+        `insert into namespaces select * from jsonb_populate_record(null::namespaces, (select to_jsonb(n) || jsonb_build_object(
+           'id', $2::int, 'parent_id', n.id, 'path', $3::text, 'name', $3::text, 'full_path', n.full_path || '/' || $3,
+           'full_name', n.full_name || ' / ' || $3, 'traversal_ids', n.traversal_ids || $2::int) from namespaces n where n.id = $1))`,
+        [parent.id, childId, path],
+      );
+      const deletion = scheduleGroupDeletion(api.runtime.app.commands, row, metadata);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the deletion now waits for the parent's row
+      await creator.query('commit');
+      await deletion;
+      const child = await api.handle.db.selectFrom('namespaces').select('pending_delete').where('id', '=', childId).executeTakeFirstOrThrow();
+      expect(child.pending_delete).toBe(true);
+    } finally {
+      creator.release();
     }
   });
 });
