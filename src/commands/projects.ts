@@ -122,7 +122,7 @@ export interface CreateProjectInput {
   readonly settings: Pick<ProjectSettings, 'name' | 'path'> & Partial<ProjectSettings>;
   /** The namespace row (the caller has been authorized to create projects in it). */
   readonly namespace: NamespaceRow;
-  readonly creator: UserRow;
+  readonly creator: Pick<UserRow, 'id' | 'projects_limit'>;
   readonly initializeWithReadme: boolean;
   readonly defaultBranch?: string | undefined;
 }

@@ -9,7 +9,7 @@ import type { UserRow } from './users.js';
  * roles inherited through ancestor groups, and SQL filters for "what may this viewer see".
  */
 
-export const viewerOf = (user: UserRow | null | undefined): Viewer | null =>
+export const viewerOf = (user: Pick<UserRow, 'id' | 'is_admin' | 'external'> | null | undefined): Viewer | null =>
   user ? { id: user.id, isAdmin: user.is_admin, external: user.external } : null;
 
 const today = () => new Date().toISOString().slice(0, 10);

@@ -84,6 +84,13 @@ export interface UsersReadTables {
 
 export type UserRow = Selectable<UsersTable>;
 export type TokenRow = Selectable<PersonalAccessTokensTable>;
+
+/**
+ * What authentication reads of the caller: who it is and what policies ask. Every request
+ * decodes it, so it leaves out the ~30 profile columns that only GET /user shows.
+ */
+export const AUTH_USER_COLUMNS = ['id', 'username', 'state', 'is_admin', 'can_create_group', 'projects_limit', 'external'] as const;
+export type AuthUser = Pick<UserRow, (typeof AUTH_USER_COLUMNS)[number]>;
 export type CustomAttributeRow = Selectable<UserCustomAttributesTable>;
 
 // ───────────────────────────── Projector ─────────────────────────────
@@ -333,22 +340,26 @@ const userByUsername = precompiled((db: Db, lowered: Slot<string>) =>
     .selectAll()
     .where((eb) => eb(eb.fn('lower', ['username']), '=', lowered)),
 );
-const tokenWithUser = precompiled((db: Db, digest: Slot<string>) =>
+const TOKEN_COLUMNS = [
+  't.id as token_id',
+  't.name as token_name',
+  't.token_digest as token_digest',
+  't.scopes as token_scopes',
+  't.impersonation as token_impersonation',
+  't.revoked as token_revoked',
+  't.expires_at as token_expires_at',
+  't.created_at as token_created_at',
+] as const;
+const tokenWithAuthUser = precompiled((db: Db, digest: Slot<string>) =>
   db
     .selectFrom('personal_access_tokens as t')
     .innerJoin('users as u', 'u.id', 't.user_id')
-    .selectAll('u')
-    .select([
-      't.id as token_id',
-      't.name as token_name',
-      't.token_digest as token_digest',
-      't.scopes as token_scopes',
-      't.impersonation as token_impersonation',
-      't.revoked as token_revoked',
-      't.expires_at as token_expires_at',
-      't.created_at as token_created_at',
-    ])
+    .select(AUTH_USER_COLUMNS.map((column) => `u.${column}` as const))
+    .select(TOKEN_COLUMNS)
     .where('t.token_digest', '=', digest),
+);
+const tokenWithWholeUser = precompiled((db: Db, digest: Slot<string>) =>
+  db.selectFrom('personal_access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id').selectAll('u').select(TOKEN_COLUMNS).where('t.token_digest', '=', digest),
 );
 
 /** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
@@ -367,9 +378,11 @@ export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<Us
   return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
 }
 
-/** A token and its user in one round trip (every authenticated request asks this). */
-export async function findTokenWithUser(db: Db, digest: string): Promise<{ token: TokenRow; user: UserRow } | undefined> {
-  const row = await tokenWithUser.takeFirst(db, digest);
+/** A token and its user in one round trip (every authenticated request asks this): the whole user row, or what authentication needs. */
+export async function findTokenWithUser(db: Db, digest: string, whole: true): Promise<{ token: TokenRow; user: UserRow } | undefined>;
+export async function findTokenWithUser(db: Db, digest: string, whole?: boolean): Promise<{ token: TokenRow; user: AuthUser } | undefined>;
+export async function findTokenWithUser(db: Db, digest: string, whole = false): Promise<{ token: TokenRow; user: AuthUser } | undefined> {
+  const row = whole ? await tokenWithWholeUser.takeFirst(db, digest) : await tokenWithAuthUser.takeFirst(db, digest);
   if (!row) return undefined;
   const { token_id, token_name, token_digest, token_scopes, token_impersonation, token_revoked, token_expires_at, token_created_at, ...user } = row;
   const token: TokenRow = {

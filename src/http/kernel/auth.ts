@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { tokenDigest } from '../../commands/secrets.js';
 import type { EventMetadata } from '../../eventstore/types.js';
-import { type TokenRow, type UserRow, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
+import { type AuthUser, type TokenRow, type UserRow, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
 import { appContext } from './context.js';
 import { forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
@@ -9,10 +9,11 @@ import { header } from './request.js';
 
 /** Who is calling: the effective user (after sudo), the token used and the sudo origin. */
 export interface Auth {
-  readonly user: UserRow | null;
+  /** The columns authentication reads (`requireUserRow` has the whole row). */
+  readonly user: AuthUser | null;
   readonly token: TokenRow | null;
   /** The administrator who used sudo, when the effective user came from `sudo`. */
-  readonly sudoFrom: UserRow | null;
+  readonly sudoFrom: AuthUser | null;
 }
 
 /** Scopes that grant an endpoint: every endpoint takes `api`; GETs also `read_api`. */
@@ -38,20 +39,27 @@ async function presentedToken(c: Context): Promise<string | undefined> {
 
 const isExpired = (token: TokenRow, today: string) => token.expires_at !== null && token.expires_at <= today;
 
+interface TokenUser {
+  readonly user: AuthUser | null;
+  readonly token: TokenRow | null;
+  /** The user is the whole users row. */
+  readonly whole: boolean;
+}
+
 /** The token's user, before sudo; 401 for an unknown, revoked or expired token; 403 for a blocked user. */
-async function tokenUser(c: Context): Promise<{ user: UserRow | null; token: TokenRow | null }> {
-  const cached = c.get(AUTH_CACHE as never) as { user: UserRow | null; token: TokenRow | null } | undefined;
-  if (cached) return cached;
+async function tokenUser(c: Context, whole: boolean): Promise<TokenUser> {
+  const cached = c.get(AUTH_CACHE as never) as TokenUser | undefined;
+  if (cached && (cached.whole || !whole)) return cached;
   const app = appContext(c);
   const presented = await presentedToken(c);
-  let result: { user: UserRow | null; token: TokenRow | null } = { user: null, token: null };
+  let result: TokenUser = { user: null, token: null, whole: true };
   if (presented !== undefined) {
-    const found = await findTokenWithUser(app.db, tokenDigest(presented));
+    const found = await findTokenWithUser(app.db, tokenDigest(presented), whole);
     const today = app.commands.now().toISOString().slice(0, 10);
     if (!found || found.token.revoked || isExpired(found.token, today)) throw unauthorized();
     const { token, user } = found;
     if (user.state === 'blocked') throw forbidden('Your account has been blocked.');
-    result = { user, token };
+    result = { user, token, whole };
   }
   c.set(AUTH_CACHE as never, result as never);
   return result;
@@ -61,8 +69,8 @@ async function tokenUser(c: Context): Promise<{ user: UserRow | null; token: Tok
  * Authenticates the request for an endpoint granted by `scopes`, applying sudo.
  * Returns the anonymous Auth (user null) when no credentials were sent.
  */
-export async function authenticate(c: Context, scopes: readonly Scope[] = API_SCOPES(c)): Promise<Auth> {
-  const { user, token } = await tokenUser(c);
+export async function authenticate(c: Context, scopes: readonly Scope[] = API_SCOPES(c), options: { wholeUser?: boolean } = {}): Promise<Auth> {
+  const { user, token } = await tokenUser(c, options.wholeUser ?? false);
   const sudo = header(c, 'sudo') ?? (await sudoParam(c));
   if (sudo !== undefined && sudo !== '') {
     if (!user || !token) throw unauthorized();
@@ -86,14 +94,21 @@ async function sudoParam(c: Context): Promise<string | undefined> {
 }
 
 /** Like `authenticate`, but anonymous callers get 401. */
-export async function requireUser(c: Context, scopes?: readonly Scope[]): Promise<Auth & { user: UserRow }> {
+export async function requireUser(c: Context, scopes?: readonly Scope[]): Promise<Auth & { user: AuthUser }> {
   const auth = await authenticate(c, scopes);
+  if (!auth.user) throw unauthorized();
+  return auth as Auth & { user: AuthUser };
+}
+
+/** Like `requireUser`, with the caller's whole users row (what GET /user shows), in the same query. */
+export async function requireUserRow(c: Context, scopes?: readonly Scope[]): Promise<Auth & { user: UserRow }> {
+  const auth = await authenticate(c, scopes, { wholeUser: true });
   if (!auth.user) throw unauthorized();
   return auth as Auth & { user: UserRow };
 }
 
 /** Administrators only: anonymous 401, others 403. */
-export async function requireAdmin(c: Context, scopes?: readonly Scope[]): Promise<Auth & { user: UserRow }> {
+export async function requireAdmin(c: Context, scopes?: readonly Scope[]): Promise<Auth & { user: AuthUser }> {
   const auth = await requireUser(c, scopes);
   if (!auth.user.is_admin) throw forbidden();
   return auth;

@@ -66,7 +66,7 @@ async function ownsProject(c: Context, viewer: Viewer | null, project: ProjectRo
 }
 
 /** GitLab: User#can_create_project? — projects_limit above the personal project count. */
-async function underProjectLimit(c: Context, user: UserRow): Promise<boolean> {
+async function underProjectLimit(c: Context, user: Pick<UserRow, 'id' | 'projects_limit'>): Promise<boolean> {
   const { db } = appContext(c);
   const namespaceId = await personalNamespaceId(db, user.id);
   const count = namespaceId === undefined ? 0 : await personalProjectCount(db, namespaceId);

@@ -3,7 +3,7 @@ import { setUserStatus } from '../../../commands/users.js';
 import { isBlank } from '../../../domain/users.js';
 import { findUserByIdOrUsername } from '../../../projections/users.js';
 import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
-import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
+import { USER_SCOPES, authenticate, eventMetadata, requireUser, requireUserRow } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../kernel/errors.js';
 import { optional, rawParams, t, declaration } from '../../kernel/params.js';
@@ -14,13 +14,13 @@ export const currentUserRoutes = new Hono<AppEnv>()
   // ───────────────────────────── Current user and status ─────────────────────────────
 
   .get('/user', async (c) => {
-    const auth = await requireUser(c, USER_SCOPES(c));
+    const auth = await requireUserRow(c, USER_SCOPES(c));
     const { config } = appContext(c);
     return c.json(auth.user.is_admin ? toUserWithAdmin(auth.user, config) : toUserPublic(auth.user, config));
   })
 
   .get('/user/status', async (c) => {
-    const auth = await requireUser(c, USER_SCOPES(c));
+    const auth = await requireUserRow(c, USER_SCOPES(c));
     return c.json(toUserStatus(auth.user));
   })
 
