@@ -1,7 +1,7 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { precompiled, type Slot } from '../precompiled.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../database.js';
+import { precompiled, type Slot } from '../precompiled.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import type { EventsTable } from './tables.js';
 import type { Checkpoint, EventMetadata, NewEvent, StoredEvent } from './types.js';
