@@ -153,6 +153,42 @@ export async function readAllAfter(db: Kysely<Database>, after: Checkpoint, limi
   return rows.map(toStoredEvent);
 }
 
+/**
+ * For a follower that reacts to a few event types: those events after a checkpoint, in
+ * gap-free order, without reading the others. `through` is how far the log has been read —
+ * past the last returned event when the rest were of other types.
+ */
+export async function readTypesAfter(
+  db: Kysely<Database>,
+  after: Checkpoint,
+  types: readonly string[],
+  limit: number,
+): Promise<{ events: StoredEvent[]; through: Checkpoint }> {
+  // The gap-free horizon first: everything up to it is committed, so the read that follows
+  // (with a later snapshot) sees every event of those types up to it.
+  const { rows: heads } = await sql<{ transaction_id: string; global_position: string }>`
+    select transaction_id::text as transaction_id, global_position from events
+     where (transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)
+       and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+     order by transaction_id desc, global_position desc limit 1`.execute(db);
+  const head = heads[0];
+  if (!head) return { events: [], through: after };
+  const horizon: Checkpoint = { transactionId: head.transaction_id, globalPosition: String(head.global_position) };
+  if (types.length === 0) return { events: [], through: horizon };
+  const rows = await db
+    .selectFrom('events')
+    .select(STORED_EVENT_COLUMNS)
+    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`)
+    .where(sql<boolean>`(transaction_id, global_position) <= (${horizon.transactionId}::xid8, ${horizon.globalPosition}::bigint)`)
+    .where('event_type', 'in', types)
+    .orderBy('transaction_id')
+    .orderBy('global_position')
+    .limit(limit)
+    .execute();
+  const events = rows.map(toStoredEvent);
+  return { events, through: events.length === limit ? checkpointOf(events.at(-1)!) : horizon };
+}
+
 export function checkpointOf(event: StoredEvent): Checkpoint {
   return { transactionId: event.transactionId, globalPosition: event.globalPosition };
 }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { CommandContext } from '../commands/handler.js';
 import type { Db, DatabaseHandle } from '../database.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { readAllAfter } from '../eventstore/store.js';
+import { readAllAfter, readTypesAfter } from '../eventstore/store.js';
 import { LOG_START, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import {
@@ -332,10 +332,10 @@ export class ProjectionWorker {
       f.current = false;
       return BUSY;
     }
-    const events = await readAllAfter(db, from.checkpoint, this.batchSize);
+    // Only the events it reacts to are read; the checkpoint still moves past the others.
+    const { events, through } = await readTypesAfter(db, from.checkpoint, reactor.handles, this.batchSize);
     let at = from.checkpoint;
     for (const event of events) {
-      if (!reactor.handles.includes(event.type)) continue;
       const seen = await db
         .selectFrom('reactor_receipts')
         .select('event_id')
@@ -354,10 +354,9 @@ export class ProjectionWorker {
       });
       at = next;
     }
-    const last = events.at(-1);
-    if (last && compareCheckpoints(at, checkpointOf(last)) !== 0) await advance(db, f.name, at, checkpointOf(last));
+    if (compareCheckpoints(at, through) !== 0) await advance(db, f.name, at, through);
     if (events.length >= this.batchSize) return { next: 'more', read: events.length };
-    return { next: (await heldBack(db, last ? checkpointOf(last) : at)) ? 'soon' : 'done', read: events.length };
+    return { next: (await heldBack(db, through)) ? 'soon' : 'done', read: events.length };
   }
 
   // ───────────────────────────── Locks ─────────────────────────────

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database.js';
-import { GENESIS_HASH, appendToStream, readAllAfter, readStream } from '../../src/eventstore/store.js';
+import { GENESIS_HASH, appendToStream, checkpointOf, readAllAfter, readStream, readTypesAfter } from '../../src/eventstore/store.js';
 import { LOG_START } from '../../src/eventstore/types.js';
 import { openTestDatabase } from '../support/database.js';
 import { waitUntilReadable } from './audit-support.js';
@@ -55,5 +55,20 @@ describe('event store', () => {
     expect(all.map((e) => e.type)).toEqual(['A', 'B', 'D']);
     const rest = await readAllAfter(handle.db, { transactionId: all[0]!.transactionId, globalPosition: all[0]!.globalPosition }, 100);
     expect(rest.map((e) => e.type)).toEqual(['B', 'D']);
+  });
+
+  it('reads only some types after a checkpoint, and says how far the log was read', async () => {
+    await waitUntilReadable(handle.db);
+    const all = await readAllAfter(handle.db, LOG_START, 100); // A, B (s-1), D (s-2)
+    const onlyB = await readTypesAfter(handle.db, LOG_START, ['B'], 100);
+    expect(onlyB.events.map((e) => e.type)).toEqual(['B']);
+    // The D after it was read too: nothing of type B is missing up to there.
+    expect(onlyB.through).toEqual(checkpointOf(all.at(-1)!));
+    // A full page stops at its last event.
+    const page = await readTypesAfter(handle.db, LOG_START, ['A', 'D'], 1);
+    expect(page.events.map((e) => e.type)).toEqual(['A']);
+    expect(page.through).toEqual(checkpointOf(all[0]!));
+    // Nothing new: the checkpoint stays.
+    expect(await readTypesAfter(handle.db, onlyB.through, ['B'], 100)).toEqual({ events: [], through: onlyB.through });
   });
 });
