@@ -12,10 +12,31 @@ import type { UserRow } from './users.js';
 export const viewerOf = (user: Pick<UserRow, 'id' | 'is_admin' | 'external'> | null | undefined): Viewer | null =>
   user ? { id: user.id, isAdmin: user.is_admin, external: user.external } : null;
 
-const today = () => new Date().toISOString().slice(0, 10);
+/** The date memberships and shares expire against (GitLab: they end after their `expires_at`). */
+export const today = () => new Date().toISOString().slice(0, 10);
 
-/** Memberships that have not expired (evaluated per query: the date moves). */
-const activeMembership = () => sql<SqlBool>`(expires_at is null or expires_at >= ${today()}::date)`;
+/**
+ * Rows of `members` or `project_group_links` that have not expired, evaluated per query
+ * (the date moves); `alias` qualifies the column when the query joins several tables.
+ */
+export const unexpired = (alias?: string) => {
+  const column = sql.ref(alias ? `${alias}.expires_at` : 'expires_at');
+  return sql<SqlBool>`(${column} is null or ${column} >= ${today()}::date)`;
+};
+
+/** The user's unexpired direct access levels on some groups or projects, by their id. */
+export async function accessLevelsOn(db: Db, userId: number, sourceType: MemberSourceType, sourceIds: readonly number[]): Promise<Map<number, number>> {
+  if (sourceIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('members')
+    .select(['source_id', 'access_level'])
+    .where('source_type', '=', sourceType)
+    .where('user_id', '=', userId)
+    .where('source_id', 'in', [...sourceIds])
+    .where(unexpired())
+    .execute();
+  return new Map(rows.map((r) => [r.source_id, r.access_level]));
+}
 
 export async function directRole(db: Db, userId: number, sourceType: MemberSourceType, sourceId: number): Promise<number | null> {
   const row = await db
@@ -24,7 +45,7 @@ export async function directRole(db: Db, userId: number, sourceType: MemberSourc
     .where('source_type', '=', sourceType)
     .where('source_id', '=', sourceId)
     .where('user_id', '=', userId)
-    .where(activeMembership())
+    .where(unexpired())
     .executeTakeFirst();
   return row?.access_level ?? null;
 }
@@ -32,15 +53,7 @@ export async function directRole(db: Db, userId: number, sourceType: MemberSourc
 /** The user's role in a namespace: its own membership, else the nearest ancestor's. */
 export async function namespaceRole(db: Db, userId: number | undefined, traversalIds: readonly number[]): Promise<number | null> {
   if (userId === undefined || traversalIds.length === 0) return null;
-  const rows = await db
-    .selectFrom('members')
-    .select(['source_id', 'access_level'])
-    .where('source_type', '=', 'Namespace')
-    .where('user_id', '=', userId)
-    .where('source_id', 'in', [...traversalIds])
-    .where(activeMembership())
-    .execute();
-  const byNamespace = new Map(rows.map((r) => [r.source_id, r.access_level]));
+  const byNamespace = await accessLevelsOn(db, userId, 'Namespace', traversalIds);
   const nearestFirst = [...traversalIds].reverse().map((id) => byNamespace.get(id) ?? null);
   return effectiveRole(null, nearestFirst);
 }
@@ -65,12 +78,12 @@ async function sharedRole(db: Db, userId: number, projectId: number): Promise<nu
       from project_group_links l
       join namespaces g on g.id = l.group_id
       join members m on m.source_type = 'Namespace' and m.user_id = ${userId} and m.source_id = any(g.traversal_ids)
-                    and (m.expires_at is null or m.expires_at >= ${today()}::date)
-     where l.project_id = ${projectId} and (l.expires_at is null or l.expires_at >= ${today()}::date)`.execute(db);
+                    and ${unexpired('m')}
+     where l.project_id = ${projectId} and ${unexpired('l')}`.execute(db);
   return rows[0]?.level ?? null;
 }
 
 /** Namespace ids where the user holds an active direct membership. */
 export function memberNamespaceIds(userId: number) {
-  return sql<number[]>`array(select source_id from members where user_id = ${userId} and source_type = 'Namespace' and ${activeMembership()})`;
+  return sql<number[]>`array(select source_id from members where user_id = ${userId} and source_type = 'Namespace' and ${unexpired()})`;
 }

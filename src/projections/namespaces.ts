@@ -5,7 +5,7 @@ import { VISIBILITIES, VISIBILITY_LEVEL, visibleWithoutMembership } from '../dom
 import { GROUP_EVENT_TYPES, type GroupEvent, type ParentGroup } from '../domain/groups.js';
 import type { UserEvent } from '../domain/users.js';
 import type { StoredEvent } from '../eventstore/types.js';
-import { memberNamespaceIds } from './access.js';
+import { memberNamespaceIds, unexpired } from './access.js';
 import { projectReadableBy } from './projects.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
@@ -391,8 +391,6 @@ export interface GroupListFilters {
   readonly customAttributes?: Readonly<Record<string, string>> | undefined;
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
-const active = (alias: string) => sql<SqlBool>`(${sql.ref(`${alias}.expires_at`)} is null or ${sql.ref(`${alias}.expires_at`)} >= ${today()}::date)`;
 
 /**
  * The groups of a viewer's list (GitLab's GroupsFinder#all_groups): `owned` → groups the
@@ -405,11 +403,11 @@ export function groupListedFor(viewer: Viewer | null, filters: GroupListFilters)
   if (filters.owned) {
     if (!viewer) return sql<SqlBool>`false`;
     return sql<SqlBool>`exists (select 1 from members m where m.source_type = 'Namespace' and m.source_id = namespaces.id
-      and m.user_id = ${viewer.id} and m.access_level >= 50 and ${active('m')})`;
+      and m.user_id = ${viewer.id} and m.access_level >= 50 and ${unexpired('m')})`;
   }
   if (viewer && filters.minAccessLevel !== undefined) {
     return sql<SqlBool>`namespaces.traversal_ids && array(select m.source_id from members m where m.source_type = 'Namespace'
-      and m.user_id = ${viewer.id} and m.access_level >= ${filters.minAccessLevel} and ${active('m')})`;
+      and m.user_id = ${viewer.id} and m.access_level >= ${filters.minAccessLevel} and ${unexpired('m')})`;
   }
   if (viewer?.isAdmin && filters.allAvailable) return sql<SqlBool>`true`;
   const parts: Expression<SqlBool>[] = [];
@@ -438,12 +436,12 @@ function hierarchyOf(userId: number): Expression<SqlBool> {
       select unnest(g.traversal_ids) from namespaces g where g.id = any(${groups})
       union
       select unnest(p.traversal_ids) from members m join projects p on p.id = m.source_id
-       where m.source_type = 'Project' and m.user_id = ${userId} and ${active('m')} and not p.pending_delete
+       where m.source_type = 'Project' and m.user_id = ${userId} and ${unexpired('m')} and not p.pending_delete
       union
       select unnest(p.traversal_ids) from project_group_links l
         join projects p on p.id = l.project_id
         join namespaces lg on lg.id = l.group_id
-       where lg.traversal_ids && ${groups} and ${active('l')} and not p.pending_delete))`;
+       where lg.traversal_ids && ${groups} and ${unexpired('l')} and not p.pending_delete))`;
 }
 
 /** GitLab's Namespace.search (fuzzy_search on name and path). */

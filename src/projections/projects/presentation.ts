@@ -1,12 +1,10 @@
 import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { ACCESS } from '../../domain/access.js';
+import { accessLevelsOn, today } from '../access.js';
 import type { NamespaceRow } from '../namespaces.js';
 import type { ProjectRow } from '../projects.js';
 import type { UserRow } from '../users.js';
-import { active } from './queries.js';
-
-const today = () => new Date().toISOString().slice(0, 10);
 
 // ───────────────────────────── Presentation data ─────────────────────────────
 
@@ -55,33 +53,10 @@ export async function projectPresentationData(db: Db, viewer: Viewer | null, row
   const owners = ownerIds.length === 0 ? [] : await db.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute();
   const ownerById = new Map(owners.map((u) => [u.id, u]));
 
-  const projectMembers = new Map<number, number>();
-  const groupMembers = new Map<number, number>();
-  if (viewer && rows.length > 0) {
-    const groupIds = [...new Set([...rows.flatMap((r) => r.traversal_ids), ...shares.flatMap((s) => s.traversal_ids)])];
-    const [own, groups] = await Promise.all([
-      db
-        .selectFrom('members as m')
-        .select(['m.source_id', 'm.access_level'])
-        .where('m.source_type', '=', 'Project')
-        .where('m.user_id', '=', viewer.id)
-        .where('m.source_id', 'in', projectIds)
-        .where(active('m'))
-        .execute(),
-      groupIds.length === 0
-        ? []
-        : db
-            .selectFrom('members as m')
-            .select(['m.source_id', 'm.access_level'])
-            .where('m.source_type', '=', 'Namespace')
-            .where('m.user_id', '=', viewer.id)
-            .where('m.source_id', 'in', groupIds)
-            .where(active('m'))
-            .execute(),
-    ]);
-    for (const m of own) projectMembers.set(m.source_id, m.access_level);
-    for (const m of groups) groupMembers.set(m.source_id, m.access_level);
-  }
+  const groupIds = [...new Set([...rows.flatMap((r) => r.traversal_ids), ...shares.flatMap((s) => s.traversal_ids)])];
+  const [projectMembers, groupMembers] = viewer
+    ? await Promise.all([accessLevelsOn(db, viewer.id, 'Project', projectIds), accessLevelsOn(db, viewer.id, 'Namespace', groupIds)])
+    : [new Map<number, number>(), new Map<number, number>()];
 
   const namespaceById = new Map(namespaces.map((n) => [n.id, n]));
   const sharesByProject = new Map<number, SharedGroupRow[]>();

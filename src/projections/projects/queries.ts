@@ -2,6 +2,7 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database.js';
 import type { Viewer, Visibility } from '../../domain/access.js';
 import { ACCESS, visibleWithoutMembership } from '../../domain/access.js';
+import { unexpired } from '../access.js';
 import type { ProjectRow } from '../projects.js';
 
 /**
@@ -10,10 +11,6 @@ import type { ProjectRow } from '../projects.js';
  */
 
 // ───────────────────────────── Queries ─────────────────────────────
-
-const today = () => new Date().toISOString().slice(0, 10);
-/** A membership or share row that has not expired (the date moves: evaluated per query). */
-export const active = (alias: string) => sql<SqlBool>`(${sql.ref(`${alias}.expires_at`)} is null or ${sql.ref(`${alias}.expires_at`)} >= ${today()}::date)`;
 
 /** A project row by id, including one being deleted (commands decide on those). */
 export function findProjectRow(db: Db, id: number): Promise<ProjectRow | undefined> {
@@ -58,12 +55,12 @@ export function authorizedFor(userId: number, minLevel: number = ACCESS.GUEST, a
   const p = (column: string) => sql.ref(`${alias}.${column}`);
   const parts = [
     sql`exists (select 1 from members m where m.source_type = 'Project' and m.source_id = ${p('id')} and m.user_id = ${userId}
-         and m.access_level >= ${minLevel} and ${active('m')})`,
+         and m.access_level >= ${minLevel} and ${unexpired('m')})`,
     sql`${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${userId}
-         and m.access_level >= ${minLevel} and ${active('m')})`,
+         and m.access_level >= ${minLevel} and ${unexpired('m')})`,
     sql`exists (select 1 from project_group_links l join namespaces lg on lg.id = l.group_id
-                  join members m on m.source_type = 'Namespace' and m.user_id = ${userId} and m.source_id = any(lg.traversal_ids) and ${active('m')}
-                 where l.project_id = ${p('id')} and ${active('l')} and least(l.group_access, m.access_level) >= ${minLevel})`,
+                  join members m on m.source_type = 'Namespace' and m.user_id = ${userId} and m.source_id = any(lg.traversal_ids) and ${unexpired('m')}
+                 where l.project_id = ${p('id')} and ${unexpired('l')} and least(l.group_access, m.access_level) >= ${minLevel})`,
   ];
   if (minLevel <= ACCESS.MAINTAINER) {
     parts.push(sql`${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${userId})`);
@@ -79,7 +76,7 @@ export function ownedBy(userId: number, alias = 'projects'): Expression<SqlBool>
   const p = (column: string) => sql.ref(`${alias}.${column}`);
   return sql<SqlBool>`(${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${userId})
     or ${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${userId}
-         and m.access_level >= ${ACCESS.OWNER} and ${active('m')}))`;
+         and m.access_level >= ${ACCESS.OWNER} and ${unexpired('m')}))`;
 }
 
 /**
