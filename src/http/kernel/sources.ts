@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Viewer } from '../../domain/access.js';
 import { canRead } from '../../domain/access.js';
 import { namespaceRole, projectRole, viewerOf } from '../../projections/access.js';
@@ -16,7 +17,16 @@ export interface Visible<Row> {
 }
 
 const INT4_MAX = 2147483647;
-const isNumericId = (id: string) => /^\d+$/.test(id);
+
+/**
+ * `:id` as GitLab reads it: all digits is an id, anything else a URL-encoded full path,
+ * matched case-insensitively. An id past PostgreSQL's integer names nothing.
+ */
+function idOrPath(id: string, pathColumn: 'full_path' | 'path_with_namespace', subject: string): Expression<SqlBool> {
+  if (!/^\d+$/.test(id)) return sql<SqlBool>`lower(${sql.ref(pathColumn)}) = ${id.toLowerCase()}`;
+  if (Number(id) > INT4_MAX) throw notFound(subject);
+  return sql<SqlBool>`id = ${Number(id)}`;
+}
 
 /**
  * `:id` of the groups endpoints: a numeric id or a URL-encoded full path. A group the
@@ -24,14 +34,13 @@ const isNumericId = (id: string) => /^\d+$/.test(id);
  */
 export async function findVisibleGroup(c: Context, auth: Auth, id: string): Promise<Visible<NamespaceRow>> {
   const { db } = appContext(c);
-  let query = db.selectFrom('namespaces').selectAll().where('kind', '=', 'group').where('pending_delete', '=', false);
-  if (isNumericId(id)) {
-    if (Number(id) > INT4_MAX) throw notFound('Group');
-    query = query.where('id', '=', Number(id));
-  } else {
-    query = query.where((eb) => eb(eb.fn('lower', ['full_path']), '=', id.toLowerCase()));
-  }
-  const row = await query.executeTakeFirst();
+  const row = await db
+    .selectFrom('namespaces')
+    .selectAll()
+    .where('kind', '=', 'group')
+    .where('pending_delete', '=', false)
+    .where(idOrPath(id, 'full_path', 'Group'))
+    .executeTakeFirst();
   if (!row) throw notFound('Group');
   const viewer = viewerOf(auth.user);
   const role = await namespaceRole(db, auth.user?.id, row.traversal_ids);
@@ -43,14 +52,7 @@ export async function findVisibleGroup(c: Context, auth: Auth, id: string): Prom
 /** `:id` of the projects endpoints: numeric id or URL-encoded `namespace/path`; 404 when not visible. */
 export async function findVisibleProject(c: Context, auth: Auth, id: string): Promise<Visible<ProjectRow>> {
   const { db } = appContext(c);
-  let query = db.selectFrom('projects').selectAll().where('pending_delete', '=', false);
-  if (isNumericId(id)) {
-    if (Number(id) > INT4_MAX) throw notFound('Project');
-    query = query.where('id', '=', Number(id));
-  } else {
-    query = query.where((eb) => eb(eb.fn('lower', ['path_with_namespace']), '=', id.toLowerCase()));
-  }
-  const row = await query.executeTakeFirst();
+  const row = await db.selectFrom('projects').selectAll().where('pending_delete', '=', false).where(idOrPath(id, 'path_with_namespace', 'Project')).executeTakeFirst();
   if (!row) throw notFound('Project');
   const viewer = viewerOf(auth.user);
   const role = await projectRole(db, auth.user?.id, row);
