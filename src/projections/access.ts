@@ -38,18 +38,6 @@ export async function accessLevelsOn(db: Db, userId: number, sourceType: MemberS
   return new Map(rows.map((r) => [r.source_id, r.access_level]));
 }
 
-export async function directRole(db: Db, userId: number, sourceType: MemberSourceType, sourceId: number): Promise<number | null> {
-  const row = await db
-    .selectFrom('members')
-    .select('access_level')
-    .where('source_type', '=', sourceType)
-    .where('source_id', '=', sourceId)
-    .where('user_id', '=', userId)
-    .where(unexpired())
-    .executeTakeFirst();
-  return row?.access_level ?? null;
-}
-
 /** The user's role in a namespace: its own membership, else the nearest ancestor's. */
 export async function namespaceRole(db: Db, userId: number | undefined, traversalIds: readonly number[]): Promise<number | null> {
   if (userId === undefined || traversalIds.length === 0) return null;
@@ -65,9 +53,26 @@ export async function namespaceRole(db: Db, userId: number | undefined, traversa
  */
 export async function projectRole(db: Db, userId: number | undefined, project: { id: number; traversal_ids: readonly number[] }): Promise<number | null> {
   if (userId === undefined) return null;
-  const own = await directRole(db, userId, 'Project', project.id);
-  const role = own ?? (await namespaceRole(db, userId, project.traversal_ids));
-  const shared = await sharedRole(db, userId, project.id);
+  // Every project request asks this: the memberships in one query, the shares beside it.
+  const [memberships, shared] = await Promise.all([
+    db
+      .selectFrom('members')
+      .select(['source_type', 'source_id', 'access_level'])
+      .where('user_id', '=', userId)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', project.id)]),
+          eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', '=', sql<number>`any(${[...project.traversal_ids]}::integer[])`)]),
+        ]),
+      )
+      .where(unexpired())
+      .execute(),
+    sharedRole(db, userId, project.id),
+  ]);
+  const own = memberships.find((m) => m.source_type === 'Project')?.access_level ?? null;
+  const groups = new Map(memberships.filter((m) => m.source_type === 'Namespace').map((m) => [m.source_id, m.access_level]));
+  const nearestFirst = [...project.traversal_ids].reverse().map((id) => groups.get(id) ?? null);
+  const role = effectiveRole(own, nearestFirst);
   return shared !== null && (role === null || shared > role) ? shared : role;
 }
 
