@@ -155,7 +155,8 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
     type: 'CreateProject',
     id,
     creatorId: creator.id,
-    namespace: toProjectNamespace(await lockedNamespace(trx, namespace.id)),
+    // Gone meanwhile: what POST /projects answers for a namespace it cannot use.
+    namespace: toProjectNamespace(await lockedNamespace(trx, namespace.id, () => invalid({ namespace: ['is not valid'] }))),
     settings,
     initializeWithReadme: input.initializeWithReadme,
     defaultBranch: input.defaultBranch ?? 'master',
@@ -173,15 +174,17 @@ export async function updateProject(ctx: CommandContext, project: ProjectRow, na
   const isTaken = await taken(ctx.db, project.namespace_id, changes.name, changes.path, project.id);
   // A visibility change is bounded by the namespace's: read and locked in the transaction.
   const command = async (trx: Db): Promise<ProjectCommand> => {
-    const current = changes.visibility === undefined ? namespace : await lockedNamespace(trx, namespace.id);
+    // Its namespace gone meanwhile, the project is being deleted with it.
+    const current = changes.visibility === undefined ? namespace : await lockedNamespace(trx, namespace.id, () => notFound('Project'));
     return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken };
   };
   return run(ctx, project.id, command, metadata);
 }
 
-async function lockedNamespace(trx: Db, id: number): Promise<NamespaceRow> {
+/** The namespace's row locked for the transaction; `gone()` is thrown when it is being deleted. */
+async function lockedNamespace(trx: Db, id: number, gone: () => Error): Promise<NamespaceRow> {
   const row = await lockNamespaceRow(trx, id, 'share');
-  if (!row || row.pending_delete) throw notFound('Namespace');
+  if (!row || row.pending_delete) throw gone();
   return row;
 }
 

@@ -73,6 +73,16 @@ describe('commands that depend on a namespace', () => {
     expect(opened).toMatchObject({ code: 'invalid' });
     expect(JSON.stringify(opened)).toMatch(/visibility_level/);
     expect((await api.get(`/projects/${project.body.id}`)).body.visibility).toBe('private');
+
+    // A namespace scheduled for deletion meanwhile takes no project: POST /projects's answer
+    // for a namespace it cannot use.
+    const doomed = await group('public');
+    const staleDoomed = (await findGroupRow(api.handle.db, doomed.id))!;
+    expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
+    const gone = await refusal(
+      createProject(api.runtime.app.commands, { settings: { name: path, path, visibility: 'private' }, namespace: staleDoomed, creator: root, initializeWithReadme: false }, metadata),
+    );
+    expect(gone).toMatchObject({ code: 'invalid', fields: { namespace: ['is not valid'] } });
   });
 
   it.runIf(onPostgres)('never leave a subgroup more visible than its parent when both change at once', async () => {
