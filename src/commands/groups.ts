@@ -100,11 +100,11 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
 
 /** Applies changed settings (owner or admin, checked by the caller). */
 export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata) {
-  // Read in the write transaction: the group's row first (locked for update when its
-  // visibility changes, so a subgroup or project being created under it — which locks it to
-  // read its visibility — is either committed and counted here, or waits), then the parent.
+  // Read in the write transaction: when the visibility changes, the group's row first,
+  // locked for update, so a subgroup or project being created under it (which locks the row
+  // to read its visibility) is either committed and counted here, or waits; then the parent.
   const command = async (trx: Db): Promise<GroupCommand> => {
-    const current = (await lockNamespaceRow(trx, group.id, changes.visibility === undefined ? 'share' : 'update')) ?? group;
+    const current = changes.visibility === undefined ? group : ((await lockNamespaceRow(trx, group.id, 'update')) ?? group);
     const parentRow = current.parent_id === null ? undefined : await lockNamespaceRow(trx, current.parent_id, 'share');
     return {
       type: 'UpdateGroup',
