@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { tokenDigest } from '../../commands/secrets.js';
 import type { EventMetadata } from '../../eventstore/types.js';
 import { type AuthUser, type TokenRow, type UserRow, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
-import { appContext } from './context.js';
+import { appContext, today } from './context.js';
 import { forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
 import { header } from './request.js';
@@ -55,8 +55,7 @@ async function tokenUser(c: Context, whole: boolean): Promise<TokenUser> {
   let result: TokenUser = { user: null, token: null, whole: true };
   if (presented !== undefined) {
     const found = await findTokenWithUser(app.db, tokenDigest(presented), whole);
-    const today = app.commands.now().toISOString().slice(0, 10);
-    if (!found || found.token.revoked || isExpired(found.token, today)) throw unauthorized();
+    if (!found || found.token.revoked || isExpired(found.token, today(c))) throw unauthorized();
     const { token, user } = found;
     if (user.state === 'blocked') throw forbidden('Your account has been blocked.');
     result = { user, token, whole };

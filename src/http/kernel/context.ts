@@ -22,3 +22,6 @@ export interface AppEnv {
 }
 
 export const appContext = (c: Context): AppContext => c.get('app' as never) as AppContext;
+
+/** Today's UTC date by the command clock: tokens and memberships expire against it. */
+export const today = (c: Context) => appContext(c).commands.now().toISOString().slice(0, 10);

@@ -39,7 +39,6 @@ export async function requireAdminFirst(c: Context) {
   return auth;
 }
 
-export const today = (c: Context) => appContext(c).commands.now().toISOString().slice(0, 10);
 export const paid = (c: Context) => appContext(c).config.plan !== 'free';
 
 /** GitLab renders a status message with its emoji pipeline: escaped text (emoji codes stay as text here). */

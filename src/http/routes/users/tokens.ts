@@ -3,12 +3,12 @@ import { createPersonalAccessToken, revokePersonalAccessToken } from '../../../c
 import { TOKEN_SCOPES } from '../../../domain/users.js';
 import { toImpersonationToken, toPersonalAccessToken } from '../../entities/users.js';
 import { eventMetadata, requireUser } from '../../kernel/auth.js';
-import { appContext, type AppEnv } from '../../kernel/context.js';
+import { appContext, today, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../kernel/errors.js';
 import { paginate } from '../../kernel/pagination.js';
 import { optional, rawParams, required, t, withDefault, declaration, integerCheck } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
-import { existingUser, mustBeAdmin, requireAdminFirst, today } from './lookup.js';
+import { existingUser, mustBeAdmin, requireAdminFirst } from './lookup.js';
 
 export const userTokenRoutes = new Hono<AppEnv>()
   // ───────────── Impersonation and personal access tokens (admin) ─────────────
