@@ -1,9 +1,9 @@
 import type { Writable } from 'node:stream';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../database.js';
-import { compareCheckpoints, readRowsAfter, sleep, type SealRecord } from './seal.js';
+import { readRowsAfter, sleep, type SealRecord } from './seal.js';
 import type { EventMetadataRow, EventsTable } from './tables.js';
-import { LOG_START, type Checkpoint } from './types.js';
+import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 import {
   SealChecker,
   checkChainLink,

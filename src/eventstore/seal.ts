@@ -141,14 +141,6 @@ export function sealHash(seal: Omit<SealRecord, 'seal_hash' | 'first_transaction
   return createHash('sha256').update(body.join('\n')).digest('hex');
 }
 
-/** Total order of the gap-free read: (transaction_id, global_position). */
-export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
-  const tx = BigInt(a.transactionId) - BigInt(b.transactionId);
-  if (tx !== 0n) return tx < 0n ? -1 : 1;
-  const pos = BigInt(a.globalPosition) - BigInt(b.globalPosition);
-  return pos === 0n ? 0 : pos < 0n ? -1 : 1;
-}
-
 export const sealStart = (seal: SealRecord): Checkpoint => ({ transactionId: seal.first_transaction_id, globalPosition: seal.first_position });
 export const sealEnd = (seal: SealRecord): Checkpoint => ({ transactionId: seal.last_transaction_id, globalPosition: seal.last_position });
 

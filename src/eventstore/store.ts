@@ -4,7 +4,7 @@ import type { Database } from '../database.js';
 import { precompiled, type Slot } from '../precompiled.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import type { EventsTable } from './tables.js';
-import type { Checkpoint, EventMetadata, NewEvent, StoredEvent } from './types.js';
+import { checkpointOf, type Checkpoint, type EventMetadata, type NewEvent, type StoredEvent } from './types.js';
 import { upcast } from './upcasters.js';
 
 /** The columns a StoredEvent is made of (the feed index columns are not among them). */
@@ -189,8 +189,5 @@ export async function readTypesAfter(
   return { events, through: events.length === limit ? checkpointOf(events.at(-1)!) : horizon };
 }
 
-export function checkpointOf(event: StoredEvent): Checkpoint {
-  return { transactionId: event.transactionId, globalPosition: event.globalPosition };
-}
 
-export { GENESIS_HASH };
+export { GENESIS_HASH, checkpointOf };

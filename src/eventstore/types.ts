@@ -41,3 +41,15 @@ export interface Checkpoint {
 }
 
 export const LOG_START: Checkpoint = { transactionId: '0', globalPosition: '0' };
+
+export function checkpointOf(event: StoredEvent): Checkpoint {
+  return { transactionId: event.transactionId, globalPosition: event.globalPosition };
+}
+
+/** Orders checkpoints in the gap-free order: negative, zero or positive like a comparator. */
+export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
+  const tx = BigInt(a.transactionId) - BigInt(b.transactionId);
+  if (tx !== 0n) return tx < 0n ? -1 : 1;
+  const pos = BigInt(a.globalPosition) - BigInt(b.globalPosition);
+  return pos === 0n ? 0 : pos < 0n ? -1 : 1;
+}

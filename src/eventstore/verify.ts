@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
-import { MerkleBuilder, compareCheckpoints, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
-import { LOG_START, type Checkpoint } from './types.js';
+import { MerkleBuilder, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
+import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 
 /**
  * `forgelog events verify`: every stream's hash chain and every seal, streamed through the

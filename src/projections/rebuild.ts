@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db, DatabaseHandle } from '../database.js';
 import { STORED_EVENT_COLUMNS, toStoredEvent } from '../eventstore/store.js';
-import { LOG_START, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
+import { LOG_START, checkpointOf, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 
 /**
@@ -322,18 +322,6 @@ export async function applyEvents(projector: Projector, events: readonly StoredE
   if (handled.length === 0) return;
   if (projector.applyBatch) return projector.applyBatch(handled, trx);
   for (const event of handled) await projector.apply(event, trx);
-}
-
-export function checkpointOf(event: StoredEvent): Checkpoint {
-  return { transactionId: event.transactionId, globalPosition: event.globalPosition };
-}
-
-/** Orders checkpoints in the gap-free order: negative, zero or positive like a comparator. */
-export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
-  const tx = BigInt(a.transactionId) - BigInt(b.transactionId);
-  if (tx !== 0n) return tx < 0n ? -1 : 1;
-  const pos = BigInt(a.globalPosition) - BigInt(b.globalPosition);
-  return pos === 0n ? 0 : pos < 0n ? -1 : 1;
 }
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

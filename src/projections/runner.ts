@@ -4,16 +4,9 @@ import type { CommandContext } from '../commands/handler.js';
 import type { Db, DatabaseHandle } from '../database.js';
 import type { Notifier } from '../eventstore/notifier.js';
 import { readAllAfter, readTypesAfter } from '../eventstore/store.js';
-import { LOG_START, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
+import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
-import {
-  ADVISORY_LOCK_CLASS,
-  applyEvents,
-  checkpointOf,
-  compareCheckpoints,
-  rebuildProjections,
-  type RebuildOptions,
-} from './rebuild.js';
+import { ADVISORY_LOCK_CLASS, applyEvents, rebuildProjections, type RebuildOptions } from './rebuild.js';
 
 /**
  * The async side of the read path: one worker follows the log for a set of projections and
