@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../database.js';
 import { GENESIS_HASH, eventHash, type HashedFields } from './hash.js';
+import { afterCheckpoint, BELOW_HORIZON } from './store.js';
 import type { EventSealsTable, EventsTable } from './tables.js';
 import { LOG_START, type Checkpoint } from './types.js';
 
@@ -130,8 +131,8 @@ export async function readRowsAfter(
   let query = db
     .selectFrom('events')
     .selectAll()
-    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`)
-    .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`);
+    .where(afterCheckpoint(after))
+    .where(BELOW_HORIZON);
   if (streamId !== undefined) query = query.where('stream_id', '=', streamId);
   return query.orderBy('transaction_id').orderBy('global_position').limit(limit).execute();
 }

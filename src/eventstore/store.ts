@@ -135,6 +135,13 @@ export async function appendToStream(trx: Kysely<Database>, input: AppendInput):
   }));
 }
 
+/** Events after a checkpoint, in the gap-free order (transaction_id, global_position). */
+export const afterCheckpoint = (at: Checkpoint) =>
+  sql<boolean>`(transaction_id, global_position) > (${at.transactionId}::xid8, ${at.globalPosition}::bigint)`;
+
+/** Events of transactions older than every one still running: nothing can commit before them any more. */
+export const BELOW_HORIZON = sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
+
 /**
  * Reads the global log after a checkpoint in gap-free order: only events of transactions
  * older than every transaction still running, ordered by (transaction_id, global_position),
@@ -144,8 +151,8 @@ export async function readAllAfter(db: Kysely<Database>, after: Checkpoint, limi
   const rows = await db
     .selectFrom('events')
     .select(STORED_EVENT_COLUMNS)
-    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`)
-    .where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`)
+    .where(afterCheckpoint(after))
+    .where(BELOW_HORIZON)
     .orderBy('transaction_id')
     .orderBy('global_position')
     .limit(limit)
@@ -168,8 +175,8 @@ export async function readTypesAfter(
   // (with a later snapshot) sees every event of those types up to it.
   const { rows: heads } = await sql<{ transaction_id: string; global_position: string }>`
     select transaction_id::text as transaction_id, global_position from events
-     where (transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)
-       and transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+     where ${afterCheckpoint(after)}
+       and ${BELOW_HORIZON}
      order by transaction_id desc, global_position desc limit 1`.execute(db);
   const head = heads[0];
   if (!head) return { events: [], through: after };
@@ -178,7 +185,7 @@ export async function readTypesAfter(
   const rows = await db
     .selectFrom('events')
     .select(STORED_EVENT_COLUMNS)
-    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`)
+    .where(afterCheckpoint(after))
     .where(sql<boolean>`(transaction_id, global_position) <= (${horizon.transactionId}::xid8, ${horizon.globalPosition}::bigint)`)
     .where('event_type', 'in', types)
     .orderBy('transaction_id')

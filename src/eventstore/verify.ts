@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import { MerkleBuilder, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
+import { afterCheckpoint } from './store.js';
 import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 
 /**
@@ -372,7 +373,7 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
     const rows = await db
       .selectFrom('events')
       .selectAll()
-      .where(sql<boolean>`(transaction_id, global_position) > (${position.transactionId}::xid8, ${position.globalPosition}::bigint)`)
+      .where(afterCheckpoint(position))
       .orderBy('transaction_id')
       .orderBy('global_position')
       .limit(pageSize)
@@ -396,7 +397,7 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
   const { count } = await db
     .selectFrom('events')
     .select((eb) => eb.fn.countAll<string>().as('count'))
-    .where(sql<boolean>`(transaction_id, global_position) > (${tail.transactionId}::xid8, ${tail.globalPosition}::bigint)`)
+    .where(afterCheckpoint(tail))
     .executeTakeFirstOrThrow();
   report.unsealedEvents = Number(count);
   progress('seals');

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db, DatabaseHandle } from '../database.js';
-import { STORED_EVENT_COLUMNS, toStoredEvent } from '../eventstore/store.js';
+import { BELOW_HORIZON, STORED_EVENT_COLUMNS, afterCheckpoint, toStoredEvent } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 
@@ -300,9 +300,9 @@ async function readEvents(
   let query = db
     .selectFrom('events')
     .select(STORED_EVENT_COLUMNS)
-    .where(sql<boolean>`(transaction_id, global_position) > (${after.transactionId}::xid8, ${after.globalPosition}::bigint)`);
+    .where(afterCheckpoint(after));
   if (opts.types) query = query.where('event_type', 'in', opts.types);
-  if (opts.gapFree) query = query.where(sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`);
+  if (opts.gapFree) query = query.where(BELOW_HORIZON);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
   return rows.map(toStoredEvent);
 }

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { CommandContext } from '../commands/handler.js';
 import type { Db, DatabaseHandle } from '../database.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { readAllAfter, readTypesAfter } from '../eventstore/store.js';
+import { afterCheckpoint, readAllAfter, readTypesAfter } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import { ADVISORY_LOCK_CLASS, applyEvents, rebuildProjections, type RebuildOptions } from './rebuild.js';
@@ -493,7 +493,7 @@ async function advance(db: Db, name: string, from: Checkpoint, to: Checkpoint): 
 async function heldBack(db: Db, at: Checkpoint): Promise<boolean> {
   const { rows } = await sql<{ hidden: boolean }>`
     select exists (select 1 from events
-      where (transaction_id, global_position) > (${at.transactionId}::xid8, ${at.globalPosition}::bigint)) as hidden`.execute(db);
+      where ${afterCheckpoint(at)}) as hidden`.execute(db);
   return rows[0]?.hidden === true;
 }
 
