@@ -1,15 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely';
 import pg from 'pg';
 import type { EventStoreTables } from './eventstore/tables.js';
 import type { ReadTables } from './projections/tables.js';
 import { PGliteDialect } from './eventstore/pglite-dialect.js';
-import { StatementNames, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
+import { StatementNames, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
 
 /** Every table forgelog queries: the event store's own and the projections' read tables. */
 export interface Database extends EventStoreTables, ReadTables {}
 export type Db = Kysely<Database>;
+export type OneRoundTrip = (statements: readonly CompiledQuery[]) => Promise<QueryResult<unknown>[]>;
 
 export interface DatabaseHandle {
   db: Db;
@@ -17,6 +18,8 @@ export interface DatabaseHandle {
   /** The pool (PostgreSQL) — LISTEN/NOTIFY and session-level locks need their own clients. */
   pool?: pg.Pool;
   pglite?: PGlite;
+  /** BEGIN, the statements and COMMIT in one round trip (PostgreSQL; see StatementBatch). */
+  oneRoundTrip?: OneRoundTrip;
   close(): Promise<void>;
 }
 
@@ -56,9 +59,12 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       options: '-c idle_in_transaction_session_timeout=60000 -c jit=off',
     });
     pool.on('error', () => {});
-    if (preparedStatements()) new StatementNames().attach(pool);
+    const names = preparedStatements() ? new StatementNames() : undefined;
+    names?.attach(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: 'postgres', pool, close: () => db.destroy() };
+    const oneRoundTrip: OneRoundTrip = (statements) =>
+      transactionInOneRoundTrip(pool, statements.map((s) => ({ sql: s.sql, parameters: s.parameters })), names);
+    return { db, kind: 'postgres', pool, oneRoundTrip, close: () => db.destroy() };
   }
   const dataDir = options.dataDir ?? './data';
   if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });

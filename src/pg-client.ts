@@ -150,3 +150,172 @@ export function useFastTimestamps(): void {
     return UTC_TIMESTAMP.test(value) ? new Date(`${value.slice(0, 10)}T${value.slice(11, -3)}Z`) : general(value);
   });
 }
+
+/** A statement of a batch: SQL with `$n` parameters and their values. */
+export interface BatchStatement {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
+type Callback = (error: Error | null, results: pg.QueryResult[]) => void;
+
+/** The parts of pg's (undeclared) Connection and utils a batch writes with. */
+interface WireConnection {
+  stream: { cork(): void; uncork(): void };
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  parse(message: { text: string; name?: string; types: unknown[] }): void;
+  bind(message: { statement?: string; values: readonly unknown[]; valueMapper: (value: unknown) => unknown }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  execute(message: { portal: string; rows: number }): void;
+  sync(): void;
+}
+const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils.prepareValue;
+type PgResult = pg.QueryResult & { addFields(fields: unknown[]): void; parseRow(fields: unknown[]): unknown; addRow(row: unknown): void; addCommandComplete(message: unknown): void };
+const PgResultClass = (pg as unknown as { Result: new (rowMode?: string, types?: unknown) => PgResult }).Result;
+
+/**
+ * Statements sent as one message batch of the extended protocol closed by a single Sync.
+ * PostgreSQL runs them in order and at the first error skips everything up to the Sync, so
+ * a batch that opens with BEGIN and ends with COMMIT commits whole or not at all — in one
+ * round trip instead of one per statement. A batch that failed inside its BEGIN leaves the
+ * connection in an aborted transaction: the sender rolls back (`sendBatch` does).
+ *
+ * It is a pg "submittable": the client hands it the backend's messages in order. Repeated
+ * statements go by name like single queries (StatementNames); the client records a name as
+ * prepared on its ParseComplete by reading `name` and `text`, which here follow the
+ * statement the backend is answering.
+ */
+export class StatementBatch {
+  private cursor = 0;
+  private readonly results: PgResult[] = [];
+  private readonly names: (string | undefined)[];
+  private connection: WireConnection | undefined;
+  private onDone: Callback | undefined;
+
+  constructor(
+    private readonly statements: readonly BatchStatement[],
+    callback: Callback,
+    private readonly statementNames?: StatementNames,
+  ) {
+    this.onDone = callback;
+    this.names = statements.map((s) => (statementNames && s.parameters.length > 0 ? statementNames.nameOf(s.sql) : undefined));
+  }
+
+  get name(): string | undefined {
+    return this.names[this.cursor];
+  }
+
+  get text(): string | undefined {
+    return this.statements[this.cursor]?.sql;
+  }
+
+  submit(connection: WireConnection): null {
+    this.connection = connection;
+    connection.stream.cork();
+    try {
+      this.statements.forEach((statement, i) => {
+        const name = this.names[i];
+        if (!name || !(connection.parsedStatements[name] ?? connection.submittedNamedStatements[name])) {
+          connection.parse({ text: statement.sql, ...(name ? { name } : {}), types: [] });
+          if (name) connection.submittedNamedStatements[name] = statement.sql;
+        }
+        connection.bind({ ...(name ? { statement: name } : {}), values: statement.parameters, valueMapper: prepareValue });
+        connection.describe({ type: 'P', name: '' });
+        connection.execute({ portal: '', rows: 0 });
+      });
+      connection.sync();
+    } finally {
+      connection.stream.uncork();
+    }
+    return null;
+  }
+
+  private current(): PgResult {
+    return (this.results[this.cursor] ??= new PgResultClass());
+  }
+
+  handleRowDescription(message: { fields: unknown[] }): void {
+    this.current().addFields(message.fields);
+  }
+
+  handleDataRow(message: { fields: unknown[] }): void {
+    const result = this.current();
+    result.addRow(result.parseRow(message.fields));
+  }
+
+  handleCommandComplete(message: unknown): void {
+    this.current().addCommandComplete(message);
+    this.cursor++;
+  }
+
+  handleEmptyQuery(): void {
+    this.current();
+    this.cursor++;
+  }
+
+  handleError(error: Error & { statementIndex?: number }): void {
+    // The statements after the failed one were skipped unparsed: their names are not prepared.
+    this.names.forEach((name, i) => {
+      if (name && i > this.cursor) delete this.connection?.submittedNamedStatements[name];
+    });
+    const failed = this.statements[this.cursor];
+    if (failed && isStalePreparedPlan(error)) this.statementNames?.forget(failed.sql);
+    error.statementIndex = this.cursor;
+    this.finish(error, []);
+  }
+
+  handleReadyForQuery(): void {
+    this.finish(null, this.statements.map((_, i) => this.results[i] ?? new PgResultClass()));
+  }
+
+  private finish(error: Error | null, results: pg.QueryResult[]): void {
+    const done = this.onDone;
+    this.onDone = undefined;
+    done?.(error, results);
+  }
+
+  handlePortalSuspended(): void {
+    this.unexpected('portalSuspended');
+  }
+
+  handleCopyInResponse(): void {
+    this.unexpected('copyInResponse');
+  }
+
+  handleCopyData(): void {
+    this.unexpected('copyData');
+  }
+
+  private unexpected(message: string): void {
+    this.finish(new Error(`a statement batch got an unexpected ${message} from the backend`), []);
+  }
+}
+
+const BEGIN: BatchStatement = { sql: 'begin', parameters: [] };
+const COMMIT: BatchStatement = { sql: 'commit', parameters: [] };
+
+/**
+ * Runs statements as one transaction in one round trip (BEGIN, the statements and COMMIT in
+ * one StatementBatch) and returns each statement's result. On an error nothing of it is
+ * committed and the error carries `statementIndex` (0 = the first of `statements`).
+ */
+export async function transactionInOneRoundTrip(pool: pg.Pool, statements: readonly BatchStatement[], names?: StatementNames): Promise<pg.QueryResult[]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    const results = await new Promise<pg.QueryResult[]>((resolve, reject) => {
+      const batch = new StatementBatch([BEGIN, ...statements, COMMIT], (error, results) => (error ? reject(error) : resolve(results)), names);
+      client.query(batch as unknown as pg.QueryConfig);
+    });
+    return results.slice(1, -1);
+  } catch (error) {
+    const e = error as { statementIndex?: number };
+    if (e.statementIndex !== undefined) e.statementIndex -= 1;
+    // A statement after BEGIN failed: the transaction stays aborted until rolled back.
+    await client.query('rollback').catch((rollbackFailed: Error) => (broken = rollbackFailed));
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -34,10 +34,14 @@ export function precompiled<D extends Kysely<any>, A extends unknown[], R>(build
     return { compiled, bindings };
   };
   return {
-    async execute(db: D, ...args: A): Promise<R[]> {
+    /** The query with these values, to send some other way (a statement batch). */
+    compile(db: D, ...args: A): CompiledQuery<R> {
       template ??= compile(db);
       const parameters = template.bindings.map((b) => ('slot' in b ? args[b.slot] : b.constant));
-      const result: QueryResult<R> = await db.executeQuery({ ...template.compiled, parameters });
+      return { ...template.compiled, parameters };
+    },
+    async execute(db: D, ...args: A): Promise<R[]> {
+      const result: QueryResult<R> = await db.executeQuery(this.compile(db, ...args));
       return result.rows;
     },
     async takeFirst(db: D, ...args: A): Promise<R | undefined> {

@@ -48,6 +48,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     notifier,
     now: options.now ?? (() => new Date()),
     streamCache: new StreamStateCache(),
+    ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
   };
   const { token } = await bootstrap(commands, config);
   if (token && !config.rootToken) {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db, OneRoundTrip } from '../database.js';
 import type { ClaimChanges, Decider, DomainEvent } from '../domain/decider.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import type { Notifier } from '../eventstore/notifier.js';
@@ -7,6 +7,7 @@ import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js
 import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
 import { isStalePreparedPlan } from '../pg-client.js';
+import { decideInOneRoundTrip } from './one-round-trip.js';
 import type { FoldedStream, StreamStateCache } from './stream-cache.js';
 
 /** What every command needs from the running process. */
@@ -17,6 +18,8 @@ export interface CommandContext {
   readonly now: () => Date;
   /** Folded stream states between commands (optional: without it every command reads its whole stream). */
   readonly streamCache?: StreamStateCache;
+  /** Sends a whole transaction at once (PostgreSQL): see one-round-trip.ts. */
+  readonly oneRoundTrip?: OneRoundTrip;
 }
 
 export interface CommandSpec<C, E extends DomainEvent, S> {
@@ -64,6 +67,21 @@ export async function handleCommands(
   ctx: CommandContext,
   specs: readonly CommandSpec<any, any, any>[],
 ): Promise<CommandResult<unknown>[]> {
+  if (specs.length === 1) {
+    const spec = specs[0]!;
+    try {
+      const sent = await decideInOneRoundTrip(ctx, spec);
+      if (sent) {
+        ctx.streamCache?.set(spec.decider, spec.streamId, { version: sent.result.version, state: sent.result.state, hash: sent.hash });
+        ctx.notifier.appended();
+        return [sent.result];
+      }
+    } catch (error) {
+      if (!isConcurrencyConflict(error)) throw error;
+      // Another process appended to the stream: the ordinary path below reads it.
+      ctx.streamCache?.delete(spec.decider, spec.streamId);
+    }
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       const folded: FoldedStream<unknown>[] = [];

@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../database.js';
 import { precompiled, type Slot } from '../precompiled.js';
@@ -73,12 +73,22 @@ const insertOneEvent = precompiled((db: Kysely<Database>, ...values: Slot<unknow
     .returning(['stream_version', 'global_position', 'transaction_id']),
 );
 
-/**
- * Appends events at the expected version. A concurrent append to the same stream makes
- * this fail with a unique violation (23505) on (stream_id, stream_version); the caller
- * retries. Run it inside the command's transaction.
- */
-export async function appendToStream(trx: Kysely<Database>, input: AppendInput): Promise<StoredEvent[]> {
+/** What an append inserts, and how the inserted rows become StoredEvents. */
+export interface AppendPlan {
+  /** The INSERT of the events, returning their versions and positions. */
+  readonly insert: CompiledQuery<InsertedPosition>;
+  /** The events as stored, given the rows the INSERT returned. */
+  stored(inserted: readonly InsertedPosition[]): StoredEvent[];
+  /**
+   * The events before the INSERT has run: everything but their global position and
+   * transaction id, which throw when read (only the database knows them).
+   */
+  pending(): StoredEvent[];
+}
+type InsertedPosition = Pick<Selectable<EventsTable>, 'stream_version' | 'global_position' | 'transaction_id'>;
+
+/** Hashes the events onto the stream's chain and builds their INSERT (see appendToStream). */
+export function planAppend(db: Kysely<Database>, input: AppendInput): AppendPlan {
   let previous = input.headHash;
   const occurredAt = input.occurredAt.toISOString();
   const rows = input.events.map((event, i) => {
@@ -113,15 +123,10 @@ export async function appendToStream(trx: Kysely<Database>, input: AppendInput):
       hash,
     };
   });
-  const inserted =
-    rows.length === 1
-      ? await insertOneEvent.execute(trx, ...COLUMNS.map((column) => rows[0]![column]))
-      : await trx.insertInto('events').values(rows).returning(['stream_version', 'global_position', 'transaction_id']).execute();
-  const positions = new Map(inserted.map((row) => [row.stream_version, row]));
-  // What the log now holds, without reading it back: the payloads as JSON gives them.
-  return rows.map((row) => ({
-    globalPosition: positions.get(row.stream_version)!.global_position,
-    transactionId: positions.get(row.stream_version)!.transaction_id,
+  // What the log holds, without reading it back: the payloads as JSON gives them.
+  const event = (row: (typeof rows)[number], position: InsertedPosition): StoredEvent => ({
+    globalPosition: position.global_position,
+    transactionId: position.transaction_id,
     streamId: row.stream_id,
     streamVersion: row.stream_version,
     eventId: row.event_id,
@@ -132,7 +137,39 @@ export async function appendToStream(trx: Kysely<Database>, input: AppendInput):
     actorId: row.actor_id,
     occurredAt: new Date(row.occurred_at),
     hash: row.hash,
-  }));
+  });
+  return {
+    insert:
+      rows.length === 1
+        ? insertOneEvent.compile(db, ...COLUMNS.map((column) => rows[0]![column]))
+        : db.insertInto('events').values(rows).returning(['stream_version', 'global_position', 'transaction_id']).compile(),
+    stored(inserted) {
+      const positions = new Map(inserted.map((row) => [row.stream_version, row]));
+      return rows.map((row) => event(row, positions.get(row.stream_version)!));
+    },
+    pending() {
+      return rows.map((row) => {
+        const unknown = {
+          get() {
+            throw new Error(`${row.stream_id} v${row.stream_version} has no global position before it is appended`);
+          },
+        };
+        const placeholder = { stream_version: row.stream_version, global_position: '', transaction_id: '' };
+        return Object.defineProperties(event(row, placeholder), { globalPosition: unknown, transactionId: unknown });
+      });
+    },
+  };
+}
+
+/**
+ * Appends events at the expected version. A concurrent append to the same stream makes
+ * this fail with a unique violation (23505) on (stream_id, stream_version); the caller
+ * retries. Run it inside the command's transaction.
+ */
+export async function appendToStream(trx: Kysely<Database>, input: AppendInput): Promise<StoredEvent[]> {
+  const plan = planAppend(trx, input);
+  const { rows } = await trx.executeQuery(plan.insert);
+  return plan.stored(rows);
 }
 
 /** Events after a checkpoint, in the gap-free order (transaction_id, global_position). */

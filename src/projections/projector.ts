@@ -16,6 +16,12 @@ export interface Projector {
   readonly tables: readonly string[];
   apply(event: StoredEvent, trx: Db): Promise<void>;
   /**
+   * True when `apply` only sends statements: it reads none of their results, nor an event's
+   * global position or transaction id. The command handler may then send them together with
+   * the append, in one round trip (src/commands/one-round-trip.ts).
+   */
+  readonly writesOnly?: boolean;
+  /**
    * Optional fast path for the async worker and rebuild: applies the handled events of a
    * batch (in log order) at once. Must leave the same rows as `apply` on each in turn.
    */

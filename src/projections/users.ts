@@ -177,6 +177,8 @@ export const usersProjector: Projector = {
   mode: 'inline',
   handles: USER_EVENT_TYPES,
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes'],
+  // Upserts, guarded updates and deletes: no statement's result is read.
+  writesOnly: true,
 
   async apply(stored: StoredEvent, trx: Db) {
     const event = stored as Stored;

@@ -1,0 +1,121 @@
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
+import type { Database, Db } from '../database.js';
+import type { DomainEvent } from '../domain/decider.js';
+import { DomainError } from '../domain/errors.js';
+import { planAppend } from '../eventstore/store.js';
+import type { StoredEvent } from '../eventstore/types.js';
+import type { CommandContext, CommandResult, CommandSpec } from './handler.js';
+
+/**
+ * A command's whole transaction in one round trip to PostgreSQL: BEGIN, the append, the
+ * inline projections' statements and COMMIT go out as one batch (StatementBatch in
+ * src/pg-client.ts), which commits whole or not at all. A write that way costs the
+ * database and Node one network exchange instead of one per statement (four for a status
+ * change), which on a shared two-core machine is most of what a write costs beyond its SQL.
+ *
+ * It applies when nothing in the transaction depends on what an earlier statement returns:
+ * - the decision is made on the process's cached fold, without reading the stream (a
+ *   concurrent append makes the INSERT fail on its expected version, and the caller then
+ *   takes the ordinary path, which reads);
+ * - the command is given, not built from rows read in the transaction;
+ * - the events take and give back no uniqueness claims (a refused claim is seen in a result);
+ * - every inline projector of the events is `writesOnly`: its statements are recorded and
+ *   sent after the INSERT, in the same batch.
+ * Otherwise, and for outcomes that append nothing (they are confirmed against the log),
+ * it answers `undefined` and the caller runs the ordinary path.
+ */
+export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
+  ctx: CommandContext,
+  spec: CommandSpec<C, E, S>,
+): Promise<{ result: CommandResult<S>; hash: string } | undefined> {
+  if (!ctx.oneRoundTrip || typeof spec.command === 'function') return undefined;
+  const { decider } = spec;
+  const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
+  if (!cached) return undefined;
+
+  let decided: readonly E[];
+  try {
+    decided = decider.decide(spec.command as C, cached.state);
+  } catch (error) {
+    if (error instanceof DomainError) return undefined;
+    throw error;
+  }
+  if (decided.length === 0 || takesClaims(spec, decided, cached.state)) return undefined;
+  const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
+  if (projectors.some((p) => !p.writesOnly)) return undefined;
+
+  const plan = planAppend(ctx.db, {
+    streamId: spec.streamId,
+    expectedVersion: cached.version,
+    headHash: cached.hash,
+    events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
+    metadata: spec.metadata,
+    occurredAt: ctx.now(),
+  });
+  const projections = await recordStatements(async (db) => {
+    for (const event of plan.pending()) {
+      for (const projector of projectors) if (projector.handles.includes(event.type)) await projector.apply(event, db);
+    }
+  });
+  const [inserted] = await ctx.oneRoundTrip([plan.insert, ...projections]);
+  const events: StoredEvent[] = plan.stored(inserted!.rows as Parameters<typeof plan.stored>[0]);
+
+  let state = cached.state;
+  for (const event of decided) state = decider.evolve(state, event);
+  return { result: { state, version: cached.version + decided.length, events }, hash: events.at(-1)!.hash };
+}
+
+function takesClaims<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>, decided: readonly E[], state: S): boolean {
+  if (!spec.claims) return false;
+  let before = state;
+  for (const event of decided) {
+    const changes = spec.claims(event, before);
+    if (changes.acquire.length > 0 || changes.release.length > 0) return true;
+    before = spec.decider.evolve(before, event);
+  }
+  return false;
+}
+
+const refuse = (): never => {
+  throw new Error('a writes-only projector opens no transaction and streams no rows');
+};
+
+/** The statements `fn` sends, recorded instead of sent (every one answers no rows). */
+export async function recordStatements(fn: (db: Db) => Promise<void>): Promise<CompiledQuery[]> {
+  const statements: CompiledQuery[] = [];
+  const connection: DatabaseConnection = {
+    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+      statements.push(query);
+      return { rows: [] };
+    },
+    streamQuery: refuse,
+  };
+  const driver: Driver = {
+    init: async () => {},
+    acquireConnection: async () => connection,
+    beginTransaction: refuse,
+    commitTransaction: refuse,
+    rollbackTransaction: refuse,
+    releaseConnection: async () => {},
+    destroy: async () => {},
+  };
+  const db = new Kysely<Database>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => driver,
+      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+  await fn(db);
+  return statements;
+}
