@@ -2,15 +2,29 @@ import { createHash } from 'node:crypto';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
-/** JSON with object keys sorted at every level, so equal values always give equal bytes. */
+/**
+ * JSON with object keys sorted at every level, so equal values always give equal bytes.
+ * Written as loops over plain strings: every append and every sealed event goes through
+ * it, and the entries/sort/map/join version cost a tenth of a write's CPU.
+ */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (value instanceof Date) return JSON.stringify(value.toISOString());
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
+  const object = value as Record<string, unknown>;
+  // The default sort orders by UTF-16 code units, as `<` on strings does.
+  const keys = Object.keys(object).sort();
+  let out = '{';
+  for (const key of keys) {
+    const field = object[key];
+    if (field === undefined) continue;
+    out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(field);
+  }
+  return `${out}}`;
 }
 
 export interface HashedFields {
