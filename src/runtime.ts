@@ -13,6 +13,7 @@ import { PROJECTORS, inlineProjectors } from './projections/registry.js';
 import { ProjectionWorker } from './projections/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
+import { CredentialCache } from './http/kernel/credentials.js';
 
 /** A running forgelog: database, command path and (optionally) the HTTP server. */
 export interface Runtime {
@@ -54,7 +55,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
   }
-  const app: AppContext = { config, db: handle.db, commands, logger };
+  const app: AppContext = { config, db: handle.db, commands, logger, credentials: new CredentialCache() };
   let worker: ProjectionWorker | undefined;
   const sealing = new AbortController();
   let sealer: Promise<void> | undefined;

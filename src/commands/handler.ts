@@ -8,6 +8,7 @@ import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types
 import type { Projector } from '../projections/projector.js';
 import { isStalePreparedPlan } from '../pg-client.js';
 import { decideInOneRoundTrip } from './one-round-trip.js';
+import { checkPrecondition, type Precondition } from './precondition.js';
 import type { FoldedStream, StreamStateCache } from './stream-cache.js';
 
 /** What every command needs from the running process. */
@@ -20,7 +21,10 @@ export interface CommandContext {
   readonly streamCache?: StreamStateCache;
   /** Sends a whole transaction at once (PostgreSQL): see one-round-trip.ts. */
   readonly oneRoundTrip?: OneRoundTrip;
+  /** What the command's transaction checks first (a request's cached credentials). */
+  readonly precondition?: Precondition;
 }
+
 
 export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly streamId: string;
@@ -86,6 +90,7 @@ export async function handleCommands(
     try {
       const folded: FoldedStream<unknown>[] = [];
       const results = await ctx.db.transaction().execute(async (trx) => {
+        if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
         const out: CommandResult<unknown>[] = [];
         for (const spec of specs) {
           const { result, head } = await decideAndAppend(trx, ctx, spec, attempt === 1);

@@ -14,6 +14,7 @@ import { DomainError } from '../domain/errors.js';
 import { planAppend } from '../eventstore/store.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import type { CommandContext, CommandResult, CommandSpec } from './handler.js';
+import { PreconditionFailed, isPreconditionError } from './precondition.js';
 
 /**
  * A command's whole transaction in one round trip to PostgreSQL: BEGIN, the append, the
@@ -30,6 +31,7 @@ import type { CommandContext, CommandResult, CommandSpec } from './handler.js';
  * - the events take and give back no uniqueness claims (a refused claim is seen in a result);
  * - every inline projector of the events is `writesOnly`: its statements are recorded and
  *   sent after the INSERT, in the same batch.
+ * A precondition (handler.ts) goes first in the batch.
  * Otherwise, and for outcomes that append nothing (they are confirmed against the log),
  * it answers `undefined` and the caller runs the ordinary path.
  */
@@ -66,8 +68,18 @@ export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
       for (const projector of projectors) if (projector.handles.includes(event.type)) await projector.apply(event, db);
     }
   });
-  const [inserted] = await ctx.oneRoundTrip([plan.insert, ...projections]);
-  const events: StoredEvent[] = plan.stored(inserted!.rows as Parameters<typeof plan.stored>[0]);
+  const { precondition } = ctx;
+  let results: QueryResult<unknown>[];
+  try {
+    results = await ctx.oneRoundTrip([...(precondition ? [precondition.statement] : []), plan.insert, ...projections]);
+  } catch (error) {
+    const failedAt = (error as { statementIndex?: number }).statementIndex;
+    if (precondition && failedAt === 0 && isPreconditionError(error)) throw new PreconditionFailed();
+    throw error;
+  }
+  precondition?.held();
+  const inserted = results[precondition ? 1 : 0]!;
+  const events: StoredEvent[] = plan.stored(inserted.rows as Parameters<typeof plan.stored>[0]);
 
   let state = cached.state;
   for (const event of decided) state = decider.evolve(state, event);

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/database.js';
 import fc from 'fast-check';
-import { StatementNames, isStalePreparedPlan, useFastRowTemplates, useFastTimestamps } from '../../src/pg-client.js';
+import { StatementNames, isStalePreparedPlan, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from '../../src/pg-client.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
 
 type ResultLike = { addFields(fields: object[]): void; parseRow(values: (string | null)[]): Record<string, unknown> };
@@ -119,5 +119,52 @@ describe.runIf(onPostgres)('named statements on PostgreSQL', () => {
     process.env.FORGELOG_PREPARED_STATEMENTS = 'sometimes';
     await expect(openDatabase({ databaseUrl: url })).rejects.toThrow('FORGELOG_PREPARED_STATEMENTS must be on or off');
     delete process.env.FORGELOG_PREPARED_STATEMENTS;
+  });
+});
+
+describe.runIf(onPostgres)('a transaction in one round trip', () => {
+  let handle: DatabaseHandle;
+  let pool: pg.Pool;
+  const names = new StatementNames();
+  beforeAll(async () => {
+    handle = await openTestDatabase({ poolSize: 1 });
+    const url = (handle.pool!.options as { connectionString: string }).connectionString;
+    // One connection, so that every batch meets the statements the previous ones prepared.
+    pool = new pg.Pool({ connectionString: url, max: 1 });
+    names.attach(pool);
+    await pool.query('create table batch_probe (id integer primary key, label text not null)');
+  });
+  afterAll(async () => {
+    await pool.end();
+    await handle.close();
+  });
+
+  const insert = (id: number, label: string) => ({ sql: 'insert into batch_probe (id, label) values ($1, $2) returning id, label', parameters: [id, label] });
+  const relabel = (id: number, label: string) => ({ sql: 'update batch_probe set label = $2 where id = $1', parameters: [id, label] });
+  const countUpTo = (id: number) => ({ sql: 'select count(*)::int as n from batch_probe where id <= $1', parameters: [id] });
+  const rows = async () => (await pool.query('select id, label from batch_probe order by id')).rows;
+
+  it("gives each statement's result, by name from a statement's second use on", async () => {
+    for (let id = 1; id <= 3; id++) {
+      const results = await transactionInOneRoundTrip(pool, [insert(id, `new ${id}`), relabel(id, `label ${id}`), countUpTo(id)], names);
+      expect(results.map((r) => [r.command, r.rowCount])).toEqual([['INSERT', 1], ['UPDATE', 1], ['SELECT', 1]]);
+      expect(results[0]!.rows).toEqual([{ id, label: `new ${id}` }]);
+      expect(results[2]!.rows).toEqual([{ n: id }]);
+    }
+    const prepared = await pool.query<{ statement: string }>('select statement from pg_prepared_statements');
+    expect(prepared.rows.map((r) => r.statement).sort()).toEqual([countUpTo(0).sql, insert(0, '').sql, relabel(0, '').sql].sort());
+    expect(await rows()).toEqual([1, 2, 3].map((id) => ({ id, label: `label ${id}` })));
+  });
+
+  it('commits nothing when a statement fails, says which, and leaves the connection usable', async () => {
+    const later = { sql: 'select label from batch_probe where id = $1 and label <> $2', parameters: [1, 'x'] };
+    await transactionInOneRoundTrip(pool, [later], names); // seen once: its next use gets a name
+    const failure = await transactionInOneRoundTrip(pool, [relabel(2, 'changed'), insert(1, 'duplicate'), later], names).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: '23505', statementIndex: 1 });
+    expect(await rows()).toEqual([1, 2, 3].map((id) => ({ id, label: `label ${id}` })));
+    expect((await pool.query('select 1 as ok')).rows).toEqual([{ ok: 1 }]);
+    // `later` was skipped before the server prepared it: its name is prepared now, on first use.
+    const [result] = await transactionInOneRoundTrip(pool, [later], names);
+    expect(result!.rows).toEqual([{ label: 'label 1' }]);
   });
 });

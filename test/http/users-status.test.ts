@@ -93,6 +93,50 @@ describe('PUT /user/status', () => {
   });
 });
 
+// A write authorized on credentials this process read before (CredentialCache) checks them
+// again in its own transaction: here another request changes them in between, as another
+// process would, and the write must see it.
+describe('PUT /user/status on credentials that changed since they were last read', () => {
+  const put = (token: string, message: string) => api.put('/user/status', { message }, { token });
+
+  it('answers 401 for a token revoked in between, and changes nothing', async () => {
+    const kim = await api.createUser({ username: `Kim_${process.pid}` });
+    const created = await api.post(`/users/${kim.user.id}/impersonation_tokens`, { name: 'for a while', scopes: ['api'] });
+    expect((await put(created.body.token, 'first')).status).toBe(200);
+    expect((await api.del(`/users/${kim.user.id}/impersonation_tokens/${created.body.id}`)).status).toBe(204);
+    const before = await statusEvents(kim.user.id);
+    for (let i = 0; i < 2; i++) expect(await put(created.body.token, 'after revocation')).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });
+    expect(await statusEvents(kim.user.id)).toEqual(before);
+    expect((await api.get(`/users/${kim.user.id}/status`)).body.message).toBe('first');
+  });
+
+  it('answers 403 for a user blocked in between, and works again once unblocked', async () => {
+    const lee = await api.createUser({ username: `Lee_${process.pid}` });
+    expect((await put(lee.token, 'before')).status).toBe(200);
+    expect((await api.post(`/users/${lee.user.id}/block`)).status).toBe(201);
+    expect(await put(lee.token, 'while blocked')).toMatchObject({ status: 403, body: { message: '403 Forbidden - Your account has been blocked.' } });
+    expect((await api.get(`/users/${lee.user.id}/status`)).body.message).toBe('before');
+    expect((await api.post(`/users/${lee.user.id}/unblock`)).status).toBe(201);
+    expect(await put(lee.token, 'unblocked')).toMatchObject({ status: 200, body: { message: 'unblocked' } });
+  });
+
+  it('records the actor as it is now after a rename', async () => {
+    const max = await api.createUser({ username: `Max_${process.pid}` });
+    expect((await put(max.token, 'as max')).status).toBe(200);
+    const renamed = `Maxine_${process.pid}`;
+    expect((await api.put(`/users/${max.user.id}`, { username: renamed })).status).toBe(200);
+    expect((await put(max.token, 'as maxine')).status).toBe(200);
+    expect((await statusEvents(max.user.id)).at(-1)!.metadata).toMatchObject({ actor_id: max.user.id, actor_username: renamed });
+  });
+
+  it('still checks the credentials before the parameters', async () => {
+    const ann = await api.createUser({ username: `Ann_${process.pid}` });
+    expect((await put(ann.token, 'ok')).status).toBe(200);
+    expect((await api.post(`/users/${ann.user.id}/block`)).status).toBe(201);
+    expect(await api.put('/user/status', { message: ['not', 'a', 'string'] }, { token: ann.token })).toMatchObject({ status: 403 });
+  });
+});
+
 describe('GET /users/:id_or_username/status', () => {
   it('shows a user’s status by id or case-insensitive username, also anonymously', async () => {
     await api.put('/user/status', { emoji: 'rocket', message: 'shipping' }, { token: jane.token });

@@ -24,7 +24,13 @@ export const counterDecider: Decider<CountCommand, CountEvent, { total: number }
 };
 
 export function commandContext(handle: DatabaseHandle, inlineProjectors: readonly Projector[] = []): CommandContext {
-  return { db: handle.db, inlineProjectors, notifier: new Notifier(handle.pool), now: () => new Date() };
+  return {
+    db: handle.db,
+    inlineProjectors,
+    notifier: new Notifier(handle.pool),
+    now: () => new Date(),
+    ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
+  };
 }
 
 export const count = (ctx: CommandContext, streamId: string, amount: number, delayMs?: number) =>

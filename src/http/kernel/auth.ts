@@ -1,7 +1,9 @@
 import type { Context } from 'hono';
 import { tokenDigest } from '../../commands/secrets.js';
 import type { EventMetadata } from '../../eventstore/types.js';
-import { type AuthUser, type TokenRow, type UserRow, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
+import type { CommandContext } from '../../commands/handler.js';
+import { PreconditionFailed } from '../../commands/precondition.js';
+import { type AuthUser, type TokenRow, type UserRow, credentialsStillHold, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
 import { appContext, today } from './context.js';
 import { forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
@@ -54,10 +56,18 @@ async function tokenUser(c: Context, whole: boolean): Promise<TokenUser> {
   const presented = await presentedToken(c);
   let result: TokenUser = { user: null, token: null, whole: true };
   if (presented !== undefined) {
-    const found = await findTokenWithUser(app.db, tokenDigest(presented), whole);
-    if (!found || found.token.revoked || isExpired(found.token, today(c))) throw unauthorized();
+    const digest = tokenDigest(presented);
+    const found = await findTokenWithUser(app.db, digest, whole);
+    if (!found || found.token.revoked || isExpired(found.token, today(c))) {
+      app.credentials.delete(digest);
+      throw unauthorized();
+    }
     const { token, user } = found;
-    if (user.state === 'blocked') throw forbidden('Your account has been blocked.');
+    if (user.state === 'blocked') {
+      app.credentials.delete(digest);
+      throw forbidden('Your account has been blocked.');
+    }
+    app.credentials.set(digest, found);
     result = { user, token, whole };
   }
   c.set(AUTH_CACHE as never, result as never);
@@ -97,6 +107,45 @@ export async function requireUser(c: Context, scopes?: readonly Scope[]): Promis
   const auth = await authenticate(c, scopes);
   if (!auth.user) throw unauthorized();
   return auth as Auth & { user: AuthUser };
+}
+
+/**
+ * For a route whose effect is its commands: authorizes like `requireUser`, but without the
+ * authentication query when this process has read the token before (CredentialCache). The
+ * caller is then taken as cached, and each command `run` sends through `commands` first
+ * checks in its own transaction that the token and its user are still as cached — in the
+ * same round trip. When they are not, the request is authorized again by a query (401 for a
+ * revoked or expired token, 403 for a blocked user, or a fresh row) and `run` goes again; a
+ * `run` that ends without such a check, by an answer or an error, is checked by a query too.
+ */
+export async function requireUserForCommands<T>(
+  c: Context,
+  run: (auth: Auth & { user: AuthUser }, commands: CommandContext) => Promise<T>,
+  scopes: readonly Scope[] = API_SCOPES(c),
+): Promise<T> {
+  const app = appContext(c);
+  const presented = header(c, 'sudo') === undefined && (await sudoParam(c)) === undefined ? await presentedToken(c) : undefined;
+  const digest = presented === undefined ? undefined : tokenDigest(presented);
+  const cached = digest === undefined ? undefined : app.credentials.get(digest);
+  if (digest === undefined || !cached || isExpired(cached.token, today(c)) || !scopes.some((scope) => cached.token.scopes.includes(scope))) {
+    return run(await requireUser(c, scopes), app.commands);
+  }
+  let held = false;
+  const precondition = { statement: credentialsStillHold(app.db, cached.token, cached.user, today(c)), held: () => void (held = true) };
+  const auth = { user: cached.user, token: cached.token, sudoFrom: null };
+  c.set('auth' as never, auth as never);
+  try {
+    const result = await run(auth, { ...app.commands, precondition });
+    if (!held) await requireUser(c, scopes);
+    return result;
+  } catch (error) {
+    if (error instanceof PreconditionFailed) {
+      app.credentials.delete(digest);
+      return run(await requireUser(c, scopes), app.commands);
+    }
+    if (!held) await requireUser(c, scopes);
+    throw error;
+  }
 }
 
 /** Like `requireUser`, with the caller's whole users row (what GET /user shows), in the same query. */

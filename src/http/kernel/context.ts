@@ -4,6 +4,7 @@ import type { CommandContext } from '../../commands/handler.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../database.js';
 import type { Auth } from './auth.js';
+import type { CredentialCache } from './credentials.js';
 
 /** What every request handler can reach: configuration, the database and the command path. */
 export interface AppContext {
@@ -11,6 +12,7 @@ export interface AppContext {
   readonly db: Db;
   readonly commands: CommandContext;
   readonly logger: Logger;
+  readonly credentials: CredentialCache;
 }
 
 export interface AppEnv {

@@ -3,7 +3,7 @@ import { setUserStatus } from '../../../commands/users.js';
 import { isBlank } from '../../../domain/users.js';
 import { findUserByIdOrUsername } from '../../../projections/users.js';
 import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
-import { USER_SCOPES, authenticate, eventMetadata, requireUser, requireUserRow } from '../../kernel/auth.js';
+import { USER_SCOPES, authenticate, eventMetadata, requireUserForCommands, requireUserRow } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../kernel/errors.js';
 import { optional, rawParams, t, declaration } from '../../kernel/params.js';
@@ -24,21 +24,22 @@ export const currentUserRoutes = new Hono<AppEnv>()
     return c.json(toUserStatus(auth.user));
   })
 
-  .put('/user/status', async (c) => {
-    const auth = await requireUser(c);
-    const declared = declaration(await rawParams(c));
-    const p = declared.parse({ emoji: optional(t.string()), message: optional(t.string()) });
-    declared.done();
-    // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
-    const emoji = p.emoji ?? null;
-    const message = p.message ?? null;
-    const { state } = await setUserStatus(appContext(c).commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
-    // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
-    if (isBlank(emoji) && isBlank(message)) return c.json(null);
-    // Answered from the command's state: the inline projection wrote the same values.
-    const status = state.status;
-    return c.json(toUserStatus({ status_emoji: status?.emoji ?? null, status_message: status?.message ?? null, status_message_html: status?.message_html ?? null }));
-  })
+  .put('/user/status', (c) =>
+    requireUserForCommands(c, async (auth, commands) => {
+      const declared = declaration(await rawParams(c));
+      const p = declared.parse({ emoji: optional(t.string()), message: optional(t.string()) });
+      declared.done();
+      // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
+      const emoji = p.emoji ?? null;
+      const message = p.message ?? null;
+      const { state } = await setUserStatus(commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
+      // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
+      if (isBlank(emoji) && isBlank(message)) return c.json(null);
+      // Answered from the command's state: the inline projection wrote the same values.
+      const status = state.status;
+      return c.json(toUserStatus({ status_emoji: status?.emoji ?? null, status_message: status?.message ?? null, status_message_html: status?.message_html ?? null }));
+    }),
+  )
 
   .get('/users/:id_or_username/status', async (c) => {
     await authenticate(c, USER_SCOPES(c));
