@@ -18,7 +18,7 @@ export interface DatabaseHandle {
   /** The pool (PostgreSQL) — LISTEN/NOTIFY and session-level locks need their own clients. */
   pool?: pg.Pool;
   pglite?: PGlite;
-  /** BEGIN, the statements and COMMIT in one round trip (PostgreSQL; see StatementBatch). */
+  /** Statements as one transaction in one round trip (PostgreSQL; see StatementBatch). */
   oneRoundTrip?: OneRoundTrip;
   close(): Promise<void>;
 }

@@ -176,10 +176,10 @@ const PgResultClass = (pg as unknown as { Result: new (rowMode?: string, types?:
 
 /**
  * Statements sent as one message batch of the extended protocol closed by a single Sync.
- * PostgreSQL runs them in order and at the first error skips everything up to the Sync, so
- * a batch that opens with BEGIN and ends with COMMIT commits whole or not at all — in one
- * round trip instead of one per statement. A batch that failed inside its BEGIN leaves the
- * connection in an aborted transaction: the sender rolls back (`sendBatch` does).
+ * PostgreSQL runs them in order and at the first error skips everything up to the Sync;
+ * outside an explicit transaction block they form one implicit transaction, committed at the
+ * Sync if none failed and rolled back otherwise — a whole transaction in one round trip
+ * instead of one per statement (transactionInOneRoundTrip).
  *
  * It is a pg "submittable": the client hands it the backend's messages in order. Repeated
  * statements go by name like single queries (StatementNames); the client records a name as
@@ -292,30 +292,28 @@ export class StatementBatch {
   }
 }
 
-const BEGIN: BatchStatement = { sql: 'begin', parameters: [] };
-const COMMIT: BatchStatement = { sql: 'commit', parameters: [] };
-
 /**
- * Runs statements as one transaction in one round trip (BEGIN, the statements and COMMIT in
- * one StatementBatch) and returns each statement's result. On an error nothing of it is
- * committed and the error carries `statementIndex` (0 = the first of `statements`).
+ * Runs statements as one transaction in one round trip and returns each statement's result.
+ * No BEGIN or COMMIT: the statements of a batch before its Sync form an implicit transaction,
+ * which the Sync commits, or rolls back after an error (the protocol's "Extended Query"
+ * rules), and the connection is then idle again. On an error nothing of the batch is
+ * committed and the error carries `statementIndex`, the failed statement's place (the
+ * length of `statements` for a failed commit).
  */
 export async function transactionInOneRoundTrip(pool: pg.Pool, statements: readonly BatchStatement[], names?: StatementNames): Promise<pg.QueryResult[]> {
   const client = await pool.connect();
-  let broken: Error | undefined;
+  // Inside a transaction block left open the Sync would commit nothing: such a client is dropped.
+  if (client.getTransactionStatus() !== 'I') {
+    const error = new Error('a pooled connection was left inside a transaction');
+    client.release(error);
+    throw error;
+  }
   try {
-    const results = await new Promise<pg.QueryResult[]>((resolve, reject) => {
-      const batch = new StatementBatch([BEGIN, ...statements, COMMIT], (error, results) => (error ? reject(error) : resolve(results)), names);
+    return await new Promise<pg.QueryResult[]>((resolve, reject) => {
+      const batch = new StatementBatch(statements, (error, results) => (error ? reject(error) : resolve(results)), names);
       client.query(batch as unknown as pg.QueryConfig);
     });
-    return results.slice(1, -1);
-  } catch (error) {
-    const e = error as { statementIndex?: number };
-    if (e.statementIndex !== undefined) e.statementIndex -= 1;
-    // A statement after BEGIN failed: the transaction stays aborted until rolled back.
-    await client.query('rollback').catch((rollbackFailed: Error) => (broken = rollbackFailed));
-    throw error;
   } finally {
-    client.release(broken);
+    client.release();
   }
 }

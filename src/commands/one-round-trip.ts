@@ -17,9 +17,9 @@ import type { CommandContext, CommandResult, CommandSpec } from './handler.js';
 import { PreconditionFailed, isPreconditionError } from './precondition.js';
 
 /**
- * A command's whole transaction in one round trip to PostgreSQL: BEGIN, the append, the
- * inline projections' statements and COMMIT go out as one batch (StatementBatch in
- * src/pg-client.ts), which commits whole or not at all. A write that way costs the
+ * A command's whole transaction in one round trip to PostgreSQL: the append and the inline
+ * projections' statements go out as one batch (StatementBatch in src/pg-client.ts), which
+ * commits whole or not at all. A write that way costs the
  * database and Node one network exchange instead of one per statement (four for a status
  * change), which on a shared two-core machine is most of what a write costs beyond its SQL.
  *
