@@ -5,7 +5,8 @@ import type { CommandContext } from '../../commands/handler.js';
 import { PreconditionFailed } from '../../commands/precondition.js';
 import { type AuthUser, type TokenRow, type UserRow, credentialsStillHold, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
 import { appContext, today } from './context.js';
-import { forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
+import type { Credentials } from './credentials.js';
+import { conflict, forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
 import { header } from './request.js';
 
@@ -115,8 +116,9 @@ export async function requireUser(c: Context, scopes?: readonly Scope[]): Promis
  * caller is then taken as cached, and each command `run` sends through `commands` first
  * checks in its own transaction that the token and its user are still as cached — in the
  * same round trip. When they are not, the request is authorized again by a query (401 for a
- * revoked or expired token, 403 for a blocked user, or a fresh row) and `run` goes again; a
- * `run` that ends without such a check, by an answer or an error, is checked by a query too.
+ * revoked or expired token, 403 for a blocked user, or a fresh row) and `run` goes again,
+ * unless one of its commands had already passed the check (it committed: a conflict). A
+ * `run` that ends without any check, by an answer or an error, is checked by a query too.
  */
 export async function requireUserForCommands<T>(
   c: Context,
@@ -124,12 +126,8 @@ export async function requireUserForCommands<T>(
   scopes: readonly Scope[] = API_SCOPES(c),
 ): Promise<T> {
   const app = appContext(c);
-  const presented = header(c, 'sudo') === undefined && (await sudoParam(c)) === undefined ? await presentedToken(c) : undefined;
-  const digest = presented === undefined ? undefined : tokenDigest(presented);
-  const cached = digest === undefined ? undefined : app.credentials.get(digest);
-  if (digest === undefined || !cached || isExpired(cached.token, today(c)) || !scopes.some((scope) => cached.token.scopes.includes(scope))) {
-    return run(await requireUser(c, scopes), app.commands);
-  }
+  const cached = await cachedCredentials(c, scopes);
+  if (!cached) return run(await requireUser(c, scopes), app.commands);
   let held = false;
   const precondition = { statement: credentialsStillHold(app.db, cached.token, cached.user, today(c)), held: () => void (held = true) };
   const auth = { user: cached.user, token: cached.token, sudoFrom: null };
@@ -139,13 +137,30 @@ export async function requireUserForCommands<T>(
     if (!held) await requireUser(c, scopes);
     return result;
   } catch (error) {
-    if (error instanceof PreconditionFailed) {
-      app.credentials.delete(digest);
-      return run(await requireUser(c, scopes), app.commands);
+    if (!(error instanceof PreconditionFailed)) {
+      if (!held) await requireUser(c, scopes);
+      throw error;
     }
-    if (!held) await requireUser(c, scopes);
-    throw error;
+    app.credentials.delete(cached.digest);
+    const fresh = await requireUser(c, scopes);
+    // An earlier command of this request committed on these credentials: a rerun would repeat it.
+    if (held) throw conflict('409 Conflict: Resource lock');
+    return run(fresh, app.commands);
   }
+}
+
+/**
+ * The request's credentials as this process last read them, when it presents a token
+ * without sudo and they pass what a query would check of them now (expiry, scopes).
+ */
+async function cachedCredentials(c: Context, scopes: readonly Scope[]): Promise<(Credentials & { digest: string }) | undefined> {
+  if (header(c, 'sudo') !== undefined || (await sudoParam(c)) !== undefined) return undefined;
+  const presented = await presentedToken(c);
+  if (presented === undefined) return undefined;
+  const digest = tokenDigest(presented);
+  const credentials = appContext(c).credentials.get(digest);
+  if (!credentials || isExpired(credentials.token, today(c)) || !scopes.some((scope) => credentials.token.scopes.includes(scope))) return undefined;
+  return { ...credentials, digest };
 }
 
 /** Like `requireUser`, with the caller's whole users row (what GET /user shows), in the same query. */
