@@ -4,11 +4,11 @@ import type { Database } from '../database.js';
 import { precompiled, type Slot } from '../precompiled.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import type { EventsTable } from './tables.js';
-import { checkpointOf, type Checkpoint, type EventMetadata, type NewEvent, type StoredEvent } from './types.js';
+import { checkpointOf, type Checkpoint, type EventMetadata, type NewEvent, type ProjectedEvent, type StoredEvent } from './types.js';
 import { upcast } from './upcasters.js';
 
-/** The columns a StoredEvent is made of (the feed index columns are not among them). */
-export const STORED_EVENT_COLUMNS = [
+/** The columns a ProjectedEvent is made of: what a rebuild reads. */
+export const PROJECTED_EVENT_COLUMNS = [
   'global_position',
   'transaction_id',
   'stream_id',
@@ -17,14 +17,14 @@ export const STORED_EVENT_COLUMNS = [
   'event_type',
   'schema_version',
   'data',
-  'metadata',
-  'actor_id',
   'occurred_at',
-  'hash',
 ] as const;
+/** The columns a StoredEvent is made of (the feed index columns are not among them). */
+export const STORED_EVENT_COLUMNS = [...PROJECTED_EVENT_COLUMNS, 'metadata', 'actor_id', 'hash'] as const;
 type StoredEventRow = Pick<Selectable<EventsTable>, (typeof STORED_EVENT_COLUMNS)[number]>;
+type ProjectedEventRow = Pick<Selectable<EventsTable>, (typeof PROJECTED_EVENT_COLUMNS)[number]>;
 
-export function toStoredEvent(row: StoredEventRow): StoredEvent {
+export function toProjectedEvent(row: ProjectedEventRow): ProjectedEvent {
   const current = upcast(row.event_type, row.schema_version, row.data);
   return {
     globalPosition: row.global_position,
@@ -35,11 +35,16 @@ export function toStoredEvent(row: StoredEventRow): StoredEvent {
     type: row.event_type,
     schemaVersion: current.schemaVersion,
     data: current.data,
-    metadata: row.metadata,
-    actorId: row.actor_id,
     occurredAt: row.occurred_at,
-    hash: row.hash,
   };
+}
+
+export function toStoredEvent(row: StoredEventRow): StoredEvent {
+  const event = toProjectedEvent(row) as { -readonly [K in keyof StoredEvent]: StoredEvent[K] };
+  event.metadata = row.metadata;
+  event.actorId = row.actor_id;
+  event.hash = row.hash;
+  return event;
 }
 
 const streamEvents = precompiled((db: Kysely<Database>, streamId: Slot<string>, afterVersion: Slot<number>) =>

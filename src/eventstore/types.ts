@@ -34,6 +34,12 @@ export interface StoredEvent<T extends string = string, D = unknown> {
   readonly hash: string;
 }
 
+/**
+ * What a projector reads of an event: not its metadata, actor or hash, so a rebuild reads
+ * and decodes only these columns (PROJECTED_EVENT_COLUMNS in store.ts).
+ */
+export type ProjectedEvent<T extends string = string, D = unknown> = Omit<StoredEvent<T, D>, 'metadata' | 'actorId' | 'hash'>;
+
 /** A position in the gap-free order of the global log. */
 export interface Checkpoint {
   readonly transactionId: string;
@@ -42,7 +48,7 @@ export interface Checkpoint {
 
 export const LOG_START: Checkpoint = { transactionId: '0', globalPosition: '0' };
 
-export function checkpointOf(event: StoredEvent): Checkpoint {
+export function checkpointOf(event: Pick<StoredEvent, 'transactionId' | 'globalPosition'>): Checkpoint {
   return { transactionId: event.transactionId, globalPosition: event.globalPosition };
 }
 

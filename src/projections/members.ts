@@ -4,7 +4,7 @@ import type { Db } from '../database.js';
 import type { MemberSourceType } from '../domain/access.js';
 import { ACCESS } from '../domain/access.js';
 import { MEMBER_EVENT_TYPES, type MemberEvent } from '../domain/members.js';
-import type { StoredEvent } from '../eventstore/types.js';
+import type { ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
@@ -58,8 +58,8 @@ export const membersProjector: Projector = {
   mode: 'inline',
   handles: [...MEMBER_EVENT_TYPES, ...FOREIGN_EVENT_TYPES],
   tables: ['members', 'access_requests'],
-  async apply(stored: StoredEvent, trx: Db) {
-    const event = stored as unknown as (MemberEvent | ForeignEvent) & StoredEvent;
+  async apply(stored: ProjectedEvent, trx: Db) {
+    const event = stored as unknown as (MemberEvent | ForeignEvent) & ProjectedEvent;
     const at = stored.occurredAt.toISOString();
     switch (event.type) {
       case 'UserDeleted':

@@ -4,7 +4,7 @@ import type { Viewer, Visibility } from '../domain/access.js';
 import { VISIBILITIES, VISIBILITY_LEVEL, visibleWithoutMembership } from '../domain/access.js';
 import { GROUP_EVENT_TYPES, type GroupEvent, type ParentGroup } from '../domain/groups.js';
 import type { UserEvent } from '../domain/users.js';
-import type { StoredEvent } from '../eventstore/types.js';
+import type { ProjectedEvent } from '../eventstore/types.js';
 import { memberNamespaceIds, unexpired } from './access.js';
 import { projectReadableBy } from './projects.js';
 import type { Projector } from './projector.js';
@@ -80,8 +80,8 @@ export const namespacesProjector: Projector = {
   mode: 'inline',
   handles: [...USER_EVENTS, ...GROUP_EVENT_TYPES],
   tables: ['namespaces', 'group_custom_attributes'],
-  async apply(stored: StoredEvent, trx: Db) {
-    const event = stored as unknown as (UserEvent | GroupEvent) & StoredEvent;
+  async apply(stored: ProjectedEvent, trx: Db) {
+    const event = stored as unknown as (UserEvent | GroupEvent) & ProjectedEvent;
     const at = stored.occurredAt.toISOString();
     const v = stored.streamVersion;
     /** Moves a group row to this event's version; false when the event was applied already. */
@@ -197,8 +197,8 @@ export const namespacesProjector: Projector = {
   },
 
   /** Rebuild path: runs of consecutive UserCreated become one multi-row insert. */
-  async applyBatch(events: readonly StoredEvent[], trx: Db) {
-    let created: StoredEvent[] = [];
+  async applyBatch(events: readonly ProjectedEvent[], trx: Db) {
+    let created: ProjectedEvent[] = [];
     for (const event of events) {
       if (event.type === 'UserCreated') {
         created.push(event);
@@ -213,7 +213,7 @@ export const namespacesProjector: Projector = {
 };
 
 /** Personal namespaces of new users (idempotent: an existing id is left alone). */
-async function insertPersonalNamespaces(trx: Db, events: readonly StoredEvent[]) {
+async function insertPersonalNamespaces(trx: Db, events: readonly ProjectedEvent[]) {
   for (let i = 0; i < events.length; i += 2000) {
     const rows = events.slice(i, i + 2000).map((stored) => {
       const d = (stored as unknown as Extract<UserEvent, { type: 'UserCreated' }>).data;

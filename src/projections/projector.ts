@@ -1,5 +1,5 @@
 import type { Db } from '../database.js';
-import type { StoredEvent } from '../eventstore/types.js';
+import type { ProjectedEvent } from '../eventstore/types.js';
 
 /**
  * A projector keeps read tables from events with idempotent statements (upserts guarded by
@@ -14,7 +14,13 @@ export interface Projector {
   readonly handles: readonly string[];
   /** The read tables this projector owns (rebuilt and swapped together). */
   readonly tables: readonly string[];
-  apply(event: StoredEvent, trx: Db): Promise<void>;
+  /**
+   * Other projectors' tables `apply` reads. A rebuild replays a projector in one sequence
+   * with the owners of those tables, after them; projectors that share nothing replay side
+   * by side, each on its own connection.
+   */
+  readonly reads?: readonly string[];
+  apply(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
    * True when `apply` only sends statements: it reads none of their results, nor an event's
    * global position or transaction id. The command handler may then send them together with
@@ -25,5 +31,5 @@ export interface Projector {
    * Optional fast path for the async worker and rebuild: applies the handled events of a
    * batch (in log order) at once. Must leave the same rows as `apply` on each in turn.
    */
-  applyBatch?(events: readonly StoredEvent[], trx: Db): Promise<void>;
+  applyBatch?(events: readonly ProjectedEvent[], trx: Db): Promise<void>;
 }

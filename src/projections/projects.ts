@@ -2,7 +2,7 @@ import { sql, type ColumnType, type Expression, type Selectable, type SqlBool } 
 import type { Db } from '../database.js';
 import type { Visibility } from '../domain/access.js';
 import { PROJECT_EVENT_TYPES, type ProjectChanges, type ProjectEvent, type ProjectSettings, settingsOf } from '../domain/projects.js';
-import type { StoredEvent } from '../eventstore/types.js';
+import type { ProjectedEvent } from '../eventstore/types.js';
 import type { NamespaceRow } from './namespaces.js';
 import type { Projector } from './projector.js';
 
@@ -126,8 +126,10 @@ export const projectsProjector: Projector = {
   mode: 'inline',
   handles: [...PROJECT_EVENT_TYPES, ...FOREIGN_EVENT_TYPES],
   tables: ['projects', 'project_stars', 'project_group_links'],
-  async apply(stored: StoredEvent, trx: Db) {
-    const event = stored as unknown as (ProjectEvent | ForeignEvent) & StoredEvent;
+  // Paths and names come from the namespace rows.
+  reads: ['namespaces'],
+  async apply(stored: ProjectedEvent, trx: Db) {
+    const event = stored as unknown as (ProjectEvent | ForeignEvent) & ProjectedEvent;
     const at = stored.occurredAt.toISOString();
     const v = stored.streamVersion;
     /** Moves a project row to this event's version; false when the event was applied already. */

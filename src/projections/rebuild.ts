@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db, DatabaseHandle } from '../database.js';
-import { BELOW_HORIZON, STORED_EVENT_COLUMNS, afterCheckpoint, toStoredEvent } from '../eventstore/store.js';
-import { LOG_START, checkpointOf, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
+import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toProjectedEvent } from '../eventstore/store.js';
+import { LOG_START, checkpointOf, type Checkpoint, type ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 
 /**
@@ -79,9 +79,10 @@ export async function rebuildProjections(
     // The count and the first page need no shadow table: they run meanwhile, on other connections.
     const counted = countEvents(handle.db, types);
     counted.catch(() => {});
+    const sequences = sequencesOf(projectors);
+    const pages = new PageReader(read, batchSize, sequences.length);
     let after = LOG_START;
-    let next = read(after);
-    await createShadowTables(handle.db, tables);
+    const indexes = await createShadowTables(handle.db, tables);
     const total = await counted;
     let done = 0;
     const progress = (n: number) => {
@@ -90,23 +91,36 @@ export async function rebuildProjections(
     };
     opts.onProgress?.(0, total);
 
-    // Phase 1: bulk replay, one short transaction per page. The next page is read (on
-    // another connection) once this page's first statement is under way, so that Node
-    // decodes it while PostgreSQL works rather than before this page's first statement.
-    for (;;) {
-      const page = await next;
-      if (page.length === 0) break;
-      after = checkpointOf(page.at(-1)!);
-      await inShadow(handle.db, async (trx) => {
-        for (const [i, projector] of projectors.entries()) {
-          const applying = applyEvents(projector, page, trx);
-          if (i === 0 && page.length === batchSize) next = read(after);
-          await applying;
+    // Phase 1: bulk replay, one short transaction per page and sequence of projectors
+    // (projectors that read each other's tables); sequences sharing nothing replay side by
+    // side, each on its own connection, so that PostgreSQL applies one while Node prepares
+    // another. Each page is read once, while the pages before it are being applied.
+    const failures: unknown[] = [];
+    await Promise.all(
+      sequences.map(async (sequence, s) => {
+        try {
+          for (let i = 0; !pages.stopped; i++) {
+            const page = await pages.page(i);
+            if (page.length === 0 || pages.stopped) break;
+            await inShadow(handle.db, async (trx) => {
+              for (const projector of sequence) await applyEvents(projector, page, trx);
+            });
+            if (pages.applied(i, s)) progress(page.length);
+            if (page.length < batchSize) break;
+          }
+        } catch (error) {
+          failures.push(error);
+          pages.stop();
         }
-      });
-      progress(page.length);
-      if (page.length < batchSize) break;
-    }
+      }),
+    );
+    if (failures.length > 0) throw failures[0];
+    after = pages.end;
+
+    // The indexes the bulk replay went without, built once over the loaded rows.
+    await handle.db.transaction().execute(async (trx) => {
+      for (const index of indexes) await sql.raw(index).execute(trx);
+    });
 
     // Phase 2: catch up and swap in one short transaction (retried if chosen as a deadlock victim).
     let result: RebuildResult['projections'] = [];
@@ -195,7 +209,13 @@ async function swap(
 }
 
 /** Fresh shadow tables shaped like the live ones, with the same constraint and index names. */
-async function createShadowTables(db: Db, tables: readonly string[]) {
+/**
+ * Creates the shadow tables with their constraints (ON CONFLICT needs them) and returns the
+ * statements that create their other indexes: a bulk load followed by one index build costs
+ * less than keeping every index up to date row by row.
+ */
+async function createShadowTables(db: Db, tables: readonly string[]): Promise<string[]> {
+  const deferred: string[] = [];
   await db.transaction().execute(async (trx) => {
     await sql.raw(`drop schema if exists ${SHADOW_SCHEMA} cascade`).execute(trx);
     await sql.raw(`create schema ${SHADOW_SCHEMA}`).execute(trx);
@@ -216,10 +236,11 @@ async function createShadowTables(db: Db, tables: readonly string[]) {
            and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid and c.conrelid = i.indrelid)`.execute(trx);
       for (const { def, on: target } of indexes.rows) {
         if (!def.includes(target)) throw new Error(`rebuild: cannot copy index of ${table}: ${def}`);
-        await sql.raw(def.replace(target, ` ON ${shadow} `)).execute(trx);
+        deferred.push(def.replace(target, ` ON ${shadow} `));
       }
     }
   });
+  return deferred;
 }
 
 /** Runs `fn` in a transaction whose unqualified table names resolve to the shadow tables. */
@@ -278,6 +299,99 @@ async function countEvents(db: Db, types: readonly string[]): Promise<number> {
 }
 
 /** The last committed event in gap-free order (below `horizon` when given). */
+/**
+ * Projectors in sequences: a projector joins the sequence of every projector whose tables it
+ * reads; the projectors of a sequence keep their order.
+ */
+function sequencesOf(projectors: readonly Projector[]): Projector[][] {
+  const owner = new Map(projectors.flatMap((p) => p.tables.map((table) => [table, p] as const)));
+  const sequence = new Map(projectors.map((p) => [p, [p]]));
+  for (const projector of projectors) {
+    for (const table of projector.reads ?? []) {
+      const a = sequence.get(projector)!;
+      const b = sequence.get(owner.get(table) ?? projector)!;
+      if (a === b) continue;
+      const merged = projectors.filter((p) => a.includes(p) || b.includes(p));
+      for (const p of merged) sequence.set(p, merged);
+    }
+  }
+  return [...new Set(sequence.values())];
+}
+
+/** How many pages a sequence may get ahead of the slowest (bounds the pages held in memory). */
+const PAGES_AHEAD = 2;
+
+/**
+ * The log's pages for sequences of projectors that apply them at their own pace. Page i+1
+ * (it starts after page i's last event) is read once some sequence has page i; a page is let
+ * go once every sequence has applied it.
+ */
+class PageReader {
+  private readonly pages = new Map<number, { events: Promise<ProjectedEvent[]>; pending: number }>();
+  private requested = -1;
+  private last: Promise<ProjectedEvent[] | undefined> = Promise.resolve(undefined);
+  private slowest = 0;
+  private readonly progress: number[];
+  private waiting: (() => void)[] = [];
+  /** Where the pages read so far end. */
+  end: Checkpoint = LOG_START;
+  stopped = false;
+
+  constructor(
+    private readonly read: (from: Checkpoint) => Promise<ProjectedEvent[]>,
+    private readonly batchSize: number,
+    sequences: number,
+  ) {
+    this.progress = new Array<number>(sequences).fill(0);
+    this.request(0);
+  }
+
+  async page(i: number): Promise<ProjectedEvent[]> {
+    while (i > this.slowest + PAGES_AHEAD && !this.stopped) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.request(i + 1);
+    return this.pages.get(i)?.events ?? [];
+  }
+
+  /** Sequence `s` applied page i; true when it was the last to. */
+  applied(i: number, s: number): boolean {
+    this.progress[s] = i + 1;
+    const entry = this.pages.get(i)!;
+    if (--entry.pending > 0) return false;
+    this.pages.delete(i);
+    this.slowest = Math.min(...this.progress);
+    this.wake();
+    return true;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  private request(i: number): void {
+    while (this.requested < i) {
+      // Each page starts where the one before ended (the first at the log's start).
+      const before = this.last;
+      const events = before.then((previous) => {
+        if (previous !== undefined && previous.length < this.batchSize) return [];
+        return this.read(previous === undefined ? LOG_START : checkpointOf(previous.at(-1)!)).then((page) => {
+          if (page.length > 0) this.end = checkpointOf(page.at(-1)!);
+          return page;
+        });
+      });
+      events.catch(() => {}); // awaited by page(), or abandoned when a sequence failed
+      this.last = events;
+      this.pages.set(++this.requested, { events, pending: this.progress.length });
+    }
+  }
+}
+
 async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
   const below = horizon === null ? sql`true` : sql`transaction_id < ${horizon.toString()}::xid8`;
   const { rows } = await sql<{ transaction_id: string; global_position: string }>`
@@ -295,16 +409,16 @@ async function readEvents(
   db: Db,
   after: Checkpoint,
   opts: { types?: readonly string[]; gapFree: boolean; limit: number },
-): Promise<StoredEvent[]> {
+): Promise<ProjectedEvent[]> {
   if (opts.types && opts.types.length === 0) return [];
   let query = db
     .selectFrom('events')
-    .select(STORED_EVENT_COLUMNS)
+    .select(PROJECTED_EVENT_COLUMNS)
     .where(afterCheckpoint(after));
   if (opts.types) query = query.where('event_type', 'in', opts.types);
   if (opts.gapFree) query = query.where(BELOW_HORIZON);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
-  return rows.map(toStoredEvent);
+  return rows.map(toProjectedEvent);
 }
 
 const handledSets = new WeakMap<Projector, ReadonlySet<string>>();
@@ -316,7 +430,7 @@ function handledTypes(projector: Projector): ReadonlySet<string> {
 }
 
 /** Applies the events a projector handles, in order (its batch fast path when it has one). */
-export async function applyEvents(projector: Projector, events: readonly StoredEvent[], trx: Db): Promise<void> {
+export async function applyEvents(projector: Projector, events: readonly ProjectedEvent[], trx: Db): Promise<void> {
   const handles = handledTypes(projector);
   const handled = events.filter((e) => handles.has(e.type));
   if (handled.length === 0) return;

@@ -2,7 +2,7 @@ import { sql, type ColumnType, type CompiledQuery, type Selectable } from 'kysel
 import type { Db } from '../database.js';
 import type { Identity, UserEvent } from '../domain/users.js';
 import { USER_EVENT_TYPES } from '../domain/users.js';
-import type { StoredEvent } from '../eventstore/types.js';
+import type { ProjectedEvent } from '../eventstore/types.js';
 import { precompiled, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
@@ -95,10 +95,10 @@ export type CustomAttributeRow = Selectable<UserCustomAttributesTable>;
 
 // ───────────────────────────── Projector ─────────────────────────────
 
-type Stored = UserEvent & StoredEvent;
+type Stored = UserEvent & ProjectedEvent;
 
 /** The full `users` row of a UserCreated (JSON values: identities as an array). */
-function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & StoredEvent) {
+function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & ProjectedEvent) {
   const at = event.occurredAt.toISOString();
   const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, ...profile } = event.data;
   // Object.assign, not `{ ...profile, … }`: that literal drops V8 into dictionary mode, ~50 µs a row (rebuild).
@@ -180,7 +180,7 @@ export const usersProjector: Projector = {
   // Upserts, guarded updates and deletes: no statement's result is read.
   writesOnly: true,
 
-  async apply(stored: StoredEvent, trx: Db) {
+  async apply(stored: ProjectedEvent, trx: Db) {
     const event = stored as Stored;
     const at = stored.occurredAt.toISOString();
     const v = stored.streamVersion;
@@ -260,7 +260,7 @@ export const usersProjector: Projector = {
    * events (tokens, custom attributes, deletions) in log order. No remaining event of a
    * user is followed by an update of that user's row: deletion is the last.
    */
-  async applyBatch(events: readonly StoredEvent[], trx: Db) {
+  async applyBatch(events: readonly ProjectedEvent[], trx: Db) {
     const created = new Map<number, { row: ReturnType<typeof createdRow>; folded: Stored[] }>();
     const updates: Stored[] = [];
     const rest: Stored[] = [];

@@ -4,7 +4,7 @@ import { handleCommand } from '../../src/commands/handler.js';
 import type { DatabaseHandle, Db } from '../../src/database.js';
 import type { Decider } from '../../src/domain/decider.js';
 import { Notifier } from '../../src/eventstore/notifier.js';
-import type { StoredEvent } from '../../src/eventstore/types.js';
+import type { ProjectedEvent } from '../../src/eventstore/types.js';
 import type { Projector } from '../../src/projections/projector.js';
 
 // ───────────────────────────── A tiny decider ─────────────────────────────
@@ -66,7 +66,7 @@ export function counterProjector(options: {
 } = {}): Projector {
   const table = options.table ?? 'test_counts';
   const factor = options.factor ?? 1;
-  const amountOf = (e: StoredEvent) => (e.data as { amount: number }).amount * factor;
+  const amountOf = (e: ProjectedEvent) => (e.data as { amount: number }).amount * factor;
   const projector: Projector = {
     name: options.name ?? 'counts',
     version: options.version ?? 1,
