@@ -25,7 +25,6 @@ export interface CommandContext {
   readonly precondition?: Precondition;
 }
 
-
 export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly streamId: string;
   readonly decider: Decider<C, E, S>;

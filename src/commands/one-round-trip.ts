@@ -19,9 +19,9 @@ import { PreconditionFailed, isPreconditionError } from './precondition.js';
 /**
  * A command's whole transaction in one round trip to PostgreSQL: the append and the inline
  * projections' statements go out as one batch (StatementBatch in src/pg-client.ts), which
- * commits whole or not at all. A write that way costs the
- * database and Node one network exchange instead of one per statement (four for a status
- * change), which on a shared two-core machine is most of what a write costs beyond its SQL.
+ * commits whole or not at all. Each round trip costs Node and the database a wake-up, a
+ * read and a write on both sides; a status change made five of them (BEGIN, INSERT,
+ * UPDATE, COMMIT and authentication) and now makes one (see requireUserForCommands).
  *
  * It applies when nothing in the transaction depends on what an earlier statement returns:
  * - the decision is made on the process's cached fold, without reading the stream (a

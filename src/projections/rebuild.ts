@@ -4,12 +4,14 @@ import type { Db, DatabaseHandle } from '../database.js';
 import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toProjectedEvent } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, type Checkpoint, type ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
+import { PageReader, sequencesOf } from './replay-pages.js';
 
 /**
  * Rebuild: replay the log from position 0 into fresh shadow tables, then swap them in.
  *
  * Shadow tables live in schema `forgelog_rebuild`, created `like public.<t>` (columns,
- * defaults, checks, then the same constraints and indexes under the same names). Replay
+ * defaults, checks, then the same constraints and indexes under the same names, the
+ * indexes once the bulk phase has loaded the rows). Replay
  * runs with `search_path = forgelog_rebuild, public`, so projector code is unchanged: its
  * unqualified table names hit the shadow tables while `events` still resolves to public.
  *
@@ -17,8 +19,9 @@ import type { Projector } from './projector.js';
  * read": a long write transaction holds back every gap-free reader in the cluster):
  *
  * 1. Bulk: pages of `batchSize` events in gap-free order (transaction_id below the snapshot
- *    xmin), each page its own short transaction. Inline writers and the async worker keep
- *    writing the live tables meanwhile; readers see no change.
+ *    xmin), each page its own short transaction per sequence of projectors (replay-pages.ts:
+ *    projectors reading no one else's tables replay side by side). Inline writers and the
+ *    async worker keep writing the live tables meanwhile; readers see no change.
  * 2. Swap, one short transaction: lock the checkpoint rows (waits for a worker's current
  *    batch), `lock table public.<t> in exclusive mode` (readers continue, inline writers
  *    wait), replay what was committed since the bulk phase's last page, swap the tables and
@@ -208,11 +211,11 @@ async function swap(
   return recorded;
 }
 
-/** Fresh shadow tables shaped like the live ones, with the same constraint and index names. */
 /**
- * Creates the shadow tables with their constraints (ON CONFLICT needs them) and returns the
- * statements that create their other indexes: a bulk load followed by one index build costs
- * less than keeping every index up to date row by row.
+ * Fresh shadow tables shaped like the live ones, with the same constraint names, and the
+ * statements that create their other indexes under the same names: those are built after
+ * the bulk replay, since one build over the loaded rows costs less than keeping every index
+ * up to date row by row (the constraints stay: ON CONFLICT needs them).
  */
 async function createShadowTables(db: Db, tables: readonly string[]): Promise<string[]> {
   const deferred: string[] = [];
@@ -299,99 +302,6 @@ async function countEvents(db: Db, types: readonly string[]): Promise<number> {
 }
 
 /** The last committed event in gap-free order (below `horizon` when given). */
-/**
- * Projectors in sequences: a projector joins the sequence of every projector whose tables it
- * reads; the projectors of a sequence keep their order.
- */
-function sequencesOf(projectors: readonly Projector[]): Projector[][] {
-  const owner = new Map(projectors.flatMap((p) => p.tables.map((table) => [table, p] as const)));
-  const sequence = new Map(projectors.map((p) => [p, [p]]));
-  for (const projector of projectors) {
-    for (const table of projector.reads ?? []) {
-      const a = sequence.get(projector)!;
-      const b = sequence.get(owner.get(table) ?? projector)!;
-      if (a === b) continue;
-      const merged = projectors.filter((p) => a.includes(p) || b.includes(p));
-      for (const p of merged) sequence.set(p, merged);
-    }
-  }
-  return [...new Set(sequence.values())];
-}
-
-/** How many pages a sequence may get ahead of the slowest (bounds the pages held in memory). */
-const PAGES_AHEAD = 2;
-
-/**
- * The log's pages for sequences of projectors that apply them at their own pace. Page i+1
- * (it starts after page i's last event) is read once some sequence has page i; a page is let
- * go once every sequence has applied it.
- */
-class PageReader {
-  private readonly pages = new Map<number, { events: Promise<ProjectedEvent[]>; pending: number }>();
-  private requested = -1;
-  private last: Promise<ProjectedEvent[] | undefined> = Promise.resolve(undefined);
-  private slowest = 0;
-  private readonly progress: number[];
-  private waiting: (() => void)[] = [];
-  /** Where the pages read so far end. */
-  end: Checkpoint = LOG_START;
-  stopped = false;
-
-  constructor(
-    private readonly read: (from: Checkpoint) => Promise<ProjectedEvent[]>,
-    private readonly batchSize: number,
-    sequences: number,
-  ) {
-    this.progress = new Array<number>(sequences).fill(0);
-    this.request(0);
-  }
-
-  async page(i: number): Promise<ProjectedEvent[]> {
-    while (i > this.slowest + PAGES_AHEAD && !this.stopped) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.request(i + 1);
-    return this.pages.get(i)?.events ?? [];
-  }
-
-  /** Sequence `s` applied page i; true when it was the last to. */
-  applied(i: number, s: number): boolean {
-    this.progress[s] = i + 1;
-    const entry = this.pages.get(i)!;
-    if (--entry.pending > 0) return false;
-    this.pages.delete(i);
-    this.slowest = Math.min(...this.progress);
-    this.wake();
-    return true;
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.wake();
-  }
-
-  private wake(): void {
-    const waiting = this.waiting;
-    this.waiting = [];
-    for (const resolve of waiting) resolve();
-  }
-
-  private request(i: number): void {
-    while (this.requested < i) {
-      // Each page starts where the one before ended (the first at the log's start).
-      const before = this.last;
-      const events = before.then((previous) => {
-        if (previous !== undefined && previous.length < this.batchSize) return [];
-        return this.read(previous === undefined ? LOG_START : checkpointOf(previous.at(-1)!)).then((page) => {
-          if (page.length > 0) this.end = checkpointOf(page.at(-1)!);
-          return page;
-        });
-      });
-      events.catch(() => {}); // awaited by page(), or abandoned when a sequence failed
-      this.last = events;
-      this.pages.set(++this.requested, { events, pending: this.progress.length });
-    }
-  }
-}
-
 async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
   const below = horizon === null ? sql`true` : sql`transaction_id < ${horizon.toString()}::xid8`;
   const { rows } = await sql<{ transaction_id: string; global_position: string }>`
