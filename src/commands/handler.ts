@@ -76,7 +76,7 @@ export async function handleCommands(
       const sent = await decideInOneRoundTrip(ctx, spec);
       if (sent) {
         ctx.streamCache?.set(spec.decider, spec.streamId, { version: sent.result.version, state: sent.result.state, hash: sent.hash });
-        ctx.notifier.appended();
+        ctx.notifier.appended(sent.result.events.map((event) => event.type));
         return [sent.result];
       }
     } catch (error) {
@@ -99,7 +99,8 @@ export async function handleCommands(
         return out;
       });
       specs.forEach((spec, i) => ctx.streamCache?.set(spec.decider, spec.streamId, folded[i]!));
-      if (results.some((r) => r.events.length > 0)) ctx.notifier.appended();
+      const appended = results.flatMap((r) => r.events.map((event) => event.type));
+      if (appended.length > 0) ctx.notifier.appended(appended);
       return results;
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;

@@ -134,7 +134,7 @@ export class ProjectionWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unsubscribe = this.options.notifier?.onAppended(() => this.wakeAll());
+    this.unsubscribe = this.options.notifier?.onAppended((types) => this.wakeAll(types));
     this.loops = this.followers.map((f) => this.loop(f));
   }
 
@@ -454,8 +454,10 @@ export class ProjectionWorker {
     });
   }
 
-  private wakeAll() {
+  /** Wakes the followers that read one of `types` (all of them when the types are unknown). */
+  private wakeAll(types?: readonly string[]) {
     for (const f of this.followers) {
+      if (types && !types.some((type) => (f.projector ?? f.reactor)!.handles.includes(type))) continue;
       f.dirty = true;
       f.wake?.();
     }

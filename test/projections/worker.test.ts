@@ -193,6 +193,28 @@ describe('ProjectionWorker', () => {
     expect(new Set(delivered.map((d) => d.event_id))).toEqual(new Set(log.map((e) => e.event_id)));
   });
 
+  it('wakes a reactor only for the types it handles', async () => {
+    const ctx = commandContext(handle);
+    const seen: string[] = [];
+    const reactor: Reactor = { name: 'ignored-only', handles: ['Ignored'], startAt: 'head', react: async (event) => void seen.push(event.streamId) };
+    const worker = new ProjectionWorker(handle, { reactors: [reactor], commands: ctx, notifier: ctx.notifier, pollIntervalMs: 60_000 });
+    worker.start();
+    try {
+      await worker.catchUp();
+      const before = await checkpointRow('reactor:ignored-only');
+      // Counted is not its type: the wake-up passes it by, its checkpoint stays.
+      await count(ctx, 'wake-1', 1);
+      await sleep(150);
+      expect(await checkpointRow('reactor:ignored-only')).toEqual(before);
+      // Ignored is: it wakes at once, long before its next poll, and reads past both.
+      await ignore(ctx, 'wake-1');
+      for (let i = 0; i < 200 && seen.length === 0; i++) await sleep(10);
+      expect(seen).toEqual(['wake-1']);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('runs reactors once per triggering event, recording a receipt', async () => {
     const ctx = commandContext(handle);
     const seen: string[] = [];
