@@ -5,7 +5,7 @@ import type { CommandContext } from '../../commands/handler.js';
 import { PreconditionFailed } from '../../commands/precondition.js';
 import { type AuthUser, type TokenRow, type UserRow, credentialsStillHold, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
 import { appContext, today } from './context.js';
-import type { Credentials } from './credentials.js';
+import { sameCredentials, type Credentials } from './credentials.js';
 import { conflict, forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
 import { header } from './request.js';
@@ -116,9 +116,10 @@ export async function requireUser(c: Context, scopes?: readonly Scope[]): Promis
  * caller is then taken as cached, and each command `run` sends through `commands` first
  * checks in its own transaction that the token and its user are still as cached — in the
  * same round trip. When they are not, the request is authorized again by a query (401 for a
- * revoked or expired token, 403 for a blocked user, or a fresh row) and `run` goes again,
+ * revoked or expired token, 403 for a blocked user) and `run` goes again on the fresh row,
  * unless one of its commands had already passed the check (it committed: a conflict). A
- * `run` that ends without any check, by an answer or an error, is checked by a query too.
+ * `run` that ends, by an answer or an error, without any check is checked by a query too,
+ * and goes again if what it ran on has changed.
  */
 export async function requireUserForCommands<T>(
   c: Context,
@@ -134,18 +135,18 @@ export async function requireUserForCommands<T>(
   c.set('auth' as never, auth as never);
   try {
     const result = await run(auth, { ...app.commands, precondition });
-    if (!held) await requireUser(c, scopes);
-    return result;
+    if (held) return result;
+    const fresh = await requireUser(c, scopes);
+    return sameCredentials(cached, fresh) ? result : run(fresh, app.commands);
   } catch (error) {
-    if (!(error instanceof PreconditionFailed)) {
-      if (!held) await requireUser(c, scopes);
-      throw error;
-    }
-    app.credentials.delete(cached.digest);
+    const stale = error instanceof PreconditionFailed;
+    if (held && !stale) throw error;
+    if (stale) app.credentials.delete(cached.digest);
     const fresh = await requireUser(c, scopes);
     // An earlier command of this request committed on these credentials: a rerun would repeat it.
     if (held) throw conflict('409 Conflict: Resource lock');
-    return run(fresh, app.commands);
+    if (stale || !sameCredentials(cached, fresh)) return run(fresh, app.commands);
+    throw error;
   }
 }
 

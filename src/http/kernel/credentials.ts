@@ -1,4 +1,4 @@
-import type { AuthUser, TokenRow } from '../../projections/users.js';
+import { AUTH_USER_COLUMNS, type AuthUser, type TokenRow } from '../../projections/users.js';
 
 export interface Credentials {
   readonly token: TokenRow;
@@ -29,4 +29,10 @@ export class CredentialCache {
   delete(digest: string): void {
     this.entries.delete(digest);
   }
+}
+
+/** The same token, in the same state, for a user whose authentication columns are the same. */
+export function sameCredentials(a: Credentials, b: { token: TokenRow | null; user: AuthUser | null }): boolean {
+  if (!b.token || !b.user || a.token.id !== b.token.id || a.token.revoked !== b.token.revoked || a.token.expires_at !== b.token.expires_at) return false;
+  return AUTH_USER_COLUMNS.every((column) => a.user[column] === b.user![column]);
 }
