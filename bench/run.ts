@@ -33,7 +33,7 @@ import {
   type UserCommand,
   type UserEvent,
 } from '../src/domain/users.js';
-import { GENESIS_HASH, PROJECTED_EVENT_COLUMNS, appendToStream, toProjectedEvent, toStoredEvent } from '../src/eventstore/store.js';
+import { GENESIS_HASH, PROJECTED_EVENT_COLUMNS, appendToStream, toLoggedEvent, toStoredEvent } from '../src/eventstore/store.js';
 import { createApp } from '../src/http/app.js';
 import type { Projector } from '../src/projections/projector.js';
 import { PROJECTORS } from '../src/projections/registry.js';
@@ -808,7 +808,7 @@ async function replayBaseline(db: Db, projector: Projector): Promise<{ events: n
 
 /**
  * Ceiling of any rebuild: page through the user events in gap-free order (pages of 5000,
- * the columns a projector reads + toProjectedEvent, as rebuildProjections' bulk phase reads
+ * the columns a projector reads + toLoggedEvent, as rebuildProjections' bulk phase reads
  * them) without applying them.
  */
 async function scanLog(db: Db, types: readonly string[]): Promise<{ events: number; seconds: number }> {
@@ -825,7 +825,7 @@ async function scanLog(db: Db, types: readonly string[]): Promise<{ events: numb
       .orderBy('global_position')
       .limit(5000)
       .execute();
-    const stored = rows.map(toProjectedEvent);
+    const stored = rows.map(toLoggedEvent);
     events += stored.length;
     if (rows.length < 5000) break;
     after = { tx: stored.at(-1)!.transactionId, pos: stored.at(-1)!.globalPosition };
@@ -1400,7 +1400,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
       '',
       `${seed.events} events in ${round(seed.seconds, 2)} s, ${SEED_PARALLEL} parallel transactions of 500 streams, log order: ${SEED_ORDER === 'waves' ? 'all creations, then 4 waves of status changes' : "each user's 5 events together"}`,
     ]);
-    if (scan) rows.push(['ceiling: read the log in pages, no apply', String(perSecond(scan.events, scan.seconds)), '', '', '', '', '', `${scan.events} events in ${round(scan.seconds, 2)} s (projected columns + toProjectedEvent, pages of 5000)`]);
+    if (scan) rows.push(['ceiling: read the log in pages, no apply', String(perSecond(scan.events, scan.seconds)), '', '', '', '', '', `${scan.events} events in ${round(scan.seconds, 2)} s (projected columns + toLoggedEvent, pages of 5000)`]);
     if (baseline) rows.push(['baseline: apply() per event, 1 trx', String(perSecond(baseline.events, baseline.seconds)), '', '', '', '', '>= 50k', `${baseline.events} events in ${round(baseline.seconds, 2)} s, ${baseline.statementsPerEvent} stmts/event, ${cpuNote(baseline.cpu)}`]);
     if (real) rows.push([`rebuildProjections(${real.projectors.join(', ')})`, String(perSecond(real.events, real.seconds)), '', '', '', '', '>= 50k', `${real.events} events in ${round(real.seconds, 2)} s, ${real.statementsPerEvent} stmts/event, ${cpuNote(real.cpu)}`]);
   }

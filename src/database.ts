@@ -62,8 +62,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     const names = preparedStatements() ? new StatementNames() : undefined;
     names?.attach(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    const oneRoundTrip: OneRoundTrip = (statements) =>
-      transactionInOneRoundTrip(pool, statements.map((s) => ({ sql: s.sql, parameters: s.parameters })), names);
+    const oneRoundTrip: OneRoundTrip = (statements) => transactionInOneRoundTrip(pool, statements, names);
     return { db, kind: 'postgres', pool, oneRoundTrip, close: () => db.destroy() };
   }
   const dataDir = options.dataDir ?? './data';

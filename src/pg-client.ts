@@ -164,8 +164,8 @@ interface WireConnection {
   stream: { cork(): void; uncork(): void };
   parsedStatements: Record<string, string>;
   submittedNamedStatements: Record<string, string>;
-  parse(message: { text: string; name?: string; types: unknown[] }): void;
-  bind(message: { statement?: string; values: readonly unknown[]; valueMapper: (value: unknown) => unknown }): void;
+  parse(message: { text: string; name: string | undefined; types: unknown[] }): void;
+  bind(message: { statement: string | undefined; values: readonly unknown[]; valueMapper: (value: unknown) => unknown }): void;
   describe(message: { type: 'P'; name: string }): void;
   execute(message: { portal: string; rows: number }): void;
   sync(): void;
@@ -217,10 +217,10 @@ export class StatementBatch {
       this.statements.forEach((statement, i) => {
         const name = this.names[i];
         if (!name || !(connection.parsedStatements[name] ?? connection.submittedNamedStatements[name])) {
-          connection.parse({ text: statement.sql, ...(name ? { name } : {}), types: [] });
+          connection.parse({ text: statement.sql, name, types: [] });
           if (name) connection.submittedNamedStatements[name] = statement.sql;
         }
-        connection.bind({ ...(name ? { statement: name } : {}), values: statement.parameters, valueMapper: prepareValue });
+        connection.bind({ statement: name, values: statement.parameters, valueMapper: prepareValue });
         connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       });

@@ -3,8 +3,8 @@ import type { Db, OneRoundTrip } from '../database.js';
 import type { ClaimChanges, Decider, DomainEvent } from '../domain/decider.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js';
-import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types.js';
+import { GENESIS_HASH, appendToStream, readStream, type AppendInput } from '../eventstore/store.js';
+import type { EventIndex, EventMetadata, ProjectedEvent, StoredEvent } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
 import { isStalePreparedPlan } from '../pg-client.js';
 import { decideInOneRoundTrip } from './one-round-trip.js';
@@ -74,11 +74,7 @@ export async function handleCommands(
     const spec = specs[0]!;
     try {
       const sent = await decideInOneRoundTrip(ctx, spec);
-      if (sent) {
-        ctx.streamCache?.set(spec.decider, spec.streamId, { version: sent.result.version, state: sent.result.state, hash: sent.hash });
-        ctx.notifier.appended(sent.result.events.map((event) => event.type));
-        return [sent.result];
-      }
+      if (sent) return committed(ctx, specs, [sent]);
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;
       // Another process appended to the stream: the ordinary path below reads it.
@@ -87,21 +83,13 @@ export async function handleCommands(
   }
   for (let attempt = 1; ; attempt++) {
     try {
-      const folded: FoldedStream<unknown>[] = [];
-      const results = await ctx.db.transaction().execute(async (trx) => {
+      const outcomes = await ctx.db.transaction().execute(async (trx) => {
         if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
-        const out: CommandResult<unknown>[] = [];
-        for (const spec of specs) {
-          const { result, head } = await decideAndAppend(trx, ctx, spec, attempt === 1);
-          out.push(result);
-          folded.push(head);
-        }
+        const out: Outcome<unknown>[] = [];
+        for (const spec of specs) out.push(await decideAndAppend(trx, ctx, spec, attempt === 1));
         return out;
       });
-      specs.forEach((spec, i) => ctx.streamCache?.set(spec.decider, spec.streamId, folded[i]!));
-      const appended = results.flatMap((r) => r.events.map((event) => event.type));
-      if (appended.length > 0) ctx.notifier.appended(appended);
-      return results;
+      return committed(ctx, specs, outcomes);
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
@@ -113,12 +101,57 @@ export async function handleCommands(
   }
 }
 
+/** A command's result, and its stream's fold for the cache once the transaction commits. */
+export interface Outcome<S> {
+  readonly result: CommandResult<S>;
+  readonly head: FoldedStream<S>;
+}
+
+/** After the commit: the streams' folds into the cache, a wake-up naming what was appended. */
+function committed(ctx: CommandContext, specs: readonly CommandSpec<any, any, any>[], outcomes: readonly Outcome<unknown>[]): CommandResult<unknown>[] {
+  specs.forEach((spec, i) => ctx.streamCache?.set(spec.decider, spec.streamId, outcomes[i]!.head));
+  const appended = outcomes.flatMap((o) => o.result.events.map((event) => event.type));
+  if (appended.length > 0) ctx.notifier.appended(appended);
+  return outcomes.map((o) => o.result);
+}
+
+/** What appending `decided` at the stream's head writes (either path). */
+export function appendInput<E extends DomainEvent>(
+  ctx: CommandContext,
+  spec: Pick<CommandSpec<unknown, E, unknown>, 'streamId' | 'index' | 'metadata'>,
+  decided: readonly E[],
+  version: number,
+  headHash: string,
+): AppendInput {
+  return {
+    streamId: spec.streamId,
+    expectedVersion: version,
+    headHash,
+    events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
+    metadata: spec.metadata,
+    occurredAt: ctx.now(),
+  };
+}
+
+/** The outcome of appending `decided` (stored as `stored`) to a stream folded to `state` at `version`. */
+export function outcomeOf<E extends DomainEvent, S>(
+  decider: Pick<Decider<unknown, E, S>, 'evolve'>,
+  state: S,
+  version: number,
+  decided: readonly E[],
+  stored: readonly StoredEvent[],
+): Outcome<S> {
+  for (const event of decided) state = decider.evolve(state, event);
+  const newVersion = version + decided.length;
+  return { result: { state, version: newVersion, events: stored }, head: { version: newVersion, state, hash: stored.at(-1)!.hash } };
+}
+
 async function decideAndAppend<C, E extends DomainEvent, S>(
   trx: Db,
   ctx: CommandContext,
   spec: CommandSpec<C, E, S>,
   firstAttempt: boolean,
-): Promise<{ result: CommandResult<S>; head: FoldedStream<S> }> {
+): Promise<Outcome<S>> {
   const { decider } = spec;
   const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
   // With a cached fold the first attempt decides without reading the stream: appending at
@@ -154,22 +187,12 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
     throw error;
   }
 
-  const stored = await appendToStream(trx, {
-    streamId: spec.streamId,
-    expectedVersion: version,
-    headHash,
-    events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
-    metadata: spec.metadata,
-    occurredAt: ctx.now(),
-  });
+  const stored = await appendToStream(trx, appendInput(ctx, spec, decided, version, headHash));
   await runInlineProjections(trx, ctx.inlineProjectors, stored);
-
-  for (const event of decided) state = decider.evolve(state, event);
-  const newVersion = version + decided.length;
-  return { result: { state, version: newVersion, events: stored }, head: { version: newVersion, state, hash: stored.at(-1)!.hash } };
+  return outcomeOf(decider, state, version, decided, stored);
 }
 
-export async function runInlineProjections(trx: Db, projectors: readonly Projector[], events: readonly StoredEvent[]) {
+export async function runInlineProjections(trx: Db, projectors: readonly Projector[], events: readonly ProjectedEvent[]) {
   for (const event of events) {
     for (const projector of projectors) {
       if (projector.handles.includes(event.type)) await projector.apply(event, trx);

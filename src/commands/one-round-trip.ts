@@ -12,9 +12,8 @@ import type { Database, Db } from '../database.js';
 import type { DomainEvent } from '../domain/decider.js';
 import { DomainError } from '../domain/errors.js';
 import { planAppend } from '../eventstore/store.js';
-import type { StoredEvent } from '../eventstore/types.js';
-import type { CommandContext, CommandResult, CommandSpec } from './handler.js';
-import { PreconditionFailed, isPreconditionError } from './precondition.js';
+import { appendInput, outcomeOf, runInlineProjections, type CommandContext, type CommandSpec, type Outcome } from './handler.js';
+import { asPreconditionFailure } from './precondition.js';
 
 /**
  * A command's whole transaction in one round trip to PostgreSQL: the append and the inline
@@ -38,7 +37,7 @@ import { PreconditionFailed, isPreconditionError } from './precondition.js';
 export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
   ctx: CommandContext,
   spec: CommandSpec<C, E, S>,
-): Promise<{ result: CommandResult<S>; hash: string } | undefined> {
+): Promise<Outcome<S> | undefined> {
   if (!ctx.oneRoundTrip || typeof spec.command === 'function') return undefined;
   const { decider } = spec;
   const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
@@ -55,35 +54,19 @@ export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
   const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
   if (projectors.some((p) => !p.writesOnly)) return undefined;
 
-  const plan = planAppend(ctx.db, {
-    streamId: spec.streamId,
-    expectedVersion: cached.version,
-    headHash: cached.hash,
-    events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
-    metadata: spec.metadata,
-    occurredAt: ctx.now(),
-  });
-  const projections = await recordStatements(async (db) => {
-    for (const event of plan.pending()) {
-      for (const projector of projectors) if (projector.handles.includes(event.type)) await projector.apply(event, db);
-    }
-  });
+  const plan = planAppend(ctx.db, appendInput(ctx, spec, decided, cached.version, cached.hash));
+  const projections = await recordStatements((db) => runInlineProjections(db, projectors, plan.pending()));
   const { precondition } = ctx;
   let results: QueryResult<unknown>[];
   try {
     results = await ctx.oneRoundTrip([...(precondition ? [precondition.statement] : []), plan.insert, ...projections]);
   } catch (error) {
     const failedAt = (error as { statementIndex?: number }).statementIndex;
-    if (precondition && failedAt === 0 && isPreconditionError(error)) throw new PreconditionFailed();
-    throw error;
+    throw precondition && failedAt === 0 ? asPreconditionFailure(error) : error;
   }
   precondition?.held();
   const inserted = results[precondition ? 1 : 0]!;
-  const events: StoredEvent[] = plan.stored(inserted.rows as Parameters<typeof plan.stored>[0]);
-
-  let state = cached.state;
-  for (const event of decided) state = decider.evolve(state, event);
-  return { result: { state, version: cached.version + decided.length, events }, hash: events.at(-1)!.hash };
+  return outcomeOf(decider, cached.state, cached.version, decided, plan.stored(inserted.rows as Parameters<typeof plan.stored>[0]));
 }
 
 function takesClaims<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>, decided: readonly E[], state: S): boolean {
@@ -102,7 +85,7 @@ const refuse = (): never => {
 };
 
 /** The statements `fn` sends, recorded instead of sent (every one answers no rows). */
-export async function recordStatements(fn: (db: Db) => Promise<void>): Promise<CompiledQuery[]> {
+async function recordStatements(fn: (db: Db) => Promise<void>): Promise<CompiledQuery[]> {
   const statements: CompiledQuery[] = [];
   const connection: DatabaseConnection = {
     async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {

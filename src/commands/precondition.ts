@@ -17,14 +17,15 @@ export class PreconditionFailed extends Error {
   }
 }
 
-export const isPreconditionError = (error: unknown) => (error as { code?: string } | undefined)?.code === '22012';
+/** The precondition statement's failure as PreconditionFailed; any other error as it is. */
+export const asPreconditionFailure = (error: unknown) => ((error as { code?: string } | undefined)?.code === '22012' ? new PreconditionFailed() : error);
 
 /** Runs the precondition in the transaction: PreconditionFailed when it does not hold. */
 export async function checkPrecondition(trx: Db, precondition: Precondition) {
   try {
     await trx.executeQuery(precondition.statement);
   } catch (error) {
-    throw isPreconditionError(error) ? new PreconditionFailed() : error;
+    throw asPreconditionFailure(error);
   }
   precondition.held();
 }

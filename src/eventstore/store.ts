@@ -4,10 +4,10 @@ import type { Database } from '../database.js';
 import { precompiled, type Slot } from '../precompiled.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import type { EventsTable } from './tables.js';
-import { checkpointOf, type Checkpoint, type EventMetadata, type NewEvent, type ProjectedEvent, type StoredEvent } from './types.js';
+import { checkpointOf, type Checkpoint, type EventMetadata, type LoggedEvent, type NewEvent, type ProjectedEvent, type StoredEvent } from './types.js';
 import { upcast } from './upcasters.js';
 
-/** The columns a ProjectedEvent is made of: what a rebuild reads. */
+/** The columns a LoggedEvent is made of: what a rebuild reads. */
 export const PROJECTED_EVENT_COLUMNS = [
   'global_position',
   'transaction_id',
@@ -24,7 +24,7 @@ export const STORED_EVENT_COLUMNS = [...PROJECTED_EVENT_COLUMNS, 'metadata', 'ac
 type StoredEventRow = Pick<Selectable<EventsTable>, (typeof STORED_EVENT_COLUMNS)[number]>;
 type ProjectedEventRow = Pick<Selectable<EventsTable>, (typeof PROJECTED_EVENT_COLUMNS)[number]>;
 
-export function toProjectedEvent(row: ProjectedEventRow): ProjectedEvent {
+export function toLoggedEvent(row: ProjectedEventRow): LoggedEvent {
   const current = upcast(row.event_type, row.schema_version, row.data);
   return {
     globalPosition: row.global_position,
@@ -40,7 +40,7 @@ export function toProjectedEvent(row: ProjectedEventRow): ProjectedEvent {
 }
 
 export function toStoredEvent(row: StoredEventRow): StoredEvent {
-  const event = toProjectedEvent(row) as { -readonly [K in keyof StoredEvent]: StoredEvent[K] };
+  const event = toLoggedEvent(row) as { -readonly [K in keyof StoredEvent]: StoredEvent[K] };
   event.metadata = row.metadata;
   event.actorId = row.actor_id;
   event.hash = row.hash;
@@ -84,13 +84,11 @@ export interface AppendPlan {
   readonly insert: CompiledQuery<InsertedPosition>;
   /** The events as stored, given the rows the INSERT returned. */
   stored(inserted: readonly InsertedPosition[]): StoredEvent[];
-  /**
-   * The events before the INSERT has run: everything but their global position and
-   * transaction id, which throw when read (only the database knows them).
-   */
-  pending(): StoredEvent[];
+  /** The events as projectors see them, before the INSERT has run. */
+  pending(): ProjectedEvent[];
 }
 type InsertedPosition = Pick<Selectable<EventsTable>, 'stream_version' | 'global_position' | 'transaction_id'>;
+const UNPLACED: InsertedPosition = { stream_version: 0, global_position: '', transaction_id: '' };
 
 /** Hashes the events onto the stream's chain and builds their INSERT (see appendToStream). */
 export function planAppend(db: Kysely<Database>, input: AppendInput): AppendPlan {
@@ -153,15 +151,8 @@ export function planAppend(db: Kysely<Database>, input: AppendInput): AppendPlan
       return rows.map((row) => event(row, positions.get(row.stream_version)!));
     },
     pending() {
-      return rows.map((row) => {
-        const unknown = {
-          get() {
-            throw new Error(`${row.stream_id} v${row.stream_version} has no global position before it is appended`);
-          },
-        };
-        const placeholder = { stream_version: row.stream_version, global_position: '', transaction_id: '' };
-        return Object.defineProperties(event(row, placeholder), { globalPosition: unknown, transactionId: unknown });
-      });
+      // The position fields stay empty: a ProjectedEvent has none to read.
+      return rows.map((row) => event(row, UNPLACED));
     },
   };
 }

@@ -35,10 +35,15 @@ export interface StoredEvent<T extends string = string, D = unknown> {
 }
 
 /**
- * What a projector reads of an event: not its metadata, actor or hash, so a rebuild reads
- * and decodes only these columns (PROJECTED_EVENT_COLUMNS in store.ts).
+ * What a projector reads of an event. Not its metadata, actor or hash: a rebuild reads and
+ * decodes only the columns of a LoggedEvent (PROJECTED_EVENT_COLUMNS in store.ts). Nor its
+ * place in the log: a write may send its projections' statements before the database has
+ * given the event one (src/commands/one-round-trip.ts).
  */
-export type ProjectedEvent<T extends string = string, D = unknown> = Omit<StoredEvent<T, D>, 'metadata' | 'actorId' | 'hash'>;
+export type ProjectedEvent<T extends string = string, D = unknown> = Omit<StoredEvent<T, D>, 'metadata' | 'actorId' | 'hash' | 'globalPosition' | 'transactionId'>;
+
+/** A ProjectedEvent read from the log, with its place there (a rebuild pages by it). */
+export type LoggedEvent = ProjectedEvent & Checkpoint;
 
 /** A position in the gap-free order of the global log. */
 export interface Checkpoint {

@@ -22,9 +22,9 @@ export interface Projector {
   readonly reads?: readonly string[];
   apply(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
-   * True when `apply` only sends statements: it reads none of their results, nor an event's
-   * global position or transaction id. The command handler may then send them together with
-   * the append, in one round trip (src/commands/one-round-trip.ts).
+   * True when `apply` only sends statements and reads none of their results. The command
+   * handler may then send them together with the append, in one round trip
+   * (src/commands/one-round-trip.ts).
    */
   readonly writesOnly?: boolean;
   /**

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db, DatabaseHandle } from '../database.js';
-import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toProjectedEvent } from '../eventstore/store.js';
-import { LOG_START, checkpointOf, type Checkpoint, type ProjectedEvent } from '../eventstore/types.js';
+import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toLoggedEvent } from '../eventstore/store.js';
+import { LOG_START, checkpointOf, type Checkpoint, type LoggedEvent, type ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import { PageReader, sequencesOf } from './replay-pages.js';
 
@@ -319,7 +319,7 @@ async function readEvents(
   db: Db,
   after: Checkpoint,
   opts: { types?: readonly string[]; gapFree: boolean; limit: number },
-): Promise<ProjectedEvent[]> {
+): Promise<LoggedEvent[]> {
   if (opts.types && opts.types.length === 0) return [];
   let query = db
     .selectFrom('events')
@@ -328,7 +328,7 @@ async function readEvents(
   if (opts.types) query = query.where('event_type', 'in', opts.types);
   if (opts.gapFree) query = query.where(BELOW_HORIZON);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
-  return rows.map(toProjectedEvent);
+  return rows.map(toLoggedEvent);
 }
 
 const handledSets = new WeakMap<Projector, ReadonlySet<string>>();

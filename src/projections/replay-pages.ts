@@ -1,4 +1,4 @@
-import { LOG_START, checkpointOf, type Checkpoint, type ProjectedEvent } from '../eventstore/types.js';
+import { LOG_START, checkpointOf, type Checkpoint, type LoggedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 
 // How a rebuild's bulk replay shares the log's pages among sequences of projectors.
@@ -31,9 +31,9 @@ const PAGES_AHEAD = 2;
  * go once every sequence has applied it.
  */
 export class PageReader {
-  private readonly pages = new Map<number, { events: Promise<ProjectedEvent[]>; pending: number }>();
+  private readonly pages = new Map<number, { events: Promise<LoggedEvent[]>; pending: number }>();
   private requested = -1;
-  private last: Promise<ProjectedEvent[] | undefined> = Promise.resolve(undefined);
+  private last: Promise<LoggedEvent[] | undefined> = Promise.resolve(undefined);
   private slowest = 0;
   private readonly progress: number[];
   private waiting: (() => void)[] = [];
@@ -42,7 +42,7 @@ export class PageReader {
   stopped = false;
 
   constructor(
-    private readonly read: (from: Checkpoint) => Promise<ProjectedEvent[]>,
+    private readonly read: (from: Checkpoint) => Promise<LoggedEvent[]>,
     private readonly batchSize: number,
     sequences: number,
   ) {
@@ -50,7 +50,7 @@ export class PageReader {
     this.request(0);
   }
 
-  async page(i: number): Promise<ProjectedEvent[]> {
+  async page(i: number): Promise<LoggedEvent[]> {
     while (i > this.slowest + PAGES_AHEAD && !this.stopped) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.request(i + 1);
     return this.pages.get(i)?.events ?? [];

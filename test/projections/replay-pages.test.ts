@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Checkpoint, ProjectedEvent } from '../../src/eventstore/types.js';
+import type { Checkpoint, LoggedEvent } from '../../src/eventstore/types.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { PageReader, sequencesOf } from '../../src/projections/replay-pages.js';
 
@@ -29,7 +29,7 @@ describe('sequencesOf', () => {
 });
 
 describe('PageReader', () => {
-  const LOG = Array.from({ length: 23 }, (_, i) => ({ transactionId: '1', globalPosition: String(i + 1) }) as ProjectedEvent);
+  const LOG = Array.from({ length: 23 }, (_, i) => ({ transactionId: '1', globalPosition: String(i + 1) }) as LoggedEvent);
   const reader = (batchSize: number, sequences: number) => {
     const reads: string[] = [];
     const read = async (from: Checkpoint) => {
