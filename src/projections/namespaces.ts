@@ -391,7 +391,6 @@ export interface GroupListFilters {
   readonly customAttributes?: Readonly<Record<string, string>> | undefined;
 }
 
-
 /**
  * The groups of a viewer's list (GitLab's GroupsFinder#all_groups): `owned` → groups the
  * viewer owns directly; `min_access_level` → groups where the viewer has at least that

@@ -41,6 +41,7 @@ async function presentedToken(c: Context): Promise<string | undefined> {
 }
 
 const isExpired = (token: TokenRow, today: string) => token.expires_at !== null && token.expires_at <= today;
+const grants = (token: TokenRow, scopes: readonly Scope[]) => scopes.some((scope) => token.scopes.includes(scope));
 
 interface TokenUser {
   readonly user: AuthUser | null;
@@ -59,17 +60,18 @@ async function tokenUser(c: Context, whole: boolean): Promise<TokenUser> {
   if (presented !== undefined) {
     const digest = tokenDigest(presented);
     const found = await findTokenWithUser(app.db, digest, whole);
-    if (!found || found.token.revoked || isExpired(found.token, today(c))) {
+    const refusal =
+      !found || found.token.revoked || isExpired(found.token, today(c))
+        ? unauthorized()
+        : found.user.state === 'blocked'
+          ? forbidden('Your account has been blocked.')
+          : undefined;
+    if (!found || refusal) {
       app.credentials.delete(digest);
-      throw unauthorized();
-    }
-    const { token, user } = found;
-    if (user.state === 'blocked') {
-      app.credentials.delete(digest);
-      throw forbidden('Your account has been blocked.');
+      throw refusal;
     }
     app.credentials.set(digest, found);
-    result = { user, token, whole };
+    result = { user: found.user, token: found.token, whole };
   }
   c.set(AUTH_CACHE as never, result as never);
   return result;
@@ -92,7 +94,7 @@ export async function authenticate(c: Context, scopes: readonly Scope[] = API_SC
     c.set('auth' as never, auth as never);
     return auth;
   }
-  if (token && !scopes.some((scope) => token.scopes.includes(scope))) throw insufficientScope(scopes);
+  if (token && !grants(token, scopes)) throw insufficientScope(scopes);
   const auth = { user, token, sudoFrom: null };
   c.set('auth' as never, auth as never);
   return auth;
@@ -160,7 +162,7 @@ async function cachedCredentials(c: Context, scopes: readonly Scope[]): Promise<
   if (presented === undefined) return undefined;
   const digest = tokenDigest(presented);
   const credentials = appContext(c).credentials.get(digest);
-  if (!credentials || isExpired(credentials.token, today(c)) || !scopes.some((scope) => credentials.token.scopes.includes(scope))) return undefined;
+  if (!credentials || isExpired(credentials.token, today(c)) || !grants(credentials.token, scopes)) return undefined;
   return { ...credentials, digest };
 }
 

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { SelectQueryBuilder } from 'kysely';
 import { sql } from 'kysely';
 import { appContext } from './context.js';
-import { rawParams } from './params.js';
+import { INTEGER_TEXT, rawParams } from './params.js';
 
 export interface Page {
   readonly page: number;
@@ -13,7 +13,7 @@ export interface Page {
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
 
-const toInt = (v: unknown) => (typeof v === 'number' ? Math.trunc(v) : typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN);
+const toInt = (v: unknown) => (typeof v === 'number' ? Math.trunc(v) : typeof v === 'string' && INTEGER_TEXT.test(v) ? Number(v) : NaN);
 
 /** GitLab: page < 1 means 1; per_page defaults to 20 and is clamped to 1..100. */
 export async function pageOf(c: Context): Promise<Page> {

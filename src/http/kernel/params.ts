@@ -71,7 +71,9 @@ const TRUE = new Set(['true', 't', '1', 'yes', 'y', 'on']);
 const FALSE = new Set(['false', 'f', '0', 'no', 'n', 'off']);
 const INT4_MAX = 2147483647;
 
-const intString = (v: unknown) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v);
+/** How Grape reads an Integer from a string: digits, an optional minus, spaces around. */
+export const INTEGER_TEXT = /^\s*-?\d+\s*$/;
+const intString = (v: unknown) => (typeof v === 'string' && INTEGER_TEXT.test(v) ? Number(v) : v);
 const stringOf = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
 
 const STRING = z.preprocess(stringOf, z.string());
@@ -259,5 +261,5 @@ export function allOrNoneOf(raw: RawParams, names: readonly string[]) {
 
 /** A path integer declared `requires :x, type: Integer` (not a route requirement): "x is invalid". */
 export function integerCheck(c: Context, name: string): string | undefined {
-  return /^\s*-?\d+\s*$/.test(c.req.param(name) ?? '') ? undefined : `${name} is invalid`;
+  return INTEGER_TEXT.test(c.req.param(name) ?? '') ? undefined : `${name} is invalid`;
 }

@@ -198,7 +198,6 @@ function failedToSave(error: unknown): never {
   throw error;
 }
 
-
 /** A group the caller administers (owner or admin): 404 when not visible, 403 otherwise. */
 async function administeredGroup(c: Context, auth: Auth) {
   const group = await findVisibleGroup(c, auth, c.req.param('id') ?? '');

@@ -113,15 +113,12 @@ export const recordNotFound = () => new ApiError(404, { message: '404 Not found'
 /** A DateTime parameter stored in a date column (`expires_at`): its UTC date. */
 const toDate = (value: Date) => value.toISOString().slice(0, 10);
 
-
 // ───────────────────────────── Parameters ─────────────────────────────
 
 const listParams = {
   query: optional(t.string()),
   user_ids: optional(t.array(t.integer())),
 };
-
-
 
 /** Grape coerces an empty DateTime to nil: `expires_at=` clears the date. */
 const clearableDatetime = () => z.preprocess((v) => (v === '' ? undefined : v), t.datetime().optional());

@@ -92,7 +92,6 @@ async function adminTokens(c: Context, viewer: Viewer | null, row: ProjectRow, r
   return new Map([[row.id, await projectRunnersToken(appContext(c).db, row.id)]]);
 }
 
-
 type ProjectQuery = SelectQueryBuilder<Database, 'projects', ProjectRow>;
 
 const KEYSET_UNAVAILABLE = () => new ApiError(405, { error: 'Keyset pagination is not yet available for this type of request' });
