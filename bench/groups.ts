@@ -24,7 +24,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { DEFAULT_GROUP_SETTINGS } from '../src/commands/groups.js';
-import { runInlineProjections } from '../src/commands/handler.js';
+import { runInlineProjections } from '../src/commands/append-steps.js';
 import { DEFAULT_PROJECT_SETTINGS } from '../src/commands/projects.js';
 import type { Db } from '../src/database.js';
 import { VISIBILITY_LEVEL, type AccessLevel, type Visibility } from '../src/domain/access.js';

@@ -3,10 +3,11 @@ import type { Db, OneRoundTrip } from '../database.js';
 import type { ClaimChanges, Decider, DomainEvent } from '../domain/decider.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { GENESIS_HASH, appendToStream, readStream, type AppendInput } from '../eventstore/store.js';
-import type { EventIndex, EventMetadata, ProjectedEvent, StoredEvent } from '../eventstore/types.js';
+import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js';
+import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
 import { isStalePreparedPlan } from '../pg-client.js';
+import { appendInput, outcomeOf, runInlineProjections } from './append-steps.js';
 import { decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition, type Precondition } from './precondition.js';
 import type { FoldedStream, StreamStateCache } from './stream-cache.js';
@@ -115,37 +116,6 @@ function committed(ctx: CommandContext, specs: readonly CommandSpec<any, any, an
   return outcomes.map((o) => o.result);
 }
 
-/** What appending `decided` at the stream's head writes (either path). */
-export function appendInput<E extends DomainEvent>(
-  ctx: CommandContext,
-  spec: Pick<CommandSpec<unknown, E, unknown>, 'streamId' | 'index' | 'metadata'>,
-  decided: readonly E[],
-  version: number,
-  headHash: string,
-): AppendInput {
-  return {
-    streamId: spec.streamId,
-    expectedVersion: version,
-    headHash,
-    events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
-    metadata: spec.metadata,
-    occurredAt: ctx.now(),
-  };
-}
-
-/** The outcome of appending `decided` (stored as `stored`) to a stream folded to `state` at `version`. */
-export function outcomeOf<E extends DomainEvent, S>(
-  decider: Pick<Decider<unknown, E, S>, 'evolve'>,
-  state: S,
-  version: number,
-  decided: readonly E[],
-  stored: readonly StoredEvent[],
-): Outcome<S> {
-  for (const event of decided) state = decider.evolve(state, event);
-  const newVersion = version + decided.length;
-  return { result: { state, version: newVersion, events: stored }, head: { version: newVersion, state, hash: stored.at(-1)!.hash } };
-}
-
 async function decideAndAppend<C, E extends DomainEvent, S>(
   trx: Db,
   ctx: CommandContext,
@@ -190,14 +160,6 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   const stored = await appendToStream(trx, appendInput(ctx, spec, decided, version, headHash));
   await runInlineProjections(trx, ctx.inlineProjectors, stored);
   return outcomeOf(decider, state, version, decided, stored);
-}
-
-export async function runInlineProjections(trx: Db, projectors: readonly Projector[], events: readonly ProjectedEvent[]) {
-  for (const event of events) {
-    for (const projector of projectors) {
-      if (projector.handles.includes(event.type)) await projector.apply(event, trx);
-    }
-  }
 }
 
 async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges) {

@@ -12,7 +12,8 @@ import type { Database, Db } from '../database.js';
 import type { DomainEvent } from '../domain/decider.js';
 import { DomainError } from '../domain/errors.js';
 import { planAppend } from '../eventstore/store.js';
-import { appendInput, outcomeOf, runInlineProjections, type CommandContext, type CommandSpec, type Outcome } from './handler.js';
+import { appendInput, outcomeOf, runInlineProjections } from './append-steps.js';
+import type { CommandContext, CommandSpec, Outcome } from './handler.js';
 import { asPreconditionFailure } from './precondition.js';
 
 /**
