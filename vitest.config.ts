@@ -10,7 +10,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    reporters: ['default', 'json'],
+    reporters: ['default', 'json', './test/support/skipped-reporter.ts'],
     outputFile: { json: '.test-data/results.json' },
   },
 });

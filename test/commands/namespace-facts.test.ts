@@ -5,7 +5,7 @@ import { DomainError } from '../../src/domain/errors.js';
 import { findGroupRow } from '../../src/projections/namespaces.js';
 import { findProjectRow } from '../../src/projections/projects.js';
 import { findUserById } from '../../src/projections/users.js';
-import { onPostgres } from '../support/database.js';
+import { itOnPostgres } from '../support/database.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // A command that depends on another aggregate's row (a parent group's visibility bounds its
@@ -85,7 +85,7 @@ describe('commands that depend on a namespace', () => {
     expect(gone).toMatchObject({ code: 'invalid', fields: { namespace: ['is not valid'] } });
   });
 
-  it.runIf(onPostgres)('never leave a subgroup more visible than its parent when both change at once', async () => {
+  itOnPostgres('never leave a subgroup more visible than its parent when both change at once', async () => {
     const viewer = { id: 1, isAdmin: true } as Parameters<typeof updateGroup>[3];
     for (let round = 0; round < 15; round++) {
       const parent = await group('public');
@@ -105,7 +105,7 @@ describe('commands that depend on a namespace', () => {
 
   // The namespaces projector updates the group's own row before marking its subtree; the
   // other order would mark the subtree from a snapshot taken before the subgroup committed.
-  it.runIf(onPostgres)('mark a subgroup committed while the deletion waited for its parent', async () => {
+  itOnPostgres('mark a subgroup committed while the deletion waited for its parent', async () => {
     const parent = await group('private');
     const row = (await findGroupRow(api.handle.db, parent.id))!;
     // Another transaction is creating a subgroup: it holds the parent as createGroup does

@@ -7,7 +7,7 @@ import type { DatabaseHandle } from '../../src/database.js';
 import { readStream } from '../../src/eventstore/store.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
 import type { Projector } from '../../src/projections/projector.js';
-import { onPostgres, openTestDatabase } from '../support/database.js';
+import { describeOnPostgres, openTestDatabase } from '../support/database.js';
 import { commandContext, count, counterProjector, createCounterTable, ignore } from '../projections/fixtures.js';
 
 let handle: DatabaseHandle;
@@ -36,7 +36,7 @@ function context(projectors: readonly Projector[] = [writesOnly]) {
 const totalOf = async (streamId: string) =>
   (await sql<{ total: string }>`select total from test_counts where stream_id = ${streamId}`.execute(handle.db)).rows[0]?.total;
 
-describe.skipIf(!onPostgres)('a command in one round trip', () => {
+describeOnPostgres('a command in one round trip', () => {
   it('appends and projects in one batch once the stream is cached, and the log stays verifiable', async () => {
     const { ctx, sent } = context();
     await count(ctx, 'rt-1', 1); // not cached yet: the ordinary transaction

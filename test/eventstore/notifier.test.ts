@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Notifier } from '../../src/eventstore/notifier.js';
-import { onPostgres, openTestDatabase } from '../support/database.js';
+import { itOnPostgres, openTestDatabase } from '../support/database.js';
 
 const next = (notifier: Notifier) =>
   new Promise<readonly string[] | undefined>((resolve) => {
@@ -32,7 +32,7 @@ describe('Notifier', () => {
     await notifier.close();
   });
 
-  it.runIf(onPostgres)('carries the types to another process through NOTIFY', async () => {
+  itOnPostgres('carries the types to another process through NOTIFY', async () => {
     const handle = await openTestDatabase();
     const sender = new Notifier(handle.pool);
     const receiver = new Notifier(handle.pool);

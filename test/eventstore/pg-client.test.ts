@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/database.js';
 import fc from 'fast-check';
 import { StatementNames, isStalePreparedPlan, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from '../../src/pg-client.js';
-import { onPostgres, openTestDatabase } from '../support/database.js';
+import { describeOnPostgres, openTestDatabase } from '../support/database.js';
 
 type ResultLike = { addFields(fields: object[]): void; parseRow(values: (string | null)[]): Record<string, unknown> };
 const newResult = () => new (pg as unknown as { Result: new () => ResultLike }).Result();
@@ -68,7 +68,7 @@ describe('statement names', () => {
   });
 });
 
-describe.runIf(onPostgres)('named statements on PostgreSQL', () => {
+describeOnPostgres('named statements on PostgreSQL', () => {
   let handle: DatabaseHandle;
   beforeAll(async () => {
     handle = await openTestDatabase({ poolSize: 1 });
@@ -122,7 +122,7 @@ describe.runIf(onPostgres)('named statements on PostgreSQL', () => {
   });
 });
 
-describe.runIf(onPostgres)('a transaction in one round trip', () => {
+describeOnPostgres('a transaction in one round trip', () => {
   let handle: DatabaseHandle;
   let pool: pg.Pool;
   const names = new StatementNames();

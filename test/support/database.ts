@@ -2,11 +2,20 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { describe, inject, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../src/database.js';
 import { TEST_DATA_DIR, copyTemplate, withDatabase } from './global-setup.js';
+import { POSTGRES_ONLY } from './skipped-reporter.js';
 
 export const onPostgres = Boolean(process.env.DATABASE_URL);
+
+/**
+ * Tests that need what only a PostgreSQL server has (concurrent sessions, advisory locks,
+ * NOTIFY across processes): run with DATABASE_URL, skipped on the embedded database and
+ * counted aloud at the end of the run (skipped-reporter.ts).
+ */
+export const describeOnPostgres = (name: string, fn: () => void) => describe.runIf(onPostgres)(`${name} ${POSTGRES_ONLY}`, fn);
+export const itOnPostgres = (name: string, fn: () => Promise<void> | void, timeout?: number) => it.runIf(onPostgres)(`${name} ${POSTGRES_ONLY}`, fn, timeout);
 
 /** A fresh, migrated database of its own for one test file (PGlite copy or PostgreSQL clone). */
 export async function openTestDatabase(options: { poolSize?: number } = {}): Promise<DatabaseHandle> {
