@@ -1,14 +1,14 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { canAdminGroup, type Viewer } from '../domain/access.js';
-import { DomainError, invalid, notFound } from '../domain/errors.js';
+import { notFound } from '../domain/errors.js';
 import {
-  GROUP_PATH_TAKEN,
   type GroupChanges,
   type GroupCommand,
   type GroupEvent,
   type GroupSettings,
   type GroupState,
+  groupClaimRefusal,
   groupClaims,
   groupDecider,
   groupEventIndex,
@@ -38,20 +38,9 @@ const spec = (groupId: number, command: GroupSpec['command'], metadata: EventMet
   command,
   metadata,
   claims: groupClaims,
+  claimRefusal: groupClaimRefusal,
   index: groupEventIndex,
 });
-
-/** GitLab answers a taken path as a validation error of `path`, not a conflict. */
-async function withPathErrors<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof DomainError && error.code === 'conflict' && error.message === GROUP_PATH_TAKEN) {
-      throw invalid({ path: ['has already been taken'] });
-    }
-    throw error;
-  }
-}
 
 /** A new group's settings before the caller's: GitLab 12's column defaults and instance defaults. */
 export const DEFAULT_GROUP_SETTINGS: Omit<GroupSettings, 'name' | 'path'> = {
@@ -94,7 +83,7 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
     return { type: 'CreateGroup', id, settings, parent: parent ? toParentGroup(parent) : null };
   };
-  const [group] = await withPathErrors(() => handleCommands(ctx, [spec(id, command, metadata), initialMemberSpec('Namespace', id, input.creatorId, 50, metadata)]));
+  const [group] = await handleCommands(ctx, [spec(id, command, metadata), initialMemberSpec('Namespace', id, input.creatorId, 50, metadata)]);
   return group as CommandResult<GroupState>;
 }
 
@@ -116,7 +105,7 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
       currentShareWithGroupLock: current.share_with_group_lock,
     };
   };
-  return withPathErrors(() => handleCommand(ctx, spec(group.id, command, metadata)));
+  return handleCommand(ctx, spec(group.id, command, metadata));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, OneRoundTrip } from '../database.js';
-import type { ClaimChanges, Decider, DomainEvent } from '../domain/decider.js';
-import { DomainError, conflict } from '../domain/errors.js';
+import type { ClaimChanges, ClaimRefusal, Decider, DomainEvent } from '../domain/decider.js';
+import { DomainError, conflict, resourceLocked } from '../domain/errors.js';
 import type { Notifier } from '../eventstore/notifier.js';
 import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js';
 import type { EventIndex, EventMetadata, StoredEvent } from '../eventstore/types.js';
@@ -38,6 +38,8 @@ export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly metadata: EventMetadata;
   /** Uniqueness claims the event takes or gives back, given the state before it. */
   readonly claims?: (event: E, before: S) => ClaimChanges;
+  /** What a claim another stream holds answers; by default a 409 with the claim's message. */
+  readonly claimRefusal?: ClaimRefusal;
   /** Feed index columns of an event (project, group, target). */
   readonly index?: (event: E) => EventIndex;
 }
@@ -94,7 +96,7 @@ export async function handleCommands(
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
-      if (attempt >= MAX_ATTEMPTS) throw conflict('409 Conflict: Resource lock');
+      if (attempt >= MAX_ATTEMPTS) throw resourceLocked();
       // A stale cache or plan is retried at once; writers contending for a stream back off.
       if (error instanceof StaleCachedState) ctx.streamCache?.delete(error.decider, error.streamId);
       else if (!isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
@@ -148,7 +150,7 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
     if (spec.claims) {
       let before = state;
       for (const event of decided) {
-        await applyClaims(trx, spec.streamId, spec.claims(event, before));
+        await applyClaims(trx, spec.streamId, spec.claims(event, before), spec.claimRefusal);
         before = decider.evolve(before, event);
       }
     }
@@ -162,7 +164,7 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   return outcomeOf(decider, state, version, decided, stored);
 }
 
-async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges) {
+async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges, refusal?: ClaimRefusal) {
   for (const released of changes.release) {
     await trx
       .deleteFrom('claims')
@@ -183,7 +185,7 @@ async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges) {
     .execute();
   const held = new Set(taken.map((row) => `${row.kind}\u0000${row.key}`));
   const refused = changes.acquire.find((c) => !held.has(`${c.kind}\u0000${c.key}`));
-  if (refused) throw conflict(refused.conflictMessage);
+  if (refused) throw refusal ? refusal(refused) : conflict(refused.conflictMessage);
 }
 
 /** The first attempt decided on a cached fold that another process's append made stale. */

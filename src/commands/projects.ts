@@ -1,15 +1,14 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
-import { DomainError, invalid, notFound } from '../domain/errors.js';
+import { invalid, notFound } from '../domain/errors.js';
 import {
-  PROJECT_NAME_TAKEN,
-  PROJECT_PATH_TAKEN,
   type ProjectChanges,
   type ProjectCommand,
   type ProjectEvent,
   type ProjectNamespace,
   type ProjectSettings,
   type ProjectState,
+  projectClaimRefusal,
   projectClaims,
   projectDecider,
   projectEventIndex,
@@ -34,24 +33,12 @@ const spec = (projectId: number, command: ProjectSpec['command'], metadata: Even
   command,
   metadata,
   claims: projectClaims,
+  claimRefusal: projectClaimRefusal,
   index: projectEventIndex,
 });
 
 const run = (ctx: CommandContext, projectId: number, command: ProjectSpec['command'], metadata: EventMetadata): Promise<CommandResult<ProjectState>> =>
-  withTakenErrors(() => handleCommand(ctx, spec(projectId, command, metadata)));
-
-/** A claim lost to a concurrent writer is reported as GitLab's validation error. */
-async function withTakenErrors<T>(attempt: () => Promise<T>): Promise<T> {
-  try {
-    return await attempt();
-  } catch (error) {
-    if (error instanceof DomainError && error.code === 'conflict') {
-      if (error.message === PROJECT_NAME_TAKEN) throw invalid({ name: ['has already been taken'] });
-      if (error.message === PROJECT_PATH_TAKEN) throw invalid({ path: ['has already been taken'] });
-    }
-    throw error;
-  }
-}
+  handleCommand(ctx, spec(projectId, command, metadata));
 
 /** A new project's settings before the caller's: GitLab 12's column and instance defaults. */
 export const DEFAULT_PROJECT_SETTINGS: Omit<ProjectSettings, 'name' | 'path'> = {
@@ -165,7 +152,7 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
   });
   const specs: CommandSpec<any, any, any>[] = [spec(id, command, metadata)];
   if (personal && namespace.owner_id !== null) specs.push(initialMemberSpec('Project', id, namespace.owner_id, 40, metadata));
-  const [project] = await withTakenErrors(() => handleCommands(ctx, specs));
+  const [project] = await handleCommands(ctx, specs);
   return project as CommandResult<ProjectState>;
 }
 

@@ -3,6 +3,8 @@
  * and ids passed in through the command. `decide` returns the events to append (possibly
  * none) or throws a DomainError.
  */
+import type { DomainError } from './errors.js';
+
 export interface DomainEvent<T extends string = string, D = unknown> {
   readonly type: T;
   readonly data: D;
@@ -18,9 +20,16 @@ export interface Decider<Command, Event extends DomainEvent, State> {
 export interface Claim {
   readonly kind: string;
   readonly key: string;
-  /** The message of the 409 when somebody else holds the claim. */
+  /** The message of the 409 when somebody else holds the claim (unless the aggregate's `ClaimRefusal` says otherwise). */
   readonly conflictMessage: string;
 }
+
+/**
+ * What an aggregate answers when another stream holds a claim it takes, when that is not a
+ * 409 with the claim's message: GitLab validates most uniqueness on the model, so a path
+ * taken is the field error `{"path":["has already been taken"]}`.
+ */
+export type ClaimRefusal = (claim: Claim) => DomainError;
 
 export interface ClaimChanges {
   readonly acquire: readonly Claim[];

@@ -1,8 +1,8 @@
 import type { Visibility } from './access.js';
 import { allowedUnder } from './access.js';
-import type { ClaimChanges, Decider } from './decider.js';
+import type { ClaimChanges, ClaimRefusal, Decider } from './decider.js';
 import { NO_CLAIMS } from './decider.js';
-import { DomainError, invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound, recordNotFound } from './errors.js';
 
 // ───────────────────────────── Settings ─────────────────────────────
 
@@ -220,7 +220,7 @@ function evolve(state: GroupState, event: GroupEvent): GroupState {
 
 function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
   if (command.type === 'CreateGroup') {
-    if (state.exists || state.deleted) throw new DomainError('conflict', 'Group already exists');
+    if (state.exists || state.deleted) throw conflict('Group already exists');
     const { parent } = command;
     // GitLab: Namespace#sync_share_with_group_lock_with_parent.
     const settings: GroupSettings = parent?.share_with_group_lock ? { ...command.settings, share_with_group_lock: true } : command.settings;
@@ -289,7 +289,7 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
       if (state.customAttributes.get(command.key) === command.value) return [];
       return [{ type: 'GroupCustomAttributeSet', data: { id, key: command.key, value: command.value } }];
     case 'DeleteGroupCustomAttribute':
-      if (!state.customAttributes.has(command.key)) throw new DomainError('not_found', '404 Not found');
+      if (!state.customAttributes.has(command.key)) throw recordNotFound('Custom Attribute');
       return [{ type: 'GroupCustomAttributeDeleted', data: { id, key: command.key } }];
     default: {
       const unhandled: never = command;
@@ -311,8 +311,10 @@ export const groupDecider: Decider<GroupCommand, GroupEvent, GroupState> = { ini
 
 // ───────────────────────────── Claims ─────────────────────────────
 
-/** The message of the claim conflict; commands turn it into GitLab's `path has already been taken`. */
-export const GROUP_PATH_TAKEN = 'Group path has already been taken';
+const GROUP_PATH_TAKEN = 'Group path has already been taken';
+
+/** GitLab: `validates :path, uniqueness` on the namespace — a taken path is a validation error. */
+export const groupClaimRefusal: ClaimRefusal = () => invalid({ path: ['has already been taken'] });
 
 /**
  * Top-level groups share the namespace path space with usernames (`namespace_path`);

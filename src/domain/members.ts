@@ -1,6 +1,6 @@
 import type { Decider } from './decider.js';
 import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, visibleWithoutMembership, type MemberSourceType, type Viewer, type Visibility } from './access.js';
-import { DomainError, forbidden, invalid } from './errors.js';
+import { conflict, forbidden, invalid, recordNotFound } from './errors.js';
 
 /**
  * Members and access requests of one group or project: one aggregate per source, stream
@@ -144,9 +144,6 @@ function validateLevel(sourceType: MemberSourceType, level: number, inherited: I
   if (messages.length > 0) throw invalid({ access_level: messages });
 }
 
-/** GitLab's `find_by!` → ActiveRecord::RecordNotFound → `{"message":"404 Not found"}`. */
-export const recordNotFound = () => new DomainError('not_found', '404 Not found');
-
 /**
  * May the viewer remove this membership (or deny / withdraw this access request)?
  * GitLab's member policies: managers may; a user may always remove themselves.
@@ -230,7 +227,7 @@ function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
   const requested = state.requests.has(command.userId);
   switch (command.type) {
     case 'AddMember': {
-      if (member) throw new DomainError('conflict', 'Member already exists');
+      if (member) throw conflict('Member already exists');
       validateLevel(command.sourceType, command.accessLevel, command.inherited);
       // GitLab: Member.add_user on a pending requester approves the request.
       if (requested) {

@@ -1,8 +1,8 @@
 import type { Visibility } from './access.js';
 import { allowedUnder } from './access.js';
-import type { ClaimChanges, Decider } from './decider.js';
+import type { ClaimChanges, ClaimRefusal, Decider } from './decider.js';
 import { NO_CLAIMS } from './decider.js';
-import { DomainError, badRequest, invalid, notFound } from './errors.js';
+import { conflict, invalid, notFound, serviceError } from './errors.js';
 
 // ───────────────────────────── Settings ─────────────────────────────
 
@@ -317,7 +317,7 @@ function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
 
 function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
   if (command.type === 'CreateProject') {
-    if (state.exists || state.deleted) throw new DomainError('conflict', 'Project already exists');
+    if (state.exists || state.deleted) throw conflict('Project already exists');
     const { namespace, settings } = command;
     validate(settings, namespace, command.taken, command.personalLimit);
     const defaultBranch = command.initializeWithReadme ? command.defaultBranch : null;
@@ -352,7 +352,7 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
       const changes: Record<string, unknown> = changedFields(state.settings, requested);
       // GitLab (Projects::UpdateService): the new default branch must exist in the repository.
       if (default_branch !== undefined && default_branch !== state.defaultBranch) {
-        if (!state.branches.includes(default_branch)) throw badRequest('Could not set the default branch');
+        if (!state.branches.includes(default_branch)) throw serviceError('Could not set the default branch');
         changes.default_branch = default_branch;
       }
       if (Object.keys(changes).length === 0) return [];
@@ -394,9 +394,11 @@ export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState>
 
 // ───────────────────────────── Claims ─────────────────────────────
 
-/** Claim messages; commands turn them into GitLab's `has already been taken` validation errors. */
-export const PROJECT_NAME_TAKEN = 'Project name has already been taken';
-export const PROJECT_PATH_TAKEN = 'Project path has already been taken';
+const PROJECT_NAME_TAKEN = 'Project name has already been taken';
+const PROJECT_PATH_TAKEN = 'Project path has already been taken';
+
+/** GitLab validates the name's and the path's uniqueness on the model: a taken one is a validation error. */
+export const projectClaimRefusal: ClaimRefusal = (claim) => invalid({ [claim.kind === 'project_name' ? 'name' : 'path']: ['has already been taken'] });
 
 /** GitLab: `validates :name, uniqueness: { scope: :namespace_id }` (exact). */
 export const projectNameClaim = (namespaceId: number, name: string) => ({ kind: 'project_name', key: `${namespaceId}/${name}`, conflictMessage: PROJECT_NAME_TAKEN });

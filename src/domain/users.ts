@@ -1,6 +1,6 @@
 import type { ClaimChanges, Decider } from './decider.js';
 import { NO_CLAIMS } from './decider.js';
-import { DomainError, badRequest, invalid, notFound } from './errors.js';
+import { badRequest, conflict, invalid, notFound, recordNotFound } from './errors.js';
 
 // ───────────────────────────── Profile ─────────────────────────────
 
@@ -287,7 +287,7 @@ function evolve(state: UserState, event: UserEvent): UserState {
 
 function decide(command: UserCommand, state: UserState): UserEvent[] {
   if (command.type === 'CreateUser') {
-    if (state.exists || state.deleted) throw new DomainError('conflict', 'User already exists');
+    if (state.exists || state.deleted) throw conflict('User already exists');
     checkPublicEmail(command.profile.public_email, command.profile.email);
     return [
       {
@@ -335,7 +335,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
     case 'DeleteUser':
       // GitLab: a sole group owner can only be hard-deleted.
       if (command.soleOwnerOfGroups > 0 && !command.hardDelete) {
-        throw new DomainError('conflict', 'User cannot be removed while is the sole-owner of a group');
+        throw conflict('User cannot be removed while is the sole-owner of a group');
       }
       return [{ type: 'UserDeleted', data: { id, hard_delete: command.hardDelete } }];
     case 'SetUserStatus': {
@@ -375,7 +375,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       if (token.revoked) {
         // GitLab: revoking an impersonation token again is a no-op (204); a personal one is refused.
         if (command.impersonation) return [];
-        throw badRequest('400 Bad request - Token already revoked');
+        throw badRequest('Token already revoked');
       }
       return [{ type: 'PersonalAccessTokenRevoked', data: { id: token.id, user_id: id } }];
     }
@@ -390,7 +390,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
     }
     case 'DeleteUserCustomAttribute':
       // GitLab: find_by! raises RecordNotFound, answered as "404 Not found".
-      if (!state.customAttributes.has(command.key)) throw new DomainError('not_found', '404 Not found', 'Custom Attribute');
+      if (!state.customAttributes.has(command.key)) throw recordNotFound('Custom Attribute');
       return [{ type: 'UserCustomAttributeDeleted', data: { id, key: command.key } }];
     default: {
       const unhandled: never = command;

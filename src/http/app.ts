@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { randomUUID } from 'node:crypto';
 import { type AppContext, type AppEnv } from './kernel/context.js';
-import { sendError } from './kernel/errors.js';
+import { errorResponse, methodNotAllowed, routeNotFound, sendError } from './kernel/errors.js';
 import { header } from './kernel/request.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
@@ -63,9 +63,9 @@ export function createApp(app: AppContext) {
     // Grape: 405 with an Allow header naming the path's methods (RFC 9110).
     if (allowed.size > 0) {
       c.header('Allow', [...allowed, ...(allowed.has('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', '));
-      return c.json({ error: '405 Not Allowed' }, 405);
+      return errorResponse(c, methodNotAllowed());
     }
-    return c.json({ error: '404 Not Found' }, 404);
+    return errorResponse(c, routeNotFound());
   });
 
   root.onError((error, c) => {

@@ -72,12 +72,4 @@ export function toGroupDetail(row: NamespaceRow, config: Config, options: GroupD
   return out;
 }
 
-/** Ruby's Hash#inspect of ActiveModel errors: `{:path=>["has already been taken"]}` (GitLab's POST /groups body). */
-export function rubyErrorsInspect(fields: Readonly<Record<string, readonly string[]>>): string {
-  const str = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
-  return `{${Object.entries(fields)
-    .map(([field, messages]) => `:${field}=>[${messages.map(str).join(', ')}]`)
-    .join(', ')}}`;
-}
-
 export const toCustomAttribute = (attribute: { key: string; value: string }) => ({ key: attribute.key, value: attribute.value });

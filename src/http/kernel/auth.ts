@@ -6,7 +6,8 @@ import { PreconditionFailed } from '../../commands/precondition.js';
 import { type AuthUser, type TokenRow, type UserRow, credentialsStillHold, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
 import { appContext, today } from './context.js';
 import { sameCredentials, type Credentials } from './credentials.js';
-import { conflict, forbidden, insufficientScope, notFound, unauthorized } from './errors.js';
+import { forbidden, notFound, resourceLocked } from '../../domain/errors.js';
+import { insufficientScope, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
 import { header } from './request.js';
 
@@ -146,7 +147,7 @@ export async function requireUserForCommands<T>(
     if (stale) app.credentials.delete(cached.digest);
     const fresh = await requireUser(c, scopes);
     // An earlier command of this request committed on these credentials: a rerun would repeat it.
-    if (held) throw conflict('409 Conflict: Resource lock');
+    if (held) throw resourceLocked();
     if (stale || !sameCredentials(cached, fresh)) return run(fresh, app.commands);
     throw error;
   }

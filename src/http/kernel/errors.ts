@@ -1,8 +1,13 @@
-import type { Context } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { DomainError } from '../../domain/errors.js';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
+import { DomainError, type DomainErrorCode, type FieldErrors } from '../../domain/errors.js';
 
-/** An HTTP answer in GitLab's exact body, thrown from anywhere in a request. */
+/**
+ * The one place errors become GitLab's responses. Domain errors (src/domain/errors.ts,
+ * the vocabulary every area throws) get their status and body shape here; `ApiError`
+ * is only for answers of the HTTP layer itself that no area says: authentication's 401
+ * and insufficient_scope, 405, an unparsable body, and status bodies such as 413 and 503.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
@@ -12,42 +17,114 @@ export class ApiError extends Error {
   }
 }
 
+/** GitLab's `unauthorized!`. */
 export const unauthorized = () => new ApiError(401, { message: '401 Unauthorized' });
-export const forbidden = (reason?: string) => new ApiError(403, { message: reason ? `403 Forbidden - ${reason}` : '403 Forbidden' });
-export const notFound = (resource?: string) => new ApiError(404, { message: resource ? `404 ${resource} Not Found` : '404 Not Found' });
-export const badRequest = (reason?: string) => new ApiError(400, { message: reason ? `400 Bad request - ${reason}` : '400 Bad request' });
-export const conflict = (message: string) => new ApiError(409, { message });
-/** Grape's parameter errors: `{"error":"name is missing, id is invalid"}`. */
-export const paramErrors = (messages: readonly string[]) => new ApiError(400, { error: messages.join(', ') });
+/** Doorkeeper's answer to a token without the endpoint's scopes. */
 export const insufficientScope = (scopes: readonly string[]) =>
   new ApiError(403, {
     error: 'insufficient_scope',
     error_description: 'The request requires higher privileges than provided by the access token.',
     scope: scopes.join(' '),
   });
+/** Grape: no route matches the path (a route requirement failed, or an unknown path). */
+export const routeNotFound = () => new ApiError(404, { error: '404 Not Found' });
+/** Grape's 405 for a path without the method, or GitLab's `error!(message, 405)`. */
+export const methodNotAllowed = (error = '405 Not Allowed') => new ApiError(405, { error });
 
-const DOMAIN_STATUS: Record<DomainError['code'], ContentfulStatusCode> = {
+export interface ErrorResponse {
+  readonly status: StatusCode;
+  /** Undefined: no body (304). */
+  readonly body: unknown;
+}
+
+const STATUS: Record<DomainErrorCode, StatusCode> = {
   not_found: 404,
   forbidden: 403,
-  conflict: 409,
-  invalid: 400,
   bad_request: 400,
+  invalid: 400,
+  invalid_params: 400,
+  conflict: 409,
   unprocessable: 422,
+  precondition_failed: 412,
+  not_modified: 304,
+  accepted: 202,
 };
 
-/** The one place errors become GitLab responses. */
-export function toErrorResponse(error: unknown): { status: ContentfulStatusCode; body: Record<string, unknown> } | undefined {
-  if (error instanceof ApiError) return { status: error.status, body: error.body };
-  if (error instanceof DomainError) {
-    const status = DOMAIN_STATUS[error.code];
-    if (error.code === 'invalid' && error.fields) return { status, body: { message: error.fields } };
-    return { status, body: { message: error.message } };
+// ───────────────────────────── Validation renderings ─────────────────────────────
+
+/**
+ * How an endpoint answers `invalid` when it does not use GitLab's `render_validation_error!`
+ * (400 `{"message":{field: [...]}}`). A route declares it with `rendersInvalid`.
+ */
+export type InvalidRendering = (fields: FieldErrors) => ErrorResponse;
+
+/** GitLab's `render_api_error!("Failed to save group #{group.errors.messages}", 400)` (POST /groups). */
+export const failedToSave =
+  (model: string): InvalidRendering =>
+  (fields) => ({ status: 400, body: { message: `Failed to save ${model} ${rubyHashInspect(fields)}` } });
+
+/**
+ * POST /projects: `error!(project.errors[:limit_reached], 403)` when the personal project
+ * limit is reached; otherwise `render_validation_error!`, whose hash then shows the (empty)
+ * `limit_reached` key the endpoint read.
+ */
+export const limitReachedFirst: InvalidRendering = (fields) => {
+  const { limit_reached, ...others } = fields;
+  if (limit_reached && limit_reached.length > 0) return { status: 403, body: { message: [...limit_reached] } };
+  return { status: 400, body: { message: { ...others, limit_reached: [] } } };
+};
+
+const RENDERING = 'invalidRendering';
+
+/** Route middleware: this endpoint renders `invalid` errors with `rendering`. */
+export const rendersInvalid =
+  (rendering: InvalidRendering): MiddlewareHandler =>
+  async (c, next) => {
+    c.set(RENDERING as never, rendering as never);
+    await next();
+  };
+
+/** Ruby's Hash#inspect of ActiveModel errors: `{:path=>["has already been taken"]}`. */
+export function rubyHashInspect(fields: FieldErrors): string {
+  const str = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+  return `{${Object.entries(fields)
+    .map(([field, messages]) => `:${field}=>[${messages.map(str).join(', ')}]`)
+    .join(', ')}}`;
+}
+
+// ───────────────────────────── Mapping ─────────────────────────────
+
+/** A domain error's status and GitLab body (the endpoint's rendering of `invalid` aside). */
+export function domainErrorResponse(error: DomainError, rendering?: InvalidRendering): ErrorResponse {
+  const status = STATUS[error.code];
+  switch (error.code) {
+    case 'invalid': {
+      const fields = error.fields ?? {};
+      return rendering ? rendering(fields) : { status, body: { message: fields } };
+    }
+    case 'invalid_params':
+      return { status, body: { error: error.message } };
+    case 'not_modified':
+      return { status, body: undefined };
+    default:
+      return { status, body: { message: error.message } };
   }
+}
+
+/** Any error as GitLab's response; undefined for what is not ours to answer (a 500). */
+export function toErrorResponse(error: unknown, rendering?: InvalidRendering): ErrorResponse | undefined {
+  if (error instanceof ApiError) return { status: error.status, body: error.body };
+  if (error instanceof DomainError) return domainErrorResponse(error, rendering);
   return undefined;
 }
 
-export function sendError(c: Context, error: unknown) {
-  const mapped = toErrorResponse(error);
+/** The response to a thrown error (app.onError); undefined when it is not ours to answer. */
+export function sendError(c: Context, error: unknown): Response | undefined {
+  const mapped = toErrorResponse(error, c.get(RENDERING as never) as InvalidRendering | undefined);
   if (!mapped) return undefined;
-  return c.json(mapped.body, mapped.status);
+  if (mapped.body === undefined) return c.body(null, mapped.status);
+  return c.json(mapped.body, mapped.status as ContentfulStatusCode);
 }
+
+/** The response to an error that is answered, not thrown (the router's own 404 and 405). */
+export const errorResponse = (c: Context, error: ApiError | DomainError): Response => sendError(c, error)!;

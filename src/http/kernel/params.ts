@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { ApiError, paramErrors } from './errors.js';
+import { DomainError, paramErrors } from '../../domain/errors.js';
+import { ApiError } from './errors.js';
 import { header } from './request.js';
 
 /**
@@ -235,8 +236,8 @@ export function declaration(raw: RawParams) {
       try {
         return parseParams(shape, raw);
       } catch (error) {
-        if (error instanceof ApiError && typeof error.body.error === 'string') {
-          errors.push(error.body.error);
+        if (error instanceof DomainError && error.code === 'invalid_params') {
+          errors.push(...(error.params ?? []));
           return {} as Parsed<S>;
         }
         throw error;

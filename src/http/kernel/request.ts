@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { ApiError } from './errors.js';
+import { preconditionFailed } from '../../domain/errors.js';
 
 /** What @hono/node-server puts in `c.env`: the Node request behind the fetch one. */
 interface NodeBindings {
@@ -23,6 +23,6 @@ export function checkUnmodifiedSince(c: Context, updatedAt: Date) {
   if (!value) return;
   const since = new Date(value);
   if (!Number.isNaN(since.getTime()) && Math.floor(updatedAt.getTime() / 1000) > Math.floor(since.getTime() / 1000)) {
-    throw new ApiError(412, { message: '412 Precondition Failed' });
+    throw preconditionFailed();
   }
 }

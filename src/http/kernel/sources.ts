@@ -7,7 +7,7 @@ import { groupHasProjectVisibleTo, type NamespaceRow } from '../../projections/n
 import type { ProjectRow } from '../../projections/projects.js';
 import type { Auth } from './auth.js';
 import { appContext } from './context.js';
-import { notFound } from './errors.js';
+import { notFound } from '../../domain/errors.js';
 
 /** A group or project as the caller sees it: the row, the caller's effective role and viewer. */
 export interface Visible<Row> {

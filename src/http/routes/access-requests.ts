@@ -5,10 +5,10 @@ import { accessRequestsQuery, directMembersQuery, highestGroupMembership } from 
 import { toAccessRequester, toMember } from '../entities/members.js';
 import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { forbidden } from '../kernel/errors.js';
+import { forbidden, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { params, t, withDefault } from '../kernel/params.js';
-import { SOURCE_KINDS, recordNotFound, resolveSource, sourceRef, userIdParam } from './members.js';
+import { SOURCE_KINDS, resolveSource, sourceRef, userIdParam } from './members.js';
 
 const approveParams = {
   access_level: withDefault(t.integer(), DEFAULT_ACCESS_LEVEL as number),

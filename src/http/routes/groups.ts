@@ -9,7 +9,7 @@ import {
   updateGroup,
 } from '../../commands/groups.js';
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, canAdminGroup, canCreateSubgroupIn, type Viewer } from '../../domain/access.js';
-import { DomainError } from '../../domain/errors.js';
+import { accepted, forbidden, notFound, recordNotFound } from '../../domain/errors.js';
 import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups.js';
 import { viewerOf } from '../../projections/access.js';
 import {
@@ -20,11 +20,11 @@ import {
   groupListQuery,
 } from '../../projections/namespaces.js';
 import { projectReadableBy, type ProjectRow } from '../../projections/projects.js';
-import { rubyErrorsInspect, toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
+import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
 import { presentProjects } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireAdmin, requireUser, type Auth } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { ApiError, forbidden, notFound } from '../kernel/errors.js';
+import { failedToSave, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { findVisibleGroup, type Visible } from '../kernel/sources.js';
@@ -104,9 +104,6 @@ function settingsOf(c: Context, input: SettingsInput, viewer: Viewer): GroupChan
 // ───────────────────────────── Helpers ─────────────────────────────
 
 const isAdmin = (auth: Auth) => auth.user?.is_admin ?? false;
-
-/** GitLab's answer to ActiveRecord::RecordNotFound (find_by!). */
-const recordNotFound = () => new ApiError(404, { message: '404 Not found' });
 
 /** GitLab's `custom_attributes[key]=value` filter, read from the raw parameters (a hash or nothing). */
 async function customAttributeFilter(c: Context): Promise<Record<string, string> | undefined> {
@@ -190,14 +187,6 @@ async function reloaded(c: Context, id: number, role: number | null, viewer: Vie
   return { row, role, viewer };
 }
 
-/** GitLab's render_api_error!("Failed to save group #{group.errors.messages}", 400) on POST. */
-function failedToSave(error: unknown): never {
-  if (error instanceof DomainError && error.code === 'invalid' && error.fields) {
-    throw new ApiError(400, { message: `Failed to save group ${rubyErrorsInspect(error.fields)}` });
-  }
-  throw error;
-}
-
 /** A group the caller administers (owner or admin): 404 when not visible, 403 otherwise. */
 async function administeredGroup(c: Context, auth: Auth) {
   const group = await findVisibleGroup(c, auth, c.req.param('id') ?? '');
@@ -210,7 +199,7 @@ async function administeredGroup(c: Context, auth: Auth) {
 export const groupRoutes = new Hono<AppEnv>()
   .get('/groups', async (c) => listGroups(c, await authenticate(c)))
 
-  .post('/groups', async (c) => {
+  .post('/groups', rendersInvalid(failedToSave('group')), async (c) => {
     const auth = await requireUser(c);
     const p = await params(c, createParams);
     const { commands, config } = appContext(c);
@@ -225,7 +214,7 @@ export const groupRoutes = new Hono<AppEnv>()
     // GitLab EE: authenticated_as_admin! if params[:shared_runners_minutes_limit].
     if (config.plan !== 'free' && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
     const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
-    const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creatorId: auth.user.id }, eventMetadata(c, auth)).catch(failedToSave);
+    const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creatorId: auth.user.id }, eventMetadata(c, auth));
     const group = await reloaded(c, result.state.id!, 50, viewer);
     return c.json(await presentDetail(c, group, { withProjects: true, runnersToken: false }), 201);
   })
@@ -263,7 +252,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const group = await administeredGroup(c, auth);
     checkUnmodifiedSince(c, group.row.updated_at);
     await scheduleGroupDeletion(appContext(c).commands, group.row, eventMetadata(c, auth));
-    return c.json({ message: '202 Accepted' }, 202);
+    throw accepted();
   })
 
   .get('/groups/:id/subgroups', async (c) => {
@@ -302,9 +291,6 @@ export const groupRoutes = new Hono<AppEnv>()
   .delete('/groups/:id/custom_attributes/:key', async (c) => {
     const auth = await requireAdmin(c);
     const group = await findVisibleGroup(c, auth, c.req.param('id'));
-    await deleteGroupCustomAttribute(appContext(c).commands, group.row.id, c.req.param('key'), eventMetadata(c, auth)).catch((error) => {
-      if (error instanceof DomainError && error.code === 'not_found') throw recordNotFound();
-      throw error;
-    });
+    await deleteGroupCustomAttribute(appContext(c).commands, group.row.id, c.req.param('key'), eventMetadata(c, auth));
     return c.body(null, 204);
   });

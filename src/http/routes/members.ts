@@ -16,7 +16,7 @@ import { findUserById } from '../../projections/users.js';
 import { toMember } from '../entities/members.js';
 import { eventMetadata, requireUser, type Auth } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { ApiError, forbidden, notFound, paramErrors } from '../kernel/errors.js';
+import { conflict, forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t } from '../kernel/params.js';
 import { findVisibleGroup, findVisibleProject } from '../kernel/sources.js';
@@ -107,9 +107,6 @@ export function userIdParam(c: Context): number {
   return Number(value);
 }
 
-/** GitLab's `find_by!` miss: ActiveRecord::RecordNotFound → `{"message":"404 Not found"}`. */
-export const recordNotFound = () => new ApiError(404, { message: '404 Not found' });
-
 /** A DateTime parameter stored in a date column (`expires_at`): its UTC date. */
 const toDate = (value: Date) => value.toISOString().slice(0, 10);
 
@@ -179,7 +176,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!source.canManage) throw forbidden();
       const { db, config, commands } = appContext(c);
       if (await directMembersQuery(db, source, { userId: p.user_id }).executeTakeFirst()) {
-        throw new ApiError(409, { message: 'Member already exists' });
+        throw conflict('Member already exists');
       }
       if (!(await findUserById(db, p.user_id))) throw notFound('User');
       const inherited = await highestGroupMembership(db, source.inheritFrom, p.user_id);

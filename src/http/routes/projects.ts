@@ -12,7 +12,7 @@ import {
 } from '../../commands/projects.js';
 import type { Database } from '../../database.js';
 import { ACCESS, canAdminProject, canCreateProjectIn, canOwnProject, type Viewer } from '../../domain/access.js';
-import { DomainError } from '../../domain/errors.js';
+import { accepted, forbidden, invalid, notFound, notModified } from '../../domain/errors.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
 import { namespaceRole, projectRole, viewerOf } from '../../projections/access.js';
 import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
@@ -30,7 +30,7 @@ import {
 import { presentProjects, type ProjectsView } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { ApiError, forbidden, notFound } from '../kernel/errors.js';
+import { limitReachedFirst, methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginate, setKeysetNextLink } from '../kernel/pagination.js';
 import { params, rawParams, t, withDefault } from '../kernel/params.js';
 import { findVisibleGroup, findVisibleProject, type Visible } from '../kernel/sources.js';
@@ -94,7 +94,7 @@ async function adminTokens(c: Context, viewer: Viewer | null, row: ProjectRow, r
 
 type ProjectQuery = SelectQueryBuilder<Database, 'projects', ProjectRow>;
 
-const KEYSET_UNAVAILABLE = () => new ApiError(405, { error: 'Keyset pagination is not yet available for this type of request' });
+const KEYSET_UNAVAILABLE = () => methodNotAllowed('Keyset pagination is not yet available for this type of request');
 
 /**
  * One page of a project list: offset pagination (GitLab's headers), or keyset with
@@ -136,7 +136,7 @@ export const projectRoutes = new Hono<AppEnv>()
   .get('/users/:user_id/projects', async (c) => userProjects(c, 'personal'))
   .get('/users/:user_id/starred_projects', async (c) => userProjects(c, 'starred'))
 
-  .post('/projects', async (c) => {
+  .post('/projects', rendersInvalid(limitReachedFirst), async (c) => {
     const auth = await requireUser(c);
     const p = await params(c, createParams, createRules);
     const { commands, db } = appContext(c);
@@ -162,31 +162,19 @@ export const projectRoutes = new Hono<AppEnv>()
       // their own project limit; without namespace_id the limit is the model's 403 instead.
       if (allowed && p.namespace_id !== undefined) allowed = await underProjectLimit(c, auth.user);
     } else if (namespace) allowed = canCreateProjectIn(viewer, namespace.project_creation_level, await namespaceRole(db, viewer.id, namespace.traversal_ids));
-    if (!namespace || !allowed) throw new ApiError(400, { message: { namespace: ['is not valid'], limit_reached: [] } });
+    if (!namespace || !allowed) throw invalid({ namespace: ['is not valid'] });
 
-    let created;
-    try {
-      created = await createProject(
-        commands,
-        {
-          settings: settings as Pick<ProjectSettings, 'name' | 'path'> & Partial<ProjectSettings>,
-          namespace,
-          creator: auth.user,
-          initializeWithReadme: p.initialize_with_readme ?? false,
-          defaultBranch: p.default_branch,
-        },
-        eventMetadata(c, auth),
-      );
-    } catch (error) {
-      // GitLab: the personal project limit is a 403; other validation errors a 400 that also
-      // shows the (empty) limit_reached key the endpoint looked at.
-      if (error instanceof DomainError && error.code === 'invalid' && error.fields) {
-        const { limit_reached, ...fields } = error.fields;
-        if (limit_reached && limit_reached.length > 0) throw new ApiError(403, { message: [...limit_reached] });
-        throw new ApiError(400, { message: { ...fields, limit_reached: [] } });
-      }
-      throw error;
-    }
+    const created = await createProject(
+      commands,
+      {
+        settings: settings as Pick<ProjectSettings, 'name' | 'path'> & Partial<ProjectSettings>,
+        namespace,
+        creator: auth.user,
+        initializeWithReadme: p.initialize_with_readme ?? false,
+        defaultBranch: p.default_branch,
+      },
+      eventMetadata(c, auth),
+    );
     const row = await reloaded(c, created.state.id!);
     const role = await projectRole(db, viewer.id, row);
     const personalOwner = namespace.kind === 'user' && namespace.owner_id === viewer.id ? ACCESS.MAINTAINER : null;
@@ -228,13 +216,7 @@ export const projectRoutes = new Hono<AppEnv>()
     const namespace = await namespaceRow(c, row.namespace_id);
     if (!namespace) throw notFound('Project');
     const changes: ProjectChanges = { ...settingsFrom(p, paidTier(c)), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
-    try {
-      await updateProject(appContext(c).commands, row, namespace, changes, eventMetadata(c, auth));
-    } catch (error) {
-      // GitLab (Projects::UpdateService): a missing branch is the service's error message.
-      if (error instanceof DomainError && error.code === 'bad_request') throw new ApiError(400, { message: error.message });
-      throw error;
-    }
+    await updateProject(appContext(c).commands, row, namespace, changes, eventMetadata(c, auth));
     const updated = await reloaded(c, row.id);
     return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, viewer, updated, project.role) }));
   })
@@ -252,7 +234,7 @@ export const projectRoutes = new Hono<AppEnv>()
     if (!(await ownsProject(c, project.viewer, project.row))) throw forbidden();
     checkUnmodifiedSince(c, project.row.updated_at);
     await scheduleProjectDeletion(appContext(c).commands, project.row.id, eventMetadata(c, auth));
-    return c.json({ message: '202 Accepted' }, 202);
+    throw accepted();
   })
 
   // ───────────────────────────── Group projects ─────────────────────────────
@@ -348,7 +330,7 @@ async function starring(c: Context, star: boolean) {
   const project: Visible<ProjectRow> = await findVisibleProject(c, auth, c.req.param('id') ?? '');
   const { commands, db } = appContext(c);
   const starred = await isStarredBy(db, project.row.id, auth.user.id);
-  if (starred === star) return c.body(null, 304);
+  if (starred === star) throw notModified();
   const metadata = eventMetadata(c, auth);
   await (star ? starProject(commands, project.row.id, auth.user.id, metadata) : unstarProject(commands, project.row.id, auth.user.id, metadata));
   return c.json(await present(c, project.viewer, await reloaded(c, project.row.id)), 201);

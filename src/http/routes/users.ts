@@ -6,7 +6,7 @@ import { customAttributesByUser, listCustomAttributes } from '../../projections/
 import { toUser, toUserBasic, toUserWithAdmin } from '../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { ApiError, forbidden } from '../kernel/errors.js';
+import { conflict, forbidden } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, rawParams, required, t, withDefault, declaration, atLeastOneOf, allOrNoneOf } from '../kernel/params.js';
 import { optionalAttributes, eeAttributes, listParams, profileChanges } from './users/declarations.js';
@@ -161,7 +161,7 @@ export const userRoutes = new Hono<AppEnv>()
     mustBeAdmin(auth);
     const user = await existingUser(c, id);
     const soleOwner = await soleOwnedGroupCount(c, id);
-    if (soleOwner > 0 && !p.hard_delete) throw new ApiError(409, { message: 'User cannot be removed while is the sole-owner of a group' });
+    if (soleOwner > 0 && !p.hard_delete) throw conflict('User cannot be removed while is the sole-owner of a group');
     checkUnmodifiedSince(c, user.updated_at);
     await deleteUser(appContext(c).commands, id, p.hard_delete ?? false, soleOwner, eventMetadata(c, auth));
     return c.body(null, 204);

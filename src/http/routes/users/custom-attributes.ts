@@ -4,7 +4,7 @@ import { findCustomAttribute, findUserById, listCustomAttributes, type UserRow }
 import { toCustomAttribute } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser, type Auth } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
-import { ApiError, forbidden, notFound } from '../../kernel/errors.js';
+import { forbidden, notFound, recordNotFound } from '../../../domain/errors.js';
 import { rawParams, required, t, declaration } from '../../kernel/params.js';
 import { userIdFromPath } from './lookup.js';
 
@@ -25,7 +25,7 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
     const auth = await authenticate(c, USER_SCOPES(c));
     const user = await customAttributeOwner(c, id, auth);
     const attribute = await findCustomAttribute(appContext(c).db, user.id, c.req.param('key'));
-    if (!attribute) throw new ApiError(404, { message: '404 Not found' });
+    if (!attribute) throw recordNotFound('Custom Attribute');
     return c.json(toCustomAttribute(attribute));
   })
 

@@ -5,7 +5,8 @@ import { soleOwnedGroupCount as soleOwnedGroups } from '../../../projections/mem
 import { findUserById, type UserRow } from '../../../projections/users.js';
 import { USER_SCOPES, authenticate, type Auth } from '../../kernel/auth.js';
 import { appContext } from '../../kernel/context.js';
-import { ApiError, forbidden, notFound, unauthorized } from '../../kernel/errors.js';
+import { forbidden, notFound } from '../../../domain/errors.js';
+import { routeNotFound, unauthorized } from '../../kernel/errors.js';
 
 
 // ───────────────────────────── Helpers ─────────────────────────────
@@ -16,7 +17,7 @@ import { ApiError, forbidden, notFound, unauthorized } from '../../kernel/errors
  */
 export function userIdFromPath(c: Context, name = 'id'): number {
   const value = c.req.param(name) ?? '';
-  if (!/^\d+$/.test(value)) throw new ApiError(404, { error: '404 Not Found' });
+  if (!/^\d+$/.test(value)) throw routeNotFound();
   return Number(value);
 }
 

@@ -5,7 +5,7 @@ import { findUserByIdOrUsername } from '../../../projections/users.js';
 import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUserForCommands, requireUserRow } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
-import { notFound } from '../../kernel/errors.js';
+import { notFound } from '../../../domain/errors.js';
 import { optional, rawParams, t, declaration } from '../../kernel/params.js';
 import { statusHtml } from './lookup.js';
 

@@ -4,7 +4,7 @@ import { TOKEN_SCOPES } from '../../../domain/users.js';
 import { toImpersonationToken, toPersonalAccessToken } from '../../entities/users.js';
 import { eventMetadata, requireUser } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
-import { notFound } from '../../kernel/errors.js';
+import { notFound } from '../../../domain/errors.js';
 import { paginate } from '../../kernel/pagination.js';
 import { optional, rawParams, required, t, withDefault, declaration, integerCheck } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
