@@ -247,18 +247,19 @@ async function startProxy(host: string, port: number): Promise<Proxy> {
       server.listen(listenPort, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
     });
   const proxyPort = await open(0);
+  const down = () => {
+    server.close();
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+  };
   return {
     port: proxyPort,
-    down() {
-      server.close();
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
-    },
+    down,
     async up() {
       await open(proxyPort);
     },
     async close() {
-      this.down();
+      down();
     },
   };
 }
