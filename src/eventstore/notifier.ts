@@ -69,13 +69,20 @@ export class Notifier {
       throw error;
     }
     if (lost) throw new Error('the LISTEN connection was lost while connecting');
-    this.listener = client;
-    this.detach = () => {
+    const detach = () => {
       lost = true;
       client.removeListener('notification', onNotification);
       client.removeListener('error', onLost);
       client.removeListener('end', onEnd);
     };
+    // Closed while reconnecting: a client kept here would hold the pool's end() forever.
+    if (!this.listening) {
+      detach();
+      client.release(true);
+      return;
+    }
+    this.listener = client;
+    this.detach = detach;
   }
 
   private detach: (() => void) | undefined;
@@ -90,8 +97,9 @@ export class Notifier {
       this.connectListener().then(
         () => {
           this.reconnectDelayMs = RECONNECT_MIN_MS;
+          if (!this.listening) return;
           this.log?.info({}, 'the LISTEN connection is back');
-          if (this.listening) this.emitter.emit('appended', undefined);
+          this.emitter.emit('appended', undefined);
         },
         () => this.scheduleReconnect(),
       );
