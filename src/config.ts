@@ -10,6 +10,8 @@ export interface Config {
   externalUrl: string;
   plan: Plan;
   logLevel: string;
+  /** How long `serve` waits on SIGTERM/SIGINT for the requests in flight (milliseconds). */
+  shutdownGraceMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -17,6 +19,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
   const plan = (env.FORGELOG_PLAN ?? 'ultimate') as Plan;
   if (!PLANS.includes(plan)) throw new Error(`FORGELOG_PLAN must be one of ${PLANS.join(', ')}, got ${plan}`);
+  const shutdownGraceMs = Number(env.FORGELOG_SHUTDOWN_GRACE_MS ?? 10_000);
+  if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
+    throw new Error(`FORGELOG_SHUTDOWN_GRACE_MS must be a whole number of milliseconds, got ${env.FORGELOG_SHUTDOWN_GRACE_MS}`);
+  }
   return {
     port,
     databaseUrl: env.DATABASE_URL || undefined,
@@ -25,5 +31,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     externalUrl: (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     plan,
     logLevel: env.LOG_LEVEL ?? 'info',
+    shutdownGraceMs,
   };
 }

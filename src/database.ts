@@ -53,12 +53,21 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       max: options.poolSize ?? 10,
       // Connections stay open: an idle timeout re-arms a timer on every checkout and release.
       idleTimeoutMillis: 0,
+      // An unreachable host (or a pool that stays exhausted) fails a checkout after 10 s
+      // instead of holding the request forever; the request answers 503.
+      connectionTimeoutMillis: 10_000,
       // Session settings sent at connection start: a forgotten open transaction holds back
       // every gap-free reader (DESIGN.md); JIT compiles misestimated list queries for
       // hundreds of milliseconds to return a page of 20 rows (bench: 364 ms → 41 ms).
       options: '-c idle_in_transaction_session_timeout=60000 -c jit=off',
     });
+    // A connection that drops (pg_terminate_backend, a restart, a network fault) emits
+    // 'error' on its client. The pool listens on idle clients and then emits on itself; a
+    // checked-out client had no listener, and an unheard 'error' ends the process. The
+    // query in flight on it fails on its own (isConnectionError → 503, workers retry) and
+    // the pool drops the broken client on release and connects afresh on demand.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const names = preparedStatements() ? new StatementNames() : undefined;
     names?.attach(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

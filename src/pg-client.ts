@@ -28,6 +28,46 @@ export function isStalePreparedPlan(error: unknown): boolean {
   return e?.code === '0A000' && /cached plan must not change result type/.test(e.message ?? '');
 }
 
+/**
+ * Whether an error says the database cannot be reached now rather than that a statement
+ * failed: the connection was refused, dropped or timed out, or the server is shutting down
+ * or starting up. The one classification of connection errors: the HTTP layer answers them
+ * with 503 and the workers retry them. Such a statement may or may not have committed, so
+ * nothing retries it blindly: only an answered commit is acknowledged.
+ */
+export function isConnectionError(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 3) return false;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  // SQLSTATE class 08 (connection exception), 57P01–57P03 (admin/crash shutdown, cannot
+  // connect now), 53300 (too many connections), and the socket errors of node:net.
+  if (/^08[0-9A-Z]{3}$/.test(code) || CONNECTION_CODES.has(code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  if (CONNECTION_MESSAGES.test(message)) return true;
+  // node:net reports a refused dual-stack connect as an AggregateError of both attempts.
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isConnectionError(inner, depth + 1))) return true;
+  return isConnectionError(e.cause, depth + 1);
+}
+
+const CONNECTION_CODES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+
+/** node-postgres and pg-pool say these in words only. */
+const CONNECTION_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect|Cannot use a pool after calling end on the pool)/;
+
 export class StatementNames {
   private readonly names = new Map<string, string>();
   private readonly seen = new Set<string>();

@@ -14,6 +14,7 @@ import { ProjectionWorker } from './projections/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
 import { CredentialCache } from './http/kernel/credentials.js';
+import { isConnectionError } from './pg-client.js';
 
 /** A running forgelog: database, command path and (optionally) the HTTP server. */
 export interface Runtime {
@@ -42,7 +43,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
-  const notifier = new Notifier(handle.pool);
+  const notifier = new Notifier(handle.pool, logger);
   const commands: CommandContext = {
     db: handle.db,
     inlineProjectors: inlineProjectors(),
@@ -76,11 +77,19 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     bootstrapToken: token,
     worker,
     async close() {
-      sealing.abort();
-      await sealer;
-      await worker?.stop();
+      // Each step is logged: on SIGTERM these lines are how an operator sees the shutdown.
+      if (sealer) {
+        sealing.abort();
+        await sealer;
+        logger.info('stopped the sealer');
+      }
+      if (worker) {
+        await worker.stop();
+        logger.info('stopped the projections and reactors between two batches; released their advisory locks');
+      }
       await notifier.close();
       await handle.close();
+      logger.info({ database: handle.kind }, 'closed the database');
     },
   };
 }
@@ -103,7 +112,10 @@ export function startWorker(handle: DatabaseHandle, commands: CommandContext, no
     reactors: REACTORS,
     commands,
     notifier,
-    onError: (name, error) => logger.error({ err: error, projection: name }, 'projection or reactor failed; retrying'),
+    onError: (name, error) =>
+      isConnectionError(error)
+        ? logger.warn({ err: error, projection: name }, 'database unavailable; the projection or reactor retries')
+        : logger.error({ err: error, projection: name }, 'projection or reactor failed; retrying'),
   });
   worker.start();
   return worker;
@@ -114,6 +126,7 @@ export function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: 
   return runSealWorker(handle.db, {
     signal,
     onAppended: (wake) => notifier.onAppended(wake),
-    onError: (error) => logger.error({ err: error }, 'sealing failed; retrying'),
+    onError: (error) =>
+      isConnectionError(error) ? logger.warn({ err: error }, 'database unavailable; sealing retries') : logger.error({ err: error }, 'sealing failed; retrying'),
   });
 }

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDatabase } from '../database.js';
@@ -12,6 +13,7 @@ import { rebaseTransactionIds } from '../eventstore/rebase.js';
 import { sealPending } from '../eventstore/seal.js';
 import { verifyLog } from '../eventstore/verify.js';
 import { Notifier } from '../eventstore/notifier.js';
+import { shutDownOnSignals } from '../shutdown.js';
 
 const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
 
@@ -37,14 +39,9 @@ async function main(argv: string[]) {
   switch (command) {
     case 'serve': {
       const runtime = await openRuntime(config);
-      const { port } = await listen(runtime);
+      const { server, port } = await listen(runtime);
       runtime.logger.info({ port, external_url: config.externalUrl, database: runtime.handle.kind }, 'forgelog listening');
-      const stop = async () => {
-        await runtime.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      shutDownOnSignals({ server: server as Server, graceMs: config.shutdownGraceMs, logger: runtime.logger, close: () => runtime.close() });
       return;
     }
     case 'worker': {

@@ -3,6 +3,8 @@ import type pg from 'pg';
 
 export const NOTIFY_CHANNEL = 'forgelog_events';
 const COALESCE_MS = 5;
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
 
 /**
  * "Something was appended" wake-ups, with the event types when they are known:
@@ -13,16 +15,95 @@ const COALESCE_MS = 5;
 export class Notifier {
   private readonly emitter = new EventEmitter<{ appended: [types: readonly string[] | undefined] }>();
   private listener: pg.PoolClient | undefined;
+  private listening = false;
+  private reconnect: NodeJS.Timeout | undefined;
+  private reconnectDelayMs = RECONNECT_MIN_MS;
 
-  constructor(private readonly pool?: pg.Pool) {}
+  constructor(
+    private readonly pool?: pg.Pool,
+    private readonly log?: NotifierLog,
+  ) {}
 
+  /**
+   * LISTENs on a connection of its own. When that connection drops (a restart,
+   * pg_terminate_backend) it connects again with back-off, and then wakes every subscriber
+   * with "any type", for the notifications sent while nobody listened.
+   */
   async listen(): Promise<void> {
-    if (!this.pool || this.listener) return;
-    const client = await this.pool.connect();
-    client.on('notification', (message) => this.emitter.emit('appended', message.payload ? message.payload.split(',') : undefined));
-    client.on('error', () => {});
-    await client.query(`listen ${NOTIFY_CHANNEL}`);
+    if (!this.pool || this.listening) return;
+    this.listening = true;
+    try {
+      await this.connectListener();
+    } catch (error) {
+      this.listening = false;
+      throw error;
+    }
+  }
+
+  private async connectListener(): Promise<void> {
+    const client = await this.pool!.connect();
+    let lost = false;
+    const onLost = (error?: unknown) => {
+      if (lost) return;
+      lost = true;
+      if (this.listener === client) this.listener = undefined;
+      client.removeListener('notification', onNotification);
+      client.release(true);
+      if (!this.listening) return;
+      this.log?.warn({ err: error }, 'the LISTEN connection was lost; reconnecting');
+      this.scheduleReconnect();
+    };
+    const onNotification = (message: pg.Notification) => this.emitter.emit('appended', message.payload ? message.payload.split(',') : undefined);
+    client.on('notification', onNotification);
+    const onEnd = () => onLost();
+    client.once('error', onLost);
+    client.once('end', onEnd);
+    try {
+      await client.query(`listen ${NOTIFY_CHANNEL}`);
+    } catch (error) {
+      if (!lost) {
+        lost = true;
+        client.removeListener('notification', onNotification);
+        client.release(true);
+      }
+      throw error;
+    }
+    if (lost) throw new Error('the LISTEN connection was lost while connecting');
+    const detach = () => {
+      lost = true;
+      client.removeListener('notification', onNotification);
+      client.removeListener('error', onLost);
+      client.removeListener('end', onEnd);
+    };
+    // Closed while reconnecting: a client kept here would hold the pool's end() forever.
+    if (!this.listening) {
+      detach();
+      client.release(true);
+      return;
+    }
     this.listener = client;
+    this.detach = detach;
+  }
+
+  private detach: (() => void) | undefined;
+
+  private scheduleReconnect(): void {
+    if (!this.listening || this.reconnect) return;
+    const delay = this.reconnectDelayMs;
+    this.reconnectDelayMs = Math.min(delay * 2, RECONNECT_MAX_MS);
+    this.reconnect = setTimeout(() => {
+      this.reconnect = undefined;
+      if (!this.listening) return;
+      this.connectListener().then(
+        () => {
+          this.reconnectDelayMs = RECONNECT_MIN_MS;
+          if (!this.listening) return;
+          this.log?.info({}, 'the LISTEN connection is back');
+          this.emitter.emit('appended', undefined);
+        },
+        () => this.scheduleReconnect(),
+      );
+    }, delay);
   }
 
   private pending: NodeJS.Timeout | undefined;
@@ -57,16 +138,29 @@ export class Notifier {
   }
 
   async close(): Promise<void> {
+    this.listening = false;
+    clearTimeout(this.reconnect);
+    this.reconnect = undefined;
     clearTimeout(this.pending);
     this.pending = undefined;
     this.emitter.removeAllListeners();
-    if (this.listener) {
-      this.listener.removeAllListeners('notification');
+    const client = this.listener;
+    this.listener = undefined;
+    if (client) {
+      this.detach?.();
+      this.detach = undefined;
       try {
-        await this.listener.query(`unlisten ${NOTIFY_CHANNEL}`);
-      } catch {}
-      this.listener.release();
-      this.listener = undefined;
+        await client.query(`unlisten ${NOTIFY_CHANNEL}`);
+        client.release();
+      } catch {
+        client.release(true);
+      }
     }
   }
+}
+
+/** Where the notifier says that its LISTEN connection was lost and is back (a pino logger). */
+export interface NotifierLog {
+  warn(details: object, message: string): void;
+  info(details: object, message: string): void;
 }

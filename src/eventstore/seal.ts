@@ -159,6 +159,8 @@ export interface SealOptions {
   minEventsPerSeal?: number;
   /** Stop after this many seals (default: until nothing sealable is left). */
   maxSeals?: number;
+  /** Stop between two seals once aborted (each seal is its own transaction). */
+  signal?: AbortSignal;
 }
 
 export interface SealResult {
@@ -182,6 +184,7 @@ export async function sealPending(db: Kysely<Database>, options: SealOptions = {
   const result: SealResult = { seals: 0, events: 0, headSealHash: GENESIS_HASH };
   for (;;) {
     if (options.maxSeals !== undefined && result.seals >= options.maxSeals) break;
+    if (options.signal?.aborted) break;
     const sealed = await db.transaction().execute(async (trx) => {
       await sql`select ${SEAL_LOCK}`.execute(trx);
       const head = await lastSeal(trx);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { type AppContext, type AppEnv } from './kernel/context.js';
 import { errorResponse, methodNotAllowed, routeNotFound, sendError } from './kernel/errors.js';
 import { header } from './kernel/request.js';
+import { isConnectionError } from '../pg-client.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
 import { groupRoutes } from './routes/groups.js';
@@ -71,6 +72,12 @@ export function createApp(app: AppContext) {
   root.onError((error, c) => {
     const sent = sendError(c, error);
     if (sent) return sent;
+    // The database cannot be reached now: GitLab's answer while it is down. Whether a write
+    // whose commit went unanswered happened is unknown; it was not acknowledged.
+    if (isConnectionError(error)) {
+      app.logger.warn({ err: error, request_id: c.var.requestId, path: c.req.path }, 'database unavailable');
+      return c.json({ message: '503 Service Unavailable' }, 503);
+    }
     app.logger.error({ err: error, request_id: c.var.requestId, path: c.req.path }, 'unhandled error');
     return c.json({ message: '500 Internal Server Error' }, 500);
   });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
+import { isConnectionError } from '../pg-client.js';
 import type { CommandContext } from '../commands/handler.js';
 import type { Db, DatabaseHandle } from '../database.js';
 import type { Notifier } from '../eventstore/notifier.js';
@@ -98,6 +99,8 @@ const BUSY: Outcome = { next: 'busy', read: 0 };
 const IDLE: Outcome = { next: 'done', read: 0 };
 /** Retry interval while a transaction elsewhere holds the horizon below committed events. */
 const HELD_BACK_RETRY_MS = 25;
+/** The longest wait between attempts while the database cannot be reached. */
+const CONNECTION_RETRY_MAX_MS = 2_000;
 
 /** Which worker of this process holds which name, per database. */
 const heldInProcess = new WeakMap<Db, Map<string, ProjectionWorker>>();
@@ -113,6 +116,8 @@ export class ProjectionWorker {
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
   private running = false;
+  /** Set by stop(): reactors end their batch after the reaction in hand. */
+  private stopping = false;
   private loops: Promise<void>[] = [];
   private unsubscribe: (() => void) | undefined;
   private lockClient: Promise<pg.PoolClient> | undefined;
@@ -134,6 +139,7 @@ export class ProjectionWorker {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = false;
     this.unsubscribe = this.options.notifier?.onAppended((types) => this.wakeAll(types));
     this.loops = this.followers.map((f) => this.loop(f));
   }
@@ -141,6 +147,7 @@ export class ProjectionWorker {
   /** Stops following; waits for the batches in flight, then frees the locks. */
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
     this.wakeAll();
@@ -241,7 +248,9 @@ export class ProjectionWorker {
         f.lastError = error instanceof Error ? error.message : String(error);
         f.failures += 1;
         if (!(error instanceof Fenced)) this.reportError(f.name, error);
-        await this.sleep(f, Math.min(250 * 2 ** f.failures, 30_000));
+        // While the database is unreachable, try again every few seconds at most: the
+        // follower resumes soon after it is back (a lost lock connection is re-acquired).
+        await this.sleep(f, Math.min(250 * 2 ** f.failures, isConnectionError(error) ? CONNECTION_RETRY_MAX_MS : 30_000));
         continue;
       }
       f.heldBack = outcome.next === 'soon' ? f.heldBack + 1 : 0;
@@ -329,6 +338,9 @@ export class ProjectionWorker {
     const { events, through } = await readTypesAfter(db, from.checkpoint, reactor.handles, this.batchSize);
     let at = from.checkpoint;
     for (const event of events) {
+      // Each reaction commits its receipt and checkpoint on its own: stopping between two
+      // is a batch boundary.
+      if (this.stopping) return { next: 'done', read: 0 };
       const seen = await db
         .selectFrom('reactor_receipts')
         .select('event_id')
