@@ -10,7 +10,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/database.js';
 import { isConnectionError } from '../../src/pg-client.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { listen, openRuntime, type Runtime } from '../../src/runtime.js';
-import { onPostgres } from '../support/database.js';
+import { describeOnPostgres } from '../support/database.js';
 import { withDatabase } from '../support/global-setup.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 
@@ -38,7 +38,7 @@ describe('isConnectionError', () => {
   });
 });
 
-describe.skipIf(!onPostgres)('a database that drops its connections under write load (PostgreSQL; PGlite has no connections to lose)', () => {
+describeOnPostgres('a database that drops its connections under write load (PGlite has no connections to lose)', () => {
   let database: string;
   let proxy: Proxy;
   let handle: DatabaseHandle;
