@@ -42,6 +42,7 @@ import { openRuntime, type Runtime } from '../src/runtime.js';
 import { sealPending } from '../src/eventstore/seal.js';
 import { seedGroups, type GroupSeed, type SeedUser } from './groups.js';
 import type { LoadJob, LoadMessage, LoadResult } from './loadgen.js';
+import { MEMORY_TARGETS, measureMemory, memoryRows, type MemoryFigures } from './memory.js';
 
 // ───────────────────────────── Settings ─────────────────────────────
 
@@ -79,7 +80,7 @@ const UNLOADED_SECONDS = num(env.BENCH_UNLOADED_SECONDS, 2);
 const EXPLAIN = env.BENCH_EXPLAIN === '1';
 /** BENCH_KEEP=1: keep the bench's databases at the end (to query them, e.g. EXPLAIN a rewrite). */
 const KEEP = env.BENCH_KEEP === '1';
-const ALL_PHASES = ['reads', 'writes', 'groups', 'appends', 'rebuild'] as const;
+const ALL_PHASES = ['reads', 'writes', 'groups', 'appends', 'rebuild', 'memory'] as const;
 /** BENCH_ONLY=reads,writes runs a subset (for profiling one path). */
 const PHASES = new Set<string>(env.BENCH_ONLY ? env.BENCH_ONLY.split(',').map((p) => p.trim()) : ALL_PHASES);
 /** BENCH_POOL: pool size of the app and of the bare routes (default: openDatabase's). */
@@ -1050,6 +1051,7 @@ interface Figures {
     baseline?: { events: number; seconds: number; statementsPerEvent: number; cpu: CpuSplit };
     rebuildProjections?: { events: number; seconds: number; projectors: string[]; statementsPerEvent: number; cpu: CpuSplit };
   };
+  memory?: MemoryFigures;
 }
 
 async function main() {
@@ -1290,6 +1292,8 @@ async function main() {
       }
     }
 
+    if (PHASES.has('memory')) figures.memory = await measureMemory({ serverUrl: SERVER_URL, database: `${database}_memory` });
+
     await cleanup();
     report(figures, { serverVersion, poolSize, totalSeconds: round((performance.now() - totalStarted) / 1000, 1) });
   } finally {
@@ -1407,6 +1411,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
   rows.push('6. RSS of this process (app + bare servers; the load generator is a separate process)');
   rows.push(`   ${memory.phases.map((p) => `${p.phase} ${p.rssMb}`).join(' | ')} MB`);
   rows.push(`   peak ${mb(memory.peakSampled)} MB (sampled every 50 ms); kernel maxRSS ${maxRssMb} MB`);
+  if (figures.memory) rows.push(...memoryRows(figures.memory));
 
   const header = ['scenario', 'rate', 'p50 ms', 'p90 ms', 'p99 ms', 'vs bare', 'target', 'notes'];
   const cells = rows.filter((r): r is string[] => Array.isArray(r));
@@ -1461,6 +1466,7 @@ function report(figures: Figures, run: { serverVersion: string; poolSize: number
       },
     },
     rss: { phasesMb: memory.phases, peakSampledMb: mb(memory.peakSampled), maxRssMb },
+    memory: figures.memory && { ...figures.memory, targets: MEMORY_TARGETS },
     totalSeconds: run.totalSeconds,
   };
   process.stdout.write(`${JSON.stringify(json)}\n`);

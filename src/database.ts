@@ -1,10 +1,11 @@
-import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely';
 import pg from 'pg';
 import type { EventStoreTables } from './eventstore/tables.js';
 import type { ReadTables } from './projections/tables.js';
 import { PGliteDialect } from './eventstore/pglite-dialect.js';
+import { lockDataDir } from './embedded/lock.js';
+import { copyTemplateInto, isInitialised } from './embedded/template.js';
 import { StatementNames, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
 
 /** Every table forgelog queries: the event store's own and the projections' read tables. */
@@ -46,6 +47,13 @@ function preparedStatements(): boolean {
   return value === 'on';
 }
 
+/**
+ * PGlite's own start parameters plus smaller shared buffers: 16 MB instead of 128 MB, which
+ * PostgreSQL touches and WASM memory never gives back (idle RSS of `forgelog serve`; see
+ * bench/memory.ts). Pages past them are read from the files, which the OS caches.
+ */
+const EMBEDDED_START_PARAMS = [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, '-c', 'shared_buffers=16MB'];
+
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir?: string; poolSize?: number }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
@@ -75,10 +83,32 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     return { db, kind: 'postgres', pool, oneRoundTrip, close: () => db.destroy() };
   }
   const dataDir = options.dataDir ?? './data';
-  if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, {
-    parsers: { [INT8]: asString, [DATE]: asString, [XID8]: asString },
-  });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
-  return { db, kind: 'pglite', pglite, close: () => db.destroy() };
+  const parsers = { [INT8]: asString, [DATE]: asString, [XID8]: asString };
+  if (dataDir === 'memory://') {
+    const pglite = await PGlite.create({ parsers, startParams: EMBEDDED_START_PARAMS });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    return { db, kind: 'pglite', pglite, close: () => db.destroy() };
+  }
+  // One process per data directory (src/embedded/lock.ts); a new one starts from the template.
+  const unlock = lockDataDir(dataDir);
+  try {
+    if (!isInitialised(dataDir)) await copyTemplateInto(dataDir);
+    const pglite = await PGlite.create(dataDir, { parsers, startParams: EMBEDDED_START_PARAMS });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
+    return {
+      db,
+      kind: 'pglite',
+      pglite,
+      close: async () => {
+        try {
+          await db.destroy();
+        } finally {
+          unlock();
+        }
+      },
+    };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
 }

@@ -13,11 +13,13 @@ import pg from 'pg';
  * write (pgbench of PUT /user/status's statements: 2,085 → 3,767 transactions/s) and frees
  * the cores Node shares with it. Kysely still builds the SQL; only the wire protocol changes.
  *
- * Bounded: at most MAX_NAMED texts per process get a name (lists with IN-lists of every
- * length stay unnamed once it is reached), and the texts seen once are forgotten in bulk.
+ * Bounded (README: Memory): at most MAX_NAMED names are ever given per process, so no
+ * connection holds more prepared statements than that (texts past it — IN-lists of every
+ * length — stay unnamed; evicting a name would mean closing it on every connection), and the
+ * texts seen once are forgotten in bulk past MAX_SEEN.
  */
-const MAX_NAMED = 2_000;
-const MAX_SEEN = 10_000;
+export const MAX_NAMED = 2_000;
+export const MAX_SEEN = 10_000;
 
 /**
  * PostgreSQL refuses to run a prepared `select *` whose table gained a column since it was
@@ -73,9 +75,18 @@ export class StatementNames {
   private readonly seen = new Set<string>();
   private counter = 0;
 
+  /** Names given so far: each connection prepares at most these. */
+  get named(): number {
+    return this.counter;
+  }
+
+  get seenOnce(): number {
+    return this.seen.size;
+  }
+
   nameOf(text: string): string | undefined {
     const name = this.names.get(text);
-    if (name !== undefined || this.names.size >= MAX_NAMED) return name;
+    if (name !== undefined || this.counter >= MAX_NAMED) return name;
     if (!this.seen.has(text)) {
       if (this.seen.size >= MAX_SEEN) this.seen.clear();
       this.seen.add(text);

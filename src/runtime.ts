@@ -52,7 +52,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     streamCache: new StreamStateCache(),
     ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
   };
-  const { token } = await bootstrap(commands, config);
+  const { token, rootTokenWarning } = await bootstrap(commands, config);
+  if (rootTokenWarning) logger.warn(rootTokenWarning);
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
   }

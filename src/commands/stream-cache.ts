@@ -1,3 +1,5 @@
+import { LruMap } from '../lru.js';
+
 /**
  * Folded stream states kept between commands, so a command need not read its stream. A
  * stale entry is harmless: the append's expected version catches a writer in another
@@ -9,39 +11,41 @@ export interface FoldedStream<S> {
   readonly hash: string;
 }
 
-export class StreamStateCache {
-  // Keyed by decider too: one stream folds to a state only under its own decider.
-  private readonly byDecider = new WeakMap<object, Map<string, FoldedStream<unknown>>>();
-  private size = 0;
-  private readonly order: { decider: WeakRef<object>; streamId: string }[] = [];
+/**
+ * At most this many folded streams per process (README: Memory), the least recently used
+ * forgotten first: a forgotten stream is read and folded again by its next command.
+ */
+export const STREAM_CACHE_CAPACITY = 5_000;
 
-  constructor(private readonly capacity = 20_000) {}
+export class StreamStateCache {
+  private readonly streams: LruMap<string, FoldedStream<unknown>>;
+  // Keyed by decider too: one stream folds to a state only under its own decider.
+  private readonly deciderIds = new WeakMap<object, number>();
+  private nextDeciderId = 0;
+
+  constructor(capacity = STREAM_CACHE_CAPACITY) {
+    this.streams = new LruMap(capacity);
+  }
+
+  get size(): number {
+    return this.streams.size;
+  }
 
   get<S>(decider: object, streamId: string): FoldedStream<S> | undefined {
-    return this.byDecider.get(decider)?.get(streamId) as FoldedStream<S> | undefined;
+    return this.streams.get(this.key(decider, streamId)) as FoldedStream<S> | undefined;
   }
 
   set<S>(decider: object, streamId: string, folded: FoldedStream<S>): void {
-    let streams = this.byDecider.get(decider);
-    if (!streams) this.byDecider.set(decider, (streams = new Map()));
-    if (!streams.has(streamId)) {
-      this.size += 1;
-      this.order.push({ decider: new WeakRef(decider), streamId });
-    }
-    streams.set(streamId, folded);
-    while (this.size > this.capacity) this.evictOldest();
+    this.streams.set(this.key(decider, streamId), folded);
   }
 
   delete(decider: object, streamId: string): void {
-    // The eviction order keeps its entry; evicting an absent stream is a no-op.
-    if (this.byDecider.get(decider)?.delete(streamId)) this.size -= 1;
+    this.streams.delete(this.key(decider, streamId));
   }
 
-  private evictOldest(): void {
-    const oldest = this.order.shift();
-    if (!oldest) return;
-    const decider = oldest.decider.deref();
-    if (decider && this.byDecider.get(decider)?.delete(oldest.streamId)) this.size -= 1;
-    else if (!decider) this.size -= 1;
+  private key(decider: object, streamId: string): string {
+    let id = this.deciderIds.get(decider);
+    if (id === undefined) this.deciderIds.set(decider, (id = ++this.nextDeciderId));
+    return `${id}:${streamId}`;
   }
 }

@@ -1,3 +1,4 @@
+import { LruMap } from '../../lru.js';
 import { AUTH_USER_COLUMNS, type AuthUser, type TokenRow } from '../../projections/users.js';
 
 export interface Credentials {
@@ -9,20 +10,28 @@ export interface Credentials {
  * Valid credentials as this process last read them, by token digest: every authentication
  * query refreshes its entry. Only a hint — a write authorized on an entry verifies it in its
  * own transaction (`requireUserForCommands` in auth.ts), so an entry made stale by another
- * process (a revoked token, a blocked user) is never acted on. Bounded: the oldest entry
- * goes when a new one would pass the limit.
+ * process (a revoked token, a blocked user) is never acted on. Bounded (README: Memory): the
+ * least recently used entry goes when a new one would pass the capacity; its token is then
+ * authenticated by the query again.
  */
-export class CredentialCache {
-  private readonly entries = new Map<string, Credentials>();
+export const CREDENTIAL_CACHE_CAPACITY = 2_000;
 
-  constructor(private readonly limit = 10_000) {}
+export class CredentialCache {
+  private readonly entries: LruMap<string, Credentials>;
+
+  constructor(capacity = CREDENTIAL_CACHE_CAPACITY) {
+    this.entries = new LruMap(capacity);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
 
   get(digest: string): Credentials | undefined {
     return this.entries.get(digest);
   }
 
   set(digest: string, credentials: Credentials): void {
-    if (!this.entries.has(digest) && this.entries.size >= this.limit) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(digest, credentials);
   }
 
