@@ -50,7 +50,7 @@ module.exports = {
       name: 'not-to-tests-or-bench',
       comment: 'Shipped code never imports tests or benchmarks.',
       severity: 'error',
-      from: { path: '^(src|migrations)/' },
+      from: { path: '^(src|migrations|scripts)/' },
       to: { path: '^(test|bench)/' },
     },
     {
