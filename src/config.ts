@@ -2,6 +2,9 @@
 export const PLANS = ['free', 'starter', 'premium', 'ultimate'] as const;
 export type Plan = (typeof PLANS)[number];
 
+/** 10 MiB: GitLab's default attachment limit; no API v4 body here comes near it. */
+export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
 export interface Config {
   port: number;
   databaseUrl: string | undefined;
@@ -10,6 +13,8 @@ export interface Config {
   externalUrl: string;
   plan: Plan;
   logLevel: string;
+  /** A request body larger than this is refused with 413 before it is read or parsed. */
+  maxBodyBytes: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -17,6 +22,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
   const plan = (env.FORGELOG_PLAN ?? 'ultimate') as Plan;
   if (!PLANS.includes(plan)) throw new Error(`FORGELOG_PLAN must be one of ${PLANS.join(', ')}, got ${plan}`);
+  const maxBodyBytes = Number(env.FORGELOG_MAX_BODY_BYTES ?? DEFAULT_MAX_BODY_BYTES);
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) throw new Error(`FORGELOG_MAX_BODY_BYTES must be a positive number of bytes, got ${env.FORGELOG_MAX_BODY_BYTES}`);
   return {
     port,
     databaseUrl: env.DATABASE_URL || undefined,
@@ -25,5 +32,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     externalUrl: (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     plan,
     logLevel: env.LOG_LEVEL ?? 'info',
+    maxBodyBytes,
   };
 }
