@@ -73,7 +73,11 @@ export async function rawParams(c: Context): Promise<RawParams> {
           for (const key of Object.keys(body)) params[key] = (body as Record<string, unknown>)[key];
         }
       }
-    } else if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
+    } else if (type === 'application/x-www-form-urlencoded') {
+      const pairs = formPairs(await c.req.text());
+      if (!pairs) throw invalidBody(type);
+      for (const [key, value] of pairs) assign(params, key, value);
+    } else if (type === 'multipart/form-data') {
       let form: FormData;
       try {
         form = await c.req.formData();
@@ -86,6 +90,22 @@ export async function rawParams(c: Context): Promise<RawParams> {
   if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
   return params;
+}
+
+/** An urlencoded body as Rack reads it; undefined when a `%` escape is not valid UTF-8 (Rack's InvalidParameterError). */
+function formPairs(text: string): [string, string][] | undefined {
+  const pairs: [string, string][] = [];
+  for (const part of text.split('&')) {
+    if (part === '') continue;
+    const equals = part.indexOf('=');
+    const [key, value] = equals === -1 ? [part, ''] : [part.slice(0, equals), part.slice(equals + 1)];
+    try {
+      pairs.push([decodeURIComponent(key.replace(/\+/g, ' ')), decodeURIComponent(value.replace(/\+/g, ' '))]);
+    } catch {
+      return undefined;
+    }
+  }
+  return pairs;
 }
 
 /**
