@@ -2,6 +2,9 @@
 export const PLANS = ['free', 'starter', 'premium', 'ultimate'] as const;
 export type Plan = (typeof PLANS)[number];
 
+/** 10 MiB: GitLab's default attachment limit; no API v4 body here comes near it. */
+export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
 export interface Config {
   port: number;
   databaseUrl: string | undefined;
@@ -12,6 +15,8 @@ export interface Config {
   logLevel: string;
   /** How long `serve` waits on SIGTERM/SIGINT for the requests in flight (milliseconds). */
   shutdownGraceMs: number;
+  /** A request body larger than this is refused with 413 before it is read or parsed. */
+  maxBodyBytes: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -23,6 +28,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
     throw new Error(`FORGELOG_SHUTDOWN_GRACE_MS must be a whole number of milliseconds, got ${env.FORGELOG_SHUTDOWN_GRACE_MS}`);
   }
+  const maxBodyBytes = Number(env.FORGELOG_MAX_BODY_BYTES ?? DEFAULT_MAX_BODY_BYTES);
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) throw new Error(`FORGELOG_MAX_BODY_BYTES must be a positive number of bytes, got ${env.FORGELOG_MAX_BODY_BYTES}`);
   return {
     port,
     databaseUrl: env.DATABASE_URL || undefined,
@@ -32,5 +39,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plan,
     logLevel: env.LOG_LEVEL ?? 'info',
     shutdownGraceMs,
+    maxBodyBytes,
   };
 }

@@ -3,6 +3,7 @@ import { allowedUnder } from './access.js';
 import type { ClaimChanges, ClaimRefusal, Decider } from './decider.js';
 import { NO_CLAIMS } from './decider.js';
 import { conflict, invalid, notFound, recordNotFound } from './errors.js';
+import { validateCustomAttribute } from './users.js';
 
 // ───────────────────────────── Settings ─────────────────────────────
 
@@ -286,6 +287,7 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
     case 'ScheduleGroupDeletion':
       return [{ type: 'GroupDeletionScheduled', data: { id, full_path: command.fullPath } }];
     case 'SetGroupCustomAttribute':
+      validateCustomAttribute(command.key, command.value);
       if (state.customAttributes.get(command.key) === command.value) return [];
       return [{ type: 'GroupCustomAttributeSet', data: { id, key: command.key, value: command.value } }];
     case 'DeleteGroupCustomAttribute':

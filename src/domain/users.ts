@@ -179,6 +179,23 @@ export const isBlank = (value: string | null | undefined) => value === null || v
 /** GitLab (Devise case_insensitive_keys / strip_whitespace_keys): emails are stripped and downcased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/** A string column of GitLab's (Rails' `string`, 255 characters): longer does not fit a btree index entry either. */
+export const STRING_MAXIMUM = 255;
+const tooLong = (maximum: number) => `is too long (maximum is ${maximum} characters)`;
+
+/**
+ * GitLab: CustomAttribute validates the presence of key and value. Both are indexed
+ * (`key, value`), so both are limited to a string column's 255 characters.
+ */
+export function validateCustomAttribute(key: string, value: string): void {
+  const errors: Record<string, string[]> = {};
+  if (isBlank(key)) errors.key = ["can't be blank"];
+  else if (key.length > STRING_MAXIMUM) errors.key = [tooLong(STRING_MAXIMUM)];
+  if (isBlank(value)) errors.value = ["can't be blank"];
+  else if (value.length > STRING_MAXIMUM) errors.value = [tooLong(STRING_MAXIMUM)];
+  if (Object.keys(errors).length > 0) throw invalid(errors);
+}
+
 export function validateProfile(profile: Partial<UserProfile>, password?: string | undefined): void {
   const errors: Record<string, string[]> = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
@@ -193,6 +210,7 @@ export function validateProfile(profile: Partial<UserProfile>, password?: string
   }
   if (profile.email !== undefined) {
     if (profile.email.length === 0) add('email', "can't be blank");
+    else if (profile.email.length > STRING_MAXIMUM) add('email', tooLong(STRING_MAXIMUM));
     else if (!EMAIL_FORMAT.test(profile.email)) add('email', 'is invalid');
   }
   if (profile.projects_limit !== undefined && profile.projects_limit < 0) add('projects_limit', 'must be greater than or equal to 0');
@@ -380,11 +398,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       return [{ type: 'PersonalAccessTokenRevoked', data: { id: token.id, user_id: id } }];
     }
     case 'SetUserCustomAttribute': {
-      // GitLab: CustomAttribute validates the presence of key and value.
-      const errors: Record<string, string[]> = {};
-      if (isBlank(command.key)) errors.key = ["can't be blank"];
-      if (isBlank(command.value)) errors.value = ["can't be blank"];
-      if (Object.keys(errors).length > 0) throw invalid(errors);
+      validateCustomAttribute(command.key, command.value);
       if (state.customAttributes.get(command.key) === command.value) return [];
       return [{ type: 'UserCustomAttributeSet', data: { id, key: command.key, value: command.value } }];
     }

@@ -1,8 +1,7 @@
 import { Hono } from 'hono';
-import { randomUUID } from 'node:crypto';
 import { type AppContext, type AppEnv } from './kernel/context.js';
 import { errorResponse, methodNotAllowed, routeNotFound, sendError } from './kernel/errors.js';
-import { header } from './kernel/request.js';
+import { bodyLimit, parameterGuard, requestIdOf, responseHeaders } from './kernel/guards.js';
 import { isConnectionError } from '../pg-client.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
@@ -30,7 +29,7 @@ export function createApp(app: AppContext) {
 
   root.use('*', async (c, next) => {
     const started = performance.now();
-    const requestId = header(c, 'x-request-id') || randomUUID();
+    const requestId = requestIdOf(c);
     c.set('app', app);
     c.set('requestId', requestId);
     c.header('X-Request-Id', requestId);
@@ -48,6 +47,12 @@ export function createApp(app: AppContext) {
     }
   });
 
+  // Before routing and authentication: GitLab's headers (and the CORS preflight), the body
+  // limit, then the parameters parsed once (malformed bodies and NUL bytes are 400 here).
+  root.use('*', responseHeaders(API_PREFIX));
+  root.use('*', bodyLimit(app.config.maxBodyBytes));
+  root.use('*', parameterGuard);
+
   const api = new Hono<AppEnv>();
   api.route('/', metaRoutes);
   api.route('/', userRoutes);
@@ -64,6 +69,8 @@ export function createApp(app: AppContext) {
     // Grape: 405 with an Allow header naming the path's methods (RFC 9110).
     if (allowed.size > 0) {
       c.header('Allow', [...allowed, ...(allowed.has('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', '));
+      // Grape answers OPTIONS on a known path itself: 204 with the Allow header.
+      if (c.req.method === 'OPTIONS') return c.body(null, 204);
       return errorResponse(c, methodNotAllowed());
     }
     return errorResponse(c, routeNotFound());

@@ -286,8 +286,13 @@ describe('GET /users', () => {
       const res = await api.get('/users', { query: { username: ['a', 'b'] } });
       expect(res.body).toEqual({ error: 'username is invalid' });
     });
-    it('treats nonsense pagination as the defaults', async () => {
+    it('refuses pagination that is not an integer, as Grape does (issue 8)', async () => {
       const res = await api.get('/users', { query: { page: 'x', per_page: '-3' } });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'page is invalid' });
+    });
+    it('treats out-of-range pagination as the defaults', async () => {
+      const res = await api.get('/users', { query: { page: '0', per_page: '-3' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-per-page')).toBe('20');
     });

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { SelectQueryBuilder } from 'kysely';
 import { sql } from 'kysely';
 import { appContext } from './context.js';
+import { paramErrors } from '../../domain/errors.js';
 import { INTEGER_TEXT, rawParams } from './params.js';
 
 export interface Page {
@@ -13,15 +14,18 @@ export interface Page {
 export const MAX_PER_PAGE = 100;
 export const DEFAULT_PER_PAGE = 20;
 
-const toInt = (v: unknown) => (typeof v === 'number' ? Math.trunc(v) : typeof v === 'string' && INTEGER_TEXT.test(v) ? Number(v) : NaN);
+/** Grape's `type: Integer` on page and per_page: absent or empty is the default, anything else not an integer is invalid. */
+const toInt = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : typeof v === 'string' && INTEGER_TEXT.test(v) ? Number(v) : NaN);
 
-/** GitLab: page < 1 means 1; per_page defaults to 20 and is clamped to 1..100. */
+/** GitLab: page < 1 means 1; per_page defaults to 20 and is clamped to 1..100; a non-integer is `{"error":"per_page is invalid"}`. */
 export async function pageOf(c: Context): Promise<Page> {
   const raw = await rawParams(c);
   const requestedPage = toInt(raw.page);
   const requestedPerPage = toInt(raw.per_page);
-  const page = Number.isFinite(requestedPage) && requestedPage >= 1 ? Math.min(requestedPage, 1_000_000) : 1;
-  const perPage = Number.isFinite(requestedPerPage) && requestedPerPage >= 1 ? Math.min(requestedPerPage, MAX_PER_PAGE) : DEFAULT_PER_PAGE;
+  const invalid = [Number.isNaN(requestedPage) && 'page', Number.isNaN(requestedPerPage) && 'per_page'].filter((name) => name !== false);
+  if (invalid.length > 0) throw paramErrors(invalid.map((name) => `${name} is invalid`));
+  const page = requestedPage !== undefined && requestedPage >= 1 ? Math.min(requestedPage, 1_000_000) : 1;
+  const perPage = requestedPerPage !== undefined && requestedPerPage >= 1 ? Math.min(requestedPerPage, MAX_PER_PAGE) : DEFAULT_PER_PAGE;
   return { page, perPage, offset: (page - 1) * perPage };
 }
 

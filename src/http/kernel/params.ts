@@ -13,14 +13,48 @@ export type RawParams = Record<string, unknown>;
 
 const RAW_PARAMS = 'rawParams';
 
-/** Grape's InvalidMessageBody, as GitLab answers a body that is not the JSON it claims to be. */
-const INVALID_JSON_BODY =
-  "\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying application/json as content-type, you must pass valid application/json in the request's 'body' ";
+/**
+ * Keys never taken from the wire (query, form, multipart, JSON): assigning them would reach
+ * an object's prototype. Parameter containers have no prototype either.
+ */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
+/** GitLab's JSON limits (Gitlab::Middleware::JsonValidation): nesting and entries in one array or object. */
+export const JSON_MAX_DEPTH = 32;
+export const JSON_MAX_ENTRIES = 50_000;
+
+/**
+ * A NUL character or a lone UTF-16 surrogate in a parameter: nothing PostgreSQL can store.
+ * The request guard answers it as GitLab's HandleNullBytes does.
+ */
+export class MalformedString extends Error {
+  constructor() {
+    super('malformed string in the request');
+  }
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function checkString(value: string) {
+  if (value.includes('\u0000') || LONE_SURROGATE.test(value)) throw new MalformedString();
+}
+
+/** Grape's InvalidMessageBody, as GitLab answers a body that is not the format it claims to be. */
+const invalidBody = (type: string) =>
+  new ApiError(400, {
+    error: `\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying ${type} as content-type, you must pass valid ${type} in the request's 'body' `,
+  });
+
+const tooLarge = (container: 'Array' | 'Hash') => new ApiError(400, { error: `${container} parameter too large` });
+
+/**
+ * The request's parameters, parsed once. Throws a 400 ApiError for a body that does not
+ * parse or breaks the JSON limits, and MalformedString for a value PostgreSQL cannot store.
+ */
 export async function rawParams(c: Context): Promise<RawParams> {
   const cached = c.get(RAW_PARAMS as never) as RawParams | undefined;
   if (cached) return cached;
-  const params: RawParams = {};
+  const params: RawParams = Object.create(null);
   const url = c.req.url;
   const query = url.indexOf('?');
   if (query !== -1) for (const [key, value] of new URLSearchParams(url.slice(query + 1))) assign(params, key, value);
@@ -33,36 +67,103 @@ export async function rawParams(c: Context): Promise<RawParams> {
         try {
           body = JSON.parse(text);
         } catch {
-          throw new ApiError(400, { error: INVALID_JSON_BODY });
+          throw invalidBody('application/json');
         }
-        if (body && typeof body === 'object' && !Array.isArray(body)) Object.assign(params, body);
+        inspectJson(body, 1);
+        if (body && typeof body === 'object' && !Array.isArray(body)) {
+          for (const key of Object.keys(body)) params[key] = (body as Record<string, unknown>)[key];
+        }
       }
-    } else if (type === 'application/x-www-form-urlencoded' || type === 'multipart/form-data') {
-      const form = await c.req.formData();
+    } else if (type === 'application/x-www-form-urlencoded') {
+      const pairs = formPairs(await c.req.text());
+      if (!pairs) throw invalidBody(type);
+      for (const [key, value] of pairs) assign(params, key, value);
+    } else if (type === 'multipart/form-data') {
+      let form: FormData;
+      try {
+        form = await c.req.formData();
+      } catch {
+        throw invalidBody(type);
+      }
       for (const [key, value] of form) assign(params, key, value);
     }
   }
+  if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
   return params;
 }
 
+/** An urlencoded body as Rack reads it; undefined when a `%` escape is not valid UTF-8 (Rack's InvalidParameterError). */
+function formPairs(text: string): [string, string][] | undefined {
+  const pairs: [string, string][] = [];
+  for (const part of text.split('&')) {
+    if (part === '') continue;
+    const equals = part.indexOf('=');
+    const [key, value] = equals === -1 ? [part, ''] : [part.slice(0, equals), part.slice(equals + 1)];
+    try {
+      pairs.push([decodeURIComponent(key.replace(/\+/g, ' ')), decodeURIComponent(value.replace(/\+/g, ' '))]);
+    } catch {
+      return undefined;
+    }
+  }
+  return pairs;
+}
+
+/**
+ * Checks a parsed JSON body against GitLab's limits and for strings PostgreSQL cannot
+ * store, and drops prototype keys (JSON.parse makes `__proto__` an own property).
+ */
+function inspectJson(value: unknown, depth: number): void {
+  if (typeof value === 'string') return checkString(value);
+  if (value === null || typeof value !== 'object') return;
+  if (depth > JSON_MAX_DEPTH) throw new ApiError(400, { error: 'Parameters nested too deeply' });
+  if (Array.isArray(value)) {
+    if (value.length > JSON_MAX_ENTRIES) throw tooLarge('Array');
+    for (const item of value) inspectJson(item, depth + 1);
+    return;
+  }
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object);
+  if (keys.length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
+  for (const key of keys) {
+    if (FORBIDDEN_KEYS.has(key)) {
+      delete object[key];
+      continue;
+    }
+    checkString(key);
+    inspectJson(object[key], depth + 1);
+  }
+}
+
+/** Rack's parameter syntax: `name[]=v` appends to an array, `name[key]=v` sets a hash entry. */
 function assign(params: RawParams, key: string, value: unknown) {
+  checkString(key);
+  if (typeof value === 'string') checkString(value);
   const array = /^(.+)\[\]$/.exec(key);
   if (array) {
     const name = array[1]!;
+    if (FORBIDDEN_KEYS.has(name)) return;
     const current = params[name];
-    params[name] = Array.isArray(current) ? [...current, value] : [value];
+    if (!Array.isArray(current)) params[name] = [value];
+    else if (current.length < JSON_MAX_ENTRIES) current.push(value);
+    else throw tooLarge('Array');
     return;
   }
   const hash = /^([^[\]]+)\[([^[\]]+)\]$/.exec(key);
   if (hash) {
     const name = hash[1]!;
+    const entry = hash[2]!;
+    if (FORBIDDEN_KEYS.has(name) || FORBIDDEN_KEYS.has(entry)) return;
     const current = params[name];
-    const object = current && typeof current === 'object' && !Array.isArray(current) ? (current as Record<string, unknown>) : {};
-    object[hash[2]!] = value;
+    const object =
+      current && typeof current === 'object' && !Array.isArray(current) && !(current instanceof Blob)
+        ? (current as Record<string, unknown>)
+        : (Object.create(null) as Record<string, unknown>);
+    object[entry] = value;
     params[name] = object;
     return;
   }
+  if (FORBIDDEN_KEYS.has(key)) return;
   params[key] = value;
 }
 
@@ -87,15 +188,26 @@ const BOOLEAN = z.preprocess((v) => {
   }
   return v;
 }, z.boolean());
+/** Years PostgreSQL's date and timestamptz store, and Ruby's Date parses as written. */
+const inYearRange = (date: Date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999;
+/** `YYYY-MM-DD` at the start of a string names a day of the calendar (no 2024-02-30, no year 0). */
+function calendarDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (!match) return true;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(2000, month - 1, day));
+  date.setUTCFullYear(year);
+  return year >= 1 && date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 const DATETIME = z.preprocess((v) => {
   if (typeof v !== 'string') return v;
   const date = new Date(v);
-  return Number.isNaN(date.getTime()) ? v : date;
+  return Number.isNaN(date.getTime()) || !inYearRange(date) || !calendarDate(v.trim()) ? v : date;
 }, z.date());
 const DATE = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/)
-  .refine((s) => !Number.isNaN(new Date(`${s}T00:00:00Z`).getTime()));
+  .refine(calendarDate);
 const HASH = z.record(z.string(), z.preprocess(stringOf, z.string()));
 const FILE = z.unknown();
 

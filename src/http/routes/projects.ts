@@ -31,7 +31,7 @@ import { presentProjects, type ProjectsView } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { limitReachedFirst, methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE, paginate, setKeysetNextLink } from '../kernel/pagination.js';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE, pageOf, paginate, setKeysetNextLink } from '../kernel/pagination.js';
 import { params, rawParams, t, withDefault } from '../kernel/params.js';
 import { findVisibleGroup, findVisibleProject, type Visible } from '../kernel/sources.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
@@ -107,8 +107,7 @@ async function pageOfProjects(c: Context, query: ProjectQuery, order: { order_by
   if (raw.pagination !== 'keyset') return paginate(c, query, ordered);
   // GitLab (Gitlab::Pagination::Keyset.available?): projects ordered by id only.
   if (order.order_by !== 'id') throw KEYSET_UNAVAILABLE();
-  const requested = typeof raw.per_page === 'string' && /^\d+$/.test(raw.per_page) ? Number(raw.per_page) : DEFAULT_PER_PAGE;
-  const perPage = Math.min(Math.max(requested, 1), MAX_PER_PAGE);
+  const { perPage } = await pageOf(c);
   // One more row than the page tells whether there is a next page.
   const rows = await ordered(query).limit(perPage + 1).execute();
   const page = rows.slice(0, perPage);
