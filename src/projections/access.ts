@@ -75,6 +75,12 @@ export function groupAccessLevel(viewer: Viewer | null, groupId: Expression<numb
   return sql<number | null>`(select max(a.access_level) from ${groupAuthorizations(viewer)} a where a.group_id = ${groupId})`;
 }
 
+/** The viewer's level on each of some projects that has one, as `(project_id, access_level)` rows (one pass, for pages). */
+export function projectAccessLevels(viewer: Viewer, projectIds: readonly number[]): RawBuilder<{ project_id: number; access_level: number }> {
+  return sql`select a.project_id, max(a.access_level) as access_level from ${projectAuthorizations(viewer)} a
+     where a.project_id = any(${[...projectIds]}::integer[]) group by a.project_id`;
+}
+
 /**
  * Projects (rows of `alias`) on which the viewer's level is `minLevel` or more (GitLab:
  * authorized_projects(min_access_level)). The highest level reaches `minLevel` exactly when

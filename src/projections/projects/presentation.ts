@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
-import { projectAccessLevel, unexpired } from '../access.js';
+import { projectAccessLevels, unexpired } from '../access.js';
 import type { NamespaceRow } from '../namespaces.js';
 import type { ProjectRow } from '../projects.js';
 import type { UserRow } from '../users.js';
@@ -87,7 +87,7 @@ async function viewerLevels(db: Db, viewer: Viewer | null, projectIds: readonly 
        and ((m.source_type = 'Project' and m.source_id = any(${[...projectIds]}::integer[]))
          or (m.source_type = 'Namespace' and m.source_id = any(${[...groupIds]}::integer[])))
     union all
-    select 'level', p.id, ${projectAccessLevel(viewer, sql.ref('p.id'))} from unnest(${[...projectIds]}::integer[]) as p(id)`.execute(db);
+    select 'level', l.project_id, l.access_level from (${projectAccessLevels(viewer, projectIds)}) l`.execute(db);
   for (const row of rows) {
     if (row.kind === 'Project') projectMembers.set(row.id, row.access_level!);
     else if (row.kind === 'Namespace') groupMembers.set(row.id, row.access_level!);
