@@ -15,7 +15,7 @@ import {
   groupStreamId,
 } from '../domain/groups.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
-import { namespaceRole } from '../projections/access.js';
+import { groupAccessLevelOf } from '../projections/access.js';
 import {
   type NamespaceRow,
   findGroupRow,
@@ -114,7 +114,7 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
  */
 async function mayChangeShareLock(db: Db, viewer: Viewer, parent: NamespaceRow | undefined): Promise<boolean> {
   if (!parent || !parent.share_with_group_lock) return true;
-  if (!canAdminGroup(viewer, await namespaceRole(db, viewer.id, parent.traversal_ids))) return false;
+  if (!canAdminGroup(viewer, await groupAccessLevelOf(db, viewer, parent.id))) return false;
   const grandparent = parent.parent_id === null ? undefined : await findGroupRow(db, parent.parent_id);
   if (!grandparent?.share_with_group_lock) return true;
   return mayChangeShareLock(db, viewer, grandparent);

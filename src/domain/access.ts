@@ -35,17 +35,21 @@ export interface Viewer {
   readonly id: number;
   readonly isAdmin: boolean;
   readonly external: boolean;
+  /**
+   * The command clock's UTC date (YYYY-MM-DD): the viewer's memberships and the shares they
+   * reach through are judged on it, as tokens are.
+   */
+  readonly today: string;
 }
 
 /**
- * The effective role: the resource's own membership when present, otherwise the nearest
- * ancestor group's (roles listed nearest first).
+ * A viewer's access level on a project or group is GitLab's project_authorizations /
+ * max_member_access_for_user: the HIGHEST level over every way in (the project's own
+ * membership, the memberships of its group and every ancestor, shares capped by their
+ * group_access, the personal namespace's owner as maintainer), never the nearest one. One
+ * SQL definition computes it (src/projections/access.ts); every policy below takes that
+ * level as `role`.
  */
-export function effectiveRole(own: number | null, ancestorsNearestFirst: readonly (number | null)[] = []): number | null {
-  if (own !== null) return own;
-  for (const role of ancestorsNearestFirst) if (role !== null) return role;
-  return null;
-}
 
 /** May the viewer see a group or project at all? Anything not visible answers 404. */
 export function canRead(viewer: Viewer | null, visibility: Visibility, role: number | null): boolean {
@@ -63,7 +67,8 @@ export const canAdminProject = (viewer: Viewer | null, role: number | null) => B
 /**
  * GitLab's project owner_access (rename, change visibility, archive, remove): the owner of the
  * personal namespace, an owner of the project's group or one of its ancestors (`groupRole`,
- * the nearest group role), or an administrator. A project membership never reaches owner.
+ * the viewer's level on the project's group), or an administrator. A project membership
+ * never reaches owner.
  */
 export function canOwnProject(viewer: Viewer | null, ownsPersonalNamespace: boolean, groupRole: number | null): boolean {
   return Boolean(viewer?.isAdmin) || ownsPersonalNamespace || (groupRole ?? 0) >= ACCESS.OWNER;

@@ -1,94 +1,117 @@
-import { sql, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
-import type { MemberSourceType, Viewer } from '../domain/access.js';
-import { effectiveRole } from '../domain/access.js';
+import { ACCESS, type Viewer } from '../domain/access.js';
 import type { UserRow } from './users.js';
 
 /**
- * Reads the memberships the policy in src/domain/access.ts decides on: direct roles,
- * roles inherited through ancestor groups, and SQL filters for "what may this viewer see".
+ * The one authorization model: a user's access level on a project or group, as GitLab's
+ * project_authorizations and Group#max_member_access_for_user compute it — the HIGHEST level
+ * over every way in. Every decision asks it here: the per-resource lookups (kernel/sources.ts),
+ * the list filters (min_access_level, membership, visibility), the entity's abilities.
+ * Memberships and shares count until their `expires_at` by the viewer's `today` (the command
+ * clock). Administrators are aside: the policies in src/domain/access.ts let them through.
  */
 
-export const viewerOf = (user: Pick<UserRow, 'id' | 'is_admin' | 'external'> | null | undefined): Viewer | null =>
-  user ? { id: user.id, isAdmin: user.is_admin, external: user.external } : null;
-
-/** The date memberships and shares expire against (GitLab: they end after their `expires_at`). */
-export const today = () => new Date().toISOString().slice(0, 10);
+/** The viewer of a request, judged on the command clock's date (`today(c)`). */
+export const viewerOf = (user: Pick<UserRow, 'id' | 'is_admin' | 'external'> | null | undefined, today: string): Viewer | null =>
+  user ? { id: user.id, isAdmin: user.is_admin, external: user.external, today } : null;
 
 /**
- * Rows of `members` or `project_group_links` that have not expired, evaluated per query
- * (the date moves); `alias` qualifies the column when the query joins several tables.
+ * Rows of `members` or `project_group_links` that have not expired on `today` (GitLab: they
+ * end after their `expires_at`); `alias` qualifies the column when the query joins several tables.
  */
-export const unexpired = (alias?: string) => {
+export const unexpired = (today: string, alias?: string) => {
   const column = sql.ref(alias ? `${alias}.expires_at` : 'expires_at');
-  return sql<SqlBool>`(${column} is null or ${column} >= ${today()}::date)`;
+  return sql<SqlBool>`(${column} is null or ${column} >= ${today}::date)`;
 };
 
-/** The user's unexpired direct access levels on some groups or projects, by their id. */
-export async function accessLevelsOn(db: Db, userId: number, sourceType: MemberSourceType, sourceIds: readonly number[]): Promise<Map<number, number>> {
-  if (sourceIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('members')
-    .select(['source_id', 'access_level'])
-    .where('source_type', '=', sourceType)
-    .where('user_id', '=', userId)
-    .where('source_id', 'in', [...sourceIds])
-    .where(unexpired())
-    .execute();
-  return new Map(rows.map((r) => [r.source_id, r.access_level]));
-}
+// ───────────────────────────── The model ─────────────────────────────
 
-/** The user's role in a namespace: its own membership, else the nearest ancestor's. */
-export async function namespaceRole(db: Db, userId: number | undefined, traversalIds: readonly number[]): Promise<number | null> {
-  if (userId === undefined || traversalIds.length === 0) return null;
-  const byNamespace = await accessLevelsOn(db, userId, 'Namespace', traversalIds);
-  const nearestFirst = [...traversalIds].reverse().map((id) => byNamespace.get(id) ?? null);
-  return effectiveRole(null, nearestFirst);
+/**
+ * GitLab's project_authorizations of one user (Gitlab::ProjectAuthorizations, 12.x): one
+ * `(project_id, access_level)` row per way in — the direct project membership, a membership
+ * of the project's group or of any ancestor, a share of the project with a group the user is
+ * a member of (directly or through an ancestor), capped by the share's `group_access`, and
+ * the user's personal projects (maintainer in GitLab 12). The level is the highest row.
+ */
+function projectAuthorizations(viewer: Viewer): RawBuilder<{ project_id: number; access_level: number }> {
+  const { id: userId, today } = viewer;
+  return sql`(
+    select m.source_id as project_id, m.access_level from members m
+     where m.source_type = 'Project' and m.user_id = ${userId} and ${unexpired(today, 'm')}
+    union all
+    select p.id, m.access_level from members m join projects p on p.traversal_ids && array[m.source_id]
+     where m.source_type = 'Namespace' and m.user_id = ${userId} and ${unexpired(today, 'm')}
+    union all
+    select l.project_id, least(l.group_access, m.access_level) from members m
+      join namespaces g on g.traversal_ids && array[m.source_id]
+      join project_group_links l on l.group_id = g.id and ${unexpired(today, 'l')}
+     where m.source_type = 'Namespace' and m.user_id = ${userId} and ${unexpired(today, 'm')}
+    union all
+    select p.id, ${sql.lit(ACCESS.MAINTAINER)} from namespaces n join projects p on p.namespace_id = n.id
+     where n.kind = 'user' and n.owner_id = ${userId})`;
 }
 
 /**
- * The user's role in a project: its own membership, else the nearest ancestor group's; a
- * share of the project with one of the user's groups counts too, up to the share's level
- * (GitLab's project_authorizations keep the highest).
+ * GitLab's group max_member_access_for_user (12.x: members_with_parents): one
+ * `(group_id, access_level)` row per membership of the group or of an ancestor. GitLab 12's
+ * group shares (group_group_links) do not exist here.
  */
-export async function projectRole(db: Db, userId: number | undefined, project: { id: number; traversal_ids: readonly number[] }): Promise<number | null> {
-  if (userId === undefined) return null;
-  // Every project request asks this: the memberships in one query, the shares beside it.
-  const [memberships, shared] = await Promise.all([
-    db
-      .selectFrom('members')
-      .select(['source_type', 'source_id', 'access_level'])
-      .where('user_id', '=', userId)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('source_type', '=', 'Project'), eb('source_id', '=', project.id)]),
-          eb.and([eb('source_type', '=', 'Namespace'), eb('source_id', '=', sql<number>`any(${[...project.traversal_ids]}::integer[])`)]),
-        ]),
-      )
-      .where(unexpired())
-      .execute(),
-    sharedRole(db, userId, project.id),
-  ]);
-  const own = memberships.find((m) => m.source_type === 'Project')?.access_level ?? null;
-  const groups = new Map(memberships.filter((m) => m.source_type === 'Namespace').map((m) => [m.source_id, m.access_level]));
-  const nearestFirst = [...project.traversal_ids].reverse().map((id) => groups.get(id) ?? null);
-  const role = effectiveRole(own, nearestFirst);
-  return shared !== null && (role === null || shared > role) ? shared : role;
+function groupAuthorizations(viewer: Viewer): RawBuilder<{ group_id: number; access_level: number }> {
+  return sql`(
+    select d.id as group_id, m.access_level from members m join namespaces d on d.traversal_ids && array[m.source_id]
+     where m.source_type = 'Namespace' and m.user_id = ${viewer.id} and ${unexpired(viewer.today, 'm')})`;
 }
 
-/** The highest level a share of the project gives the user (the share's level caps the membership's). */
-async function sharedRole(db: Db, userId: number, projectId: number): Promise<number | null> {
-  const { rows } = await sql<{ level: number | null }>`
-    select max(least(l.group_access, m.access_level)) as level
-      from project_group_links l
-      join namespaces g on g.id = l.group_id
-      join members m on m.source_type = 'Namespace' and m.user_id = ${userId} and m.source_id = any(g.traversal_ids)
-                    and ${unexpired('m')}
-     where l.project_id = ${projectId} and ${unexpired('l')}`.execute(db);
+/** The viewer's access level on the project `projectId` names (a column or a value): null for none. */
+export function projectAccessLevel(viewer: Viewer | null, projectId: Expression<number> | number): RawBuilder<number | null> {
+  if (!viewer) return sql<number | null>`null::integer`;
+  return sql<number | null>`(select max(a.access_level) from ${projectAuthorizations(viewer)} a where a.project_id = ${projectId})`;
+}
+
+/** The viewer's access level on the group `groupId` names (a column or a value): null for none. */
+export function groupAccessLevel(viewer: Viewer | null, groupId: Expression<number> | number): RawBuilder<number | null> {
+  if (!viewer) return sql<number | null>`null::integer`;
+  return sql<number | null>`(select max(a.access_level) from ${groupAuthorizations(viewer)} a where a.group_id = ${groupId})`;
+}
+
+/** The viewer's level on each of some projects that has one, as `(project_id, access_level)` rows (one pass, for pages). */
+export function projectAccessLevels(viewer: Viewer, projectIds: readonly number[]): RawBuilder<{ project_id: number; access_level: number }> {
+  return sql`select a.project_id, max(a.access_level) as access_level from ${projectAuthorizations(viewer)} a
+     where a.project_id = any(${[...projectIds]}::integer[]) group by a.project_id`;
+}
+
+/**
+ * Projects (rows of `alias`) on which the viewer's level is `minLevel` or more (GitLab:
+ * authorized_projects(min_access_level)). The highest level reaches `minLevel` exactly when
+ * one way in does, so this is `projectAccessLevel(…) >= minLevel` as an id set.
+ */
+export function authorizedProjects(viewer: Viewer, minLevel: number = ACCESS.GUEST, alias = 'projects'): Expression<SqlBool> {
+  return sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select a.project_id from ${projectAuthorizations(viewer)} a where a.access_level >= ${minLevel})`;
+}
+
+/** Groups (rows of `alias`) on which the viewer's level is `minLevel` or more, as an id set. */
+export function authorizedGroups(viewer: Viewer, minLevel: number = ACCESS.GUEST, alias = 'namespaces'): Expression<SqlBool> {
+  return sql<SqlBool>`${sql.ref(`${alias}.id`)} in (select a.group_id from ${groupAuthorizations(viewer)} a where a.access_level >= ${minLevel})`;
+}
+
+/** The viewer's level on one project, in one query (for callers that hold no row query to add it to). */
+export async function projectAccessLevelOf(db: Db, viewer: Viewer | null, projectId: number): Promise<number | null> {
+  if (!viewer) return null;
+  const { rows } = await sql<{ level: number | null }>`select ${projectAccessLevel(viewer, projectId)} as level`.execute(db);
   return rows[0]?.level ?? null;
 }
 
-/** Namespace ids where the user holds an active direct membership. */
-export function memberNamespaceIds(userId: number) {
-  return sql<number[]>`array(select source_id from members where user_id = ${userId} and source_type = 'Namespace' and ${unexpired()})`;
+/** The viewer's level on one group, in one query. */
+export async function groupAccessLevelOf(db: Db, viewer: Viewer | null, groupId: number): Promise<number | null> {
+  if (!viewer) return null;
+  const { rows } = await sql<{ level: number | null }>`select ${groupAccessLevel(viewer, groupId)} as level`.execute(db);
+  return rows[0]?.level ?? null;
+}
+
+// ───────────────────────────── Direct memberships (presentation, listings) ─────────────────────────────
+
+/** Namespace ids where the viewer holds an active direct membership. */
+export function memberNamespaceIds(viewer: Viewer) {
+  return sql<number[]>`array(select source_id from members where user_id = ${viewer.id} and source_type = 'Namespace' and ${unexpired(viewer.today)})`;
 }

@@ -5,7 +5,7 @@ import { VISIBILITIES, VISIBILITY_LEVEL, visibleWithoutMembership } from '../dom
 import { GROUP_EVENT_TYPES, type GroupEvent, type ParentGroup } from '../domain/groups.js';
 import type { UserEvent } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
-import { memberNamespaceIds, unexpired } from './access.js';
+import { authorizedGroups, memberNamespaceIds, unexpired } from './access.js';
 import { projectReadableBy } from './projects.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
@@ -402,15 +402,12 @@ export function groupListedFor(viewer: Viewer | null, filters: GroupListFilters)
   if (filters.owned) {
     if (!viewer) return sql<SqlBool>`false`;
     return sql<SqlBool>`exists (select 1 from members m where m.source_type = 'Namespace' and m.source_id = namespaces.id
-      and m.user_id = ${viewer.id} and m.access_level >= 50 and ${unexpired('m')})`;
+      and m.user_id = ${viewer.id} and m.access_level >= 50 and ${unexpired(viewer.today, 'm')})`;
   }
-  if (viewer && filters.minAccessLevel !== undefined) {
-    return sql<SqlBool>`namespaces.traversal_ids && array(select m.source_id from members m where m.source_type = 'Namespace'
-      and m.user_id = ${viewer.id} and m.access_level >= ${filters.minAccessLevel} and ${unexpired('m')})`;
-  }
+  if (viewer && filters.minAccessLevel !== undefined) return authorizedGroups(viewer, filters.minAccessLevel);
   if (viewer?.isAdmin && filters.allAvailable) return sql<SqlBool>`true`;
   const parts: Expression<SqlBool>[] = [];
-  if (viewer) parts.push(hierarchyOf(viewer.id));
+  if (viewer) parts.push(hierarchyOf(viewer));
   if (!viewer || filters.allAvailable) {
     const levels = viewer?.isAdmin ? [...VISIBILITIES] : visibleWithoutMembership(viewer);
     parts.push(sql<SqlBool>`namespaces.visibility in (${sql.join(levels)})`);
@@ -423,8 +420,9 @@ export function groupListedFor(viewer: Viewer | null, filters: GroupListFilters)
  * descendants of the viewer's groups, and the ancestors of their groups and of the
  * namespaces of the projects they are authorized for (members, or shared with their groups).
  */
-function hierarchyOf(userId: number): Expression<SqlBool> {
-  const groups = memberNamespaceIds(userId);
+function hierarchyOf(viewer: Viewer): Expression<SqlBool> {
+  const { id: userId, today } = viewer;
+  const groups = memberNamespaceIds(viewer);
   // One id set, computed once (a hashed subplan) and probed per row: testing
   // `traversal_ids && <the viewer's groups>` on every row compared each row's path with
   // every group of the viewer (27–46 ms for a member of 300 groups among 10,000); here the
@@ -435,12 +433,12 @@ function hierarchyOf(userId: number): Expression<SqlBool> {
       select unnest(g.traversal_ids) from namespaces g where g.id = any(${groups})
       union
       select unnest(p.traversal_ids) from members m join projects p on p.id = m.source_id
-       where m.source_type = 'Project' and m.user_id = ${userId} and ${unexpired('m')} and not p.pending_delete
+       where m.source_type = 'Project' and m.user_id = ${userId} and ${unexpired(today, 'm')} and not p.pending_delete
       union
       select unnest(p.traversal_ids) from project_group_links l
         join projects p on p.id = l.project_id
         join namespaces lg on lg.id = l.group_id
-       where lg.traversal_ids && ${groups} and ${unexpired('l')} and not p.pending_delete))`;
+       where lg.traversal_ids && ${groups} and ${unexpired(today, 'l')} and not p.pending_delete))`;
 }
 
 /** GitLab's Namespace.search (fuzzy_search on name and path). */

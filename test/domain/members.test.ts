@@ -206,9 +206,9 @@ describe('members decider', () => {
 // ───────────────────────────── Policies ─────────────────────────────
 
 describe('member policies', () => {
-  const user = { id: 5, isAdmin: false, external: false };
-  const admin = { id: 1, isAdmin: true, external: false };
-  const external = { id: 6, isAdmin: false, external: true };
+  const user = { id: 5, isAdmin: false, external: false, today: '2020-01-01' };
+  const admin = { id: 1, isAdmin: true, external: false, today: '2020-01-01' };
+  const external = { id: 6, isAdmin: false, external: true, today: '2020-01-01' };
 
   it('lets managers remove anybody and everybody remove themselves', () => {
     expect(canRemoveMember(user, true, 9)).toBe(true);

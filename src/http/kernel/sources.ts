@@ -2,14 +2,17 @@ import type { Context } from 'hono';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Viewer } from '../../domain/access.js';
 import { canRead } from '../../domain/access.js';
-import { namespaceRole, projectRole, viewerOf } from '../../projections/access.js';
+import { groupAccessLevel, projectAccessLevel, viewerOf } from '../../projections/access.js';
 import { groupHasProjectVisibleTo, type NamespaceRow } from '../../projections/namespaces.js';
 import type { ProjectRow } from '../../projections/projects.js';
 import type { Auth } from './auth.js';
-import { appContext } from './context.js';
+import { appContext, today } from './context.js';
 import { notFound } from '../../domain/errors.js';
 
-/** A group or project as the caller sees it: the row, the caller's effective role and viewer. */
+/**
+ * A group or project as the caller sees it: the row, the caller's access level on it (the one
+ * model, src/projections/access.ts; null for none) and the viewer.
+ */
 export interface Visible<Row> {
   readonly row: Row;
   readonly role: number | null;
@@ -34,16 +37,18 @@ function idOrPath(id: string, pathColumn: 'full_path' | 'path_with_namespace', s
  */
 export async function findVisibleGroup(c: Context, auth: Auth, id: string): Promise<Visible<NamespaceRow>> {
   const { db } = appContext(c);
-  const row = await db
+  const viewer = viewerOf(auth.user, today(c));
+  // The row and the caller's level in one query.
+  const found = await db
     .selectFrom('namespaces')
     .selectAll()
+    .select(groupAccessLevel(viewer, sql.ref('namespaces.id')).as('access_level'))
     .where('kind', '=', 'group')
     .where('pending_delete', '=', false)
     .where(idOrPath(id, 'full_path', 'Group'))
     .executeTakeFirst();
-  if (!row) throw notFound('Group');
-  const viewer = viewerOf(auth.user);
-  const role = await namespaceRole(db, auth.user?.id, row.traversal_ids);
+  if (!found) throw notFound('Group');
+  const { access_level: role, ...row } = found;
   // GitLab's GroupPolicy has_projects: a project the viewer may see inside the group makes it readable.
   if (!canRead(viewer, row.visibility, role) && !(await groupHasProjectVisibleTo(db, viewer, row.id))) throw notFound('Group');
   return { row, role, viewer };
@@ -52,10 +57,17 @@ export async function findVisibleGroup(c: Context, auth: Auth, id: string): Prom
 /** `:id` of the projects endpoints: numeric id or URL-encoded `namespace/path`; 404 when not visible. */
 export async function findVisibleProject(c: Context, auth: Auth, id: string): Promise<Visible<ProjectRow>> {
   const { db } = appContext(c);
-  const row = await db.selectFrom('projects').selectAll().where('pending_delete', '=', false).where(idOrPath(id, 'path_with_namespace', 'Project')).executeTakeFirst();
-  if (!row) throw notFound('Project');
-  const viewer = viewerOf(auth.user);
-  const role = await projectRole(db, auth.user?.id, row);
+  const viewer = viewerOf(auth.user, today(c));
+  // The row and the caller's level in one query.
+  const found = await db
+    .selectFrom('projects')
+    .selectAll()
+    .select(projectAccessLevel(viewer, sql.ref('projects.id')).as('access_level'))
+    .where('pending_delete', '=', false)
+    .where(idOrPath(id, 'path_with_namespace', 'Project'))
+    .executeTakeFirst();
+  if (!found) throw notFound('Project');
+  const { access_level: role, ...row } = found;
   if (!canRead(viewer, row.visibility, role)) throw notFound('Project');
   return { row, role, viewer };
 }

@@ -23,7 +23,7 @@ import { projectReadableBy, type ProjectRow } from '../../projections/projects.j
 import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
 import { presentProjects } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireAdmin, requireUser, type Auth } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { failedToSave, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
@@ -116,7 +116,7 @@ async function customAttributeFilter(c: Context): Promise<Record<string, string>
 async function listGroups(c: Context, auth: Auth, parentId?: number) {
   const { db, config } = appContext(c);
   const p = await params(c, listParams);
-  const viewer = viewerOf(auth.user);
+  const viewer = viewerOf(auth.user, today(c));
   const query = groupListQuery(db, viewer, {
     // GitLab: all_available defaults to true for administrators only.
     allAvailable: p.all_available ?? viewer?.isAdmin ?? false,
@@ -203,7 +203,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const p = await params(c, createParams);
     const { commands, config } = appContext(c);
-    const viewer = viewerOf(auth.user)!;
+    const viewer = viewerOf(auth.user, today(c))!;
     let parent: Visible<NamespaceRow> | null = null;
     if (p.parent_id !== undefined) {
       parent = await findVisibleGroup(c, auth, String(p.parent_id));

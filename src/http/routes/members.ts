@@ -35,7 +35,7 @@ export interface ResolvedSource extends MemberSource {
   readonly name: string;
   readonly visibility: Visibility;
   readonly requestAccessEnabled: boolean;
-  /** The caller's effective role (own membership, else the nearest ancestor group's). */
+  /** The caller's access level on the source (the one model: the highest over every way in). */
   readonly role: number | null;
   readonly viewer: Viewer | null;
   /** Groups a membership may be inherited from (the ancestors; a project's namespace chain). */

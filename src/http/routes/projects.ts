@@ -14,7 +14,7 @@ import type { Database } from '../../database.js';
 import { ACCESS, canAdminProject, canCreateProjectIn, canOwnProject, type Viewer } from '../../domain/access.js';
 import { accepted, forbidden, invalid, notFound, notModified } from '../../domain/errors.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
-import { namespaceRole, projectRole, viewerOf } from '../../projections/access.js';
+import { groupAccessLevel, groupAccessLevelOf, projectAccessLevelOf, viewerOf } from '../../projections/access.js';
 import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import {
@@ -29,7 +29,7 @@ import {
 } from '../../projections/projects.js';
 import { presentProjects, type ProjectsView } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { limitReachedFirst, methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, pageOf, paginate, setKeysetNextLink } from '../kernel/pagination.js';
 import { params, rawParams, t, withDefault } from '../kernel/params.js';
@@ -56,13 +56,18 @@ async function namespaceRow(c: Context, id: number): Promise<NamespaceRow | unde
 
 /**
  * GitLab's ProjectPolicy owner: the personal namespace's owner, or an owner of the group or
- * one of its ancestors (a project membership never reaches owner).
+ * one of its ancestors (a project membership never reaches owner). The namespace and the
+ * viewer's level on it in one query.
  */
 async function ownsProject(c: Context, viewer: Viewer | null, project: ProjectRow): Promise<boolean> {
   if (!viewer) return false;
-  const namespace = await namespaceRow(c, project.namespace_id);
+  const namespace = await appContext(c)
+    .db.selectFrom('namespaces')
+    .select(['kind', 'owner_id', groupAccessLevel(viewer, sql.ref('namespaces.id')).as('access_level')])
+    .where('id', '=', project.namespace_id)
+    .executeTakeFirst();
   if (namespace?.kind === 'user') return canOwnProject(viewer, namespace.owner_id === viewer.id, null);
-  return canOwnProject(viewer, false, await namespaceRole(appContext(c).db, viewer.id, project.traversal_ids));
+  return canOwnProject(viewer, false, namespace?.access_level ?? null);
 }
 
 /** GitLab: User#can_create_project? — projects_limit above the personal project count. */
@@ -139,7 +144,7 @@ export const projectRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const p = await params(c, createParams, createRules);
     const { commands, db } = appContext(c);
-    const viewer = viewerOf(auth.user)!;
+    const viewer = viewerOf(auth.user, today(c))!;
     const settings = settingsFrom(p, paidTier(c));
     // GitLab (Projects::CreateService): the name from the path, or the path from the name.
     if (settings.name === undefined || settings.name === '') {
@@ -160,7 +165,7 @@ export const projectRoutes = new Hono<AppEnv>()
       // GitLab (NamespacePolicy): a named personal namespace also needs the caller to be under
       // their own project limit; without namespace_id the limit is the model's 403 instead.
       if (allowed && p.namespace_id !== undefined) allowed = await underProjectLimit(c, auth.user);
-    } else if (namespace) allowed = canCreateProjectIn(viewer, namespace.project_creation_level, await namespaceRole(db, viewer.id, namespace.traversal_ids));
+    } else if (namespace) allowed = canCreateProjectIn(viewer, namespace.project_creation_level, await groupAccessLevelOf(db, viewer, namespace.id));
     if (!namespace || !allowed) throw invalid({ namespace: ['is not valid'] });
 
     const created = await createProject(
@@ -175,9 +180,8 @@ export const projectRoutes = new Hono<AppEnv>()
       eventMetadata(c, auth),
     );
     const row = await reloaded(c, created.state.id!);
-    const role = await projectRole(db, viewer.id, row);
-    const personalOwner = namespace.kind === 'user' && namespace.owner_id === viewer.id ? ACCESS.MAINTAINER : null;
-    return c.json(await present(c, viewer, row, { adminTokens: await adminTokens(c, viewer, row, role ?? personalOwner) }), 201);
+    const role = await projectAccessLevelOf(db, viewer, row.id);
+    return c.json(await present(c, viewer, row, { adminTokens: await adminTokens(c, viewer, row, role) }), 201);
   })
 
   .get('/projects/:id', async (c) => {
@@ -286,7 +290,7 @@ function listFilters(p: {
 async function listProjects(c: Context, scope: { personalNamespaceId?: number; starredBy?: number } = {}) {
   const auth = await authenticate(c);
   const p = await params(c, listParams);
-  const viewer = viewerOf(auth.user);
+  const viewer = viewerOf(auth.user, today(c));
   const { db, config } = appContext(c);
   const filters: ProjectListFilters = { ...listFilters(p), membership: p.membership, ...scope };
   let query = projectListQuery(db, viewer, filters);

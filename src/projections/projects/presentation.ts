@@ -1,7 +1,7 @@
+import { sql } from 'kysely';
 import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
-import { ACCESS } from '../../domain/access.js';
-import { accessLevelsOn, today } from '../access.js';
+import { projectAccessLevels, unexpired } from '../access.js';
 import type { NamespaceRow } from '../namespaces.js';
 import type { ProjectRow } from '../projects.js';
 import type { UserRow } from '../users.js';
@@ -28,65 +28,40 @@ export interface ProjectPresentationData {
   readonly projectMembers: ReadonlyMap<number, number>;
   /** The viewer's direct group memberships (group id → access level). */
   readonly groupMembers: ReadonlyMap<number, number>;
-  /** The viewer's effective access level per project (GitLab: max_member_access). */
+  /** The viewer's access level per project (the one model: src/projections/access.ts). */
   readonly roles: ReadonlyMap<number, number | null>;
 }
 
 export async function projectPresentationData(db: Db, viewer: Viewer | null, rows: readonly ProjectRow[]): Promise<ProjectPresentationData> {
   const projectIds = rows.map((r) => r.id);
   const namespaceIds = [...new Set(rows.map((r) => r.namespace_id))];
-  const [namespaces, shares] = await Promise.all([
+  const groupIds = [...new Set(rows.flatMap((r) => r.traversal_ids))];
+  const [namespaces, shares, { projectMembers, groupMembers, roles }] = await Promise.all([
     namespaceIds.length === 0 ? [] : db.selectFrom('namespaces').selectAll().where('id', 'in', namespaceIds).execute(),
     projectIds.length === 0
       ? []
       : db
           .selectFrom('project_group_links as l')
           .innerJoin('namespaces as g', 'g.id', 'l.group_id')
-          .select(['l.project_id', 'l.group_id', 'g.name as group_name', 'g.full_path as group_full_path', 'l.group_access', 'l.expires_at', 'g.traversal_ids'])
+          .select(['l.project_id', 'l.group_id', 'g.name as group_name', 'g.full_path as group_full_path', 'l.group_access', 'l.expires_at'])
           .where('l.project_id', 'in', projectIds)
           .orderBy('l.project_id')
           .orderBy('l.created_at')
           .orderBy('l.group_id')
           .execute(),
+    viewerLevels(db, viewer, projectIds, groupIds),
   ]);
   const ownerIds = [...new Set(namespaces.filter((n) => n.kind === 'user' && n.owner_id !== null).map((n) => n.owner_id!))];
   const owners = ownerIds.length === 0 ? [] : await db.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute();
   const ownerById = new Map(owners.map((u) => [u.id, u]));
 
-  const groupIds = [...new Set([...rows.flatMap((r) => r.traversal_ids), ...shares.flatMap((s) => s.traversal_ids)])];
-  const [projectMembers, groupMembers] = viewer
-    ? await Promise.all([accessLevelsOn(db, viewer.id, 'Project', projectIds), accessLevelsOn(db, viewer.id, 'Namespace', groupIds)])
-    : [new Map<number, number>(), new Map<number, number>()];
 
   const namespaceById = new Map(namespaces.map((n) => [n.id, n]));
   const sharesByProject = new Map<number, SharedGroupRow[]>();
-  for (const { traversal_ids: _t, ...share } of shares) {
+  for (const share of shares) {
     const list = sharesByProject.get(share.project_id) ?? [];
     list.push(share);
     sharesByProject.set(share.project_id, list);
-  }
-  const roles = new Map<number, number | null>();
-  for (const row of rows) {
-    if (!viewer) {
-      roles.set(row.id, null);
-      continue;
-    }
-    const levels: number[] = [];
-    const own = projectMembers.get(row.id);
-    if (own !== undefined) levels.push(own);
-    for (const id of row.traversal_ids) {
-      const level = groupMembers.get(id);
-      if (level !== undefined) levels.push(level);
-    }
-    for (const share of shares.filter((s) => s.project_id === row.id && (s.expires_at === null || s.expires_at >= today()))) {
-      for (const id of share.traversal_ids) {
-        const level = groupMembers.get(id);
-        if (level !== undefined) levels.push(Math.min(level, share.group_access));
-      }
-    }
-    const ns = namespaceById.get(row.namespace_id);
-    if (ns?.kind === 'user' && ns.owner_id === viewer.id) levels.push(ACCESS.MAINTAINER);
-    roles.set(row.id, levels.length > 0 ? Math.max(...levels) : null);
   }
   const ownersByNamespace = new Map<number, UserRow>();
   for (const ns of namespaces) {
@@ -94,4 +69,29 @@ export async function projectPresentationData(db: Db, viewer: Viewer | null, row
     if (ns.kind === 'user' && owner) ownersByNamespace.set(ns.id, owner);
   }
   return { namespaces: namespaceById, owners: ownersByNamespace, shares: sharesByProject, projectMembers, groupMembers, roles };
+}
+
+/**
+ * In one query: the viewer's direct project and group memberships (the entity's
+ * `permissions`: what GitLab shows, not what it decides on) and the viewer's access level on
+ * each project (what it decides on: the one model).
+ */
+async function viewerLevels(db: Db, viewer: Viewer | null, projectIds: readonly number[], groupIds: readonly number[]) {
+  const projectMembers = new Map<number, number>();
+  const groupMembers = new Map<number, number>();
+  const roles = new Map<number, number | null>();
+  if (!viewer || projectIds.length === 0) return { projectMembers, groupMembers, roles };
+  const { rows } = await sql<{ kind: 'Project' | 'Namespace' | 'level'; id: number; access_level: number | null }>`
+    select m.source_type as kind, m.source_id as id, m.access_level from members m
+     where m.user_id = ${viewer.id} and ${unexpired(viewer.today, 'm')}
+       and ((m.source_type = 'Project' and m.source_id = any(${[...projectIds]}::integer[]))
+         or (m.source_type = 'Namespace' and m.source_id = any(${[...groupIds]}::integer[])))
+    union all
+    select 'level', l.project_id, l.access_level from (${projectAccessLevels(viewer, projectIds)}) l`.execute(db);
+  for (const row of rows) {
+    if (row.kind === 'Project') projectMembers.set(row.id, row.access_level!);
+    else if (row.kind === 'Namespace') groupMembers.set(row.id, row.access_level!);
+    else roles.set(row.id, row.access_level);
+  }
+  return { projectMembers, groupMembers, roles };
 }

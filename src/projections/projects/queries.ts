@@ -2,12 +2,12 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database.js';
 import type { Viewer, Visibility } from '../../domain/access.js';
 import { ACCESS, visibleWithoutMembership } from '../../domain/access.js';
-import { unexpired } from '../access.js';
+import { authorizedProjects, unexpired } from '../access.js';
 import type { ProjectRow } from '../projects.js';
 
 /**
- * Reads of the projects area: single rows, authorization filters (GitLab's
- * project_authorizations as SQL), and the ProjectsFinder / GroupProjectsFinder selections.
+ * Reads of the projects area: single rows, list filters (authorization itself is
+ * src/projections/access.ts), and the ProjectsFinder / GroupProjectsFinder selections.
  */
 
 // ───────────────────────────── Queries ─────────────────────────────
@@ -46,49 +46,27 @@ export async function isStarredBy(db: Db, projectId: number, userId: number): Pr
 }
 
 /**
- * Projects the user is authorized for at `minLevel` or above (GitLab: authorized_projects,
- * from project_authorizations): direct project membership, membership of the namespace or an
- * ancestor group, a share with one of the user's groups (capped by the share's level), and
- * the user's personal projects (GitLab 12: maintainer).
- */
-export function authorizedFor(userId: number, minLevel: number = ACCESS.GUEST, alias = 'projects'): Expression<SqlBool> {
-  const p = (column: string) => sql.ref(`${alias}.${column}`);
-  const parts = [
-    sql`exists (select 1 from members m where m.source_type = 'Project' and m.source_id = ${p('id')} and m.user_id = ${userId}
-         and m.access_level >= ${minLevel} and ${unexpired('m')})`,
-    sql`${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${userId}
-         and m.access_level >= ${minLevel} and ${unexpired('m')})`,
-    sql`exists (select 1 from project_group_links l join namespaces lg on lg.id = l.group_id
-                  join members m on m.source_type = 'Namespace' and m.user_id = ${userId} and m.source_id = any(lg.traversal_ids) and ${unexpired('m')}
-                 where l.project_id = ${p('id')} and ${unexpired('l')} and least(l.group_access, m.access_level) >= ${minLevel})`,
-  ];
-  if (minLevel <= ACCESS.MAINTAINER) {
-    parts.push(sql`${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${userId})`);
-  }
-  return sql<SqlBool>`(${sql.join(parts, sql` or `)})`;
-}
-
-/**
  * GitLab: User#owned_projects — the user's personal projects and the projects of groups they
  * own (directly or through an ancestor).
  */
-export function ownedBy(userId: number, alias = 'projects'): Expression<SqlBool> {
+export function ownedBy(viewer: Viewer, alias = 'projects'): Expression<SqlBool> {
   const p = (column: string) => sql.ref(`${alias}.${column}`);
-  return sql<SqlBool>`(${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${userId})
-    or ${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${userId}
-         and m.access_level >= ${ACCESS.OWNER} and ${unexpired('m')}))`;
+  return sql<SqlBool>`(${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${viewer.id})
+    or ${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${viewer.id}
+         and m.access_level >= ${ACCESS.OWNER} and ${unexpired(viewer.today, 'm')}))`;
 }
 
 /**
  * SQL condition: projects the viewer may see (GitLab: Project.public_or_visible_to_user) —
- * open to them by visibility, or authorized (shares and personal projects included);
+ * open to them by visibility, or authorized at any level (the one model: shares and personal
+ * projects included);
  * administrators see everything.
  */
 export function projectReadableBy(viewer: Viewer | null, alias = 'projects'): Expression<SqlBool> {
   if (viewer?.isAdmin) return sql<SqlBool>`true`;
   const open = sql<SqlBool>`${sql.ref(`${alias}.visibility`)} in (${sql.join(visibleWithoutMembership(viewer))})`;
   if (!viewer) return open;
-  return sql<SqlBool>`(${open} or ${authorizedFor(viewer.id, ACCESS.GUEST, alias)})`;
+  return sql<SqlBool>`(${open} or ${authorizedProjects(viewer, ACCESS.GUEST, alias)})`;
 }
 
 /** GitLab's Project.search: fuzzy on path, name and description (words of 3+ characters). */
@@ -120,7 +98,7 @@ function fuzzyWords(query: string): string[] {
 export function featureAvailableTo(viewer: Viewer | null, level: 'issues_access_level' | 'merge_requests_access_level', alias = 'projects'): Expression<SqlBool> {
   const access = sql`${sql.ref(`${alias}.settings`)}->>${level}`;
   if (viewer?.isAdmin) return sql<SqlBool>`coalesce(${access}, 'enabled') <> 'disabled'`;
-  const member = viewer ? authorizedFor(viewer.id, ACCESS.GUEST, alias) : sql<SqlBool>`false`;
+  const member = viewer ? authorizedProjects(viewer, ACCESS.GUEST, alias) : sql<SqlBool>`false`;
   return sql<SqlBool>`(coalesce(${access}, 'enabled') = 'enabled' or (${access} = 'private' and ${member}))`;
 }
 
@@ -164,15 +142,15 @@ export function projectListQuery(db: Db, viewer: Viewer | null, filters: Project
   }
   if (filters.personalNamespaceId !== undefined) {
     query = query.where('projects.namespace_id', '=', filters.personalNamespaceId);
-    if (viewer && filters.minAccessLevel !== undefined) query = query.where(authorizedFor(viewer.id, filters.minAccessLevel));
+    if (viewer && filters.minAccessLevel !== undefined) query = query.where(authorizedProjects(viewer, filters.minAccessLevel));
     else query = query.where(projectReadableBy(viewer));
   } else if (!viewer) {
     // GitLab: anonymous callers own nothing and are members of nothing.
     if (filters.owned || filters.membership || filters.minAccessLevel !== undefined) query = query.where(sql<SqlBool>`false`);
     else query = query.where(projectReadableBy(null));
-  } else if (filters.owned) query = query.where(ownedBy(viewer.id));
-  else if (filters.minAccessLevel !== undefined) query = query.where(authorizedFor(viewer.id, filters.minAccessLevel));
-  else if (filters.membership) query = query.where(authorizedFor(viewer.id));
+  } else if (filters.owned) query = query.where(ownedBy(viewer));
+  else if (filters.minAccessLevel !== undefined) query = query.where(authorizedProjects(viewer, filters.minAccessLevel));
+  else if (filters.membership) query = query.where(authorizedProjects(viewer));
   else query = query.where(projectReadableBy(viewer));
   query = applyFilters(query, viewer, filters);
   if (filters.withIssuesEnabled) query = query.where(featureAvailableTo(viewer, 'issues_access_level'));
@@ -202,10 +180,10 @@ export function groupProjectsQuery(db: Db, viewer: Viewer | null, groupId: numbe
     .where('projects.pending_delete', '=', false)
     .where(sql<SqlBool>`projects.id in (${ids})`);
   if (!viewer) query = query.where(projectReadableBy(null));
-  else if (filters.minAccessLevel !== undefined) query = query.where(authorizedFor(viewer.id, filters.minAccessLevel));
+  else if (filters.minAccessLevel !== undefined) query = query.where(authorizedProjects(viewer, filters.minAccessLevel));
   else query = query.where(projectReadableBy(viewer));
   // GitLab's docs: owned limits to the caller's own projects (GroupProjectsFinder: owner access).
-  if (filters.owned) query = viewer ? query.where(ownedBy(viewer.id)) : query.where(sql<SqlBool>`false`);
+  if (filters.owned) query = viewer ? query.where(ownedBy(viewer)) : query.where(sql<SqlBool>`false`);
   query = applyFilters(query, viewer, filters);
   if (filters.withIssuesEnabled) query = query.where(featureAvailableTo(viewer, 'issues_access_level'));
   if (filters.withMergeRequestsEnabled) query = query.where(featureAvailableTo(viewer, 'merge_requests_access_level'));
