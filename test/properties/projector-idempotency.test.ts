@@ -202,8 +202,8 @@ describe('projector idempotency', () => {
           expect(batched, `batches of ${batchSize}, every event twice`).toEqual(inline);
         },
       ),
-      { numRuns: 4, endOnFailure: true },
+      { numRuns: 3, endOnFailure: true },
     );
     // Each run drives ~20 HTTP commands and three replays of the whole log.
-  }, 300_000);
+  }, 600_000);
 });
