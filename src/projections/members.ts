@@ -6,6 +6,7 @@ import { ACCESS } from '../domain/access.js';
 import { MEMBER_EVENT_TYPES, type MemberEvent } from '../domain/members.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
+import { claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -33,6 +34,7 @@ export interface AccessRequestsTable {
 export interface MembersReadTables {
   members: MembersTable;
   access_requests: AccessRequestsTable;
+  members_stream_versions: StreamVersionsTable;
 }
 
 export type MemberRow = Selectable<MembersTable>;
@@ -49,15 +51,17 @@ type ForeignEvent =
   | { readonly type: 'ProjectDeleted'; readonly data: { readonly id: number } };
 
 /**
- * Inline: the members API reads what it just wrote. Statements are idempotent (an insert
- * that finds its row does nothing; updates and deletes set absolute values).
+ * Inline: the members API reads what it just wrote. An event of a members stream is applied
+ * once: guarded by the stream version (members_stream_versions), which outlives the rows, so
+ * a MemberAdded replayed after the MemberRemoved does not bring the member back. The other
+ * areas' deletions delete by absolute conditions: replayed, they find nothing more to delete.
  */
 export const membersProjector: Projector = {
   name: 'members',
   version: 1,
   mode: 'inline',
   handles: [...MEMBER_EVENT_TYPES, ...FOREIGN_EVENT_TYPES],
-  tables: ['members', 'access_requests'],
+  tables: ['members', 'access_requests', 'members_stream_versions'],
   async apply(stored: ProjectedEvent, trx: Db) {
     const event = stored as unknown as (MemberEvent | ForeignEvent) & ProjectedEvent;
     const at = stored.occurredAt.toISOString();
@@ -74,6 +78,7 @@ export const membersProjector: Projector = {
         return;
       }
     }
+    if (!(await claimStreamVersion(trx, 'members_stream_versions', stored))) return;
     const { source_type, source_id, user_id } = event.data;
     const ofMember = <Q extends { where: (...args: any[]) => any }>(q: Q): Q =>
       q.where('source_type', '=', source_type).where('source_id', '=', source_id).where('user_id', '=', user_id) as Q;

@@ -9,6 +9,7 @@ import { authorizedGroups, memberNamespaceIds, unexpired } from './access.js';
 import { projectReadableBy } from './projects.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
+import { claimStreamVersion, freshEvents, recordStreamVersions, type StreamVersionsTable } from './stream-versions.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -60,6 +61,7 @@ export interface GroupCustomAttributesTable {
 export interface NamespacesReadTables {
   namespaces: NamespacesTable;
   group_custom_attributes: GroupCustomAttributesTable;
+  namespaces_stream_versions: StreamVersionsTable;
 }
 
 export type NamespaceRow = Selectable<NamespacesTable>;
@@ -69,148 +71,159 @@ export type GroupCustomAttributeRow = Selectable<GroupCustomAttributesTable>;
 
 const USER_EVENTS = ['UserCreated', 'UserProfileUpdated', 'UserDeleted'] as const;
 
+const VERSIONS = 'namespaces_stream_versions';
+
 /**
- * Personal namespaces (from the user stream) and groups (from group streams). A group's
- * row is guarded by its stream version; what cascades to descendants (full path and name,
- * pending deletion, the sharing lock) is recomputed from the rows, so replays change nothing.
+ * Personal namespaces (from the user stream) and groups (from group streams). Every event is
+ * applied once: guarded by its stream version in namespaces_stream_versions, which outlives
+ * the rows (a GroupCreated or GroupCustomAttributeSet replayed after GroupDeleted writes
+ * nothing); a group's row keeps its own stream_version too. What cascades to descendants
+ * (full path and name, pending deletion, the sharing lock) is recomputed from the rows.
  */
 export const namespacesProjector: Projector = {
   name: 'namespaces',
   version: 1,
   mode: 'inline',
   handles: [...USER_EVENTS, ...GROUP_EVENT_TYPES],
-  tables: ['namespaces', 'group_custom_attributes'],
+  tables: ['namespaces', 'group_custom_attributes', VERSIONS],
   async apply(stored: ProjectedEvent, trx: Db) {
-    const event = stored as unknown as (UserEvent | GroupEvent) & ProjectedEvent;
-    const at = stored.occurredAt.toISOString();
-    const v = stored.streamVersion;
-    /** Moves a group row to this event's version; false when the event was applied already. */
-    const advance = async (id: number, values: Record<string, unknown> = {}) => {
-      const result = await trx
-        .updateTable('namespaces')
-        .set({ ...values, stream_version: v })
-        .where('id', '=', id)
-        .where('kind', '=', 'group')
-        .where('stream_version', '<', v)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
-    };
-    switch (event.type) {
-      // ───────── personal namespaces ─────────
-      case 'UserCreated':
-        await insertPersonalNamespaces(trx, [event]);
-        return;
-      case 'UserProfileUpdated': {
-        const { username, name } = event.data.changes;
-        if (username === undefined && name === undefined) return;
-        await trx
-          .updateTable('namespaces')
-          .set({
-            ...(username !== undefined ? { path: username, full_path: username } : {}),
-            ...(name !== undefined ? { name, full_name: name } : {}),
-            updated_at: at,
-            stream_version: v,
-          })
-          .where('kind', '=', 'user')
-          .where('owner_id', '=', event.data.id)
-          .where('stream_version', '<', v)
-          .execute();
-        return;
-      }
-      case 'UserDeleted':
-        await trx.deleteFrom('namespaces').where('kind', '=', 'user').where('owner_id', '=', event.data.id).execute();
-        return;
-
-      // ───────── groups ─────────
-      case 'GroupCreated': {
-        const { id, parent_id, traversal_ids, full_path, full_name, ...settings } = event.data;
-        // The parent's row, locked: a concurrent rename, lock or deletion of the parent either
-        // finished before (we see its new state) or waits for us (its cascade then sees this row).
-        const parent = parent_id === null ? undefined : await lockedRow(trx, parent_id);
-        await trx
-          .insertInto('namespaces')
-          .values({
-            ...settings,
-            share_with_group_lock: settings.share_with_group_lock || (parent?.share_with_group_lock ?? false),
-            id,
-            kind: 'group',
-            parent_id,
-            owner_id: null,
-            traversal_ids: parent ? [...parent.traversal_ids, id] : [...traversal_ids],
-            full_path: parent ? `${parent.full_path}/${settings.path}` : full_path,
-            full_name: parent ? `${parent.full_name} / ${settings.name}` : full_name,
-            avatar_url: null,
-            runners_token: null,
-            pending_delete: parent?.pending_delete ?? false,
-            created_at: at,
-            updated_at: at,
-            stream_version: v,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
-        return;
-      }
-      case 'GroupUpdated': {
-        const { id, changes } = event.data;
-        if (!(await advance(id, { ...changes, updated_at: at }))) return;
-        if (changes.path !== undefined || changes.name !== undefined) await recomputeFullPaths(trx, id);
-        // GitLab: Namespace#force_share_with_group_lock_on_descendants.
-        if (changes.share_with_group_lock === true) {
-          await trx
-            .updateTable('namespaces')
-            .set({ share_with_group_lock: true })
-            .where(sql<SqlBool>`traversal_ids && array[${id}]::integer[]`)
-            .where('id', '<>', id)
-            .execute();
-        }
-        return;
-      }
-      case 'GroupDeletionScheduled': {
-        const { id } = event.data;
-        // The group's own row first: it waits for a subgroup being created under it (which
-        // holds the row), so the next statement's snapshot sees that subgroup and marks it.
-        if (!(await advance(id, { pending_delete: true, updated_at: at }))) return;
-        await trx.updateTable('namespaces').set({ pending_delete: true }).where(sql<SqlBool>`traversal_ids && array[${id}]::integer[]`).execute();
-        return;
-      }
-      case 'GroupDeleted':
-        await trx.deleteFrom('group_custom_attributes').where('group_id', '=', event.data.id).execute();
-        await trx.deleteFrom('namespaces').where('id', '=', event.data.id).where('kind', '=', 'group').execute();
-        return;
-      case 'GroupCustomAttributeSet': {
-        const { id, key, value } = event.data;
-        if (!(await advance(id))) return;
-        await trx
-          .insertInto('group_custom_attributes')
-          .values({ group_id: id, key, value, created_at: at, updated_at: at })
-          .onConflict((oc) => oc.columns(['group_id', 'key']).doUpdateSet({ value, updated_at: at }))
-          .execute();
-        return;
-      }
-      case 'GroupCustomAttributeDeleted': {
-        const { id, key } = event.data;
-        if (!(await advance(id))) return;
-        await trx.deleteFrom('group_custom_attributes').where('group_id', '=', id).where('key', '=', key).execute();
-        return;
-      }
-    }
+    if (await claimStreamVersion(trx, VERSIONS, stored)) await project(stored, trx);
   },
 
   /** Rebuild path: runs of consecutive UserCreated become one multi-row insert. */
   async applyBatch(events: readonly ProjectedEvent[], trx: Db) {
+    const fresh = await freshEvents(trx, VERSIONS, events);
     let created: ProjectedEvent[] = [];
-    for (const event of events) {
+    for (const event of fresh) {
       if (event.type === 'UserCreated') {
         created.push(event);
         continue;
       }
       if (created.length > 0) await insertPersonalNamespaces(trx, created);
       created = [];
-      await namespacesProjector.apply(event, trx);
+      await project(event, trx);
     }
     if (created.length > 0) await insertPersonalNamespaces(trx, created);
+    await recordStreamVersions(trx, VERSIONS, fresh);
   },
 };
+
+/** Applies an event that is new to the projection (the callers checked its stream version). */
+async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
+  const event = stored as unknown as (UserEvent | GroupEvent) & ProjectedEvent;
+  const at = stored.occurredAt.toISOString();
+  const v = stored.streamVersion;
+  /** Moves a group row to this event's version; false when the event was applied already. */
+  const advance = async (id: number, values: Record<string, unknown> = {}) => {
+    const result = await trx
+      .updateTable('namespaces')
+      .set({ ...values, stream_version: v })
+      .where('id', '=', id)
+      .where('kind', '=', 'group')
+      .where('stream_version', '<', v)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  };
+  switch (event.type) {
+    // ───────── personal namespaces ─────────
+    case 'UserCreated':
+      await insertPersonalNamespaces(trx, [event]);
+      return;
+    case 'UserProfileUpdated': {
+      const { username, name } = event.data.changes;
+      if (username === undefined && name === undefined) return;
+      await trx
+        .updateTable('namespaces')
+        .set({
+          ...(username !== undefined ? { path: username, full_path: username } : {}),
+          ...(name !== undefined ? { name, full_name: name } : {}),
+          updated_at: at,
+          stream_version: v,
+        })
+        .where('kind', '=', 'user')
+        .where('owner_id', '=', event.data.id)
+        .where('stream_version', '<', v)
+        .execute();
+      return;
+    }
+    case 'UserDeleted':
+      await trx.deleteFrom('namespaces').where('kind', '=', 'user').where('owner_id', '=', event.data.id).execute();
+      return;
+
+    // ───────── groups ─────────
+    case 'GroupCreated': {
+      const { id, parent_id, traversal_ids, full_path, full_name, ...settings } = event.data;
+      // The parent's row, locked: a concurrent rename, lock or deletion of the parent either
+      // finished before (we see its new state) or waits for us (its cascade then sees this row).
+      const parent = parent_id === null ? undefined : await lockedRow(trx, parent_id);
+      await trx
+        .insertInto('namespaces')
+        .values({
+          ...settings,
+          share_with_group_lock: settings.share_with_group_lock || (parent?.share_with_group_lock ?? false),
+          id,
+          kind: 'group',
+          parent_id,
+          owner_id: null,
+          traversal_ids: parent ? [...parent.traversal_ids, id] : [...traversal_ids],
+          full_path: parent ? `${parent.full_path}/${settings.path}` : full_path,
+          full_name: parent ? `${parent.full_name} / ${settings.name}` : full_name,
+          avatar_url: null,
+          runners_token: null,
+          pending_delete: parent?.pending_delete ?? false,
+          created_at: at,
+          updated_at: at,
+          stream_version: v,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+      return;
+    }
+    case 'GroupUpdated': {
+      const { id, changes } = event.data;
+      if (!(await advance(id, { ...changes, updated_at: at }))) return;
+      if (changes.path !== undefined || changes.name !== undefined) await recomputeFullPaths(trx, id);
+      // GitLab: Namespace#force_share_with_group_lock_on_descendants.
+      if (changes.share_with_group_lock === true) {
+        await trx
+          .updateTable('namespaces')
+          .set({ share_with_group_lock: true })
+          .where(sql<SqlBool>`traversal_ids && array[${id}]::integer[]`)
+          .where('id', '<>', id)
+          .execute();
+      }
+      return;
+    }
+    case 'GroupDeletionScheduled': {
+      const { id } = event.data;
+      // The group's own row first: it waits for a subgroup being created under it (which
+      // holds the row), so the next statement's snapshot sees that subgroup and marks it.
+      if (!(await advance(id, { pending_delete: true, updated_at: at }))) return;
+      await trx.updateTable('namespaces').set({ pending_delete: true }).where(sql<SqlBool>`traversal_ids && array[${id}]::integer[]`).execute();
+      return;
+    }
+    case 'GroupDeleted':
+      await trx.deleteFrom('group_custom_attributes').where('group_id', '=', event.data.id).execute();
+      await trx.deleteFrom('namespaces').where('id', '=', event.data.id).where('kind', '=', 'group').execute();
+      return;
+    case 'GroupCustomAttributeSet': {
+      const { id, key, value } = event.data;
+      if (!(await advance(id))) return;
+      await trx
+        .insertInto('group_custom_attributes')
+        .values({ group_id: id, key, value, created_at: at, updated_at: at })
+        .onConflict((oc) => oc.columns(['group_id', 'key']).doUpdateSet({ value, updated_at: at }))
+        .execute();
+      return;
+    }
+    case 'GroupCustomAttributeDeleted': {
+      const { id, key } = event.data;
+      if (!(await advance(id))) return;
+      await trx.deleteFrom('group_custom_attributes').where('group_id', '=', id).where('key', '=', key).execute();
+      return;
+    }
+  }
+}
 
 /** Personal namespaces of new users (idempotent: an existing id is left alone). */
 async function insertPersonalNamespaces(trx: Db, events: readonly ProjectedEvent[]) {

@@ -5,6 +5,7 @@ import { PROJECT_EVENT_TYPES, type ProjectChanges, type ProjectEvent, type Proje
 import type { ProjectedEvent } from '../eventstore/types.js';
 import type { NamespaceRow } from './namespaces.js';
 import type { Projector } from './projector.js';
+import { claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -70,6 +71,7 @@ export interface ProjectsReadTables {
   projects: ProjectsTable;
   project_stars: ProjectStarsTable;
   project_group_links: ProjectGroupLinksTable;
+  projects_stream_versions: StreamVersionsTable;
 }
 
 export type ProjectRow = Selectable<ProjectsTable>;
@@ -114,24 +116,30 @@ type ForeignEvent =
   | { readonly type: 'UserProfileUpdated'; readonly data: { readonly id: number; readonly changes: { readonly name?: string; readonly username?: string } } }
   | { readonly type: 'UserDeleted'; readonly data: { readonly id: number } };
 
+const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(PROJECT_EVENT_TYPES);
+
 /**
- * Inline: the projects API reads what it just wrote. A project's row is guarded by its
- * stream version; what comes from namespaces (paths and names with the namespace, hiding a
- * removed owner's projects) is recomputed from the namespace rows, so replays change nothing.
- * Runs after the namespaces projector (registry order): renames read the renamed rows.
+ * Inline: the projects API reads what it just wrote. An event of a project stream is applied
+ * once: guarded by the stream version in projects_stream_versions, which outlives the rows (a
+ * ProjectCreated or ProjectStarred replayed after ProjectDeleted writes nothing); the rows keep
+ * their own stream_version too. What comes from namespaces (paths and names with the
+ * namespace, hiding a removed owner's projects) is recomputed from the namespace rows, so
+ * replays change nothing. Runs after the namespaces projector (registry order): renames read
+ * the renamed rows.
  */
 export const projectsProjector: Projector = {
   name: 'projects',
   version: 1,
   mode: 'inline',
   handles: [...PROJECT_EVENT_TYPES, ...FOREIGN_EVENT_TYPES],
-  tables: ['projects', 'project_stars', 'project_group_links'],
+  tables: ['projects', 'project_stars', 'project_group_links', 'projects_stream_versions'],
   // Paths and names come from the namespace rows.
   reads: ['namespaces'],
   async apply(stored: ProjectedEvent, trx: Db) {
     const event = stored as unknown as (ProjectEvent | ForeignEvent) & ProjectedEvent;
     const at = stored.occurredAt.toISOString();
     const v = stored.streamVersion;
+    if (OWN_EVENT_TYPES.has(stored.type) && !(await claimStreamVersion(trx, 'projects_stream_versions', stored))) return;
     /** Moves a project row to this event's version; false when the event was applied already. */
     const advance = async (id: number, values: Record<string, unknown> = {}) => {
       const result = await trx

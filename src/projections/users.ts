@@ -1,4 +1,4 @@
-import { sql, type ColumnType, type CompiledQuery, type Selectable } from 'kysely';
+import { sql, type ColumnType, type CompiledQuery, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
 import type { Identity, UserEvent } from '../domain/users.js';
 import { USER_EVENT_TYPES } from '../domain/users.js';
@@ -6,6 +6,7 @@ import type { ProjectedEvent } from '../eventstore/types.js';
 import { precompiled, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
+import { freshEvents, recordStreamVersion, recordStreamVersions, unapplied, type StreamVersionsTable } from './stream-versions.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -80,6 +81,7 @@ export interface UsersReadTables {
   users: UsersTable;
   personal_access_tokens: PersonalAccessTokensTable;
   user_custom_attributes: UserCustomAttributesTable;
+  users_stream_versions: StreamVersionsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;
@@ -171,85 +173,28 @@ function compileRowUpdate(columns: readonly string[]) {
   });
 }
 
+const VERSIONS = 'users_stream_versions';
+
+/**
+ * Every event of a user stream is applied once. Writes-only, so the guard is in the SQL:
+ * the statements that create rows (a user, a token, a custom attribute) run only while the
+ * event is above the stream version recorded in users_stream_versions, which outlives the
+ * rows (UserCreated or UserCustomAttributeSet replayed after a deletion write nothing), and
+ * the event's last statement records its version. Row updates are guarded by the row's
+ * stream_version; deletions and revocations set absolute values.
+ */
 export const usersProjector: Projector = {
   name: 'users',
   version: 1,
   mode: 'inline',
   handles: USER_EVENT_TYPES,
-  tables: ['users', 'personal_access_tokens', 'user_custom_attributes'],
+  tables: ['users', 'personal_access_tokens', 'user_custom_attributes', VERSIONS],
   // Upserts, guarded updates and deletes: no statement's result is read.
   writesOnly: true,
 
   async apply(stored: ProjectedEvent, trx: Db) {
-    const event = stored as Stored;
-    const at = stored.occurredAt.toISOString();
-    const v = stored.streamVersion;
-    const changes = rowChanges(event);
-    if (changes) {
-      // Every row change is guarded by the stream version, so a replayed event changes nothing.
-      const values = jsonColumn(changes);
-      const columns = Object.keys(values);
-      await rowUpdate(columns).execute(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
-      return;
-    }
-    switch (event.type) {
-      case 'UserCreated': {
-        const row = createdRow(event);
-        await trx
-          .insertInto('users')
-          .values({ ...row, identities: JSON.stringify(row.identities) })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
-        return;
-      }
-      case 'UserDeleted':
-        await trx.deleteFrom('personal_access_tokens').where('user_id', '=', event.data.id).execute();
-        await trx.deleteFrom('user_custom_attributes').where('user_id', '=', event.data.id).execute();
-        await trx.deleteFrom('users').where('id', '=', event.data.id).execute();
-        return;
-      case 'PersonalAccessTokenCreated': {
-        const d = event.data;
-        await trx
-          .insertInto('personal_access_tokens')
-          .values({
-            id: d.id,
-            user_id: d.user_id,
-            name: d.name,
-            token_digest: d.token_digest,
-            scopes: [...d.scopes],
-            impersonation: d.impersonation,
-            revoked: false,
-            expires_at: d.expires_at,
-            created_at: at,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
-        return;
-      }
-      case 'PersonalAccessTokenRevoked':
-        await trx.updateTable('personal_access_tokens').set({ revoked: true }).where('id', '=', event.data.id).execute();
-        return;
-      case 'UserCustomAttributeSet':
-        await trx
-          .insertInto('user_custom_attributes')
-          .values({ user_id: event.data.id, key: event.data.key, value: event.data.value, created_version: v, created_at: at, updated_at: at, stream_version: v })
-          .onConflict((oc) =>
-            oc
-              .columns(['user_id', 'key'])
-              .doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), updated_at: eb.ref('excluded.updated_at'), stream_version: eb.ref('excluded.stream_version') }))
-              .where('user_custom_attributes.stream_version', '<', v),
-          )
-          .execute();
-        return;
-      case 'UserCustomAttributeDeleted':
-        await trx
-          .deleteFrom('user_custom_attributes')
-          .where('user_id', '=', event.data.id)
-          .where('key', '=', event.data.key)
-          .where('stream_version', '<', v)
-          .execute();
-        return;
-    }
+    await project(stored as Stored, trx, unapplied(VERSIONS, stored));
+    await recordStreamVersion(trx, VERSIONS, stored);
   },
 
   /**
@@ -258,9 +203,12 @@ export const usersProjector: Projector = {
    * folded in (a stream's version 1 precedes everything else of that user); other users'
    * updates are merged per user into one UPDATE per changed-column set; then the remaining
    * events (tokens, custom attributes, deletions) in log order. No remaining event of a
-   * user is followed by an update of that user's row: deletion is the last.
+   * user is followed by an update of that user's row: deletion is the last. Events the
+   * projection has applied already (at or below their stream's recorded version) are left
+   * out first, and the batch's versions recorded last.
    */
-  async applyBatch(events: readonly ProjectedEvent[], trx: Db) {
+  async applyBatch(batch: readonly ProjectedEvent[], trx: Db) {
+    const events = await freshEvents(trx, VERSIONS, batch);
     const created = new Map<number, { row: ReturnType<typeof createdRow>; folded: Stored[] }>();
     const updates: Stored[] = [];
     const rest: Stored[] = [];
@@ -278,9 +226,73 @@ export const usersProjector: Projector = {
     // A row that was there already (a creation replayed) takes its updates the guarded way.
     for (const id of await insertCreated(trx, [...created.values()].map((c) => c.row))) updates.push(...created.get(id)!.folded);
     if (updates.length > 0) await applyMergedUpdates(trx, updates);
-    for (const event of rest) await usersProjector.apply(event, trx);
+    for (const event of rest) await project(event, trx, sql<SqlBool>`true`);
+    await recordStreamVersions(trx, VERSIONS, events);
   },
 };
+
+/**
+ * Applies one event; `fresh` is the SQL condition that the event is new to the projection
+ * (`true` where the caller checked it already), guarding the statements that create rows.
+ */
+async function project(event: Stored, trx: Db, fresh: RawBuilder<SqlBool>): Promise<void> {
+  const at = event.occurredAt.toISOString();
+  const v = event.streamVersion;
+  const changes = rowChanges(event);
+  if (changes) {
+    // Every row change is guarded by the stream version, so a replayed event changes nothing.
+    const values = jsonColumn(changes);
+    const columns = Object.keys(values);
+    await rowUpdate(columns).execute(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
+    return;
+  }
+  switch (event.type) {
+    case 'UserCreated':
+      await sql`insert into users select * from ${recordset('users', [createdRow(event)])} where ${fresh} on conflict (id) do nothing`.execute(trx);
+      return;
+    case 'UserDeleted':
+      await trx.deleteFrom('personal_access_tokens').where('user_id', '=', event.data.id).execute();
+      await trx.deleteFrom('user_custom_attributes').where('user_id', '=', event.data.id).execute();
+      await trx.deleteFrom('users').where('id', '=', event.data.id).execute();
+      return;
+    case 'PersonalAccessTokenCreated': {
+      const d = event.data;
+      const row = {
+        id: d.id,
+        user_id: d.user_id,
+        name: d.name,
+        token_digest: d.token_digest,
+        scopes: [...d.scopes],
+        impersonation: d.impersonation,
+        revoked: false,
+        expires_at: d.expires_at,
+        created_at: at,
+      };
+      await sql`insert into personal_access_tokens select * from ${recordset('personal_access_tokens', [row])} where ${fresh} on conflict (id) do nothing`.execute(trx);
+      return;
+    }
+    case 'PersonalAccessTokenRevoked':
+      await trx.updateTable('personal_access_tokens').set({ revoked: true }).where('id', '=', event.data.id).execute();
+      return;
+    case 'UserCustomAttributeSet': {
+      const { id, key, value } = event.data;
+      await sql`
+        insert into user_custom_attributes as a (user_id, key, value, created_version, created_at, updated_at, stream_version)
+        select ${id}::integer, ${key}::text, ${value}::text, ${v}::integer, ${at}::timestamptz, ${at}::timestamptz, ${v}::integer where ${fresh}
+        on conflict (user_id, key) do update set value = excluded.value, updated_at = excluded.updated_at, stream_version = excluded.stream_version
+         where a.stream_version < excluded.stream_version`.execute(trx);
+      return;
+    }
+    case 'UserCustomAttributeDeleted':
+      await trx
+        .deleteFrom('user_custom_attributes')
+        .where('user_id', '=', event.data.id)
+        .where('key', '=', event.data.key)
+        .where('stream_version', '<', v)
+        .execute();
+      return;
+  }
+}
 
 const ROWS_PER_STATEMENT = 2000;
 

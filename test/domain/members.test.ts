@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { MemberSourceType } from '../../src/domain/access.js';
-import { DomainError } from '../../src/domain/errors.js';
 import {
   type MemberCommand,
   type MemberEvent,
@@ -11,29 +10,11 @@ import {
   membersDecider,
   membersStreamId,
 } from '../../src/domain/members.js';
+import { deciderSpec, rejected } from '../support/decider.js';
 
 // ───────────────────────────── given / when / then ─────────────────────────────
 
-function given(...events: MemberEvent[]) {
-  const state = events.reduce(membersDecider.evolve, membersDecider.initialState());
-  return {
-    when: (command: MemberCommand) => ({
-      then: (expected: MemberEvent[]) => expect(membersDecider.decide(command, state)).toEqual(expected),
-      thenFails: (code: DomainError['code'], message: string, fields?: Record<string, string[]>) => {
-        let error: unknown;
-        try {
-          membersDecider.decide(command, state);
-        } catch (e) {
-          error = e;
-        }
-        expect(error).toBeInstanceOf(DomainError);
-        expect((error as DomainError).code).toBe(code);
-        expect((error as DomainError).message).toBe(message);
-        if (fields) expect((error as DomainError).fields).toEqual(fields);
-      },
-    }),
-  };
-}
+const { given } = deciderSpec(membersDecider);
 
 const G = { sourceType: 'Namespace' as MemberSourceType, sourceId: 7 };
 const P = { sourceType: 'Project' as MemberSourceType, sourceId: 9 };
@@ -68,24 +49,24 @@ describe('members decider', () => {
     });
 
     it('refuses an existing member with 409 "Member already exists"', () => {
-      given(added(G, 2, 30)).when(add(G, 2, 40)).thenFails('conflict', 'Member already exists');
+      given(added(G, 2, 30)).when(add(G, 2, 40)).then(rejected('conflict', 'Member already exists'));
     });
 
     it('adds owners to groups, not to projects (GitLab: access_level is not included in the list)', () => {
       given().when(add(G, 2, 50)).then([added(G, 2, 50)]);
-      given().when(add(P, 2, 50)).thenFails('invalid', 'access_level is not included in the list', { access_level: ['is not included in the list'] });
+      given().when(add(P, 2, 50)).then(rejected('invalid', 'access_level is not included in the list', { access_level: ['is not included in the list'] }));
     });
 
     it.each([0, 5, 15, 60, -10])('refuses the invalid level %i', (level) => {
-      given().when(add(G, 2, level)).thenFails('invalid', 'access_level is not included in the list');
+      given().when(add(G, 2, level)).then(rejected('invalid', 'access_level is not included in the list'));
     });
 
     it('refuses a level below an inherited membership (GitLab: higher_access_level_than_group)', () => {
       given()
         .when(add(G, 2, 20, { inherited: { access_level: 30, group_name: 'Parent' } } as Partial<MemberCommand>))
-        .thenFails('invalid', 'access_level should be greater than or equal to Developer inherited membership from group Parent', {
+        .then(rejected('invalid', 'access_level should be greater than or equal to Developer inherited membership from group Parent', {
           access_level: ['should be greater than or equal to Developer inherited membership from group Parent'],
-        });
+        }));
       given().when(add(G, 2, 30, { inherited: { access_level: 30, group_name: 'Parent' } } as Partial<MemberCommand>)).then([added(G, 2, 30)]);
     });
 
@@ -111,11 +92,11 @@ describe('members decider', () => {
     });
 
     it('is 404 "Not found" for a non-member', () => {
-      given(added(P, 2, 30)).when(update(P, 3, 30)).thenFails('not_found', '404 Not found');
+      given(added(P, 2, 30)).when(update(P, 3, 30)).then(rejected('not_found', '404 Not found'));
     });
 
     it('refuses to demote the last owner of a group (403)', () => {
-      given(added(G, 1, 50), added(G, 2, 30)).when(update(G, 1, 40)).thenFails('forbidden', '403 Forbidden');
+      given(added(G, 1, 50), added(G, 2, 30)).when(update(G, 1, 40)).then(rejected('forbidden', '403 Forbidden'));
     });
 
     it('demotes an owner when another active owner remains, here or in an ancestor', () => {
@@ -128,15 +109,15 @@ describe('members decider', () => {
     it('does not count blocked or deleted owners', () => {
       given(added(G, 1, 50), added(G, 2, 50))
         .when(update(G, 1, 40, { guard: guard({ activeUserIds: [1] }) } as Partial<MemberCommand>))
-        .thenFails('forbidden', '403 Forbidden');
+        .then(rejected('forbidden', '403 Forbidden'));
     });
 
     it("refuses to change a personal project's owner (GitLab: target_is_owner)", () => {
-      given(added(P, 4, 40)).when(update(P, 4, 30, { guard: guard({ personalOwnerId: 4 }) } as Partial<MemberCommand>)).thenFails('forbidden', '403 Forbidden');
+      given(added(P, 4, 40)).when(update(P, 4, 30, { guard: guard({ personalOwnerId: 4 }) } as Partial<MemberCommand>)).then(rejected('forbidden', '403 Forbidden'));
     });
 
     it('validates the new level', () => {
-      given(added(P, 2, 30)).when(update(P, 2, 50)).thenFails('invalid', 'access_level is not included in the list');
+      given(added(P, 2, 30)).when(update(P, 2, 50)).then(rejected('invalid', 'access_level is not included in the list'));
     });
   });
 
@@ -149,7 +130,7 @@ describe('members decider', () => {
     });
 
     it('refuses to remove the last owner (403), even when they leave themselves', () => {
-      given(added(G, 1, 50)).when(remove(G, 1, { actorId: 1 } as Partial<MemberCommand>)).thenFails('forbidden', '403 Forbidden');
+      given(added(G, 1, 50)).when(remove(G, 1, { actorId: 1 } as Partial<MemberCommand>)).then(rejected('forbidden', '403 Forbidden'));
     });
 
     it('removes a subgroup owner while an ancestor keeps an owner', () => {
@@ -161,7 +142,7 @@ describe('members decider', () => {
     it('is 404 for a non-member, also after removal', () => {
       given(added(G, 1, 50), added(G, 2, 30), { type: 'MemberRemoved', data: { ...ref(G, 2), reason: 'removed' } })
         .when(remove(G, 2))
-        .thenFails('not_found', '404 Not found');
+        .then(rejected('not_found', '404 Not found'));
     });
   });
 
@@ -177,8 +158,8 @@ describe('members decider', () => {
     });
 
     it('refuses members with 403 and pending requesters with the uniqueness error', () => {
-      given(added(P, 5, 20)).when(request(P, 5)).thenFails('forbidden', '403 Forbidden');
-      given(requested(P, 5)).when(request(P, 5)).thenFails('invalid', 'user_id already exists in source', { user_id: ['already exists in source'] });
+      given(added(P, 5, 20)).when(request(P, 5)).then(rejected('forbidden', '403 Forbidden'));
+      given(requested(P, 5)).when(request(P, 5)).then(rejected('invalid', 'user_id already exists in source', { user_id: ['already exists in source'] }));
     });
 
     it('approves at the given level, and the requester becomes a member', () => {
@@ -187,18 +168,18 @@ describe('members decider', () => {
         { type: 'AccessRequestApproved', data: { ...ref(G, 5), access_level: 20, expires_at: null, approved_by_id: 1 } },
       ]);
       const approved: MemberEvent = { type: 'AccessRequestApproved', data: { ...ref(G, 5), access_level: 20, expires_at: null, approved_by_id: 1 } };
-      given(requested(G, 5), approved).when(add(G, 5, 30)).thenFails('conflict', 'Member already exists');
-      given(requested(G, 5), approved).when(approve(G, 5)).thenFails('not_found', '404 Not found');
+      given(requested(G, 5), approved).when(add(G, 5, 30)).then(rejected('conflict', 'Member already exists'));
+      given(requested(G, 5), approved).when(approve(G, 5)).then(rejected('not_found', '404 Not found'));
     });
 
     it('validates the approved level', () => {
-      given(requested(P, 5)).when(approve(P, 5, 50)).thenFails('invalid', 'access_level is not included in the list');
+      given(requested(P, 5)).when(approve(P, 5, 50)).then(rejected('invalid', 'access_level is not included in the list'));
     });
 
     it('denies, or records a withdrawal when the requester takes it back', () => {
       given(requested(P, 5)).when(deny(P, 5)).then([{ type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: false } }]);
       given(requested(P, 5)).when(deny(P, 5, 5)).then([{ type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: true } }]);
-      given(requested(P, 5), { type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: true } }).when(deny(P, 5)).thenFails('not_found', '404 Not found');
+      given(requested(P, 5), { type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: true } }).when(deny(P, 5)).then(rejected('not_found', '404 Not found'));
     });
   });
 });

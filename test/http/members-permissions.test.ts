@@ -1,73 +1,63 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { settled } from '../support/fixtures.js';
+import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
+import { addMember, createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * Who may list and manage members (GitLab: listing needs a signed-in caller who sees the
  * source; managing needs owner on groups, maintainer on projects, or admin; a source the
- * caller cannot see is 404, never 403).
+ * caller cannot see is 404, never 403). On a public source only outsiders fare differently.
  */
 
-let api: TestServer;
-
 type Kind = 'groups' | 'projects';
-type Role = 'anonymous' | 'non-member' | 'guest' | 'reporter' | 'developer' | 'maintainer' | 'owner' | 'admin';
-const ROLES: Role[] = ['anonymous', 'non-member', 'guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin'];
-const LEVEL: Partial<Record<Role, number>> = { guest: 10, reporter: 20, developer: 30, maintainer: 40 };
+type Visibility = 'private' | 'public';
 
-const tokens = new Map<Role, string | null>();
+// prettier-ignore
+const GROUPS: MatrixTable<Role, Visibility> = {
+  'GET /groups/:id/members':              { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+  'GET /groups/:id/members/all':          { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+  'GET /groups/:id/members/:user_id':     { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+  'POST /groups/:id/members':             { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 201, admin: 201 }, public: { anonymous: 401, nonMember: 403 } },
+  'PUT /groups/:id/members/:user_id':     { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+  'DELETE /groups/:id/members/:user_id':  { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204, admin: 204 }, public: { anonymous: 401, nonMember: 403 } },
+  'GET /groups/:id/access_requests':      { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+};
+
+// Projects: maintainers manage members too.
+// prettier-ignore
+const PROJECTS: MatrixTable<Role, Visibility> = {
+  'GET /projects/:id/members':             { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+  'GET /projects/:id/members/all':         { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+  'GET /projects/:id/members/:user_id':    { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+  'POST /projects/:id/members':            { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 201, owner: 201, admin: 201 }, public: { anonymous: 401, nonMember: 403 } },
+  'PUT /projects/:id/members/:user_id':    { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+  'DELETE /projects/:id/members/:user_id': { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 204, owner: 204, admin: 204 }, public: { anonymous: 401, nonMember: 403 } },
+  'GET /projects/:id/access_requests':     { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+};
+
+let api: TestServer;
+let callers: Callers;
 const sources = new Map<string, number>();
 /** A member of every source that refused calls may aim at (a successful call gets a fresh user). */
 let subjectId: number;
-let outsiderId: number;
 
 beforeAll(async () => {
   api = await startTestServer();
   await settled(api);
-  const [owner, outsider, ...members] = await Promise.all([0, 1, 2, 3, 4, 5].map(() => api.createUser()));
-  tokens.set('anonymous', null);
-  tokens.set('non-member', outsider!.token);
-  tokens.set('owner', owner!.token);
-  tokens.set('admin', api.rootToken);
-  outsiderId = outsider!.user.id;
+  callers = await createCallers(api);
   targets = await Promise.all(Array.from({ length: 16 }, createTarget));
   subjectId = await newUserId();
-  for (const visibility of ['private', 'public'] as const) {
-    // groups: the owner created the group; projects: the owner owns the project's group.
-    const group = await createGroup(api, { token: owner!.token, visibility });
-    const projectGroup = await createGroup(api, { token: owner!.token, visibility });
-    const project = await createProject(api, { token: owner!.token, group: projectGroup, visibility });
-    sources.set(`groups:${visibility}`, group.id);
-    sources.set(`projects:${visibility}`, project.id);
-    for (const [i, role] of (['guest', 'reporter', 'developer', 'maintainer'] as const).entries()) {
-      const member = members[i]!;
-      tokens.set(role, member.token);
-      await addMemberAs(api, 'groups', group.id, member.user.id, LEVEL[role]!);
-      await addMemberAs(api, 'projects', project.id, member.user.id, LEVEL[role]!);
+  for (const kind of ['groups', 'projects'] as const) {
+    for (const visibility of ['private', 'public'] as const) {
+      // groups: the owner created the group; projects: the owner owns the project's group.
+      const id = await sourceWithRoles(api, callers, kind, visibility);
+      sources.set(`${kind}:${visibility}`, id);
+      await addMember(api, kind, id, subjectId, 10);
     }
-    await addMemberAs(api, 'groups', group.id, subjectId, 10);
-    await addMemberAs(api, 'projects', project.id, subjectId, 10);
   }
 });
 afterAll(() => api.close());
-
-const manages = (kind: Kind, role: Role) => role === 'owner' || role === 'admin' || (kind === 'projects' && role === 'maintainer');
-
-/** The status each role gets, given what a signed-in member or manager would get. */
-function expected(kind: Kind, visibility: 'private' | 'public', role: Role, ok: number, managersOnly: boolean): number {
-  if (role === 'anonymous') return 401;
-  if (role === 'non-member' && visibility === 'private') return 404;
-  if (managersOnly && !manages(kind, role)) return 403;
-  return ok;
-}
-
-interface Operation {
-  name: string;
-  ok: number;
-  managersOnly: boolean;
-  /** `fresh`: the call is expected to succeed and needs a target of its own. */
-  run(kind: Kind, id: number, token: string | null, fresh: boolean): Promise<number>;
-}
 
 let counter = 0;
 /** A user without a token (one request). */
@@ -82,55 +72,58 @@ async function newUserId(): Promise<number> {
   return targets.pop() ?? (await createTarget());
 }
 
-/** A member to change or remove: a fresh one when the call should succeed. */
+/** A member to change or remove: somebody else, a fresh one when the call should succeed. */
 async function target(kind: Kind, id: number, fresh: boolean): Promise<number> {
   if (!fresh) return subjectId;
   const userId = await newUserId();
-  await addMemberAs(api, kind, id, userId, 10);
+  await addMember(api, kind, id, userId, 10);
   return userId;
 }
 
-const OPERATIONS: Operation[] = [
-  { name: 'GET members', ok: 200, managersOnly: false, run: async (k, id, token) => (await api.get(`/${k}/${id}/members`, { token })).status },
-  { name: 'GET members/all', ok: 200, managersOnly: false, run: async (k, id, token) => (await api.get(`/${k}/${id}/members/all`, { token })).status },
-  {
-    name: 'GET members/:user_id',
+interface Operation {
+  /** The status of a call that is allowed. */
+  ok: number;
+  /** `fresh`: the call is expected to succeed and needs a target of its own. */
+  run(kind: Kind, id: number, token: string | null, fresh: boolean): Promise<number>;
+}
+
+/** The calls, by method and the path below /:kind/:id/. */
+const OPERATIONS: Record<string, Operation> = {
+  'GET members': { ok: 200, run: async (k, id, token) => (await api.get(`/${k}/${id}/members`, { token })).status },
+  'GET members/all': { ok: 200, run: async (k, id, token) => (await api.get(`/${k}/${id}/members/all`, { token })).status },
+  'GET members/:user_id': {
     ok: 200,
-    managersOnly: false,
     run: async (k, id, token) => {
       const [first] = (await api.get(`/${k}/${id}/members`)).body;
       return (await api.get(`/${k}/${id}/members/${first.id}`, { token })).status;
     },
   },
-  {
-    name: 'POST members',
+  'POST members': {
     ok: 201,
-    managersOnly: true,
-    run: async (k, id, token, fresh) => (await api.post(`/${k}/${id}/members`, { user_id: fresh ? await newUserId() : outsiderId, access_level: 10 }, { token })).status,
+    run: async (k, id, token, fresh) => (await api.post(`/${k}/${id}/members`, { user_id: fresh ? await newUserId() : callers.nonMember.user!.id, access_level: 10 }, { token })).status,
   },
-  {
-    name: 'PUT members/:user_id',
+  'PUT members/:user_id': {
     ok: 200,
-    managersOnly: true,
     run: async (k, id, token, fresh) => (await api.put(`/${k}/${id}/members/${await target(k, id, fresh)}`, { access_level: 20 }, { token })).status,
   },
-  {
-    name: 'DELETE members/:user_id (somebody else)',
+  'DELETE members/:user_id': {
     ok: 204,
-    managersOnly: true,
     run: async (k, id, token, fresh) => (await api.del(`/${k}/${id}/members/${await target(k, id, fresh)}`, { token })).status,
   },
-  { name: 'GET access_requests', ok: 200, managersOnly: true, run: async (k, id, token) => (await api.get(`/${k}/${id}/access_requests`, { token })).status },
-];
+  'GET access_requests': { ok: 200, run: async (k, id, token) => (await api.get(`/${k}/${id}/access_requests`, { token })).status },
+};
 
-describe.each<Kind>(['groups', 'projects'])('%s', (kind) => {
-  describe.each(['private', 'public'] as const)('%s', (visibility) => {
-    // On a public source only outsiders fare differently.
-    const roles = visibility === 'private' ? ROLES : (['anonymous', 'non-member'] as Role[]);
-    const cases = OPERATIONS.flatMap((op) => roles.map((role) => ({ op, role, want: expected(kind, visibility, role, op.ok, op.managersOnly) })));
-    it.each(cases.map((c) => [c.op.name, c.role, c.want, c] as const))('%s as %s → %i', async (_name, role, want, c) => {
-      const id = sources.get(`${kind}:${visibility}`)!;
-      expect(await c.op.run(kind, id, tokens.get(role)!, want === c.op.ok && c.op.managersOnly)).toBe(want);
-    });
+describe.each([
+  ['groups', GROUPS],
+  ['projects', PROJECTS],
+] as const)('%s', (kind, table) => {
+  permissionMatrix(table, async ({ endpoint, caller, visibility, status }) => {
+    const [method, path] = endpoint.split(' ') as [string, string];
+    const operation = OPERATIONS[`${method} ${path.slice(`/${kind}/:id/`.length)}`];
+    expect(operation, endpoint).toBeDefined();
+    const id = sources.get(`${kind}:${visibility}`)!;
+    // A call that should succeed and changes members acts on a fresh member of its own.
+    const fresh = status === operation!.ok && method !== 'GET';
+    return operation!.run(kind, id, callers[caller].token, fresh);
   });
 });

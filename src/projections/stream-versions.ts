@@ -1,0 +1,82 @@
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { Db } from '../database.js';
+import type { ProjectedEvent } from '../eventstore/types.js';
+
+/**
+ * The idempotency guard of a projection (DESIGN.md, "Read path"): per stream, the version of
+ * the last event of it the projection applied, in a table of the projection's own
+ * (`<name>_stream_versions`, listed in its `tables`, so a rebuild replays and swaps it with
+ * the rows). An event whose version is not above the recorded one was applied already: a
+ * replay (twice, or an older event after a newer one of the same stream) changes nothing.
+ *
+ * Why a table and not only a version column on the rows: a deleted row takes its column
+ * with it, so an older event replayed after the deletion (MemberAdded after MemberRemoved,
+ * ProjectStarred after ProjectDeleted) would write it again. The record of the stream stays.
+ */
+export interface StreamVersionsTable {
+  stream_id: string;
+  version: number;
+}
+
+type Versioned = Pick<ProjectedEvent, 'streamId' | 'streamVersion'>;
+
+/**
+ * Records the event's version and answers whether it is new to the projection (apply it) or
+ * a replay (skip it). One statement, for projectors that read results.
+ */
+export async function claimStreamVersion(trx: Db, table: string, event: Versioned): Promise<boolean> {
+  const { rows } = await sql`
+    insert into ${sql.table(table)} as t (stream_id, version) values (${event.streamId}, ${event.streamVersion})
+    on conflict (stream_id) do update set version = excluded.version where t.version < excluded.version
+    returning 1 as claimed`.execute(trx);
+  return rows.length > 0;
+}
+
+/**
+ * For writes-only projectors (their statements are sent without reading results): the SQL
+ * condition "this event is new to the projection", to guard each of the event's statements,
+ * followed by `recordStreamVersion` as the event's last statement.
+ */
+export const unapplied = (table: string, event: Versioned): RawBuilder<SqlBool> =>
+  sql<SqlBool>`${event.streamVersion}::integer > coalesce((select version from ${sql.table(table)} where stream_id = ${event.streamId}), 0)`;
+
+/** Records the event's version (a write only: nothing is read back). */
+export async function recordStreamVersion(trx: Db, table: string, event: Versioned): Promise<void> {
+  await sql`
+    insert into ${sql.table(table)} as t (stream_id, version) values (${event.streamId}, ${event.streamVersion})
+    on conflict (stream_id) do update set version = excluded.version where t.version < excluded.version`.execute(trx);
+}
+
+/**
+ * Batch paths: the events of a batch (log order) that are new to the projection — above the
+ * recorded version of their stream and above every earlier event of that stream in the
+ * batch. Records nothing; `recordStreamVersions` does once the batch is applied.
+ */
+export async function freshEvents<E extends Versioned>(trx: Db, table: string, events: readonly E[]): Promise<E[]> {
+  if (events.length === 0) return [];
+  const streams = [...new Set(events.map((e) => e.streamId))];
+  const { rows } = await sql<{ stream_id: string; version: number }>`
+    select stream_id, version from ${sql.table(table)} where stream_id = any(${streams}::text[])`.execute(trx);
+  const seen = new Map(rows.map((r) => [r.stream_id, r.version]));
+  const fresh: E[] = [];
+  for (const event of events) {
+    if (event.streamVersion <= (seen.get(event.streamId) ?? 0)) continue;
+    seen.set(event.streamId, event.streamVersion);
+    fresh.push(event);
+  }
+  return fresh;
+}
+
+/** Records the highest version of each stream among the events (one statement per 2,000 streams). */
+export async function recordStreamVersions(trx: Db, table: string, events: readonly Versioned[]): Promise<void> {
+  const highest = new Map<string, number>();
+  for (const e of events) if (e.streamVersion > (highest.get(e.streamId) ?? 0)) highest.set(e.streamId, e.streamVersion);
+  const entries = [...highest];
+  for (let i = 0; i < entries.length; i += 2000) {
+    const chunk = entries.slice(i, i + 2000);
+    await sql`
+      insert into ${sql.table(table)} as t (stream_id, version)
+      select * from unnest(${chunk.map(([s]) => s)}::text[], ${chunk.map(([, v]) => v)}::integer[])
+      on conflict (stream_id) do update set version = excluded.version where t.version < excluded.version`.execute(trx);
+  }
+}
