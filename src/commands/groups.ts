@@ -140,7 +140,7 @@ export function deleteGroupCustomAttribute(ctx: CommandContext, groupId: number,
  * deepest first. Idempotent: a group already gone appends nothing, and the runner keeps a
  * receipt per triggering event.
  */
-export const groupRemovalReactor: Reactor = {
+export const groupRemovalReactor: Reactor<CommandContext> = {
   name: 'group-removal',
   handles: ['GroupDeletionScheduled'],
   async react(event: StoredEvent, ctx: CommandContext) {

@@ -206,7 +206,7 @@ const causedBy = (event: StoredEvent): EventMetadata => ({
  * which removes a deleted user's personal projects. Idempotent: a project already gone
  * appends nothing, and the runner keeps a receipt per triggering event.
  */
-export const projectRemovalReactor: Reactor = {
+export const projectRemovalReactor: Reactor<CommandContext> = {
   name: 'project-removal',
   handles: ['ProjectDeletionScheduled', 'UserDeleted'],
   async react(event: StoredEvent, ctx: CommandContext) {

@@ -1,6 +1,7 @@
 import type { Reactor } from '../projections/runner.js';
+import type { CommandContext } from './handler.js';
 import { groupRemovalReactor } from './groups.js';
 import { projectRemovalReactor } from './projects.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor[] = [groupRemovalReactor, projectRemovalReactor];
+export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor];

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import { isConnectionError } from '../pg-client.js';
-import type { CommandContext } from '../commands/handler.js';
 import type { Db, DatabaseHandle } from '../database.js';
 import type { Notifier } from '../eventstore/notifier.js';
 import { afterCheckpoint, readAllAfter, readTypesAfter } from '../eventstore/store.js';
@@ -30,20 +29,24 @@ import { ADVISORY_LOCK_CLASS, applyEvents, rebuildProjections, type RebuildOptio
  *   an inline projector is only checked and rebuilt, never followed (commands keep it).
  */
 
-/** An async subscriber that issues commands. Idempotent on the triggering event id. */
-export interface Reactor {
+/**
+ * An async subscriber that issues commands, through the context the worker was given (the
+ * command context: the runner only passes it on, so projections need not know commands).
+ * Idempotent on the triggering event id.
+ */
+export interface Reactor<Context = unknown> {
   readonly name: string;
   readonly handles: readonly string[];
   /** Where a reactor without a checkpoint starts: the whole log (default) or what comes next. */
   readonly startAt?: 'log-start' | 'head';
-  react(event: StoredEvent, commands: CommandContext): Promise<void>;
+  react(event: StoredEvent, context: Context): Promise<void>;
 }
 
-export interface WorkerOptions {
+export interface WorkerOptions<Context = unknown> {
   projectors?: readonly Projector[];
-  reactors?: readonly Reactor[];
+  reactors?: readonly Reactor<Context>[];
   /** How reactors issue commands; required when there are reactors. */
-  commands?: CommandContext;
+  commands?: Context;
   notifier?: Notifier;
   /** Polling fallback and stand-by retry interval (default 500 ms). */
   pollIntervalMs?: number;
@@ -71,7 +74,7 @@ interface Follower {
   readonly name: string;
   readonly lockName: string;
   readonly projector?: Projector;
-  readonly reactor?: Reactor;
+  readonly reactor?: Reactor<any>;
   state: FollowerState;
   held: boolean;
   current: boolean;
@@ -111,7 +114,7 @@ class Fenced extends Error {
   }
 }
 
-export class ProjectionWorker {
+export class ProjectionWorker<Context = unknown> {
   private readonly followers: Follower[];
   private readonly pollIntervalMs: number;
   private readonly batchSize: number;
@@ -124,7 +127,7 @@ export class ProjectionWorker {
 
   constructor(
     private readonly handle: DatabaseHandle,
-    private readonly options: WorkerOptions,
+    private readonly options: WorkerOptions<Context>,
   ) {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.batchSize = options.batchSize ?? 500;
@@ -327,7 +330,7 @@ export class ProjectionWorker {
   }
 
   /** At-least-once reactions, made idempotent by a receipt per (reactor, event id). */
-  private async reactorBatch(f: Follower, reactor: Reactor): Promise<Outcome> {
+  private async reactorBatch(f: Follower, reactor: Reactor<Context>): Promise<Outcome> {
     const db = this.handle.db;
     const from = await readCheckpoint(db, f.name);
     if (!from) {
@@ -347,7 +350,7 @@ export class ProjectionWorker {
         .where('reactor', '=', reactor.name)
         .where('event_id', '=', event.eventId)
         .executeTakeFirst();
-      if (!seen) await reactor.react(event, this.options.commands!);
+      if (!seen) await reactor.react(event, this.options.commands as Context);
       const next = checkpointOf(event);
       await db.transaction().execute(async (trx) => {
         await trx

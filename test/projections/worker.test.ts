@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database.js';
+import type { CommandContext } from '../../src/commands/handler.js';
 import { ADVISORY_LOCK_CLASS } from '../../src/projections/rebuild.js';
 import { ProjectionWorker, type Reactor, type WorkerOptions } from '../../src/projections/runner.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
@@ -27,7 +28,7 @@ beforeAll(async () => {
 afterAll(() => handle.close());
 
 /** A worker that is stopped whatever happens (a running one keeps a pool connection). */
-async function withWorker<T>(options: WorkerOptions, fn: (worker: ProjectionWorker) => Promise<T>): Promise<T> {
+async function withWorker<T, C = unknown>(options: WorkerOptions<C>, fn: (worker: ProjectionWorker<C>) => Promise<T>): Promise<T> {
   const worker = new ProjectionWorker(handle, options);
   try {
     return await fn(worker);
@@ -218,7 +219,7 @@ describe('ProjectionWorker', () => {
   it('runs reactors once per triggering event, recording a receipt', async () => {
     const ctx = commandContext(handle);
     const seen: string[] = [];
-    const reactor: Reactor = {
+    const reactor: Reactor<CommandContext> = {
       name: 'echo',
       handles: ['Counted'],
       async react(event, commands) {
