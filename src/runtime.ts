@@ -85,11 +85,15 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   };
 }
 
-/** Serves the API on config.port (0 picks a free port); resolves once listening. */
-export function listen(runtime: Runtime, port = runtime.config.port, hostname = '0.0.0.0'): Promise<{ server: ServerType; port: number }> {
-  const app = createApp(runtime.app);
-  return new Promise((resolve) => {
+/**
+ * Serves the API on config.port (0 picks a free port) and config.host; resolves once
+ * listening, rejects when the address cannot be bound (EADDRINUSE, EADDRNOTAVAIL…).
+ */
+export function listen(runtime: Runtime, port = runtime.config.port, hostname = runtime.config.host): Promise<{ server: ServerType; port: number }> {
+  const app = createApp(runtime.app, runtime.handle);
+  return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port, hostname }, (info) => resolve({ server, port: info.port }));
+    server.once('error', reject);
     // Longer than the keep-alive of the clients and proxies in front (Node's 5 s default
     // races pooled client connections and resets them).
     (server as import('node:http').Server).keepAliveTimeout = 65_000;
