@@ -36,6 +36,8 @@ export interface RuntimeOptions {
   now?: () => Date;
   /** Run the async projections and reactors in this process (default true). */
   workers?: boolean;
+  /** Create root on an empty database (default true; `forgelog worker` leaves that to serve). */
+  bootstrap?: boolean;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -51,7 +53,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     streamCache: new StreamStateCache(),
     ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
   };
-  const { token } = await bootstrap(commands, config);
+  const { token } = options.bootstrap === false ? { token: undefined } : await bootstrap(commands, config);
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
   }
