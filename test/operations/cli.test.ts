@@ -48,7 +48,7 @@ async function freshStore(): Promise<Store> {
     const databaseUrl = withDatabase(url, name);
     return {
       env: { DATABASE_URL: databaseUrl },
-      open: () => openDatabase({ databaseUrl, poolSize: 2 }),
+      open: () => openDatabase({ databaseUrl }),
       dispose: () => adminQuery(url, `drop database if exists "${name}" with (force)`),
     };
   }
