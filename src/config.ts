@@ -1,3 +1,5 @@
+import { BlockList, isIP } from 'node:net';
+
 /** Runtime configuration, read once from the environment (every variable is documented in README.md). */
 export const PLANS = ['free', 'starter', 'premium', 'ultimate'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -5,8 +7,31 @@ export type Plan = (typeof PLANS)[number];
 /** 10 MiB: GitLab's default attachment limit; no API v4 body here comes near it. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** GitLab's default `monitoring_whitelist`: the loopback addresses. */
+export const DEFAULT_MONITORING_ALLOWLIST = '127.0.0.0/8,::1/128';
+
+/**
+ * A problem the operator can fix (configuration, a busy port, an unreachable database, a
+ * data directory in use): its message is complete, and `forgelog` prints it as one line
+ * on stderr, without a stack trace, and exits non-zero.
+ */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/** Which client addresses may read the monitoring endpoints (/-/health, /-/readiness, /-/metrics…). */
+export interface AddressAllowlist {
+  /** The entries as configured, normalised to CIDR notation. */
+  readonly entries: readonly string[];
+  allows(address: string | undefined): boolean;
+}
+
 export interface Config {
   port: number;
+  /** The address the HTTP server binds (FORGELOG_HOST). */
+  host: string;
   databaseUrl: string | undefined;
   dataDir: string;
   rootToken: string | undefined;
@@ -17,28 +42,95 @@ export interface Config {
   shutdownGraceMs: number;
   /** A request body larger than this is refused with 413 before it is read or parsed. */
   maxBodyBytes: number;
+  monitoringAllowlist: AddressAllowlist;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}`);
+  if (env.PORT?.trim() === '' || !Number.isInteger(port) || port < 0 || port > 65535) throw new StartupError(`PORT must be a port number (0–65535), got ${JSON.stringify(env.PORT)}`);
+  const host = env.FORGELOG_HOST ?? '0.0.0.0';
+  if (host === '' || /\s/.test(host)) throw new StartupError(`FORGELOG_HOST must be an address or host name to bind, got ${JSON.stringify(host)}`);
   const plan = (env.FORGELOG_PLAN ?? 'ultimate') as Plan;
-  if (!PLANS.includes(plan)) throw new Error(`FORGELOG_PLAN must be one of ${PLANS.join(', ')}, got ${plan}`);
+  if (!PLANS.includes(plan)) throw new StartupError(`FORGELOG_PLAN must be one of ${PLANS.join(', ')}, got ${JSON.stringify(plan)}`);
   const shutdownGraceMs = Number(env.FORGELOG_SHUTDOWN_GRACE_MS ?? 10_000);
   if (!Number.isInteger(shutdownGraceMs) || shutdownGraceMs < 0) {
-    throw new Error(`FORGELOG_SHUTDOWN_GRACE_MS must be a whole number of milliseconds, got ${env.FORGELOG_SHUTDOWN_GRACE_MS}`);
+    throw new StartupError(`FORGELOG_SHUTDOWN_GRACE_MS must be a whole number of milliseconds, got ${JSON.stringify(env.FORGELOG_SHUTDOWN_GRACE_MS)}`);
   }
   const maxBodyBytes = Number(env.FORGELOG_MAX_BODY_BYTES ?? DEFAULT_MAX_BODY_BYTES);
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) throw new Error(`FORGELOG_MAX_BODY_BYTES must be a positive number of bytes, got ${env.FORGELOG_MAX_BODY_BYTES}`);
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) throw new StartupError(`FORGELOG_MAX_BODY_BYTES must be a positive number of bytes, got ${JSON.stringify(env.FORGELOG_MAX_BODY_BYTES)}`);
+  const logLevel = env.LOG_LEVEL ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new StartupError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl) checkDatabaseUrl(databaseUrl);
+  passwordHashCost(env); // read where hashes are made (commands/secrets.ts); checked here, at start
   return {
     port,
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: env.FORGELOG_DATA_DIR ?? './data',
+    host,
+    databaseUrl,
+    dataDir: env.FORGELOG_DATA_DIR || './data',
     rootToken: env.FORGELOG_ROOT_TOKEN || undefined,
     externalUrl: (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
     plan,
-    logLevel: env.LOG_LEVEL ?? 'info',
+    logLevel,
     shutdownGraceMs,
     maxBodyBytes,
+    monitoringAllowlist: parseAllowlist(env.FORGELOG_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST),
+  };
+}
+
+/** FORGELOG_PASSWORD_HASH_COST: an integer from 10 to 20 (default 14). */
+export function passwordHashCost(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.FORGELOG_PASSWORD_HASH_COST ?? '14';
+  const cost = Number(raw);
+  if (raw.trim() === '' || !Number.isInteger(cost) || cost < 10 || cost > 20) {
+    throw new StartupError(`FORGELOG_PASSWORD_HASH_COST must be an integer from 10 to 20, got ${JSON.stringify(raw)}`);
+  }
+  return cost;
+}
+
+function checkDatabaseUrl(value: string) {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new StartupError('DATABASE_URL must be a URL like postgres://user:password@host:5432/database');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new StartupError(`DATABASE_URL must start with postgres:// or postgresql://, got ${url.protocol}//…`);
+  }
+}
+
+/** Where DATABASE_URL points, without its credentials (for messages and logs). */
+export function describeDatabaseUrl(value: string): string {
+  const url = new URL(value);
+  return `${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname === '/' ? '' : url.pathname}`;
+}
+
+/**
+ * Comma-separated addresses and CIDR ranges, IPv4 or IPv6 ("127.0.0.0/8,::1/128,10.0.0.5").
+ * An empty value allows no one. IPv4-mapped IPv6 client addresses (::ffff:127.0.0.1, what a
+ * server bound to :: sees) match the IPv4 ranges.
+ */
+export function parseAllowlist(value: string, variable = 'FORGELOG_MONITORING_ALLOWLIST'): AddressAllowlist {
+  const list = new BlockList();
+  const entries: string[] = [];
+  for (const part of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const [address = '', prefixText, ...extra] = part.split('/');
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const prefix = prefixText === undefined ? max : Number(prefixText);
+    if (family === 0 || extra.length > 0 || (prefixText !== undefined && !/^\d{1,3}$/.test(prefixText)) || prefix > max) {
+      throw new StartupError(`${variable} must be comma-separated IP addresses or CIDR ranges (127.0.0.0/8,::1/128), got ${JSON.stringify(part)}`);
+    }
+    list.addSubnet(address, prefix, family === 6 ? 'ipv6' : 'ipv4');
+    entries.push(`${address}/${prefix}`);
+  }
+  return {
+    entries,
+    allows(address) {
+      if (!address) return false;
+      const family = isIP(address);
+      return family !== 0 && list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+    },
   };
 }

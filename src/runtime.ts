@@ -37,6 +37,8 @@ export interface RuntimeOptions {
   now?: () => Date;
   /** Run the async projections and reactors in this process (default true). */
   workers?: boolean;
+  /** Create root on an empty database (default true; `forgelog worker` leaves that to serve). */
+  bootstrap?: boolean;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -52,7 +54,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     streamCache: new StreamStateCache(),
     ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
   };
-  const { token, rootTokenWarning } = await bootstrap(commands, config);
+  const { token, rootTokenWarning } = options.bootstrap === false ? { token: undefined, rootTokenWarning: undefined } : await bootstrap(commands, config);
   if (rootTokenWarning) logger.warn(rootTokenWarning);
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
@@ -95,11 +97,15 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   };
 }
 
-/** Serves the API on config.port (0 picks a free port); resolves once listening. */
-export function listen(runtime: Runtime, port = runtime.config.port, hostname = '0.0.0.0'): Promise<{ server: ServerType; port: number }> {
-  const app = createApp(runtime.app);
-  return new Promise((resolve) => {
+/**
+ * Serves the API on config.port (0 picks a free port) and config.host; resolves once
+ * listening, rejects when the address cannot be bound (EADDRINUSE, EADDRNOTAVAIL…).
+ */
+export function listen(runtime: Runtime, port = runtime.config.port, hostname = runtime.config.host): Promise<{ server: ServerType; port: number }> {
+  const app = createApp(runtime.app, runtime.handle);
+  return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port, hostname }, (info) => resolve({ server, port: info.port }));
+    server.once('error', reject);
     // Longer than the keep-alive of the clients and proxies in front (Node's 5 s default
     // races pooled client connections and resets them).
     (server as import('node:http').Server).keepAliveTimeout = 65_000;

@@ -1,13 +1,18 @@
 import type { Server } from 'node:http';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
-import { openDatabase } from '../database.js';
+import { sql } from 'kysely';
+import { StartupError, describeDatabaseUrl, loadConfig, type Config } from '../config.js';
+import { openDatabase, type DatabaseHandle } from '../database.js';
 import { migrateToLatest } from '../migrate.js';
 import { listen, openRuntime, startSealer, startWorker } from '../runtime.js';
 import { mintToken } from '../bootstrap.js';
-import { PROJECTORS } from '../projections/registry.js';
+import { REACTORS } from '../commands/reactors.js';
+import { PROJECTORS, asyncProjectors, inlineProjectors } from '../projections/registry.js';
 import { rebuildProjections } from '../projections/rebuild.js';
-import { readProjectionLag } from '../projections/runner.js';
+import { readFollowerStatus } from '../projections/status.js';
 import { exportEvents } from '../eventstore/export.js';
 import { rebaseTransactionIds } from '../eventstore/rebase.js';
 import { sealPending } from '../eventstore/seal.js';
@@ -21,7 +26,7 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
   forgelog worker                     async projections and reactors only (any number may run)
   forgelog migrate                    apply database migrations
   forgelog rebuild NAME… | --all      rebuild read tables from the log into fresh tables, then swap
-  forgelog projections                each projection's checkpoint and lag
+  forgelog projections                each projection's and reactor's checkpoint and lag
   forgelog events export [--stream ID] [--after TX:POS]
                                       the log as NDJSON on stdout, in gap-free order
   forgelog events tail [--stream ID]  the same, then follow new events until interrupted
@@ -33,24 +38,44 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
 
 Configuration comes from the environment (see README.md).`;
 
+/** Reporting commands (projections, events, migrate, rebuild) open the database only: no root bootstrap, no tokens, no workers. */
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
+  if (!command || command === 'help' || command === '--help') {
+    console.log(USAGE);
+    return;
+  }
   const config = loadConfig();
   switch (command) {
     case 'serve': {
-      const runtime = await openRuntime(config);
-      const { server, port } = await listen(runtime);
-      runtime.logger.info({ port, external_url: config.externalUrl, database: runtime.handle.kind }, 'forgelog listening');
-      shutDownOnSignals({ server: server as Server, graceMs: config.shutdownGraceMs, logger: runtime.logger, close: () => runtime.close() });
+      // Every start-up check before the first write (migrations, root): config, port, database.
+      await ensurePortFree(config);
+      const runtime = await openRuntime(config, { handle: await openStore(config) });
+      const listening = await listen(runtime).catch((error: unknown) => {
+        throw listenError(error, config);
+      });
+      runtime.logger.info({ host: config.host, port: listening.port, external_url: config.externalUrl, database: describeStore(config) }, 'forgelog listening');
+      shutDownOnSignals({ server: listening.server as Server, graceMs: config.shutdownGraceMs, logger: runtime.logger, close: () => runtime.close() });
       return;
     }
     case 'worker': {
-      const runtime = await openRuntime(config, { workers: false });
+      const runtime = await openRuntime(config, { handle: await openStore(config), workers: false, bootstrap: false });
       const worker = startWorker(runtime.handle, runtime.app.commands, runtime.notifier, runtime.logger);
       const sealing = new AbortController();
       const sealer = startSealer(runtime.handle, runtime.notifier, runtime.logger, sealing.signal);
       await runtime.notifier.listen();
-      runtime.logger.info({ projections: PROJECTORS.map((p) => p.name), database: runtime.handle.kind }, 'forgelog worker following the log');
+      const following = {
+        async_projections: asyncProjectors().map((p) => p.name),
+        reactors: REACTORS.map((r) => r.name),
+        sealer: true,
+        inline_projections: inlineProjectors().map((p) => p.name),
+        database: describeStore(config),
+      };
+      runtime.logger.info(
+        following,
+        `forgelog worker following the log in ${following.database}: async projections ${list(following.async_projections)}; ` +
+          `reactors ${list(following.reactors)}; the sealer. Inline projections (${list(following.inline_projections)}) are kept by the writers, not by workers`,
+      );
       const stop = async () => {
         sealing.abort();
         await sealer;
@@ -67,25 +92,29 @@ async function main(argv: string[]) {
       const chosen = values.all ? PROJECTORS : PROJECTORS.filter((p) => positionals.includes(p.name));
       const unknown = positionals.filter((name) => !PROJECTORS.some((p) => p.name === name));
       if (unknown.length > 0 || chosen.length === 0) {
-        throw new Error(`name projections to rebuild (${PROJECTORS.map((p) => p.name).join(', ')}) or --all${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+        throw new StartupError(`name projections to rebuild (${PROJECTORS.map((p) => p.name).join(', ')}) or --all${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
       }
-      const runtime = await openRuntime({ ...config, logLevel: 'warn' }, { workers: false });
+      const handle = await openStore(config);
       try {
-        const result = await rebuildProjections(runtime.handle, chosen, { onProgress: progressBar });
-        process.stderr.write('\n');
+        await migrateToLatest(handle.db);
+        const progress = progressBar();
+        const result = await rebuildProjections(handle, chosen, { onProgress: progress.draw });
+        progress.end();
         const rate = result.milliseconds > 0 ? Math.round((result.events / result.milliseconds) * 1000) : result.events;
         console.log(`rebuilt ${chosen.map((p) => p.name).join(', ')}: ${result.events} events in ${(result.milliseconds / 1000).toFixed(2)} s (${rate} events/s)`);
       } finally {
-        await runtime.close();
+        await handle.close();
       }
       return;
     }
     case 'projections': {
-      const runtime = await openRuntime({ ...config, logLevel: 'warn' }, { workers: false });
+      const handle = await openStore(config);
       try {
-        for (const row of await readProjectionLag(runtime.handle.db)) console.log(JSON.stringify(row));
+        await migrateToLatest(handle.db);
+        // Inline projections are written with every append: never behind, whatever their checkpoint row says.
+        for (const row of await readFollowerStatus(handle.db, { projectors: PROJECTORS, reactors: REACTORS })) console.log(JSON.stringify(row));
       } finally {
-        await runtime.close();
+        await handle.close();
       }
       return;
     }
@@ -93,16 +122,19 @@ async function main(argv: string[]) {
       await events(config, rest);
       return;
     case 'migrate': {
-      const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-      const applied = await migrateToLatest(handle.db);
-      console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
-      await handle.close();
+      const handle = await openStore(config);
+      try {
+        const applied = await migrateToLatest(handle.db);
+        console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
+      } finally {
+        await handle.close();
+      }
       return;
     }
     case 'token': {
       const { values } = parseArgs({ args: rest, options: { user: { type: 'string' }, scopes: { type: 'string', default: 'api' }, name: { type: 'string', default: 'cli' } } });
-      if (!values.user) throw new Error('--user is required');
-      const runtime = await openRuntime({ ...config, logLevel: 'warn' });
+      if (!values.user) throw new StartupError('--user is required');
+      const runtime = await openRuntime({ ...config, logLevel: 'warn' }, { handle: await openStore(config) });
       try {
         const { token } = await mintToken(runtime.app.commands, values.user, values.scopes!.split(',').map((s) => s.trim()), values.name);
         console.log(token);
@@ -112,8 +144,8 @@ async function main(argv: string[]) {
       return;
     }
     default:
-      console.log(USAGE);
-      if (command && command !== 'help' && command !== '--help') process.exitCode = 2;
+      console.error(USAGE);
+      process.exitCode = 2;
   }
 }
 
@@ -123,7 +155,7 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
     args: rest,
     options: { stream: { type: 'string' }, after: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } },
   });
-  const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const handle = await openStore(config);
   try {
     await migrateToLatest(handle.db);
     switch (verb) {
@@ -148,10 +180,11 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
         return;
       }
       case 'verify': {
+        const progress = onTerminal();
         const report = await verifyLog(handle.db, {
-          onProgress: (p) => process.stderr.write(`\r${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals`),
+          ...(progress && { onProgress: (p) => progress.draw(`${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals`) }),
         });
-        process.stderr.write('\n');
+        progress?.end();
         console.log(JSON.stringify(report, null, 2));
         if (!report.ok) process.exitCode = 3;
         return;
@@ -167,7 +200,7 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
         return;
       }
       default:
-        throw new Error('forgelog events export | tail | verify | seal | rebase');
+        throw new StartupError('forgelog events export | tail | verify | seal | rebase');
     }
   } finally {
     await handle.close();
@@ -176,18 +209,133 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
 
 function parseCheckpoint(value: string) {
   const match = /^(\d+):(\d+)$/.exec(value);
-  if (!match) throw new Error('--after takes TRANSACTION_ID:GLOBAL_POSITION (as printed by a previous export)');
+  if (!match) throw new StartupError('--after takes TRANSACTION_ID:GLOBAL_POSITION (as printed by a previous export)');
   return { transactionId: match[1]!, globalPosition: match[2]! };
 }
 
-function progressBar(done: number, total: number) {
-  const width = 30;
-  const ratio = total > 0 ? Math.min(done / total, 1) : 1;
-  const filled = Math.round(ratio * width);
-  process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round(ratio * 100)}% ${done}/${total} events`);
+const list = (names: readonly string[]) => (names.length ? names.join(', ') : 'none');
+
+/** A status line redrawn in place on stderr — only when stderr is a terminal (a pipe or a log file gets no `\r`). */
+function onTerminal(): { draw(line: string): void; end(): void } | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  let drawn = false;
+  return {
+    draw(line) {
+      drawn = true;
+      process.stderr.write(`\r${line}\x1b[K`);
+    },
+    end() {
+      if (drawn) process.stderr.write('\n');
+    },
+  };
 }
 
-main(process.argv.slice(2)).catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
+function progressBar() {
+  const line = onTerminal();
+  const width = 30;
+  return {
+    draw(done: number, total: number) {
+      const ratio = total > 0 ? Math.min(done / total, 1) : 1;
+      const filled = Math.round(ratio * width);
+      line?.draw(`[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round(ratio * 100)}% ${done}/${total} events`);
+    },
+    end: () => line?.end(),
+  };
+}
+
+// ───────────────────────────── Start-up checks ─────────────────────────────
+
+const describeStore = (config: Config) =>
+  config.databaseUrl ? `PostgreSQL at ${describeDatabaseUrl(config.databaseUrl)}` : `the embedded database in ${config.dataDir}`;
+
+/**
+ * Binds config.host:config.port and lets go, so a busy port or an address this machine does
+ * not have is reported before the database is opened, migrated or given its root user.
+ */
+async function ensurePortFree(config: Config): Promise<void> {
+  if (config.port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error) => reject(listenError(error, config)));
+    probe.listen({ port: config.port, host: config.host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+function listenError(error: unknown, config: Config): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reasons: Record<string, string> = {
+    EADDRINUSE: 'the port is in use (another forgelog, or another program, listens on it)',
+    EADDRNOTAVAIL: 'this machine has no such address',
+    EACCES: 'permission denied (ports below 1024 need privileges)',
+    ENOTFOUND: 'unknown host name',
+    EAI_AGAIN: 'the host name could not be resolved',
+  };
+  const reason = (code && reasons[code]) ?? describeError(error);
+  return new StartupError(`cannot listen on ${config.host}:${config.port} (FORGELOG_HOST, PORT): ${reason}`);
+}
+
+/**
+ * Opens the database and checks that it answers, so a malformed, unreachable or refusing
+ * database — or an unwritable data directory — is one clear line before anything is written.
+ */
+async function openStore(config: Config): Promise<DatabaseHandle> {
+  if (!config.databaseUrl) checkDataDir(config.dataDir);
+  const where = config.databaseUrl ? `${describeStore(config)} (DATABASE_URL)` : `${describeStore(config)} (FORGELOG_DATA_DIR)`;
+  try {
+    const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer within 15 s')), 15_000);
+    });
+    try {
+      await Promise.race([sql`select 1`.execute(handle.db), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    return handle;
+  } catch (error) {
+    if (error instanceof StartupError) throw error;
+    throw new StartupError(`cannot open ${where}: ${describeError(error)}`);
+  }
+}
+
+function checkDataDir(dir: string) {
+  if (dir === 'memory://') return;
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    throw new StartupError(`cannot create the data directory ${dir} (FORGELOG_DATA_DIR): ${describeError(error)}`);
+  }
+  const probe = join(dir, `.forgelog-write-check-${process.pid}`);
+  try {
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (error) {
+    throw new StartupError(`the data directory ${dir} (FORGELOG_DATA_DIR) is not writable: ${describeError(error)}`);
+  }
+}
+
+/** One line: an error's message (the first of an AggregateError's, as `connect` gives for localhost). */
+function describeError(error: unknown): string {
+  if (error instanceof AggregateError && error.errors[0]) return describeError(error.errors[0]);
+  if (error instanceof Error) return (error.message || (error as NodeJS.ErrnoException).code || error.name).replace(/\s*\n\s*/g, ' ');
+  return String(error);
+}
+
+// ───────────────────────────── Output ─────────────────────────────
+
+// `forgelog … | head`: the reader went away. Stop quietly, as a Unix filter does.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    process.exit(1);
+  });
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  // A StartupError says all there is to say; anything else is one line too (LOG_LEVEL=debug adds the stack).
+  const debug = process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace';
+  console.error(`forgelog: ${describeError(error)}`);
+  if (debug && !(error instanceof StartupError) && error instanceof Error && error.stack) console.error(error.stack);
   process.exit(1);
 });

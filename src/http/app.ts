@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { DatabaseHandle } from '../database.js';
 import { type AppContext, type AppEnv } from './kernel/context.js';
 import { errorResponse, methodNotAllowed, routeNotFound, sendError } from './kernel/errors.js';
 import { bodyLimit, parameterGuard, requestIdOf, responseHeaders } from './kernel/guards.js';
@@ -9,14 +10,17 @@ import { groupRoutes } from './routes/groups.js';
 import { projectRoutes } from './routes/projects.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
+import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
 
 /**
- * The HTTP application: GitLab's API v4 under /api/v4 plus health checks. A `.json`
- * suffix is accepted on every path; errors become GitLab's bodies in one place.
+ * The HTTP application: GitLab's API v4 under /api/v4 plus health checks and metrics. A
+ * `.json` suffix is accepted on every path; errors become GitLab's bodies in one place.
+ * `database` gives the metrics its connection pool.
  */
-export function createApp(app: AppContext) {
+export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind' | 'pool'>) {
+  const metrics = createMetrics(app, database);
   const root = new Hono<AppEnv>({
     getPath: (request) => {
       const url = request.url;
@@ -27,6 +31,7 @@ export function createApp(app: AppContext) {
     },
   });
 
+  root.use('*', metrics.middleware);
   root.use('*', async (c, next) => {
     const started = performance.now();
     const requestId = requestIdOf(c);
@@ -62,6 +67,7 @@ export function createApp(app: AppContext) {
   api.route('/', accessRequestRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
+  root.route('/', metrics.routes);
 
   root.notFound((c) => {
     const path = new URL(c.req.url).pathname.replace(/\.json$/, '');

@@ -4,6 +4,7 @@ import { VERSION, REVISION } from '../../version.js';
 import { authenticate } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { unauthorized } from '../kernel/errors.js';
+import { isMonitoringClient, monitoringClientsOnly } from '../kernel/monitoring.js';
 
 export const metaRoutes = new Hono<AppEnv>().get('/version', async (c) => {
   // GitLab: /version needs an authenticated user.
@@ -12,9 +13,12 @@ export const metaRoutes = new Hono<AppEnv>().get('/version', async (c) => {
   return c.json({ version: VERSION, revision: REVISION });
 });
 
-/** GitLab's health checks (outside /api/v4). */
+/** GitLab's health checks (outside /api/v4), for the monitoring allow-list only. */
 export const healthRoutes = new Hono<AppEnv>()
-  .get('/-/health', (c) => c.text('GitLab OK'))
+  // GitLab: Gitlab::Middleware::BasicHealthCheck answers an empty text/plain 404 outside the whitelist.
+  .get('/-/health', (c) => (isMonitoringClient(c) ? c.text('GitLab OK') : c.text('', 404)))
+  .use('/-/liveness', monitoringClientsOnly)
+  .use('/-/readiness', monitoringClientsOnly)
   .get('/-/liveness', (c) => c.json({ status: 'ok' }))
   .get('/-/readiness', async (c) => {
     try {

@@ -1,0 +1,380 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { join, resolve } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { mintToken } from '../../src/bootstrap.js';
+import { loadConfig } from '../../src/config.js';
+import { openDatabase, type DatabaseHandle } from '../../src/database.js';
+import { readProjectionLag } from '../../src/projections/runner.js';
+import { openRuntime } from '../../src/runtime.js';
+import { onPostgres } from '../support/database.js';
+import { TEST_DATA_DIR, copyTemplate, withDatabase } from '../support/global-setup.js';
+
+// `forgelog` as an operator meets it: real child processes (bin/forgelog.js), each on a
+// database of its own (a copy of the migrated template: PGlite directory or PostgreSQL clone).
+
+const BIN = resolve('bin/forgelog.js');
+
+// A child start costs ~2.5 s of CPU (tsx, the app's modules, PGlite); on a busy shared
+// machine several of them in one test take minutes.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
+
+interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A migrated, empty database for child processes, and a way to look into it from the test. */
+interface Store {
+  env: Record<string, string>;
+  open(): Promise<DatabaseHandle>;
+  dispose(): Promise<void>;
+}
+
+async function freshStore(): Promise<Store> {
+  const suffix = randomBytes(5).toString('hex');
+  const url = process.env.DATABASE_URL;
+  if (url) {
+    const name = `${inject('postgresTemplate')}_f${suffix}`;
+    await adminQuery(url, `create database "${name}" template "${inject('postgresTemplate')}"`);
+    const databaseUrl = withDatabase(url, name);
+    return {
+      env: { DATABASE_URL: databaseUrl },
+      open: () => openDatabase({ databaseUrl }),
+      dispose: () => adminQuery(url, `drop database if exists "${name}" with (force)`),
+    };
+  }
+  const dir = join(TEST_DATA_DIR, `cli-${suffix}`);
+  copyTemplate(inject('pgliteTemplateDir'), dir);
+  return {
+    env: { FORGELOG_DATA_DIR: dir },
+    open: () => openDatabase({ dataDir: dir }),
+    dispose: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+async function adminQuery(url: string, query: string) {
+  const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
+  await admin.connect();
+  try {
+    await admin.query(query);
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The environment of a child: none of this process's forgelog settings, then `env`. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(DATABASE_URL|PORT|LOG_LEVEL|FORGELOG_)/.test(key)));
+  return { ...base, FORGELOG_PASSWORD_HASH_COST: '10', LOG_LEVEL: 'warn', ...env };
+}
+
+function start(args: string[], env: Record<string, string>, options: { closedStdout?: boolean } = {}): { child: ChildProcess; done: Promise<Result> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  // `forgelog … | head` after head has gone: nobody reads the pipe any more.
+  if (options.closedStdout) child.stdout!.destroy();
+  let stdout = '';
+  let stderr = '';
+  if (!options.closedStdout) child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const done = new Promise<Result>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+const run = (args: string[], env: Record<string, string>, options: { closedStdout?: boolean } = {}) => start(args, env, options).done;
+
+/** Waits for a JSON log line (on stdout) whose msg starts with `message`. */
+function logLine(child: ChildProcess, message: string): Promise<Record<string, any>> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString();
+      for (const line of buffer.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        try {
+          const parsed = JSON.parse(line);
+          if (typeof parsed.msg === 'string' && parsed.msg.startsWith(message)) {
+            child.stdout!.off('data', onData);
+            return resolve(parsed);
+          }
+        } catch {}
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('close', () => reject(new Error(`exited before logging "${message}": ${buffer}`)));
+  });
+}
+
+/** A start-up error as the issue asks: one line on stderr, non-zero exit, no stack trace. */
+function expectStartupError(result: Result, pattern: RegExp) {
+  expect(result.stderr, result.stderr).not.toMatch(/^\s+at /m);
+  const lines = result.stderr.trimEnd().split('\n');
+  expect(lines, result.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^forgelog: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(result.code).toBe(1);
+  expect(result.stdout).toBe('');
+}
+
+async function countRows(store: Store): Promise<{ events: number; users: number; reactors: number }> {
+  const handle = await store.open();
+  try {
+    const { rows } = await sql<{ events: string; users: string; reactors: string }>`
+      select (select count(*) from events) as events, (select count(*) from users) as users,
+             (select count(*) from projection_checkpoints where name like 'reactor:%') as reactors`.execute(handle.db);
+    return { events: Number(rows[0]!.events), users: Number(rows[0]!.users), reactors: Number(rows[0]!.reactors) };
+  } finally {
+    await handle.close();
+  }
+}
+
+function occupy(host: string): Promise<{ server: Server; port: number }> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, host, () => resolve({ server, port: (server.address() as { port: number }).port }));
+  });
+}
+
+const freePort = async () => {
+  const { server, port } = await occupy('0.0.0.0');
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+};
+
+describe('start-up errors: one line, non-zero exit, nothing written', () => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await freshStore();
+  });
+  afterAll(() => store.dispose());
+
+  it('a port in use is reported before the database is migrated or root created', async () => {
+    const { server, port } = await occupy('0.0.0.0');
+    try {
+      // Embedded: a data directory that does not exist yet must not be created either.
+      const dataDir = join(TEST_DATA_DIR, `cli-unborn-${randomBytes(4).toString('hex')}`);
+      const env = onPostgres ? store.env : { FORGELOG_DATA_DIR: dataDir };
+      const result = await run(['serve'], { ...env, PORT: String(port), LOG_LEVEL: 'info' });
+      expectStartupError(result, new RegExp(`^forgelog: cannot listen on 0\\.0\\.0\\.0:${port} \\(FORGELOG_HOST, PORT\\): the port is in use`));
+      if (onPostgres) expect(await countRows(store)).toEqual({ events: 0, users: 0, reactors: 0 });
+      else expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('an address this machine does not have (FORGELOG_HOST)', async () => {
+    const result = await run(['serve'], { ...store.env, FORGELOG_HOST: '203.0.113.7', PORT: String(await freePort()) });
+    expectStartupError(result, /cannot listen on 203\.0\.113\.7:\d+ \(FORGELOG_HOST, PORT\): this machine has no such address/);
+    expect(await countRows(store)).toEqual({ events: 0, users: 0, reactors: 0 });
+  });
+
+  it('malformed DATABASE_URL', async () => {
+    const [garbage, mysql] = await Promise.all([run(['serve'], { DATABASE_URL: 'not a url' }), run(['migrate'], { DATABASE_URL: 'mysql://root@127.0.0.1/forgelog' })]);
+    expectStartupError(garbage, /^forgelog: DATABASE_URL must be a URL like postgres:\/\/user:password@host:5432\/database$/);
+    expectStartupError(mysql, /^forgelog: DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/, got mysql:\/\/…$/);
+  });
+
+  it('unreachable DATABASE_URL, without its password', async () => {
+    const [refused, unknown] = await Promise.all([
+      run(['serve'], { DATABASE_URL: 'postgres://forgelog:s3cret@127.0.0.1:1/forgelog', PORT: String(await freePort()) }),
+      run(['projections'], { DATABASE_URL: 'postgres://forgelog:s3cret@no-such-host.invalid/forgelog' }),
+    ]);
+    expectStartupError(refused, /^forgelog: cannot open PostgreSQL at 127\.0\.0\.1:1\/forgelog \(DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/);
+    expectStartupError(unknown, /^forgelog: cannot open PostgreSQL at no-such-host\.invalid:5432\/forgelog \(DATABASE_URL\): getaddrinfo \w+ no-such-host\.invalid$/);
+    expect(refused.stderr + unknown.stderr).not.toContain('s3cret');
+  });
+
+  it.runIf(onPostgres)('a database that does not exist', async () => {
+    const url = withDatabase(process.env.DATABASE_URL!, 'forgelog_no_such_database');
+    const result = await run(['serve'], { DATABASE_URL: url, PORT: String(await freePort()) });
+    expectStartupError(result, /^forgelog: cannot open PostgreSQL at .*\/forgelog_no_such_database \(DATABASE_URL\): database "forgelog_no_such_database" does not exist$/);
+  });
+
+  it('a data directory that cannot be written', async () => {
+    // As root, permissions do not stop a write; sysfs refuses new files to anyone.
+    let dir = '/sys/kernel';
+    if (process.getuid?.() !== 0) {
+      dir = mkdtempSync(join(TEST_DATA_DIR, 'cli-readonly-'));
+      chmodSync(dir, 0o555);
+    }
+    try {
+      const result = await run(['serve'], { FORGELOG_DATA_DIR: dir, PORT: String(await freePort()) });
+      expectStartupError(result, new RegExp(`^forgelog: the data directory ${dir} \\(FORGELOG_DATA_DIR\\) is not writable: EACCES`));
+      const nested = await run(['migrate'], { FORGELOG_DATA_DIR: join(BIN, 'data') });
+      expectStartupError(nested, /^forgelog: cannot create the data directory .*bin\/forgelog\.js\/data \(FORGELOG_DATA_DIR\): ENOTDIR/);
+    } finally {
+      if (dir !== '/sys/kernel') rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('bad LOG_LEVEL, FORGELOG_PASSWORD_HASH_COST, FORGELOG_MONITORING_ALLOWLIST, PORT', async () => {
+    const env = { ...store.env, PORT: String(await freePort()) };
+    const results = await Promise.all([
+      run(['serve'], { ...env, LOG_LEVEL: 'loud' }),
+      run(['serve'], { ...env, FORGELOG_PASSWORD_HASH_COST: '30' }),
+      run(['serve'], { ...env, FORGELOG_PASSWORD_HASH_COST: 'high' }),
+      run(['serve'], { ...env, FORGELOG_MONITORING_ALLOWLIST: '127.0.0.1/8,intranet' }),
+      run(['serve'], { ...env, PORT: '70000' }),
+    ]);
+    expectStartupError(results[0]!, /^forgelog: LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "loud"$/);
+    expectStartupError(results[1]!, /^forgelog: FORGELOG_PASSWORD_HASH_COST must be an integer from 10 to 20, got "30"$/);
+    expectStartupError(results[2]!, /^forgelog: FORGELOG_PASSWORD_HASH_COST must be an integer from 10 to 20, got "high"$/);
+    expectStartupError(results[3]!, /^forgelog: FORGELOG_MONITORING_ALLOWLIST must be comma-separated IP addresses or CIDR ranges \(127\.0\.0\.0\/8,::1\/128\), got "intranet"$/);
+    expectStartupError(results[4]!, /^forgelog: PORT must be a port number \(0–65535\), got "70000"$/);
+    expect(await countRows(store)).toEqual({ events: 0, users: 0, reactors: 0 });
+  });
+});
+
+describe('FORGELOG_HOST', () => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await freshStore();
+  });
+  afterAll(() => store.dispose());
+
+  it('is the address serve binds', async () => {
+    const server = start(['serve'], { ...store.env, FORGELOG_HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', FORGELOG_ROOT_TOKEN: 'cli-root-token' });
+    try {
+      const listening = await logLine(server.child, 'forgelog listening');
+      expect(listening).toMatchObject({ host: '127.0.0.1', port: expect.any(Number) });
+      const res = await fetch(`http://127.0.0.1:${listening.port}/api/v4/user`, { headers: { 'PRIVATE-TOKEN': 'cli-root-token' } });
+      expect(res.status).toBe(200);
+      // Not on the machine's other addresses.
+      const other = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal);
+      if (other) await expect(fetch(`http://${other.address}:${listening.port}/-/health`)).rejects.toThrow();
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.done;
+    }
+  });
+});
+
+describe('reporting commands', () => {
+  let store: Store;
+  beforeAll(async () => {
+    store = await freshStore();
+  });
+  afterAll(() => store.dispose());
+
+  it('never create root, print tokens or start workers', async () => {
+    const commands = [['migrate'], ['projections'], ['events', 'export'], ['events', 'verify'], ['rebuild', '--all']];
+    for (const args of commands) {
+      const result = await run(args, { ...store.env, LOG_LEVEL: 'info' });
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(0);
+      expect(result.stdout + result.stderr, args.join(' ')).not.toMatch(/token|administrator|worker/i);
+    }
+    const tail = start(['events', 'tail'], { ...store.env, LOG_LEVEL: 'info' });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    tail.child.kill('SIGINT');
+    const tailed = await tail.done;
+    expect(tailed.stdout + tailed.stderr).not.toMatch(/token|administrator|worker/i);
+    // No root, no events, and no reactor ever started (a worker would have written its checkpoint).
+    expect(await countRows(store)).toEqual({ events: 0, users: 0, reactors: 0 });
+  });
+});
+
+describe('on a database in use', () => {
+  let store: Store;
+  let head: number;
+  beforeAll(async () => {
+    store = await freshStore();
+    // As a deployment leaves it: serve created root and ran the workers; writes came after.
+    const handle = await store.open();
+    const config = { ...loadConfig({}), logLevel: 'silent', rootToken: 'cli-root-token' };
+    const runtime = await openRuntime(config, { handle, migrate: false, logger: pino({ level: 'silent' }) });
+    await runtime.worker!.catchUp();
+    await runtime.worker!.stop();
+    for (let i = 0; i < 5; i++) await mintToken(runtime.app.commands, 'root', ['api']);
+    // The inline projections' checkpoint rows stay where their last rebuild ended.
+    expect((await readProjectionLag(handle.db, ['users']))[0]!.eventsBehind).toBeGreaterThanOrEqual(5);
+    head = Number((await sql<{ n: string }>`select count(*) as n from events`.execute(handle.db)).rows[0]!.n);
+    await runtime.close();
+  });
+  afterAll(() => store.dispose());
+
+  it('projections shows inline projections as inline, never behind', async () => {
+    const result = await run(['projections'], store.env);
+    expect(result.code, result.stderr).toBe(0);
+    const rows = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    expect(rows.map((r) => [r.name, r.kind, r.mode])).toEqual([
+      ['users', 'projection', 'inline'],
+      ['namespaces', 'projection', 'inline'],
+      ['members', 'projection', 'inline'],
+      ['projects', 'projection', 'inline'],
+      ['reactor:group-removal', 'reactor', 'async'],
+      ['reactor:project-removal', 'reactor', 'async'],
+    ]);
+    for (const row of rows.filter((r) => r.mode === 'inline')) expect(row).toMatchObject({ checkpoint: null, eventsBehind: 0, secondsBehind: 0 });
+    // The reactors were stopped before the last 5 writes.
+    for (const row of rows.filter((r) => r.kind === 'reactor')) {
+      expect(row.eventsBehind).toBe(5);
+      expect(row.checkpoint).toEqual({ transactionId: expect.stringMatching(/^\d+$/), globalPosition: String(head - 5) });
+    }
+  });
+
+  it('progress is drawn only on a terminal: no carriage returns in a pipe', async () => {
+    const verified = await run(['events', 'verify'], store.env);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout + verified.stderr).not.toContain('\r');
+    expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
+    const rebuilt = await run(['rebuild', '--all'], store.env);
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    expect(rebuilt.stdout).toMatch(new RegExp(`^rebuilt users, namespaces, members, projects: ${head} events in [\\d.]+ s \\(\\d+ events/s\\)\\n$`));
+    expect(rebuilt.stderr).toBe('');
+  });
+
+  it.runIf(existsSync('/usr/bin/script'))('and is drawn on a terminal', async () => {
+    const envs = Object.entries({ ...store.env, FORGELOG_PASSWORD_HASH_COST: '10', LOG_LEVEL: 'warn' }).map(([k, v]) => `${k}='${v}'`);
+    const child = spawn('/usr/bin/script', ['-qec', `env ${envs.join(' ')} ${process.execPath} ${BIN} rebuild --all`, '/dev/null'], {
+      env: childEnv({}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    const code = await new Promise((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    expect(output).toMatch(/\r\[#+\.*\] \d+% \d+\/\d+ events/);
+  });
+
+  it('a closed pipe (| head) ends the command quietly', async () => {
+    for (const args of [['projections'], ['events', 'export']]) {
+      const result = await run(args, store.env, { closedStdout: true });
+      expect(result.stderr, args.join(' ')).toBe('');
+      expect(result.code, args.join(' ')).toBe(0);
+    }
+  });
+
+  it('worker says what it follows, and does not create root', async () => {
+    const fresh = await freshStore();
+    const worker = start(['worker'], { ...fresh.env, LOG_LEVEL: 'info' });
+    try {
+      const line = await logLine(worker.child, 'forgelog worker following the log');
+      expect(line).toMatchObject({
+        async_projections: [],
+        reactors: ['group-removal', 'project-removal'],
+        sealer: true,
+        inline_projections: ['users', 'namespaces', 'members', 'projects'],
+        database: onPostgres ? expect.stringMatching(/^PostgreSQL at 127\.0\.0\.1:5432\/\w+$/) : `the embedded database in ${fresh.env.FORGELOG_DATA_DIR}`,
+      });
+      expect(line.msg).toMatch(/reactors group-removal, project-removal; the sealer\. Inline projections \(users, namespaces, members, projects\) are kept by the writers/);
+    } finally {
+      worker.child.kill('SIGTERM');
+    }
+    const result = await worker.done;
+    expect(result.stdout + result.stderr).not.toMatch(/token|administrator/i);
+    expect((await countRows(fresh)).users).toBe(0);
+    await fresh.dispose();
+  });
+});
