@@ -1,7 +1,5 @@
 import type { Server } from 'node:http';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { StartupError, describeDatabaseUrl, loadConfig, type Config } from '../config.js';
@@ -279,7 +277,6 @@ function listenError(error: unknown, config: Config): unknown {
  * database — or an unwritable data directory — is one clear line before anything is written.
  */
 async function openStore(config: Config): Promise<DatabaseHandle> {
-  if (!config.databaseUrl) checkDataDir(config.dataDir);
   const where = config.databaseUrl ? `${describeStore(config)} (DATABASE_URL)` : `${describeStore(config)} (FORGELOG_DATA_DIR)`;
   try {
     const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -296,22 +293,6 @@ async function openStore(config: Config): Promise<DatabaseHandle> {
   } catch (error) {
     if (error instanceof StartupError) throw error;
     throw new StartupError(`cannot open ${where}: ${describeError(error)}`);
-  }
-}
-
-function checkDataDir(dir: string) {
-  if (dir === 'memory://') return;
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (error) {
-    throw new StartupError(`cannot create the data directory ${dir} (FORGELOG_DATA_DIR): ${describeError(error)}`);
-  }
-  const probe = join(dir, `.forgelog-write-check-${process.pid}`);
-  try {
-    writeFileSync(probe, '');
-    rmSync(probe);
-  } catch (error) {
-    throw new StartupError(`the data directory ${dir} (FORGELOG_DATA_DIR) is not writable: ${describeError(error)}`);
   }
 }
 

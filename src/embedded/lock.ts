@@ -1,5 +1,6 @@
 import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { StartupError } from '../config.js';
 
 /**
  * One process per embedded data directory. PGlite is PostgreSQL in single-user mode inside
@@ -19,16 +20,12 @@ interface LockOwner {
   startTime?: string | undefined;
 }
 
-/** A refusal to open the embedded database: one line for the operator, no stack trace needed. */
-export class EmbeddedDatabaseError extends Error {
-  override name = 'EmbeddedDatabaseError';
-}
 
 const held = new Set<string>();
 
 /**
  * Takes the data directory's lock (creating the directory), or throws an
- * EmbeddedDatabaseError naming the process that holds it. Returns the release function.
+ * StartupError naming the process that holds it. Returns the release function.
  */
 export function lockDataDir(dataDir: string): () => void {
   const path = join(dataDir, LOCK_FILE);
@@ -79,7 +76,7 @@ function acquire(dataDir: string, path: string, key: string, draft: string): () 
     if (owner && isAlive(owner, key)) throw inUse(dataDir, owner);
     takeOver(path, text);
   }
-  throw new EmbeddedDatabaseError(`the embedded database in ${dataDir} is being opened by another process at the same time; try again`);
+  throw new StartupError(`the embedded database in ${dataDir} is being opened by another process at the same time; try again`);
 }
 
 /**
@@ -120,18 +117,18 @@ function isAlive(owner: LockOwner, key: string): boolean {
   return owner.startTime === undefined || now === undefined || now === owner.startTime;
 }
 
-function inUse(dataDir: string, owner: LockOwner): EmbeddedDatabaseError {
+function inUse(dataDir: string, owner: LockOwner): StartupError {
   const who = owner.pid === process.pid ? `this process (pid ${owner.pid})` : `${owner.command} (pid ${owner.pid})`;
-  return new EmbeddedDatabaseError(
+  return new StartupError(
     `the embedded database in ${dataDir} is in use by ${who}: it holds ${join(dataDir, LOCK_FILE)}. ` +
       'Stop that process first (or use the HTTP API it serves); to run several processes on one database, use PostgreSQL (DATABASE_URL)',
   );
 }
 
-function notWritable(dataDir: string, error: unknown): EmbeddedDatabaseError {
+function notWritable(dataDir: string, error: unknown): StartupError {
   const code = (error as NodeJS.ErrnoException).code ?? String(error);
   const reason = code === 'EACCES' || code === 'EPERM' || code === 'EROFS' ? 'is not writable' : 'cannot be used';
-  return new EmbeddedDatabaseError(`the embedded database directory ${dataDir} ${reason} (${code}); set FORGELOG_DATA_DIR to a writable directory`);
+  return new StartupError(`the embedded database directory ${dataDir} ${reason} (${code}); set FORGELOG_DATA_DIR to a writable directory`);
 }
 
 function describeThisProcess(): string {

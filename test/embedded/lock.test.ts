@@ -3,7 +3,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/database.js';
-import { EmbeddedDatabaseError, LOCK_FILE } from '../../src/embedded/lock.js';
+import { StartupError } from '../../src/config.js';
+import { LOCK_FILE } from '../../src/embedded/lock.js';
 import { childEnv, freshDataDir, runForgelog, startServe, stopServe } from './support.js';
 
 const dirs: string[] = [];
@@ -98,7 +99,7 @@ describe('the embedded data directory lock', () => {
     const handle = await openDatabase({ dataDir: dir });
     try {
       const second = openDatabase({ dataDir: dir });
-      await expect(second).rejects.toThrow(EmbeddedDatabaseError);
+      await expect(second).rejects.toThrow(StartupError);
       await expect(second).rejects.toThrow(`the embedded database in ${dir} is in use by this process (pid ${process.pid})`);
     } finally {
       await handle.close();
@@ -119,7 +120,7 @@ describe('the embedded data directory lock', () => {
     await expect(openDatabase({ dataDir: dir })).rejects.toThrow(new RegExp(`^the embedded database directory ${dir} is not writable \\((EACCES|EPERM|EROFS)\\)`));
     const migrate = runForgelog(['migrate'], childEnv(dir));
     expect(migrate.status).not.toBe(0);
-    expect(migrate.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^the embedded database directory ${dir} is not writable`))]);
+    expect(migrate.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^forgelog: the embedded database directory ${dir} is not writable`))]);
     if (!asRoot) chmodSync(dir, 0o700);
   });
 });

@@ -5,16 +5,14 @@ import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mintToken } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/database.js';
 import { readProjectionLag } from '../../src/projections/runner.js';
 import { openRuntime } from '../../src/runtime.js';
-import { onPostgres } from '../support/database.js';
-import { TEST_DATA_DIR, copyTemplate, withDatabase } from '../support/global-setup.js';
+import { freshTestStore, onPostgres, type TestStore } from '../support/database.js';
+import { TEST_DATA_DIR, withDatabase } from '../support/global-setup.js';
 
 // `forgelog` as an operator meets it: real child processes (bin/forgelog.js), each on a
 // database of its own (a copy of the migrated template: PGlite directory or PostgreSQL clone).
@@ -30,45 +28,6 @@ interface Result {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
-}
-
-/** A migrated, empty database for child processes, and a way to look into it from the test. */
-interface Store {
-  env: Record<string, string>;
-  open(): Promise<DatabaseHandle>;
-  dispose(): Promise<void>;
-}
-
-async function freshStore(): Promise<Store> {
-  const suffix = randomBytes(5).toString('hex');
-  const url = process.env.DATABASE_URL;
-  if (url) {
-    const name = `${inject('postgresTemplate')}_f${suffix}`;
-    await adminQuery(url, `create database "${name}" template "${inject('postgresTemplate')}"`);
-    const databaseUrl = withDatabase(url, name);
-    return {
-      env: { DATABASE_URL: databaseUrl },
-      open: () => openDatabase({ databaseUrl }),
-      dispose: () => adminQuery(url, `drop database if exists "${name}" with (force)`),
-    };
-  }
-  const dir = join(TEST_DATA_DIR, `cli-${suffix}`);
-  copyTemplate(inject('pgliteTemplateDir'), dir);
-  return {
-    env: { FORGELOG_DATA_DIR: dir },
-    open: () => openDatabase({ dataDir: dir }),
-    dispose: async () => rmSync(dir, { recursive: true, force: true }),
-  };
-}
-
-async function adminQuery(url: string, query: string) {
-  const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-  await admin.connect();
-  try {
-    await admin.query(query);
-  } finally {
-    await admin.end();
-  }
 }
 
 /** The environment of a child: none of this process's forgelog settings, then `env`. */
@@ -127,7 +86,7 @@ function expectStartupError(result: Result, pattern: RegExp) {
   expect(result.stdout).toBe('');
 }
 
-async function countRows(store: Store): Promise<{ events: number; users: number; reactors: number }> {
+async function countRows(store: TestStore): Promise<{ events: number; users: number; reactors: number }> {
   const handle = await store.open();
   try {
     const { rows } = await sql<{ events: string; users: string; reactors: string }>`
@@ -153,9 +112,9 @@ const freePort = async () => {
 };
 
 describe('start-up errors: one line, non-zero exit, nothing written', () => {
-  let store: Store;
+  let store: TestStore;
   beforeAll(async () => {
-    store = await freshStore();
+    store = await freshTestStore('cli');
   });
   afterAll(() => store.dispose());
 
@@ -211,9 +170,9 @@ describe('start-up errors: one line, non-zero exit, nothing written', () => {
     }
     try {
       const result = await run(['serve'], { FORGELOG_DATA_DIR: dir, PORT: String(await freePort()) });
-      expectStartupError(result, new RegExp(`^forgelog: the data directory ${dir} \\(FORGELOG_DATA_DIR\\) is not writable: EACCES`));
+      expectStartupError(result, new RegExp(`^forgelog: the embedded database directory ${dir} is not writable \\((EACCES|EPERM|EROFS)\\); set FORGELOG_DATA_DIR`));
       const nested = await run(['migrate'], { FORGELOG_DATA_DIR: join(BIN, 'data') });
-      expectStartupError(nested, /^forgelog: cannot create the data directory .*bin\/forgelog\.js\/data \(FORGELOG_DATA_DIR\): ENOTDIR/);
+      expectStartupError(nested, /^forgelog: the embedded database directory .*bin\/forgelog\.js\/data cannot be used \(ENOTDIR\); set FORGELOG_DATA_DIR/);
     } finally {
       if (dir !== '/sys/kernel') rmSync(dir, { recursive: true, force: true });
     }
@@ -238,9 +197,9 @@ describe('start-up errors: one line, non-zero exit, nothing written', () => {
 });
 
 describe('FORGELOG_HOST', () => {
-  let store: Store;
+  let store: TestStore;
   beforeAll(async () => {
-    store = await freshStore();
+    store = await freshTestStore('cli');
   });
   afterAll(() => store.dispose());
 
@@ -262,9 +221,9 @@ describe('FORGELOG_HOST', () => {
 });
 
 describe('reporting commands', () => {
-  let store: Store;
+  let store: TestStore;
   beforeAll(async () => {
-    store = await freshStore();
+    store = await freshTestStore('cli');
   });
   afterAll(() => store.dispose());
 
@@ -286,10 +245,10 @@ describe('reporting commands', () => {
 });
 
 describe('on a database in use', () => {
-  let store: Store;
+  let store: TestStore;
   let head: number;
   beforeAll(async () => {
-    store = await freshStore();
+    store = await freshTestStore('cli');
     // As a deployment leaves it: serve created root and ran the workers; writes came after.
     const handle = await store.open();
     const config = { ...loadConfig({}), logLevel: 'silent', rootToken: 'cli-root-token' };
@@ -357,7 +316,7 @@ describe('on a database in use', () => {
   });
 
   it('worker says what it follows, and does not create root', async () => {
-    const fresh = await freshStore();
+    const fresh = await freshTestStore('cli');
     const worker = start(['worker'], { ...fresh.env, LOG_LEVEL: 'info' });
     try {
       const line = await logLine(worker.child, 'forgelog worker following the log');

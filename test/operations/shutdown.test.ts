@@ -1,12 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import http from 'node:http';
-import { join } from 'node:path';
-import pg from 'pg';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { onPostgres } from '../support/database.js';
-import { TEST_DATA_DIR, copyTemplate, withDatabase } from '../support/global-setup.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freshTestStore } from '../support/database.js';
 
 // A child process starts in seconds on PostgreSQL, and in up to half a minute on PGlite on
 // a loaded machine: the tests get room for that (they assert no timings).
@@ -37,30 +32,12 @@ afterEach(async () => {
 
 /** `forgelog serve` on a fresh database of its own (a PostgreSQL clone or a PGlite copy). */
 async function startServe(env: Record<string, string> = {}): Promise<Serve> {
-  const suffix = randomBytes(5).toString('hex');
+  const store = await freshTestStore('serve');
+  cleanups.push(() => store.dispose());
   const childEnv: Record<string, string | undefined> = { ...process.env, PORT: '0', LOG_LEVEL: 'info', FORGELOG_ROOT_TOKEN: ROOT_TOKEN, ...env };
-  if (onPostgres) {
-    const url = process.env.DATABASE_URL!;
-    const template = inject('postgresTemplate');
-    const name = `${template}_f${suffix}`;
-    const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-    await admin.connect();
-    await admin.query(`create database "${name}" template "${template}"`);
-    await admin.end();
-    childEnv.DATABASE_URL = withDatabase(url, name);
-    cleanups.push(async () => {
-      const dropper = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-      await dropper.connect();
-      await dropper.query(`drop database if exists "${name}" with (force)`);
-      await dropper.end();
-    });
-  } else {
-    const dir = join(TEST_DATA_DIR, `serve-${suffix}`);
-    copyTemplate(inject('pgliteTemplateDir'), dir);
-    delete childEnv.DATABASE_URL;
-    childEnv.FORGELOG_DATA_DIR = dir;
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  }
+  delete childEnv.DATABASE_URL;
+  delete childEnv.FORGELOG_DATA_DIR;
+  Object.assign(childEnv, store.env);
   const child = spawn(process.execPath, ['bin/forgelog.js', 'serve'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   cleanups.push(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -17,37 +17,59 @@ export const onPostgres = Boolean(process.env.DATABASE_URL);
 export const describeOnPostgres = (name: string, fn: () => void) => describe.runIf(onPostgres)(`${name} ${POSTGRES_ONLY}`, fn);
 export const itOnPostgres = (name: string, fn: () => Promise<void> | void, timeout?: number) => it.runIf(onPostgres)(`${name} ${POSTGRES_ONLY}`, fn, timeout);
 
-/** A fresh, migrated database of its own for one test file (PGlite copy or PostgreSQL clone). */
-export async function openTestDatabase(options: { poolSize?: number } = {}): Promise<DatabaseHandle> {
+/**
+ * A fresh, migrated, empty database of its own (a PostgreSQL clone of the run's template, or
+ * a copy of the PGlite template directory): the environment that points a child `forgelog`
+ * process at it, how to open it here, and how to drop it.
+ */
+export interface TestStore {
+  readonly env: Readonly<Record<string, string>>;
+  open(options?: { poolSize?: number }): Promise<DatabaseHandle>;
+  dispose(): Promise<void>;
+}
+
+export async function freshTestStore(label = 'db'): Promise<TestStore> {
   const suffix = randomBytes(5).toString('hex');
   const url = process.env.DATABASE_URL;
   if (url) {
     const template = inject('postgresTemplate');
     const name = `${template}_f${suffix}`;
-    const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-    await admin.connect();
-    await admin.query(`create database "${name}" template "${template}"`);
-    await admin.end();
-    const handle = await openDatabase({ databaseUrl: withDatabase(url, name), poolSize: options.poolSize ?? 10 });
+    await adminQuery(url, `create database "${name}" template "${template}"`);
+    const databaseUrl = withDatabase(url, name);
     return {
-      ...handle,
-      async close() {
-        await handle.close();
-        const dropper = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-        await dropper.connect();
-        await dropper.query(`drop database if exists "${name}" with (force)`);
-        await dropper.end();
-      },
+      env: { DATABASE_URL: databaseUrl },
+      open: (options = {}) => openDatabase({ databaseUrl, poolSize: options.poolSize ?? 10 }),
+      dispose: () => adminQuery(url, `drop database if exists "${name}" with (force)`),
     };
   }
-  const dir = join(TEST_DATA_DIR, `db-${suffix}`);
+  const dir = join(TEST_DATA_DIR, `${label}-${suffix}`);
   copyTemplate(inject('pgliteTemplateDir'), dir);
-  const handle = await openDatabase({ dataDir: dir });
+  return {
+    env: { FORGELOG_DATA_DIR: dir },
+    open: () => openDatabase({ dataDir: dir }),
+    dispose: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A fresh database for one test file, opened here; closing it drops it. */
+export async function openTestDatabase(options: { poolSize?: number } = {}): Promise<DatabaseHandle> {
+  const store = await freshTestStore();
+  const handle = await store.open(options);
   return {
     ...handle,
     async close() {
       await handle.close();
-      rmSync(dir, { recursive: true, force: true });
+      await store.dispose();
     },
   };
+}
+
+async function adminQuery(url: string, query: string) {
+  const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
+  await admin.connect();
+  try {
+    await admin.query(query);
+  } finally {
+    await admin.end();
+  }
 }
