@@ -6,6 +6,7 @@ import { createApp } from '../../src/http/app.js';
 import type { AppContext } from '../../src/http/kernel/context.js';
 import { createGroup, createProject } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { expectAuthenticationIntact } from '../support/auth-intact.js';
 
 /**
  * Issue 8, item 18: a net for every endpoint. The routes come from the app itself, so a new
@@ -198,18 +199,6 @@ async function eventsOf(requestId: string): Promise<number> {
   return Number(rows[0]!.n);
 }
 
-async function expectAuthenticationIntact() {
-  expect(Object.prototype).not.toHaveProperty('sudo');
-  expect(Object.prototype).not.toHaveProperty('x');
-  const root = await api.get('/user');
-  expect(root.status).toBe(200);
-  expect(root.body.username).toBe('root');
-  const me = await api.get('/user', { token: checker.token });
-  expect(me.status).toBe(200);
-  expect(me.body.username).toBe(checker.user.username);
-  expect((await api.put('/user/status', { message: 'checked' }, { token: checker.token })).status).toBe(200);
-}
-
 let sent = 0;
 
 describe.each(ROUTES)('$method $path', ({ method, path }) => {
@@ -247,7 +236,7 @@ describe.each(ROUTES)('$method $path', ({ method, path }) => {
       }),
       { numRuns: RUNS_PER_ROUTE, seed: SEED, endOnFailure: true },
     );
-    await expectAuthenticationIntact();
+    await expectAuthenticationIntact(api, checker);
   });
 });
 
