@@ -11,7 +11,7 @@ import { mintToken } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { readProjectionLag } from '../../src/projections/runner.js';
 import { openRuntime } from '../../src/runtime.js';
-import { freshTestStore, onPostgres, type TestStore } from '../support/database.js';
+import { freshTestStore, itOnPostgres, onPostgres, type TestStore } from '../support/database.js';
 import { TEST_DATA_DIR, withDatabase } from '../support/global-setup.js';
 
 // `forgelog` as an operator meets it: real child processes (bin/forgelog.js), each on a
@@ -155,7 +155,7 @@ describe('start-up errors: one line, non-zero exit, nothing written', () => {
     expect(refused.stderr + unknown.stderr).not.toContain('s3cret');
   });
 
-  it.runIf(onPostgres)('a database that does not exist', async () => {
+  itOnPostgres('a database that does not exist', async () => {
     const url = withDatabase(process.env.DATABASE_URL!, 'forgelog_no_such_database');
     const result = await run(['serve'], { DATABASE_URL: url, PORT: String(await freePort()) });
     expectStartupError(result, /^forgelog: cannot open PostgreSQL at .*\/forgelog_no_such_database \(DATABASE_URL\): database "forgelog_no_such_database" does not exist$/);
