@@ -113,7 +113,7 @@ export function listen(runtime: Runtime, port = runtime.config.port, hostname = 
 }
 
 /** Async projections and reactors, following the log in this process. */
-export function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger): ProjectionWorker {
+function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger): ProjectionWorker {
   const worker = new ProjectionWorker(handle, {
     projectors: PROJECTORS,
     reactors: REACTORS,
@@ -129,7 +129,7 @@ export function startWorker(handle: DatabaseHandle, commands: CommandContext, no
 }
 
 /** Seals the log's new ranges (Merkle roots, chained) as they become readable. */
-export function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal): Promise<void> {
+function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal): Promise<void> {
   return runSealWorker(handle.db, {
     signal,
     onAppended: (wake) => notifier.onAppended(wake),

@@ -2,7 +2,8 @@ import type { Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 
 /**
- * Graceful shutdown of `forgelog serve` on SIGTERM or SIGINT:
+ * Graceful shutdown of `forgelog serve` (and, without a server, `forgelog worker`) on
+ * SIGTERM or SIGINT:
  * 1. stop accepting connections (idle keep-alive connections are closed);
  * 2. answer the requests in flight, for at most `graceMs`; connections still open then are
  *    closed;
@@ -12,7 +13,8 @@ import type { Logger } from 'pino';
  * A second signal exits at once (status 1). Every step is logged.
  */
 export function shutDownOnSignals(options: {
-  server: Server;
+  /** The HTTP server to drain first; none for a worker. */
+  server?: Server;
   graceMs: number;
   logger: Logger;
   close: () => Promise<void>;
@@ -23,7 +25,7 @@ export function shutDownOnSignals(options: {
   const inFlight = new Set<ServerResponse>();
   let stopping = false;
   let drained: (() => void) | undefined;
-  server.on('request', (_request, response: ServerResponse) => {
+  server?.on('request', (_request, response: ServerResponse) => {
     inFlight.add(response);
     // A request that arrives on a kept-alive connection while draining is answered, and its
     // connection then closed.
@@ -34,13 +36,7 @@ export function shutDownOnSignals(options: {
     });
   });
 
-  const stop = async (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      exit(1);
-      return;
-    }
-    stopping = true;
+  const drain = async (server: Server, signal: NodeJS.Signals) => {
     const deadline = Date.now() + graceMs;
     logger.info({ signal, in_flight: inFlight.size, grace_ms: graceMs }, 'shutting down: stopped accepting connections');
     // The answers in flight say "Connection: close" and end their connections once sent.
@@ -58,6 +54,17 @@ export function shutDownOnSignals(options: {
       await closed;
     }
     logger.info('closed the HTTP server');
+  };
+
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      exit(1);
+      return;
+    }
+    stopping = true;
+    if (server) await drain(server, signal);
+    else logger.info({ signal }, 'shutting down');
     const finished = await Promise.race([
       close().then(
         () => true,

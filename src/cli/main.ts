@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { StartupError, describeDatabaseUrl, loadConfig, type Config } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../database.js';
 import { migrateToLatest } from '../migrate.js';
-import { listen, openRuntime, startSealer, startWorker } from '../runtime.js';
+import { listen, openRuntime } from '../runtime.js';
 import { mintToken } from '../bootstrap.js';
 import { REACTORS } from '../commands/reactors.js';
 import { PROJECTORS, asyncProjectors, inlineProjectors } from '../projections/registry.js';
@@ -57,11 +57,8 @@ async function main(argv: string[]) {
       return;
     }
     case 'worker': {
-      const runtime = await openRuntime(config, { handle: await openStore(config), workers: false, bootstrap: false });
-      const worker = startWorker(runtime.handle, runtime.app.commands, runtime.notifier, runtime.logger);
-      const sealing = new AbortController();
-      const sealer = startSealer(runtime.handle, runtime.notifier, runtime.logger, sealing.signal);
-      await runtime.notifier.listen();
+      // The runtime's own workers and sealer (as in serve), without HTTP and without root.
+      const runtime = await openRuntime(config, { handle: await openStore(config), bootstrap: false });
       const following = {
         async_projections: asyncProjectors().map((p) => p.name),
         reactors: REACTORS.map((r) => r.name),
@@ -74,15 +71,7 @@ async function main(argv: string[]) {
         `forgelog worker following the log in ${following.database}: async projections ${list(following.async_projections)}; ` +
           `reactors ${list(following.reactors)}; the sealer. Inline projections (${list(following.inline_projections)}) are kept by the writers, not by workers`,
       );
-      const stop = async () => {
-        sealing.abort();
-        await sealer;
-        await worker.stop();
-        await runtime.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      shutDownOnSignals({ graceMs: config.shutdownGraceMs, logger: runtime.logger, close: () => runtime.close() });
       return;
     }
     case 'rebuild': {
