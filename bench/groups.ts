@@ -30,7 +30,7 @@ import type { Db } from '../src/database.js';
 import { VISIBILITY_LEVEL, type AccessLevel, type Visibility } from '../src/domain/access.js';
 import type { ClaimChanges } from '../src/domain/decider.js';
 import { groupClaims, groupDecider, groupEventIndex, groupStreamId, type GroupCommand, type ParentGroup } from '../src/domain/groups.js';
-import { memberEventIndex, membersDecider, membersStreamId, type InheritedMembership, type MemberCommand, type MemberEvent, type MembersState } from '../src/domain/members.js';
+import { memberEventIndex, membersDecider, membersStreamId, type InheritedMembership, type MemberCommand, type MemberEvent, type MembersState, type MemberSource } from '../src/domain/members.js';
 import { projectClaims, projectDecider, projectEventIndex, projectStreamId, type ProjectCommand, type ProjectSettings } from '../src/domain/projects.js';
 import { GENESIS_HASH, appendToStream } from '../src/eventstore/store.js';
 import type { EventMetadata, NewEvent } from '../src/eventstore/types.js';
@@ -316,12 +316,13 @@ interface Batch {
 }
 
 /** Decides a command on a new stream, appends its events and runs the inline projectors, as handleCommand does. */
-async function appendNew<C, E extends { type: string; data: unknown }, S>(
+async function appendNew<C, E extends { type: string; data: unknown }, S, K = void>(
   trx: Db,
   batch: Batch,
   stream: {
     streamId: string;
-    decider: { initialState(): S; evolve(s: S, e: E): S; decide(c: C, s: S): readonly E[] };
+    key?: K;
+    decider: { initialState(key: K): S; evolve(s: S, e: E): S; decide(c: C, s: S): readonly E[] };
     commands: readonly C[];
     index: (event: E) => NewEvent['index'];
     claims?: (event: E, before: S) => ClaimChanges;
@@ -329,7 +330,7 @@ async function appendNew<C, E extends { type: string; data: unknown }, S>(
   },
 ) {
   const projectors = inlineProjectors();
-  let state = stream.decider.initialState();
+  let state = stream.decider.initialState(stream.key as K);
   const events: E[] = [];
   for (const command of stream.commands) {
     for (const event of stream.decider.decide(command, state)) {
@@ -422,18 +423,18 @@ export async function runSeedStep(db: Db, forest: Forest, step: SeedStep, share:
           await appendNew(trx, batch, { streamId: groupStreamId(g.id), decider: groupDecider, commands: [create], index: groupEventIndex, claims: groupClaims, metadata });
           const add = (user: SeedUser, level: AccessLevel, inherited: InheritedMembership | null): MemberCommand => ({
             type: 'AddMember',
-            sourceType: 'Namespace',
-            sourceId: g.id,
             userId: user.id,
             accessLevel: level,
             expiresAt: null,
             actorId: g.owner.id,
             inherited,
           });
-          // The owner as createGroup adds it (initialMemberSpec: no inherited role), then the others.
+          // The owner as createGroup adds it (no inherited role), then the others.
           const commands = [add(g.owner, 50, null), ...g.added.map((a) => add(a.user, a.level, a.inherited))];
-          await appendNew<MemberCommand, MemberEvent, MembersState>(trx, batch, {
-            streamId: membersStreamId('Namespace', g.id),
+          const source: MemberSource = { type: 'Namespace', id: g.id };
+          await appendNew<MemberCommand, MemberEvent, MembersState, MemberSource>(trx, batch, {
+            streamId: membersStreamId(source),
+            key: source,
             decider: membersDecider,
             commands,
             index: memberEventIndex,

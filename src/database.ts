@@ -7,6 +7,7 @@ import { PGliteDialect } from './eventstore/pglite-dialect.js';
 import { lockDataDir } from './embedded/lock.js';
 import { copyTemplateInto, isInitialised } from './embedded/template.js';
 import { StatementNames, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
+import { installEventTypes } from './commands/aggregates.js';
 
 /** Every table forgelog queries: the event store's own and the projections' read tables. */
 export interface Database extends EventStoreTables, ReadTables {}
@@ -55,6 +56,8 @@ function preparedStatements(): boolean {
 const EMBEDDED_START_PARAMS = [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, '-c', 'shared_buffers=16MB'];
 
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir?: string; poolSize?: number }): Promise<DatabaseHandle> {
+  // Before anything reads the log: how each event type is upcast and checked.
+  installEventTypes();
   if (options.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,

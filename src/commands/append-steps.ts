@@ -1,5 +1,7 @@
 import type { Db } from '../database.js';
 import type { Decider, DomainEvent } from '../domain/decider.js';
+import type { EventSchemas } from '../domain/events.js';
+import { currentSchemaVersion } from '../eventstore/upcasters.js';
 import type { AppendInput } from '../eventstore/store.js';
 import type { ProjectedEvent, StoredEvent } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
@@ -14,7 +16,7 @@ import type { CommandContext, CommandSpec, Outcome } from './handler.js';
 /** What appending `decided` at the stream's head writes (either path). */
 export function appendInput<E extends DomainEvent>(
   ctx: CommandContext,
-  spec: Pick<CommandSpec<unknown, E, unknown>, 'streamId' | 'index' | 'metadata'>,
+  spec: Pick<CommandSpec<unknown, E, unknown>, 'streamId' | 'index' | 'metadata' | 'events'>,
   decided: readonly E[],
   version: number,
   headHash: string,
@@ -23,10 +25,28 @@ export function appendInput<E extends DomainEvent>(
     streamId: spec.streamId,
     expectedVersion: version,
     headHash,
-    events: decided.map((event) => ({ type: event.type, data: event.data, index: spec.index?.(event) })),
+    events: decided.map((event) => ({
+      type: event.type,
+      data: checked(spec.events, event),
+      schemaVersion: currentSchemaVersion(event.type),
+      index: spec.index?.(event),
+    })),
     metadata: spec.metadata,
     occurredAt: ctx.now(),
   };
+}
+
+/**
+ * A decided event's payload, checked against its type's schema: a decider that emits a
+ * payload its own schema refuses is a defect, refused before anything is written.
+ */
+function checked(schemas: EventSchemas | undefined, event: DomainEvent): unknown {
+  if (!schemas) return event.data;
+  const schema = schemas[event.type];
+  if (!schema) throw new Error(`${event.type} is not an event of this aggregate (${Object.keys(schemas).join(', ')})`);
+  const result = schema.safeParse(event.data);
+  if (!result.success) throw new Error(`${event.type} does not match its schema: ${result.error.message}`);
+  return event.data;
 }
 
 /** The outcome of appending `decided` (stored as `stored`) to a stream folded to `state` at `version`. */

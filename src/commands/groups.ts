@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
-import { canAdminGroup, type Viewer } from '../domain/access.js';
+import { ACCESS, canAdminGroup, type Viewer } from '../domain/access.js';
 import { notFound } from '../domain/errors.js';
 import {
   type GroupChanges,
@@ -27,7 +27,7 @@ import {
 } from '../projections/namespaces.js';
 import type { Reactor } from '../projections/runner.js';
 import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
-import { initialMemberSpec } from './members.js';
+import { members } from './members.js';
 import { deleteProject } from './projects.js';
 
 type GroupSpec = CommandSpec<GroupCommand, GroupEvent, GroupState>;
@@ -83,7 +83,7 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
     return { type: 'CreateGroup', id, settings, parent: parent ? toParentGroup(parent) : null };
   };
-  const [group] = await handleCommands(ctx, [spec(id, command, metadata), initialMemberSpec('Namespace', id, input.creatorId, 50, metadata)]);
+  const [group] = await handleCommands(ctx, [spec(id, command, metadata), members.spec({ type: 'Namespace', id }, { type: 'AddMember', userId: input.creatorId, accessLevel: ACCESS.OWNER, expiresAt: null, actorId: metadata.actor_id ?? input.creatorId, inherited: null }, metadata)]);
   return group as CommandResult<GroupState>;
 }
 

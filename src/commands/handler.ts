@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, OneRoundTrip } from '../database.js';
 import type { ClaimChanges, ClaimRefusal, Decider, DomainEvent } from '../domain/decider.js';
+import type { EventSchemas } from '../domain/events.js';
 import { DomainError, conflict, resourceLocked } from '../domain/errors.js';
 import type { Notifier } from '../eventstore/notifier.js';
 import { GENESIS_HASH, appendToStream, readStream } from '../eventstore/store.js';
@@ -26,21 +27,18 @@ export interface CommandContext {
   readonly precondition?: Precondition;
 }
 
+/** One command on one stream, as an aggregate builds it (src/commands/aggregate.ts). */
 export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly streamId: string;
-  readonly decider: Decider<C, E, S>;
-  /**
-   * The command, or what builds it inside the write transaction: facts from other
-   * aggregates' rows that must not change before the commit (a parent group's visibility)
-   * are read there, under a row lock that concurrent writers of those rows wait for.
-   */
+  /** The stream's key, which a new stream's initial state is made from. */
+  readonly key?: unknown;
+  readonly decider: Decider<C, E, S, any>;
+  /** The aggregate's event schemas: every decided event is checked against them before it is appended. */
+  readonly events?: EventSchemas;
   readonly command: C | ((trx: Db) => Promise<C>);
   readonly metadata: EventMetadata;
-  /** Uniqueness claims the event takes or gives back, given the state before it. */
   readonly claims?: (event: E, before: S) => ClaimChanges;
-  /** What a claim another stream holds answers; by default a 409 with the claim's message. */
   readonly claimRefusal?: ClaimRefusal;
-  /** Feed index columns of an event (project, group, target). */
   readonly index?: (event: E) => EventIndex;
 }
 
@@ -131,7 +129,7 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   // An outcome that appends nothing (no change, a refusal) is confirmed against the log.
   const unread = firstAttempt && cached !== undefined;
   const tail = unread ? [] : await readStream(trx, spec.streamId, cached?.version ?? 0);
-  let state = cached?.state ?? decider.initialState();
+  let state = cached?.state ?? decider.initialState(spec.key);
   for (const event of tail) state = decider.evolve(state, event as unknown as E);
   const version = tail.at(-1)?.streamVersion ?? cached?.version ?? 0;
   const headHash = tail.at(-1)?.hash ?? cached?.hash ?? GENESIS_HASH;

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
+import { ACCESS } from '../domain/access.js';
 import { invalid, notFound } from '../domain/errors.js';
 import {
   type ProjectChanges,
@@ -23,7 +24,7 @@ import { claimHolder, personalProjectCount, type ProjectRow } from '../projectio
 import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';
 import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
-import { initialMemberSpec } from './members.js';
+import { members } from './members.js';
 
 type ProjectSpec = CommandSpec<ProjectCommand, ProjectEvent, ProjectState>;
 
@@ -151,7 +152,10 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
     personalLimit,
   });
   const specs: CommandSpec<any, any, any>[] = [spec(id, command, metadata)];
-  if (personal && namespace.owner_id !== null) specs.push(initialMemberSpec('Project', id, namespace.owner_id, 40, metadata));
+  if (personal && namespace.owner_id !== null) {
+    const ownerId = namespace.owner_id;
+    specs.push(members.spec({ type: 'Project', id }, { type: 'AddMember', userId: ownerId, accessLevel: ACCESS.MAINTAINER, expiresAt: null, actorId: metadata.actor_id ?? ownerId, inherited: null }, metadata));
+  }
   const [project] = await handleCommands(ctx, specs);
   return project as CommandResult<ProjectState>;
 }

@@ -1,7 +1,8 @@
 /**
  * The decider shape every aggregate follows (after Emmett / Dudycz): pure functions, time
  * and ids passed in through the command. `decide` returns the events to append (possibly
- * none) or throws a DomainError.
+ * none) or throws a DomainError. `initialState` is given the stream's key (the aggregate's
+ * id: a user id, a members source), so a decision on a new stream knows whose it is.
  */
 import type { DomainError } from './errors.js';
 
@@ -10,8 +11,8 @@ export interface DomainEvent<T extends string = string, D = unknown> {
   readonly data: D;
 }
 
-export interface Decider<Command, Event extends DomainEvent, State> {
-  initialState(): State;
+export interface Decider<Command, Event extends DomainEvent, State, Key = void> {
+  initialState(key: Key): State;
   evolve(state: State, event: Event): State;
   decide(command: Command, state: State): readonly Event[];
 }
@@ -37,3 +38,11 @@ export interface ClaimChanges {
 }
 
 export const NO_CLAIMS: ClaimChanges = { acquire: [], release: [] };
+
+/**
+ * The default branch of a switch over a union of commands or events: a member nobody handles
+ * is a type error here, and a start-up value that slips past the types fails loudly.
+ */
+export function unhandled(value: never): never {
+  throw new Error(`unhandled ${JSON.stringify(value)}`);
+}

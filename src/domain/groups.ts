@@ -1,7 +1,6 @@
 import type { Visibility } from './access.js';
 import { allowedUnder } from './access.js';
-import type { ClaimChanges, ClaimRefusal, Decider } from './decider.js';
-import { NO_CLAIMS } from './decider.js';
+import { type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import { conflict, invalid, notFound, recordNotFound } from './errors.js';
 import { validateCustomAttribute } from './users.js';
 
@@ -293,10 +292,8 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
     case 'DeleteGroupCustomAttribute':
       if (!state.customAttributes.has(command.key)) throw recordNotFound('Custom Attribute');
       return [{ type: 'GroupCustomAttributeDeleted', data: { id, key: command.key } }];
-    default: {
-      const unhandled: never = command;
-      throw new Error(`unhandled command ${JSON.stringify(unhandled)}`);
-    }
+    default:
+      return unhandled(command);
   }
 }
 

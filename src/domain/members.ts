@@ -1,4 +1,6 @@
-import type { Decider } from './decider.js';
+import { z } from 'zod';
+import { type Decider, unhandled } from './decider.js';
+import type { EventOf, EventSchemas } from './events.js';
 import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, visibleWithoutMembership, type MemberSourceType, type Viewer, type Visibility } from './access.js';
 import { conflict, forbidden, invalid, recordNotFound } from './errors.js';
 
@@ -9,43 +11,26 @@ import { conflict, forbidden, invalid, recordNotFound } from './errors.js';
 
 // ───────────────────────────── Events ─────────────────────────────
 
-interface SourceRef {
-  readonly source_type: MemberSourceType;
-  readonly source_id: number;
-  readonly user_id: number;
-}
+const sourceRef = {
+  source_type: z.enum(['Namespace', 'Project']),
+  source_id: z.int(),
+  user_id: z.int(),
+};
+const grant = { access_level: z.int(), expires_at: z.iso.date().nullable() };
 
-export type MemberEvent =
-  | {
-      readonly type: 'MemberAdded';
-      readonly data: SourceRef & { readonly access_level: number; readonly expires_at: string | null; readonly created_by_id: number | null };
-    }
-  | { readonly type: 'MemberUpdated'; readonly data: SourceRef & { readonly access_level: number; readonly expires_at: string | null } }
-  | {
-      readonly type: 'MemberRemoved';
-      /** `left`: the member removed themselves; `user_deleted`: the user account was deleted. */
-      readonly data: SourceRef & { readonly reason: 'removed' | 'left' | 'user_deleted' };
-    }
-  | { readonly type: 'AccessRequested'; readonly data: SourceRef }
-  | {
-      readonly type: 'AccessRequestApproved';
-      readonly data: SourceRef & { readonly access_level: number; readonly expires_at: string | null; readonly approved_by_id: number | null };
-    }
-  | {
-      readonly type: 'AccessRequestDenied';
-      /** `withdrawn`: the requester took the request back themselves. */
-      readonly data: SourceRef & { readonly withdrawn: boolean };
-    };
+export const memberEvents = {
+  MemberAdded: z.strictObject({ ...sourceRef, ...grant, created_by_id: z.int().nullable() }),
+  MemberUpdated: z.strictObject({ ...sourceRef, ...grant }),
+  /** `left`: the member removed themselves; `user_deleted`: the user account was deleted. */
+  MemberRemoved: z.strictObject({ ...sourceRef, reason: z.enum(['removed', 'left', 'user_deleted']) }),
+  AccessRequested: z.strictObject(sourceRef),
+  AccessRequestApproved: z.strictObject({ ...sourceRef, ...grant, approved_by_id: z.int().nullable() }),
+  /** `withdrawn`: the requester took the request back themselves. */
+  AccessRequestDenied: z.strictObject({ ...sourceRef, withdrawn: z.boolean() }),
+} satisfies EventSchemas;
 
+export type MemberEvent = EventOf<typeof memberEvents>;
 export type MemberEventType = MemberEvent['type'];
-export const MEMBER_EVENT_TYPES: readonly MemberEventType[] = [
-  'MemberAdded',
-  'MemberUpdated',
-  'MemberRemoved',
-  'AccessRequested',
-  'AccessRequestApproved',
-  'AccessRequestDenied',
-];
 
 // ───────────────────────────── State ─────────────────────────────
 
@@ -55,21 +40,24 @@ export interface MemberRecord {
   readonly expires_at: string | null;
 }
 
+/** A group ('Namespace') or project whose members a stream holds: the stream's key. */
+export interface MemberSource {
+  readonly type: MemberSourceType;
+  readonly id: number;
+}
+
 export interface MembersState {
-  readonly source: { readonly type: MemberSourceType; readonly id: number } | null;
+  readonly source: MemberSource;
   readonly members: ReadonlyMap<number, MemberRecord>;
   /** Pending access requests, by user id. */
   readonly requests: ReadonlySet<number>;
 }
 
-export const membersStreamId = (sourceType: MemberSourceType, sourceId: number) =>
-  `members-${sourceType === 'Namespace' ? 'group' : 'project'}-${sourceId}`;
+export const membersStreamId = (source: MemberSource) => `members-${source.type === 'Namespace' ? 'group' : 'project'}-${source.id}`;
 
 // ───────────────────────────── Commands ─────────────────────────────
 
 interface SourceCommand {
-  readonly sourceType: MemberSourceType;
-  readonly sourceId: number;
   readonly userId: number;
 }
 
@@ -168,10 +156,11 @@ export function canRequestAccess(viewer: Viewer | null, visibility: Visibility, 
 
 // ───────────────────────────── Decider ─────────────────────────────
 
-const initialState = (): MembersState => ({ source: null, members: new Map(), requests: new Set() });
+// Only the key's type and id: a caller may pass a richer object (a resolved source).
+const initialState = ({ type, id }: MemberSource): MembersState => ({ source: { type, id }, members: new Map(), requests: new Set() });
 
 function evolve(state: MembersState, event: MemberEvent): MembersState {
-  const source = state.source ?? { type: event.data.source_type, id: event.data.source_id };
+  const { source } = state;
   const { user_id } = event.data;
   switch (event.type) {
     case 'MemberAdded':
@@ -203,7 +192,7 @@ function evolve(state: MembersState, event: MemberEvent): MembersState {
   }
 }
 
-const ref = (command: SourceCommand): SourceRef => ({ source_type: command.sourceType, source_id: command.sourceId, user_id: command.userId });
+const ref = (state: MembersState, command: SourceCommand) => ({ source_type: state.source.type, source_id: state.source.id, user_id: command.userId });
 
 /**
  * GitLab's GroupMemberPolicy `last_owner` (prevent_all): the only owner of a group, counting
@@ -211,7 +200,7 @@ const ref = (command: SourceCommand): SourceRef => ({ source_type: command.sourc
  * ProjectMemberPolicy `target_is_owner` does the same for a personal project's owner.
  */
 function assertNotProtected(state: MembersState, command: SourceCommand, member: MemberRecord, guard: OwnerGuard) {
-  if (command.sourceType === 'Project') {
+  if (state.source.type === 'Project') {
     if (guard.personalOwnerId === member.user_id) throw forbidden();
     return;
   }
@@ -222,13 +211,13 @@ function assertNotProtected(state: MembersState, command: SourceCommand, member:
 }
 
 function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
-  const data = ref(command);
+  const data = ref(state, command);
   const member = state.members.get(command.userId);
   const requested = state.requests.has(command.userId);
   switch (command.type) {
     case 'AddMember': {
       if (member) throw conflict('Member already exists');
-      validateLevel(command.sourceType, command.accessLevel, command.inherited);
+      validateLevel(state.source.type, command.accessLevel, command.inherited);
       // GitLab: Member.add_user on a pending requester approves the request.
       if (requested) {
         return [{ type: 'AccessRequestApproved', data: { ...data, access_level: command.accessLevel, expires_at: command.expiresAt, approved_by_id: command.actorId } }];
@@ -238,7 +227,7 @@ function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
     case 'UpdateMember': {
       if (!member) throw recordNotFound();
       assertNotProtected(state, command, member, command.guard);
-      validateLevel(command.sourceType, command.accessLevel, command.inherited);
+      validateLevel(state.source.type, command.accessLevel, command.inherited);
       const expiresAt = command.expiresAt === undefined ? member.expires_at : command.expiresAt;
       if (expiresAt === member.expires_at && command.accessLevel === member.access_level) return [];
       return [{ type: 'MemberUpdated', data: { ...data, access_level: command.accessLevel, expires_at: expiresAt } }];
@@ -256,19 +245,17 @@ function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
       return [{ type: 'AccessRequested', data }];
     case 'ApproveAccessRequest':
       if (!requested) throw recordNotFound();
-      validateLevel(command.sourceType, command.accessLevel, command.inherited);
+      validateLevel(state.source.type, command.accessLevel, command.inherited);
       return [{ type: 'AccessRequestApproved', data: { ...data, access_level: command.accessLevel, expires_at: null, approved_by_id: command.actorId } }];
     case 'DenyAccessRequest':
       if (!requested) throw recordNotFound();
       return [{ type: 'AccessRequestDenied', data: { ...data, withdrawn: command.actorId === command.userId } }];
-    default: {
-      const unhandled: never = command;
-      throw new Error(`unhandled command ${JSON.stringify(unhandled)}`);
-    }
+    default:
+      return unhandled(command);
   }
 }
 
-export const membersDecider: Decider<MemberCommand, MemberEvent, MembersState> = { initialState, evolve, decide };
+export const membersDecider: Decider<MemberCommand, MemberEvent, MembersState, MemberSource> = { initialState, evolve, decide };
 
 // ───────────────────────────── Feed index ─────────────────────────────
 

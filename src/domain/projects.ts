@@ -1,7 +1,6 @@
 import type { Visibility } from './access.js';
 import { allowedUnder } from './access.js';
-import type { ClaimChanges, ClaimRefusal, Decider } from './decider.js';
-import { NO_CLAIMS } from './decider.js';
+import { type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import { conflict, invalid, notFound, serviceError } from './errors.js';
 
 // ───────────────────────────── Settings ─────────────────────────────
@@ -374,10 +373,8 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
       return state.starredBy.has(command.userId) ? [{ type: 'ProjectUnstarred', data: { id, user_id: command.userId } }] : [];
     case 'ScheduleProjectDeletion':
       return [{ type: 'ProjectDeletionScheduled', data: { id, path_with_namespace: state.pathWithNamespace ?? '' } }];
-    default: {
-      const unhandled: never = command;
-      throw new Error(`unhandled command ${JSON.stringify(unhandled)}`);
-    }
+    default:
+      return unhandled(command);
   }
 }
 

@@ -1,5 +1,4 @@
-import type { ClaimChanges, Decider } from './decider.js';
-import { NO_CLAIMS } from './decider.js';
+import { type ClaimChanges, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import { badRequest, conflict, invalid, notFound, recordNotFound } from './errors.js';
 
 // ───────────────────────────── Profile ─────────────────────────────
@@ -406,10 +405,8 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       // GitLab: find_by! raises RecordNotFound, answered as "404 Not found".
       if (!state.customAttributes.has(command.key)) throw recordNotFound('Custom Attribute');
       return [{ type: 'UserCustomAttributeDeleted', data: { id, key: command.key } }];
-    default: {
-      const unhandled: never = command;
-      throw new Error(`unhandled command ${JSON.stringify(unhandled)}`);
-    }
+    default:
+      return unhandled(command);
   }
 }
 

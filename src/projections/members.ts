@@ -3,7 +3,9 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
 import type { MemberSourceType } from '../domain/access.js';
 import { ACCESS } from '../domain/access.js';
-import { MEMBER_EVENT_TYPES, type MemberEvent } from '../domain/members.js';
+import { unhandled } from '../domain/decider.js';
+import { eventTypesOf } from '../domain/events.js';
+import { memberEvents, type MemberEvent } from '../domain/members.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import { claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';
@@ -60,7 +62,7 @@ export const membersProjector: Projector = {
   name: 'members',
   version: 1,
   mode: 'inline',
-  handles: [...MEMBER_EVENT_TYPES, ...FOREIGN_EVENT_TYPES],
+  handles: [...eventTypesOf(memberEvents), ...FOREIGN_EVENT_TYPES],
   tables: ['members', 'access_requests', 'members_stream_versions'],
   async apply(stored: ProjectedEvent, trx: Db) {
     const event = stored as unknown as (MemberEvent | ForeignEvent) & ProjectedEvent;
@@ -112,6 +114,8 @@ export const membersProjector: Projector = {
       case 'AccessRequestDenied':
         await dropRequest();
         return;
+      default:
+        return unhandled(event);
     }
   },
 };

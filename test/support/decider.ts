@@ -6,14 +6,14 @@ import { DomainError } from '../../src/domain/errors.js';
  * Deciders as specifications (DESIGN.md, "Tests"): given events, when a command, then the
  * events it appends or the error it refuses with — no database.
  *
- *   const { given } = deciderSpec(membersDecider);
- *   given(added(G, 2, 30)).when(add(G, 2, 40)).then(rejected('conflict', 'Member already exists'));
- *   given().when(add(G, 2, 30)).then([added(G, 2, 30)]);
+ *   const { on } = deciderSpec(membersDecider);
+ *   on(G).given(added(G, 2, 30)).when(add(2, 40)).then(rejected('conflict', 'Member already exists'));
+ *   on(G).given().when(add(2, 30)).then([added(G, 2, 30)]);
  */
-export function deciderSpec<C, E extends DomainEvent, S>(decider: Decider<C, E, S>) {
-  return {
+export function deciderSpec<C, E extends DomainEvent, S, K = void>(decider: Decider<C, E, S, K>) {
+  const on = (key: K) => ({
     given(...history: readonly E[]) {
-      const state = history.reduce(decider.evolve, decider.initialState());
+      const state = history.reduce(decider.evolve, decider.initialState(key));
       return {
         /** The state the history folds to. */
         state,
@@ -31,6 +31,12 @@ export function deciderSpec<C, E extends DomainEvent, S>(decider: Decider<C, E, 
         },
       };
     },
+  });
+  return {
+    /** The history of a stream whose key the decider does not need. */
+    given: (...history: readonly E[]) => on(undefined as K).given(...history),
+    /** The stream of `key` (a members source): `on(group).given(…).when(…)`. */
+    on,
   };
 }
 

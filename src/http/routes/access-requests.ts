@@ -1,5 +1,5 @@
 import { Hono } from 'hono';
-import { approveAccessRequest, denyAccessRequest, requestAccess } from '../../commands/members.js';
+import { members } from '../../commands/members.js';
 import { DEFAULT_ACCESS_LEVEL, canRemoveMember, canRequestAccess } from '../../domain/members.js';
 import { accessRequestsQuery, directMembersQuery, highestGroupMembership } from '../../projections/members.js';
 import { toAccessRequester, toMember } from '../entities/members.js';
@@ -8,7 +8,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { forbidden, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { params, t, withDefault } from '../kernel/params.js';
-import { SOURCE_KINDS, resolveSource, sourceRef, userIdParam } from './members.js';
+import { SOURCE_KINDS, resolveSource, userIdParam } from './members.js';
 
 const approveParams = {
   access_level: withDefault(t.integer(), DEFAULT_ACCESS_LEVEL as number),
@@ -36,7 +36,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       const source = await resolveSource(c, auth, type);
       if (!canRequestAccess(source.viewer, source.visibility, source.role, source.requestAccessEnabled)) throw forbidden();
       const { db, config, commands } = appContext(c);
-      await requestAccess(commands, sourceRef(source), auth.user.id, eventMetadata(c, auth));
+      await members.run(commands, source, { type: 'RequestAccess', userId: auth.user.id }, eventMetadata(c, auth));
       const row = await accessRequestsQuery(db, source).where('r.user_id', '=', auth.user.id).executeTakeFirstOrThrow();
       return c.json(toAccessRequester(row, config), 201);
     })
@@ -51,7 +51,8 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
       if (!source.canManage) throw forbidden();
       const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
-      await approveAccessRequest(commands, sourceRef(source), userId, { accessLevel: p.access_level, inherited }, eventMetadata(c, auth));
+      const approval = { type: 'ApproveAccessRequest', userId, accessLevel: p.access_level, inherited, actorId: auth.user.id } as const;
+      await members.run(commands, source, approval, eventMetadata(c, auth));
       const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config), 201);
     })
@@ -64,7 +65,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
       // GitLab: managers deny; requesters withdraw their own request.
       if (!canRemoveMember(source.viewer, source.canManage, userId)) throw forbidden();
-      await denyAccessRequest(commands, sourceRef(source), userId, eventMetadata(c, auth));
+      await members.run(commands, source, { type: 'DenyAccessRequest', userId, actorId: auth.user.id }, eventMetadata(c, auth));
       return c.body(null, 204);
     });
 }

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { addMember, removeMember, updateMember, type Source } from '../../commands/members.js';
+import { members } from '../../commands/members.js';
 import { canManageMembers, type MemberSourceType, type Viewer, type Visibility } from '../../domain/access.js';
 import { canRemoveMember, type OwnerGuard } from '../../domain/members.js';
 import {
@@ -87,8 +87,6 @@ export async function resolveSource(c: Context, auth: Auth, type: MemberSourceTy
     canManage: canManageMembers(viewer, type, role),
   };
 }
-
-export const sourceRef = (source: ResolvedSource): Source => ({ type: source.type, id: source.id });
 
 /** What the owner invariants need, read now (see OwnerGuard). */
 export async function ownerGuard(c: Context, source: ResolvedSource): Promise<OwnerGuard> {
@@ -181,7 +179,12 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!(await findUserById(db, p.user_id))) throw notFound('User');
       const inherited = await highestGroupMembership(db, source.inheritFrom, p.user_id);
       const expiresAt = p.expires_at === undefined ? null : toDate(p.expires_at);
-      await addMember(commands, sourceRef(source), p.user_id, p.access_level, expiresAt, eventMetadata(c, auth), inherited);
+      await members.run(
+        commands,
+        source,
+        { type: 'AddMember', userId: p.user_id, accessLevel: p.access_level, expiresAt, inherited, actorId: auth.user.id },
+        eventMetadata(c, auth),
+      );
       const row = await directMembersQuery(db, source, { userId: p.user_id }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config), 201);
     })
@@ -198,7 +201,8 @@ for (const { plural, type } of SOURCE_KINDS) {
       // An empty expires_at clears the date; an absent one keeps it.
       const expiresAt = p.expires_at !== undefined ? toDate(p.expires_at) : given === '' || given === null ? null : undefined;
       const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
-      await updateMember(commands, sourceRef(source), userId, { accessLevel: p.access_level, expiresAt, inherited }, await ownerGuard(c, source), eventMetadata(c, auth));
+      const guard = await ownerGuard(c, source);
+      await members.run(commands, source, { type: 'UpdateMember', userId, accessLevel: p.access_level, expiresAt, inherited, guard }, eventMetadata(c, auth));
       const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config));
     })
@@ -213,7 +217,8 @@ for (const { plural, type } of SOURCE_KINDS) {
       checkUnmodifiedSince(c, member.updated_at);
       // GitLab's member policies: managers remove anybody, a member may leave.
       if (!canRemoveMember(source.viewer, source.canManage, userId)) throw forbidden();
-      await removeMember(commands, sourceRef(source), userId, await ownerGuard(c, source), eventMetadata(c, auth));
+      const guard = await ownerGuard(c, source);
+      await members.run(commands, source, { type: 'RemoveMember', userId, actorId: auth.user.id, guard }, eventMetadata(c, auth));
       return c.body(null, 204);
     });
 }

@@ -1,0 +1,49 @@
+import { registerEventType } from '../eventstore/upcasters.js';
+import type { Projector } from '../projections/projector.js';
+import type { Reactor } from '../projections/runner.js';
+import type { Aggregate } from './aggregate.js';
+import { members } from './members.js';
+
+/** Every aggregate: the event types the log may hold are theirs. */
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [members];
+
+/**
+ * Tells the event store each event type's upcasters and schema (checked after upcasting).
+ * The database does this when it opens (src/database.ts), before anything reads the log.
+ */
+export function installEventTypes(aggregates = AGGREGATES): void {
+  for (const aggregate of aggregates) {
+    for (const type of aggregate.eventTypes) {
+      const schema = aggregate.events[type];
+      registerEventType(type, { upcasters: aggregate.upcasters?.[type], validate: (data) => schema.parse(data) });
+    }
+  }
+}
+
+/**
+ * The start-up check that no event goes unprojected in silence: every event type an
+ * aggregate defines is handled by some projector (or declared feed-only by its aggregate),
+ * and every type a projector or reactor handles is one an aggregate defines (a misspelt or
+ * removed type would otherwise never arrive). Returns the problems; openRuntime refuses to start on any.
+ */
+export function eventCoverageProblems(
+  projectors: readonly Pick<Projector, 'name' | 'handles'>[],
+  reactors: readonly Pick<Reactor<unknown>, 'name' | 'handles'>[],
+  aggregates = AGGREGATES,
+): string[] {
+  const defined = new Map<string, string>();
+  for (const aggregate of aggregates) for (const type of aggregate.eventTypes) defined.set(type, aggregate.name);
+  const projected = new Set(projectors.flatMap((p) => p.handles));
+  const problems: string[] = [];
+  for (const aggregate of aggregates) {
+    const feedOnly = new Set<string>(aggregate.feedOnly ?? []);
+    for (const type of aggregate.eventTypes) {
+      if (!projected.has(type) && !feedOnly.has(type)) problems.push(`${type} (${aggregate.name}) is handled by no projector`);
+      if (projected.has(type) && feedOnly.has(type)) problems.push(`${type} (${aggregate.name}) is declared feed-only but projected`);
+    }
+  }
+  for (const { name, handles } of [...projectors, ...reactors]) {
+    for (const type of handles) if (!defined.has(type)) problems.push(`${name} handles ${type}, which no aggregate defines`);
+  }
+  return problems;
+}
