@@ -1,4 +1,4 @@
-import { membersProjector } from './members.js';
+import { membersProjector } from './members/projector.js';
 import { namespacesProjector } from './namespaces.js';
 import type { Projector } from './projector.js';
 import { projectsProjector } from './projects.js';

@@ -1,4 +1,4 @@
-import type { MembersReadTables } from './members.js';
+import type { MembersReadTables } from './members/tables.js';
 import type { NamespacesReadTables } from './namespaces.js';
 import type { ProjectsReadTables } from './projects.js';
 import type { UsersReadTables } from './users.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { membersProjector } from '../../src/projections/members.js';
+import { membersProjector } from '../../src/projections/members/projector.js';
 import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';

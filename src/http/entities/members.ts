@@ -1,6 +1,7 @@
 import type { Config } from '../../config.js';
 import type { UserRow } from '../../projections/users.js';
-import type { AccessRequestView, MemberView } from '../../projections/members.js';
+import type { AccessRequestView } from '../../projections/members/access-requests.js';
+import type { MemberView } from '../../projections/members/members.js';
 import { iso, toUserBasic } from './users.js';
 
 type UserFields = Pick<MemberView, 'id' | 'name' | 'username' | 'state' | 'avatar_url' | 'email'>;

@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { members } from '../../commands/members.js';
 import { DEFAULT_ACCESS_LEVEL, canRemoveMember, canRequestAccess } from '../../domain/members.js';
-import { accessRequestsQuery, directMembersQuery, highestGroupMembership } from '../../projections/members.js';
+import { accessRequestsQuery } from '../../projections/members/access-requests.js';
+import { directMembersQuery, highestGroupMembership } from '../../projections/members/members.js';
 import { toAccessRequester, toMember } from '../entities/members.js';
 import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';

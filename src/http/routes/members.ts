@@ -11,7 +11,7 @@ import {
   highestGroupMembership,
   type MemberFilters,
   type MemberSource,
-} from '../../projections/members.js';
+} from '../../projections/members/members.js';
 import { findUserById } from '../../projections/users.js';
 import { toMember } from '../entities/members.js';
 import { eventMetadata, requireUser, type Auth } from '../kernel/auth.js';

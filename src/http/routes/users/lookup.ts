@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../../../database.js';
-import { soleOwnedGroupCount as soleOwnedGroups } from '../../../projections/members.js';
+import { soleOwnedGroupCount as soleOwnedGroups } from '../../../projections/members/members.js';
 import { findUserById, type UserRow } from '../../../projections/users.js';
 import { USER_SCOPES, authenticate, type Auth } from '../../kernel/auth.js';
 import { appContext } from '../../kernel/context.js';

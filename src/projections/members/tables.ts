@@ -1,0 +1,33 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { MemberSourceType } from '../../domain/access.js';
+import type { StreamVersionsTable } from '../stream-versions.js';
+
+type Timestamp = ColumnType<Date, string, string>;
+
+/** Direct memberships of groups (source_type 'Namespace') and projects ('Project'). */
+export interface MembersTable {
+  source_type: MemberSourceType;
+  source_id: number;
+  user_id: number;
+  access_level: number;
+  expires_at: string | null;
+  created_by_id: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface AccessRequestsTable {
+  source_type: MemberSourceType;
+  source_id: number;
+  user_id: number;
+  requested_at: Timestamp;
+}
+
+export interface MembersReadTables {
+  members: MembersTable;
+  access_requests: AccessRequestsTable;
+  members_stream_versions: StreamVersionsTable;
+}
+
+export type MemberRow = Selectable<MembersTable>;
+export type AccessRequestRow = Selectable<AccessRequestsTable>;
