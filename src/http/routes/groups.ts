@@ -10,6 +10,7 @@ import {
 } from '../../commands/groups.js';
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, type Viewer } from '../../domain/access.js';
 import { accepted, forbidden, notFound, recordNotFound } from '../../domain/errors.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups.js';
 import { viewerOf } from '../../projections/access.js';
 import {
@@ -89,13 +90,13 @@ function settingsOf(c: Context, input: SettingsInput, viewer: Viewer): GroupChan
   const { config } = appContext(c);
   const changes: Record<string, unknown> = {};
   for (const field of SETTING_FIELDS) if (input[field] !== undefined) changes[field] = input[field];
-  if (config.plan !== 'free' && viewer.isAdmin) {
+  if (licensed(config.plan, 'ee') && viewer.isAdmin) {
     for (const field of ['shared_runners_minutes_limit', 'extra_shared_runners_minutes_limit'] as const) {
       if (input[field] !== undefined) changes[field] = input[field];
     }
   }
   // GitLab EE: custom file templates for a group are a premium feature.
-  if ((config.plan === 'premium' || config.plan === 'ultimate') && input.file_template_project_id !== undefined) {
+  if (licensed(config.plan, 'custom_file_templates_for_namespace') && input.file_template_project_id !== undefined) {
     changes.file_template_project_id = input.file_template_project_id;
   }
   return changes as GroupChanges;
@@ -204,7 +205,7 @@ export const groupRoutes = new Hono<AppEnv>()
       throw forbidden();
     }
     // GitLab EE: authenticated_as_admin! if params[:shared_runners_minutes_limit].
-    if (config.plan !== 'free' && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
+    if (licensed(config.plan, 'ee') && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
     const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
     const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creatorId: auth.user.id }, eventMetadata(c, auth));
     const group = await reloaded(c, result.state.id!, 50, viewer);

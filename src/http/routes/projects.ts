@@ -14,6 +14,7 @@ import type { Database } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { accepted, forbidden, invalid, notFound, notModified } from '../../domain/errors.js';
 import { can } from '../../domain/policy/can.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
 import { groupAccessLevelOf, viewerOf } from '../../projections/access.js';
 import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
@@ -48,8 +49,6 @@ import {
 } from './projects/params.js';
 
 // ───────────────────────────── Helpers ─────────────────────────────
-
-const paidTier = (c: Context) => appContext(c).config.plan !== 'free';
 
 async function namespaceRow(c: Context, id: number): Promise<NamespaceRow | undefined> {
   return appContext(c).db.selectFrom('namespaces').selectAll().where('id', '=', id).where('pending_delete', '=', false).executeTakeFirst();
@@ -130,7 +129,7 @@ export const projectRoutes = new Hono<AppEnv>()
     const p = await params(c, createParams, createRules);
     const { commands, db } = appContext(c);
     const viewer = viewerOf(auth.user, today(c))!;
-    const settings = settingsFrom(p, paidTier(c));
+    const settings = settingsFrom(p, licensed(appContext(c).config.plan, 'ee'));
     // GitLab (Projects::CreateService): the name from the path, or the path from the name.
     if (settings.name === undefined || settings.name === '') {
       if (settings.path !== undefined && settings.path !== '') settings.name = settings.path;
@@ -202,7 +201,7 @@ export const projectRoutes = new Hono<AppEnv>()
     if (p.visibility !== undefined && !project.can('change_visibility_level')) throw forbidden();
     const namespace = await namespaceRow(c, row.namespace_id);
     if (!namespace) throw notFound('Project');
-    const changes: ProjectChanges = { ...settingsFrom(p, paidTier(c)), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
+    const changes: ProjectChanges = { ...settingsFrom(p, licensed(appContext(c).config.plan, 'ee')), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
     await updateProject(appContext(c).commands, row, namespace, changes, eventMetadata(c, auth));
     const updated = await reloaded(c, row.id);
     return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, project) }));
