@@ -1,8 +1,7 @@
 import { BlockList, isIP } from 'node:net';
+import { PLANS, type Plan } from './domain/policy/licensed.js';
 
 /** Runtime configuration, read once from the environment (every variable is documented in README.md). */
-export const PLANS = ['free', 'starter', 'premium', 'ultimate'] as const;
-export type Plan = (typeof PLANS)[number];
 
 /** 10 MiB: GitLab's default attachment limit; no API v4 body here comes near it. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;

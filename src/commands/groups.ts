@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
-import { ACCESS, canAdminGroup, type Viewer } from '../domain/access.js';
+import { ACCESS, type Viewer } from '../domain/access.js';
+import { can } from '../domain/policy/can.js';
 import { notFound } from '../domain/errors.js';
 import {
   type GroupChanges,
@@ -114,7 +115,7 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
  */
 async function mayChangeShareLock(db: Db, viewer: Viewer, parent: NamespaceRow | undefined): Promise<boolean> {
   if (!parent || !parent.share_with_group_lock) return true;
-  if (!canAdminGroup(viewer, await groupAccessLevelOf(db, viewer, parent.id))) return false;
+  if (!can({ kind: 'group', viewer, role: await groupAccessLevelOf(db, viewer, parent.id), group: parent }, 'admin_group')) return false;
   const grandparent = parent.parent_id === null ? undefined : await findGroupRow(db, parent.parent_id);
   if (!grandparent?.share_with_group_lock) return true;
   return mayChangeShareLock(db, viewer, grandparent);

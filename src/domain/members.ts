@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type Decider, unhandled } from './decider.js';
 import type { EventOf, EventSchemas } from './events.js';
-import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, visibleWithoutMembership, type MemberSourceType, type Viewer, type Visibility } from './access.js';
+import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, type MemberSourceType } from './access.js';
 import { conflict, forbidden, invalid, recordNotFound } from './errors.js';
 
 /**
@@ -107,7 +107,7 @@ export interface InheritedMembership {
   readonly group_name: string;
 }
 
-// ───────────────────────────── Validation and policy ─────────────────────────────
+// ───────────────────────────── Validation ─────────────────────────────
 
 export const DEFAULT_ACCESS_LEVEL = ACCESS.DEVELOPER;
 
@@ -130,28 +130,6 @@ function validateLevel(sourceType: MemberSourceType, level: number, inherited: I
   }
   if (!validLevels(sourceType).includes(level)) messages.push('is not included in the list');
   if (messages.length > 0) throw invalid({ access_level: messages });
-}
-
-/**
- * May the viewer remove this membership (or deny / withdraw this access request)?
- * GitLab's member policies: managers may; a user may always remove themselves.
- */
-export function canRemoveMember(viewer: Viewer | null, canManage: boolean, targetUserId: number): boolean {
-  if (!viewer) return false;
-  return canManage || viewer.id === targetUserId;
-}
-
-/**
- * GitLab's `request_access` ability (GroupPolicy, ProjectPolicy): a signed-in user who sees
- * the group or project without membership (public, or internal for non-external users),
- * has no access yet (direct or inherited), is not an administrator, and the source has
- * request_access_enabled.
- */
-export function canRequestAccess(viewer: Viewer | null, visibility: Visibility, role: number | null, requestAccessEnabled: boolean): boolean {
-  if (!viewer || viewer.isAdmin) return false;
-  if (role !== null) return false;
-  if (!requestAccessEnabled) return false;
-  return visibleWithoutMembership(viewer).includes(visibility);
 }
 
 // ───────────────────────────── Decider ─────────────────────────────

@@ -4,8 +4,6 @@ import {
   type MemberEvent,
   type MemberSource,
   type OwnerGuard,
-  canRemoveMember,
-  canRequestAccess,
   memberEventIndex,
   membersDecider,
   membersStreamId,
@@ -184,31 +182,9 @@ describe('members decider', () => {
   });
 });
 
-// ───────────────────────────── Policies ─────────────────────────────
+// ───────────────────────────── Feed index ─────────────────────────────
 
-describe('member policies', () => {
-  const user = { id: 5, isAdmin: false, external: false, today: '2020-01-01' };
-  const admin = { id: 1, isAdmin: true, external: false, today: '2020-01-01' };
-  const external = { id: 6, isAdmin: false, external: true, today: '2020-01-01' };
-
-  it('lets managers remove anybody and everybody remove themselves', () => {
-    expect(canRemoveMember(user, true, 9)).toBe(true);
-    expect(canRemoveMember(user, false, 5)).toBe(true);
-    expect(canRemoveMember(user, false, 9)).toBe(false);
-    expect(canRemoveMember(null, false, 9)).toBe(false);
-  });
-
-  it('lets signed-in outsiders request access where they can see the source and requests are on', () => {
-    expect(canRequestAccess(user, 'public', null, true)).toBe(true);
-    expect(canRequestAccess(user, 'internal', null, true)).toBe(true);
-    expect(canRequestAccess(external, 'internal', null, true)).toBe(false);
-    expect(canRequestAccess(user, 'private', null, true)).toBe(false);
-    expect(canRequestAccess(user, 'public', 10, true)).toBe(false);
-    expect(canRequestAccess(user, 'public', null, false)).toBe(false);
-    expect(canRequestAccess(admin, 'public', null, true)).toBe(false);
-    expect(canRequestAccess(null, 'public', null, true)).toBe(false);
-  });
-
+describe('member feed index', () => {
   it('indexes events by group or project and target user', () => {
     expect(memberEventIndex(added(G, 2, 30))).toEqual({ groupId: 7, targetType: 'User', targetId: 2 });
     expect(memberEventIndex(added(P, 2, 30))).toEqual({ projectId: 9, targetType: 'User', targetId: 2 });

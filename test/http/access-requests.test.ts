@@ -196,3 +196,15 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
     });
   });
 });
+
+describe('POST /projects/:id/access_requests on an archived project', () => {
+  it('is 403: GitLab makes an archived project read-only (ProjectPolicy prevents request_access)', async () => {
+    const project = await fresh('projects');
+    expect((await api.post(`/projects/${project.id}/archive`, undefined, { token: owner.token })).status).toBe(201);
+    const res = await api.post(`/projects/${project.id}/access_requests`, undefined, { token: visitor.token });
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ message: '403 Forbidden' });
+    expect((await api.post(`/projects/${project.id}/unarchive`, undefined, { token: owner.token })).status).toBe(201);
+    expect((await api.post(`/projects/${project.id}/access_requests`, undefined, { token: visitor.token })).status).toBe(201);
+  });
+});

@@ -1,4 +1,5 @@
 import type { Config } from '../../config.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 
 export const groupWebUrl = (config: Config, fullPath: string) => `${config.externalUrl}/groups/${fullPath}`;
@@ -17,9 +18,6 @@ export interface GroupDetailOptions extends GroupEntityOptions {
   readonly projects: readonly unknown[];
   readonly sharedProjects: readonly unknown[];
 }
-
-const atLeast = (config: Config, plan: 'starter' | 'premium') =>
-  plan === 'starter' ? config.plan !== 'free' : config.plan === 'premium' || config.plan === 'ultimate';
 
 /**
  * Entities::Group (GitLab 12): the list view. EE adds ldap_cn/ldap_access, and
@@ -53,8 +51,8 @@ export function toGroup(row: NamespaceRow, config: Config, options: GroupEntityO
           statistics: { storage_size: 0, repository_size: 0, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0, packages_size: 0 },
         }
       : {}),
-    ...(atLeast(config, 'starter') ? { ldap_cn: null, ldap_access: null } : {}),
-    ...(atLeast(config, 'premium') ? { file_template_project_id: row.file_template_project_id } : {}),
+    ...(licensed(config.plan, 'ee') ? { ldap_cn: null, ldap_access: null } : {}),
+    ...(licensed(config.plan, 'custom_file_templates_for_namespace') ? { file_template_project_id: row.file_template_project_id } : {}),
   };
 }
 
@@ -65,7 +63,7 @@ export function toGroupDetail(row: NamespaceRow, config: Config, options: GroupD
   if (options.runnersToken !== undefined) out.runners_token = options.runnersToken;
   out.projects = options.projects;
   out.shared_projects = options.sharedProjects;
-  if (atLeast(config, 'starter')) {
+  if (licensed(config.plan, 'ee')) {
     out.shared_runners_minutes_limit = row.shared_runners_minutes_limit;
     out.extra_shared_runners_minutes_limit = row.extra_shared_runners_minutes_limit;
   }

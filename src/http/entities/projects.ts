@@ -2,6 +2,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { ACCESS } from '../../domain/access.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import type { FeatureAccessLevel } from '../../domain/projects.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import { type ProjectRow, type SharedGroupRow, projectPresentationData } from '../../projections/projects.js';
@@ -68,9 +69,6 @@ function canCreateMergeRequestIn(row: ProjectRow, ctx: Pick<ProjectEntityContext
   if (!ctx.viewer || row.archived || !featureAvailable(row, 'merge_requests', ctx)) return false;
   return ctx.viewer.isAdmin || (ctx.role ?? 0) >= ACCESS.GUEST || openTo(row, ctx.viewer);
 }
-
-const paid = (config: Config, tier: 'starter' | 'premium') =>
-  tier === 'starter' ? config.plan !== 'free' : config.plan === 'premium' || config.plan === 'ultimate';
 
 // ───────────────────────────── Entities ─────────────────────────────
 
@@ -229,19 +227,20 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   return out;
 }
 
-/** EE::API::Entities::Project (12.10), by the tier that licenses each feature. */
+/** EE::API::Entities::Project (12.10): each field where the feature it belongs to is licensed. */
 function putEeFields(out: Fields, s: ReturnType<typeof settingsOf>, config: Config) {
-  if (paid(config, 'starter')) {
-    out.approvals_before_merge = s.approvals_before_merge ?? 0;
-    out.mirror = s.mirror ?? false;
-  }
-  if (paid(config, 'premium')) {
+  const { plan } = config;
+  if (licensed(plan, 'merge_request_approvers')) out.approvals_before_merge = s.approvals_before_merge ?? 0;
+  if (licensed(plan, 'repository_mirrors')) out.mirror = s.mirror ?? false;
+  if (licensed(plan, 'external_authorization_service_api_management')) {
     out.external_authorization_classification_label = s.external_authorization_classification_label ?? null;
-    out.packages_enabled = s.packages_enabled ?? true;
+  }
+  if (licensed(plan, 'packages')) out.packages_enabled = s.packages_enabled ?? true;
+  if (licensed(plan, 'service_desk')) {
     out.service_desk_enabled = s.service_desk_enabled ?? false;
     out.service_desk_address = null;
-    out.marked_for_deletion_at = null;
   }
+  if (licensed(plan, 'adjourned_deletion_for_projects_and_groups')) out.marked_for_deletion_at = null;
 }
 
 // ───────────────────────────── Pages of projects ─────────────────────────────

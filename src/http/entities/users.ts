@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import type { CustomAttributeRow, TokenRow, UserRow } from '../../projections/users.js';
 
 /** GitLab timestamps: ISO 8601 UTC with milliseconds. */
@@ -97,11 +98,9 @@ function putPublic(out: Fields, row: UserRow, config: Config, options: UserViewO
   return out;
 }
 
-const paidTier = (config: Config) => config.plan !== 'free';
-
 /** EE (paid tiers): the pipeline minutes limits, prepended to UserPublic and its descendants. */
 function putMinutesLimits(out: Fields, row: UserRow, config: Config): Fields {
-  if (paidTier(config)) {
+  if (licensed(config.plan, 'ee')) {
     out.shared_runners_minutes_limit = row.shared_runners_minutes_limit;
     out.extra_shared_runners_minutes_limit = row.extra_shared_runners_minutes_limit;
   }
@@ -122,7 +121,7 @@ export function toUserWithAdmin(row: UserRow, config: Config, options: UserViewO
   const out = putPublic({}, row, config, { ...options, viewer: options.viewer ?? { id: row.id, is_admin: true } });
   out.is_admin = row.is_admin;
   putMinutesLimits(out, row, config);
-  if (paidTier(config)) out.note = row.note;
+  if (licensed(config.plan, 'ee')) out.note = row.note;
   return out;
 }
 

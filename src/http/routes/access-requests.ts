@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { members } from '../../commands/members.js';
-import { DEFAULT_ACCESS_LEVEL, canRemoveMember, canRequestAccess } from '../../domain/members.js';
+import { DEFAULT_ACCESS_LEVEL } from '../../domain/members.js';
 import { accessRequestsQuery } from '../../projections/members/access-requests.js';
 import { directMembersQuery, highestGroupMembership } from '../../projections/members/members.js';
 import { toAccessRequester, toMember } from '../entities/members.js';
@@ -35,7 +35,7 @@ for (const { plural, type } of SOURCE_KINDS) {
     .post(base, async (c) => {
       const auth = await requireUser(c);
       const source = await resolveSource(c, auth, type);
-      if (!canRequestAccess(source.viewer, source.visibility, source.role, source.requestAccessEnabled)) throw forbidden();
+      if (!source.canRequestAccess) throw forbidden();
       const { db, config, commands } = appContext(c);
       await members.run(commands, source, { type: 'RequestAccess', userId: auth.user.id }, eventMetadata(c, auth));
       const row = await accessRequestsQuery(db, source).where('r.user_id', '=', auth.user.id).executeTakeFirstOrThrow();
@@ -65,7 +65,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       const { db, commands } = appContext(c);
       if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
       // GitLab: managers deny; requesters withdraw their own request.
-      if (!canRemoveMember(source.viewer, source.canManage, userId)) throw forbidden();
+      if (!source.canDestroyMember(userId)) throw forbidden();
       await members.run(commands, source, { type: 'DenyAccessRequest', userId, actorId: auth.user.id }, eventMetadata(c, auth));
       return c.body(null, 204);
     });

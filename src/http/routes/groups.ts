@@ -8,8 +8,9 @@ import {
   setGroupCustomAttribute,
   updateGroup,
 } from '../../commands/groups.js';
-import { GROUP_ACCESS_LEVELS, VISIBILITIES, canAdminGroup, canCreateSubgroupIn, type Viewer } from '../../domain/access.js';
+import { GROUP_ACCESS_LEVELS, VISIBILITIES, type Viewer } from '../../domain/access.js';
 import { accepted, forbidden, notFound, recordNotFound } from '../../domain/errors.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups.js';
 import { viewerOf } from '../../projections/access.js';
 import {
@@ -27,7 +28,7 @@ import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { failedToSave, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
-import { findVisibleGroup, type Visible } from '../kernel/sources.js';
+import { userGroup, type GroupScope, type Visible } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────
@@ -89,13 +90,13 @@ function settingsOf(c: Context, input: SettingsInput, viewer: Viewer): GroupChan
   const { config } = appContext(c);
   const changes: Record<string, unknown> = {};
   for (const field of SETTING_FIELDS) if (input[field] !== undefined) changes[field] = input[field];
-  if (config.plan !== 'free' && viewer.isAdmin) {
+  if (licensed(config.plan, 'ee') && viewer.isAdmin) {
     for (const field of ['shared_runners_minutes_limit', 'extra_shared_runners_minutes_limit'] as const) {
       if (input[field] !== undefined) changes[field] = input[field];
     }
   }
   // GitLab EE: custom file templates for a group are a premium feature.
-  if ((config.plan === 'premium' || config.plan === 'ultimate') && input.file_template_project_id !== undefined) {
+  if (licensed(config.plan, 'custom_file_templates_for_namespace') && input.file_template_project_id !== undefined) {
     changes.file_template_project_id = input.file_template_project_id;
   }
   return changes as GroupChanges;
@@ -187,13 +188,6 @@ async function reloaded(c: Context, id: number, role: number | null, viewer: Vie
   return { row, role, viewer };
 }
 
-/** A group the caller administers (owner or admin): 404 when not visible, 403 otherwise. */
-async function administeredGroup(c: Context, auth: Auth) {
-  const group = await findVisibleGroup(c, auth, c.req.param('id') ?? '');
-  if (!canAdminGroup(group.viewer, group.role)) throw forbidden();
-  return group;
-}
-
 // ───────────────────────────── Routes ─────────────────────────────
 
 export const groupRoutes = new Hono<AppEnv>()
@@ -204,15 +198,14 @@ export const groupRoutes = new Hono<AppEnv>()
     const p = await params(c, createParams);
     const { commands, config } = appContext(c);
     const viewer = viewerOf(auth.user, today(c))!;
-    let parent: Visible<NamespaceRow> | null = null;
+    let parent: GroupScope | null = null;
     if (p.parent_id !== undefined) {
-      parent = await findVisibleGroup(c, auth, String(p.parent_id));
-      if (!canCreateSubgroupIn(viewer, parent.row.subgroup_creation_level, parent.role)) throw forbidden();
+      parent = await userGroup(c, auth, 'create_subgroup', String(p.parent_id));
     } else if (!auth.user.can_create_group) {
       throw forbidden();
     }
     // GitLab EE: authenticated_as_admin! if params[:shared_runners_minutes_limit].
-    if (config.plan !== 'free' && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
+    if (licensed(config.plan, 'ee') && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
     const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
     const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creatorId: auth.user.id }, eventMetadata(c, auth));
     const group = await reloaded(c, result.state.id!, 50, viewer);
@@ -226,12 +219,12 @@ export const groupRoutes = new Hono<AppEnv>()
       with_projects: withDefault(t.boolean(), true),
       statistics: withDefault(t.boolean(), false),
     });
-    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const group = await userGroup(c, auth);
     const admin = isAdmin(auth);
     return c.json(
       await presentDetail(c, group, {
         withProjects: p.with_projects,
-        runnersToken: canAdminGroup(group.viewer, group.role),
+        runnersToken: group.can('admin_group'),
         statistics: admin && p.statistics,
         customAttributes: admin && p.with_custom_attributes,
       }),
@@ -241,7 +234,7 @@ export const groupRoutes = new Hono<AppEnv>()
   .put('/groups/:id', async (c) => {
     const auth = await requireUser(c);
     const p = await params(c, updateParams);
-    const group = await administeredGroup(c, auth);
+    const group = await userGroup(c, auth, 'admin_group');
     const { commands } = appContext(c);
     await updateGroup(commands, group.row, settingsOf(c, p, group.viewer!), group.viewer!, eventMetadata(c, auth));
     return c.json(await presentDetail(c, await reloaded(c, group.row.id, group.role, group.viewer), { withProjects: true, runnersToken: false }));
@@ -249,7 +242,7 @@ export const groupRoutes = new Hono<AppEnv>()
 
   .delete('/groups/:id', async (c) => {
     const auth = await requireUser(c);
-    const group = await administeredGroup(c, auth);
+    const group = await userGroup(c, auth, 'admin_group');
     checkUnmodifiedSince(c, group.row.updated_at);
     await scheduleGroupDeletion(appContext(c).commands, group.row, eventMetadata(c, auth));
     throw accepted();
@@ -258,7 +251,7 @@ export const groupRoutes = new Hono<AppEnv>()
   .get('/groups/:id/subgroups', async (c) => {
     const auth = await authenticate(c);
     await params(c, listParams);
-    const parent = await findVisibleGroup(c, auth, c.req.param('id'));
+    const parent = await userGroup(c, auth);
     return listGroups(c, auth, parent.row.id);
   })
 
@@ -266,14 +259,14 @@ export const groupRoutes = new Hono<AppEnv>()
 
   .get('/groups/:id/custom_attributes', async (c) => {
     const auth = await requireAdmin(c);
-    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const group = await userGroup(c, auth);
     const attributes = (await customAttributesOf(appContext(c).db, [group.row.id])).get(group.row.id) ?? [];
     return c.json(attributes.map(toCustomAttribute));
   })
 
   .get('/groups/:id/custom_attributes/:key', async (c) => {
     const auth = await requireAdmin(c);
-    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const group = await userGroup(c, auth);
     const attribute = await findGroupCustomAttribute(appContext(c).db, group.row.id, c.req.param('key'));
     if (!attribute) throw recordNotFound();
     return c.json(toCustomAttribute(attribute));
@@ -282,7 +275,7 @@ export const groupRoutes = new Hono<AppEnv>()
   .put('/groups/:id/custom_attributes/:key', async (c) => {
     const auth = await requireAdmin(c);
     const p = await params(c, { value: required(t.string()) });
-    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const group = await userGroup(c, auth);
     const key = c.req.param('key');
     await setGroupCustomAttribute(appContext(c).commands, group.row.id, key, p.value, eventMetadata(c, auth));
     return c.json(toCustomAttribute({ key, value: p.value }));
@@ -290,7 +283,7 @@ export const groupRoutes = new Hono<AppEnv>()
 
   .delete('/groups/:id/custom_attributes/:key', async (c) => {
     const auth = await requireAdmin(c);
-    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const group = await userGroup(c, auth);
     await deleteGroupCustomAttribute(appContext(c).commands, group.row.id, c.req.param('key'), eventMetadata(c, auth));
     return c.body(null, 204);
   });

@@ -1,8 +1,9 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { members } from '../../commands/members.js';
-import { canManageMembers, type MemberSourceType, type Viewer, type Visibility } from '../../domain/access.js';
-import { canRemoveMember, type OwnerGuard } from '../../domain/members.js';
+import type { MemberSourceType } from '../../domain/access.js';
+import type { OwnerGuard } from '../../domain/members.js';
+import { can } from '../../domain/policy/can.js';
 import {
   activeMemberUserIds,
   activeOwnerCount,
@@ -19,7 +20,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { conflict, forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t } from '../kernel/params.js';
-import { findVisibleGroup, findVisibleProject } from '../kernel/sources.js';
+import { userGroup, userProject } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 
 // ───────────────────────────── Sources ─────────────────────────────
@@ -30,61 +31,54 @@ export const SOURCE_KINDS = [
   { plural: 'projects', type: 'Project' },
 ] as const satisfies readonly { plural: string; type: MemberSourceType }[];
 
-/** A group or project the caller may see, with what the members endpoints need of it. */
+/**
+ * A group or project the caller may see (the kernel's userGroup / userProject), with what the
+ * members endpoints need of it and the abilities they ask, by the source's GitLab names.
+ */
 export interface ResolvedSource extends MemberSource {
   readonly name: string;
-  readonly visibility: Visibility;
-  readonly requestAccessEnabled: boolean;
-  /** The caller's access level on the source (the one model: the highest over every way in). */
-  readonly role: number | null;
-  readonly viewer: Viewer | null;
   /** Groups a membership may be inherited from (the ancestors; a project's namespace chain). */
   readonly inheritFrom: readonly number[];
   /** A personal project's namespace owner. */
   readonly personalOwnerId: number | null;
-  /** May the caller manage members (owners of groups, maintainers of projects, admins)? */
+  /** admin_group_member / admin_project_member: add, update, approve, list requests. */
   readonly canManage: boolean;
+  /** request_access */
+  readonly canRequestAccess: boolean;
+  /** destroy_group_member / destroy_project_member: remove a member, deny or withdraw a request. */
+  canDestroyMember(userId: number): boolean;
 }
 
 /** `:id` of a groups or projects path, resolved for the caller; 404 when not visible. */
 export async function resolveSource(c: Context, auth: Auth, type: MemberSourceType): Promise<ResolvedSource> {
-  const id = c.req.param('id') ?? '';
   if (type === 'Namespace') {
-    const { row, role, viewer } = await findVisibleGroup(c, auth, id);
+    const { row, subject: group } = await userGroup(c, auth);
     return {
       type,
       id: row.id,
       traversalIds: row.traversal_ids,
       name: row.name,
-      visibility: row.visibility,
-      requestAccessEnabled: row.request_access_enabled,
-      role,
-      viewer,
       inheritFrom: row.traversal_ids.filter((groupId) => groupId !== row.id),
       personalOwnerId: null,
-      canManage: canManageMembers(viewer, type, role),
+      canManage: can(group, 'admin_group_member'),
+      canRequestAccess: can(group, 'request_access'),
+      canDestroyMember: (userId) => can({ kind: 'group_member', group, userId }, 'destroy_group_member'),
     };
   }
-  const { row, role, viewer } = await findVisibleProject(c, auth, id);
-  const namespace = await appContext(c)
-    .db.selectFrom('namespaces')
-    .select(['kind', 'owner_id'])
-    .where('id', '=', row.namespace_id)
-    .executeTakeFirst();
-  const personal = namespace?.kind === 'user';
+  const { row, subject: project } = await userProject(c, auth);
+  const { personalOwnerId } = project;
+  const personal = personalOwnerId !== null;
   return {
     type,
     id: row.id,
     // Personal namespaces have no members: only a group chain passes memberships down.
     traversalIds: personal ? [] : row.traversal_ids,
     name: row.name,
-    visibility: row.visibility,
-    requestAccessEnabled: row.request_access_enabled,
-    role,
-    viewer,
     inheritFrom: personal ? [] : row.traversal_ids,
-    personalOwnerId: personal ? (namespace?.owner_id ?? null) : null,
-    canManage: canManageMembers(viewer, type, role),
+    personalOwnerId,
+    canManage: can(project, 'admin_project_member'),
+    canRequestAccess: can(project, 'request_access'),
+    canDestroyMember: (userId) => can({ kind: 'project_member', project, userId }, 'destroy_project_member'),
   };
 }
 
@@ -216,7 +210,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!member) throw recordNotFound();
       checkUnmodifiedSince(c, member.updated_at);
       // GitLab's member policies: managers remove anybody, a member may leave.
-      if (!canRemoveMember(source.viewer, source.canManage, userId)) throw forbidden();
+      if (!source.canDestroyMember(userId)) throw forbidden();
       const guard = await ownerGuard(c, source);
       await members.run(commands, source, { type: 'RemoveMember', userId, actorId: auth.user.id, guard }, eventMetadata(c, auth));
       return c.body(null, 204);

@@ -11,10 +11,12 @@ import {
   updateProject,
 } from '../../commands/projects.js';
 import type { Database } from '../../database.js';
-import { ACCESS, canAdminProject, canCreateProjectIn, canOwnProject, type Viewer } from '../../domain/access.js';
+import type { Viewer } from '../../domain/access.js';
 import { accepted, forbidden, invalid, notFound, notModified } from '../../domain/errors.js';
+import { can } from '../../domain/policy/can.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
-import { groupAccessLevel, groupAccessLevelOf, projectAccessLevelOf, viewerOf } from '../../projections/access.js';
+import { groupAccessLevelOf, viewerOf } from '../../projections/access.js';
 import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import {
@@ -33,7 +35,7 @@ import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { limitReachedFirst, methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, pageOf, paginate, setKeysetNextLink } from '../kernel/pagination.js';
 import { params, rawParams, t, withDefault } from '../kernel/params.js';
-import { findVisibleGroup, findVisibleProject, type Visible } from '../kernel/sources.js';
+import { userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import {
   UPDATE_AT_LEAST_ONE_OF,
@@ -48,26 +50,8 @@ import {
 
 // ───────────────────────────── Helpers ─────────────────────────────
 
-const paidTier = (c: Context) => appContext(c).config.plan !== 'free';
-
 async function namespaceRow(c: Context, id: number): Promise<NamespaceRow | undefined> {
   return appContext(c).db.selectFrom('namespaces').selectAll().where('id', '=', id).where('pending_delete', '=', false).executeTakeFirst();
-}
-
-/**
- * GitLab's ProjectPolicy owner: the personal namespace's owner, or an owner of the group or
- * one of its ancestors (a project membership never reaches owner). The namespace and the
- * viewer's level on it in one query.
- */
-async function ownsProject(c: Context, viewer: Viewer | null, project: ProjectRow): Promise<boolean> {
-  if (!viewer) return false;
-  const namespace = await appContext(c)
-    .db.selectFrom('namespaces')
-    .select(['kind', 'owner_id', groupAccessLevel(viewer, sql.ref('namespaces.id')).as('access_level')])
-    .where('id', '=', project.namespace_id)
-    .executeTakeFirst();
-  if (namespace?.kind === 'user') return canOwnProject(viewer, namespace.owner_id === viewer.id, null);
-  return canOwnProject(viewer, false, namespace?.access_level ?? null);
 }
 
 /** GitLab: User#can_create_project? — projects_limit above the personal project count. */
@@ -92,9 +76,9 @@ async function present(c: Context, viewer: Viewer | null, row: ProjectRow, view:
 }
 
 /** user_can_admin_project: the runners token (and import error, git strategy) for maintainers and admins. */
-async function adminTokens(c: Context, viewer: Viewer | null, row: ProjectRow, role: number | null): Promise<Map<number, string>> {
-  if (!canAdminProject(viewer, role)) return new Map();
-  return new Map([[row.id, await projectRunnersToken(appContext(c).db, row.id)]]);
+async function adminTokens(c: Context, project: ProjectScope): Promise<Map<number, string>> {
+  if (!project.can('admin_project')) return new Map();
+  return new Map([[project.row.id, await projectRunnersToken(appContext(c).db, project.row.id)]]);
 }
 
 type ProjectQuery = SelectQueryBuilder<Database, 'projects', ProjectRow>;
@@ -145,7 +129,7 @@ export const projectRoutes = new Hono<AppEnv>()
     const p = await params(c, createParams, createRules);
     const { commands, db } = appContext(c);
     const viewer = viewerOf(auth.user, today(c))!;
-    const settings = settingsFrom(p, paidTier(c));
+    const settings = settingsFrom(p, licensed(appContext(c).config.plan, 'ee'));
     // GitLab (Projects::CreateService): the name from the path, or the path from the name.
     if (settings.name === undefined || settings.name === '') {
       if (settings.path !== undefined && settings.path !== '') settings.name = settings.path;
@@ -161,11 +145,13 @@ export const projectRoutes = new Hono<AppEnv>()
     const namespace = namespaceId === undefined ? undefined : await namespaceRow(c, namespaceId);
     let allowed = false;
     if (namespace?.kind === 'user') {
-      allowed = viewer.isAdmin || namespace.owner_id === viewer.id;
       // GitLab (NamespacePolicy): a named personal namespace also needs the caller to be under
       // their own project limit; without namespace_id the limit is the model's 403 instead.
-      if (allowed && p.namespace_id !== undefined) allowed = await underProjectLimit(c, auth.user);
-    } else if (namespace) allowed = canCreateProjectIn(viewer, namespace.project_creation_level, await groupAccessLevelOf(db, viewer, namespace.id));
+      const canCreatePersonalProject = p.namespace_id === undefined || (await underProjectLimit(c, auth.user));
+      allowed = can({ kind: 'namespace', viewer, ownerId: namespace.owner_id, canCreatePersonalProject }, 'create_projects');
+    } else if (namespace) {
+      allowed = can({ kind: 'group', viewer, role: await groupAccessLevelOf(db, viewer, namespace.id), group: namespace }, 'create_projects');
+    }
     if (!namespace || !allowed) throw invalid({ namespace: ['is not valid'] });
 
     const created = await createProject(
@@ -179,9 +165,8 @@ export const projectRoutes = new Hono<AppEnv>()
       },
       eventMetadata(c, auth),
     );
-    const row = await reloaded(c, created.state.id!);
-    const role = await projectAccessLevelOf(db, viewer, row.id);
-    return c.json(await present(c, viewer, row, { adminTokens: await adminTokens(c, viewer, row, role) }), 201);
+    const project = await userProject(c, auth, undefined, String(created.state.id!));
+    return c.json(await present(c, viewer, project.row, { adminTokens: await adminTokens(c, project) }), 201);
   })
 
   .get('/projects/:id', async (c) => {
@@ -191,14 +176,14 @@ export const projectRoutes = new Hono<AppEnv>()
       with_custom_attributes: withDefault(t.boolean(), false),
       license: withDefault(t.boolean(), false),
     });
-    const project = await findVisibleProject(c, auth, c.req.param('id'));
+    const project = await userProject(c, auth);
     const { viewer } = project;
     if (!viewer) return c.json(await present(c, null, project.row, { simple: true, license: p.license }));
     return c.json(
       await present(c, viewer, project.row, {
         withAccess: true,
         single: true,
-        adminTokens: await adminTokens(c, viewer, project.row, project.role),
+        adminTokens: await adminTokens(c, project),
         statistics: p.statistics,
         license: p.license,
         customAttributes: viewer.isAdmin && p.with_custom_attributes,
@@ -209,19 +194,17 @@ export const projectRoutes = new Hono<AppEnv>()
   .put('/projects/:id', async (c) => {
     const auth = await requireUser(c);
     const p = await params(c, updateParams, { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF] });
-    const project = await findVisibleProject(c, auth, c.req.param('id'));
+    // GitLab: authorize_admin_project, then rename_project for a name, change_visibility_level for a visibility.
+    const project = await userProject(c, auth, 'admin_project');
     const { viewer, row } = project;
-    // GitLab: admin_project (maintainers), and owner rights to rename or change the visibility.
-    if (!canAdminProject(viewer, project.role)) throw forbidden();
-    if ((p.name !== undefined && p.name !== '') || p.visibility !== undefined) {
-      if (!(await ownsProject(c, viewer, row))) throw forbidden();
-    }
+    if (p.name !== undefined && p.name !== '' && !project.can('rename_project')) throw forbidden();
+    if (p.visibility !== undefined && !project.can('change_visibility_level')) throw forbidden();
     const namespace = await namespaceRow(c, row.namespace_id);
     if (!namespace) throw notFound('Project');
-    const changes: ProjectChanges = { ...settingsFrom(p, paidTier(c)), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
+    const changes: ProjectChanges = { ...settingsFrom(p, licensed(appContext(c).config.plan, 'ee')), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
     await updateProject(appContext(c).commands, row, namespace, changes, eventMetadata(c, auth));
     const updated = await reloaded(c, row.id);
-    return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, viewer, updated, project.role) }));
+    return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, project) }));
   })
 
   .post('/projects/:id/archive', async (c) => archiving(c, true))
@@ -232,9 +215,8 @@ export const projectRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id', async (c) => {
     const auth = await requireUser(c);
-    const project = await findVisibleProject(c, auth, c.req.param('id'));
     // GitLab: remove_project is an owner right (namespace owner, group owner, admin).
-    if (!(await ownsProject(c, project.viewer, project.row))) throw forbidden();
+    const project = await userProject(c, auth, 'remove_project');
     checkUnmodifiedSince(c, project.row.updated_at);
     await scheduleProjectDeletion(appContext(c).commands, project.row.id, eventMetadata(c, auth));
     throw accepted();
@@ -245,7 +227,7 @@ export const projectRoutes = new Hono<AppEnv>()
   .get('/groups/:id/projects', async (c) => {
     const auth = await authenticate(c);
     const p = await params(c, groupListParams);
-    const group = await findVisibleGroup(c, auth, c.req.param('id'));
+    const group = await userGroup(c, auth);
     const { viewer } = group;
     const { db, config } = appContext(c);
     let query = groupProjectsQuery(db, viewer, group.row.id, {
@@ -318,9 +300,8 @@ async function userProjects(c: Context, kind: 'personal' | 'starred') {
 /** POST /projects/:id/archive and /unarchive: owner rights; 201 with the project. */
 async function archiving(c: Context, archive: boolean) {
   const auth = await requireUser(c);
-  const project = await findVisibleProject(c, auth, c.req.param('id') ?? '');
   // GitLab: archive_project is an owner right (namespace owner, group owner, admin).
-  if (!(await ownsProject(c, project.viewer, project.row))) throw forbidden();
+  const project = await userProject(c, auth, 'archive_project');
   const metadata = eventMetadata(c, auth);
   const { commands } = appContext(c);
   await (archive ? archiveProject(commands, project.row.id, metadata) : unarchiveProject(commands, project.row.id, metadata));
@@ -330,7 +311,7 @@ async function archiving(c: Context, archive: boolean) {
 /** POST /projects/:id/star and /unstar: 201 with the project, 304 when nothing changes. */
 async function starring(c: Context, star: boolean) {
   const auth = await requireUser(c);
-  const project: Visible<ProjectRow> = await findVisibleProject(c, auth, c.req.param('id') ?? '');
+  const project = await userProject(c, auth);
   const { commands, db } = appContext(c);
   const starred = await isStarredBy(db, project.row.id, auth.user.id);
   if (starred === star) throw notModified();

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { sql } from 'kysely';
 import { blockUser, createUser, deleteUser, unblockUser, updateUser } from '../../commands/users.js';
+import { licensed } from '../../domain/policy/licensed.js';
 import { isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
 import { customAttributesByUser, listCustomAttributes } from '../../projections/users.js';
 import { toUser, toUserBasic, toUserWithAdmin } from '../entities/users.js';
@@ -10,7 +11,7 @@ import { conflict, forbidden } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, rawParams, required, t, withDefault, declaration, atLeastOneOf, allOrNoneOf } from '../kernel/params.js';
 import { optionalAttributes, eeAttributes, listParams, profileChanges } from './users/declarations.js';
-import { userIdFromPath, existingUser, mustBeAdmin, paid, searchUsers, soleOwnedGroupCount, type UserQuery } from './users/lookup.js';
+import { userIdFromPath, existingUser, mustBeAdmin, searchUsers, soleOwnedGroupCount, type UserQuery } from './users/lookup.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { currentUserRoutes } from './users/status.js';
 import { userCustomAttributeRoutes } from './users/custom-attributes.js';
@@ -112,7 +113,7 @@ export const userRoutes = new Hono<AppEnv>()
     mustBeAdmin(auth);
 
     const { commands, config } = appContext(c);
-    const profile = profileChanges({ ...head, ...body, ...ee }, undefined, paid(c)) as ProfileChanges & Pick<UserProfile, 'name' | 'username' | 'email'>;
+    const profile = profileChanges({ ...head, ...body, ...ee }, undefined, licensed(config.plan, 'ee')) as ProfileChanges & Pick<UserProfile, 'name' | 'username' | 'email'>;
     const result = await createUser(
       commands,
       {
@@ -146,7 +147,7 @@ export const userRoutes = new Hono<AppEnv>()
 
     const user = await existingUser(c, id);
     const { commands, config } = appContext(c);
-    await updateUser(commands, id, profileChanges({ ...head, ...ee }, user, paid(c)), head.password, eventMetadata(c, auth), {
+    await updateUser(commands, id, profileChanges({ ...head, ...ee }, user, licensed(config.plan, 'ee')), head.password, eventMetadata(c, auth), {
       skipReconfirmation: head.skip_reconfirmation ?? false,
     });
     return c.json(toUserWithAdmin(await existingUser(c, id), config));

@@ -40,8 +40,6 @@ export async function requireAdminFirst(c: Context) {
   return auth;
 }
 
-export const paid = (c: Context) => appContext(c).config.plan !== 'free';
-
 /** GitLab renders a status message with its emoji pipeline: escaped text (emoji codes stay as text here). */
 export const statusHtml = (message: string | null) =>
   (message ?? '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');

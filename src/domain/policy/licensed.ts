@@ -1,0 +1,28 @@
+/**
+ * Plan tiers (FORGELOG_PLAN), checked the way GitLab EE checks a licence:
+ * `License.feature_available?(feature)`. `free` answers as GitLab CE; the others as GitLab EE
+ * under that licence.
+ */
+
+/** Lowest first: a plan has every feature of the plans before it. */
+export const PLANS = ['free', 'starter', 'premium', 'ultimate'] as const;
+export type Plan = (typeof PLANS)[number];
+
+/** Each feature forgelog gates, by GitLab EE's name (License EES/EEP/EEU_FEATURES, 12.10) → the lowest plan that has it. */
+export const LICENSED_FEATURES = {
+  /** Not a licensed feature: EE's own fields and parameters, which EE has under every licence and CE lacks. */
+  ee: 'starter',
+  merge_request_approvers: 'starter',
+  repository_mirrors: 'starter',
+  adjourned_deletion_for_projects_and_groups: 'premium',
+  custom_file_templates_for_namespace: 'premium',
+  external_authorization_service_api_management: 'premium',
+  packages: 'premium',
+  protected_environments: 'premium',
+  service_desk: 'premium',
+} as const satisfies Record<string, Plan>;
+
+export type LicensedFeature = keyof typeof LICENSED_FEATURES;
+
+/** GitLab EE's License.feature_available?(feature), under `plan`. */
+export const licensed = (plan: Plan, feature: LicensedFeature): boolean => PLANS.indexOf(plan) >= PLANS.indexOf(LICENSED_FEATURES[feature]);

@@ -1,0 +1,108 @@
+import { ACCESS, visibleWithoutMembership, type Viewer, type Visibility } from '../access.js';
+import type { ProjectSettings } from '../projects.js';
+
+/**
+ * GitLab's ProjectPolicy (12.10): each ability a project grants, and the rule that grants it.
+ * Abilities keep GitLab's names; `can(subject, ability)` (./can.ts) asks them.
+ */
+
+/** What the policy reads of a project (a `projects` row is one). */
+export interface PolicyProject {
+  readonly visibility: Visibility;
+  readonly archived: boolean;
+  readonly request_access_enabled: boolean;
+  readonly settings: Pick<ProjectSettings, 'builds_access_level' | 'repository_access_level'>;
+}
+
+export interface ProjectSubject {
+  readonly kind: 'project';
+  readonly viewer: Viewer | null;
+  /** The viewer's level on the project (src/projections/access.ts; GitLab's team_access_level), null for none. */
+  readonly role: number | null;
+  readonly project: PolicyProject;
+  /** The owner of the personal namespace holding the project; null in a group. */
+  readonly personalOwnerId: number | null;
+}
+
+type Rule = (s: ProjectSubject) => boolean;
+
+// ───────────────────────────── Conditions (GitLab's names) ─────────────────────────────
+
+const admin: Rule = (s) => Boolean(s.viewer?.isAdmin);
+const atLeast = (level: number): Rule => (s) => (s.role ?? ACCESS.NONE) >= level;
+
+/**
+ * GitLab: the personal namespace's owner, or `project.group.has_owner?` — an owner of the
+ * project's group or an ancestor. Only that reaches 50 on a project: a project membership and
+ * a share (capped by its group_access) stop at maintainer.
+ */
+const owner: Rule = (s) => (s.viewer !== null && s.personalOwnerId === s.viewer.id) || atLeast(ACCESS.OWNER)(s);
+
+const ownerAccess: Rule = (s) => owner(s) || admin(s);
+const maintainerAccess: Rule = (s) => ownerAccess(s) || atLeast(ACCESS.MAINTAINER)(s);
+const developerAccess: Rule = (s) => ownerAccess(s) || atLeast(ACCESS.DEVELOPER)(s);
+const reporterAccess: Rule = (s) => ownerAccess(s) || atLeast(ACCESS.REPORTER)(s);
+/** guest: a member at any level (team_member?). */
+const guest: Rule = atLeast(ACCESS.GUEST);
+
+/**
+ * public_access | public_user_access: a public project for anyone, an internal one for signed-in
+ * users who are not external — the same set the list filters use (visibleWithoutMembership).
+ */
+const openToViewer: Rule = (s) => visibleWithoutMembership(s.viewer).includes(s.project.visibility);
+/** public_user_access: open to the viewer, and the viewer is signed in. */
+const publicUserAccess: Rule = (s) => s.viewer !== null && openToViewer(s);
+
+const archived: Rule = (s) => s.project.archived;
+
+/**
+ * ~(builds_disabled | repository_disabled): ProjectFeature#feature_available? of both — a
+ * disabled feature is off for everyone, a private one for non-members (administrators pass).
+ */
+const cicdAvailable: Rule = (s) =>
+  [s.project.settings.builds_access_level, s.project.settings.repository_access_level].every(
+    (level) => level === 'enabled' || (level === 'private' && (admin(s) || guest(s))),
+  );
+
+// ───────────────────────────── Abilities ─────────────────────────────
+
+export const PROJECT_POLICY = {
+  // guest_access | public_access
+  read_project: (s) => ownerAccess(s) || guest(s) || openToViewer(s),
+  read_project_member: (s) => ownerAccess(s) || guest(s) || openToViewer(s),
+
+  // maintainer_access
+  admin_project: maintainerAccess,
+  admin_project_member: maintainerAccess,
+
+  // owner_access: GitLab's API asks rename_project for a new name, change_visibility_level for a visibility
+  change_namespace: ownerAccess,
+  change_visibility_level: ownerAccess,
+  rename_project: ownerAccess,
+  archive_project: ownerAccess,
+  remove_project: ownerAccess,
+
+  /**
+   * Enabled by public_user_access; prevented for owners, administrators, members (a member of
+   * the group has a level on its projects), without request_access_enabled, and on an archived
+   * project. GitLab also prevents it for requesters of the group, which is not looked up here.
+   */
+  request_access: (s) => publicUserAccess(s) && !ownerAccess(s) && !guest(s) && s.project.request_access_enabled && !archived(s),
+
+  // Environments and deployments: reporters read, developers write, maintainers administer;
+  // off with builds or the repository, read-only on an archived project (READONLY_FEATURES_WHEN_ARCHIVED).
+  read_environment: (s) => reporterAccess(s) && cicdAvailable(s),
+  create_environment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
+  update_environment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
+  /** GitLab 12's DELETE asks update_environment; later ProjectPolicy names it, for the same roles. EnvironmentPolicy adds "stopped". */
+  destroy_environment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
+  /** EnvironmentPolicy stop_with_update_allowed: no job here is a stop action, so stopping is updating. */
+  stop_environment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
+  admin_environment: (s) => maintainerAccess(s) && cicdAvailable(s) && !archived(s),
+  read_deployment: (s) => reporterAccess(s) && cicdAvailable(s),
+  create_deployment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
+  update_deployment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
+  admin_deployment: (s) => maintainerAccess(s) && cicdAvailable(s) && !archived(s),
+} as const satisfies Record<string, Rule>;
+
+export type ProjectAbility = keyof typeof PROJECT_POLICY;

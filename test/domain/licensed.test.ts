@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { LICENSED_FEATURES, PLANS, licensed, type LicensedFeature, type Plan } from '../../src/domain/policy/licensed.js';
+
+/** Which features each plan has (GitLab EE's EES/EEP/EEU_FEATURES, 12.10; free is CE). */
+const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
+  free: [],
+  starter: ['ee', 'merge_request_approvers', 'repository_mirrors'],
+  premium: [
+    'ee', 'merge_request_approvers', 'repository_mirrors', 'adjourned_deletion_for_projects_and_groups', 'custom_file_templates_for_namespace',
+    'external_authorization_service_api_management', 'packages', 'protected_environments', 'service_desk',
+  ],
+  ultimate: [
+    'ee', 'merge_request_approvers', 'repository_mirrors', 'adjourned_deletion_for_projects_and_groups', 'custom_file_templates_for_namespace',
+    'external_authorization_service_api_management', 'packages', 'protected_environments', 'service_desk',
+  ],
+};
+
+describe('licensed', () => {
+  it.each(PLANS)('answers the features of %s', (plan) => {
+    const features = Object.keys(LICENSED_FEATURES) as LicensedFeature[];
+    expect(features.filter((feature) => licensed(plan, feature)).sort()).toEqual([...LICENSED_TABLE[plan]].sort());
+  });
+});

@@ -1,0 +1,239 @@
+import { describe, expect, it } from 'vitest';
+import { ACCESS, type Viewer, type Visibility } from '../../src/domain/access.js';
+import { can } from '../../src/domain/policy/can.js';
+import { GROUP_POLICY, type GroupAbility, type GroupSubject, type PolicyGroup } from '../../src/domain/policy/group.js';
+import { PROJECT_POLICY, type PolicyProject, type ProjectAbility, type ProjectSubject } from '../../src/domain/policy/project.js';
+
+/**
+ * The policy table against GitLab 12.10's ProjectPolicy, GroupPolicy, NamespacePolicy and the
+ * member policies: every ability, for every kind of viewer, on every visibility.
+ */
+
+const TODAY = '2030-01-01';
+const user = (id: number, extra: Partial<Viewer> = {}): Viewer => ({ id, isAdmin: false, external: false, today: TODAY, ...extra });
+const VISIBILITIES: readonly Visibility[] = ['private', 'internal', 'public'];
+
+// ───────────────────────────── Projects ─────────────────────────────
+
+/** The viewers of a project in a group, and a personal project's owner (a maintainer by project_authorizations). */
+const PROJECT_ACTORS = {
+  anonymous: { viewer: null, role: null },
+  outsider: { viewer: user(2), role: null },
+  external: { viewer: user(3, { external: true }), role: null },
+  guest: { viewer: user(4), role: ACCESS.GUEST },
+  reporter: { viewer: user(5), role: ACCESS.REPORTER },
+  developer: { viewer: user(6), role: ACCESS.DEVELOPER },
+  maintainer: { viewer: user(7), role: ACCESS.MAINTAINER },
+  groupOwner: { viewer: user(8), role: ACCESS.OWNER },
+  personalOwner: { viewer: user(9), role: ACCESS.MAINTAINER },
+  admin: { viewer: user(1, { isAdmin: true }), role: null },
+} as const;
+type ProjectActor = keyof typeof PROJECT_ACTORS;
+const PROJECT_ACTOR_NAMES = Object.keys(PROJECT_ACTORS) as ProjectActor[];
+
+const openProject = (visibility: Visibility, extra: Partial<PolicyProject> = {}): PolicyProject => ({
+  visibility,
+  archived: false,
+  request_access_enabled: true,
+  settings: { builds_access_level: 'enabled', repository_access_level: 'enabled' },
+  ...extra,
+});
+
+function projectSubject(actor: ProjectActor, project: PolicyProject): ProjectSubject {
+  const { viewer, role } = PROJECT_ACTORS[actor];
+  return { kind: 'project', viewer, role, project, personalOwnerId: actor === 'personalOwner' ? 9 : null };
+}
+
+const members: ProjectActor[] = ['guest', 'reporter', 'developer', 'maintainer', 'groupOwner', 'personalOwner', 'admin'];
+const reporters: ProjectActor[] = ['reporter', 'developer', 'maintainer', 'groupOwner', 'personalOwner', 'admin'];
+const developers: ProjectActor[] = ['developer', 'maintainer', 'groupOwner', 'personalOwner', 'admin'];
+const maintainers: ProjectActor[] = ['maintainer', 'groupOwner', 'personalOwner', 'admin'];
+const owners: ProjectActor[] = ['groupOwner', 'personalOwner', 'admin'];
+
+/** Who may, on a private, an internal and a public project. */
+const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectActor[]>> = {
+  read_project: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
+  read_project_member: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
+  admin_project: { private: maintainers, internal: maintainers, public: maintainers },
+  admin_project_member: { private: maintainers, internal: maintainers, public: maintainers },
+  change_namespace: { private: owners, internal: owners, public: owners },
+  change_visibility_level: { private: owners, internal: owners, public: owners },
+  rename_project: { private: owners, internal: owners, public: owners },
+  archive_project: { private: owners, internal: owners, public: owners },
+  remove_project: { private: owners, internal: owners, public: owners },
+  request_access: { private: [], internal: ['outsider'], public: ['outsider', 'external'] },
+  // GitLab 12: no public_access to environments and deployments; reporters and above.
+  read_environment: { private: reporters, internal: reporters, public: reporters },
+  create_environment: { private: developers, internal: developers, public: developers },
+  update_environment: { private: developers, internal: developers, public: developers },
+  destroy_environment: { private: developers, internal: developers, public: developers },
+  stop_environment: { private: developers, internal: developers, public: developers },
+  admin_environment: { private: maintainers, internal: maintainers, public: maintainers },
+  read_deployment: { private: reporters, internal: reporters, public: reporters },
+  create_deployment: { private: developers, internal: developers, public: developers },
+  update_deployment: { private: developers, internal: developers, public: developers },
+  admin_deployment: { private: maintainers, internal: maintainers, public: maintainers },
+};
+
+const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [
+  'create_environment', 'update_environment', 'destroy_environment', 'stop_environment', 'admin_environment',
+  'create_deployment', 'update_deployment', 'admin_deployment',
+];
+
+/** Who may `ability` on `project`, in actor order. */
+const whoMayProject = (ability: ProjectAbility, project: PolicyProject) =>
+  PROJECT_ACTOR_NAMES.filter((actor) => can(projectSubject(actor, project), ability));
+const sorted = (actors: readonly string[]) => [...actors].sort();
+
+describe('ProjectPolicy', () => {
+  it('has a row of the table for every ability', () => {
+    expect(Object.keys(PROJECT_TABLE).sort()).toEqual(Object.keys(PROJECT_POLICY).sort());
+  });
+
+  for (const ability of Object.keys(PROJECT_TABLE) as ProjectAbility[]) {
+    it.each(VISIBILITIES)(`${ability} on a %s project`, (visibility) => {
+      expect(sorted(whoMayProject(ability, openProject(visibility)))).toEqual(sorted(PROJECT_TABLE[ability][visibility]));
+    });
+  }
+
+  it('makes an archived project read-only: no environment or deployment writes, no access requests', () => {
+    const archived = openProject('public', { archived: true });
+    for (const ability of [...ENVIRONMENT_WRITES, 'request_access'] as const) expect(whoMayProject(ability, archived)).toEqual([]);
+    expect(sorted(whoMayProject('read_environment', archived))).toEqual(sorted(reporters));
+    expect(sorted(whoMayProject('admin_project', archived))).toEqual(sorted(maintainers));
+    expect(sorted(whoMayProject('remove_project', archived))).toEqual(sorted(owners));
+  });
+
+  it('turns environments and deployments off with builds or the repository, for administrators too', () => {
+    for (const off of [{ builds_access_level: 'disabled' }, { repository_access_level: 'disabled' }] as const) {
+      const project = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', ...off } });
+      for (const ability of [...ENVIRONMENT_WRITES, 'read_environment', 'read_deployment'] as const) expect(whoMayProject(ability, project)).toEqual([]);
+      expect(sorted(whoMayProject('admin_project', project))).toEqual(sorted(maintainers));
+    }
+  });
+
+  it('keeps private builds to members (and administrators)', () => {
+    const project = openProject('public', { settings: { builds_access_level: 'private', repository_access_level: 'private' } });
+    expect(sorted(whoMayProject('read_environment', project))).toEqual(sorted(reporters));
+    expect(sorted(whoMayProject('create_deployment', project))).toEqual(sorted(developers));
+  });
+
+  it('refuses access requests where request_access_enabled is off', () => {
+    expect(whoMayProject('request_access', openProject('public', { request_access_enabled: false }))).toEqual([]);
+  });
+
+  it('lets managers remove any member and a member remove themselves (destroy_project_member)', () => {
+    const project = openProject('private');
+    const destroy = (actor: ProjectActor, userId: number) => can({ kind: 'project_member', project: projectSubject(actor, project), userId }, 'destroy_project_member');
+    expect(destroy('maintainer', 42)).toBe(true);
+    expect(destroy('admin', 42)).toBe(true);
+    expect(destroy('developer', 42)).toBe(false);
+    expect(destroy('developer', PROJECT_ACTORS.developer.viewer.id)).toBe(true);
+    expect(destroy('outsider', PROJECT_ACTORS.outsider.viewer.id)).toBe(true);
+    expect(destroy('anonymous', 42)).toBe(false);
+  });
+});
+
+// ───────────────────────────── Groups ─────────────────────────────
+
+const GROUP_ACTORS = {
+  anonymous: { viewer: null, role: null },
+  outsider: { viewer: user(2), role: null },
+  external: { viewer: user(3, { external: true }), role: null },
+  guest: { viewer: user(4), role: ACCESS.GUEST },
+  reporter: { viewer: user(5), role: ACCESS.REPORTER },
+  developer: { viewer: user(6), role: ACCESS.DEVELOPER },
+  maintainer: { viewer: user(7), role: ACCESS.MAINTAINER },
+  owner: { viewer: user(8), role: ACCESS.OWNER },
+  admin: { viewer: user(1, { isAdmin: true }), role: null },
+} as const;
+type GroupActor = keyof typeof GROUP_ACTORS;
+const GROUP_ACTOR_NAMES = Object.keys(GROUP_ACTORS) as GroupActor[];
+
+const openGroup = (visibility: Visibility, extra: Partial<PolicyGroup> = {}): PolicyGroup => ({
+  visibility,
+  request_access_enabled: true,
+  project_creation_level: 'maintainer',
+  subgroup_creation_level: 'owner',
+  ...extra,
+});
+const groupSubject = (actor: GroupActor, group: PolicyGroup, hasProjects?: boolean): GroupSubject => ({
+  kind: 'group',
+  ...GROUP_ACTORS[actor],
+  group,
+  ...(hasProjects === undefined ? {} : { hasProjects }),
+});
+const whoMayGroup = (ability: GroupAbility, group: PolicyGroup) => GROUP_ACTOR_NAMES.filter((actor) => can(groupSubject(actor, group), ability));
+
+const groupMembers: GroupActor[] = ['guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin'];
+const groupOwners: GroupActor[] = ['owner', 'admin'];
+
+/** Who may, on a private, an internal and a public group (project_creation_level maintainer, subgroup_creation_level owner). */
+const GROUP_TABLE: Record<GroupAbility, Record<Visibility, readonly GroupActor[]>> = {
+  read_group: { private: groupMembers, internal: [...groupMembers, 'outsider'], public: [...groupMembers, 'outsider', 'external', 'anonymous'] },
+  read_group_member: { private: groupMembers, internal: [...groupMembers, 'outsider'], public: [...groupMembers, 'outsider', 'external', 'anonymous'] },
+  admin_group: { private: groupOwners, internal: groupOwners, public: groupOwners },
+  admin_group_member: { private: groupOwners, internal: groupOwners, public: groupOwners },
+  change_visibility_level: { private: groupOwners, internal: groupOwners, public: groupOwners },
+  create_projects: { private: ['maintainer', ...groupOwners], internal: ['maintainer', ...groupOwners], public: ['maintainer', ...groupOwners] },
+  create_subgroup: { private: groupOwners, internal: groupOwners, public: groupOwners },
+  request_access: { private: [], internal: ['outsider'], public: ['outsider', 'external'] },
+};
+
+describe('GroupPolicy', () => {
+  it('has a row of the table for every ability', () => {
+    expect(Object.keys(GROUP_TABLE).sort()).toEqual(Object.keys(GROUP_POLICY).sort());
+  });
+
+  for (const ability of Object.keys(GROUP_TABLE) as GroupAbility[]) {
+    it.each(VISIBILITIES)(`${ability} on a %s group`, (visibility) => {
+      expect(sorted(whoMayGroup(ability, openGroup(visibility)))).toEqual(sorted(GROUP_TABLE[ability][visibility]));
+    });
+  }
+
+  it('lets a viewer read a private group through a project they may read in it (has_projects)', () => {
+    expect(can(groupSubject('outsider', openGroup('private'), true), 'read_group')).toBe(true);
+    expect(can(groupSubject('outsider', openGroup('private'), false), 'read_group')).toBe(false);
+    expect(can(groupSubject('outsider', openGroup('private'), true), 'admin_group')).toBe(false);
+  });
+
+  it('follows project_creation_level; noone refuses administrators too', () => {
+    expect(sorted(whoMayGroup('create_projects', openGroup('private', { project_creation_level: 'developer' })))).toEqual(sorted(['developer', 'maintainer', ...groupOwners]));
+    expect(whoMayGroup('create_projects', openGroup('private', { project_creation_level: 'noone' }))).toEqual([]);
+  });
+
+  it('follows subgroup_creation_level', () => {
+    expect(sorted(whoMayGroup('create_subgroup', openGroup('private', { subgroup_creation_level: 'maintainer' })))).toEqual(sorted(['maintainer', ...groupOwners]));
+  });
+
+  it('refuses access requests where request_access_enabled is off', () => {
+    expect(whoMayGroup('request_access', openGroup('public', { request_access_enabled: false }))).toEqual([]);
+  });
+
+  it('lets owners remove any member and a member remove themselves (destroy_group_member)', () => {
+    const group = openGroup('private');
+    const destroy = (actor: GroupActor, userId: number) => can({ kind: 'group_member', group: groupSubject(actor, group), userId }, 'destroy_group_member');
+    expect(destroy('owner', 42)).toBe(true);
+    expect(destroy('admin', 42)).toBe(true);
+    expect(destroy('maintainer', 42)).toBe(false);
+    expect(destroy('maintainer', GROUP_ACTORS.maintainer.viewer.id)).toBe(true);
+    expect(destroy('outsider', GROUP_ACTORS.outsider.viewer.id)).toBe(true);
+    expect(destroy('anonymous', 42)).toBe(false);
+  });
+});
+
+// ───────────────────────────── Personal namespaces ─────────────────────────────
+
+describe('NamespacePolicy', () => {
+  const createIn = (viewer: Viewer | null, canCreatePersonalProject = true) =>
+    can({ kind: 'namespace', viewer, ownerId: 9, canCreatePersonalProject }, 'create_projects');
+
+  it("lets the namespace's owner and administrators create projects, within the creator's project limit", () => {
+    expect(createIn(user(9))).toBe(true);
+    expect(createIn(user(1, { isAdmin: true }))).toBe(true);
+    expect(createIn(user(2))).toBe(false);
+    expect(createIn(null)).toBe(false);
+    expect(createIn(user(9), false)).toBe(false);
+    expect(createIn(user(1, { isAdmin: true }), false)).toBe(false);
+  });
+});
