@@ -3,7 +3,7 @@ import type { Db } from '../database.js';
 import type { Identity, UserEvent } from '../domain/users.js';
 import { USER_EVENT_TYPES } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
-import { precompiled, type Slot } from '../precompiled.js';
+import { precompiled, precompiledPerShape, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
 import { freshEvents, recordStreamVersion, recordStreamVersions, unapplied, type StreamVersionsTable } from './stream-versions.js';
@@ -103,7 +103,8 @@ type Stored = UserEvent & ProjectedEvent;
 function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & ProjectedEvent) {
   const at = event.occurredAt.toISOString();
   const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, ...profile } = event.data;
-  // Object.assign, not `{ ...profile, … }`: that literal drops V8 into dictionary mode, ~50 µs a row (rebuild).
+  // Rebuild fast path, not a pattern to copy: Object.assign, not `{ ...profile, … }`, whose
+  // literal drops V8 into dictionary mode, ~50 µs a row.
   return Object.assign(profile, {
     state: 'active' as const,
     avatar_url: null,
@@ -148,30 +149,18 @@ function rowChanges(event: Stored): Record<string, unknown> | undefined {
 const jsonColumn = (values: Record<string, unknown>) =>
   'identities' in values ? { ...values, identities: JSON.stringify(values.identities) } : values;
 
-/** The guarded row update of one set of columns, compiled once per set (a status change runs on every PUT /user/status). */
-const rowUpdates = new Map<string, ReturnType<typeof compileRowUpdate>>();
-function rowUpdate(columns: readonly string[]) {
-  const key = columns.join(',');
-  let update = rowUpdates.get(key);
-  if (!update) {
-    update = compileRowUpdate(columns);
-    // Profile edits come in many combinations; past this many the rare ones are not kept.
-    if (rowUpdates.size < 256) rowUpdates.set(key, update);
-  }
-  return update;
-}
-
-function compileRowUpdate(columns: readonly string[]) {
-  return precompiled((db: Db, ...values: Slot<unknown>[]) => {
-    const n = columns.length;
-    const set = Object.fromEntries(columns.map((column, i) => [column, values[i]]));
-    return db
-      .updateTable('users')
-      .set({ ...set, updated_at: values[n] as Slot<string>, stream_version: values[n + 1] as Slot<number> })
-      .where('id', '=', values[n + 2] as Slot<number>)
-      .where('stream_version', '<', values[n + 1] as Slot<number>);
-  });
-}
+// Kernel fast path (src/precompiled.ts), not a pattern to copy: compiled once per set of
+// columns, since a status change runs it on every PUT /user/status.
+/** The guarded row update of one set of columns. */
+const rowUpdate = precompiledPerShape((columns) => (db: Db, ...values: Slot<unknown>[]) => {
+  const n = columns.length;
+  const set = Object.fromEntries(columns.map((column, i) => [column, values[i]]));
+  return db
+    .updateTable('users')
+    .set({ ...set, updated_at: values[n] as Slot<string>, stream_version: values[n + 1] as Slot<number> })
+    .where('id', '=', values[n + 2] as Slot<number>)
+    .where('stream_version', '<', values[n + 1] as Slot<number>);
+});
 
 const VERSIONS = 'users_stream_versions';
 
@@ -189,8 +178,6 @@ export const usersProjector: Projector = {
   mode: 'inline',
   handles: USER_EVENT_TYPES,
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes', VERSIONS],
-  // Upserts, guarded updates and deletes: no statement's result is read.
-  writesOnly: true,
 
   async apply(stored: ProjectedEvent, trx: Db) {
     await project(stored as Stored, trx, unapplied(VERSIONS, stored));
@@ -243,7 +230,7 @@ async function project(event: Stored, trx: Db, fresh: RawBuilder<SqlBool>): Prom
     // Every row change is guarded by the stream version, so a replayed event changes nothing.
     const values = jsonColumn(changes);
     const columns = Object.keys(values);
-    await rowUpdate(columns).execute(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
+    await rowUpdate(columns).send(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
     return;
   }
   switch (event.type) {
@@ -346,7 +333,8 @@ async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
 
 const INT4_MAX = 2147483647;
 
-// Every authenticated request runs these: compiled once (src/precompiled.ts).
+// Kernel fast path (src/precompiled.ts), not a pattern to copy: every authenticated request
+// runs these, so they are compiled once. An area's queries are plain Kysely.
 const userById = precompiled((db: Db, id: Slot<number>) => db.selectFrom('users').selectAll().where('id', '=', id));
 const userByUsername = precompiled((db: Db, lowered: Slot<string>) =>
   db
