@@ -1,4 +1,4 @@
-import { sql, type ColumnType, type CompiledQuery, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type ColumnType, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
 import type { Identity, UserEvent } from '../domain/users.js';
 import { USER_EVENT_TYPES } from '../domain/users.js';
@@ -363,26 +363,6 @@ const tokenWithAuthUser = precompiled((db: Db, digest: Slot<string>) =>
 const tokenWithWholeUser = precompiled((db: Db, digest: Slot<string>) =>
   db.selectFrom('personal_access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id').selectAll('u').select(TOKEN_COLUMNS).where('t.token_digest', '=', digest),
 );
-
-const credentialCheck = precompiled((db: Db, tokenId: Slot<number>, today: Slot<string>, ...user: Slot<unknown>[]) =>
-  db
-    .selectFrom('personal_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .select(sql<number>`1 / count(*)::int`.as('held'))
-    .where('t.id', '=', tokenId)
-    .where('t.revoked', '=', false)
-    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', today)]))
-    .where((eb) => eb.and(AUTH_USER_COLUMNS.map((column, i) => eb(`u.${column}`, 'is not distinct from', user[i] as never)))),
-);
-
-/**
- * A statement that raises division_by_zero (22012) unless the token is still valid on
- * `today` (not revoked, not expired) and its user's authentication columns are still as
- * `user` shows them: the precondition of a command authorized on cached credentials.
- */
-export function credentialsStillHold(db: Db, token: TokenRow, user: AuthUser, today: string): CompiledQuery {
-  return credentialCheck.compile(db, token.id, today, ...AUTH_USER_COLUMNS.map((column) => user[column]));
-}
 
 /** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
 export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
