@@ -28,7 +28,8 @@ export interface Projector {
   apply(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
    * Optional fast path for the async worker and rebuild: applies the handled events of a
-   * batch (in log order) at once. Must leave the same rows as `apply` on each in turn.
+   * batch (in log order) at once. Must leave the same rows as `apply` on each in turn
+   * (test/properties/apply-batch.test.ts holds every projector that has one to it).
    */
   applyBatch?(events: readonly ProjectedEvent[], trx: Db): Promise<void>;
 }
