@@ -11,6 +11,10 @@ import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
  *
  * A slot stands for one scalar value; values that change the SQL's shape (lists, optional
  * clauses) do not belong in a precompiled query.
+ *
+ * A kernel fast path, for the statements every request sends. An area's queries are plain
+ * Kysely; the few precompiled ones outside the kernel say so (`Fast path (not a pattern to
+ * copy)`, docs/architecture.md).
  */
 const SLOT = Symbol('slot');
 const MAX_SLOTS = 64;

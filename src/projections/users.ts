@@ -103,8 +103,8 @@ type Stored = UserEvent & ProjectedEvent;
 function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & ProjectedEvent) {
   const at = event.occurredAt.toISOString();
   const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, ...profile } = event.data;
-  // Rebuild fast path, not a pattern to copy: Object.assign, not `{ ...profile, … }`, whose
-  // literal drops V8 into dictionary mode, ~50 µs a row.
+  // Fast path (not a pattern to copy): Object.assign, not `{ ...profile, … }`, whose literal
+  // drops V8 into dictionary mode, ~50 µs a row in a rebuild.
   return Object.assign(profile, {
     state: 'active' as const,
     avatar_url: null,
@@ -149,8 +149,8 @@ function rowChanges(event: Stored): Record<string, unknown> | undefined {
 const jsonColumn = (values: Record<string, unknown>) =>
   'identities' in values ? { ...values, identities: JSON.stringify(values.identities) } : values;
 
-// Kernel fast path (src/precompiled.ts), not a pattern to copy: compiled once per set of
-// columns, since a status change runs it on every PUT /user/status.
+// Fast path (not a pattern to copy): compiled once per set of columns (src/precompiled.ts),
+// since a status change runs it on every PUT /user/status.
 /** The guarded row update of one set of columns. */
 const rowUpdate = precompiledPerShape((columns) => (db: Db, ...values: Slot<unknown>[]) => {
   const n = columns.length;
@@ -333,8 +333,8 @@ async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
 
 const INT4_MAX = 2147483647;
 
-// Kernel fast path (src/precompiled.ts), not a pattern to copy: every authenticated request
-// runs these, so they are compiled once. An area's queries are plain Kysely.
+// Fast path (not a pattern to copy): every authenticated request runs these, so they are
+// compiled once (src/precompiled.ts). An area's queries are plain Kysely.
 const userById = precompiled((db: Db, id: Slot<number>) => db.selectFrom('users').selectAll().where('id', '=', id));
 const userByUsername = precompiled((db: Db, lowered: Slot<string>) =>
   db
