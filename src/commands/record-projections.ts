@@ -31,7 +31,7 @@ export async function recordProjections(
   events: readonly ProjectedEvent[],
 ): Promise<CompiledQuery[] | UnrecordableProjection> {
   const recording = new Recording();
-  const unplaced = events.map((event) => recording.unplaced(event));
+  const unplaced = events.map((event) => new UnplacedEvent(event, recording));
   try {
     await runInlineProjections(recording.db, projectors, unplaced, (projector, event) => recording.applying(projector, event.type));
   } catch (error) {
@@ -53,6 +53,37 @@ export class UnrecordableProjection extends Error {
 
 /** A query builder's methods that run it (and read its result, for a select or a `returning`). */
 const RUNS = new Set<PropertyKey>(['execute', 'executeTakeFirst', 'executeTakeFirstOrThrow', 'stream']);
+
+/** An event whose position in the log (which a ProjectedEvent does not show) trips when read. */
+class UnplacedEvent implements ProjectedEvent {
+  readonly streamId: string;
+  readonly streamVersion: number;
+  readonly eventId: string;
+  readonly type: string;
+  readonly schemaVersion: number;
+  readonly data: unknown;
+  readonly occurredAt: Date;
+  readonly #recording: Recording;
+
+  constructor(event: ProjectedEvent, recording: Recording) {
+    this.streamId = event.streamId;
+    this.streamVersion = event.streamVersion;
+    this.eventId = event.eventId;
+    this.type = event.type;
+    this.schemaVersion = event.schemaVersion;
+    this.data = event.data;
+    this.occurredAt = event.occurredAt;
+    this.#recording = recording;
+  }
+
+  get globalPosition(): never {
+    return this.#recording.refuse('read the event’s position in the log, which it has not been given yet');
+  }
+
+  get transactionId(): never {
+    return this.globalPosition;
+  }
+}
 
 class Recording {
   readonly statements: CompiledQuery[] = [];
@@ -98,12 +129,6 @@ class Recording {
   refuse(what: string): never {
     this.refusal ??= new UnrecordableProjection(this.projector!, this.eventType, what);
     throw this.refusal;
-  }
-
-  /** The event, whose position in the log (which a ProjectedEvent does not show) trips when read. */
-  unplaced(event: ProjectedEvent): ProjectedEvent {
-    const position = { enumerable: false, get: () => this.refuse('read the event’s position in the log, which it has not been given yet') };
-    return Object.defineProperties({ ...event }, { globalPosition: position, transactionId: position });
   }
 
   /** A statement's result that trips when anything of it is read. */
