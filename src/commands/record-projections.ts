@@ -148,7 +148,7 @@ class Recording {
       get: (t, key) => {
         const value: unknown = Reflect.get(t, key, t);
         if (typeof value !== 'function') return value;
-        if (RUNS.has(key) && isQueryBuilder(t)) return async () => this.run(t, key);
+        if (RUNS.has(key) && isQueryBuilder(t)) return () => this.run(t, key);
         return (...args: unknown[]) => {
           const out: unknown = value.apply(t, args);
           return makesQueries(out) ? this.guarded(out) : out;
@@ -157,6 +157,7 @@ class Recording {
     });
   }
 
+  /** What a guarded builder's `execute`, `executeTakeFirst` … answer (refusals are thrown at once: `stream` is not awaited). */
   private run(builder: { compile(): CompiledQuery }, method: PropertyKey) {
     const query = builder.compile();
     const node = query.query as { kind: string; returning?: unknown };
@@ -164,7 +165,7 @@ class Recording {
     if (method === 'stream') this.refuse('streamed rows');
     this.statements.push(query);
     const result = this.unreadable(query);
-    return method === 'execute' ? [result] : result;
+    return Promise.resolve(method === 'execute' ? [result] : result);
   }
 }
 

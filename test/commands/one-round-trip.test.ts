@@ -216,6 +216,13 @@ describe('recorded projections', () => {
     ['the event’s place in the log', async (_, __, event) => (event as LoggedEvent).globalPosition, /read the event’s position in the log/],
     ['a transaction of its own', async (trx) => trx.transaction().execute(async () => {}), /opened a transaction/],
     [
+      'streamed rows',
+      async (_, k) => {
+        for await (const row of k.updateTable('test_counts').set({ total: 0 }).stream()) return row;
+      },
+      /streamed rows/,
+    ],
+    [
       'a result, catching the error',
       async (trx) => {
         try {
