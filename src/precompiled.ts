@@ -11,6 +11,10 @@ import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
  *
  * A slot stands for one scalar value; values that change the SQL's shape (lists, optional
  * clauses) do not belong in a precompiled query.
+ *
+ * A kernel fast path, for the statements every request sends. An area's queries are plain
+ * Kysely; the few precompiled ones outside the kernel say so (`Fast path (not a pattern to
+ * copy)`, docs/architecture.md).
  */
 const SLOT = Symbol('slot');
 const MAX_SLOTS = 64;
@@ -40,6 +44,10 @@ export function precompiled<D extends Kysely<any>, A extends unknown[], R>(build
       const parameters = template.bindings.map((b) => ('slot' in b ? args[b.slot] : b.constant));
       return { ...template.compiled, parameters };
     },
+    /** Runs the statement and reads nothing of its result (what inline projections sent in one round trip need). */
+    async send(db: D, ...args: A): Promise<void> {
+      await db.executeQuery(this.compile(db, ...args));
+    },
     async execute(db: D, ...args: A): Promise<R[]> {
       const result: QueryResult<R> = await db.executeQuery(this.compile(db, ...args));
       return result.rows;
@@ -47,5 +55,28 @@ export function precompiled<D extends Kysely<any>, A extends unknown[], R>(build
     async takeFirst(db: D, ...args: A): Promise<R | undefined> {
       return (await this.execute(db, ...args))[0];
     },
+  };
+}
+
+/**
+ * Precompiled queries whose SQL depends on a shape: one per shape (the columns an UPDATE
+ * sets, say), compiled on its first use. Past `capacity` shapes the rare ones are not kept.
+ *
+ *     const update = precompiledPerShape((columns: readonly string[]) => (db: Db, ...values: Slot<unknown>[]) => …);
+ *     await update(['status_emoji', 'status_message']).send(db, '☕', 'busy');
+ */
+export function precompiledPerShape<D extends Kysely<any>, A extends unknown[], R>(
+  build: (shape: readonly string[]) => (db: D, ...slots: Slots<A>) => Compilable<R>,
+  capacity = 256,
+) {
+  const byShape = new Map<string, ReturnType<typeof precompiled<D, A, R>>>();
+  return (shape: readonly string[]) => {
+    const key = shape.join(',');
+    let query = byShape.get(key);
+    if (!query) {
+      query = precompiled(build(shape));
+      if (byShape.size < capacity) byShape.set(key, query);
+    }
+    return query;
   };
 }

@@ -62,10 +62,18 @@ export function outcomeOf<E extends DomainEvent, S>(
   return { result: { state, version: newVersion, events: stored }, head: { version: newVersion, state, hash: stored.at(-1)!.hash } };
 }
 
-export async function runInlineProjections(trx: Db, projectors: readonly Projector[], events: readonly ProjectedEvent[]) {
+/** Each event through each projector that handles it, in that order; `applying` hears of each step first. */
+export async function runInlineProjections(
+  trx: Db,
+  projectors: readonly Projector[],
+  events: readonly ProjectedEvent[],
+  applying?: (projector: Projector, event: ProjectedEvent) => void,
+) {
   for (const event of events) {
     for (const projector of projectors) {
-      if (projector.handles.includes(event.type)) await projector.apply(event, trx);
+      if (!projector.handles.includes(event.type)) continue;
+      applying?.(projector, event);
+      await projector.apply(event, trx);
     }
   }
 }

@@ -1,20 +1,12 @@
-import {
-  Kysely,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type CompiledQuery,
-  type DatabaseConnection,
-  type Driver,
-  type QueryResult,
-} from 'kysely';
-import type { Database, Db } from '../database.js';
+import type { QueryResult } from 'kysely';
 import type { DomainEvent } from '../domain/decider.js';
 import { DomainError } from '../domain/errors.js';
 import { planAppend } from '../eventstore/store.js';
-import { appendInput, outcomeOf, runInlineProjections } from './append-steps.js';
+import { appendInput, outcomeOf } from './append-steps.js';
 import type { CommandContext, CommandSpec, Outcome } from './handler.js';
 import { asPreconditionFailure } from './precondition.js';
+import { recordProjections, UnrecordableProjection } from './record-projections.js';
+import type { Projector } from '../projections/projector.js';
 
 /**
  * A command's whole transaction in one round trip to PostgreSQL: the append and the inline
@@ -29,8 +21,10 @@ import { asPreconditionFailure } from './precondition.js';
  *   takes the ordinary path, which reads);
  * - the command is given, not built from rows read in the transaction;
  * - the events take and give back no uniqueness claims (a refused claim is seen in a result);
- * - every inline projector of the events is `writesOnly`: its statements are recorded and
- *   sent after the INSERT, in the same batch.
+ * - no inline projector of the events acts on what its statements return: they are recorded
+ *   (record-projections.ts, which finds that out) and sent after the INSERT, in the same
+ *   batch. A projector found reading results for an event type is not recorded for that
+ *   type again in this process.
  * A precondition (handler.ts) goes first in the batch.
  * Otherwise, and for outcomes that append nothing (they are confirmed against the log),
  * it answers `undefined` and the caller runs the ordinary path.
@@ -53,10 +47,15 @@ export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
   }
   if (decided.length === 0 || takesClaims(spec, decided, cached.state)) return undefined;
   const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
-  if (projectors.some((p) => !p.writesOnly)) return undefined;
+  if (projectors.some((p) => decided.some((event) => readsResults.get(p)?.has(event.type)))) return undefined;
 
   const plan = planAppend(ctx.db, appendInput(ctx, spec, decided, cached.version, cached.hash));
-  const projections = await recordStatements((db) => runInlineProjections(db, projectors, plan.pending()));
+  const projections = await recordProjections(projectors, plan.pending());
+  if (projections instanceof UnrecordableProjection) {
+    const types = readsResults.get(projections.projector) ?? new Set<string>();
+    readsResults.set(projections.projector, types.add(projections.eventType));
+    return undefined;
+  }
   const { precondition } = ctx;
   let results: QueryResult<unknown>[];
   try {
@@ -81,37 +80,5 @@ function takesClaims<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>,
   return false;
 }
 
-const refuse = (): never => {
-  throw new Error('a writes-only projector opens no transaction and streams no rows');
-};
-
-/** The statements `fn` sends, recorded instead of sent (every one answers no rows). */
-async function recordStatements(fn: (db: Db) => Promise<void>): Promise<CompiledQuery[]> {
-  const statements: CompiledQuery[] = [];
-  const connection: DatabaseConnection = {
-    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-      statements.push(query);
-      return { rows: [] };
-    },
-    streamQuery: refuse,
-  };
-  const driver: Driver = {
-    init: async () => {},
-    acquireConnection: async () => connection,
-    beginTransaction: refuse,
-    commitTransaction: refuse,
-    rollbackTransaction: refuse,
-    releaseConnection: async () => {},
-    destroy: async () => {},
-  };
-  const db = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-  });
-  await fn(db);
-  return statements;
-}
+/** Per projector, the event types it was found reading results for (record-projections.ts). */
+const readsResults = new WeakMap<Projector, Set<string>>();

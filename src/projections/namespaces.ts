@@ -231,7 +231,8 @@ async function insertPersonalNamespaces(trx: Db, events: readonly ProjectedEvent
     const rows = events.slice(i, i + 2000).map((stored) => {
       const d = (stored as unknown as Extract<UserEvent, { type: 'UserCreated' }>).data;
       const at = stored.occurredAt.toISOString();
-      // Object.assign, not `{ ...PERSONAL_DEFAULTS, … }`: that literal drops V8 into dictionary mode (slow rows, slow JSON).
+      // Fast path (not a pattern to copy): Object.assign, not `{ ...PERSONAL_DEFAULTS, … }`,
+      // whose literal drops V8 into dictionary mode (slow rows, slow JSON) in a rebuild.
       return Object.assign({}, PERSONAL_DEFAULTS, {
         id: d.namespace_id,
         kind: 'user',

@@ -20,16 +20,16 @@ export interface Projector {
    * by side, each on its own connection.
    */
   readonly reads?: readonly string[];
+  /**
+   * When `apply` reads none of its statements' results (no select, no `returning`, no row
+   * counts), the command handler sends them together with the append, in one round trip;
+   * it finds that out by itself (src/commands/record-projections.ts).
+   */
   apply(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
-   * True when `apply` only sends statements and reads none of their results. The command
-   * handler may then send them together with the append, in one round trip
-   * (src/commands/one-round-trip.ts).
-   */
-  readonly writesOnly?: boolean;
-  /**
    * Optional fast path for the async worker and rebuild: applies the handled events of a
-   * batch (in log order) at once. Must leave the same rows as `apply` on each in turn.
+   * batch (in log order) at once. Must leave the same rows as `apply` on each in turn
+   * (test/properties/apply-batch.test.ts holds every projector that has one to it).
    */
   applyBatch?(events: readonly ProjectedEvent[], trx: Db): Promise<void>;
 }

@@ -33,9 +33,10 @@ export async function claimStreamVersion(trx: Db, table: string, event: Versione
 }
 
 /**
- * For writes-only projectors (their statements are sent without reading results): the SQL
- * condition "this event is new to the projection", to guard each of the event's statements,
- * followed by `recordStreamVersion` as the event's last statement.
+ * For projectors that read no results, so that their statements go with the append in one
+ * round trip (src/commands/record-projections.ts): the SQL condition "this event is new to
+ * the projection", to guard each of the event's statements, followed by
+ * `recordStreamVersion` as the event's last statement.
  */
 export const unapplied = (table: string, event: Versioned): RawBuilder<SqlBool> =>
   sql<SqlBool>`${event.streamVersion}::integer > coalesce((select version from ${sql.table(table)} where stream_id = ${event.streamId}), 0)`;

@@ -1,9 +1,9 @@
-import { sql, type ColumnType, type CompiledQuery, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type ColumnType, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
 import type { Identity, UserEvent } from '../domain/users.js';
 import { USER_EVENT_TYPES } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
-import { precompiled, type Slot } from '../precompiled.js';
+import { precompiled, precompiledPerShape, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
 import { freshEvents, recordStreamVersion, recordStreamVersions, unapplied, type StreamVersionsTable } from './stream-versions.js';
@@ -103,7 +103,8 @@ type Stored = UserEvent & ProjectedEvent;
 function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & ProjectedEvent) {
   const at = event.occurredAt.toISOString();
   const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, ...profile } = event.data;
-  // Object.assign, not `{ ...profile, … }`: that literal drops V8 into dictionary mode, ~50 µs a row (rebuild).
+  // Fast path (not a pattern to copy): Object.assign, not `{ ...profile, … }`, whose literal
+  // drops V8 into dictionary mode, ~50 µs a row in a rebuild.
   return Object.assign(profile, {
     state: 'active' as const,
     avatar_url: null,
@@ -148,30 +149,18 @@ function rowChanges(event: Stored): Record<string, unknown> | undefined {
 const jsonColumn = (values: Record<string, unknown>) =>
   'identities' in values ? { ...values, identities: JSON.stringify(values.identities) } : values;
 
-/** The guarded row update of one set of columns, compiled once per set (a status change runs on every PUT /user/status). */
-const rowUpdates = new Map<string, ReturnType<typeof compileRowUpdate>>();
-function rowUpdate(columns: readonly string[]) {
-  const key = columns.join(',');
-  let update = rowUpdates.get(key);
-  if (!update) {
-    update = compileRowUpdate(columns);
-    // Profile edits come in many combinations; past this many the rare ones are not kept.
-    if (rowUpdates.size < 256) rowUpdates.set(key, update);
-  }
-  return update;
-}
-
-function compileRowUpdate(columns: readonly string[]) {
-  return precompiled((db: Db, ...values: Slot<unknown>[]) => {
-    const n = columns.length;
-    const set = Object.fromEntries(columns.map((column, i) => [column, values[i]]));
-    return db
-      .updateTable('users')
-      .set({ ...set, updated_at: values[n] as Slot<string>, stream_version: values[n + 1] as Slot<number> })
-      .where('id', '=', values[n + 2] as Slot<number>)
-      .where('stream_version', '<', values[n + 1] as Slot<number>);
-  });
-}
+// Fast path (not a pattern to copy): compiled once per set of columns (src/precompiled.ts),
+// since a status change runs it on every PUT /user/status.
+/** The guarded row update of one set of columns. */
+const rowUpdate = precompiledPerShape((columns) => (db: Db, ...values: Slot<unknown>[]) => {
+  const n = columns.length;
+  const set = Object.fromEntries(columns.map((column, i) => [column, values[i]]));
+  return db
+    .updateTable('users')
+    .set({ ...set, updated_at: values[n] as Slot<string>, stream_version: values[n + 1] as Slot<number> })
+    .where('id', '=', values[n + 2] as Slot<number>)
+    .where('stream_version', '<', values[n + 1] as Slot<number>);
+});
 
 const VERSIONS = 'users_stream_versions';
 
@@ -189,8 +178,6 @@ export const usersProjector: Projector = {
   mode: 'inline',
   handles: USER_EVENT_TYPES,
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes', VERSIONS],
-  // Upserts, guarded updates and deletes: no statement's result is read.
-  writesOnly: true,
 
   async apply(stored: ProjectedEvent, trx: Db) {
     await project(stored as Stored, trx, unapplied(VERSIONS, stored));
@@ -243,7 +230,7 @@ async function project(event: Stored, trx: Db, fresh: RawBuilder<SqlBool>): Prom
     // Every row change is guarded by the stream version, so a replayed event changes nothing.
     const values = jsonColumn(changes);
     const columns = Object.keys(values);
-    await rowUpdate(columns).execute(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
+    await rowUpdate(columns).send(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
     return;
   }
   switch (event.type) {
@@ -346,7 +333,8 @@ async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
 
 const INT4_MAX = 2147483647;
 
-// Every authenticated request runs these: compiled once (src/precompiled.ts).
+// Fast path (not a pattern to copy): every authenticated request runs these, so they are
+// compiled once (src/precompiled.ts). An area's queries are plain Kysely.
 const userById = precompiled((db: Db, id: Slot<number>) => db.selectFrom('users').selectAll().where('id', '=', id));
 const userByUsername = precompiled((db: Db, lowered: Slot<string>) =>
   db
@@ -375,26 +363,6 @@ const tokenWithAuthUser = precompiled((db: Db, digest: Slot<string>) =>
 const tokenWithWholeUser = precompiled((db: Db, digest: Slot<string>) =>
   db.selectFrom('personal_access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id').selectAll('u').select(TOKEN_COLUMNS).where('t.token_digest', '=', digest),
 );
-
-const credentialCheck = precompiled((db: Db, tokenId: Slot<number>, today: Slot<string>, ...user: Slot<unknown>[]) =>
-  db
-    .selectFrom('personal_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .select(sql<number>`1 / count(*)::int`.as('held'))
-    .where('t.id', '=', tokenId)
-    .where('t.revoked', '=', false)
-    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', today)]))
-    .where((eb) => eb.and(AUTH_USER_COLUMNS.map((column, i) => eb(`u.${column}`, 'is not distinct from', user[i] as never)))),
-);
-
-/**
- * A statement that raises division_by_zero (22012) unless the token is still valid on
- * `today` (not revoked, not expired) and its user's authentication columns are still as
- * `user` shows them: the precondition of a command authorized on cached credentials.
- */
-export function credentialsStillHold(db: Db, token: TokenRow, user: AuthUser, today: string): CompiledQuery {
-  return credentialCheck.compile(db, token.id, today, ...AUTH_USER_COLUMNS.map((column) => user[column]));
-}
 
 /** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
 export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {

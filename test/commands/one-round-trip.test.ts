@@ -1,12 +1,16 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandContext } from '../../src/commands/handler.js';
 import { PreconditionFailed } from '../../src/commands/precondition.js';
+import { recordProjections, UnrecordableProjection } from '../../src/commands/record-projections.js';
 import { StreamStateCache } from '../../src/commands/stream-cache.js';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle, Db } from '../../src/database.js';
 import { readStream } from '../../src/eventstore/store.js';
+import type { LoggedEvent, ProjectedEvent } from '../../src/eventstore/types.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
+import { precompiled, type Slot } from '../../src/precompiled.js';
 import type { Projector } from '../../src/projections/projector.js';
+import { inlineProjectors } from '../../src/projections/registry.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
 import { commandContext, count, counterProjector, createCounterTable, ignore } from '../projections/fixtures.js';
 
@@ -19,10 +23,34 @@ beforeAll(async () => {
 });
 afterAll(() => handle.close());
 
-const writesOnly: Projector = { ...counterProjector({ mode: 'inline', batch: false }), writesOnly: true };
+/** Upserts guarded by the stream version: reads no result, so its statements go with the append. */
+const writing: Projector = counterProjector({ mode: 'inline', batch: false });
+
+/**
+ * The same rows, but read, added to and written back: a projector that acts on a result. A
+ * recorder answering `rows: []` would make it write each amount alone, in silence.
+ */
+function readingProjector() {
+  const applied = { times: 0 };
+  const projector: Projector = {
+    ...writing,
+    name: 'reading counts',
+    async apply(event, trx) {
+      applied.times++;
+      const { rows } = await sql<{ events: number; total: string }>`select events, total from test_counts where stream_id = ${event.streamId}`.execute(trx);
+      const before = rows[0] ?? { events: 0, total: '0' };
+      await sql`
+        insert into test_counts (stream_id, events, total, last_version)
+        values (${event.streamId}, ${before.events + 1}, ${Number(before.total) + (event.data as { amount: number }).amount}, ${event.streamVersion})
+        on conflict (stream_id) do update set events = excluded.events, total = excluded.total, last_version = excluded.last_version
+        where test_counts.last_version < excluded.last_version`.execute(trx);
+    },
+  };
+  return { projector, applied };
+}
 
 /** A context whose batches are counted. */
-function context(projectors: readonly Projector[] = [writesOnly]) {
+function context(projectors: readonly Projector[] = [writing]) {
   const base = commandContext(handle, projectors);
   const sent = { batches: 0 };
   const ctx: CommandContext = {
@@ -78,11 +106,16 @@ describeOnPostgres('a command in one round trip', () => {
     expect(await totalOf('rt-3')).toBe('111');
   });
 
-  it('is not used when a projector of the events reads what it writes, nor for outcomes that append nothing', async () => {
-    const reading = context([counterProjector({ mode: 'inline', batch: false })]);
+  it('is not used when a projector of the events reads what a statement returns, nor for outcomes that append nothing', async () => {
+    const { projector, applied } = readingProjector();
+    const reading = context([projector]);
     await count(reading.ctx, 'rt-4', 1);
-    await count(reading.ctx, 'rt-4', 1);
+    await count(reading.ctx, 'rt-4', 2); // recorded first: the projector is found reading, and runs for real
+    expect(applied.times).toBe(3);
+    await count(reading.ctx, 'rt-4', 3); // known to read on Counted: not recorded again
+    expect(applied.times).toBe(4);
     expect(reading.sent.batches).toBe(0);
+    expect(await totalOf('rt-4')).toBe('6');
     const { ctx, sent } = context();
     await count(ctx, 'rt-5', 1);
     await ignore(ctx, 'rt-5');
@@ -112,5 +145,100 @@ describe('a command precondition', () => {
     expect(held).toBe(0);
     expect((await readStream(handle.db, 'pc-2')).map((e) => e.streamVersion)).toEqual([1]);
     expect(await totalOf('pc-2')).toBe('1');
+  });
+});
+
+// ───────────────────────────── Recording ─────────────────────────────
+
+const counted: ProjectedEvent = { streamId: 'rec-1', streamVersion: 4, eventId: '018f0000-0000-7000-8000-000000000000', type: 'Counted', schemaVersion: 1, data: { amount: 2 }, occurredAt: new Date() };
+type Probe = (trx: Db, k: Kysely<any>, event: ProjectedEvent) => Promise<unknown>;
+const probe = (apply: Probe): Projector => ({ ...writing, name: 'probe', apply: async (event, trx) => void (await apply(trx, trx as unknown as Kysely<any>, event)) });
+const removeCount = precompiled((db: Kysely<any>, id: Slot<string>) => db.deleteFrom('test_counts').where('stream_id', '=', id));
+
+describe('recorded projections', () => {
+  it('are the statements a projector sends, in order, when it reads none of their results', async () => {
+    const recorded = await recordProjections(
+      [
+        probe(async (trx, k) => {
+          await sql`update test_counts set total = total + ${1} where stream_id = ${'a'}`.execute(trx);
+          await k.updateTable('test_counts').set({ events: 0 }).where('stream_id', '=', 'b').execute();
+          await k.deleteFrom('test_counts').where('stream_id', '=', 'c').executeTakeFirst();
+          await trx.executeQuery(sql`delete from test_counts where stream_id = ${'d'}`.compile(trx));
+          await removeCount.send(k, 'e');
+        }),
+      ],
+      [counted],
+    );
+    if (recorded instanceof UnrecordableProjection) throw recorded;
+    expect(recorded.map((q) => [q.sql, q.parameters])).toEqual([
+      ['update test_counts set total = total + $1 where stream_id = $2', [1, 'a']],
+      ['update "test_counts" set "events" = $1 where "stream_id" = $2', [0, 'b']],
+      ['delete from "test_counts" where "stream_id" = $1', ['c']],
+      ['delete from test_counts where stream_id = $1', ['d']],
+      ['delete from "test_counts" where "stream_id" = $1', ['e']],
+    ]);
+  });
+
+  it("hold every statement of the inline projections of a user's status, state, tokens and attributes (these writes go in one round trip)", async () => {
+    const events: [string, object][] = [
+      ['UserStatusSet', { emoji: 'coffee', message: 'busy', message_html: 'busy' }],
+      ['UserStatusCleared', {}],
+      ['UserBlocked', {}],
+      ['UserUnblocked', {}],
+      ['PersonalAccessTokenRevoked', { id: 12, user_id: 7 }],
+      ['UserCustomAttributeSet', { key: 'k', value: 'v' }],
+      ['UserCustomAttributeDeleted', { key: 'k' }],
+    ];
+    for (const [type, data] of events) {
+      const event = { ...counted, streamId: 'user-7', type, data: { id: 7, ...data } };
+      const recorded = await recordProjections(inlineProjectors(), [event]);
+      if (recorded instanceof UnrecordableProjection) throw recorded;
+      expect(recorded.length, type).toBeGreaterThan(0);
+    }
+  });
+
+  // Each way a projector could act on a result a recorded statement does not have yet.
+  const reads: [string, Probe, RegExp][] = [
+    ['the rows of a raw statement', async (trx) => (await sql`update test_counts set total = 0`.execute(trx)).rows, /read `rows` of a recorded statement \(update test_counts set total = 0\)/],
+    ['the count of a raw statement', async (trx) => (await sql`delete from test_counts`.execute(trx)).numAffectedRows, /read `numAffectedRows` of a recorded statement \(delete from test_counts\)/],
+    ['the insert id of a compiled statement', async (trx) => (await trx.executeQuery(sql`insert into test_counts default values`.compile(trx))).insertId, /read `insertId`/],
+    [
+      'the count of an update, tested for truth',
+      async (_, k) => {
+        if ((await k.updateTable('test_counts').set({ total: 0 }).where('stream_id', '=', 'x').executeTakeFirst()).numUpdatedRows) return;
+      },
+      /read `numUpdatedRows` of a recorded statement \(update "test_counts" set "total" = \$1 where "stream_id" = \$2\)/,
+    ],
+    ['the count of a delete, as a number', async (_, k) => Number((await k.deleteFrom('test_counts').execute())[0]!.numDeletedRows), /read `numDeletedRows`/],
+    ['a select', async (_, k) => k.selectFrom('test_counts').select('total').execute(), /ran a query whose rows are read \(select "total" from "test_counts"\)/],
+    ['a returning', async (_, k) => k.insertInto('test_counts').values({ stream_id: 'x' }).returning('total').executeTakeFirst(), /ran a query whose rows are read \(insert into .* returning "total"\)/],
+    ['the rows of a precompiled statement', async (_, k) => removeCount.execute(k, 'x'), /read `rows` of a recorded statement \(delete from "test_counts"/],
+    ['the event’s place in the log', async (_, __, event) => (event as LoggedEvent).globalPosition, /read the event’s position in the log/],
+    ['a transaction of its own', async (trx) => trx.transaction().execute(async () => {}), /opened a transaction/],
+    [
+      'streamed rows',
+      async (_, k) => {
+        for await (const row of k.updateTable('test_counts').set({ total: 0 }).stream()) return row;
+      },
+      /streamed rows/,
+    ],
+    [
+      'a result, catching the error',
+      async (trx) => {
+        try {
+          return (await sql`select 1`.execute(trx)).rows;
+        } catch {
+          return [];
+        }
+      },
+      /read `rows` of a recorded statement \(select 1\)/,
+    ],
+  ];
+  it.each(reads)('fail loudly, naming the projector, the event and the statement, when a projector reads %s', async (_, read, message) => {
+    const recorded = await recordProjections([writing, probe(read)], [counted]);
+    expect(recorded).toBeInstanceOf(UnrecordableProjection);
+    expect((recorded as UnrecordableProjection).message).toMatch(/^the probe projector, applying Counted, /);
+    expect((recorded as UnrecordableProjection).message).toMatch(message);
+    expect(recorded).toMatchObject({ projector: { name: 'probe' }, eventType: 'Counted' });
   });
 });

@@ -1,6 +1,8 @@
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requireUserForCommands } from '../../src/http/kernel/auth.js';
+import { setUserStatus } from '../../src/commands/users.js';
+import { eventMetadata, requireUserForCommands } from '../../src/http/kernel/auth.js';
+import { appContext } from '../../src/http/kernel/context.js';
 import { sendError } from '../../src/http/kernel/errors.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -39,5 +41,62 @@ describe('requireUserForCommands', () => {
     const blocked = await call(pat.token);
     expect(blocked.status).toBe(403);
     expect(await blocked.json()).toEqual({ message: '403 Forbidden - Your account has been blocked.' });
+  });
+});
+
+/**
+ * A route on the kernel's cached credentials whose command takes the request's command
+ * context (`appContext(c).commands`), like every route does. `meanwhile` runs after the
+ * authorization and before the command: what another process could do in between.
+ */
+function statusRoute(meanwhile: () => Promise<void> = async () => {}) {
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    c.set('app' as never, api.runtime.app as never);
+    await next();
+  });
+  app.put('/status/:message', (c) =>
+    requireUserForCommands(c, async (auth) => {
+      await meanwhile();
+      const message = c.req.param('message');
+      await setUserStatus(appContext(c).commands, auth.user.id, { emoji: null, message, messageHtml: message }, eventMetadata(c, auth));
+      return c.json({ message });
+    }),
+  );
+  app.onError((error, c) => sendError(c, error) ?? c.json({ message: '500' }, 500));
+  return (token: string, message: string) => app.request(`/status/${message}`, { method: 'PUT', headers: { 'PRIVATE-TOKEN': token } });
+}
+
+const statusMessages = async (id: number) => (await api.events(`user-${id}`)).filter((e) => e.type === 'UserStatusSet').map((e) => e.data.message);
+
+describe('a command of a route authorized on cached credentials', () => {
+  it('is refused when the user was blocked since the credentials were cached, through appContext(c).commands too', async () => {
+    const put = statusRoute();
+    const kai = await api.createUser({ username: `Kai_${process.pid}` });
+    expect((await api.get('/user', { token: kai.token })).status).toBe(200); // the process reads (and keeps) the token
+    expect(await (await put(kai.token, 'cached')).json()).toEqual({ message: 'cached' });
+
+    expect((await api.post(`/users/${kai.user.id}/block`)).status).toBe(201);
+    const refused = await put(kai.token, 'blocked');
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({ message: '403 Forbidden - Your account has been blocked.' });
+    expect(await statusMessages(kai.user.id)).toEqual(['cached']);
+  });
+
+  it('is refused when the token is revoked between the authorization and the commit', async () => {
+    let revoke = async () => {};
+    const put = statusRoute(() => revoke());
+    const lou = await api.createUser({ username: `Lou_${process.pid}` });
+    const created = await api.post(`/users/${lou.user.id}/impersonation_tokens`, { name: 'short', scopes: ['api'] });
+    expect(await (await put(created.body.token, 'first')).json()).toEqual({ message: 'first' }); // authorized by a query, then cached
+
+    revoke = async () => {
+      revoke = async () => {};
+      expect((await api.del(`/users/${lou.user.id}/impersonation_tokens/${created.body.id}`)).status).toBe(204);
+    };
+    const refused = await put(created.body.token, 'revoked');
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ message: '401 Unauthorized' });
+    expect(await statusMessages(lou.user.id)).toEqual(['first']);
   });
 });

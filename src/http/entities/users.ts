@@ -30,7 +30,8 @@ export interface UserViewOptions {
 export const toCustomAttribute = (row: Pick<CustomAttributeRow, 'key' | 'value'>) => ({ key: row.key, value: row.value });
 
 // The views nest like GitLab's entity classes (UserBasic < User < UserPublic < UserWithAdmin).
-// Each level writes its fields into one object: building each level as a literal and
+// Fast path (not a pattern to copy; an entity is a literal in GitLab's field order): each
+// level writes its fields into one object, since building each level as a literal and
 // spreading it into the next cost 10–25 µs per user, the most expensive part of a GET.
 type Fields = Record<string, unknown>;
 

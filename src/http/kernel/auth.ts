@@ -1,11 +1,10 @@
 import type { Context } from 'hono';
 import { tokenDigest } from '../../commands/secrets.js';
 import type { EventMetadata } from '../../eventstore/types.js';
-import type { CommandContext } from '../../commands/handler.js';
 import { PreconditionFailed } from '../../commands/precondition.js';
-import { type AuthUser, type TokenRow, type UserRow, credentialsStillHold, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
-import { appContext, today } from './context.js';
-import { sameCredentials, type Credentials } from './credentials.js';
+import { type AuthUser, type TokenRow, type UserRow, findTokenWithUser, findUserByIdOrUsername } from '../../projections/users.js';
+import { appContext, today, type AppContext } from './context.js';
+import { credentialsStillHold, sameCredentials, type Credentials } from './credentials.js';
 import { forbidden, notFound, resourceLocked } from '../../domain/errors.js';
 import { insufficientScope, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
@@ -116,31 +115,26 @@ export async function requireUser(c: Context, scopes?: readonly Scope[]): Promis
 /**
  * For a route whose effect is its commands: authorizes like `requireUser`, but without the
  * authentication query when this process has read the token before (CredentialCache). The
- * caller is then taken as cached, and each command `run` sends through `commands` first
- * checks in its own transaction that the token and its user are still as cached — in the
- * same round trip. When they are not, the request is authorized again by a query (401 for a
- * revoked or expired token, 403 for a blocked user) and `run` goes again on the fresh row,
- * unless one of its commands had already passed the check (it committed: a conflict). A
- * `run` that ends, by an answer or an error, without any check is checked by a query too,
- * and goes again if what it ran on has changed.
+ * caller is then taken as cached, and while `run` runs, the request's command context
+ * (`appContext(c).commands`) carries a precondition, so no command of the route escapes
+ * it: each first checks in its own transaction that the token and its user are still as
+ * cached — in the same round trip. When they are not, the request is authorized again by a
+ * query (401 for a revoked or expired token, 403 for a blocked user) and `run` goes again on
+ * the fresh row, unless one of its commands had already passed the check (it committed: a
+ * conflict). A `run` that ends, by an answer or an error, without any check is checked by a
+ * query too, and goes again if what it ran on has changed.
  */
-export async function requireUserForCommands<T>(
-  c: Context,
-  run: (auth: Auth & { user: AuthUser }, commands: CommandContext) => Promise<T>,
-  scopes: readonly Scope[] = API_SCOPES(c),
-): Promise<T> {
+export async function requireUserForCommands<T>(c: Context, run: (auth: Auth & { user: AuthUser }) => Promise<T>, scopes: readonly Scope[] = API_SCOPES(c)): Promise<T> {
   const app = appContext(c);
   const cached = await cachedCredentials(c, scopes);
-  if (!cached) return run(await requireUser(c, scopes), app.commands);
+  if (!cached) return run(await requireUser(c, scopes));
   let held = false;
-  const precondition = { statement: credentialsStillHold(app.db, cached.token, cached.user, today(c)), held: () => void (held = true) };
+  const precondition = { statement: credentialsStillHold(app.db, cached, today(c)), held: () => void (held = true) };
   const auth = { user: cached.user, token: cached.token, sudoFrom: null };
   c.set('auth' as never, auth as never);
+  let result: T;
   try {
-    const result = await run(auth, { ...app.commands, precondition });
-    if (held) return result;
-    const fresh = await requireUser(c, scopes);
-    return sameCredentials(cached, fresh) ? result : run(fresh, app.commands);
+    result = await withAppContext(c, { ...app, commands: { ...app.commands, precondition } }, () => run(auth));
   } catch (error) {
     const stale = error instanceof PreconditionFailed;
     if (held && !stale) throw error;
@@ -148,8 +142,22 @@ export async function requireUserForCommands<T>(
     const fresh = await requireUser(c, scopes);
     // An earlier command of this request committed on these credentials: a rerun would repeat it.
     if (held) throw resourceLocked();
-    if (stale || !sameCredentials(cached, fresh)) return run(fresh, app.commands);
+    if (stale || !sameCredentials(cached, fresh)) return run(fresh);
     throw error;
+  }
+  if (held) return result;
+  const fresh = await requireUser(c, scopes);
+  return sameCredentials(cached, fresh) ? result : run(fresh);
+}
+
+/** `run` with the request's application context (and so its command context) replaced by `app`. */
+async function withAppContext<T>(c: Context, app: AppContext, run: () => Promise<T>): Promise<T> {
+  const before = appContext(c);
+  c.set('app' as never, app as never);
+  try {
+    return await run();
+  } finally {
+    c.set('app' as never, before as never);
   }
 }
 

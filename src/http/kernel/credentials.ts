@@ -1,4 +1,7 @@
+import { sql, type CompiledQuery } from 'kysely';
+import type { Db } from '../../database.js';
 import { LruMap } from '../../lru.js';
+import { precompiled, type Slot } from '../../precompiled.js';
 import { AUTH_USER_COLUMNS, type AuthUser, type TokenRow } from '../../projections/users.js';
 
 export interface Credentials {
@@ -44,4 +47,24 @@ export class CredentialCache {
 export function sameCredentials(a: Credentials, b: { token: TokenRow | null; user: AuthUser | null }): boolean {
   if (!b.token || !b.user || a.token.id !== b.token.id || a.token.revoked !== b.token.revoked || a.token.expires_at !== b.token.expires_at) return false;
   return AUTH_USER_COLUMNS.every((column) => a.user[column] === b.user![column]);
+}
+
+const credentialCheck = precompiled((db: Db, tokenId: Slot<number>, today: Slot<string>, ...user: Slot<unknown>[]) =>
+  db
+    .selectFrom('personal_access_tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select(sql<number>`1 / count(*)::int`.as('held'))
+    .where('t.id', '=', tokenId)
+    .where('t.revoked', '=', false)
+    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', today)]))
+    .where((eb) => eb.and(AUTH_USER_COLUMNS.map((column, i) => eb(`u.${column}`, 'is not distinct from', user[i] as never)))),
+);
+
+/**
+ * A statement that raises division_by_zero (22012) unless the token is still valid on
+ * `today` (not revoked, not expired) and its user's authentication columns are still as
+ * `user` shows them: the precondition of a command authorized on cached credentials.
+ */
+export function credentialsStillHold(db: Db, credentials: Credentials, today: string): CompiledQuery {
+  return credentialCheck.compile(db, credentials.token.id, today, ...AUTH_USER_COLUMNS.map((column) => credentials.user[column]));
 }

@@ -25,14 +25,14 @@ export const currentUserRoutes = new Hono<AppEnv>()
   })
 
   .put('/user/status', (c) =>
-    requireUserForCommands(c, async (auth, commands) => {
+    requireUserForCommands(c, async (auth) => {
       const declared = declaration(await rawParams(c));
       const p = declared.parse({ emoji: optional(t.string()), message: optional(t.string()) });
       declared.done();
       // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
       const emoji = p.emoji ?? null;
       const message = p.message ?? null;
-      const { state } = await setUserStatus(commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
+      const { state } = await setUserStatus(appContext(c).commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
       // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
       if (isBlank(emoji) && isBlank(message)) return c.json(null);
       // Answered from the command's state: the inline projection wrote the same values.
