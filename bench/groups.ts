@@ -1,5 +1,5 @@
 /**
- * The data of the group-list scenarios (bench/run.ts, phase `groups`; see bench/README.md):
+ * The data of the group-list scenarios (bench/group-lists.ts, phase `groups`; see bench/README.md):
  * a forest of groups, their projects and memberships, seeded fast but exactly as the app
  * would have them.
  *
@@ -22,7 +22,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sql } from 'kysely';
 import { DEFAULT_GROUP_SETTINGS } from '../src/commands/groups.js';
 import { runInlineProjections } from '../src/commands/append-steps.js';
 import { DEFAULT_PROJECT_SETTINGS } from '../src/commands/projects.js';
@@ -35,6 +34,7 @@ import { projectClaims, projectDecider, projectEventIndex, projectStreamId, type
 import { GENESIS_HASH, appendToStream } from '../src/eventstore/store.js';
 import type { EventMetadata, NewEvent } from '../src/eventstore/types.js';
 import { inlineProjectors } from '../src/projections/registry.js';
+import { inParallel, reserveIds } from './harness/setup.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -293,12 +293,6 @@ function buildForest(options: ForestOptions, firstGroupId: number, firstProjectI
 
 // ───────────────────────────── Appending ─────────────────────────────
 
-/** Takes `count` consecutive ids from a sequence (setval past them); returns the first. */
-async function reserveIds(db: Db, sequence: string, count: number): Promise<number> {
-  const { rows } = await sql<{ last: string }>`select setval(${sequence}, nextval(${sequence}) + ${Math.max(1, count) - 1}) as last`.execute(db);
-  return Number(rows[0]!.last) - Math.max(1, count) + 1;
-}
-
 /** The metadata an HTTP command carries (eventMetadata in src/http/kernel/auth.ts), with the seed's actor. */
 const metadataOf = (actor: SeedUser): EventMetadata => ({
   actor_id: actor.id,
@@ -353,15 +347,6 @@ async function appendNew<C, E extends { type: string; data: unknown }, S, K = vo
 
 async function insertClaims(trx: Db, claims: Batch['claims']) {
   for (let i = 0; i < claims.length; i += 5000) await trx.insertInto('claims').values(claims.slice(i, i + 5000)).execute();
-}
-
-async function inParallel<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
 }
 
 /** Splits items into chunks of about `size`, never splitting a bucket (items sharing a key). */

@@ -1,9 +1,9 @@
 /**
- * The load generator: a child process (forked by bench/run.ts) running autocannon, so the
- * server under test keeps its event loop to itself. One job at a time over IPC.
+ * The load generator: a child process (forked by bench/harness/load-generator.ts) running
+ * autocannon, so the server under test keeps its event loop to itself. One job at a time over IPC.
  *
  * A job with a `key` is one slice of a scenario: its raw result is kept, and `collect`
- * merges every slice of the key (requests summed, latency histograms merged), so bench/run.ts
+ * merges every slice of the key (requests summed, latency histograms merged), so the bench
  * can interleave scenarios in short slices and still report one figure per scenario.
  */
 import autocannon from 'autocannon';

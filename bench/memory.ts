@@ -14,8 +14,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { ensureTemplate } from '../src/embedded/template.js';
+import { log } from './harness/meters.js';
+import { databaseUrl, inParallel, withAdmin } from './harness/setup.js';
+import { SERVER_URL } from './harness/settings.js';
 
 const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'forgelog.js');
 const env = process.env;
@@ -30,7 +32,6 @@ export interface MemoryFigures {
   postgres?: { idleMb: number; streams: number; afterMb: number; streams10x: number; after10xMb: number; peakMb: number; growthMb: number; growthPercent: number; seconds: number };
 }
 
-const log = (line: string) => process.stderr.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function status(pid: number): { peakMb: number; rssMb: number } {
@@ -92,35 +93,28 @@ async function embedded(): Promise<MemoryFigures['embedded']> {
 
 /** Creates `count` groups through the API, CONCURRENCY at a time. */
 async function createGroups(base: string, token: string, from: number, count: number): Promise<void> {
-  let next = from;
-  const end = from + count;
-  const worker = async () => {
-    while (next < end) {
-      const n = next++;
+  await inParallel(
+    Array.from({ length: count }, (_, i) => from + i),
+    CONCURRENCY,
+    async (n) => {
       const response = await fetch(`${base}/api/v4/groups`, {
         method: 'POST',
         headers: { 'PRIVATE-TOKEN': token, 'Content-Type': 'application/json' },
         body: JSON.stringify({ name: `memory ${n}`, path: `memory-${n}` }),
       });
       if (response.status !== 201) throw new Error(`POST /groups answered ${response.status}: ${await response.text()}`);
-    }
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    },
+  );
 }
 
-async function postgres(serverUrl: string, database: string): Promise<MemoryFigures['postgres']> {
-  const admin = (sql: string) => {
-    const client = new pg.Client({ connectionString: serverUrl });
-    return client.connect().then(() => client.query(sql).finally(() => client.end()));
-  };
-  await admin(`create database ${database}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
+async function postgres(database: string): Promise<MemoryFigures['postgres']> {
+  await withAdmin((admin) => admin.query(`create database ${database}`));
+  const url = databaseUrl(SERVER_URL, database);
   const token = 'bench-memory-root-token';
   let server: Child | undefined;
   try {
     log(`memory: PostgreSQL, ${STREAMS} then ${STREAMS * 10} new streams (groups through the API)`);
-    server = await serve({ DATABASE_URL: url.toString(), FORGELOG_ROOT_TOKEN: token });
+    server = await serve({ DATABASE_URL: url, FORGELOG_ROOT_TOKEN: token });
     const pid = server.child.pid!;
     const base = `http://127.0.0.1:${server.port}`;
     await sleep(IDLE_SECONDS * 1000);
@@ -149,15 +143,15 @@ async function postgres(serverUrl: string, database: string): Promise<MemoryFigu
     };
   } finally {
     if (server) await stop(server);
-    await admin(`drop database if exists ${database} with (force)`);
+    await withAdmin((admin) => admin.query(`drop database if exists ${database} with (force)`));
   }
 }
 
-/** Both measurements; PostgreSQL only when a server URL is given. */
-export async function measureMemory(options: { serverUrl?: string; database?: string }): Promise<MemoryFigures> {
+/** Both measurements; PostgreSQL (on the bench's server) only when a database name is given. */
+export async function measureMemory(database?: string): Promise<MemoryFigures> {
   const figures: MemoryFigures = { embedded: await embedded() };
-  if (options.serverUrl && options.database) {
-    const result = await postgres(options.serverUrl, options.database);
+  if (database) {
+    const result = await postgres(database);
     if (result) figures.postgres = result;
   }
   return figures;
@@ -186,7 +180,6 @@ export function memoryRows(figures: MemoryFigures): string[] {
 
 // Run on its own: node --import tsx bench/memory.ts (PostgreSQL part with BENCH_DATABASE_URL or the default server).
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const serverUrl = env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
-  const figures = await measureMemory({ serverUrl, database: `forgelog_bench_memory_${process.pid}` });
+  const figures = await measureMemory(`forgelog_bench_memory_${process.pid}`);
   process.stdout.write(`${memoryRows(figures).join('\n')}\n${JSON.stringify({ memory: figures, targets: MEMORY_TARGETS })}\n`);
 }

@@ -9,7 +9,7 @@ import { authorizedGroups, memberNamespaceIds, unexpired } from './access.js';
 import { projectReadableBy } from './projects.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
-import { claimStreamVersion, freshEvents, recordStreamVersions, type StreamVersionsTable } from './stream-versions.js';
+import { REPLAY_GUARD, claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -91,8 +91,8 @@ export const namespacesProjector: Projector = {
   },
 
   /** Rebuild path: runs of consecutive UserCreated become one multi-row insert. */
-  async applyBatch(events: readonly ProjectedEvent[], trx: Db) {
-    const fresh = await freshEvents(trx, VERSIONS, events);
+  async applyBatch(events: readonly ProjectedEvent[], trx: Db, guard = REPLAY_GUARD) {
+    const fresh = await guard.keep(trx, VERSIONS, events);
     let created: ProjectedEvent[] = [];
     for (const event of fresh) {
       if (event.type === 'UserCreated') {
@@ -104,7 +104,7 @@ export const namespacesProjector: Projector = {
       await project(event, trx);
     }
     if (created.length > 0) await insertPersonalNamespaces(trx, created);
-    await recordStreamVersions(trx, VERSIONS, fresh);
+    await guard.record(trx, VERSIONS, fresh);
   },
 };
 

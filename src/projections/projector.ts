@@ -1,5 +1,6 @@
 import type { Db } from '../database.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
+import type { BatchGuard } from './stream-versions.js';
 
 /**
  * A projector keeps read tables from events with idempotent statements (upserts guarded by
@@ -29,7 +30,8 @@ export interface Projector {
   /**
    * Optional fast path for the async worker and rebuild: applies the handled events of a
    * batch (in log order) at once. Must leave the same rows as `apply` on each in turn
-   * (test/properties/apply-batch.test.ts holds every projector that has one to it).
+   * (test/properties/apply-batch.test.ts holds every projector that has one to it), and
+   * keep its stream versions the way `guard` says (REPLAY_GUARD when not given).
    */
-  applyBatch?(events: readonly ProjectedEvent[], trx: Db): Promise<void>;
+  applyBatch?(events: readonly ProjectedEvent[], trx: Db, guard?: BatchGuard): Promise<void>;
 }

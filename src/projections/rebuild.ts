@@ -5,6 +5,7 @@ import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toLoggedEvent 
 import { LOG_START, checkpointOf, type Checkpoint, type LoggedEvent, type ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import { PageReader, sequencesOf } from './replay-pages.js';
+import { EMPTY_TABLES, REPLAY_GUARD, recordReplayedVersions, type BatchGuard } from './stream-versions.js';
 
 /**
  * Rebuild: replay the log from position 0 into fresh shadow tables, then swap them in.
@@ -21,7 +22,11 @@ import { PageReader, sequencesOf } from './replay-pages.js';
  * 1. Bulk: pages of `batchSize` events in gap-free order (transaction_id below the snapshot
  *    xmin), each page its own short transaction per sequence of projectors (replay-pages.ts:
  *    projectors reading no one else's tables replay side by side). Inline writers and the
- *    async worker keep writing the live tables meanwhile; readers see no change.
+ *    async worker keep writing the live tables meanwhile; readers see no change. The log
+ *    brings each event once, in stream order, to tables that have seen none, so the batch
+ *    paths go without their stream-version guard (EMPTY_TABLES, stream-versions.ts); after
+ *    the last page, each projection's stream versions are recorded in one statement while
+ *    the indexes the bulk phase went without are built.
  * 2. Swap, one short transaction: lock the checkpoint rows (waits for a worker's current
  *    batch), `lock table public.<t> in exclusive mode` (readers continue, inline writers
  *    wait), replay what was committed since the bulk phase's last page, swap the tables and
@@ -84,7 +89,6 @@ export async function rebuildProjections(
     counted.catch(() => {});
     const sequences = sequencesOf(projectors);
     const pages = new PageReader(read, batchSize, sequences.length);
-    let after = LOG_START;
     const indexes = await createShadowTables(handle.db, tables);
     const total = await counted;
     let done = 0;
@@ -106,7 +110,7 @@ export async function rebuildProjections(
             const page = await pages.page(i);
             if (page.length === 0 || pages.stopped) break;
             await inShadow(handle.db, async (trx) => {
-              for (const projector of sequence) await applyEvents(projector, page, trx);
+              for (const projector of sequence) await applyEvents(projector, page, trx, EMPTY_TABLES);
             });
             if (pages.applied(i, s)) progress(page.length);
             if (page.length < batchSize) break;
@@ -118,12 +122,19 @@ export async function rebuildProjections(
       }),
     );
     if (failures.length > 0) throw failures[0];
-    after = pages.end;
+    const after = pages.end;
 
-    // The indexes the bulk replay went without, built once over the loaded rows.
-    await handle.db.transaction().execute(async (trx) => {
-      for (const index of indexes) await sql.raw(index).execute(trx);
-    });
+    // What the bulk replay left for once it is over, side by side on their own connections:
+    // the stream versions its batches did not record, and the indexes it went without.
+    const settled = await Promise.allSettled([
+      ...projectors.map(async (projector) => {
+        const table = versionsLeftToRebuild(projector);
+        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, table, projector.handles, after));
+      }),
+      ...indexes.map((index) => sql.raw(index).execute(handle.db)),
+    ]);
+    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
 
     // Phase 2: catch up and swap in one short transaction (retried if chosen as a deadlock victim).
     let result: RebuildResult['projections'] = [];
@@ -339,13 +350,25 @@ function handledTypes(projector: Projector): ReadonlySet<string> {
   return set;
 }
 
-/** Applies the events a projector handles, in order (its batch fast path when it has one). */
-export async function applyEvents(projector: Projector, events: readonly ProjectedEvent[], trx: Db): Promise<void> {
+/**
+ * Applies the events a projector handles, in order: its batch fast path, keeping the stream
+ * versions as `guard` says, when it has one.
+ */
+export async function applyEvents(projector: Projector, events: readonly ProjectedEvent[], trx: Db, guard: BatchGuard = REPLAY_GUARD): Promise<void> {
   const handles = handledTypes(projector);
   const handled = events.filter((e) => handles.has(e.type));
   if (handled.length === 0) return;
-  if (projector.applyBatch) return projector.applyBatch(handled, trx);
+  if (projector.applyBatch) return projector.applyBatch(handled, trx, guard);
   for (const event of handled) await projector.apply(event, trx);
+}
+
+/**
+ * The stream versions table (stream-versions.ts) whose recording the bulk replay's batches
+ * leave to the rebuild (EMPTY_TABLES); `apply` records its own.
+ */
+function versionsLeftToRebuild(projector: Projector): string | undefined {
+  const table = `${projector.name}_stream_versions`;
+  return projector.applyBatch && projector.tables.includes(table) ? table : undefined;
 }
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
-import type { ProjectedEvent } from '../eventstore/types.js';
+import type { Checkpoint, ProjectedEvent } from '../eventstore/types.js';
 
 /**
  * The idempotency guard of a projection (DESIGN.md, "Read path"): per stream, the version of
@@ -80,4 +80,38 @@ export async function recordStreamVersions(trx: Db, table: string, events: reado
       select * from unnest(${chunk.map(([s]) => s)}::text[], ${chunk.map(([, v]) => v)}::integer[])
       on conflict (stream_id) do update set version = excluded.version where t.version < excluded.version`.execute(trx);
   }
+}
+
+/**
+ * How a batch path (a projector's `applyBatch`) keeps the guard: which events of the batch it
+ * applies, and how it records their versions once they are applied.
+ */
+export interface BatchGuard {
+  keep<E extends Versioned>(trx: Db, table: string, events: readonly E[]): Promise<readonly E[]>;
+  record(trx: Db, table: string, applied: readonly Versioned[]): Promise<void>;
+}
+
+/** Any replay that may bring an event again (the async worker, a rebuild's catch-up): only the new events, then their versions. */
+export const REPLAY_GUARD: BatchGuard = { keep: freshEvents, record: recordStreamVersions };
+
+/**
+ * A rebuild's bulk replay into empty tables: the log brings every event once, in stream order,
+ * to tables that have seen none, so each is new. Nothing is read or recorded per batch; the
+ * rebuild records every stream's version once, after the last batch (`recordReplayedVersions`).
+ */
+export const EMPTY_TABLES: BatchGuard = { keep: async (_trx, _table, events) => events, record: async () => {} };
+
+/**
+ * After a replay with EMPTY_TABLES: records, in one statement, the version of every stream among
+ * the replayed events — those of `types` up to `through` in gap-free order — as applying them
+ * one by one would have. The table must be empty.
+ */
+export async function recordReplayedVersions(trx: Db, table: string, types: readonly string[], through: Checkpoint): Promise<void> {
+  if (types.length === 0) return;
+  await sql`
+    insert into ${sql.table(table)} (stream_id, version)
+    select stream_id, max(stream_version) from public.events
+     where event_type in (${sql.join(types)})
+       and (transaction_id, global_position) <= (${through.transactionId}::xid8, ${through.globalPosition}::bigint)
+     group by stream_id`.execute(trx);
 }

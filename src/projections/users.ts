@@ -6,7 +6,7 @@ import type { ProjectedEvent } from '../eventstore/types.js';
 import { precompiled, precompiledPerShape, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
-import { freshEvents, recordStreamVersion, recordStreamVersions, unapplied, type StreamVersionsTable } from './stream-versions.js';
+import { REPLAY_GUARD, recordStreamVersion, unapplied, type StreamVersionsTable } from './stream-versions.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -194,8 +194,8 @@ export const usersProjector: Projector = {
    * projection has applied already (at or below their stream's recorded version) are left
    * out first, and the batch's versions recorded last.
    */
-  async applyBatch(batch: readonly ProjectedEvent[], trx: Db) {
-    const events = await freshEvents(trx, VERSIONS, batch);
+  async applyBatch(batch: readonly ProjectedEvent[], trx: Db, guard = REPLAY_GUARD) {
+    const events = await guard.keep(trx, VERSIONS, batch);
     const created = new Map<number, { row: ReturnType<typeof createdRow>; folded: Stored[] }>();
     const updates: Stored[] = [];
     const rest: Stored[] = [];
@@ -214,7 +214,7 @@ export const usersProjector: Projector = {
     for (const id of await insertCreated(trx, [...created.values()].map((c) => c.row))) updates.push(...created.get(id)!.folded);
     if (updates.length > 0) await applyMergedUpdates(trx, updates);
     for (const event of rest) await project(event, trx, sql<SqlBool>`true`);
-    await recordStreamVersions(trx, VERSIONS, events);
+    await guard.record(trx, VERSIONS, events);
   },
 };
 
