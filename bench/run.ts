@@ -18,21 +18,18 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
-import { handleCommand, type CommandContext } from '../src/commands/handler.js';
-import { DEFAULT_PROFILE } from '../src/commands/users.js';
+import type { CommandContext } from '../src/commands/handler.js';
+import { DEFAULT_PROFILE, users } from '../src/commands/users.js';
 import { hashPassword, tokenDigest } from '../src/commands/secrets.js';
 import { eventHash } from '../src/eventstore/hash.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type DatabaseHandle, type Db } from '../src/database.js';
 import {
-  USER_EVENT_TYPES,
-  userClaims,
-  userDecider,
   userEventIndex,
   userStreamId,
-  type UserCommand,
   type UserEvent,
 } from '../src/domain/users.js';
+import type { UserCommand } from '../src/domain/users/decider.js';
 import { GENESIS_HASH, PROJECTED_EVENT_COLUMNS, appendToStream, toLoggedEvent, toStoredEvent } from '../src/eventstore/store.js';
 import { createApp } from '../src/http/app.js';
 import type { Projector } from '../src/projections/projector.js';
@@ -648,14 +645,7 @@ async function reserveIds(db: Db, sequence: string, count: number): Promise<numb
 }
 
 function userCommand(ctx: CommandContext, id: number, command: UserCommand) {
-  return handleCommand(ctx, {
-    streamId: userStreamId(id),
-    decider: userDecider,
-    command,
-    metadata: { actor_id: id, actor_username: 'bench', request_id: null },
-    claims: userClaims,
-    index: userEventIndex,
-  });
+  return users.run(ctx, id, command, { actor_id: id, actor_username: 'bench', request_id: null });
 }
 
 interface AppendFigure {
@@ -1234,7 +1224,7 @@ async function main() {
       const rebuildHandle = await openDatabase({ databaseUrl: url });
       cleanups.push(once(() => rebuildHandle.close()));
       const rebuildStatements = countStatements(rebuildHandle.pool!);
-      const handled = USER_EVENT_TYPES as readonly string[];
+      const handled = usersProjector.handles;
       const countHandled = async () =>
         Number((await sql<{ n: string }>`select count(*) as n from events where event_type in (${sql.join(handled)})`.execute(rebuildHandle.db)).rows[0]!.n);
       const existing = await countHandled();

@@ -1,7 +1,8 @@
 import { sql, type ColumnType, type CompiledQuery, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
-import type { Identity, UserEvent } from '../domain/users.js';
-import { USER_EVENT_TYPES } from '../domain/users.js';
+import { unhandled } from '../domain/decider.js';
+import { eventTypesOf } from '../domain/events.js';
+import { type Identity, type UserEvent, userEvents } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import { precompiled, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
@@ -122,7 +123,10 @@ function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & Project
   });
 }
 
-/** The `users` columns an updating event sets (besides updated_at and stream_version), or undefined. */
+/**
+ * The `users` columns an updating event sets (besides updated_at and stream_version), or
+ * undefined for the events that create or delete the row or write the other tables.
+ */
 function rowChanges(event: Stored): Record<string, unknown> | undefined {
   switch (event.type) {
     case 'UserProfileUpdated':
@@ -140,8 +144,15 @@ function rowChanges(event: Stored): Record<string, unknown> | undefined {
     case 'UserEmailChangeRequested':
       // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
       return {};
-    default:
+    case 'UserCreated':
+    case 'UserDeleted':
+    case 'PersonalAccessTokenCreated':
+    case 'PersonalAccessTokenRevoked':
+    case 'UserCustomAttributeSet':
+    case 'UserCustomAttributeDeleted':
       return undefined;
+    default:
+      return unhandled(event);
   }
 }
 
@@ -187,7 +198,7 @@ export const usersProjector: Projector = {
   name: 'users',
   version: 1,
   mode: 'inline',
-  handles: USER_EVENT_TYPES,
+  handles: eventTypesOf(userEvents),
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes', VERSIONS],
   // Upserts, guarded updates and deletes: no statement's result is read.
   writesOnly: true,

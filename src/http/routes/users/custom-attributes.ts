@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { deleteUserCustomAttribute, setUserCustomAttribute } from '../../../commands/users.js';
+import { users } from '../../../commands/users.js';
 import { findCustomAttribute, findUserById, listCustomAttributes, type UserRow } from '../../../projections/users.js';
 import { toCustomAttribute } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser, type Auth } from '../../kernel/auth.js';
@@ -38,7 +38,7 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
     const user = await customAttributeOwner(c, id, auth);
     const key = c.req.param('key');
     const { db, commands } = appContext(c);
-    await setUserCustomAttribute(commands, user.id, key, value, eventMetadata(c, auth));
+    await users.run(commands, user.id, { type: 'SetUserCustomAttribute', key, value }, eventMetadata(c, auth));
     return c.json(toCustomAttribute((await findCustomAttribute(db, user.id, key)) ?? { key, value }));
   })
 
@@ -46,7 +46,7 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
     const id = userIdFromPath(c);
     const auth = await requireUser(c);
     const user = await customAttributeOwner(c, id, auth);
-    await deleteUserCustomAttribute(appContext(c).commands, user.id, c.req.param('key'), eventMetadata(c, auth));
+    await users.run(appContext(c).commands, user.id, { type: 'DeleteUserCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
     return c.body(null, 204);
   });
 
