@@ -1,6 +1,5 @@
-import { sql, type ColumnType, type CompiledQuery, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type ColumnType, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
-import { unhandled } from '../domain/decider.js';
 import { eventTypesOf } from '../domain/events.js';
 import { type Identity, type UserEvent, userEvents } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
@@ -8,6 +7,7 @@ import { precompiled, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
 import { freshEvents, recordStreamVersion, recordStreamVersions, unapplied, type StreamVersionsTable } from './stream-versions.js';
+import { createdRow, rowChanges } from './users/rows.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -99,62 +99,6 @@ export type CustomAttributeRow = Selectable<UserCustomAttributesTable>;
 // ───────────────────────────── Projector ─────────────────────────────
 
 type Stored = UserEvent & ProjectedEvent;
-
-/** The full `users` row of a UserCreated (JSON values: identities as an array). */
-function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & ProjectedEvent) {
-  const at = event.occurredAt.toISOString();
-  const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, ...profile } = event.data;
-  // Object.assign, not `{ ...profile, … }`: that literal drops V8 into dictionary mode, ~50 µs a row (rebuild).
-  return Object.assign(profile, {
-    state: 'active' as const,
-    avatar_url: null,
-    two_factor_enabled: false,
-    confirmed_at: confirmed ? at : null,
-    password_expires_at: null,
-    last_sign_in_at: null,
-    current_sign_in_at: null,
-    last_activity_on: null,
-    status_emoji: null,
-    status_message: null,
-    status_message_html: null,
-    created_at: at,
-    updated_at: at,
-    stream_version: event.streamVersion,
-  });
-}
-
-/**
- * The `users` columns an updating event sets (besides updated_at and stream_version), or
- * undefined for the events that create or delete the row or write the other tables.
- */
-function rowChanges(event: Stored): Record<string, unknown> | undefined {
-  switch (event.type) {
-    case 'UserProfileUpdated':
-      return { ...event.data.changes };
-    case 'UserPasswordChanged':
-      return { password_expires_at: event.data.expires_now ? event.occurredAt.toISOString() : null };
-    case 'UserBlocked':
-      return { state: 'blocked' };
-    case 'UserUnblocked':
-      return { state: 'active' };
-    case 'UserStatusSet':
-      return { status_emoji: event.data.emoji, status_message: event.data.message, status_message_html: event.data.message_html };
-    case 'UserStatusCleared':
-      return { status_emoji: null, status_message: null, status_message_html: null };
-    case 'UserEmailChangeRequested':
-      // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
-      return {};
-    case 'UserCreated':
-    case 'UserDeleted':
-    case 'PersonalAccessTokenCreated':
-    case 'PersonalAccessTokenRevoked':
-    case 'UserCustomAttributeSet':
-    case 'UserCustomAttributeDeleted':
-      return undefined;
-    default:
-      return unhandled(event);
-  }
-}
 
 const jsonColumn = (values: Record<string, unknown>) =>
   'identities' in values ? { ...values, identities: JSON.stringify(values.identities) } : values;
@@ -351,120 +295,4 @@ async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
                  where u.id = v.id and u.stream_version < f.first_version`.execute(trx);
     }
   }
-}
-
-// ───────────────────────────── Queries ─────────────────────────────
-
-const INT4_MAX = 2147483647;
-
-// Every authenticated request runs these: compiled once (src/precompiled.ts).
-const userById = precompiled((db: Db, id: Slot<number>) => db.selectFrom('users').selectAll().where('id', '=', id));
-const userByUsername = precompiled((db: Db, lowered: Slot<string>) =>
-  db
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) => eb(eb.fn('lower', ['username']), '=', lowered)),
-);
-const TOKEN_COLUMNS = [
-  't.id as token_id',
-  't.name as token_name',
-  't.token_digest as token_digest',
-  't.scopes as token_scopes',
-  't.impersonation as token_impersonation',
-  't.revoked as token_revoked',
-  't.expires_at as token_expires_at',
-  't.created_at as token_created_at',
-] as const;
-const tokenWithAuthUser = precompiled((db: Db, digest: Slot<string>) =>
-  db
-    .selectFrom('personal_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .select(AUTH_USER_COLUMNS.map((column) => `u.${column}` as const))
-    .select(TOKEN_COLUMNS)
-    .where('t.token_digest', '=', digest),
-);
-const tokenWithWholeUser = precompiled((db: Db, digest: Slot<string>) =>
-  db.selectFrom('personal_access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id').selectAll('u').select(TOKEN_COLUMNS).where('t.token_digest', '=', digest),
-);
-
-const credentialCheck = precompiled((db: Db, tokenId: Slot<number>, today: Slot<string>, ...user: Slot<unknown>[]) =>
-  db
-    .selectFrom('personal_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .select(sql<number>`1 / count(*)::int`.as('held'))
-    .where('t.id', '=', tokenId)
-    .where('t.revoked', '=', false)
-    .where((eb) => eb.or([eb('t.expires_at', 'is', null), eb('t.expires_at', '>', today)]))
-    .where((eb) => eb.and(AUTH_USER_COLUMNS.map((column, i) => eb(`u.${column}`, 'is not distinct from', user[i] as never)))),
-);
-
-/**
- * A statement that raises division_by_zero (22012) unless the token is still valid on
- * `today` (not revoked, not expired) and its user's authentication columns are still as
- * `user` shows them: the precondition of a command authorized on cached credentials.
- */
-export function credentialsStillHold(db: Db, token: TokenRow, user: AuthUser, today: string): CompiledQuery {
-  return credentialCheck.compile(db, token.id, today, ...AUTH_USER_COLUMNS.map((column) => user[column]));
-}
-
-/** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
-export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
-  if (!Number.isSafeInteger(id) || id < 1 || id > INT4_MAX) return undefined;
-  return userById.takeFirst(db, id);
-}
-
-export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
-  return userByUsername.takeFirst(db, username.toLowerCase());
-}
-
-/** A path segment naming a user: numeric id or username. */
-export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<UserRow | undefined> {
-  // GitLab's UserFinder: all digits is an id, anything else a username.
-  return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
-}
-
-/** A token and its user in one round trip (every authenticated request asks this): the whole user row, or what authentication needs. */
-export async function findTokenWithUser(db: Db, digest: string, whole: true): Promise<{ token: TokenRow; user: UserRow } | undefined>;
-export async function findTokenWithUser(db: Db, digest: string, whole?: boolean): Promise<{ token: TokenRow; user: AuthUser } | undefined>;
-export async function findTokenWithUser(db: Db, digest: string, whole = false): Promise<{ token: TokenRow; user: AuthUser } | undefined> {
-  const row = whole ? await tokenWithWholeUser.takeFirst(db, digest) : await tokenWithAuthUser.takeFirst(db, digest);
-  if (!row) return undefined;
-  const { token_id, token_name, token_digest, token_scopes, token_impersonation, token_revoked, token_expires_at, token_created_at, ...user } = row;
-  const token: TokenRow = {
-    id: token_id,
-    user_id: user.id,
-    name: token_name,
-    token_digest,
-    scopes: token_scopes,
-    impersonation: token_impersonation,
-    revoked: token_revoked,
-    expires_at: token_expires_at,
-    created_at: token_created_at,
-  };
-  return { token, user };
-}
-
-/** A user's custom attributes in creation order (GitLab: by id). */
-export function listCustomAttributes(db: Db, userId: number): Promise<CustomAttributeRow[]> {
-  return db.selectFrom('user_custom_attributes').selectAll().where('user_id', '=', userId).orderBy('created_version').orderBy('key').execute();
-}
-
-export function findCustomAttribute(db: Db, userId: number, key: string): Promise<CustomAttributeRow | undefined> {
-  return db.selectFrom('user_custom_attributes').selectAll().where('user_id', '=', userId).where('key', '=', key).executeTakeFirst();
-}
-
-/** Custom attributes of several users at once (with_custom_attributes on a list). */
-export async function customAttributesByUser(db: Db, userIds: readonly number[]): Promise<Map<number, CustomAttributeRow[]>> {
-  const byUser = new Map<number, CustomAttributeRow[]>(userIds.map((id) => [id, []]));
-  if (userIds.length === 0) return byUser;
-  const rows = await db
-    .selectFrom('user_custom_attributes')
-    .selectAll()
-    .where('user_id', 'in', [...userIds])
-    .orderBy('user_id')
-    .orderBy('created_version')
-    .orderBy('key')
-    .execute();
-  for (const row of rows) byUser.get(row.user_id)?.push(row);
-  return byUser;
 }

@@ -15,7 +15,8 @@ import { ACCESS, canAdminProject, canCreateProjectIn, canOwnProject, type Viewer
 import { accepted, forbidden, invalid, notFound, notModified } from '../../domain/errors.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
 import { groupAccessLevel, groupAccessLevelOf, projectAccessLevelOf, viewerOf } from '../../projections/access.js';
-import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
+import type { UserRow } from '../../projections/users.js';
+import { findUserByIdOrUsername } from '../../projections/users/queries.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import {
   type ProjectListFilters,

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { sql } from 'kysely';
 import { createUser, updateUser, users } from '../../commands/users.js';
 import { isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
-import { customAttributesByUser, listCustomAttributes } from '../../projections/users.js';
+import { customAttributesByUser, listCustomAttributes } from '../../projections/users/custom-attributes.js';
 import { toUser, toUserBasic, toUserWithAdmin } from '../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';

@@ -1,6 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { users } from '../../../commands/users.js';
-import { findCustomAttribute, findUserById, listCustomAttributes, type UserRow } from '../../../projections/users.js';
+import type { UserRow } from '../../../projections/users.js';
+import { findCustomAttribute, listCustomAttributes } from '../../../projections/users/custom-attributes.js';
+import { findUserById } from '../../../projections/users/queries.js';
 import { toCustomAttribute } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser, type Auth } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';

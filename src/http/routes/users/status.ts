@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { users } from '../../../commands/users.js';
 import { isBlank } from '../../../domain/users.js';
-import { findUserByIdOrUsername } from '../../../projections/users.js';
+import { findUserByIdOrUsername } from '../../../projections/users/queries.js';
 import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUserForCommands, requireUserRow } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
