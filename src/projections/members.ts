@@ -6,6 +6,7 @@ import { ACCESS } from '../domain/access.js';
 import { unhandled } from '../domain/decider.js';
 import { eventTypesOf } from '../domain/events.js';
 import { memberEvents, type MemberEvent } from '../domain/members.js';
+import type { UserEvent } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import { claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';
@@ -48,7 +49,7 @@ export type AccessRequestRow = Selectable<AccessRequestsTable>;
 const FOREIGN_EVENT_TYPES = ['UserDeleted', 'GroupDeleted', 'ProjectDeleted'] as const;
 
 type ForeignEvent =
-  | { readonly type: 'UserDeleted'; readonly data: { readonly id: number } }
+  | Extract<UserEvent, { type: 'UserDeleted' }>
   | { readonly type: 'GroupDeleted'; readonly data: { readonly id: number } }
   | { readonly type: 'ProjectDeleted'; readonly data: { readonly id: number } };
 
