@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { DEFAULT_PROFILE } from '../src/commands/users.js';
 import { openDatabase, type Db } from '../src/database.js';
-import { USER_EVENT_TYPES, userEventIndex, userStreamId, type UserEvent } from '../src/domain/users.js';
+import { userEventIndex, userStreamId, type UserEvent } from '../src/domain/users.js';
 import { GENESIS_HASH, PROJECTED_EVENT_COLUMNS, appendToStream, toLoggedEvent, toStoredEvent } from '../src/eventstore/store.js';
 import type { Projector } from '../src/projections/projector.js';
 import { rebuildProjections } from '../src/projections/rebuild.js';
@@ -34,7 +34,7 @@ export async function measureRebuild(app: BenchApp, url: string, cleanups: Clean
   const rebuildHandle = await openDatabase({ databaseUrl: url });
   cleanups.push(once(() => rebuildHandle.close()));
   const rebuildStatements = countStatements(rebuildHandle.pool!);
-  const handled = USER_EVENT_TYPES as readonly string[];
+  const handled = usersProjector.handles;
   const countHandled = async () =>
     Number((await sql<{ n: string }>`select count(*) as n from events where event_type in (${sql.join(handled)})`.execute(rebuildHandle.db)).rows[0]!.n);
   const existing = await countHandled();

@@ -3,7 +3,8 @@ import type { CommandContext } from './commands/handler.js';
 import { createPersonalAccessToken, createUser } from './commands/users.js';
 import type { Config } from './config.js';
 import { tokenDigest } from './commands/secrets.js';
-import { findTokenWithUser, findUserByUsername } from './projections/users.js';
+import { findUserByUsername } from './projections/users/queries.js';
+import { findTokenWithUser } from './projections/users/tokens.js';
 
 export const ROOT_TOKEN_SCOPES = ['api', 'sudo', 'read_user', 'read_api'] as const;
 

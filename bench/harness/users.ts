@@ -1,7 +1,7 @@
-/** The bench's users: over HTTP with tokens (as clients make them), or straight through handleCommand. */
-import { handleCommand, type CommandContext } from '../../src/commands/handler.js';
-import { DEFAULT_PROFILE } from '../../src/commands/users.js';
-import { userClaims, userDecider, userEventIndex, userStreamId, type UserCommand } from '../../src/domain/users.js';
+/** The bench's users: over HTTP with tokens (as clients make them), or straight through the users aggregate. */
+import type { CommandContext } from '../../src/commands/handler.js';
+import { DEFAULT_PROFILE, users } from '../../src/commands/users.js';
+import type { UserCommand } from '../../src/domain/users/decider.js';
 import { inParallel, reserveIds } from './setup.js';
 
 export interface BenchUser {
@@ -36,7 +36,7 @@ export async function createUsersOverHttp(base: string, rootToken: string, count
 }
 
 
-/** Creates users through handleCommand (a precomputed password hash: no scrypt per user). */
+/** Creates users through the users aggregate (a precomputed password hash: no scrypt per user). */
 export async function createUsersDirect(ctx: CommandContext, count: number, passwordHash: string, label: string): Promise<number[]> {
   const firstId = await reserveIds(ctx.db, 'users_id_seq', count);
   const ids = Array.from({ length: count }, (_, i) => firstId + i);
@@ -45,25 +45,17 @@ export async function createUsersDirect(ctx: CommandContext, count: number, pass
     const username = `${label}_${id}`;
     await userCommand(ctx, id, {
       type: 'CreateUser',
-      id,
       namespaceId: firstNamespace + i,
       profile: { ...DEFAULT_PROFILE, name: `Bench ${id}`, username, email: `${username}@example.com` },
       passwordHash,
       confirmed: true,
       passwordResetRequired: false,
-    } as UserCommand); // asserted: the users area is changing under the bench; extra fields are harmless
+    });
   });
   return ids;
 }
 
 
 export function userCommand(ctx: CommandContext, id: number, command: UserCommand) {
-  return handleCommand(ctx, {
-    streamId: userStreamId(id),
-    decider: userDecider,
-    command,
-    metadata: { actor_id: id, actor_username: 'bench', request_id: null },
-    claims: userClaims,
-    index: userEventIndex,
-  });
+  return users.run(ctx, id, command, { actor_id: id, actor_username: 'bench', request_id: null });
 }

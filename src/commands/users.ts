@@ -1,32 +1,22 @@
 import type { Db } from '../database.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { DomainError, conflict, notFound } from '../domain/errors.js';
-import {
-  normalizeEmail,
-  type ProfileChanges,
-  type TokenScope,
-  type UserCommand,
-  type UserProfile,
-  type UserState,
-  userClaims,
-  userDecider,
-  userEventIndex,
-  userStreamId,
-  validateProfile,
-} from '../domain/users.js';
-import { type CommandContext, type CommandResult, handleCommand, nextId } from './handler.js';
+import { DomainError, conflict } from '../domain/errors.js';
+import { type ProfileChanges, type TokenScope, type UserProfile, userEventIndex, userEvents, userStreamId } from '../domain/users.js';
+import { userClaims, userDecider } from '../domain/users/decider.js';
+import { normalizeEmail, validateProfile } from '../domain/users/profile.js';
+import { defineAggregate } from './aggregate.js';
+import { type CommandContext, nextId } from './handler.js';
 import { generateToken, hashPassword, randomPassword, tokenDigest } from './secrets.js';
 
-function run(ctx: CommandContext, userId: number, command: UserCommand, metadata: EventMetadata): Promise<CommandResult<UserState>> {
-  return handleCommand(ctx, {
-    streamId: userStreamId(userId),
-    decider: userDecider,
-    command,
-    metadata,
-    claims: userClaims,
-    index: userEventIndex,
-  });
-}
+/** One user: profile, password, state, status, tokens, custom attributes (src/domain/users.ts). */
+export const users = defineAggregate({
+  name: 'users',
+  streamId: userStreamId,
+  events: userEvents,
+  decider: userDecider,
+  claims: userClaims,
+  index: userEventIndex,
+});
 
 export const DEFAULT_PROFILE: Omit<UserProfile, 'name' | 'username' | 'email'> = {
   skype: '',
@@ -96,10 +86,10 @@ export async function createUser(ctx: CommandContext, input: CreateUserInput, me
   const passwordHash = await hashPassword(password ?? randomPassword());
   const id = input.id ?? (await nextId(ctx.db, 'users_id_seq'));
   const namespaceId = await nextId(ctx.db, 'namespaces_id_seq');
-  return run(
+  return users.run(
     ctx,
     id,
-    { type: 'CreateUser', id, namespaceId, profile, passwordHash, confirmed: input.skipConfirmation ?? false, passwordResetRequired: Boolean(input.randomPassword) },
+    { type: 'CreateUser', namespaceId, profile, passwordHash, confirmed: input.skipConfirmation ?? false, passwordResetRequired: Boolean(input.randomPassword) },
     metadata,
   );
 }
@@ -118,18 +108,7 @@ export async function updateUser(
   if (taken) throw conflict(taken);
   validateProfile(changes, password);
   const passwordHash = password === undefined ? null : await hashPassword(password);
-  return run(ctx, userId, { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false }, metadata);
-}
-
-export const blockUser = (ctx: CommandContext, userId: number, metadata: EventMetadata) => run(ctx, userId, { type: 'BlockUser' }, metadata);
-export const unblockUser = (ctx: CommandContext, userId: number, metadata: EventMetadata) => run(ctx, userId, { type: 'UnblockUser' }, metadata);
-
-export function deleteUser(ctx: CommandContext, userId: number, hardDelete: boolean, soleOwnerOfGroups: number, metadata: EventMetadata) {
-  return run(ctx, userId, { type: 'DeleteUser', hardDelete, soleOwnerOfGroups }, metadata);
-}
-
-export function setUserStatus(ctx: CommandContext, userId: number, status: { emoji: string | null; message: string | null; messageHtml: string }, metadata: EventMetadata) {
-  return run(ctx, userId, { type: 'SetUserStatus', ...status }, metadata);
+  return users.run(ctx, userId, { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false }, metadata);
 }
 
 export interface CreateTokenInput {
@@ -146,7 +125,7 @@ export interface CreateTokenInput {
 export async function createPersonalAccessToken(ctx: CommandContext, userId: number, input: CreateTokenInput, metadata: EventMetadata) {
   const token = input.token ?? generateToken();
   const tokenId = await nextId(ctx.db, 'personal_access_tokens_id_seq');
-  const result = await run(
+  await users.run(
     ctx,
     userId,
     {
@@ -160,19 +139,5 @@ export async function createPersonalAccessToken(ctx: CommandContext, userId: num
     },
     metadata,
   );
-  const record = result.state.tokens.get(tokenId);
-  if (!record) throw notFound('User');
-  return { token, tokenId, result };
-}
-
-export function revokePersonalAccessToken(ctx: CommandContext, userId: number, tokenId: number, impersonation: boolean, metadata: EventMetadata) {
-  return run(ctx, userId, { type: 'RevokePersonalAccessToken', tokenId, impersonation }, metadata);
-}
-
-export function setUserCustomAttribute(ctx: CommandContext, userId: number, key: string, value: string, metadata: EventMetadata) {
-  return run(ctx, userId, { type: 'SetUserCustomAttribute', key, value }, metadata);
-}
-
-export function deleteUserCustomAttribute(ctx: CommandContext, userId: number, key: string, metadata: EventMetadata) {
-  return run(ctx, userId, { type: 'DeleteUserCustomAttribute', key }, metadata);
+  return { token, tokenId };
 }

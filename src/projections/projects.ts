@@ -2,6 +2,7 @@ import { sql, type ColumnType, type Expression, type Selectable, type SqlBool } 
 import type { Db } from '../database.js';
 import type { Visibility } from '../domain/access.js';
 import { PROJECT_EVENT_TYPES, type ProjectChanges, type ProjectEvent, type ProjectSettings, settingsOf } from '../domain/projects.js';
+import type { UserEvent } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import type { NamespaceRow } from './namespaces.js';
 import type { Projector } from './projector.js';
@@ -113,8 +114,7 @@ const FOREIGN_EVENT_TYPES = ['GroupUpdated', 'GroupDeletionScheduled', 'UserProf
 type ForeignEvent =
   | { readonly type: 'GroupUpdated'; readonly data: { readonly id: number; readonly changes: { readonly name?: string; readonly path?: string } } }
   | { readonly type: 'GroupDeletionScheduled'; readonly data: { readonly id: number } }
-  | { readonly type: 'UserProfileUpdated'; readonly data: { readonly id: number; readonly changes: { readonly name?: string; readonly username?: string } } }
-  | { readonly type: 'UserDeleted'; readonly data: { readonly id: number } };
+  | Extract<UserEvent, { type: 'UserProfileUpdated' | 'UserDeleted' }>;
 
 const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(PROJECT_EVENT_TYPES);
 

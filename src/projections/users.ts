@@ -1,12 +1,13 @@
 import { sql, type ColumnType, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db } from '../database.js';
-import type { Identity, UserEvent } from '../domain/users.js';
-import { USER_EVENT_TYPES } from '../domain/users.js';
+import { eventTypesOf } from '../domain/events.js';
+import { type Identity, type UserEvent, userEvents } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
-import { precompiled, precompiledPerShape, type Slot } from '../precompiled.js';
+import { precompiledPerShape, type Slot } from '../precompiled.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
 import { REPLAY_GUARD, recordStreamVersion, unapplied, type StreamVersionsTable } from './stream-versions.js';
+import { createdRow, rowChanges } from './users/rows.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -99,53 +100,6 @@ export type CustomAttributeRow = Selectable<UserCustomAttributesTable>;
 
 type Stored = UserEvent & ProjectedEvent;
 
-/** The full `users` row of a UserCreated (JSON values: identities as an array). */
-function createdRow(event: Extract<UserEvent, { type: 'UserCreated' }> & ProjectedEvent) {
-  const at = event.occurredAt.toISOString();
-  const { namespace_id: _ns, password_hash: _, confirmed, password_reset_required: __, ...profile } = event.data;
-  // Fast path (not a pattern to copy): Object.assign, not `{ ...profile, … }`, whose literal
-  // drops V8 into dictionary mode, ~50 µs a row in a rebuild.
-  return Object.assign(profile, {
-    state: 'active' as const,
-    avatar_url: null,
-    two_factor_enabled: false,
-    confirmed_at: confirmed ? at : null,
-    password_expires_at: null,
-    last_sign_in_at: null,
-    current_sign_in_at: null,
-    last_activity_on: null,
-    status_emoji: null,
-    status_message: null,
-    status_message_html: null,
-    created_at: at,
-    updated_at: at,
-    stream_version: event.streamVersion,
-  });
-}
-
-/** The `users` columns an updating event sets (besides updated_at and stream_version), or undefined. */
-function rowChanges(event: Stored): Record<string, unknown> | undefined {
-  switch (event.type) {
-    case 'UserProfileUpdated':
-      return { ...event.data.changes };
-    case 'UserPasswordChanged':
-      return { password_expires_at: event.data.expires_now ? event.occurredAt.toISOString() : null };
-    case 'UserBlocked':
-      return { state: 'blocked' };
-    case 'UserUnblocked':
-      return { state: 'active' };
-    case 'UserStatusSet':
-      return { status_emoji: event.data.emoji, status_message: event.data.message, status_message_html: event.data.message_html };
-    case 'UserStatusCleared':
-      return { status_emoji: null, status_message: null, status_message_html: null };
-    case 'UserEmailChangeRequested':
-      // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
-      return {};
-    default:
-      return undefined;
-  }
-}
-
 const jsonColumn = (values: Record<string, unknown>) =>
   'identities' in values ? { ...values, identities: JSON.stringify(values.identities) } : values;
 
@@ -176,7 +130,7 @@ export const usersProjector: Projector = {
   name: 'users',
   version: 1,
   mode: 'inline',
-  handles: USER_EVENT_TYPES,
+  handles: eventTypesOf(userEvents),
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes', VERSIONS],
 
   async apply(stored: ProjectedEvent, trx: Db) {
@@ -327,101 +281,4 @@ async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
                  where u.id = v.id and u.stream_version < f.first_version`.execute(trx);
     }
   }
-}
-
-// ───────────────────────────── Queries ─────────────────────────────
-
-const INT4_MAX = 2147483647;
-
-// Fast path (not a pattern to copy): every authenticated request runs these, so they are
-// compiled once (src/precompiled.ts). An area's queries are plain Kysely.
-const userById = precompiled((db: Db, id: Slot<number>) => db.selectFrom('users').selectAll().where('id', '=', id));
-const userByUsername = precompiled((db: Db, lowered: Slot<string>) =>
-  db
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) => eb(eb.fn('lower', ['username']), '=', lowered)),
-);
-const TOKEN_COLUMNS = [
-  't.id as token_id',
-  't.name as token_name',
-  't.token_digest as token_digest',
-  't.scopes as token_scopes',
-  't.impersonation as token_impersonation',
-  't.revoked as token_revoked',
-  't.expires_at as token_expires_at',
-  't.created_at as token_created_at',
-] as const;
-const tokenWithAuthUser = precompiled((db: Db, digest: Slot<string>) =>
-  db
-    .selectFrom('personal_access_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .select(AUTH_USER_COLUMNS.map((column) => `u.${column}` as const))
-    .select(TOKEN_COLUMNS)
-    .where('t.token_digest', '=', digest),
-);
-const tokenWithWholeUser = precompiled((db: Db, digest: Slot<string>) =>
-  db.selectFrom('personal_access_tokens as t').innerJoin('users as u', 'u.id', 't.user_id').selectAll('u').select(TOKEN_COLUMNS).where('t.token_digest', '=', digest),
-);
-
-/** Ids outside PostgreSQL's integer range name no user (instead of a query error). */
-export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
-  if (!Number.isSafeInteger(id) || id < 1 || id > INT4_MAX) return undefined;
-  return userById.takeFirst(db, id);
-}
-
-export function findUserByUsername(db: Db, username: string): Promise<UserRow | undefined> {
-  return userByUsername.takeFirst(db, username.toLowerCase());
-}
-
-/** A path segment naming a user: numeric id or username. */
-export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<UserRow | undefined> {
-  // GitLab's UserFinder: all digits is an id, anything else a username.
-  return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
-}
-
-/** A token and its user in one round trip (every authenticated request asks this): the whole user row, or what authentication needs. */
-export async function findTokenWithUser(db: Db, digest: string, whole: true): Promise<{ token: TokenRow; user: UserRow } | undefined>;
-export async function findTokenWithUser(db: Db, digest: string, whole?: boolean): Promise<{ token: TokenRow; user: AuthUser } | undefined>;
-export async function findTokenWithUser(db: Db, digest: string, whole = false): Promise<{ token: TokenRow; user: AuthUser } | undefined> {
-  const row = whole ? await tokenWithWholeUser.takeFirst(db, digest) : await tokenWithAuthUser.takeFirst(db, digest);
-  if (!row) return undefined;
-  const { token_id, token_name, token_digest, token_scopes, token_impersonation, token_revoked, token_expires_at, token_created_at, ...user } = row;
-  const token: TokenRow = {
-    id: token_id,
-    user_id: user.id,
-    name: token_name,
-    token_digest,
-    scopes: token_scopes,
-    impersonation: token_impersonation,
-    revoked: token_revoked,
-    expires_at: token_expires_at,
-    created_at: token_created_at,
-  };
-  return { token, user };
-}
-
-/** A user's custom attributes in creation order (GitLab: by id). */
-export function listCustomAttributes(db: Db, userId: number): Promise<CustomAttributeRow[]> {
-  return db.selectFrom('user_custom_attributes').selectAll().where('user_id', '=', userId).orderBy('created_version').orderBy('key').execute();
-}
-
-export function findCustomAttribute(db: Db, userId: number, key: string): Promise<CustomAttributeRow | undefined> {
-  return db.selectFrom('user_custom_attributes').selectAll().where('user_id', '=', userId).where('key', '=', key).executeTakeFirst();
-}
-
-/** Custom attributes of several users at once (with_custom_attributes on a list). */
-export async function customAttributesByUser(db: Db, userIds: readonly number[]): Promise<Map<number, CustomAttributeRow[]>> {
-  const byUser = new Map<number, CustomAttributeRow[]>(userIds.map((id) => [id, []]));
-  if (userIds.length === 0) return byUser;
-  const rows = await db
-    .selectFrom('user_custom_attributes')
-    .selectAll()
-    .where('user_id', 'in', [...userIds])
-    .orderBy('user_id')
-    .orderBy('created_version')
-    .orderBy('key')
-    .execute();
-  for (const row of rows) byUser.get(row.user_id)?.push(row);
-  return byUser;
 }

@@ -1,36 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROFILE } from '../../src/commands/users.js';
 import { DomainError } from '../../src/domain/errors.js';
-import { userClaims, userDecider, validateProfile, type ProfileChanges, type UserCommand, type UserEvent, type UserProfile } from '../../src/domain/users.js';
+import type { ProfileChanges, UserEvent, UserProfile } from '../../src/domain/users.js';
+import { userClaims, userDecider, type UserCommand } from '../../src/domain/users/decider.js';
+import { validateProfile } from '../../src/domain/users/profile.js';
+import { deciderSpec, rejected } from '../support/decider.js';
 
 // ───────────────────────────── given / when / then ─────────────────────────────
 
-function given(...history: UserEvent[]) {
-  const state = history.reduce(userDecider.evolve, userDecider.initialState());
-  return {
-    state,
-    when(command: UserCommand) {
-      const run = () => userDecider.decide(command, state);
-      return {
-        then: (expected: UserEvent[]) => expect(run()).toEqual(expected),
-        thenNothing: () => expect(run()).toEqual([]),
-        thenFails(code: DomainError['code'], expected: { message?: string; fields?: Record<string, string[]> } = {}) {
-          let error: unknown;
-          try {
-            run();
-          } catch (e) {
-            error = e;
-          }
-          expect(error).toBeInstanceOf(DomainError);
-          const domainError = error as DomainError;
-          expect(domainError.code).toBe(code);
-          if (expected.message !== undefined) expect(domainError.message).toBe(expected.message);
-          if (expected.fields !== undefined) expect(domainError.fields).toEqual(expected.fields);
-        },
-      };
-    },
-  };
-}
+/** User 7's stream. */
+const given = (...history: UserEvent[]) => deciderSpec(userDecider).on(7).given(...history);
 
 const profile = (overrides: Partial<UserProfile> = {}): UserProfile => ({
   ...DEFAULT_PROFILE,
@@ -57,18 +36,18 @@ const update = (fields: { changes?: ProfileChanges; passwordHash?: string | null
 describe('CreateUser', () => {
   it('creates the user with its personal namespace and the password hash only', () => {
     given()
-      .when({ type: 'CreateUser', id: 7, namespaceId: 70, profile: profile(), passwordHash: 'scrypt$x', confirmed: true, passwordResetRequired: false })
+      .when({ type: 'CreateUser', namespaceId: 70, profile: profile(), passwordHash: 'scrypt$x', confirmed: true, passwordResetRequired: false })
       .then([created()]);
   });
   it('refuses an id that was already used, even by a deleted user', () => {
-    const command: UserCommand = { type: 'CreateUser', id: 7, namespaceId: 70, profile: profile(), passwordHash: null, confirmed: false, passwordResetRequired: true };
-    given(created()).when(command).thenFails('conflict');
-    given(created(), { type: 'UserDeleted', data: { id: 7, hard_delete: false } }).when(command).thenFails('conflict');
+    const command: UserCommand = { type: 'CreateUser', namespaceId: 70, profile: profile(), passwordHash: null, confirmed: false, passwordResetRequired: true };
+    given(created()).when(command).then(rejected('conflict'));
+    given(created(), { type: 'UserDeleted', data: { id: 7, hard_delete: false } }).when(command).then(rejected('conflict'));
   });
   it('refuses a public email that is not the user’s own (GitLab: owns_public_email)', () => {
     given()
-      .when({ type: 'CreateUser', id: 7, namespaceId: 70, profile: profile({ public_email: 'other@example.com' }), passwordHash: null, confirmed: false, passwordResetRequired: true })
-      .thenFails('invalid', { fields: { public_email: ['is not an email you own'] } });
+      .when({ type: 'CreateUser', namespaceId: 70, profile: profile({ public_email: 'other@example.com' }), passwordHash: null, confirmed: false, passwordResetRequired: true })
+      .then(rejected('invalid', undefined, { public_email: ['is not an email you own'] }));
   });
 });
 
@@ -79,7 +58,7 @@ describe('UpdateUser', () => {
       .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { bio: 'hello' } } }]);
   });
   it('appends nothing when nothing changes', () => {
-    given(created()).when(update({ changes: { name: 'Jane Doe', email: 'jane@example.com' } })).thenNothing();
+    given(created()).when(update({ changes: { name: 'Jane Doe', email: 'jane@example.com' } })).then([]);
   });
   it('keeps the primary email and records the new one as unconfirmed (Devise reconfirmable)', () => {
     given(created())
@@ -89,7 +68,7 @@ describe('UpdateUser', () => {
   it('does not request the same unconfirmed email twice', () => {
     given(created(), { type: 'UserEmailChangeRequested', data: { id: 7, unconfirmed_email: 'new@example.com' } })
       .when(update({ changes: { email: 'new@example.com' } }))
-      .thenNothing();
+      .then([]);
   });
   it('changes the email at once with skip_reconfirmation', () => {
     given(created())
@@ -105,22 +84,22 @@ describe('UpdateUser', () => {
     given(created())
       .when(update({ changes: { public_email: 'jane@example.com' } }))
       .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { public_email: 'jane@example.com' } } }]);
-    given(created()).when(update({ changes: { public_email: 'x@example.com' } })).thenFails('invalid', { fields: { public_email: ['is not an email you own'] } });
+    given(created()).when(update({ changes: { public_email: 'x@example.com' } })).then(rejected('invalid', undefined, { public_email: ['is not an email you own'] }));
   });
   it('is not found for a user that does not exist or was deleted', () => {
-    given().when(update({ changes: { bio: 'x' } })).thenFails('not_found', { message: '404 User Not Found' });
-    given(created(), { type: 'UserDeleted', data: { id: 7, hard_delete: true } }).when(update({ changes: { bio: 'x' } })).thenFails('not_found');
+    given().when(update({ changes: { bio: 'x' } })).then(rejected('not_found', '404 User Not Found'));
+    given(created(), { type: 'UserDeleted', data: { id: 7, hard_delete: true } }).when(update({ changes: { bio: 'x' } })).then(rejected('not_found'));
   });
 });
 
 describe('BlockUser / UnblockUser', () => {
   it('blocks an active user once', () => {
     given(created()).when({ type: 'BlockUser' }).then([{ type: 'UserBlocked', data: { id: 7 } }]);
-    given(created(), { type: 'UserBlocked', data: { id: 7 } }).when({ type: 'BlockUser' }).thenNothing();
+    given(created(), { type: 'UserBlocked', data: { id: 7 } }).when({ type: 'BlockUser' }).then([]);
   });
   it('unblocks a blocked user once', () => {
     given(created(), { type: 'UserBlocked', data: { id: 7 } }).when({ type: 'UnblockUser' }).then([{ type: 'UserUnblocked', data: { id: 7 } }]);
-    given(created()).when({ type: 'UnblockUser' }).thenNothing();
+    given(created()).when({ type: 'UnblockUser' }).then([]);
   });
 });
 
@@ -132,7 +111,7 @@ describe('DeleteUser', () => {
   it('refuses to soft-delete the sole owner of a group', () => {
     given(created())
       .when({ type: 'DeleteUser', hardDelete: false, soleOwnerOfGroups: 1 })
-      .thenFails('conflict', { message: 'User cannot be removed while is the sole-owner of a group' });
+      .then(rejected('conflict', 'User cannot be removed while is the sole-owner of a group'));
   });
 });
 
@@ -150,17 +129,17 @@ describe('SetUserStatus', () => {
   it('clears the status when emoji and message are blank, and only if there is one', () => {
     const withStatus = given(created(), { type: 'UserStatusSet', data: { id: 7, emoji: 'coffee', message: 'x', message_html: 'x' } });
     withStatus.when({ type: 'SetUserStatus', emoji: ' ', message: '', messageHtml: '' }).then([{ type: 'UserStatusCleared', data: { id: 7 } }]);
-    given(created()).when({ type: 'SetUserStatus', emoji: null, message: null, messageHtml: '' }).thenNothing();
+    given(created()).when({ type: 'SetUserStatus', emoji: null, message: null, messageHtml: '' }).then([]);
   });
   it('appends nothing when the status is the same', () => {
     given(created(), { type: 'UserStatusSet', data: { id: 7, emoji: 'coffee', message: 'x', message_html: 'x' } })
       .when({ type: 'SetUserStatus', emoji: 'coffee', message: 'x', messageHtml: 'x' })
-      .thenNothing();
+      .then([]);
   });
   it('refuses a message over 100 characters and an unknown emoji', () => {
     given(created())
       .when({ type: 'SetUserStatus', emoji: 'Not An Emoji', message: 'x'.repeat(101), messageHtml: '' })
-      .thenFails('invalid', { fields: { emoji: ['is not included in the list'], message: ['is too long (maximum is 100 characters)'] } });
+      .then(rejected('invalid', undefined, { emoji: ['is not included in the list'], message: ['is too long (maximum is 100 characters)'] }));
   });
 });
 
@@ -182,20 +161,20 @@ describe('CreatePersonalAccessToken / RevokePersonalAccessToken', () => {
     given(created()).when(token(['api'])).then([tokenCreated]);
   });
   it('validates name and scopes as GitLab’s PersonalAccessToken does', () => {
-    given(created()).when(token([], ' ')).thenFails('invalid', { fields: { name: ["can't be blank"], scopes: ["can't be blank"] } });
-    given(created()).when(token(['api', 'admin'])).thenFails('invalid', { fields: { scopes: ['can only contain available scopes'] } });
+    given(created()).when(token([], ' ')).then(rejected('invalid', undefined, { name: ["can't be blank"], scopes: ["can't be blank"] }));
+    given(created()).when(token(['api', 'admin'])).then(rejected('invalid', undefined, { scopes: ['can only contain available scopes'] }));
   });
   it('revokes an impersonation token once; revoking it again changes nothing', () => {
     given(created(), tokenCreated).when({ type: 'RevokePersonalAccessToken', tokenId: 3, impersonation: true }).then([{ type: 'PersonalAccessTokenRevoked', data: { id: 3, user_id: 7 } }]);
     given(created(), tokenCreated, { type: 'PersonalAccessTokenRevoked', data: { id: 3, user_id: 7 } })
       .when({ type: 'RevokePersonalAccessToken', tokenId: 3, impersonation: true })
-      .thenNothing();
+      .then([]);
   });
   it('does not find a token of the other kind or of nobody', () => {
     given(created(), tokenCreated)
       .when({ type: 'RevokePersonalAccessToken', tokenId: 3, impersonation: false })
-      .thenFails('not_found', { message: '404 Personal Access Token Not Found' });
-    given(created()).when({ type: 'RevokePersonalAccessToken', tokenId: 9, impersonation: true }).thenFails('not_found', { message: '404 Impersonation Token Not Found' });
+      .then(rejected('not_found', '404 Personal Access Token Not Found'));
+    given(created()).when({ type: 'RevokePersonalAccessToken', tokenId: 9, impersonation: true }).then(rejected('not_found', '404 Impersonation Token Not Found'));
   });
 });
 
@@ -208,23 +187,23 @@ describe('SetUserCustomAttribute / DeleteUserCustomAttribute', () => {
       .then([{ type: 'UserCustomAttributeSet', data: { id: 7, key: 'team', value: 'red' } }]);
   });
   it('appends nothing for the same value', () => {
-    given(created(), set).when({ type: 'SetUserCustomAttribute', key: 'team', value: 'blue' }).thenNothing();
+    given(created(), set).when({ type: 'SetUserCustomAttribute', key: 'team', value: 'blue' }).then([]);
   });
   it('needs a key and a value', () => {
     given(created())
       .when({ type: 'SetUserCustomAttribute', key: ' ', value: '' })
-      .thenFails('invalid', { fields: { key: ["can't be blank"], value: ["can't be blank"] } });
+      .then(rejected('invalid', undefined, { key: ["can't be blank"], value: ["can't be blank"] }));
   });
   it('deletes an existing key; an unknown key is "404 Not found"', () => {
     given(created(), set).when({ type: 'DeleteUserCustomAttribute', key: 'team' }).then([{ type: 'UserCustomAttributeDeleted', data: { id: 7, key: 'team' } }]);
     given(created(), set, { type: 'UserCustomAttributeDeleted', data: { id: 7, key: 'team' } })
       .when({ type: 'DeleteUserCustomAttribute', key: 'team' })
-      .thenFails('not_found', { message: '404 Not found' });
+      .then(rejected('not_found', '404 Not found'));
   });
   it('is not found on a deleted user', () => {
     given(created(), { type: 'UserDeleted', data: { id: 7, hard_delete: false } })
       .when({ type: 'SetUserCustomAttribute', key: 'team', value: 'blue' })
-      .thenFails('not_found', { message: '404 User Not Found' });
+      .then(rejected('not_found', '404 User Not Found'));
   });
 });
 

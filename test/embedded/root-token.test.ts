@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPersonalAccessToken, createUser, revokePersonalAccessToken } from '../../src/commands/users.js';
+import { createPersonalAccessToken, createUser, users } from '../../src/commands/users.js';
 import { loadConfig } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/database.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -54,7 +54,7 @@ describe('FORGELOG_ROOT_TOKEN after the first start', () => {
     await createUser(ctx, { id: 2, profile: { username: 'alice', name: 'Alice', email: 'alice@example.com' }, randomPassword: true, skipConfirmation: true }, CLI);
     await createPersonalAccessToken(ctx, 2, { name: 'alice', scopes: ['api'], expiresAt: null, impersonation: false, token: 'alice-token' }, CLI);
     const revoked = await createPersonalAccessToken(ctx, 1, { name: 'old', scopes: ['api'], expiresAt: null, impersonation: false, token: 'revoked-root-token' }, CLI);
-    await revokePersonalAccessToken(ctx, 1, revoked.tokenId, false, CLI);
+    await users.run(ctx, 1, { type: 'RevokePersonalAccessToken', tokenId: revoked.tokenId, impersonation: false }, CLI);
     await createPersonalAccessToken(ctx, 1, { name: 'short', scopes: ['api'], expiresAt: '2099-12-31', impersonation: false, token: 'expiring-root-token' }, CLI);
 
     const first = (token: string, now?: Date) => start(token, now).then(({ logged, text }) => ({ warning: warnings(logged)[0], text }));

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setUserStatus } from '../../src/commands/users.js';
+import { users } from '../../src/commands/users.js';
 import { eventMetadata, requireUserForCommands } from '../../src/http/kernel/auth.js';
 import { appContext } from '../../src/http/kernel/context.js';
 import { sendError } from '../../src/http/kernel/errors.js';
@@ -59,7 +59,7 @@ function statusRoute(meanwhile: () => Promise<void> = async () => {}) {
     requireUserForCommands(c, async (auth) => {
       await meanwhile();
       const message = c.req.param('message');
-      await setUserStatus(appContext(c).commands, auth.user.id, { emoji: null, message, messageHtml: message }, eventMetadata(c, auth));
+      await users.run(appContext(c).commands, auth.user.id, { type: 'SetUserStatus', emoji: null, message, messageHtml: message }, eventMetadata(c, auth));
       return c.json({ message });
     }),
   );

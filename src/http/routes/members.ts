@@ -13,7 +13,7 @@ import {
   type MemberFilters,
   type MemberSource,
 } from '../../projections/members/members.js';
-import { findUserById } from '../../projections/users.js';
+import { findUserById } from '../../projections/users/queries.js';
 import { toMember } from '../entities/members.js';
 import { eventMetadata, requireUser, type Auth } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';

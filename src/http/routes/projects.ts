@@ -17,7 +17,8 @@ import { can } from '../../domain/policy/can.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
 import { groupAccessLevelOf, viewerOf } from '../../projections/access.js';
-import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
+import type { UserRow } from '../../projections/users.js';
+import { findUserByIdOrUsername } from '../../projections/users/queries.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import {
   type ProjectListFilters,

@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
 import { sql } from 'kysely';
-import { blockUser, createUser, deleteUser, unblockUser, updateUser } from '../../commands/users.js';
+import { createUser, updateUser, users } from '../../commands/users.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
-import { customAttributesByUser, listCustomAttributes } from '../../projections/users.js';
+import { customAttributesByUser, listCustomAttributes } from '../../projections/users/custom-attributes.js';
 import { toUser, toUserBasic, toUserWithAdmin } from '../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
@@ -164,7 +164,7 @@ export const userRoutes = new Hono<AppEnv>()
     const soleOwner = await soleOwnedGroupCount(c, id);
     if (soleOwner > 0 && !p.hard_delete) throw conflict('User cannot be removed while is the sole-owner of a group');
     checkUnmodifiedSince(c, user.updated_at);
-    await deleteUser(appContext(c).commands, id, p.hard_delete ?? false, soleOwner, eventMetadata(c, auth));
+    await users.run(appContext(c).commands, id, { type: 'DeleteUser', hardDelete: p.hard_delete ?? false, soleOwnerOfGroups: soleOwner }, eventMetadata(c, auth));
     return c.body(null, 204);
   })
 
@@ -174,7 +174,7 @@ export const userRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     mustBeAdmin(auth);
     await existingUser(c, id);
-    const result = await blockUser(appContext(c).commands, id, eventMetadata(c, auth));
+    const result = await users.run(appContext(c).commands, id, { type: 'BlockUser' }, eventMetadata(c, auth));
     return c.json(result.events.length > 0, 201);
   })
 
@@ -183,7 +183,7 @@ export const userRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     mustBeAdmin(auth);
     await existingUser(c, id);
-    const result = await unblockUser(appContext(c).commands, id, eventMetadata(c, auth));
+    const result = await users.run(appContext(c).commands, id, { type: 'UnblockUser' }, eventMetadata(c, auth));
     return c.json(result.events.length > 0, 201);
   })
   .route('/', currentUserRoutes)

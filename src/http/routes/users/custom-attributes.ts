@@ -1,6 +1,8 @@
 import { Hono, type Context } from 'hono';
-import { deleteUserCustomAttribute, setUserCustomAttribute } from '../../../commands/users.js';
-import { findCustomAttribute, findUserById, listCustomAttributes, type UserRow } from '../../../projections/users.js';
+import { users } from '../../../commands/users.js';
+import type { UserRow } from '../../../projections/users.js';
+import { findCustomAttribute, listCustomAttributes } from '../../../projections/users/custom-attributes.js';
+import { findUserById } from '../../../projections/users/queries.js';
 import { toCustomAttribute } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUser, type Auth } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
@@ -38,7 +40,7 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
     const user = await customAttributeOwner(c, id, auth);
     const key = c.req.param('key');
     const { db, commands } = appContext(c);
-    await setUserCustomAttribute(commands, user.id, key, value, eventMetadata(c, auth));
+    await users.run(commands, user.id, { type: 'SetUserCustomAttribute', key, value }, eventMetadata(c, auth));
     return c.json(toCustomAttribute((await findCustomAttribute(db, user.id, key)) ?? { key, value }));
   })
 
@@ -46,7 +48,7 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
     const id = userIdFromPath(c);
     const auth = await requireUser(c);
     const user = await customAttributeOwner(c, id, auth);
-    await deleteUserCustomAttribute(appContext(c).commands, user.id, c.req.param('key'), eventMetadata(c, auth));
+    await users.run(appContext(c).commands, user.id, { type: 'DeleteUserCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
     return c.body(null, 204);
   });
 

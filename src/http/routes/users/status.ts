@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
-import { setUserStatus } from '../../../commands/users.js';
+import { users } from '../../../commands/users.js';
 import { isBlank } from '../../../domain/users.js';
-import { findUserByIdOrUsername } from '../../../projections/users.js';
+import { findUserByIdOrUsername } from '../../../projections/users/queries.js';
 import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
 import { USER_SCOPES, authenticate, eventMetadata, requireUserForCommands, requireUserRow } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
@@ -32,7 +32,7 @@ export const currentUserRoutes = new Hono<AppEnv>()
       // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
       const emoji = p.emoji ?? null;
       const message = p.message ?? null;
-      const { state } = await setUserStatus(appContext(c).commands, auth.user.id, { emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
+      const { state } = await users.run(appContext(c).commands, auth.user.id, { type: 'SetUserStatus', emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
       // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
       if (isBlank(emoji) && isBlank(message)) return c.json(null);
       // Answered from the command's state: the inline projection wrote the same values.

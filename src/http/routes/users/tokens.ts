@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { createPersonalAccessToken, revokePersonalAccessToken } from '../../../commands/users.js';
+import { createPersonalAccessToken, users } from '../../../commands/users.js';
 import { TOKEN_SCOPES } from '../../../domain/users.js';
 import { toImpersonationToken, toPersonalAccessToken } from '../../entities/users.js';
 import { eventMetadata, requireUser } from '../../kernel/auth.js';
@@ -55,7 +55,7 @@ export const userTokenRoutes = new Hono<AppEnv>()
     const auth = await requireAdminFirst(c);
     const { user, token } = await impersonationToken(c);
     checkUnmodifiedSince(c, token.created_at);
-    await revokePersonalAccessToken(appContext(c).commands, user.id, token.id, true, eventMetadata(c, auth));
+    await users.run(appContext(c).commands, user.id, { type: 'RevokePersonalAccessToken', tokenId: token.id, impersonation: true }, eventMetadata(c, auth));
     return c.body(null, 204);
   })
 
