@@ -3,9 +3,10 @@ import type { Projector } from '../projections/projector.js';
 import type { Reactor } from '../projections/runner.js';
 import type { Aggregate } from './aggregate.js';
 import { members } from './members.js';
+import { projects } from './projects.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [members];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [members, projects];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

@@ -4,7 +4,7 @@ import type { Viewer } from '../../domain/access.js';
 import { canRead } from '../../domain/access.js';
 import { groupAccessLevel, projectAccessLevel, viewerOf } from '../../projections/access.js';
 import { groupHasProjectVisibleTo, type NamespaceRow } from '../../projections/namespaces.js';
-import type { ProjectRow } from '../../projections/projects.js';
+import type { ProjectRow } from '../../projections/projects/tables.js';
 import type { Auth } from './auth.js';
 import { appContext, today } from './context.js';
 import { notFound } from '../../domain/errors.js';
