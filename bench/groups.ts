@@ -24,13 +24,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_GROUP_SETTINGS } from '../src/commands/groups.js';
 import { runInlineProjections } from '../src/commands/append-steps.js';
-import { DEFAULT_PROJECT_SETTINGS } from '../src/commands/projects.js';
 import type { Db } from '../src/database.js';
 import { VISIBILITY_LEVEL, type AccessLevel, type Visibility } from '../src/domain/access.js';
 import type { ClaimChanges } from '../src/domain/decider.js';
 import { groupClaims, groupDecider, groupEventIndex, groupStreamId, type GroupCommand, type ParentGroup } from '../src/domain/groups.js';
 import { memberEventIndex, membersDecider, membersStreamId, type InheritedMembership, type MemberCommand, type MemberEvent, type MembersState, type MemberSource } from '../src/domain/members.js';
-import { projectClaims, projectDecider, projectEventIndex, projectStreamId, type ProjectCommand, type ProjectSettings } from '../src/domain/projects.js';
+import { projectClaims } from '../src/domain/projects/claims.js';
+import { projectDecider, type ProjectCommand } from '../src/domain/projects/decider.js';
+import { projectEventIndex, projectStreamId } from '../src/domain/projects/events.js';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectSettings } from '../src/domain/projects/settings.js';
 import { GENESIS_HASH, appendToStream } from '../src/eventstore/store.js';
 import type { EventMetadata, NewEvent } from '../src/eventstore/types.js';
 import { inlineProjectors } from '../src/projections/registry.js';
@@ -450,7 +452,6 @@ export async function runSeedStep(db: Db, forest: Forest, step: SeedStep, share:
         };
         const create: ProjectCommand = {
           type: 'CreateProject',
-          id: p.id,
           creatorId: g.owner.id,
           namespace: { id: g.id, kind: 'group', visibility: g.visibility, full_path: g.fullPath, full_name: g.fullName, traversal_ids: g.traversalIds },
           settings,
@@ -460,7 +461,7 @@ export async function runSeedStep(db: Db, forest: Forest, step: SeedStep, share:
           personalLimit: null,
         };
         // In a group nobody is added as a member (createProject adds the owner in personal namespaces only).
-        await appendNew(trx, batch, { streamId: projectStreamId(p.id), decider: projectDecider, commands: [create], index: projectEventIndex, claims: projectClaims, metadata: metadataOf(g.owner) });
+        await appendNew(trx, batch, { streamId: projectStreamId(p.id), key: p.id, decider: projectDecider, commands: [create], index: projectEventIndex, claims: projectClaims, metadata: metadataOf(g.owner) });
       }
       await insertClaims(trx, batch.claims);
     });

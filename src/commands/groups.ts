@@ -29,7 +29,7 @@ import {
 import type { Reactor } from '../projections/runner.js';
 import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
 import { members } from './members.js';
-import { deleteProject } from './projects.js';
+import { projects } from './projects.js';
 
 type GroupSpec = CommandSpec<GroupCommand, GroupEvent, GroupState>;
 
@@ -156,7 +156,7 @@ export const groupRemovalReactor: Reactor<CommandContext> = {
 
 async function removeSubtreeProjects(ctx: CommandContext, groupId: number, metadata: EventMetadata) {
   const { rows } = await sql<{ id: number }>`select id from projects where traversal_ids && array[${groupId}]::integer[] order by id`.execute(ctx.db);
-  for (const { id } of rows) await deleteProject(ctx, id, metadata);
+  for (const { id } of rows) await projects.run(ctx, id, { type: 'DeleteProject' }, metadata);
 }
 
 export { groupRunnersToken } from './runners-tokens.js';

@@ -1,87 +1,34 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { ACCESS } from '../domain/access.js';
+import { unhandled } from '../domain/decider.js';
 import { invalid, notFound } from '../domain/errors.js';
-import {
-  type ProjectChanges,
-  type ProjectCommand,
-  type ProjectEvent,
-  type ProjectNamespace,
-  type ProjectSettings,
-  type ProjectState,
-  projectClaimRefusal,
-  projectClaims,
-  projectDecider,
-  projectEventIndex,
-  projectNameClaim,
-  projectPathClaim,
-  projectStreamId,
-} from '../domain/projects.js';
+import { projectClaimRefusal, projectClaims, projectNameClaim, projectPathClaim } from '../domain/projects/claims.js';
+import { type ProjectCommand, type ProjectNamespace, type ProjectState, projectDecider } from '../domain/projects/decider.js';
+import { type ProjectEvent, projectEventIndex, projectEvents, projectStreamId } from '../domain/projects/events.js';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectChanges, type ProjectSettings } from '../domain/projects/settings.js';
+import { type UserEvent, userStreamId } from '../domain/users.js';
 import { readStream } from '../eventstore/store.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { lockNamespaceRow, type NamespaceRow } from '../projections/namespaces.js';
-import { claimHolder, personalProjectCount, type ProjectRow } from '../projections/projects.js';
+import { claimHolder, personalProjectCount } from '../projections/projects/queries.js';
+import type { ProjectRow } from '../projections/projects/tables.js';
 import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';
-import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
+import { defineAggregate } from './aggregate.js';
+import { type CommandContext, type CommandResult, type CommandSpec, handleCommands, nextId } from './handler.js';
 import { members } from './members.js';
 
-type ProjectSpec = CommandSpec<ProjectCommand, ProjectEvent, ProjectState>;
-
-const spec = (projectId: number, command: ProjectSpec['command'], metadata: EventMetadata): ProjectSpec => ({
-  streamId: projectStreamId(projectId),
+/** One project: settings, archiving, stars, removal (src/domain/projects/). */
+export const projects = defineAggregate({
+  name: 'projects',
+  streamId: projectStreamId,
+  events: projectEvents,
   decider: projectDecider,
-  command,
-  metadata,
   claims: projectClaims,
   claimRefusal: projectClaimRefusal,
   index: projectEventIndex,
 });
-
-const run = (ctx: CommandContext, projectId: number, command: ProjectSpec['command'], metadata: EventMetadata): Promise<CommandResult<ProjectState>> =>
-  handleCommand(ctx, spec(projectId, command, metadata));
-
-/** A new project's settings before the caller's: GitLab 12's column and instance defaults. */
-export const DEFAULT_PROJECT_SETTINGS: Omit<ProjectSettings, 'name' | 'path'> = {
-  description: null,
-  // GitLab: Gitlab::CurrentSettings.default_project_visibility (private by default).
-  visibility: 'private',
-  tag_list: [],
-  issues_access_level: 'enabled',
-  repository_access_level: 'enabled',
-  merge_requests_access_level: 'enabled',
-  wiki_access_level: 'enabled',
-  builds_access_level: 'enabled',
-  snippets_access_level: 'enabled',
-  pages_access_level: 'private',
-  container_registry_enabled: true,
-  shared_runners_enabled: true,
-  lfs_enabled: true,
-  public_jobs: true,
-  request_access_enabled: true,
-  resolve_outdated_diff_discussions: false,
-  only_allow_merge_if_pipeline_succeeds: false,
-  only_allow_merge_if_all_discussions_are_resolved: false,
-  remove_source_branch_after_merge: true,
-  printing_merge_request_link_enabled: true,
-  merge_method: 'merge',
-  ci_config_path: null,
-  ci_default_git_depth: 50,
-  build_timeout: 3600,
-  build_coverage_regex: null,
-  build_git_strategy: 'fetch',
-  auto_cancel_pending_pipelines: 'enabled',
-  auto_devops_enabled: null,
-  auto_devops_deploy_strategy: 'continuous',
-  autoclose_referenced_issues: true,
-  suggestion_commit_message: null,
-  emails_disabled: null,
-  approvals_before_merge: 0,
-  mirror: false,
-  external_authorization_classification_label: null,
-  packages_enabled: true,
-  service_desk_enabled: false,
-};
 
 export const toProjectNamespace = (row: NamespaceRow): ProjectNamespace => ({
   id: row.id,
@@ -141,7 +88,6 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
   // against a concurrent change or removal until the commit.
   const command = async (trx: Db): Promise<ProjectCommand> => ({
     type: 'CreateProject',
-    id,
     creatorId: creator.id,
     // Gone meanwhile: what POST /projects answers for a namespace it cannot use.
     namespace: toProjectNamespace(await lockedNamespace(trx, namespace.id, () => invalid({ namespace: ['is not valid'] }))),
@@ -151,7 +97,7 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
     taken: isTaken,
     personalLimit,
   });
-  const specs: CommandSpec<any, any, any>[] = [spec(id, command, metadata)];
+  const specs: CommandSpec<any, any, any>[] = [projects.spec(id, command, metadata)];
   if (personal && namespace.owner_id !== null) {
     const ownerId = namespace.owner_id;
     specs.push(members.spec({ type: 'Project', id }, { type: 'AddMember', userId: ownerId, accessLevel: ACCESS.MAINTAINER, expiresAt: null, actorId: metadata.actor_id ?? ownerId, inherited: null }, metadata));
@@ -169,7 +115,7 @@ export async function updateProject(ctx: CommandContext, project: ProjectRow, na
     const current = changes.visibility === undefined ? namespace : await lockedNamespace(trx, namespace.id, () => notFound('Project'));
     return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken };
   };
-  return run(ctx, project.id, command, metadata);
+  return projects.run(ctx, project.id, command, metadata);
 }
 
 /** The namespace's row locked for the transaction; `gone()` is thrown when it is being deleted. */
@@ -179,25 +125,10 @@ async function lockedNamespace(trx: Db, id: number, gone: () => Error): Promise<
   return row;
 }
 
-export const archiveProject = (ctx: CommandContext, projectId: number, metadata: EventMetadata) => run(ctx, projectId, { type: 'ArchiveProject' }, metadata);
-export const unarchiveProject = (ctx: CommandContext, projectId: number, metadata: EventMetadata) =>
-  run(ctx, projectId, { type: 'UnarchiveProject' }, metadata);
-export const starProject = (ctx: CommandContext, projectId: number, userId: number, metadata: EventMetadata) =>
-  run(ctx, projectId, { type: 'StarProject', userId }, metadata);
-export const unstarProject = (ctx: CommandContext, projectId: number, userId: number, metadata: EventMetadata) =>
-  run(ctx, projectId, { type: 'UnstarProject', userId }, metadata);
-
-/** DELETE /projects/:id: hides the project now; the removal reactor finishes (202). */
-export const scheduleProjectDeletion = (ctx: CommandContext, projectId: number, metadata: EventMetadata) =>
-  run(ctx, projectId, { type: 'ScheduleProjectDeletion' }, metadata);
-
-/**
- * Removes a project for good (ProjectDeleted): the end of an asynchronous removal, also used
- * by a group's removal for each of its projects. Appends nothing for a project already gone.
- */
-export const deleteProject = (ctx: CommandContext, projectId: number, metadata: EventMetadata) => run(ctx, projectId, { type: 'DeleteProject' }, metadata);
-
 // ───────────────────────────── Asynchronous removal ─────────────────────────────
+
+type RemovalTrigger = Extract<ProjectEvent, { type: 'ProjectDeletionScheduled' }> | Extract<UserEvent, { type: 'UserDeleted' }>;
+type UserCreatedData = Extract<UserEvent, { type: 'UserCreated' }>['data'];
 
 const causedBy = (event: StoredEvent): EventMetadata => ({
   ...event.metadata,
@@ -212,20 +143,25 @@ const causedBy = (event: StoredEvent): EventMetadata => ({
  */
 export const projectRemovalReactor: Reactor<CommandContext> = {
   name: 'project-removal',
-  handles: ['ProjectDeletionScheduled', 'UserDeleted'],
-  async react(event: StoredEvent, ctx: CommandContext) {
-    const metadata = causedBy(event);
-    if (event.type === 'ProjectDeletionScheduled') {
-      await deleteProject(ctx, (event.data as { id: number }).id, metadata);
-      return;
+  handles: ['ProjectDeletionScheduled', 'UserDeleted'] satisfies RemovalTrigger['type'][],
+  async react(stored: StoredEvent, ctx: CommandContext) {
+    const event = stored as unknown as RemovalTrigger;
+    const metadata = causedBy(stored);
+    const deleteProject = (id: number) => projects.run(ctx, id, { type: 'DeleteProject' }, metadata);
+    switch (event.type) {
+      case 'ProjectDeletionScheduled':
+        await deleteProject(event.data.id);
+        return;
+      case 'UserDeleted': {
+        const created = (await readStream(ctx.db, userStreamId(event.data.id))).find((e) => e.type === 'UserCreated');
+        if (!created) return;
+        const { namespace_id } = created.data as UserCreatedData;
+        const { rows } = await sql<{ id: number }>`select id from projects where namespace_id = ${namespace_id} order by id`.execute(ctx.db);
+        for (const { id } of rows) await deleteProject(id);
+        return;
+      }
+      default:
+        return unhandled(event);
     }
-    const userId = (event.data as { id: number }).id;
-    const created = (await readStream(ctx.db, `user-${userId}`)).find((e) => e.type === 'UserCreated');
-    const namespaceId = (created?.data as { namespace_id?: number } | undefined)?.namespace_id;
-    if (namespaceId === undefined) return;
-    const { rows } = await sql<{ id: number }>`select id from projects where namespace_id = ${namespaceId} order by id`.execute(ctx.db);
-    for (const { id } of rows) await deleteProject(ctx, id, metadata);
   },
 };
-
-export { projectRunnersToken } from './runners-tokens.js';

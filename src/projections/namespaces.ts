@@ -6,7 +6,7 @@ import { GROUP_EVENT_TYPES, type GroupEvent, type ParentGroup } from '../domain/
 import type { UserEvent } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import { authorizedGroups, memberNamespaceIds, unexpired } from './access.js';
-import { projectReadableBy } from './projects.js';
+import { projectReadableBy } from './projects/queries.js';
 import type { Projector } from './projector.js';
 import { recordset } from './recordset.js';
 import { REPLAY_GUARD, claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';

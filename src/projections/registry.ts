@@ -1,7 +1,7 @@
 import { membersProjector } from './members/projector.js';
 import { namespacesProjector } from './namespaces.js';
 import type { Projector } from './projector.js';
-import { projectsProjector } from './projects.js';
+import { projectsProjector } from './projects/projector.js';
 import { usersProjector } from './users.js';
 
 /** Every projector, in the order they apply an event (projects after namespaces: renames read the renamed rows). */

@@ -1,6 +1,6 @@
 import type { MembersReadTables } from './members/tables.js';
 import type { NamespacesReadTables } from './namespaces.js';
-import type { ProjectsReadTables } from './projects.js';
+import type { ProjectsReadTables } from './projects/tables.js';
 import type { UsersReadTables } from './users.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */

@@ -3,7 +3,7 @@ import { createGroup, scheduleGroupDeletion, updateGroup } from '../../src/comma
 import { createProject, updateProject } from '../../src/commands/projects.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { findGroupRow } from '../../src/projections/namespaces.js';
-import { findProjectRow } from '../../src/projections/projects.js';
+import { findProjectRow } from '../../src/projections/projects/queries.js';
 import { findUserById } from '../../src/projections/users/queries.js';
 import { itOnPostgres } from '../support/database.js';
 import { startTestServer, type TestServer } from '../support/server.js';

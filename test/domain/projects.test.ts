@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PROJECT_SETTINGS } from '../../src/commands/projects.js';
-import { DomainError } from '../../src/domain/errors.js';
-import {
-  type CreateProjectCommand,
-  type ProjectCommand,
-  type ProjectEvent,
-  type ProjectNamespace,
-  type ProjectSettings,
-  NAME_FORMAT_MESSAGE,
-  PATH_FORMAT_MESSAGE,
-  parameterize,
-  projectClaims,
-  projectDecider,
-} from '../../src/domain/projects.js';
+import { projectClaims } from '../../src/domain/projects/claims.js';
+import { type CreateProjectCommand, type ProjectNamespace, projectDecider } from '../../src/domain/projects/decider.js';
+import type { ProjectEvent } from '../../src/domain/projects/events.js';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectSettings } from '../../src/domain/projects/settings.js';
+import { NAME_FORMAT_MESSAGE, PATH_FORMAT_MESSAGE, parameterize } from '../../src/domain/projects/validation.js';
+import { deciderSpec, rejected } from '../support/decider.js';
 
 // given events / when command / then events or error — no database.
 
@@ -32,7 +24,6 @@ const personal: ProjectNamespace = { id: 2, kind: 'user', visibility: 'public', 
 
 const create = (overrides: Partial<CreateProjectCommand> = {}): CreateProjectCommand => ({
   type: 'CreateProject',
-  id: 11,
   creatorId: 5,
   namespace: group(),
   settings: settings(),
@@ -43,51 +34,30 @@ const create = (overrides: Partial<CreateProjectCommand> = {}): CreateProjectCom
   ...overrides,
 });
 
-function given(events: ProjectEvent[]) {
-  const state = events.reduce(projectDecider.evolve, projectDecider.initialState());
-  return {
-    state,
-    when: (command: ProjectCommand) => {
-      const run = () => projectDecider.decide(command, state);
-      return {
-        then: (expected: unknown) => expect(run()).toEqual(expected),
-        thenError: (code: DomainError['code'], fields?: Record<string, string[]>, message?: string) => {
-          let error: unknown;
-          try {
-            run();
-          } catch (caught) {
-            error = caught;
-          }
-          expect(error).toBeInstanceOf(DomainError);
-          expect((error as DomainError).code).toBe(code);
-          if (fields) expect((error as DomainError).fields).toEqual(fields);
-          if (message) expect((error as DomainError).message).toBe(message);
-        },
-      };
-    },
-  };
-}
+/** Project 11's stream. */
+const given = (...history: ProjectEvent[]) => deciderSpec(projectDecider).on(11).given(...history);
 
-const created = (command: CreateProjectCommand = create()) => projectDecider.decide(command, projectDecider.initialState()) as ProjectEvent[];
+const created = (command: CreateProjectCommand = create()) => projectDecider.decide(command, projectDecider.initialState(11)) as ProjectEvent[];
 
 describe('CreateProject', () => {
   it('creates the project with the namespace paths and an empty repository', () => {
-    const [event] = created();
-    expect(event).toEqual({
-      type: 'ProjectCreated',
-      data: {
-        id: 11,
-        namespace_id: 7,
-        creator_id: 5,
-        namespace_kind: 'group',
-        traversal_ids: [3, 7],
-        path_with_namespace: 'acme/web/site',
-        name_with_namespace: 'Acme / Web / Site',
-        readme: false,
-        default_branch: null,
-        ...settings(),
+    given().when(create()).then([
+      {
+        type: 'ProjectCreated',
+        data: {
+          id: 11,
+          namespace_id: 7,
+          creator_id: 5,
+          namespace_kind: 'group',
+          traversal_ids: [3, 7],
+          path_with_namespace: 'acme/web/site',
+          name_with_namespace: 'Acme / Web / Site',
+          readme: false,
+          default_branch: null,
+          ...settings(),
+        },
       },
-    });
+    ]);
   });
 
   it('puts a README on the default branch when asked', () => {
@@ -96,32 +66,34 @@ describe('CreateProject', () => {
   });
 
   it('reports every validation error at once, keyed in the order Rails adds them', () => {
-    given([])
+    given()
       .when(create({ settings: settings({ name: '-bad', path: '-bad', description: 'x'.repeat(2001) }), taken: { name: true, path: true } }))
-      .thenError('invalid', {
-        description: ['is too long (maximum is 2000 characters)'],
-        name: [NAME_FORMAT_MESSAGE, 'has already been taken'],
-        path: [PATH_FORMAT_MESSAGE, 'has already been taken'],
-      });
+      .then(
+        rejected('invalid', undefined, {
+          description: ['is too long (maximum is 2000 characters)'],
+          name: [NAME_FORMAT_MESSAGE, 'has already been taken'],
+          path: [PATH_FORMAT_MESSAGE, 'has already been taken'],
+        }),
+      );
   });
 
   it('answers a taken name and path as GitLab validation errors', () => {
-    given([]).when(create({ taken: { name: true, path: true } })).thenError('invalid', { name: ['has already been taken'], path: ['has already been taken'] });
+    given().when(create({ taken: { name: true, path: true } })).then(rejected('invalid', undefined, { name: ['has already been taken'], path: ['has already been taken'] }));
   });
 
   it('refuses blank names and paths, reserved paths and .git endings', () => {
-    given([]).when(create({ settings: settings({ name: '', path: '' }) })).thenError('invalid', {
+    given().when(create({ settings: settings({ name: '', path: '' }) })).then(rejected('invalid', undefined, {
       name: ["can't be blank", NAME_FORMAT_MESSAGE],
       path: ["can't be blank", PATH_FORMAT_MESSAGE],
-    });
-    given([]).when(create({ settings: settings({ path: 'tree' }) })).thenError('invalid', { path: ['tree is a reserved name'] });
-    given([]).when(create({ settings: settings({ path: 'site.git' }) })).thenError('invalid', { path: [PATH_FORMAT_MESSAGE] });
+    }));
+    given().when(create({ settings: settings({ path: 'tree' }) })).then(rejected('invalid', undefined, { path: ['tree is a reserved name'] }));
+    given().when(create({ settings: settings({ path: 'site.git' }) })).then(rejected('invalid', undefined, { path: [PATH_FORMAT_MESSAGE] }));
   });
 
   it('may not be more visible than its group', () => {
-    given([]).when(create({ settings: settings({ visibility: 'public' }) })).thenError('invalid', {
+    given().when(create({ settings: settings({ visibility: 'public' }) })).then(rejected('invalid', undefined, {
       visibility_level: ['public is not allowed in a internal group.'],
-    });
+    }));
   });
 
   it('has no visibility limit in a personal namespace', () => {
@@ -129,17 +101,17 @@ describe('CreateProject', () => {
   });
 
   it('stops at the personal project limit', () => {
-    given([]).when(create({ namespace: personal, personalLimit: { limit: 2, count: 2 } })).thenError('invalid', {
+    given().when(create({ namespace: personal, personalLimit: { limit: 2, count: 2 } })).then(rejected('invalid', undefined, {
       limit_reached: ['Your project limit is 2 projects! Please contact your administrator to increase it'],
-    });
-    given([]).when(create({ namespace: personal, personalLimit: { limit: 0, count: 0 } })).thenError('invalid', {
+    }));
+    given().when(create({ namespace: personal, personalLimit: { limit: 0, count: 0 } })).then(rejected('invalid', undefined, {
       limit_reached: ['Personal project creation is not allowed. Please contact your administrator with questions'],
-    });
+    }));
   });
 
   it('claims the name (exactly) and the path (case-folded) in the namespace', () => {
     const [event] = created(create({ settings: settings({ name: 'Site', path: 'SiTe' }) }));
-    expect(projectClaims(event!, projectDecider.initialState()).acquire.map(({ kind, key }) => ({ kind, key }))).toEqual([
+    expect(projectClaims(event!, projectDecider.initialState(11)).acquire.map(({ kind, key }) => ({ kind, key }))).toEqual([
       { kind: 'project_name', key: '7/Site' },
       { kind: 'project_path', key: '7/site' },
     ]);
@@ -159,32 +131,32 @@ describe('UpdateProject', () => {
   const history = created();
 
   it('appends only the changed settings', () => {
-    given(history)
+    given(...history)
       .when({ type: 'UpdateProject', changes: { description: 'New', merge_method: 'merge' }, namespace: group(), taken: { name: false, path: false } })
       .then([{ type: 'ProjectUpdated', data: { id: 11, changes: { description: 'New' } } }]);
   });
 
   it('appends nothing when nothing changes', () => {
-    given(history).when({ type: 'UpdateProject', changes: { name: 'Site' }, namespace: group(), taken: { name: false, path: false } }).then([]);
+    given(...history).when({ type: 'UpdateProject', changes: { name: 'Site' }, namespace: group(), taken: { name: false, path: false } }).then([]);
   });
 
   it('checks a new visibility against the group, and a rename against the claims', () => {
-    given(history)
+    given(...history)
       .when({ type: 'UpdateProject', changes: { visibility: 'public' }, namespace: group(), taken: { name: false, path: false } })
-      .thenError('invalid', { visibility_level: ['public is not allowed in a internal group.'] });
-    given(history)
+      .then(rejected('invalid', undefined, { visibility_level: ['public is not allowed in a internal group.'] }));
+    given(...history)
       .when({ type: 'UpdateProject', changes: { name: 'Taken' }, namespace: group(), taken: { name: true, path: false } })
-      .thenError('invalid', { name: ['has already been taken'] });
+      .then(rejected('invalid', undefined, { name: ['has already been taken'] }));
   });
 
   it('only moves the default branch to a branch that exists', () => {
-    given(history)
+    given(...history)
       .when({ type: 'UpdateProject', changes: { default_branch: 'develop' }, namespace: group(), taken: { name: false, path: false } })
-      .thenError('bad_request', undefined, 'Could not set the default branch');
+      .then(rejected('bad_request', 'Could not set the default branch'));
   });
 
   it('moves the claims on a rename', () => {
-    const { state } = given(history);
+    const { state } = given(...history);
     const claims = projectClaims({ type: 'ProjectUpdated', data: { id: 11, changes: { name: 'Shop', path: 'shop' } } }, state);
     expect(claims.acquire.map((c) => c.key)).toEqual(['7/Shop', '7/shop']);
     expect(claims.release.map((c) => c.key)).toEqual(['7/Site', '7/site']);
@@ -195,31 +167,31 @@ describe('archive, stars, deletion', () => {
   const history = created();
 
   it('archives and unarchives once', () => {
-    given(history).when({ type: 'ArchiveProject' }).then([{ type: 'ProjectArchived', data: { id: 11 } }]);
-    given([...history, { type: 'ProjectArchived', data: { id: 11 } }]).when({ type: 'ArchiveProject' }).then([]);
-    given(history).when({ type: 'UnarchiveProject' }).then([]);
+    given(...history).when({ type: 'ArchiveProject' }).then([{ type: 'ProjectArchived', data: { id: 11 } }]);
+    given(...history, { type: 'ProjectArchived', data: { id: 11 } }).when({ type: 'ArchiveProject' }).then([]);
+    given(...history).when({ type: 'UnarchiveProject' }).then([]);
   });
 
   it('stars once per user, and unstars only a star', () => {
-    given(history).when({ type: 'StarProject', userId: 5 }).then([{ type: 'ProjectStarred', data: { id: 11, user_id: 5 } }]);
+    given(...history).when({ type: 'StarProject', userId: 5 }).then([{ type: 'ProjectStarred', data: { id: 11, user_id: 5 } }]);
     const starred = [...history, { type: 'ProjectStarred', data: { id: 11, user_id: 5 } } as const];
-    given(starred).when({ type: 'StarProject', userId: 5 }).then([]);
-    given(starred).when({ type: 'UnstarProject', userId: 5 }).then([{ type: 'ProjectUnstarred', data: { id: 11, user_id: 5 } }]);
-    given(history).when({ type: 'UnstarProject', userId: 5 }).then([]);
+    given(...starred).when({ type: 'StarProject', userId: 5 }).then([]);
+    given(...starred).when({ type: 'UnstarProject', userId: 5 }).then([{ type: 'ProjectUnstarred', data: { id: 11, user_id: 5 } }]);
+    given(...history).when({ type: 'UnstarProject', userId: 5 }).then([]);
   });
 
   it('schedules the deletion, then hides the project from every other command', () => {
-    given(history).when({ type: 'ScheduleProjectDeletion' }).then([{ type: 'ProjectDeletionScheduled', data: { id: 11, path_with_namespace: 'acme/web/site' } }]);
+    given(...history).when({ type: 'ScheduleProjectDeletion' }).then([{ type: 'ProjectDeletionScheduled', data: { id: 11, path_with_namespace: 'acme/web/site' } }]);
     const scheduled = [...history, { type: 'ProjectDeletionScheduled', data: { id: 11, path_with_namespace: 'acme/web/site' } } as const];
-    given(scheduled).when({ type: 'StarProject', userId: 5 }).thenError('not_found', undefined, '404 Project Not Found');
-    given(scheduled).when({ type: 'DeleteProject' }).then([{ type: 'ProjectDeleted', data: { id: 11, namespace_id: 7, path_with_namespace: 'acme/web/site' } }]);
+    given(...scheduled).when({ type: 'StarProject', userId: 5 }).then(rejected('not_found', '404 Project Not Found'));
+    given(...scheduled).when({ type: 'DeleteProject' }).then([{ type: 'ProjectDeleted', data: { id: 11, namespace_id: 7, path_with_namespace: 'acme/web/site' } }]);
   });
 
   it('deletes idempotently and gives the claims back', () => {
     const deleted = [...history, { type: 'ProjectDeleted', data: { id: 11, namespace_id: 7, path_with_namespace: 'acme/web/site' } } as const];
-    given(deleted).when({ type: 'DeleteProject' }).then([]);
-    given(deleted).when(create()).thenError('conflict');
-    const { state } = given(history);
+    given(...deleted).when({ type: 'DeleteProject' }).then([]);
+    given(...deleted).when(create()).then(rejected('conflict'));
+    const { state } = given(...history);
     expect(projectClaims(deleted.at(-1)!, state).release.map((c) => c.key)).toEqual(['7/Site', '7/site']);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectsProjector } from '../../src/projections/projects.js';
+import { projectsProjector } from '../../src/projections/projects/projector.js';
 import { addMemberAs } from '../support/fixtures.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';

@@ -1,5 +1,5 @@
 import { ACCESS, visibleWithoutMembership, type Viewer, type Visibility } from '../access.js';
-import type { ProjectSettings } from '../projects.js';
+import type { ProjectSettings } from '../projects/settings.js';
 
 /**
  * GitLab's ProjectPolicy (12.10): each ability a project grants, and the rule that grants it.

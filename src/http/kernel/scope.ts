@@ -7,7 +7,7 @@ import type { GroupAbility, GroupSubject } from '../../domain/policy/group.js';
 import type { ProjectAbility, ProjectSubject } from '../../domain/policy/project.js';
 import { groupAccessLevel, projectAccessLevel, viewerOf } from '../../projections/access.js';
 import { groupHasProjectVisibleTo, type NamespaceRow } from '../../projections/namespaces.js';
-import type { ProjectRow } from '../../projections/projects.js';
+import type { ProjectRow } from '../../projections/projects/tables.js';
 import type { Auth } from './auth.js';
 import { appContext, today } from './context.js';
 

@@ -20,7 +20,8 @@ import {
   findGroupRow,
   groupListQuery,
 } from '../../projections/namespaces.js';
-import { projectReadableBy, type ProjectRow } from '../../projections/projects.js';
+import { projectReadableBy } from '../../projections/projects/queries.js';
+import type { ProjectRow } from '../../projections/projects/tables.js';
 import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
 import { presentProjects } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireAdmin, requireUser, type Auth } from '../kernel/auth.js';

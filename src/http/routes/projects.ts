@@ -1,35 +1,28 @@
 import { Hono, type Context } from 'hono';
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import {
-  archiveProject,
-  createProject,
-  projectRunnersToken,
-  scheduleProjectDeletion,
-  starProject,
-  unarchiveProject,
-  unstarProject,
-  updateProject,
-} from '../../commands/projects.js';
+import { createProject, projects, updateProject } from '../../commands/projects.js';
+import { projectRunnersToken } from '../../commands/runners-tokens.js';
 import type { Database } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { accepted, forbidden, invalid, notFound, notModified } from '../../domain/errors.js';
 import { can } from '../../domain/policy/can.js';
 import { licensed } from '../../domain/policy/licensed.js';
-import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
+import type { ProjectChanges, ProjectSettings } from '../../domain/projects/settings.js';
+import { parameterize } from '../../domain/projects/validation.js';
 import { groupAccessLevelOf, viewerOf } from '../../projections/access.js';
 import type { UserRow } from '../../projections/users.js';
 import { findUserByIdOrUsername } from '../../projections/users/queries.js';
 import type { NamespaceRow } from '../../projections/namespaces.js';
 import {
   type ProjectListFilters,
-  type ProjectRow,
   findProjectRow,
   groupProjectsQuery,
   isStarredBy,
   personalNamespaceId,
   personalProjectCount,
   projectListQuery,
-} from '../../projections/projects.js';
+} from '../../projections/projects/queries.js';
+import type { ProjectRow } from '../../projections/projects/tables.js';
 import { presentProjects, type ProjectsView } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
@@ -166,7 +159,7 @@ export const projectRoutes = new Hono<AppEnv>()
       },
       eventMetadata(c, auth),
     );
-    const project = await userProject(c, auth, undefined, String(created.state.id!));
+    const project = await userProject(c, auth, undefined, String(created.state.id));
     return c.json(await present(c, viewer, project.row, { adminTokens: await adminTokens(c, project) }), 201);
   })
 
@@ -219,7 +212,7 @@ export const projectRoutes = new Hono<AppEnv>()
     // GitLab: remove_project is an owner right (namespace owner, group owner, admin).
     const project = await userProject(c, auth, 'remove_project');
     checkUnmodifiedSince(c, project.row.updated_at);
-    await scheduleProjectDeletion(appContext(c).commands, project.row.id, eventMetadata(c, auth));
+    await projects.run(appContext(c).commands, project.row.id, { type: 'ScheduleProjectDeletion' }, eventMetadata(c, auth));
     throw accepted();
   })
 
@@ -305,7 +298,7 @@ async function archiving(c: Context, archive: boolean) {
   const project = await userProject(c, auth, 'archive_project');
   const metadata = eventMetadata(c, auth);
   const { commands } = appContext(c);
-  await (archive ? archiveProject(commands, project.row.id, metadata) : unarchiveProject(commands, project.row.id, metadata));
+  await projects.run(commands, project.row.id, { type: archive ? 'ArchiveProject' : 'UnarchiveProject' }, metadata);
   return c.json(await present(c, project.viewer, await reloaded(c, project.row.id)), 201);
 }
 
@@ -317,7 +310,7 @@ async function starring(c: Context, star: boolean) {
   const starred = await isStarredBy(db, project.row.id, auth.user.id);
   if (starred === star) throw notModified();
   const metadata = eventMetadata(c, auth);
-  await (star ? starProject(commands, project.row.id, auth.user.id, metadata) : unstarProject(commands, project.row.id, auth.user.id, metadata));
+  await projects.run(commands, project.row.id, { type: star ? 'StarProject' : 'UnstarProject', userId: auth.user.id }, metadata);
   return c.json(await present(c, project.viewer, await reloaded(c, project.row.id)), 201);
 }
 

@@ -3,7 +3,7 @@ import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { projectAccessLevels, unexpired } from '../access.js';
 import type { NamespaceRow } from '../namespaces.js';
-import type { ProjectRow } from '../projects.js';
+import type { ProjectRow } from './tables.js';
 import type { UserRow } from '../users.js';
 
 // ───────────────────────────── Presentation data ─────────────────────────────

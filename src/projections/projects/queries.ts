@@ -3,7 +3,7 @@ import type { Db } from '../../database.js';
 import type { Viewer, Visibility } from '../../domain/access.js';
 import { ACCESS, visibleWithoutMembership } from '../../domain/access.js';
 import { authorizedProjects, unexpired } from '../access.js';
-import type { ProjectRow } from '../projects.js';
+import type { ProjectRow } from './tables.js';
 
 /**
  * Reads of the projects area: single rows, list filters (authorization itself is

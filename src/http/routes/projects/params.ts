@@ -1,5 +1,5 @@
 import { GROUP_ACCESS_LEVELS, VISIBILITIES } from '../../../domain/access.js';
-import { AUTO_DEVOPS_DEPLOY_STRATEGIES, FEATURE_ACCESS_LEVELS, MERGE_METHODS, type ProjectSettings } from '../../../domain/projects.js';
+import { AUTO_DEVOPS_DEPLOY_STRATEGIES, FEATURE_ACCESS_LEVELS, MERGE_METHODS, type ProjectSettings } from '../../../domain/projects/settings.js';
 import { optional, t, withDefault, type Rules } from '../../kernel/params.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────

@@ -1,89 +1,16 @@
-import { sql, type ColumnType, type Expression, type Selectable, type SqlBool } from 'kysely';
-import type { Db } from '../database.js';
-import type { Visibility } from '../domain/access.js';
-import { PROJECT_EVENT_TYPES, type ProjectChanges, type ProjectEvent, type ProjectSettings, settingsOf } from '../domain/projects.js';
-import type { UserEvent } from '../domain/users.js';
-import type { ProjectedEvent } from '../eventstore/types.js';
-import type { NamespaceRow } from './namespaces.js';
-import type { Projector } from './projector.js';
-import { claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';
-
-// ───────────────────────────── Tables ─────────────────────────────
-
-type Timestamp = ColumnType<Date, string, string>;
-
-/** Projects; `traversal_ids` are the namespace's (root → the project's namespace). */
-export interface ProjectsTable {
-  id: number;
-  namespace_id: number;
-  creator_id: number | null;
-  name: string;
-  path: string;
-  name_with_namespace: string;
-  path_with_namespace: string;
-  description: string | null;
-  default_branch: string | null;
-  visibility: Visibility;
-  archived: boolean;
-  tag_list: string[];
-  issues_enabled: boolean;
-  merge_requests_enabled: boolean;
-  wiki_enabled: boolean;
-  jobs_enabled: boolean;
-  snippets_enabled: boolean;
-  container_registry_enabled: boolean;
-  shared_runners_enabled: boolean;
-  lfs_enabled: boolean;
-  public_jobs: boolean;
-  request_access_enabled: boolean;
-  star_count: number;
-  forks_count: number;
-  open_issues_count: number;
-  avatar_url: string | null;
-  traversal_ids: number[];
-  /** GitLab's long tail of project settings, named as in its JSON (see ProjectSettingsColumn). */
-  settings: ColumnType<ProjectSettingsColumn, string, string>;
-  pending_delete: boolean;
-  created_at: Timestamp;
-  last_activity_at: Timestamp;
-  updated_at: Timestamp;
-  stream_version: number;
-}
-
-/** What `projects.settings` holds: the settings without a column of their own, and the README flag. */
-export type ProjectSettingsColumn = Omit<ProjectSettings, (typeof COLUMN_SETTINGS)[number]> & { readonly readme: boolean };
-
-export interface ProjectStarsTable {
-  project_id: number;
-  user_id: number;
-  created_at: Timestamp;
-}
-
-/** Projects shared with groups (`shared_with_groups`, a group's `shared_projects`). */
-export interface ProjectGroupLinksTable {
-  project_id: number;
-  group_id: number;
-  group_access: number;
-  expires_at: string | null;
-  created_at: Timestamp;
-}
-
-export interface ProjectsReadTables {
-  projects: ProjectsTable;
-  project_stars: ProjectStarsTable;
-  project_group_links: ProjectGroupLinksTable;
-  projects_stream_versions: StreamVersionsTable;
-}
-
-export type ProjectRow = Selectable<ProjectsTable>;
-
-// ───────────────────────────── Projector ─────────────────────────────
-
-/** Settings stored in columns of their own (the rest go to `settings`). */
-const COLUMN_SETTINGS = [
-  'name', 'path', 'description', 'visibility', 'tag_list', 'container_registry_enabled', 'shared_runners_enabled', 'lfs_enabled',
-  'public_jobs', 'request_access_enabled',
-] as const;
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../../database.js';
+import { unhandled } from '../../domain/decider.js';
+import { eventTypesOf } from '../../domain/events.js';
+import type { GroupEvent } from '../../domain/groups.js';
+import { type ProjectEvent, projectEvents } from '../../domain/projects/events.js';
+import { type ProjectSettings, settingsOf } from '../../domain/projects/settings.js';
+import { type UserEvent, userStreamId } from '../../domain/users.js';
+import type { ProjectedEvent } from '../../eventstore/types.js';
+import type { NamespaceRow } from '../namespaces.js';
+import type { Projector } from '../projector.js';
+import { claimStreamVersion } from '../stream-versions.js';
+import { COLUMN_SETTINGS, type ProjectsTable } from './tables.js';
 
 /** A feature flag column: on unless its access level is `disabled`. */
 const FEATURE_COLUMNS = {
@@ -108,15 +35,11 @@ function splitSettings(settings: Partial<ProjectSettings>): { columns: Record<st
   return { columns, rest };
 }
 
-/** Events of other areas that move projects' paths or hide them (handled by name). */
+/** Events of other areas that move projects' paths or hide them. */
 const FOREIGN_EVENT_TYPES = ['GroupUpdated', 'GroupDeletionScheduled', 'UserProfileUpdated', 'UserDeleted'] as const;
+type ForeignEvent = Extract<GroupEvent | UserEvent, { type: (typeof FOREIGN_EVENT_TYPES)[number] }>;
 
-type ForeignEvent =
-  | { readonly type: 'GroupUpdated'; readonly data: { readonly id: number; readonly changes: { readonly name?: string; readonly path?: string } } }
-  | { readonly type: 'GroupDeletionScheduled'; readonly data: { readonly id: number } }
-  | Extract<UserEvent, { type: 'UserProfileUpdated' | 'UserDeleted' }>;
-
-const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(PROJECT_EVENT_TYPES);
+const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(eventTypesOf(projectEvents));
 
 /**
  * Inline: the projects API reads what it just wrote. An event of a project stream is applied
@@ -131,7 +54,7 @@ export const projectsProjector: Projector = {
   name: 'projects',
   version: 1,
   mode: 'inline',
-  handles: [...PROJECT_EVENT_TYPES, ...FOREIGN_EVENT_TYPES],
+  handles: [...eventTypesOf(projectEvents), ...FOREIGN_EVENT_TYPES],
   tables: ['projects', 'project_stars', 'project_group_links', 'projects_stream_versions'],
   // Paths and names come from the namespace rows.
   reads: ['namespaces'],
@@ -193,7 +116,7 @@ export const projectsProjector: Projector = {
       }
       case 'ProjectUpdated': {
         const { id, changes } = event.data;
-        const { default_branch, ...settings } = changes as ProjectChanges;
+        const { default_branch, ...settings } = changes;
         const { columns, rest } = splitSettings(settings);
         const values: Record<string, unknown> = { ...columns, updated_at: at };
         if (default_branch !== undefined) values.default_branch = default_branch;
@@ -261,9 +184,11 @@ export const projectsProjector: Projector = {
       case 'UserDeleted':
         await sql`update projects set pending_delete = true
                    where namespace_id = (select (data->>'namespace_id')::integer from events
-                                          where stream_id = ${`user-${event.data.id}`} and event_type = 'UserCreated' limit 1)
+                                          where stream_id = ${userStreamId(event.data.id)} and event_type = 'UserCreated' limit 1)
                      and not pending_delete`.execute(trx);
         return;
+      default:
+        return unhandled(event);
     }
   },
 };
@@ -279,8 +204,3 @@ async function recomputeNamespacedNames(trx: Db, which: Expression<SqlBool>) {
      where n.id = p.namespace_id and ${which}
        and (p.path_with_namespace <> n.full_path || '/' || p.path or p.name_with_namespace <> n.full_name || ' / ' || p.name)`.execute(trx);
 }
-
-// ───────────────────────────── Reads ─────────────────────────────
-
-export * from './projects/queries.js';
-export * from './projects/presentation.js';

@@ -1,0 +1,201 @@
+import type { Visibility } from '../access.js';
+import { type Decider, unhandled } from '../decider.js';
+import { conflict, notFound, serviceError } from '../errors.js';
+import type { ProjectEvent } from './events.js';
+import { type ProjectChanges, type ProjectSettings, settingsOf } from './settings.js';
+import { validate } from './validation.js';
+
+/**
+ * A project: its settings, archiving, stars and removal. One aggregate per project, keyed by
+ * its id (allocated before the project exists), stream `project-<id>` (./events.ts).
+ */
+
+// ───────────────────────────── State ─────────────────────────────
+
+export interface ProjectState {
+  /** The stream's key. */
+  readonly id: number;
+  readonly exists: boolean;
+  readonly deleted: boolean;
+  readonly pendingDelete: boolean;
+  readonly namespaceId: number | null;
+  readonly settings: ProjectSettings | null;
+  readonly pathWithNamespace: string | null;
+  readonly archived: boolean;
+  readonly defaultBranch: string | null;
+  /** Branches of the (minimal) repository: the README commit's branch, when there is one. */
+  readonly branches: readonly string[];
+  readonly starredBy: ReadonlySet<number>;
+}
+
+// ───────────────────────────── Commands ─────────────────────────────
+
+/** The namespace a project lives in, as the command saw it (read from the namespaces table). */
+export interface ProjectNamespace {
+  readonly id: number;
+  readonly kind: 'user' | 'group';
+  readonly visibility: Visibility;
+  readonly full_path: string;
+  readonly full_name: string;
+  /** Root first, ending with the namespace's id. */
+  readonly traversal_ids: readonly number[];
+}
+
+export interface CreateProjectCommand {
+  readonly type: 'CreateProject';
+  readonly creatorId: number;
+  readonly namespace: ProjectNamespace;
+  readonly settings: ProjectSettings;
+  readonly initializeWithReadme: boolean;
+  /** The branch the README goes to (GitLab 12: master). */
+  readonly defaultBranch: string;
+  /** What the claims table said before deciding (GitLab reports every validation error at once). */
+  readonly taken: { readonly name: boolean; readonly path: boolean };
+  /** Personal namespace only: the creator's projects_limit and personal project count. */
+  readonly personalLimit: { readonly limit: number; readonly count: number } | null;
+}
+
+export type ProjectCommand =
+  | CreateProjectCommand
+  | {
+      readonly type: 'UpdateProject';
+      readonly changes: ProjectChanges;
+      readonly namespace: ProjectNamespace;
+      readonly taken: { readonly name: boolean; readonly path: boolean };
+    }
+  | { readonly type: 'ArchiveProject' }
+  | { readonly type: 'UnarchiveProject' }
+  | { readonly type: 'StarProject'; readonly userId: number }
+  | { readonly type: 'UnstarProject'; readonly userId: number }
+  | { readonly type: 'ScheduleProjectDeletion' }
+  | { readonly type: 'DeleteProject' };
+
+// ───────────────────────────── Decider ─────────────────────────────
+
+const initialState = (id: number): ProjectState => ({
+  id,
+  exists: false,
+  deleted: false,
+  pendingDelete: false,
+  namespaceId: null,
+  settings: null,
+  pathWithNamespace: null,
+  archived: false,
+  defaultBranch: null,
+  branches: [],
+  starredBy: new Set(),
+});
+
+function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
+  switch (event.type) {
+    case 'ProjectCreated': {
+      const d = event.data;
+      return {
+        ...state,
+        exists: true,
+        namespaceId: d.namespace_id,
+        settings: settingsOf(d),
+        pathWithNamespace: d.path_with_namespace,
+        defaultBranch: d.default_branch,
+        branches: d.readme && d.default_branch ? [d.default_branch] : [],
+      };
+    }
+    case 'ProjectUpdated': {
+      const { default_branch, ...changes } = event.data.changes;
+      return { ...state, settings: { ...state.settings!, ...changes }, defaultBranch: default_branch ?? state.defaultBranch };
+    }
+    case 'ProjectArchived':
+      return { ...state, archived: true };
+    case 'ProjectUnarchived':
+      return { ...state, archived: false };
+    case 'ProjectStarred':
+      return { ...state, starredBy: new Set([...state.starredBy, event.data.user_id]) };
+    case 'ProjectUnstarred': {
+      const starredBy = new Set(state.starredBy);
+      starredBy.delete(event.data.user_id);
+      return { ...state, starredBy };
+    }
+    case 'ProjectDeletionScheduled':
+      return { ...state, pendingDelete: true };
+    case 'ProjectDeleted':
+      return { ...state, exists: false, deleted: true, pendingDelete: false };
+    default:
+      return state;
+  }
+}
+
+function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
+  if (command.type === 'CreateProject') {
+    if (state.exists || state.deleted) throw conflict('Project already exists');
+    const { namespace, settings } = command;
+    validate(settings, namespace, command.taken, command.personalLimit);
+    const defaultBranch = command.initializeWithReadme ? command.defaultBranch : null;
+    return [
+      {
+        type: 'ProjectCreated',
+        data: {
+          id: state.id,
+          namespace_id: namespace.id,
+          creator_id: command.creatorId,
+          namespace_kind: namespace.kind,
+          traversal_ids: namespace.traversal_ids,
+          path_with_namespace: `${namespace.full_path}/${settings.path}`,
+          name_with_namespace: `${namespace.full_name} / ${settings.name}`,
+          readme: command.initializeWithReadme,
+          default_branch: defaultBranch,
+          ...settings,
+        },
+      },
+    ];
+  }
+  // DeleteProject is how removals finish (the reactor, a group's removal): a project gone needs nothing.
+  if (command.type === 'DeleteProject') {
+    if (!state.exists) return [];
+    return [{ type: 'ProjectDeleted', data: { id: state.id, namespace_id: state.namespaceId!, path_with_namespace: state.pathWithNamespace ?? '' } }];
+  }
+  if (!state.exists || !state.settings || state.pendingDelete) throw notFound('Project');
+  const id = state.id;
+  switch (command.type) {
+    case 'UpdateProject': {
+      const { default_branch, ...requested } = command.changes;
+      const changes: Record<string, unknown> = changedFields(state.settings, requested);
+      // GitLab (Projects::UpdateService): the new default branch must exist in the repository.
+      if (default_branch !== undefined && default_branch !== state.defaultBranch) {
+        if (!state.branches.includes(default_branch)) throw serviceError('Could not set the default branch');
+        changes.default_branch = default_branch;
+      }
+      if (Object.keys(changes).length === 0) return [];
+      const next: ProjectSettings = { ...state.settings, ...(changes as Partial<ProjectSettings>) };
+      const taken = { name: changes.name !== undefined && command.taken.name, path: changes.path !== undefined && command.taken.path };
+      // GitLab validates the visibility against the group only when it changes.
+      validate(next, command.namespace, taken, null, changes.visibility !== undefined);
+      return [{ type: 'ProjectUpdated', data: { id, changes: changes as ProjectChanges } }];
+    }
+    // GitLab: archiving an archived project (or unarchiving an active one) changes nothing.
+    case 'ArchiveProject':
+      return state.archived ? [] : [{ type: 'ProjectArchived', data: { id } }];
+    case 'UnarchiveProject':
+      return state.archived ? [{ type: 'ProjectUnarchived', data: { id } }] : [];
+    // The API answers 304 when there is nothing to toggle; the decider just appends nothing.
+    case 'StarProject':
+      return state.starredBy.has(command.userId) ? [] : [{ type: 'ProjectStarred', data: { id, user_id: command.userId } }];
+    case 'UnstarProject':
+      return state.starredBy.has(command.userId) ? [{ type: 'ProjectUnstarred', data: { id, user_id: command.userId } }] : [];
+    case 'ScheduleProjectDeletion':
+      return [{ type: 'ProjectDeletionScheduled', data: { id, path_with_namespace: state.pathWithNamespace ?? '' } }];
+    default:
+      return unhandled(command);
+  }
+}
+
+function changedFields(settings: ProjectSettings, changes: Partial<ProjectSettings>): Record<string, unknown> {
+  const changed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    if (JSON.stringify(settings[key as keyof ProjectSettings]) !== JSON.stringify(value)) changed[key] = value;
+  }
+  return changed;
+}
+
+export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState, number> = { initialState, evolve, decide };
+
