@@ -2,10 +2,11 @@ import { registerEventType } from '../eventstore/upcasters.js';
 import type { Projector } from '../projections/projector.js';
 import type { Reactor } from '../projections/runner.js';
 import type { Aggregate } from './aggregate.js';
+import { groups } from './groups.js';
 import { members } from './members.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [members];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [members, groups];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

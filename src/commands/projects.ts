@@ -19,7 +19,8 @@ import {
 } from '../domain/projects.js';
 import { readStream } from '../eventstore/store.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
-import { lockNamespaceRow, type NamespaceRow } from '../projections/namespaces.js';
+import { lockNamespaceRow } from '../projections/groups/facts.js';
+import type { NamespaceRow } from '../projections/groups/tables.js';
 import { claimHolder, personalProjectCount, type ProjectRow } from '../projections/projects.js';
 import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';

@@ -3,7 +3,7 @@ import type { Db } from '../database.js';
 import type { Visibility } from '../domain/access.js';
 import { PROJECT_EVENT_TYPES, type ProjectChanges, type ProjectEvent, type ProjectSettings, settingsOf } from '../domain/projects.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
-import type { NamespaceRow } from './namespaces.js';
+import type { NamespaceRow } from './groups/tables.js';
 import type { Projector } from './projector.js';
 import { claimStreamVersion, type StreamVersionsTable } from './stream-versions.js';
 

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { NamespaceRow } from '../../projections/namespaces.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 
 export const groupWebUrl = (config: Config, fullPath: string) => `${config.externalUrl}/groups/${fullPath}`;
 

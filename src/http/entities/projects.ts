@@ -3,7 +3,7 @@ import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { ACCESS } from '../../domain/access.js';
 import type { FeatureAccessLevel } from '../../domain/projects.js';
-import type { NamespaceRow } from '../../projections/namespaces.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 import { type ProjectRow, type SharedGroupRow, projectPresentationData } from '../../projections/projects.js';
 import type { UserRow } from '../../projections/users.js';
 import { groupWebUrl } from './groups.js';

@@ -1,24 +1,14 @@
 import { Hono, type Context } from 'hono';
 import { sql, type SqlBool } from 'kysely';
-import {
-  createGroup,
-  deleteGroupCustomAttribute,
-  groupRunnersToken,
-  scheduleGroupDeletion,
-  setGroupCustomAttribute,
-  updateGroup,
-} from '../../commands/groups.js';
+import { createGroup, groups, updateGroup } from '../../commands/groups.js';
+import { groupRunnersToken } from '../../commands/runners-tokens.js';
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, canAdminGroup, canCreateSubgroupIn, type Viewer } from '../../domain/access.js';
 import { accepted, forbidden, notFound, recordNotFound } from '../../domain/errors.js';
-import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups.js';
+import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups/settings.js';
 import { viewerOf } from '../../projections/access.js';
-import {
-  type NamespaceRow,
-  customAttributesOf,
-  findGroupCustomAttribute,
-  findGroupRow,
-  groupListQuery,
-} from '../../projections/namespaces.js';
+import { findGroupRow } from '../../projections/groups/facts.js';
+import { customAttributesOf, findGroupCustomAttribute, groupListQuery } from '../../projections/groups/queries.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 import { projectReadableBy, type ProjectRow } from '../../projections/projects.js';
 import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
 import { presentProjects } from '../entities/projects.js';
@@ -251,7 +241,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const group = await administeredGroup(c, auth);
     checkUnmodifiedSince(c, group.row.updated_at);
-    await scheduleGroupDeletion(appContext(c).commands, group.row, eventMetadata(c, auth));
+    await groups.run(appContext(c).commands, group.row.id, { type: 'ScheduleGroupDeletion', fullPath: group.row.full_path }, eventMetadata(c, auth));
     throw accepted();
   })
 
@@ -284,13 +274,13 @@ export const groupRoutes = new Hono<AppEnv>()
     const p = await params(c, { value: required(t.string()) });
     const group = await findVisibleGroup(c, auth, c.req.param('id'));
     const key = c.req.param('key');
-    await setGroupCustomAttribute(appContext(c).commands, group.row.id, key, p.value, eventMetadata(c, auth));
+    await groups.run(appContext(c).commands, group.row.id, { type: 'SetGroupCustomAttribute', key, value: p.value }, eventMetadata(c, auth));
     return c.json(toCustomAttribute({ key, value: p.value }));
   })
 
   .delete('/groups/:id/custom_attributes/:key', async (c) => {
     const auth = await requireAdmin(c);
     const group = await findVisibleGroup(c, auth, c.req.param('id'));
-    await deleteGroupCustomAttribute(appContext(c).commands, group.row.id, c.req.param('key'), eventMetadata(c, auth));
+    await groups.run(appContext(c).commands, group.row.id, { type: 'DeleteGroupCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

@@ -16,7 +16,7 @@ import { accepted, forbidden, invalid, notFound, notModified } from '../../domai
 import { parameterize, type ProjectChanges, type ProjectSettings } from '../../domain/projects.js';
 import { groupAccessLevel, groupAccessLevelOf, projectAccessLevelOf, viewerOf } from '../../projections/access.js';
 import { findUserByIdOrUsername, type UserRow } from '../../projections/users.js';
-import type { NamespaceRow } from '../../projections/namespaces.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 import {
   type ProjectListFilters,
   type ProjectRow,
