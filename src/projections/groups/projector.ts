@@ -68,8 +68,6 @@ async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
     case 'UserProfileUpdated':
     case 'UserDeleted':
       return projectPersonalNamespace(event, trx);
-
-    // ───────── groups ─────────
     case 'GroupCreated': {
       const { id, parent_id, traversal_ids, full_path, full_name, ...settings } = event.data;
       // The parent's row, locked: a concurrent rename, lock or deletion of the parent either
