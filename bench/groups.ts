@@ -27,7 +27,10 @@ import { runInlineProjections } from '../src/commands/append-steps.js';
 import type { Db } from '../src/database.js';
 import { VISIBILITY_LEVEL, type AccessLevel, type Visibility } from '../src/domain/access.js';
 import type { ClaimChanges } from '../src/domain/decider.js';
-import { groupClaims, groupDecider, groupEventIndex, groupStreamId, type GroupCommand, type ParentGroup } from '../src/domain/groups.js';
+import { groupClaims } from '../src/domain/groups/claims.js';
+import { groupDecider, groupStreamId, type GroupCommand } from '../src/domain/groups/decider.js';
+import { groupEventIndex } from '../src/domain/groups/events.js';
+import type { ParentGroup } from '../src/domain/groups/settings.js';
 import { memberEventIndex, membersDecider, membersStreamId, type InheritedMembership, type MemberCommand, type MemberEvent, type MembersState, type MemberSource } from '../src/domain/members.js';
 import { projectClaims } from '../src/domain/projects/claims.js';
 import { projectDecider, type ProjectCommand } from '../src/domain/projects/decider.js';
@@ -406,8 +409,8 @@ export async function runSeedStep(db: Db, forest: Forest, step: SeedStep, share:
             ? { id: parent.id, visibility: parent.visibility, full_path: parent.fullPath, full_name: parent.fullName, traversal_ids: parent.traversalIds, share_with_group_lock: false }
             : null;
           const metadata = metadataOf(g.owner);
-          const create: GroupCommand = { type: 'CreateGroup', id: g.id, settings: { ...DEFAULT_GROUP_SETTINGS, name: g.name, path: g.path, visibility: g.visibility }, parent: parentGroup };
-          await appendNew(trx, batch, { streamId: groupStreamId(g.id), decider: groupDecider, commands: [create], index: groupEventIndex, claims: groupClaims, metadata });
+          const create: GroupCommand = { type: 'CreateGroup', settings: { ...DEFAULT_GROUP_SETTINGS, name: g.name, path: g.path, visibility: g.visibility }, parent: parentGroup };
+          await appendNew(trx, batch, { streamId: groupStreamId(g.id), key: g.id, decider: groupDecider, commands: [create], index: groupEventIndex, claims: groupClaims, metadata });
           const add = (user: SeedUser, level: AccessLevel, inherited: InheritedMembership | null): MemberCommand => ({
             type: 'AddMember',
             userId: user.id,

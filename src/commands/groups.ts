@@ -3,41 +3,26 @@ import type { Db } from '../database.js';
 import { ACCESS, type Viewer } from '../domain/access.js';
 import { can } from '../domain/policy/can.js';
 import { notFound } from '../domain/errors.js';
-import {
-  type GroupChanges,
-  type GroupCommand,
-  type GroupEvent,
-  type GroupSettings,
-  type GroupState,
-  groupClaimRefusal,
-  groupClaims,
-  groupDecider,
-  groupEventIndex,
-  groupStreamId,
-} from '../domain/groups.js';
+import { groupClaimRefusal, groupClaims } from '../domain/groups/claims.js';
+import { type GroupCommand, type GroupState, groupDecider, groupStreamId } from '../domain/groups/decider.js';
+import { type GroupEvent, groupEventIndex, groupEvents } from '../domain/groups/events.js';
+import type { GroupChanges, GroupSettings } from '../domain/groups/settings.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { groupAccessLevelOf } from '../projections/access.js';
-import {
-  type NamespaceRow,
-  findGroupRow,
-  groupSubtree,
-  lockNamespaceRow,
-  mostVisibleProject,
-  mostVisibleSubgroup,
-  toParentGroup,
-} from '../projections/namespaces.js';
+import { findGroupRow, groupSubtree, lockNamespaceRow, mostVisibleProject, mostVisibleSubgroup, toParentGroup } from '../projections/groups/facts.js';
+import type { NamespaceRow } from '../projections/groups/tables.js';
 import type { Reactor } from '../projections/runner.js';
-import { type CommandContext, type CommandResult, type CommandSpec, handleCommand, handleCommands, nextId } from './handler.js';
+import { defineAggregate } from './aggregate.js';
+import { type CommandContext, type CommandResult, handleCommands, nextId } from './handler.js';
 import { members } from './members.js';
 import { projects } from './projects.js';
 
-type GroupSpec = CommandSpec<GroupCommand, GroupEvent, GroupState>;
-
-const spec = (groupId: number, command: GroupSpec['command'], metadata: EventMetadata): GroupSpec => ({
-  streamId: groupStreamId(groupId),
+/** A group: its settings, its place in the tree, its custom attributes (src/domain/groups/). */
+export const groups = defineAggregate({
+  name: 'groups',
+  streamId: groupStreamId,
+  events: groupEvents,
   decider: groupDecider,
-  command,
-  metadata,
   claims: groupClaims,
   claimRefusal: groupClaimRefusal,
   index: groupEventIndex,
@@ -82,9 +67,10 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
   const command = async (trx: Db): Promise<GroupCommand> => {
     const parent = parentId === undefined ? undefined : await lockNamespaceRow(trx, parentId, 'share');
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
-    return { type: 'CreateGroup', id, settings, parent: parent ? toParentGroup(parent) : null };
+    return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null };
   };
-  const [group] = await handleCommands(ctx, [spec(id, command, metadata), members.spec({ type: 'Namespace', id }, { type: 'AddMember', userId: input.creatorId, accessLevel: ACCESS.OWNER, expiresAt: null, actorId: metadata.actor_id ?? input.creatorId, inherited: null }, metadata)]);
+  const owner = { type: 'AddMember', userId: input.creatorId, accessLevel: ACCESS.OWNER, expiresAt: null, actorId: metadata.actor_id ?? input.creatorId, inherited: null } as const;
+  const [group] = await handleCommands(ctx, [groups.spec(id, command, metadata), members.spec({ type: 'Namespace', id }, owner, metadata)]);
   return group as CommandResult<GroupState>;
 }
 
@@ -106,7 +92,7 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
       currentShareWithGroupLock: current.share_with_group_lock,
     };
   };
-  return handleCommand(ctx, spec(group.id, command, metadata));
+  return groups.run(ctx, group.id, command, metadata);
 }
 
 /**
@@ -121,19 +107,6 @@ async function mayChangeShareLock(db: Db, viewer: Viewer, parent: NamespaceRow |
   return mayChangeShareLock(db, viewer, grandparent);
 }
 
-/** DELETE /groups/:id: hides the group and its subtree now; the removal reactor finishes. */
-export function scheduleGroupDeletion(ctx: CommandContext, group: NamespaceRow, metadata: EventMetadata) {
-  return handleCommand(ctx, spec(group.id, { type: 'ScheduleGroupDeletion', fullPath: group.full_path }, metadata));
-}
-
-export function setGroupCustomAttribute(ctx: CommandContext, groupId: number, key: string, value: string, metadata: EventMetadata) {
-  return handleCommand(ctx, spec(groupId, { type: 'SetGroupCustomAttribute', key, value }, metadata));
-}
-
-export function deleteGroupCustomAttribute(ctx: CommandContext, groupId: number, key: string, metadata: EventMetadata) {
-  return handleCommand(ctx, spec(groupId, { type: 'DeleteGroupCustomAttribute', key }, metadata));
-}
-
 // ───────────────────────────── Asynchronous removal ─────────────────────────────
 
 /**
@@ -143,13 +116,13 @@ export function deleteGroupCustomAttribute(ctx: CommandContext, groupId: number,
  */
 export const groupRemovalReactor: Reactor<CommandContext> = {
   name: 'group-removal',
-  handles: ['GroupDeletionScheduled'],
+  handles: ['GroupDeletionScheduled'] satisfies GroupEvent['type'][],
   async react(event: StoredEvent, ctx: CommandContext) {
     const { id } = event.data as Extract<GroupEvent, { type: 'GroupDeletionScheduled' }>['data'];
     const metadata: EventMetadata = { ...event.metadata, causation_id: event.eventId, correlation_id: event.metadata.correlation_id ?? event.eventId };
     await removeSubtreeProjects(ctx, id, metadata);
     for (const group of await groupSubtree(ctx.db, id)) {
-      await handleCommand(ctx, spec(group.id, { type: 'DeleteGroup', fullPath: group.full_path }, metadata));
+      await groups.run(ctx, group.id, { type: 'DeleteGroup', fullPath: group.full_path }, metadata);
     }
   },
 };
@@ -158,5 +131,3 @@ async function removeSubtreeProjects(ctx: CommandContext, groupId: number, metad
   const { rows } = await sql<{ id: number }>`select id from projects where traversal_ids && array[${groupId}]::integer[] order by id`.execute(ctx.db);
   for (const { id } of rows) await projects.run(ctx, id, { type: 'DeleteProject' }, metadata);
 }
-
-export { groupRunnersToken } from './runners-tokens.js';

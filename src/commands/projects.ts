@@ -10,7 +10,8 @@ import { DEFAULT_PROJECT_SETTINGS, type ProjectChanges, type ProjectSettings } f
 import { type UserEvent, userStreamId } from '../domain/users.js';
 import { readStream } from '../eventstore/store.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
-import { lockNamespaceRow, type NamespaceRow } from '../projections/namespaces.js';
+import { lockNamespaceRow } from '../projections/groups/facts.js';
+import type { NamespaceRow } from '../projections/groups/tables.js';
 import { claimHolder, personalProjectCount } from '../projections/projects/queries.js';
 import type { ProjectRow } from '../projections/projects/tables.js';
 import type { Reactor } from '../projections/runner.js';

@@ -1,11 +1,11 @@
+import { groupsProjector } from './groups/projector.js';
 import { membersProjector } from './members/projector.js';
-import { namespacesProjector } from './namespaces.js';
 import type { Projector } from './projector.js';
 import { projectsProjector } from './projects/projector.js';
 import { usersProjector } from './users.js';
 
-/** Every projector, in the order they apply an event (projects after namespaces: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, namespacesProjector, membersProjector, projectsProjector];
+/** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroup, scheduleGroupDeletion, updateGroup } from '../../src/commands/groups.js';
+import { createGroup, groups, updateGroup } from '../../src/commands/groups.js';
 import { createProject, updateProject } from '../../src/commands/projects.js';
 import { DomainError } from '../../src/domain/errors.js';
-import { findGroupRow } from '../../src/projections/namespaces.js';
+import { findGroupRow } from '../../src/projections/groups/facts.js';
 import { findProjectRow } from '../../src/projections/projects/queries.js';
 import { findUserById } from '../../src/projections/users/queries.js';
 import { itOnPostgres } from '../support/database.js';
@@ -103,7 +103,7 @@ describe('commands that depend on a namespace', () => {
     }
   });
 
-  // The namespaces projector updates the group's own row before marking its subtree; the
+  // The groups projector updates the group's own row before marking its subtree; the
   // other order would mark the subtree from a snapshot taken before the subgroup committed.
   itOnPostgres('mark a subgroup committed while the deletion waited for its parent', async () => {
     const parent = await group('private');
@@ -122,7 +122,7 @@ describe('commands that depend on a namespace', () => {
            'full_name', n.full_name || ' / ' || $3, 'traversal_ids', n.traversal_ids || $2::int) from namespaces n where n.id = $1))`,
         [parent.id, childId, path],
       );
-      const deletion = scheduleGroupDeletion(api.runtime.app.commands, row, metadata);
+      const deletion = groups.run(api.runtime.app.commands, row.id, { type: 'ScheduleGroupDeletion', fullPath: row.full_path }, metadata);
       await new Promise((resolve) => setTimeout(resolve, 300)); // the deletion now waits for the parent's row
       await creator.query('commit');
       await deletion;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { namespacesProjector } from '../../src/projections/namespaces.js';
+import { groupsProjector } from '../../src/projections/groups/projector.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -618,6 +618,6 @@ describe('personal namespaces', () => {
 describe('replay', () => {
   it('rebuilding the namespaces projection from the log yields the same rows', async () => {
     await api.runtime.worker!.waitUntilCaughtUp();
-    await expectReplayEquivalence(api.handle, [namespacesProjector]);
+    await expectReplayEquivalence(api.handle, [groupsProjector]);
   });
 });

@@ -1,5 +1,5 @@
 import { ACCESS, visibleWithoutMembership, type Viewer, type Visibility } from '../access.js';
-import type { ProjectCreationLevel, SubgroupCreationLevel } from '../groups.js';
+import type { ProjectCreationLevel, SubgroupCreationLevel } from '../groups/settings.js';
 
 /**
  * GitLab's GroupPolicy (12.10): each ability a group grants, and the rule that grants it.

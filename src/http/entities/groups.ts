@@ -1,6 +1,6 @@
 import type { Config } from '../../config.js';
 import { licensed } from '../../domain/policy/licensed.js';
-import type { NamespaceRow } from '../../projections/namespaces.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 
 export const groupWebUrl = (config: Config, fullPath: string) => `${config.externalUrl}/groups/${fullPath}`;
 

@@ -4,7 +4,7 @@ import type { Viewer } from '../../domain/access.js';
 import { ACCESS } from '../../domain/access.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import type { FeatureAccessLevel } from '../../domain/projects/settings.js';
-import type { NamespaceRow } from '../../projections/namespaces.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 import { type SharedGroupRow, projectPresentationData } from '../../projections/projects/presentation.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import type { UserRow } from '../../projections/users.js';

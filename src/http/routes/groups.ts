@@ -1,25 +1,15 @@
 import { Hono, type Context } from 'hono';
 import { sql, type SqlBool } from 'kysely';
-import {
-  createGroup,
-  deleteGroupCustomAttribute,
-  groupRunnersToken,
-  scheduleGroupDeletion,
-  setGroupCustomAttribute,
-  updateGroup,
-} from '../../commands/groups.js';
+import { createGroup, groups, updateGroup } from '../../commands/groups.js';
+import { groupRunnersToken } from '../../commands/runners-tokens.js';
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, type Viewer } from '../../domain/access.js';
 import { accepted, forbidden, notFound, recordNotFound } from '../../domain/errors.js';
 import { licensed } from '../../domain/policy/licensed.js';
-import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups.js';
+import { PROJECT_CREATION_LEVELS, SUBGROUP_CREATION_LEVELS, type GroupChanges, type GroupSettings } from '../../domain/groups/settings.js';
 import { viewerOf } from '../../projections/access.js';
-import {
-  type NamespaceRow,
-  customAttributesOf,
-  findGroupCustomAttribute,
-  findGroupRow,
-  groupListQuery,
-} from '../../projections/namespaces.js';
+import { findGroupRow } from '../../projections/groups/facts.js';
+import { customAttributesOf, findGroupCustomAttribute, groupListQuery } from '../../projections/groups/queries.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 import { projectReadableBy } from '../../projections/projects/queries.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
@@ -245,7 +235,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const group = await userGroup(c, auth, 'admin_group');
     checkUnmodifiedSince(c, group.row.updated_at);
-    await scheduleGroupDeletion(appContext(c).commands, group.row, eventMetadata(c, auth));
+    await groups.run(appContext(c).commands, group.row.id, { type: 'ScheduleGroupDeletion', fullPath: group.row.full_path }, eventMetadata(c, auth));
     throw accepted();
   })
 
@@ -278,13 +268,13 @@ export const groupRoutes = new Hono<AppEnv>()
     const p = await params(c, { value: required(t.string()) });
     const group = await userGroup(c, auth);
     const key = c.req.param('key');
-    await setGroupCustomAttribute(appContext(c).commands, group.row.id, key, p.value, eventMetadata(c, auth));
+    await groups.run(appContext(c).commands, group.row.id, { type: 'SetGroupCustomAttribute', key, value: p.value }, eventMetadata(c, auth));
     return c.json(toCustomAttribute({ key, value: p.value }));
   })
 
   .delete('/groups/:id/custom_attributes/:key', async (c) => {
     const auth = await requireAdmin(c);
     const group = await userGroup(c, auth);
-    await deleteGroupCustomAttribute(appContext(c).commands, group.row.id, c.req.param('key'), eventMetadata(c, auth));
+    await groups.run(appContext(c).commands, group.row.id, { type: 'DeleteGroupCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

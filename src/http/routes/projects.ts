@@ -12,7 +12,7 @@ import { parameterize } from '../../domain/projects/validation.js';
 import { groupAccessLevelOf, viewerOf } from '../../projections/access.js';
 import type { UserRow } from '../../projections/users.js';
 import { findUserByIdOrUsername } from '../../projections/users/queries.js';
-import type { NamespaceRow } from '../../projections/namespaces.js';
+import type { NamespaceRow } from '../../projections/groups/tables.js';
 import {
   type ProjectListFilters,
   findProjectRow,

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { projectAccessLevels, unexpired } from '../access.js';
-import type { NamespaceRow } from '../namespaces.js';
+import type { NamespaceRow } from '../groups/tables.js';
 import type { ProjectRow } from './tables.js';
 import type { UserRow } from '../users.js';
 
