@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import { bootstrap } from './bootstrap.js';
 import type { CommandContext } from './commands/handler.js';
 import { StreamStateCache } from './commands/stream-cache.js';
-import type { Config } from './config.js';
+import { StartupError, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './database.js';
 import { Notifier } from './eventstore/notifier.js';
 import { createApp } from './http/app.js';
@@ -13,6 +13,7 @@ import { PROJECTORS, inlineProjectors } from './projections/registry.js';
 import { ProjectionWorker } from './projections/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
+import { eventCoverageProblems } from './commands/aggregates.js';
 import { CredentialCache } from './http/kernel/credentials.js';
 import { isConnectionError } from './pg-client.js';
 
@@ -42,6 +43,9 @@ export interface RuntimeOptions {
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  // No event type goes unprojected, and no projector or reactor waits for a type nobody appends.
+  const problems = eventCoverageProblems(PROJECTORS, REACTORS);
+  if (problems.length > 0) throw new StartupError(`the event types do not line up: ${problems.join('; ')}`);
   const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
