@@ -26,8 +26,9 @@ export interface WriteFigures {
 }
 
 export async function measureWrites(gen: LoadGenerator, app: BenchApp, users: readonly BenchUser[]): Promise<WriteFigures> {
-  await app.barePool.query('create table bench_scratch (id bigint generated always as identity primary key, user_id integer not null, payload jsonb not null, created_at timestamptz not null default now())');
   log(`writes (interleaved slices of ${SLICE_SECONDS} s)…`);
+  // The bare route's table.
+  await app.barePool.query('create table bench_scratch (id bigint generated always as identity primary key, user_id integer not null, payload jsonb not null, created_at timestamptz not null default now())');
   // A fresh message per request: an unchanged status appends nothing (GitLab semantics).
   const statusBody = JSON.stringify({ emoji: 'coffee', message: 'benchmarking <forgelog> [<id>]' });
   const json = { 'content-type': 'application/json' };
