@@ -4,12 +4,12 @@ import type { Db } from '../database.js';
 
 const keys = new WeakMap<Db, Promise<string>>();
 
-/** The instance key runners tokens derive from (created by migration 0005, outside the log). */
+/** The instance key runners tokens derive from (created by migration 0012_kernel, outside the log). */
 function instanceKey(db: Db): Promise<string> {
   let key = keys.get(db);
   if (!key) {
     key = sql<{ secret: string }>`select secret from instance_keys where name = 'runners_token'`.execute(db).then(({ rows }) => {
-      if (!rows[0]) throw new Error('instance key runners_token is missing (migration 0005)');
+      if (!rows[0]) throw new Error('instance key runners_token is missing (migration 0012_kernel)');
       return rows[0].secret;
     });
     key.catch(() => keys.delete(db));

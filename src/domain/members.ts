@@ -30,7 +30,6 @@ export const memberEvents = {
 } satisfies EventSchemas;
 
 export type MemberEvent = EventOf<typeof memberEvents>;
-export type MemberEventType = MemberEvent['type'];
 
 // ───────────────────────────── State ─────────────────────────────
 

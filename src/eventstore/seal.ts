@@ -176,7 +176,7 @@ export interface SealResult {
  * transaction holds back every gap-free reader while open). Idempotent and safe to run
  * from several processes: each seal is written under a transaction-scoped advisory lock
  * after re-reading the chain head, and unique indexes on first_position and
- * previous_seal_hash (migration 0009) refuse a forked or repeated range anyway.
+ * previous_seal_hash (migration 0012_kernel) refuse a forked or repeated range anyway.
  */
 export async function sealPending(db: Kysely<Database>, options: SealOptions = {}): Promise<SealResult> {
   const max = Math.max(1, options.maxEventsPerSeal ?? 1000);

@@ -6,10 +6,10 @@ import type { UserRow } from './users.js';
 /**
  * The one authorization model: a user's access level on a project or group, as GitLab's
  * project_authorizations and Group#max_member_access_for_user compute it — the HIGHEST level
- * over every way in. Every decision asks it here: the per-resource lookups (kernel/sources.ts),
+ * over every way in. Every decision asks it here: the per-resource lookups (kernel/scope.ts),
  * the list filters (min_access_level, membership, visibility), the entity's abilities.
  * Memberships and shares count until their `expires_at` by the viewer's `today` (the command
- * clock). Administrators are aside: the policies in src/domain/access.ts let them through.
+ * clock). Administrators are aside: the policy tables in src/domain/policy/ let them through.
  */
 
 /** The viewer of a request, judged on the command clock's date (`today(c)`). */

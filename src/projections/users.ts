@@ -66,7 +66,7 @@ export interface PersonalAccessTokensTable {
   created_at: Timestamp;
 }
 
-/** GitLab's user_custom_attributes (migration 0003). */
+/** GitLab's user_custom_attributes (migration 0013_users). */
 export interface UserCustomAttributesTable {
   user_id: number;
   key: string;

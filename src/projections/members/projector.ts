@@ -2,7 +2,10 @@ import type { Db } from '../../database.js';
 import type { MemberSourceType } from '../../domain/access.js';
 import { unhandled } from '../../domain/decider.js';
 import { eventTypesOf } from '../../domain/events.js';
+import type { GroupEvent } from '../../domain/groups/events.js';
 import { memberEvents, type MemberEvent } from '../../domain/members.js';
+import type { ProjectEvent } from '../../domain/projects/events.js';
+import type { UserEvent } from '../../domain/users.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
 import type { Projector } from '../projector.js';
 import { claimStreamVersion } from '../stream-versions.js';
@@ -10,10 +13,7 @@ import { claimStreamVersion } from '../stream-versions.js';
 /** Deletions elsewhere that take memberships with them (handled by name: other areas' events). */
 const FOREIGN_EVENT_TYPES = ['UserDeleted', 'GroupDeleted', 'ProjectDeleted'] as const;
 
-type ForeignEvent =
-  | { readonly type: 'UserDeleted'; readonly data: { readonly id: number } }
-  | { readonly type: 'GroupDeleted'; readonly data: { readonly id: number } }
-  | { readonly type: 'ProjectDeleted'; readonly data: { readonly id: number } };
+type ForeignEvent = Extract<UserEvent | GroupEvent | ProjectEvent, { type: (typeof FOREIGN_EVENT_TYPES)[number] }>;
 
 /**
  * Inline: the members API reads what it just wrote. An event of a members stream is applied

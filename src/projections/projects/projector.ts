@@ -47,7 +47,7 @@ const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(eventTypesOf(projectEvents)
  * ProjectCreated or ProjectStarred replayed after ProjectDeleted writes nothing); the rows keep
  * their own stream_version too. What comes from namespaces (paths and names with the
  * namespace, hiding a removed owner's projects) is recomputed from the namespace rows, so
- * replays change nothing. Runs after the namespaces projector (registry order): renames read
+ * replays change nothing. Runs after the groups projector (registry order): renames read
  * the renamed rows.
  */
 export const projectsProjector: Projector = {
