@@ -3,12 +3,11 @@ import { readdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { StartupError } from '../../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../../src/database.js';
 import { migrateToLatest } from '../../src/migrate.js';
-import { itOnPostgres } from '../support/database.js';
+import { adminQuery, itOnPostgres } from '../support/database.js';
 import { withDatabase } from '../support/global-setup.js';
 
 /**
@@ -124,16 +123,6 @@ async function emptyDatabase(): Promise<DatabaseHandle & { url?: string }> {
       await adminQuery(url, `drop database if exists "${name}" with (force)`);
     },
   };
-}
-
-async function adminQuery(url: string, query: string) {
-  const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
-  await admin.connect();
-  try {
-    await admin.query(query);
-  } finally {
-    await admin.end();
-  }
 }
 
 async function recordedNames(db: Kysely<any>): Promise<string[]> {

@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toStoredEvent } from '../../src/eventstore/store.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
-import { snapshotTables } from '../support/replay.js';
+import { rowsLeftBy, snapshotTables } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // A rebuild's bulk replay skips the per-batch stream-version guard (the tables are empty) and
@@ -27,18 +26,17 @@ const ok = <R extends { status: number; text: string }>(res: R): R => {
 /** The stream versions tables left by `apply`, one event at a time, in log order, into empty copies of every projection's tables. */
 async function versionsAppliedOneByOne() {
   const tables = [...new Set(PROJECTORS.flatMap((p) => p.tables))];
-  return api.handle.db.transaction().execute(async (trx) => {
-    await sql.raw('create schema one_by_one').execute(trx);
-    for (const table of tables) await sql.raw(`create table one_by_one.${table} (like public.${table} including all)`).execute(trx);
-    await sql`select set_config('search_path', 'one_by_one, public', true)`.execute(trx);
-    const log = await trx.selectFrom('events').selectAll().orderBy('transaction_id').orderBy('global_position').execute();
-    for (const event of log.map(toStoredEvent)) {
-      for (const projector of PROJECTORS) if (projector.handles.includes(event.type)) await projector.apply(event, trx);
-    }
-    const versions = await snapshotTables(trx, VERSION_TABLES, 'one_by_one');
-    await sql.raw('drop schema one_by_one cascade').execute(trx);
-    return versions;
-  });
+  return rowsLeftBy(
+    api.handle.db,
+    tables,
+    async (trx) => {
+      const log = await trx.selectFrom('events').selectAll().orderBy('transaction_id').orderBy('global_position').execute();
+      for (const event of log.map(toStoredEvent)) {
+        for (const projector of PROJECTORS) if (projector.handles.includes(event.type)) await projector.apply(event, trx);
+      }
+    },
+    VERSION_TABLES,
+  );
 }
 
 /** Users, groups, members and projects: streams with several events of each projection, some handled by several projections. */

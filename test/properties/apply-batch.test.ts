@@ -1,13 +1,11 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/database.js';
 import { toStoredEvent } from '../../src/eventstore/store.js';
 import type { ProjectedEvent } from '../../src/eventstore/types.js';
-import type { Projector } from '../../src/projections/projector.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { settled } from '../support/fixtures.js';
-import { snapshotTables } from '../support/replay.js';
+import { rowsLeftBy } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -26,19 +24,6 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const BATCHING = PROJECTORS.filter((p) => p.applyBatch);
-
-/** The rows `run` leaves in empty copies of the projector's tables (schema batch_prop, dropped afterwards). */
-async function rowsLeftBy(projector: Projector, run: (trx: Db) => Promise<void>) {
-  return api.handle.db.transaction().execute(async (trx) => {
-    await sql.raw('create schema batch_prop').execute(trx);
-    for (const table of projector.tables) await sql.raw(`create table batch_prop.${table} (like public.${table} including all)`).execute(trx);
-    await sql`select set_config('search_path', 'batch_prop, public', true)`.execute(trx);
-    await run(trx);
-    const rows = await snapshotTables(trx, projector.tables, 'batch_prop');
-    await sql.raw('drop schema batch_prop cascade').execute(trx);
-    return rows;
-  });
-}
 
 // ───────────────────────────── Commands ─────────────────────────────
 
@@ -200,10 +185,10 @@ describe('applyBatch', () => {
         for (const projector of BATCHING) {
           const events = log.filter((e) => projector.handles.includes(e.type));
           applied.set(projector.name, applied.get(projector.name)! + events.length);
-          const expected = await rowsLeftBy(projector, async (trx) => {
+          const expected = await rowsLeftBy(api.handle.db, projector.tables, async (trx) => {
             for (const event of events) await projector.apply(event, trx);
           });
-          const batched = await rowsLeftBy(projector, async (trx) => {
+          const batched = await rowsLeftBy(api.handle.db, projector.tables, async (trx) => {
             for (const page of pages(events, sizes)) await projector.applyBatch!(page, trx);
           });
           expect(batched, `${projector.name}, pages of ${sizes.join(', ')}`).toEqual(expected);

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/database.js';
 import { toStoredEvent } from '../../src/eventstore/store.js';
@@ -7,7 +6,7 @@ import type { ProjectedEvent } from '../../src/eventstore/types.js';
 import { applyEvents } from '../../src/projections/rebuild.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { settled } from '../support/fixtures.js';
-import { snapshotTables } from '../support/replay.js';
+import { rowsLeftBy, snapshotTables } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -25,19 +24,6 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const TABLES = [...new Set(PROJECTORS.flatMap((p) => p.tables))];
-
-/** The rows `run` leaves in empty copies of the projections' tables (schema idem_check, dropped afterwards). */
-async function rowsLeftBy(db: Db, run: (trx: Db) => Promise<void>) {
-  return db.transaction().execute(async (trx) => {
-    await sql.raw('create schema idem_check').execute(trx);
-    for (const table of TABLES) await sql.raw(`create table idem_check.${table} (like public.${table} including all)`).execute(trx);
-    await sql`select set_config('search_path', 'idem_check, public', true)`.execute(trx);
-    await run(trx);
-    const rows = await snapshotTables(trx, TABLES, 'idem_check');
-    await sql.raw('drop schema idem_check cascade').execute(trx);
-    return rows;
-  });
-}
 
 /** One event through every projector that handles it, in registry order (as the inline path runs them). */
 async function applyAll(event: ProjectedEvent, trx: Db) {
@@ -164,7 +150,7 @@ describe('projector idempotency', () => {
           await perform(commands);
           const { inline, log } = await inlineRowsAndLog();
 
-          const twice = await rowsLeftBy(api.handle.db, async (trx) => {
+          const twice = await rowsLeftBy(api.handle.db, TABLES, async (trx) => {
             for (const event of log) {
               await applyAll(event, trx);
               await applyAll(event, trx);
@@ -174,7 +160,7 @@ describe('projector idempotency', () => {
 
           // After each event, an earlier event of the same stream again (picked at random).
           let replays = 0;
-          const interleaved = await rowsLeftBy(api.handle.db, async (trx) => {
+          const interleaved = await rowsLeftBy(api.handle.db, TABLES, async (trx) => {
             const seen = new Map<string, ProjectedEvent[]>();
             for (const [i, event] of log.entries()) {
               await applyAll(event, trx);
@@ -191,7 +177,7 @@ describe('projector idempotency', () => {
 
           // The batch paths (rebuild and the async worker): pages holding every event twice.
           const doubled = log.flatMap((event) => [event, event]);
-          const batched = await rowsLeftBy(api.handle.db, async (trx) => {
+          const batched = await rowsLeftBy(api.handle.db, TABLES, async (trx) => {
             for (let i = 0; i < doubled.length; i += batchSize) {
               const page = doubled.slice(i, i + batchSize);
               for (const projector of PROJECTORS) await applyEvents(projector, page, trx);

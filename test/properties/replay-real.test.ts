@@ -1,9 +1,7 @@
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/database.js';
 import { toStoredEvent } from '../../src/eventstore/store.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
-import { expectReplayEquivalence, snapshotTables } from '../support/replay.js';
+import { expectReplayEquivalence, rowsLeftBy } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -11,19 +9,6 @@ beforeAll(async () => {
   api = await startTestServer();
 });
 afterAll(() => api.close());
-
-/** The rows `run` leaves in empty copies of `tables` (schema batch_check, dropped afterwards). */
-async function rowsLeftBy(db: Db, tables: readonly string[], run: (trx: Db) => Promise<void>) {
-  return db.transaction().execute(async (trx) => {
-    await sql.raw('create schema batch_check').execute(trx);
-    for (const table of tables) await sql.raw(`create table batch_check.${table} (like public.${table} including all)`).execute(trx);
-    await sql`select set_config('search_path', 'batch_check, public', true)`.execute(trx);
-    await run(trx);
-    const rows = await snapshotTables(trx, tables, 'batch_check');
-    await sql.raw('drop schema batch_check cascade').execute(trx);
-    return rows;
-  });
-}
 
 /** Every status of a scenario step must be a success: the log must hold what the API did. */
 const ok = <R extends { status: number; text: string }>(res: R): R => {

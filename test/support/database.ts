@@ -64,7 +64,8 @@ export async function openTestDatabase(options: { poolSize?: number } = {}): Pro
   };
 }
 
-async function adminQuery(url: string, query: string) {
+/** One statement on the server's `postgres` database (create or drop a database). */
+export async function adminQuery(url: string, query: string) {
   const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
   await admin.connect();
   try {

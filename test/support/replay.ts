@@ -4,6 +4,22 @@ import type { DatabaseHandle, Db } from '../../src/database.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
 
+/**
+ * The rows `run` leaves in empty copies of `tables` (made in a scratch schema first on the
+ * search path, dropped afterwards): of every table, or of those `read` names.
+ */
+export async function rowsLeftBy(db: Db, tables: readonly string[], run: (trx: Db) => Promise<void>, read: readonly string[] = tables) {
+  return db.transaction().execute(async (trx) => {
+    await sql.raw('create schema scratch_rows').execute(trx);
+    for (const table of tables) await sql.raw(`create table scratch_rows.${table} (like public.${table} including all)`).execute(trx);
+    await sql`select set_config('search_path', 'scratch_rows, public', true)`.execute(trx);
+    await run(trx);
+    const rows = await snapshotTables(trx, read, 'scratch_rows');
+    await sql.raw('drop schema scratch_rows cascade').execute(trx);
+    return rows;
+  });
+}
+
 /** Every row of each table, sorted by all its columns (as text, so any column type sorts). */
 export async function snapshotTables(db: Db, tables: readonly string[], schema = 'public'): Promise<Record<string, unknown[]>> {
   const snapshot: Record<string, unknown[]> = {};
