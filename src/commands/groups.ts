@@ -14,6 +14,7 @@ import type { NamespaceRow } from '../projections/groups/tables.js';
 import type { Reactor } from '../projections/runner.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, type CommandResult, handleCommands, nextId } from './handler.js';
+import { firstMember } from '../domain/members.js';
 import { members } from './members.js';
 import { projects } from './projects.js';
 
@@ -69,7 +70,7 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
     return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null };
   };
-  const owner = { type: 'AddMember', userId: input.creatorId, accessLevel: ACCESS.OWNER, expiresAt: null, actorId: metadata.actor_id ?? input.creatorId, inherited: null } as const;
+  const owner = firstMember(input.creatorId, ACCESS.OWNER, metadata.actor_id ?? null);
   const [group] = await handleCommands(ctx, [groups.spec(id, command, metadata), members.spec({ type: 'Namespace', id }, owner, metadata)]);
   return group as CommandResult<GroupState>;
 }

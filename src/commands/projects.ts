@@ -18,6 +18,7 @@ import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, type CommandResult, type CommandSpec, handleCommands, nextId } from './handler.js';
+import { firstMember } from '../domain/members.js';
 import { members } from './members.js';
 
 /** One project: settings, archiving, stars, removal (src/domain/projects/). */
@@ -100,8 +101,7 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
   });
   const specs: CommandSpec<any, any, any>[] = [projects.spec(id, command, metadata)];
   if (personal && namespace.owner_id !== null) {
-    const ownerId = namespace.owner_id;
-    specs.push(members.spec({ type: 'Project', id }, { type: 'AddMember', userId: ownerId, accessLevel: ACCESS.MAINTAINER, expiresAt: null, actorId: metadata.actor_id ?? ownerId, inherited: null }, metadata));
+    specs.push(members.spec({ type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, metadata.actor_id ?? null), metadata));
   }
   const [project] = await handleCommands(ctx, specs);
   return project as CommandResult<ProjectState>;

@@ -110,6 +110,19 @@ export interface InheritedMembership {
 
 export const DEFAULT_ACCESS_LEVEL = ACCESS.DEVELOPER;
 
+/**
+ * The first membership of a new source, committed with its creation: a group's creator as
+ * owner, a personal project's namespace owner as maintainer. Nothing is inherited yet.
+ */
+export const firstMember = (userId: number, accessLevel: number, actorId: number | null): MemberCommand => ({
+  type: 'AddMember',
+  userId,
+  accessLevel,
+  expiresAt: null,
+  actorId: actorId ?? userId,
+  inherited: null,
+});
+
 /** GitLab: 50 is a group role; ProjectMember validates inclusion in Gitlab::Access.values. */
 export function validLevels(sourceType: MemberSourceType): readonly number[] {
   return sourceType === 'Namespace' ? GROUP_ACCESS_LEVELS : PROJECT_ACCESS_LEVELS;
