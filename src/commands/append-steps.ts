@@ -40,8 +40,7 @@ export function appendInput<E extends DomainEvent>(
  * A decided event's payload, checked against its type's schema: a decider that emits a
  * payload its own schema refuses is a defect, refused before anything is written.
  */
-function checked(schemas: EventSchemas | undefined, event: DomainEvent): unknown {
-  if (!schemas) return event.data;
+function checked(schemas: EventSchemas, event: DomainEvent): unknown {
   const schema = schemas[event.type];
   if (!schema) throw new Error(`${event.type} is not an event of this aggregate (${Object.keys(schemas).join(', ')})`);
   const result = schema.safeParse(event.data);

@@ -31,10 +31,10 @@ export interface CommandContext {
 export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly streamId: string;
   /** The stream's key, which a new stream's initial state is made from. */
-  readonly key?: unknown;
+  readonly key: unknown;
   readonly decider: Decider<C, E, S, any>;
   /** The aggregate's event schemas: every decided event is checked against them before it is appended. */
-  readonly events?: EventSchemas;
+  readonly events: EventSchemas;
   readonly command: C | ((trx: Db) => Promise<C>);
   readonly metadata: EventMetadata;
   readonly claims?: (event: E, before: S) => ClaimChanges;

@@ -6,6 +6,7 @@ import { findGroupRow } from '../../src/projections/groups/facts.js';
 import { findProjectRow } from '../../src/projections/projects/queries.js';
 import { findUserById } from '../../src/projections/users/queries.js';
 import { itOnPostgres } from '../support/database.js';
+import { detailOf } from '../support/decider.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // A command that depends on another aggregate's row (a parent group's visibility bounds its
@@ -32,7 +33,7 @@ async function group(visibility: string, parentId?: number) {
 const refusal = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
-    (error: unknown) => (error instanceof DomainError ? { code: error.code, message: error.message, fields: error.fields } : error),
+    (error: unknown) => (error instanceof DomainError ? detailOf(error, { subject: undefined, fields: undefined }) : error),
   );
 
 describe('commands that depend on a namespace', () => {
@@ -50,7 +51,7 @@ describe('commands that depend on a namespace', () => {
     const staleDoomed = (await findGroupRow(api.handle.db, doomed.id))!;
     expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
     const gone = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'private' }, parent: staleDoomed, creatorId: 1 }, metadata));
-    expect(gone).toMatchObject({ code: 'not_found', message: '404 Group Not Found' });
+    expect(gone).toMatchObject({ code: 'not_found', subject: 'Group' });
   });
 
   it('create or open up a project against its namespace as it is now', async () => {

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleCommand, type CommandContext } from '../../src/commands/handler.js';
+import { z } from 'zod';
+import { defineAggregate } from '../../src/commands/aggregate.js';
+import type { CommandContext } from '../../src/commands/handler.js';
 import { StreamStateCache } from '../../src/commands/stream-cache.js';
 import type { DatabaseHandle } from '../../src/database.js';
 import type { Decider } from '../../src/domain/decider.js';
+import type { EventOf } from '../../src/domain/events.js';
 import { conflict } from '../../src/domain/errors.js';
 import { readStream } from '../../src/eventstore/store.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
@@ -37,7 +40,8 @@ describe('folded stream cache', () => {
   // A first attempt on a cached fold decides without reading the stream; an outcome that
   // appends nothing must still be checked against what another process appended meanwhile.
   type Gauge = { type: 'Set'; to: number } | { type: 'Take'; amount: number };
-  type GaugeEvent = { type: 'GaugeSet'; data: { to: number } } | { type: 'Taken'; data: { amount: number } };
+  const gaugeEvents = { GaugeSet: z.object({ to: z.number() }), Taken: z.object({ amount: z.number() }) };
+  type GaugeEvent = EventOf<typeof gaugeEvents>;
   const gaugeDecider: Decider<Gauge, GaugeEvent, { value: number }> = {
     initialState: () => ({ value: 0 }),
     evolve: (state, event) => ({ value: event.type === 'GaugeSet' ? event.data.to : state.value - event.data.amount }),
@@ -47,7 +51,8 @@ describe('folded stream cache', () => {
       return [{ type: 'Taken', data: { amount: command.amount } }];
     },
   };
-  const gauge = (ctx: CommandContext, command: Gauge) => handleCommand(ctx, { streamId: 'gauge-1', decider: gaugeDecider, command, metadata: { actor_id: 1 } });
+  const gauges = defineAggregate({ name: 'gauges', streamId: () => 'gauge-1', events: gaugeEvents, decider: gaugeDecider });
+  const gauge = (ctx: CommandContext, command: Gauge) => gauges.run(ctx, undefined, command, { actor_id: 1 });
 
   it('re-decides a no-change or a refusal made on a cached state another process moved past', async () => {
     const a = { ...commandContext(handle), streamCache: new StreamStateCache() };

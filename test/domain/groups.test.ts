@@ -85,34 +85,34 @@ describe('CreateGroup', () => {
   it('refuses a subgroup more visible than its parent, with GitLab’s message', () => {
     given()
       .when({ type: 'CreateGroup', settings: settings({ visibility: 'public' }), parent: parent({ visibility: 'internal' }) })
-      .then(rejected('invalid', undefined, { visibility_level: ['public is not allowed since the parent group has a internal visibility.'] }));
+      .then(rejected('invalid', { fields: { visibility_level: ['public is not allowed since the parent group has a internal visibility.'] } }));
   });
 
   it('validates name and path like GitLab', () => {
     given()
       .when({ type: 'CreateGroup', settings: settings({ name: '', path: '-bad' }), parent: null })
-      .then(rejected('invalid', undefined, {
+      .then(rejected('invalid', { fields: {
         name: ["can't be blank"],
         path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'."],
-      }));
+      } }));
     given().when({ type: 'CreateGroup', settings: settings({ path: 'x.git' }), parent: null }).then(rejected('invalid'));
-    given().when({ type: 'CreateGroup', settings: settings({ path: '' }), parent: null }).then(rejected('invalid', undefined, {
+    given().when({ type: 'CreateGroup', settings: settings({ path: '' }), parent: null }).then(rejected('invalid', { fields: {
       path: ["can't be blank", "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'."],
-    }));
-    given().when({ type: 'CreateGroup', settings: settings({ name: 'a<b>' }), parent: null }).then(rejected('invalid', undefined, {
+    } }));
+    given().when({ type: 'CreateGroup', settings: settings({ name: 'a<b>' }), parent: null }).then(rejected('invalid', { fields: {
       name: ["can contain only letters, digits, '_', '.', dash and space."],
-    }));
+    } }));
   });
 
   it('refuses reserved top-level paths but allows them below a group', () => {
-    given().when({ type: 'CreateGroup', settings: settings({ path: 'Admin' }), parent: null }).then(rejected('invalid', undefined, { path: ['Admin is a reserved name'] }));
+    given().when({ type: 'CreateGroup', settings: settings({ path: 'Admin' }), parent: null }).then(rejected('invalid', { fields: { path: ['Admin is a reserved name'] } }));
     given().when({ type: 'CreateGroup', settings: settings({ path: 'admin' }), parent: parent() }).then([created(settings({ path: 'admin' }), parent())]);
-    given().when({ type: 'CreateGroup', settings: settings({ path: 'tree' }), parent: parent() }).then(rejected('invalid', undefined, { path: ['tree is a reserved name'] }));
+    given().when({ type: 'CreateGroup', settings: settings({ path: 'tree' }), parent: parent() }).then(rejected('invalid', { fields: { path: ['tree is a reserved name'] } }));
   });
 
   it('refuses nesting deeper than 20 ancestors', () => {
     const deep = parent({ traversal_ids: Array.from({ length: 21 }, (_, i) => i + 1) });
-    on(99).given().when({ type: 'CreateGroup', settings: settings(), parent: deep }).then(rejected('invalid', undefined, { parent_id: ['has too deep level of nesting'] }));
+    on(99).given().when({ type: 'CreateGroup', settings: settings(), parent: deep }).then(rejected('invalid', { fields: { parent_id: ['has too deep level of nesting'] } }));
   });
 
   it('is a conflict on an existing stream', () => {
@@ -166,26 +166,26 @@ describe('UpdateGroup', () => {
   it('refuses lowering visibility below a project or a subgroup', () => {
     given(created(settings({ visibility: 'public' })))
       .when(update({ visibility: 'private' }, { projectVisibility: 'internal', childGroupVisibility: 'public' }))
-      .then(rejected('invalid', undefined, {
+      .then(rejected('invalid', { fields: {
         visibility_level: [
           'private is not allowed since this group contains projects with higher visibility.',
           'private is not allowed since there are sub-groups with higher visibility.',
         ],
-      }));
+      } }));
   });
 
   it('refuses raising a subgroup above its parent', () => {
     given(created(settings(), parent()))
       .when(update({ visibility: 'public' }, { parent: parent() }))
-      .then(rejected('invalid', undefined, { visibility_level: ['public is not allowed since the parent group has a internal visibility.'] }));
+      .then(rejected('invalid', { fields: { visibility_level: ['public is not allowed since the parent group has a internal visibility.'] } }));
   });
 
   it('refuses unlocking sharing under a locked parent unless allowed', () => {
     given(created(settings({ share_with_group_lock: true }), parent({ share_with_group_lock: true })))
       .when(update({ share_with_group_lock: false }, { parent: parent({ share_with_group_lock: true }), mayUnlockShareWithGroupLock: false, currentShareWithGroupLock: true }))
-      .then(rejected('invalid', undefined, {
+      .then(rejected('invalid', { fields: {
         share_with_group_lock: ['cannot be disabled when the parent group "Share with group lock" is enabled, except by the owner of the parent group'],
-      }));
+      } }));
   });
 
   it('is 404 for a group that does not exist or is being deleted', () => {

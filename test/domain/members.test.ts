@@ -47,24 +47,24 @@ describe('members decider', () => {
     });
 
     it('refuses an existing member with 409 "Member already exists"', () => {
-      on(G).given(added(G, 2, 30)).when(add(2, 40)).then(rejected('conflict', 'Member already exists'));
+      on(G).given(added(G, 2, 30)).when(add(2, 40)).then(rejected('conflict', { text: 'Member already exists' }));
     });
 
     it('adds owners to groups, not to projects (GitLab: access_level is not included in the list)', () => {
       on(G).given().when(add(2, 50)).then([added(G, 2, 50)]);
-      on(P).given().when(add(2, 50)).then(rejected('invalid', 'access_level is not included in the list', { access_level: ['is not included in the list'] }));
+      on(P).given().when(add(2, 50)).then(rejected('invalid', { fields: { access_level: ['is not included in the list'] } }));
     });
 
     it.each([0, 5, 15, 60, -10])('refuses the invalid level %i', (level) => {
-      on(G).given().when(add(2, level)).then(rejected('invalid', 'access_level is not included in the list'));
+      on(G).given().when(add(2, level)).then(rejected('invalid', { fields: { access_level: ['is not included in the list'] } }));
     });
 
     it('refuses a level below an inherited membership (GitLab: higher_access_level_than_group)', () => {
       on(G).given()
         .when(add(2, 20, { inherited: { access_level: 30, group_name: 'Parent' } } as Partial<MemberCommand>))
-        .then(rejected('invalid', 'access_level should be greater than or equal to Developer inherited membership from group Parent', {
+        .then(rejected('invalid', { fields: {
           access_level: ['should be greater than or equal to Developer inherited membership from group Parent'],
-        }));
+        } }));
       on(G).given().when(add(2, 30, { inherited: { access_level: 30, group_name: 'Parent' } } as Partial<MemberCommand>)).then([added(G, 2, 30)]);
     });
 
@@ -90,11 +90,11 @@ describe('members decider', () => {
     });
 
     it('is 404 "Not found" for a non-member', () => {
-      on(P).given(added(P, 2, 30)).when(update(3, 30)).then(rejected('not_found', '404 Not found'));
+      on(P).given(added(P, 2, 30)).when(update(3, 30)).then(rejected('not_found', { record: true }));
     });
 
     it('refuses to demote the last owner of a group (403)', () => {
-      on(G).given(added(G, 1, 50), added(G, 2, 30)).when(update(1, 40)).then(rejected('forbidden', '403 Forbidden'));
+      on(G).given(added(G, 1, 50), added(G, 2, 30)).when(update(1, 40)).then(rejected('forbidden', { subject: undefined }));
     });
 
     it('demotes an owner when another active owner remains, here or in an ancestor', () => {
@@ -107,15 +107,15 @@ describe('members decider', () => {
     it('does not count blocked or deleted owners', () => {
       on(G).given(added(G, 1, 50), added(G, 2, 50))
         .when(update(1, 40, { guard: guard({ activeUserIds: [1] }) } as Partial<MemberCommand>))
-        .then(rejected('forbidden', '403 Forbidden'));
+        .then(rejected('forbidden', { subject: undefined }));
     });
 
     it("refuses to change a personal project's owner (GitLab: target_is_owner)", () => {
-      on(P).given(added(P, 4, 40)).when(update(4, 30, { guard: guard({ personalOwnerId: 4 }) } as Partial<MemberCommand>)).then(rejected('forbidden', '403 Forbidden'));
+      on(P).given(added(P, 4, 40)).when(update(4, 30, { guard: guard({ personalOwnerId: 4 }) } as Partial<MemberCommand>)).then(rejected('forbidden', { subject: undefined }));
     });
 
     it('validates the new level', () => {
-      on(P).given(added(P, 2, 30)).when(update(2, 50)).then(rejected('invalid', 'access_level is not included in the list'));
+      on(P).given(added(P, 2, 30)).when(update(2, 50)).then(rejected('invalid', { fields: { access_level: ['is not included in the list'] } }));
     });
   });
 
@@ -128,7 +128,7 @@ describe('members decider', () => {
     });
 
     it('refuses to remove the last owner (403), even when they leave themselves', () => {
-      on(G).given(added(G, 1, 50)).when(remove(1, { actorId: 1 } as Partial<MemberCommand>)).then(rejected('forbidden', '403 Forbidden'));
+      on(G).given(added(G, 1, 50)).when(remove(1, { actorId: 1 } as Partial<MemberCommand>)).then(rejected('forbidden', { subject: undefined }));
     });
 
     it('removes a subgroup owner while an ancestor keeps an owner', () => {
@@ -140,7 +140,7 @@ describe('members decider', () => {
     it('is 404 for a non-member, also after removal', () => {
       on(G).given(added(G, 1, 50), added(G, 2, 30), { type: 'MemberRemoved', data: { ...ref(G, 2), reason: 'removed' } })
         .when(remove(2))
-        .then(rejected('not_found', '404 Not found'));
+        .then(rejected('not_found', { record: true }));
     });
   });
 
@@ -156,8 +156,8 @@ describe('members decider', () => {
     });
 
     it('refuses members with 403 and pending requesters with the uniqueness error', () => {
-      on(P).given(added(P, 5, 20)).when(request(5)).then(rejected('forbidden', '403 Forbidden'));
-      on(P).given(requested(P, 5)).when(request(5)).then(rejected('invalid', 'user_id already exists in source', { user_id: ['already exists in source'] }));
+      on(P).given(added(P, 5, 20)).when(request(5)).then(rejected('forbidden', { subject: undefined }));
+      on(P).given(requested(P, 5)).when(request(5)).then(rejected('invalid', { fields: { user_id: ['already exists in source'] } }));
     });
 
     it('approves at the given level, and the requester becomes a member', () => {
@@ -166,18 +166,18 @@ describe('members decider', () => {
         { type: 'AccessRequestApproved', data: { ...ref(G, 5), access_level: 20, expires_at: null, approved_by_id: 1 } },
       ]);
       const approved: MemberEvent = { type: 'AccessRequestApproved', data: { ...ref(G, 5), access_level: 20, expires_at: null, approved_by_id: 1 } };
-      on(G).given(requested(G, 5), approved).when(add(5, 30)).then(rejected('conflict', 'Member already exists'));
-      on(G).given(requested(G, 5), approved).when(approve(5)).then(rejected('not_found', '404 Not found'));
+      on(G).given(requested(G, 5), approved).when(add(5, 30)).then(rejected('conflict', { text: 'Member already exists' }));
+      on(G).given(requested(G, 5), approved).when(approve(5)).then(rejected('not_found', { record: true }));
     });
 
     it('validates the approved level', () => {
-      on(P).given(requested(P, 5)).when(approve(5, 50)).then(rejected('invalid', 'access_level is not included in the list'));
+      on(P).given(requested(P, 5)).when(approve(5, 50)).then(rejected('invalid', { fields: { access_level: ['is not included in the list'] } }));
     });
 
     it('denies, or records a withdrawal when the requester takes it back', () => {
       on(P).given(requested(P, 5)).when(deny(5)).then([{ type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: false } }]);
       on(P).given(requested(P, 5)).when(deny(5, 5)).then([{ type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: true } }]);
-      on(P).given(requested(P, 5), { type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: true } }).when(deny(5)).then(rejected('not_found', '404 Not found'));
+      on(P).given(requested(P, 5), { type: 'AccessRequestDenied', data: { ...ref(P, 5), withdrawn: true } }).when(deny(5)).then(rejected('not_found', { record: true }));
     });
   });
 });

@@ -69,31 +69,31 @@ describe('CreateProject', () => {
     given()
       .when(create({ settings: settings({ name: '-bad', path: '-bad', description: 'x'.repeat(2001) }), taken: { name: true, path: true } }))
       .then(
-        rejected('invalid', undefined, {
+        rejected('invalid', { fields: {
           description: ['is too long (maximum is 2000 characters)'],
           name: [NAME_FORMAT_MESSAGE, 'has already been taken'],
           path: [PATH_FORMAT_MESSAGE, 'has already been taken'],
-        }),
+        } }),
       );
   });
 
   it('answers a taken name and path as GitLab validation errors', () => {
-    given().when(create({ taken: { name: true, path: true } })).then(rejected('invalid', undefined, { name: ['has already been taken'], path: ['has already been taken'] }));
+    given().when(create({ taken: { name: true, path: true } })).then(rejected('invalid', { fields: { name: ['has already been taken'], path: ['has already been taken'] } }));
   });
 
   it('refuses blank names and paths, reserved paths and .git endings', () => {
-    given().when(create({ settings: settings({ name: '', path: '' }) })).then(rejected('invalid', undefined, {
+    given().when(create({ settings: settings({ name: '', path: '' }) })).then(rejected('invalid', { fields: {
       name: ["can't be blank", NAME_FORMAT_MESSAGE],
       path: ["can't be blank", PATH_FORMAT_MESSAGE],
-    }));
-    given().when(create({ settings: settings({ path: 'tree' }) })).then(rejected('invalid', undefined, { path: ['tree is a reserved name'] }));
-    given().when(create({ settings: settings({ path: 'site.git' }) })).then(rejected('invalid', undefined, { path: [PATH_FORMAT_MESSAGE] }));
+    } }));
+    given().when(create({ settings: settings({ path: 'tree' }) })).then(rejected('invalid', { fields: { path: ['tree is a reserved name'] } }));
+    given().when(create({ settings: settings({ path: 'site.git' }) })).then(rejected('invalid', { fields: { path: [PATH_FORMAT_MESSAGE] } }));
   });
 
   it('may not be more visible than its group', () => {
-    given().when(create({ settings: settings({ visibility: 'public' }) })).then(rejected('invalid', undefined, {
+    given().when(create({ settings: settings({ visibility: 'public' }) })).then(rejected('invalid', { fields: {
       visibility_level: ['public is not allowed in a internal group.'],
-    }));
+    } }));
   });
 
   it('has no visibility limit in a personal namespace', () => {
@@ -101,12 +101,12 @@ describe('CreateProject', () => {
   });
 
   it('stops at the personal project limit', () => {
-    given().when(create({ namespace: personal, personalLimit: { limit: 2, count: 2 } })).then(rejected('invalid', undefined, {
+    given().when(create({ namespace: personal, personalLimit: { limit: 2, count: 2 } })).then(rejected('invalid', { fields: {
       limit_reached: ['Your project limit is 2 projects! Please contact your administrator to increase it'],
-    }));
-    given().when(create({ namespace: personal, personalLimit: { limit: 0, count: 0 } })).then(rejected('invalid', undefined, {
+    } }));
+    given().when(create({ namespace: personal, personalLimit: { limit: 0, count: 0 } })).then(rejected('invalid', { fields: {
       limit_reached: ['Personal project creation is not allowed. Please contact your administrator with questions'],
-    }));
+    } }));
   });
 
   it('claims the name (exactly) and the path (case-folded) in the namespace', () => {
@@ -143,16 +143,16 @@ describe('UpdateProject', () => {
   it('checks a new visibility against the group, and a rename against the claims', () => {
     given(...history)
       .when({ type: 'UpdateProject', changes: { visibility: 'public' }, namespace: group(), taken: { name: false, path: false } })
-      .then(rejected('invalid', undefined, { visibility_level: ['public is not allowed in a internal group.'] }));
+      .then(rejected('invalid', { fields: { visibility_level: ['public is not allowed in a internal group.'] } }));
     given(...history)
       .when({ type: 'UpdateProject', changes: { name: 'Taken' }, namespace: group(), taken: { name: true, path: false } })
-      .then(rejected('invalid', undefined, { name: ['has already been taken'] }));
+      .then(rejected('invalid', { fields: { name: ['has already been taken'] } }));
   });
 
   it('only moves the default branch to a branch that exists', () => {
     given(...history)
       .when({ type: 'UpdateProject', changes: { default_branch: 'develop' }, namespace: group(), taken: { name: false, path: false } })
-      .then(rejected('bad_request', 'Could not set the default branch'));
+      .then(rejected('bad_request', { text: 'Could not set the default branch' }));
   });
 
   it('moves the claims on a rename', () => {
@@ -183,7 +183,7 @@ describe('archive, stars, deletion', () => {
   it('schedules the deletion, then hides the project from every other command', () => {
     given(...history).when({ type: 'ScheduleProjectDeletion' }).then([{ type: 'ProjectDeletionScheduled', data: { id: 11, path_with_namespace: 'acme/web/site' } }]);
     const scheduled = [...history, { type: 'ProjectDeletionScheduled', data: { id: 11, path_with_namespace: 'acme/web/site' } } as const];
-    given(...scheduled).when({ type: 'StarProject', userId: 5 }).then(rejected('not_found', '404 Project Not Found'));
+    given(...scheduled).when({ type: 'StarProject', userId: 5 }).then(rejected('not_found', { subject: 'Project' }));
     given(...scheduled).when({ type: 'DeleteProject' }).then([{ type: 'ProjectDeleted', data: { id: 11, namespace_id: 7, path_with_namespace: 'acme/web/site' } }]);
   });
 

@@ -47,7 +47,7 @@ describe('CreateUser', () => {
   it('refuses a public email that is not the user’s own (GitLab: owns_public_email)', () => {
     given()
       .when({ type: 'CreateUser', namespaceId: 70, profile: profile({ public_email: 'other@example.com' }), passwordHash: null, confirmed: false, passwordResetRequired: true })
-      .then(rejected('invalid', undefined, { public_email: ['is not an email you own'] }));
+      .then(rejected('invalid', { fields: { public_email: ['is not an email you own'] } }));
   });
 });
 
@@ -84,10 +84,10 @@ describe('UpdateUser', () => {
     given(created())
       .when(update({ changes: { public_email: 'jane@example.com' } }))
       .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { public_email: 'jane@example.com' } } }]);
-    given(created()).when(update({ changes: { public_email: 'x@example.com' } })).then(rejected('invalid', undefined, { public_email: ['is not an email you own'] }));
+    given(created()).when(update({ changes: { public_email: 'x@example.com' } })).then(rejected('invalid', { fields: { public_email: ['is not an email you own'] } }));
   });
   it('is not found for a user that does not exist or was deleted', () => {
-    given().when(update({ changes: { bio: 'x' } })).then(rejected('not_found', '404 User Not Found'));
+    given().when(update({ changes: { bio: 'x' } })).then(rejected('not_found', { subject: 'User' }));
     given(created(), { type: 'UserDeleted', data: { id: 7, hard_delete: true } }).when(update({ changes: { bio: 'x' } })).then(rejected('not_found'));
   });
 });
@@ -111,7 +111,7 @@ describe('DeleteUser', () => {
   it('refuses to soft-delete the sole owner of a group', () => {
     given(created())
       .when({ type: 'DeleteUser', hardDelete: false, soleOwnerOfGroups: 1 })
-      .then(rejected('conflict', 'User cannot be removed while is the sole-owner of a group'));
+      .then(rejected('conflict', { text: 'User cannot be removed while is the sole-owner of a group' }));
   });
 });
 
@@ -139,7 +139,7 @@ describe('SetUserStatus', () => {
   it('refuses a message over 100 characters and an unknown emoji', () => {
     given(created())
       .when({ type: 'SetUserStatus', emoji: 'Not An Emoji', message: 'x'.repeat(101), messageHtml: '' })
-      .then(rejected('invalid', undefined, { emoji: ['is not included in the list'], message: ['is too long (maximum is 100 characters)'] }));
+      .then(rejected('invalid', { fields: { emoji: ['is not included in the list'], message: ['is too long (maximum is 100 characters)'] } }));
   });
 });
 
@@ -161,8 +161,8 @@ describe('CreatePersonalAccessToken / RevokePersonalAccessToken', () => {
     given(created()).when(token(['api'])).then([tokenCreated]);
   });
   it('validates name and scopes as GitLab’s PersonalAccessToken does', () => {
-    given(created()).when(token([], ' ')).then(rejected('invalid', undefined, { name: ["can't be blank"], scopes: ["can't be blank"] }));
-    given(created()).when(token(['api', 'admin'])).then(rejected('invalid', undefined, { scopes: ['can only contain available scopes'] }));
+    given(created()).when(token([], ' ')).then(rejected('invalid', { fields: { name: ["can't be blank"], scopes: ["can't be blank"] } }));
+    given(created()).when(token(['api', 'admin'])).then(rejected('invalid', { fields: { scopes: ['can only contain available scopes'] } }));
   });
   it('revokes an impersonation token once; revoking it again changes nothing', () => {
     given(created(), tokenCreated).when({ type: 'RevokePersonalAccessToken', tokenId: 3, impersonation: true }).then([{ type: 'PersonalAccessTokenRevoked', data: { id: 3, user_id: 7 } }]);
@@ -173,8 +173,8 @@ describe('CreatePersonalAccessToken / RevokePersonalAccessToken', () => {
   it('does not find a token of the other kind or of nobody', () => {
     given(created(), tokenCreated)
       .when({ type: 'RevokePersonalAccessToken', tokenId: 3, impersonation: false })
-      .then(rejected('not_found', '404 Personal Access Token Not Found'));
-    given(created()).when({ type: 'RevokePersonalAccessToken', tokenId: 9, impersonation: true }).then(rejected('not_found', '404 Impersonation Token Not Found'));
+      .then(rejected('not_found', { subject: 'Personal Access Token' }));
+    given(created()).when({ type: 'RevokePersonalAccessToken', tokenId: 9, impersonation: true }).then(rejected('not_found', { subject: 'Impersonation Token' }));
   });
 });
 
@@ -192,18 +192,18 @@ describe('SetUserCustomAttribute / DeleteUserCustomAttribute', () => {
   it('needs a key and a value', () => {
     given(created())
       .when({ type: 'SetUserCustomAttribute', key: ' ', value: '' })
-      .then(rejected('invalid', undefined, { key: ["can't be blank"], value: ["can't be blank"] }));
+      .then(rejected('invalid', { fields: { key: ["can't be blank"], value: ["can't be blank"] } }));
   });
   it('deletes an existing key; an unknown key is "404 Not found"', () => {
     given(created(), set).when({ type: 'DeleteUserCustomAttribute', key: 'team' }).then([{ type: 'UserCustomAttributeDeleted', data: { id: 7, key: 'team' } }]);
     given(created(), set, { type: 'UserCustomAttributeDeleted', data: { id: 7, key: 'team' } })
       .when({ type: 'DeleteUserCustomAttribute', key: 'team' })
-      .then(rejected('not_found', '404 Not found'));
+      .then(rejected('not_found', { record: true }));
   });
   it('is not found on a deleted user', () => {
     given(created(), { type: 'UserDeleted', data: { id: 7, hard_delete: false } })
       .when({ type: 'SetUserCustomAttribute', key: 'team', value: 'blue' })
-      .then(rejected('not_found', '404 User Not Found'));
+      .then(rejected('not_found', { subject: 'User' }));
   });
 });
 

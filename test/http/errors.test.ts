@@ -87,14 +87,15 @@ describe('the error vocabulary', () => {
     });
   }
 
-  it('keeps the structured subject on the error, and GitLab’s wording as its message', () => {
-    expect(notFound('Project')).toMatchObject({ code: 'not_found', subject: 'Project', record: false, message: '404 Project Not Found' });
-    expect(recordNotFound('Custom Attribute')).toMatchObject({ code: 'not_found', subject: 'Custom Attribute', record: true, message: '404 Not found' });
+  it('keeps the structured detail on the error, and no HTTP in its message', () => {
+    expect(notFound('Project')).toMatchObject({ code: 'not_found', subject: 'Project', record: false, message: 'not_found: Project' });
+    expect(recordNotFound('Custom Attribute')).toMatchObject({ code: 'not_found', subject: 'Custom Attribute', record: true, message: 'not_found (record): Custom Attribute' });
+    expect(conflict('Member already exists')).toMatchObject({ code: 'conflict', text: 'Member already exists', message: 'conflict: Member already exists' });
     expect(invalid({ access_level: ['is not included in the list'] })).toMatchObject({
       fields: { access_level: ['is not included in the list'] },
-      message: 'access_level is not included in the list',
+      message: 'invalid: {"access_level":["is not included in the list"]}',
     });
-    expect(paramErrors(['a is missing', 'b is invalid']).params).toEqual(['a is missing', 'b is invalid']);
+    expect(paramErrors(['a is missing', 'b is invalid'])).toMatchObject({ params: ['a is missing', 'b is invalid'], message: 'invalid_params: a is missing, b is invalid' });
   });
 });
 

@@ -1,20 +1,24 @@
 import { sql, type Kysely } from 'kysely';
+import { z } from 'zod';
+import { defineAggregate } from '../../src/commands/aggregate.js';
 import type { CommandContext } from '../../src/commands/handler.js';
-import { handleCommand } from '../../src/commands/handler.js';
 import type { DatabaseHandle, Db } from '../../src/database.js';
 import type { Decider } from '../../src/domain/decider.js';
+import type { EventOf } from '../../src/domain/events.js';
 import { Notifier } from '../../src/eventstore/notifier.js';
 import type { ProjectedEvent } from '../../src/eventstore/types.js';
 import type { Projector } from '../../src/projections/projector.js';
 
 // ───────────────────────────── A tiny decider ─────────────────────────────
 
-export type CountEvent =
-  | { readonly type: 'Counted'; readonly data: { readonly amount: number; readonly delayMs?: number } }
-  | { readonly type: 'Ignored'; readonly data: Record<string, never> };
+const countEvents = {
+  Counted: z.object({ amount: z.number().int(), delayMs: z.number().int().optional() }),
+  Ignored: z.object({}).strict(),
+};
+export type CountEvent = EventOf<typeof countEvents>;
 export type CountCommand = { readonly type: 'Count'; readonly amount: number; readonly delayMs?: number } | { readonly type: 'Ignore' };
 
-export const counterDecider: Decider<CountCommand, CountEvent, { total: number }> = {
+export const counterDecider: Decider<CountCommand, CountEvent, { total: number }, string> = {
   initialState: () => ({ total: 0 }),
   evolve: (state, event) => (event.type === 'Counted' ? { total: state.total + event.data.amount } : state),
   decide: (command) =>
@@ -33,11 +37,13 @@ export function commandContext(handle: DatabaseHandle, inlineProjectors: readonl
   };
 }
 
-export const count = (ctx: CommandContext, streamId: string, amount: number, delayMs?: number) =>
-  handleCommand(ctx, { streamId, decider: counterDecider, command: { type: 'Count', amount, delayMs }, metadata: { actor_id: 1 } });
+/** A counter per stream: the key is the stream's id. */
+export const counters = defineAggregate({ name: 'counters', streamId: (id: string) => id, events: countEvents, decider: counterDecider });
 
-export const ignore = (ctx: CommandContext, streamId: string) =>
-  handleCommand(ctx, { streamId, decider: counterDecider, command: { type: 'Ignore' }, metadata: { actor_id: 1 } });
+export const count = (ctx: CommandContext, streamId: string, amount: number, delayMs?: number) =>
+  counters.run(ctx, streamId, { type: 'Count', amount, delayMs }, { actor_id: 1 });
+
+export const ignore = (ctx: CommandContext, streamId: string) => counters.run(ctx, streamId, { type: 'Ignore' }, { actor_id: 1 });
 
 // ───────────────────────────── Counter projector (idempotent) ─────────────────────────────
 

@@ -51,7 +51,7 @@ const expectOnlyConflicts = (results: readonly PromiseSettledResult<unknown>[]) 
     if (r.status === 'rejected') {
       expect(r.reason).toBeInstanceOf(DomainError);
       expect((r.reason as DomainError).code).toBe('conflict');
-      expect((r.reason as DomainError).message).toBe('409 Conflict: Resource lock');
+      expect(r.reason as DomainError).toMatchObject({ code: 'conflict', subject: 'Resource lock' });
     }
   }
 };

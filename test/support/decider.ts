@@ -1,13 +1,13 @@
 import { expect } from 'vitest';
 import type { Decider, DomainEvent } from '../../src/domain/decider.js';
-import { DomainError } from '../../src/domain/errors.js';
+import { DomainError, type DomainErrorDetail } from '../../src/domain/errors.js';
 
 /**
  * Deciders as specifications (DESIGN.md, "Tests"): given events, when a command, then the
  * events it appends or the error it refuses with — no database.
  *
  *   const { on } = deciderSpec(membersDecider);
- *   on(G).given(added(G, 2, 30)).when(add(2, 40)).then(rejected('conflict', 'Member already exists'));
+ *   on(G).given(added(G, 2, 30)).when(add(2, 40)).then(rejected('conflict', { text: 'Member already exists' }));
  *   on(G).given().when(add(2, 30)).then([added(G, 2, 30)]);
  */
 export function deciderSpec<C, E extends DomainEvent, S, K = void>(decider: Decider<C, E, S, K>) {
@@ -40,19 +40,19 @@ export function deciderSpec<C, E extends DomainEvent, S, K = void>(decider: Deci
   };
 }
 
-/** What a refused command throws: the error code, and when given its message, fields and subject. */
+/** What a refused command throws: the error code and, when given, the parts of its detail. */
 export class Rejection {
   constructor(
     readonly code: DomainError['code'],
-    readonly message?: string,
-    readonly fields?: Record<string, readonly string[]>,
-    readonly subject?: string,
+    readonly detail: DomainErrorDetail = {},
   ) {}
 }
 
-/** A refusal with `code`; `message`, `fields` and `subject` are asserted when given. */
-export const rejected = (code: DomainError['code'], message?: string, fields?: Record<string, readonly string[]>, subject?: string) =>
-  new Rejection(code, message, fields, subject);
+/**
+ * A refusal with `code`; each key of `detail` that is present is asserted, `undefined`
+ * included: `rejected('forbidden', { subject: undefined })` is a forbidden without a reason.
+ */
+export const rejected = (code: DomainError['code'], detail?: DomainErrorDetail) => new Rejection(code, detail);
 
 function expectRejection(run: () => unknown, expected: Rejection) {
   let error: unknown;
@@ -63,9 +63,12 @@ function expectRejection(run: () => unknown, expected: Rejection) {
     error = caught;
   }
   expect(error, `expected a DomainError '${expected.code}', got the events ${JSON.stringify(decided)}`).toBeInstanceOf(DomainError);
-  const domainError = error as DomainError;
-  expect(domainError.code).toBe(expected.code);
-  if (expected.message !== undefined) expect(domainError.message).toBe(expected.message);
-  if (expected.fields !== undefined) expect(domainError.fields).toEqual(expected.fields);
-  if (expected.subject !== undefined) expect(domainError.subject).toBe(expected.subject);
+  expect(detailOf(error as DomainError, expected.detail)).toEqual({ code: expected.code, ...expected.detail });
+}
+
+/** The error's code and the parts of its detail that `asked` names. */
+export function detailOf(error: DomainError, asked: DomainErrorDetail = {}): Record<string, unknown> {
+  const detail: Record<string, unknown> = { code: error.code };
+  for (const key of Object.keys(asked) as (keyof DomainErrorDetail)[]) detail[key] = error[key];
+  return detail;
 }

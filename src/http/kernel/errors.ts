@@ -4,9 +4,25 @@ import { DomainError, type DomainErrorCode, type FieldErrors } from '../../domai
 
 /**
  * The one place errors become GitLab's responses. Domain errors (src/domain/errors.ts,
- * the vocabulary every area throws) get their status and body shape here; `ApiError`
- * is only for answers of the HTTP layer itself that no area says: authentication's 401
- * and insufficient_scope, 405, an unparsable body, and status bodies such as 413 and 503.
+ * the vocabulary every area throws) get their status, wording and body shape here:
+ *
+ *   404 {"message":"404 Project Not Found"}           notFound('Project')
+ *   404 {"message":"404 Not found"}                   recordNotFound()  (ActiveRecord::RecordNotFound)
+ *   403 {"message":"403 Forbidden - <reason>"}        forbidden(reason?)
+ *   400 {"message":"400 Bad request - <reason>"}      badRequest(reason?)
+ *   400 {"message":"<a service's message>"}           serviceError(message)
+ *   400 {"message":{"name":["has already been taken"]}}  invalid({ name: ['has already been taken'] })
+ *   400 {"error":"name is missing, id is invalid"}    paramErrors(['name is missing', 'id is invalid'])
+ *   409 {"message":"<message>"}                       conflict(message)
+ *   409 {"message":"409 Conflict: Resource lock"}     resourceLocked()
+ *   422 {"message":"<message>"}                       unprocessable(message?)
+ *   412 {"message":"412 Precondition Failed"}         preconditionFailed()
+ *   304 (no body)                                     notModified()
+ *   202 {"message":"202 Accepted"}                    accepted()
+ *
+ * `ApiError` is only for answers of the HTTP layer itself that no area says:
+ * authentication's 401 and insufficient_scope, 405, an unparsable body, and status bodies
+ * such as 413 and 503.
  */
 export class ApiError extends Error {
   constructor(
@@ -94,6 +110,36 @@ export function rubyHashInspect(fields: FieldErrors): string {
 
 // ───────────────────────────── Mapping ─────────────────────────────
 
+/** GitLab's wording of a domain error (lib/api/helpers.rb's `not_found!`, `forbidden!`, …). */
+export function gitlabMessage({ code, subject, text, record }: DomainError): string {
+  if (text !== undefined) return text;
+  switch (code) {
+    case 'not_found':
+      if (record) return '404 Not found';
+      return subject ? `404 ${subject} Not Found` : '404 Not Found';
+    case 'forbidden':
+      return subject ? `403 Forbidden - ${subject}` : '403 Forbidden';
+    case 'bad_request':
+      return subject ? `400 Bad request - ${subject}` : '400 Bad request';
+    case 'conflict':
+      return subject ? `409 Conflict: ${subject}` : '409 Conflict';
+    case 'unprocessable':
+      return '422 Unprocessable Entity';
+    case 'precondition_failed':
+      return '412 Precondition Failed';
+    case 'accepted':
+      return '202 Accepted';
+    case 'invalid':
+    case 'invalid_params':
+    case 'not_modified':
+      throw new Error(`a ${code} error has no message of its own`);
+    default: {
+      const unknown: never = code;
+      throw new Error(`unknown error code ${String(unknown)}`);
+    }
+  }
+}
+
 /** A domain error's status and GitLab body (the endpoint's rendering of `invalid` aside). */
 export function domainErrorResponse(error: DomainError, rendering?: InvalidRendering): ErrorResponse {
   const status = STATUS[error.code];
@@ -103,11 +149,11 @@ export function domainErrorResponse(error: DomainError, rendering?: InvalidRende
       return rendering ? rendering(fields) : { status, body: { message: fields } };
     }
     case 'invalid_params':
-      return { status, body: { error: error.message } };
+      return { status, body: { error: (error.params ?? []).join(', ') } };
     case 'not_modified':
       return { status, body: undefined };
     default:
-      return { status, body: { message: error.message } };
+      return { status, body: { message: gitlabMessage(error) } };
   }
 }
 
