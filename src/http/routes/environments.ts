@@ -1,0 +1,119 @@
+import { randomInt } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import { environments } from '../../commands/environments.js';
+import { nextId } from '../../commands/handler.js';
+import { recordNotFound } from '../../domain/errors.js';
+import { environmentsQuery, findEnvironment } from '../../projections/environments/queries.js';
+import { toEnvironment, toEnvironmentWithLastDeployment } from '../entities/environments.js';
+import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { paginate } from '../kernel/pagination.js';
+import { declaration, integerCheck, optional, rawParams, required, t, type RawParams } from '../kernel/params.js';
+import { checkUnmodifiedSince } from '../kernel/request.js';
+import { userProject } from '../kernel/scope.js';
+
+const INT4_MAX = 2147483647;
+const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Environment#random_suffix: six characters out of a-z0-9. */
+const slugSuffix = () => Array.from({ length: 6 }, () => SUFFIX_CHARS[randomInt(SUFFIX_CHARS.length)]).join('');
+
+/** `optional :slug, absence: { message: … }`: the slug is never the caller's. */
+const slugAbsence = (raw: RawParams) => (raw.slug === undefined ? undefined : 'slug is automatically generated and cannot be changed');
+
+/**
+ * Grape's declaration of a route on one environment: `requires :environment_id, type:
+ * Integer` and the route's own parameters, every failure reported together.
+ */
+async function declared<S extends Parameters<ReturnType<typeof declaration>['parse']>[0]>(c: Context, shape: S, checks: ((raw: RawParams) => string | undefined)[] = []) {
+  const raw = await rawParams(c);
+  const p = declaration(raw);
+  p.check(integerCheck(c, 'environment_id'));
+  const parsed = p.parse(shape);
+  for (const check of checks) p.check(check(raw));
+  p.done();
+  return parsed;
+}
+
+/** `user_project.environments.find(params[:environment_id])`: another project's id is "404 Not found". */
+async function environmentOf(c: Context, projectId: number) {
+  const id = Number(c.req.param('environment_id'));
+  const row = id <= INT4_MAX ? await findEnvironment(appContext(c).db, projectId, id) : undefined;
+  if (!row) throw recordNotFound('Environment');
+  return row;
+}
+
+const listShape = { name: optional(t.string()), search: optional(t.string()) };
+const createShape = { name: required(t.string()), external_url: optional(t.string()) };
+const updateShape = { name: optional(t.string()), external_url: optional(t.string()) };
+
+/** GitLab's API::Environments: reporters read, developers write. */
+export const environmentRoutes = new Hono<AppEnv>()
+  .get('/projects/:id/environments', async (c) => {
+    const auth = await requireUser(c);
+    const raw = await rawParams(c);
+    const p = declaration(raw);
+    const filters = p.parse(listShape);
+    p.check(raw.name !== undefined && raw.search !== undefined ? 'name, search cannot be used together' : undefined);
+    p.done();
+    const project = await userProject(c, auth, 'read_environment');
+    const rows = await paginate(c, environmentsQuery(appContext(c).db, project.row.id, filters), (q) => q.orderBy('id'));
+    return c.json(rows.map(toEnvironment));
+  })
+
+  .get('/projects/:id/environments/:environment_id', async (c) => {
+    const auth = await requireUser(c);
+    await declared(c, {});
+    const project = await userProject(c, auth, 'read_environment');
+    return c.json(toEnvironmentWithLastDeployment(await environmentOf(c, project.row.id)));
+  })
+
+  .post('/projects/:id/environments', async (c) => {
+    const auth = await requireUser(c);
+    const raw = await rawParams(c);
+    const p = declaration(raw);
+    const { name, external_url } = p.parse(createShape);
+    p.check(slugAbsence(raw));
+    p.done();
+    const project = await userProject(c, auth, 'create_environment');
+    const { db, commands } = appContext(c);
+    const id = await nextId(db, 'environments_id_seq');
+    await environments.run(
+      commands,
+      id,
+      { type: 'CreateEnvironment', projectId: project.row.id, name, externalUrl: external_url ?? null, slugSuffix: slugSuffix() },
+      eventMetadata(c, auth),
+    );
+    return c.json(toEnvironment((await findEnvironment(db, project.row.id, id))!), 201);
+  })
+
+  .put('/projects/:id/environments/:environment_id', async (c) => {
+    const auth = await requireUser(c);
+    const { name, external_url } = await declared(c, updateShape, [slugAbsence]);
+    const project = await userProject(c, auth, 'update_environment');
+    const environment = await environmentOf(c, project.row.id);
+    const { db, commands } = appContext(c);
+    await environments.run(commands, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url }, eventMetadata(c, auth));
+    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!));
+  })
+
+  .delete('/projects/:id/environments/:environment_id', async (c) => {
+    const auth = await requireUser(c);
+    await declared(c, {});
+    // GitLab 12 asks update_environment here; destroy_environment is the same roles.
+    const project = await userProject(c, auth, 'destroy_environment');
+    const environment = await environmentOf(c, project.row.id);
+    checkUnmodifiedSince(c, environment.updated_at);
+    await environments.run(appContext(c).commands, environment.id, { type: 'DeleteEnvironment' }, eventMetadata(c, auth));
+    return c.body(null, 204);
+  })
+
+  .post('/projects/:id/environments/:environment_id/stop', async (c) => {
+    const auth = await requireUser(c);
+    await declared(c, {});
+    const project = await userProject(c, auth, 'stop_environment');
+    const environment = await environmentOf(c, project.row.id);
+    const { db, commands } = appContext(c);
+    await environments.run(commands, environment.id, { type: 'StopEnvironment' }, eventMetadata(c, auth));
+    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!), 200);
+  });
