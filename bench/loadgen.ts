@@ -18,6 +18,8 @@ export interface LoadJob {
   requests: (Request & { method: string; path: string })[];
   /** Replace `[<id>]` in bodies with a fresh id per request (so every write changes something). */
   idReplacement?: boolean;
+  /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  overallRate?: number;
 }
 
 export interface LoadResult {
@@ -53,6 +55,7 @@ function options(job: LoadJob) {
     duration: job.seconds,
     timeout: 10,
     idReplacement: job.idReplacement ?? false,
+    ...(job.overallRate ? { overallRate: job.overallRate } : {}),
     method: first.method,
     path: first.path,
     ...(first.headers ? { headers: first.headers } : {}),

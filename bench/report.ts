@@ -10,6 +10,7 @@ import type { HttpFigure } from './harness/scenarios.js';
 import { APPEND_SECONDS, CONNECTIONS, GROUP_COUNT, GROUP_SLICE_SECONDS, GROUP_USERS, GROUPS_VACUUM, MEMBER_GROUPS, PROJECT_COUNT, REBUILD_EVENTS, SECONDS, SEED_ORDER, SEED_PARALLEL, SEED_WORKERS, SLICE_SECONDS, UNLOADED_SECONDS, USERS, WARMUP_SECONDS, WORKERS } from './harness/settings.js';
 import type { Row } from './harness/table.js';
 import { MEMORY_TARGETS, memoryRows, type MemoryFigures } from './memory.js';
+import { projectAreaRows, projectAreasJson, type ProjectAreaFigures } from './project-areas.js';
 import { readRows, readsJson, type ReadFigures } from './reads.js';
 import { rebuildJson, rebuildRows, type RebuildFigures } from './rebuild.js';
 import { writeRows, writesJson, type WriteFigures } from './writes.js';
@@ -17,6 +18,7 @@ import { writeRows, writesJson, type WriteFigures } from './writes.js';
 export interface Figures {
   reads?: ReadFigures;
   writes?: WriteFigures;
+  areas?: ProjectAreaFigures;
   groups?: GroupsFigures;
   appends?: AppendFigure[];
   rebuild?: RebuildFigures;
@@ -25,10 +27,11 @@ export interface Figures {
 
 export function report(figures: Figures, run: { serverVersion: string; poolSize: number; phases: readonly string[]; totalSeconds: number }) {
   const maxRssMb = mb(process.resourceUsage().maxRSS * 1024);
-  const { reads, writes, groups, appends, rebuild } = figures;
+  const { reads, writes, areas, groups, appends, rebuild } = figures;
   const rows: Row[] = [
     ...(reads ? readRows(reads) : []),
     ...(writes ? writeRows(writes) : []),
+    ...(areas ? projectAreaRows(areas) : []),
     ...(groups ? groupListRows(groups) : []),
     ...(appends ? appendRows(appends) : []),
     ...(rebuild ? rebuildRows(rebuild) : []),
@@ -42,7 +45,7 @@ export function report(figures: Figures, run: { serverVersion: string; poolSize:
   const cells = rows.filter((r): r is string[] => Array.isArray(r));
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : i === 7 ? c : c.padStart(widths[i]!))).join('  ').trimEnd();
-  const http = [reads?.bare, reads?.usersById, reads?.currentUser, writes?.bare, writes?.userStatus, groups?.bare, ...(groups?.lists ?? [])].filter((f): f is HttpFigure => f !== undefined);
+  const http = [reads?.bare, reads?.usersById, reads?.currentUser, writes?.bare, writes?.userStatus, areas?.bare, ...(areas?.lists ?? []), groups?.bare, ...(groups?.lists ?? [])].filter((f): f is HttpFigure => f !== undefined);
   const noisy = [...http.map((f) => [f.name, f.cpu.other] as const), ...(appends ?? []).map((a) => [`${a.writers} writers`, a.cpu.other] as const)]
     .filter(([, other]) => other > 0.2)
     .map(([name, other]) => `${name} (${other})`);
@@ -64,6 +67,7 @@ export function report(figures: Figures, run: { serverVersion: string; poolSize:
     settings: { workers: WORKERS, seconds: SECONDS, sliceSeconds: SLICE_SECONDS, warmupSeconds: WARMUP_SECONDS, appendSeconds: APPEND_SECONDS, connections: CONNECTIONS, users: USERS, poolSize: run.poolSize, rebuildEvents: REBUILD_EVENTS, seedOrder: SEED_ORDER, seedParallel: SEED_PARALLEL, groups: GROUP_COUNT, projects: PROJECT_COUNT, groupUsers: GROUP_USERS, memberGroups: MEMBER_GROUPS, unloadedSeconds: UNLOADED_SECONDS, groupSliceSeconds: GROUP_SLICE_SECONDS, groupsVacuum: GROUPS_VACUUM, seedWorkers: SEED_WORKERS, phases: run.phases },
     reads: reads && readsJson(reads),
     writes: writes && writesJson(writes),
+    areas: areas && projectAreasJson(areas),
     groups: groups && groupListsJson(groups),
     appends,
     rebuild: rebuild && rebuildJson(rebuild),

@@ -6,8 +6,8 @@
  * the app is idle; autocannon runs in a child process (bench/loadgen.ts) so it does not
  * share the server's event loop. Everything is bounded by time or count.
  *
- * Each measurement is a file of its own (reads.ts, writes.ts, group-lists.ts, appends.ts,
- * rebuild.ts, memory.ts) with its figures, its targets and its rows of the report
+ * Each measurement is a file of its own (reads.ts, writes.ts, project-areas.ts, group-lists.ts,
+ * appends.ts, rebuild.ts, memory.ts) with its figures, its targets and its rows of the report
  * (report.ts); what they share is in harness/.
  */
 import { measureAppends } from './appends.js';
@@ -20,11 +20,12 @@ import { SERVER_URL, USERS } from './harness/settings.js';
 import { createUsersOverHttp, type BenchUser } from './harness/users.js';
 import { measureMemory } from './memory.js';
 import { measureReads } from './reads.js';
+import { measureProjectAreas } from './project-areas.js';
 import { measureRebuild } from './rebuild.js';
 import { report, type Figures } from './report.js';
 import { measureWrites } from './writes.js';
 
-const ALL_PHASES = ['reads', 'writes', 'groups', 'appends', 'rebuild', 'memory'] as const;
+const ALL_PHASES = ['reads', 'writes', 'areas', 'groups', 'appends', 'rebuild', 'memory'] as const;
 /** BENCH_ONLY=reads,writes runs a subset (for profiling one path). */
 const PHASES = new Set<string>(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((p) => p.trim()) : ALL_PHASES);
 
@@ -66,6 +67,10 @@ async function main() {
     if (PHASES.has('writes')) {
       figures.writes = await measureWrites(gen, app, users);
       rssAfter('writes');
+    }
+    if (PHASES.has('areas')) {
+      figures.areas = await measureProjectAreas(gen, app);
+      rssAfter('areas');
     }
     if (PHASES.has('groups')) {
       figures.groups = await measureGroupLists(gen, database, cleanups);
