@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, settled } from '../support/fixtures.js';
+import { createProject, eventually, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -26,7 +26,10 @@ describe('POST /projects/:id/environments', () => {
     const project = await createProject(api);
     const res = await create(project.id, { name: 'production', external_url: 'https://prod.example.com' });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.any(Number), name: 'production', slug: 'production', external_url: 'https://prod.example.com', state: 'available' });
+    expect(res.body).toEqual({ id: expect.any(Number), name: 'production', slug: 'production', external_url: 'https://prod.example.com', project: expect.any(Object), state: 'available' });
+    // The project as Entities::BasicProjectDetails embeds it.
+    expect(res.body.project).toMatchObject({ id: project.id, path_with_namespace: project.path_with_namespace, namespace: { id: project.namespace_id } });
+    expect(res.body.project).not.toHaveProperty('visibility');
     const events = await api.events(`environment-${res.body.id}`);
     expect(events).toMatchObject([{ type: 'EnvironmentCreated', data: { id: res.body.id, project_id: project.id, name: 'production', slug: 'production' } }]);
 
@@ -76,7 +79,9 @@ describe('GET /projects/:id/environments', () => {
     const res = await api.get(base(project.id), { query: { per_page: 2 } });
     expect(res.status).toBe(200);
     expect(res.body.map((e: any) => e.name)).toEqual(['review/a', 'Review/B']);
-    expect(Object.keys(res.body[0])).toEqual(['id', 'name', 'slug', 'external_url', 'state']);
+    expect(Object.keys(res.body[0])).toEqual(['id', 'name', 'slug', 'external_url', 'project', 'state']);
+    expect(res.body[1].project).toEqual(res.body[0].project);
+    expect(res.body[0].project.id).toBe(project.id);
     expect(res.headers.get('x-total')).toBe('5');
     expect(res.headers.get('x-next-page')).toBe('2');
   });
@@ -97,12 +102,14 @@ describe('GET /projects/:id/environments', () => {
 });
 
 describe('GET /projects/:id/environments/:environment_id', () => {
-  it('shows one environment with last_deployment, null without deployments', async () => {
+  it('shows one environment without its project, with last_deployment (null without deployments)', async () => {
     const project = await createProject(api);
     const { body: env } = await create(project.id, { name: 'production' });
     const res = await api.get(`${base(project.id)}/${env.id}`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ...env, last_deployment: null });
+    const { project: _, ...basic } = env;
+    expect(res.body).toEqual({ ...basic, last_deployment: null });
+    expect(Object.keys(res.body)).toEqual(['id', 'name', 'slug', 'external_url', 'last_deployment', 'state']);
   });
 
   it("answers 404 for an unknown id or another project's environment, 400 for a non-integer", async () => {
@@ -180,8 +187,9 @@ describe('DELETE /projects/:id/environments/:environment_id', () => {
     const project = await createProject(api);
     expect((await create(project.id, { name: 'production' })).status).toBe(201);
     expect((await api.del(`/projects/${project.id}`)).status).toBe(202);
-    await settled(api);
-    expect(await rowCount(project.id)).toBe(0);
+    // A reactor removes the project; its environments go in the same transaction.
+    await eventually(async () => ((await rowCount(project.id)) === 0 ? true : undefined));
+    expect((await api.events(`project-${project.id}`)).map((e) => e.type)).toContain('ProjectDeleted');
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectsProjector } from '../../src/projections/projects/projector.js';
-import { addMemberAs } from '../support/fixtures.js';
+import { addMemberAs, eventually } from '../support/fixtures.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -28,17 +28,6 @@ async function project(body: Record<string, unknown> = {}, token = api.rootToken
   const res = await api.post('/projects', { path: unique('pp'), ...body }, { token });
   if (res.status !== 201) throw new Error(`POST /projects ${res.status} ${res.text}`);
   return res.body;
-}
-
-/** Waits for an asynchronous reactor's work. */
-async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() - started > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 // GitLab 12.10 Entities::Project, field by field in its order (EE fields last, plan ultimate).

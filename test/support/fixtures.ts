@@ -90,3 +90,14 @@ export async function settled(api: TestServer, timeoutMs = 20_000): Promise<void
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** Waits for an asynchronous reactor's work. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() - started > timeoutMs) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

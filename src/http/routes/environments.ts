@@ -10,7 +10,8 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
-import { userProject } from '../kernel/scope.js';
+import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { presentProjects } from '../entities/projects.js';
 
 const INT4_MAX = 2147483647;
 const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -43,6 +44,13 @@ async function environmentOf(c: Context, projectId: number) {
   return row;
 }
 
+/** The project as every environment of a response embeds it (Entities::BasicProjectDetails). */
+async function embedded(c: Context, project: ProjectScope) {
+  const { db, config } = appContext(c);
+  const [basic] = await presentProjects(db, config, project.viewer, [project.row], { simple: true });
+  return basic!;
+}
+
 const listShape = { name: optional(t.string()), search: optional(t.string()) };
 const createShape = { name: required(t.string()), external_url: optional(t.string()) };
 const updateShape = { name: optional(t.string()), external_url: optional(t.string()) };
@@ -58,7 +66,8 @@ export const environmentRoutes = new Hono<AppEnv>()
     p.done();
     const project = await userProject(c, auth, 'read_environment');
     const rows = await paginate(c, environmentsQuery(appContext(c).db, project.row.id, filters), (q) => q.orderBy('id'));
-    return c.json(rows.map(toEnvironment));
+    const basic = await embedded(c, project);
+    return c.json(rows.map((row) => toEnvironment(row, basic)));
   })
 
   .get('/projects/:id/environments/:environment_id', async (c) => {
@@ -84,7 +93,7 @@ export const environmentRoutes = new Hono<AppEnv>()
       { type: 'CreateEnvironment', projectId: project.row.id, name, externalUrl: external_url ?? null, slugSuffix: slugSuffix() },
       eventMetadata(c, auth),
     );
-    return c.json(toEnvironment((await findEnvironment(db, project.row.id, id))!), 201);
+    return c.json(toEnvironment((await findEnvironment(db, project.row.id, id))!, await embedded(c, project)), 201);
   })
 
   .put('/projects/:id/environments/:environment_id', async (c) => {
@@ -94,7 +103,7 @@ export const environmentRoutes = new Hono<AppEnv>()
     const environment = await environmentOf(c, project.row.id);
     const { db, commands } = appContext(c);
     await environments.run(commands, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url }, eventMetadata(c, auth));
-    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!));
+    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)));
   })
 
   .delete('/projects/:id/environments/:environment_id', async (c) => {
@@ -115,5 +124,5 @@ export const environmentRoutes = new Hono<AppEnv>()
     const environment = await environmentOf(c, project.row.id);
     const { db, commands } = appContext(c);
     await environments.run(commands, environment.id, { type: 'StopEnvironment' }, eventMetadata(c, auth));
-    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!), 200);
+    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)), 200);
   });
