@@ -28,7 +28,7 @@ describe('POST /projects/:id/environments', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ id: expect.any(Number), name: 'production', slug: 'production', external_url: 'https://prod.example.com', project: expect.any(Object), state: 'available' });
     // The project as Entities::BasicProjectDetails embeds it.
-    expect(res.body.project).toMatchObject({ id: project.id, path_with_namespace: project.path_with_namespace, namespace: { id: project.namespace_id } });
+    expect(res.body.project).toMatchObject({ id: project.id, path_with_namespace: project.path_with_namespace, namespace: { kind: 'user', full_path: 'root' } });
     expect(res.body.project).not.toHaveProperty('visibility');
     const events = await api.events(`environment-${res.body.id}`);
     expect(events).toMatchObject([{ type: 'EnvironmentCreated', data: { id: res.body.id, project_id: project.id, name: 'production', slug: 'production' } }]);
