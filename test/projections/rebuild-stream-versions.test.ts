@@ -59,7 +59,12 @@ async function writeSome(round: number) {
   ok(await api.post(`/projects/${project.id}/star`, undefined, { token: alice.token }));
   ok(await api.post(`/projects/${project.id}/archive`));
   ok(await api.put(`/groups/${child.id}`, { path: 'kid', name: 'Kid' }));
-  ok(await api.post('/projects', { name: 'Mine' }, { token: bob.token }));
+  const mine = ok(await api.post('/projects', { name: 'Mine' }, { token: bob.token })).body;
+  const review = ok(await api.post(`/projects/${mine.id}/environments`, { name: 'review/a' }, { token: bob.token })).body;
+  ok(await api.put(`/projects/${mine.id}/environments/${review.id}`, { external_url: 'https://a.example.com' }, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/environments/${review.id}/stop`, undefined, { token: bob.token }));
+  ok(await api.del(`/projects/${mine.id}/environments/${review.id}`, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/environments`, { name: 'production' }, { token: bob.token }));
   ok(await api.del(`/users/${carol.user.id}`, { query: { hard_delete: true } }));
 }
 
