@@ -11,6 +11,7 @@ import { projectRoutes } from './routes/projects.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
 import { environmentRoutes } from './routes/environments.js';
+import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -67,6 +68,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', memberRoutes);
   api.route('/', accessRequestRoutes);
   api.route('/', environmentRoutes);
+  api.route('/', broadcastMessageRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

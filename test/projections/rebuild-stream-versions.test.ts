@@ -39,7 +39,7 @@ async function versionsAppliedOneByOne() {
   );
 }
 
-/** Users, groups, members and projects: streams with several events of each projection, some handled by several projections. */
+/** Users, groups, members, projects and broadcast messages: streams with several events of each projection, some handled by several projections. */
 async function writeSome(round: number) {
   const alice = await api.createUser({ username: `alice${round}` });
   const bob = await api.createUser({ username: `bob${round}` });
@@ -66,6 +66,8 @@ async function writeSome(round: number) {
   ok(await api.del(`/projects/${mine.id}/environments/${review.id}`, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/environments`, { name: 'production' }, { token: bob.token }));
   ok(await api.del(`/users/${carol.user.id}`, { query: { hard_delete: true } }));
+  const message = ok(await api.post('/broadcast_messages', { message: `Round ${round}` })).body;
+  ok(await api.put(`/broadcast_messages/${message.id}`, { color: '#000' }));
 }
 
 describe('rebuildProjections, stream versions', () => {

@@ -1,0 +1,142 @@
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { broadcastMessages } from '../../commands/broadcast-messages.js';
+import { nextId } from '../../commands/handler.js';
+import { DEFAULT_COLOR, DEFAULT_FONT } from '../../domain/broadcast-messages.js';
+import { paramErrors, recordNotFound } from '../../domain/errors.js';
+import { broadcastMessagesQuery, findBroadcastMessage } from '../../projections/broadcast-messages/queries.js';
+import type { BroadcastMessageRow } from '../../projections/broadcast-messages/tables.js';
+import { toBroadcastMessage } from '../entities/broadcast-messages.js';
+import { eventMetadata, requireAdmin } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { paginate } from '../kernel/pagination.js';
+import { declaration, integerCheck, optional, params, rawParams, required, t, type RawParams } from '../kernel/params.js';
+import { checkUnmodifiedSince } from '../kernel/request.js';
+
+const INT4_MAX = 2147483647;
+const HOUR_MS = 60 * 60 * 1000;
+
+/** Grape coerces an empty DateTime to nil. */
+const datetime = () => z.preprocess((v) => (v === '' ? undefined : v), t.datetime().optional());
+
+const createParams = {
+  message: required(t.string()),
+  starts_at: optional(datetime()),
+  ends_at: optional(datetime()),
+  color: optional(t.string()),
+  font: optional(t.string()),
+  target_path: optional(t.string()),
+};
+
+const updateParams = {
+  message: optional(t.string()),
+  starts_at: optional(datetime()),
+  ends_at: optional(datetime()),
+  color: optional(t.string()),
+  font: optional(t.string()),
+  target_path: optional(t.string()),
+};
+
+/**
+ * A parameter as `declared_params(include_missing: false)` hands it to the model: the parsed
+ * value, null when sent as null (or an empty DateTime), undefined when not sent.
+ */
+function sent<T>(raw: RawParams, name: string, parsed: T | undefined): T | null | undefined {
+  if (parsed !== undefined) return parsed;
+  return name in raw && (raw[name] === null || raw[name] === '') ? null : undefined;
+}
+
+const isoOrAbsent = (date: Date | null | undefined) => (date === null || date === undefined ? date : date.toISOString());
+
+/** `:id` is `requires :id, type: Integer` (checked after the admin check): "id is invalid", or no such record. */
+function messageId(c: Context): number {
+  const check = integerCheck(c, 'id');
+  if (check) throw paramErrors([check]);
+  const id = Number((c.req.param('id') ?? '').trim());
+  if (!Number.isSafeInteger(id) || id < 1 || id > INT4_MAX) throw recordNotFound('BroadcastMessage');
+  return id;
+}
+
+async function existing(c: Context, id: number): Promise<BroadcastMessageRow> {
+  const row = await findBroadcastMessage(appContext(c).db, id);
+  if (!row) throw recordNotFound('BroadcastMessage');
+  return row;
+}
+
+async function present(c: Context, id: number, status: 200 | 201 = 200) {
+  const row = await existing(c, id);
+  return c.json(toBroadcastMessage(row, appContext(c).commands.now()), status);
+}
+
+/** GitLab's API::BroadcastMessages (12.x): `before { authenticated_as_admin! }` on every endpoint. */
+export const broadcastMessageRoutes = new Hono<AppEnv>()
+  .get('/broadcast_messages', async (c) => {
+    await requireAdmin(c);
+    const { db, commands } = appContext(c);
+    const rows = await paginate(c, broadcastMessagesQuery(db), (q) => q.orderBy('id', 'desc'));
+    const now = commands.now();
+    return c.json(rows.map((row) => toBroadcastMessage(row, now)));
+  })
+
+  .get('/broadcast_messages/:id', async (c) => {
+    await requireAdmin(c);
+    return present(c, messageId(c));
+  })
+
+  .post('/broadcast_messages', async (c) => {
+    const auth = await requireAdmin(c);
+    const p = await params(c, createParams);
+    const { db, commands } = appContext(c);
+    const now = commands.now();
+    const id = await nextId(db, 'broadcast_messages_id_seq');
+    await broadcastMessages.run(
+      commands,
+      id,
+      {
+        type: 'CreateBroadcastMessage',
+        message: p.message,
+        startsAt: (p.starts_at ?? now).toISOString(),
+        endsAt: (p.ends_at ?? new Date(now.getTime() + HOUR_MS)).toISOString(),
+        color: p.color ?? DEFAULT_COLOR,
+        font: p.font ?? DEFAULT_FONT,
+        targetPath: p.target_path ?? null,
+      },
+      eventMetadata(c, auth),
+    );
+    return present(c, id, 201);
+  })
+
+  .put('/broadcast_messages/:id', async (c) => {
+    const auth = await requireAdmin(c);
+    const raw = await rawParams(c);
+    const declared = declaration(raw);
+    declared.check(integerCheck(c, 'id'));
+    const p = declared.parse(updateParams);
+    declared.done();
+    const id = messageId(c);
+    await existing(c, id);
+    await broadcastMessages.run(
+      appContext(c).commands,
+      id,
+      {
+        type: 'UpdateBroadcastMessage',
+        message: sent(raw, 'message', p.message),
+        startsAt: isoOrAbsent(sent(raw, 'starts_at', p.starts_at)),
+        endsAt: isoOrAbsent(sent(raw, 'ends_at', p.ends_at)),
+        color: sent(raw, 'color', p.color),
+        font: sent(raw, 'font', p.font),
+        targetPath: sent(raw, 'target_path', p.target_path),
+      },
+      eventMetadata(c, auth),
+    );
+    return present(c, id);
+  })
+
+  .delete('/broadcast_messages/:id', async (c) => {
+    const auth = await requireAdmin(c);
+    const id = messageId(c);
+    const row = await existing(c, id);
+    checkUnmodifiedSince(c, row.updated_at);
+    await broadcastMessages.run(appContext(c).commands, id, { type: 'DeleteBroadcastMessage' }, eventMetadata(c, auth));
+    return c.body(null, 204);
+  });

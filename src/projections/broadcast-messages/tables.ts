@@ -1,0 +1,23 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { StreamVersionsTable } from '../stream-versions.js';
+
+type Timestamp = ColumnType<Date, string, string>;
+
+export interface BroadcastMessagesTable {
+  id: number;
+  message: string;
+  starts_at: Timestamp;
+  ends_at: Timestamp;
+  color: string | null;
+  font: string | null;
+  target_path: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface BroadcastMessagesReadTables {
+  broadcast_messages: BroadcastMessagesTable;
+  broadcast_messages_stream_versions: StreamVersionsTable;
+}
+
+export type BroadcastMessageRow = Selectable<BroadcastMessagesTable>;
