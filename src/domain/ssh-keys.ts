@@ -36,6 +36,10 @@ export const FORBIDDEN_KEY_VALUE = -1;
 
 export const NO_KEY_RESTRICTIONS: KeyRestrictions = { rsa_key_restriction: 0, dsa_key_restriction: 0, ecdsa_key_restriction: 0, ed25519_key_restriction: 0 };
 
+/** Key: `validates :title, length: { maximum: 255 }`, `validates :key, length: { maximum: 5000 }`. */
+const TITLE_MAX = 255;
+const KEY_MAX = 5000;
+
 /** The algorithm names of the four types, as the key text starts (the sshkey gem's SSH_TYPES). */
 const ALGORITHMS: Readonly<Record<string, SshKeyType>> = {
   'ssh-rsa': 'rsa',
@@ -78,6 +82,8 @@ export function sanitizeKey(text: string): string {
   let content = `${type} `;
   for (let i = 0; i < parts.length; i++) {
     content += parts[i];
+    // No key GitLab accepts is longer than KEY_MAX: stop before the attempts grow quadratic.
+    if (content.length > KEY_MAX) break;
     if (parsePublicKey(content)) return [content, parts[i + 1]].filter((p) => p !== undefined).join(' ');
   }
   return text;
@@ -107,8 +113,6 @@ export function keyRestrictionErrors(key: Pick<PublicKey, 'type' | 'bits'> | nul
   return [];
 }
 
-const TITLE_MAX = 255;
-const KEY_MAX = 5000;
 /** Ruby's `\A(ssh|ecdsa)-.*\Z`: one line (a final line break aside) starting with ssh- or ecdsa-. */
 const KEY_FORMAT = /^(ssh|ecdsa)-[^\n]*\n?$/;
 

@@ -72,6 +72,12 @@ describe('sanitizeKey (Gitlab::SSHPublicKey.sanitize)', () => {
   });
   it('keeps a text that never parses as it is', () => expect(sanitizeKey('ssh-rsa not a key')).toBe('ssh-rsa not a key'));
   it('keeps a single word', () => expect(sanitizeKey('foo')).toBe('foo'));
+  it('gives up on a text past the longest key allowed instead of parsing it part by part', () => {
+    const hostile = `ssh-rsa ${'AAAA '.repeat(100_000)}`;
+    const started = Date.now();
+    expect(sanitizeKey(hostile)).toBe(hostile);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
 });
 
 describe('keyRestrictionErrors (Key#key_meets_restrictions)', () => {

@@ -246,7 +246,10 @@ describe('a deleted project', () => {
     const key = await addKey(a.id, { title: 'survivor', key: sshPublicKey() });
     await addKey(b.id, { title: 'survivor', key: key.key });
     expect((await api.del(`/projects/${a.id}`, { token: mia.token })).status).toBe(202);
-    for (let i = 0; i < 200 && (await api.get(`/projects/${a.id}`)).status !== 404; i++) await new Promise((r) => setTimeout(r, 25));
+    // The removal finishes in the background (GitLab's ProjectDestroyWorker).
+    const removed = async () => (await api.events(`project-${a.id}`)).some((e) => e.type === 'ProjectDeleted');
+    for (let i = 0; i < 400 && !(await removed()); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(await removed()).toBe(true);
     expect((await api.get('/deploy_keys', { query: { per_page: 100 } })).body.map((k: any) => k.id)).toContain(key.id);
     // The last live project's link deletes the key: the deleted project's link does not count.
     expect((await api.del(`/projects/${b.id}/deploy_keys/${key.id}`, { token: mia.token })).status).toBe(204);
