@@ -4,13 +4,14 @@ import type { Reactor } from '../projections/runner.js';
 import type { Aggregate } from './aggregate.js';
 import { environments } from './environments.js';
 import { broadcastMessages } from './broadcast-messages.js';
+import { deployKeys } from './deploy-keys.js';
 import { groups } from './groups.js';
 import { members } from './members.js';
 import { projects } from './projects.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

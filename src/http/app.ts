@@ -12,6 +12,7 @@ import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
 import { environmentRoutes } from './routes/environments.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
+import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -69,6 +70,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', accessRequestRoutes);
   api.route('/', environmentRoutes);
   api.route('/', broadcastMessageRoutes);
+  api.route('/', deployKeyRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

@@ -1,9 +1,10 @@
 import type { EnvironmentsReadTables } from './environments/tables.js';
 import type { BroadcastMessagesReadTables } from './broadcast-messages/tables.js';
+import type { DeployKeysReadTables } from './deploy-keys/tables.js';
 import type { GroupsReadTables } from './groups/tables.js';
 import type { MembersReadTables } from './members/tables.js';
 import type { ProjectsReadTables } from './projects/tables.js';
 import type { UsersReadTables } from './users.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables {}

@@ -1,0 +1,33 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { StreamVersionsTable } from '../stream-versions.js';
+
+type Timestamp = ColumnType<Date, string, string>;
+
+/** GitLab's keys of type DeployKey. */
+export interface DeployKeysTable {
+  id: number;
+  user_id: number | null;
+  title: string;
+  key: string;
+  fingerprint: string;
+  fingerprint_sha256: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** The projects a key is enabled in. */
+export interface DeployKeysProjectsTable {
+  deploy_key_id: number;
+  project_id: number;
+  can_push: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface DeployKeysReadTables {
+  deploy_keys: DeployKeysTable;
+  deploy_keys_projects: DeployKeysProjectsTable;
+  deploy_keys_stream_versions: StreamVersionsTable;
+}
+
+export type DeployKeyRow = Selectable<DeployKeysTable>;
