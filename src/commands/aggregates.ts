@@ -7,11 +7,12 @@ import { broadcastMessages } from './broadcast-messages.js';
 import { deployKeys } from './deploy-keys.js';
 import { groups } from './groups.js';
 import { members } from './members.js';
+import { notificationSettings } from './notification-settings.js';
 import { projects } from './projects.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

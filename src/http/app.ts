@@ -13,6 +13,7 @@ import { accessRequestRoutes } from './routes/access-requests.js';
 import { environmentRoutes } from './routes/environments.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
+import { notificationSettingRoutes } from './routes/notification-settings.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -71,6 +72,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', environmentRoutes);
   api.route('/', broadcastMessageRoutes);
   api.route('/', deployKeyRoutes);
+  api.route('/', notificationSettingRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

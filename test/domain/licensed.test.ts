@@ -11,7 +11,7 @@ const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
   ],
   ultimate: [
     'ee', 'merge_request_approvers', 'repository_mirrors', 'adjourned_deletion_for_projects_and_groups', 'custom_file_templates_for_namespace',
-    'external_authorization_service_api_management', 'packages', 'protected_environments', 'service_desk',
+    'external_authorization_service_api_management', 'packages', 'protected_environments', 'service_desk', 'epics',
   ],
 };
 

@@ -20,6 +20,7 @@ export const LICENSED_FEATURES = {
   packages: 'premium',
   protected_environments: 'premium',
   service_desk: 'premium',
+  epics: 'ultimate',
 } as const satisfies Record<string, Plan>;
 
 export type LicensedFeature = keyof typeof LICENSED_FEATURES;
