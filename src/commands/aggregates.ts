@@ -5,10 +5,11 @@ import type { Aggregate } from './aggregate.js';
 import { groups } from './groups.js';
 import { members } from './members.js';
 import { projects } from './projects.js';
+import { protectedBranches } from './protected-branches.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, protectedBranches];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).
