@@ -9,10 +9,11 @@ import { groups } from './groups.js';
 import { members } from './members.js';
 import { notificationSettings } from './notification-settings.js';
 import { projects } from './projects.js';
+import { protectedBranches } from './protected-branches.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

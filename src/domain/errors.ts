@@ -82,6 +82,8 @@ export const notFound = (resource?: string) => new DomainError('not_found', { su
 export const recordNotFound = (resource?: string) => new DomainError('not_found', { subject: resource, record: true });
 /** GitLab's `forbidden!(reason)`. */
 export const forbidden = (reason?: string) => new DomainError('forbidden', { subject: reason });
+/** GitLab's `render_api_error!(message, 403)`: a refusal in GitLab's own words (a feature not licensed). */
+export const refused = (message: string) => new DomainError('forbidden', { text: message });
 /** GitLab's `bad_request!(reason)`. */
 export const badRequest = (reason?: string) => new DomainError('bad_request', { subject: reason });
 /** A service's error message, rendered as it is with 400 (`render_api_error!(result[:message], 400)`). */

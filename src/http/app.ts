@@ -14,6 +14,7 @@ import { environmentRoutes } from './routes/environments.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
+import { protectedBranchRoutes } from './routes/protected-branches.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -73,6 +74,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', broadcastMessageRoutes);
   api.route('/', deployKeyRoutes);
   api.route('/', notificationSettingRoutes);
+  api.route('/', protectedBranchRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

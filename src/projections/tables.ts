@@ -5,7 +5,8 @@ import type { GroupsReadTables } from './groups/tables.js';
 import type { MembersReadTables } from './members/tables.js';
 import type { NotificationSettingsReadTables } from './notification-settings/tables.js';
 import type { ProjectsReadTables } from './projects/tables.js';
+import type { ProtectedBranchesReadTables } from './protected-branches/tables.js';
 import type { UsersReadTables } from './users.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables {}

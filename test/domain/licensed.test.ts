@@ -4,14 +4,16 @@ import { LICENSED_FEATURES, PLANS, licensed, type LicensedFeature, type Plan } f
 /** Which features each plan has (GitLab EE's EES/EEP/EEU_FEATURES, 12.10; free is CE). */
 const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
   free: [],
-  starter: ['ee', 'merge_request_approvers', 'repository_mirrors'],
+  starter: ['ee', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users'],
   premium: [
-    'ee', 'merge_request_approvers', 'repository_mirrors', 'adjourned_deletion_for_projects_and_groups', 'custom_file_templates_for_namespace',
-    'external_authorization_service_api_management', 'packages', 'protected_environments', 'service_desk',
+    'ee', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
+    'code_owner_approval_required', 'custom_file_templates_for_namespace', 'external_authorization_service_api_management', 'packages',
+    'protected_environments', 'service_desk',
   ],
   ultimate: [
-    'ee', 'merge_request_approvers', 'repository_mirrors', 'adjourned_deletion_for_projects_and_groups', 'custom_file_templates_for_namespace',
-    'external_authorization_service_api_management', 'packages', 'protected_environments', 'service_desk', 'epics',
+    'ee', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
+    'code_owner_approval_required', 'custom_file_templates_for_namespace', 'external_authorization_service_api_management', 'packages',
+    'protected_environments', 'service_desk', 'epics',
   ],
 };
 

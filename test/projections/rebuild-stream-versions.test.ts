@@ -39,7 +39,7 @@ async function versionsAppliedOneByOne() {
   );
 }
 
-/** Users, groups, members, projects and broadcast messages: streams with several events of each projection, some handled by several projections. */
+/** A scenario of every area: streams with several events of each projection, some handled by several projections. */
 async function writeSome(round: number) {
   const alice = await api.createUser({ username: `alice${round}` });
   const bob = await api.createUser({ username: `bob${round}` });
@@ -58,6 +58,10 @@ async function writeSome(round: number) {
   const project = ok(await api.post('/projects', { name: 'Tool', namespace_id: child.id })).body;
   ok(await api.post(`/projects/${project.id}/star`, undefined, { token: alice.token }));
   ok(await api.post(`/projects/${project.id}/archive`));
+  ok(await api.post(`/projects/${project.id}/protected_branches`, { name: 'main' }));
+  ok(await api.request('PATCH', `/projects/${project.id}/protected_branches/main`, { body: { code_owner_approval_required: true } }));
+  ok(await api.post(`/projects/${project.id}/protected_branches`, { name: 'release/*' }));
+  ok(await api.del(`/projects/${project.id}/protected_branches/release%2F*`));
   ok(await api.put(`/groups/${child.id}`, { path: 'kid', name: 'Kid' }));
   const mine = ok(await api.post('/projects', { name: 'Mine' }, { token: bob.token })).body;
   const review = ok(await api.post(`/projects/${mine.id}/environments`, { name: 'review/a' }, { token: bob.token })).body;

@@ -13,8 +13,10 @@ export const LICENSED_FEATURES = {
   /** Not a licensed feature: EE's own fields and parameters, which EE has under every licence and CE lacks. */
   ee: 'starter',
   merge_request_approvers: 'starter',
+  protected_refs_for_users: 'starter',
   repository_mirrors: 'starter',
   adjourned_deletion_for_projects_and_groups: 'premium',
+  code_owner_approval_required: 'premium',
   custom_file_templates_for_namespace: 'premium',
   external_authorization_service_api_management: 'premium',
   packages: 'premium',

@@ -9,6 +9,7 @@ import { DomainError, type DomainErrorCode, type FieldErrors } from '../../domai
  *   404 {"message":"404 Project Not Found"}           notFound('Project')
  *   404 {"message":"404 Not found"}                   recordNotFound()  (ActiveRecord::RecordNotFound)
  *   403 {"message":"403 Forbidden - <reason>"}        forbidden(reason?)
+ *   403 {"message":"<message>"}                       refused(message)
  *   400 {"message":"400 Bad request - <reason>"}      badRequest(reason?)
  *   400 {"message":"<a service's message>"}           serviceError(message)
  *   400 {"message":{"name":["has already been taken"]}}  invalid({ name: ['has already been taken'] })
@@ -89,6 +90,24 @@ export const limitReachedFirst: InvalidRendering = (fields) => {
   if (limit_reached && limit_reached.length > 0) return { status: 403, body: { message: [...limit_reached] } };
   return { status: 400, body: { message: { ...others, limit_reached: [] } } };
 };
+
+/**
+ * GitLab's `render_api_error!(record.errors.full_messages, status)`: `{"message":[…]}`, each
+ * field humanized before its message as Rails does (`push_access_levels.user` → "Push access
+ * levels user is not a member of the project"; `base` messages stand alone).
+ */
+export const fullMessages =
+  (status: 400 | 422): InvalidRendering =>
+  (fields) => ({
+    status,
+    body: {
+      message: Object.entries(fields).flatMap(([field, messages]) => {
+        if (field === 'base') return [...messages];
+        const human = field.replace(/\./g, '_').replace(/_id$/, '').replace(/_/g, ' ');
+        return messages.map((m) => `${human.charAt(0).toUpperCase()}${human.slice(1)} ${m}`);
+      }),
+    },
+  });
 
 const RENDERING = 'invalidRendering';
 

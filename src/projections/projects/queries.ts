@@ -84,7 +84,7 @@ export function projectSearch(query: string, alias = 'projects'): Expression<Sql
 }
 
 /** GitLab's Gitlab::SQL::Pattern#select_fuzzy_words: quoted phrases and words of 3+ characters. */
-function fuzzyWords(query: string): string[] {
+export function fuzzyWords(query: string): string[] {
   const quoted = [...query.matchAll(/"([^"]*)"/g)].map((m) => m[1]!);
   let rest = query;
   for (const phrase of quoted) rest = rest.replace(`"${phrase}"`, '');
