@@ -2,13 +2,14 @@ import { registerEventType } from '../eventstore/upcasters.js';
 import type { Projector } from '../projections/projector.js';
 import type { Reactor } from '../projections/runner.js';
 import type { Aggregate } from './aggregate.js';
+import { applicationSettings } from './application-settings.js';
 import { groups } from './groups.js';
 import { members } from './members.js';
 import { projects } from './projects.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, applicationSettings];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

@@ -10,6 +10,7 @@ import { groupRoutes } from './routes/groups.js';
 import { projectRoutes } from './routes/projects.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
+import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -65,6 +66,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', projectRoutes);
   api.route('/', memberRoutes);
   api.route('/', accessRequestRoutes);
+  api.route('/', applicationSettingsRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

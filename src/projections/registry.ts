@@ -1,3 +1,4 @@
+import { applicationSettingsProjector } from './application-settings/projector.js';
 import { groupsProjector } from './groups/projector.js';
 import { membersProjector } from './members/projector.js';
 import type { Projector } from './projector.js';
@@ -5,7 +6,7 @@ import { projectsProjector } from './projects/projector.js';
 import { usersProjector } from './users.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, applicationSettingsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');
