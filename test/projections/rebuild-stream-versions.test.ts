@@ -39,7 +39,7 @@ async function versionsAppliedOneByOne() {
   );
 }
 
-/** Users, groups, members and projects: streams with several events of each projection, some handled by several projections. */
+/** Users, groups, members, projects and the application settings: streams with several events of each projection, some handled by several projections. */
 async function writeSome(round: number) {
   const alice = await api.createUser({ username: `alice${round}` });
   const bob = await api.createUser({ username: `bob${round}` });
@@ -61,6 +61,8 @@ async function writeSome(round: number) {
   ok(await api.put(`/groups/${child.id}`, { path: 'kid', name: 'Kid' }));
   ok(await api.post('/projects', { name: 'Mine' }, { token: bob.token }));
   ok(await api.del(`/users/${carol.user.id}`, { query: { hard_delete: true } }));
+  ok(await api.put('/application/settings', { sign_in_text: `Round ${round}` }));
+  ok(await api.put('/application/settings', { default_projects_limit: 1000 + round }));
 }
 
 describe('rebuildProjections, stream versions', () => {
