@@ -97,7 +97,8 @@ describe('migrations, one file per area', () => {
       const { error } = await firstLayout(old.db).migrateToLatest();
       expect(error).toBeUndefined();
       await Promise.all([migrateToLatest(old.db), migrateToLatest(second.db)]);
-      expect(await recordedNames(old.db)).toEqual(PER_AREA);
+      // The first layout's records renamed, and the areas' files after them run once.
+      expect(await recordedNames(old.db)).toEqual(await recordedNames(fresh.db));
       expect(await schemaOf(old.db)).toEqual(freshSchema);
     } finally {
       await second.close();
