@@ -5,6 +5,7 @@ import type { Aggregate } from './aggregate.js';
 import { environments } from './environments.js';
 import { broadcastMessages } from './broadcast-messages.js';
 import { deployKeys } from './deploy-keys.js';
+import { applicationSettings } from './application-settings.js';
 import { groups } from './groups.js';
 import { members } from './members.js';
 import { notificationSettings } from './notification-settings.js';
@@ -13,7 +14,7 @@ import { protectedBranches } from './protected-branches.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

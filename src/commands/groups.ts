@@ -12,6 +12,8 @@ import { groupAccessLevelOf } from '../projections/access.js';
 import { findGroupRow, groupSubtree, lockNamespaceRow, mostVisibleProject, mostVisibleSubgroup, toParentGroup } from '../projections/groups/facts.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
 import type { Reactor } from '../projections/runner.js';
+import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
+import { currentSettings } from '../projections/application-settings/queries.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, type CommandResult, handleCommands, nextId } from './handler.js';
 import { firstMember } from '../domain/members.js';
@@ -30,10 +32,10 @@ export const groups = defineAggregate({
 });
 
 /** A new group's settings before the caller's: GitLab 12's column defaults and instance defaults. */
+/** A new group's settings before the caller's (createGroup takes the visibility from the instance's current settings). */
 export const DEFAULT_GROUP_SETTINGS: Omit<GroupSettings, 'name' | 'path'> = {
   description: '',
-  // GitLab: Gitlab::CurrentSettings.default_group_visibility (private by default).
-  visibility: 'private',
+  visibility: DEFAULT_SETTINGS.default_group_visibility as GroupSettings['visibility'],
   share_with_group_lock: false,
   require_two_factor_authentication: false,
   two_factor_grace_period: 48,
@@ -61,7 +63,9 @@ export interface CreateGroupInput {
 /** Creates a group and its creator's owner membership atomically. */
 export async function createGroup(ctx: CommandContext, input: CreateGroupInput, metadata: EventMetadata): Promise<CommandResult<GroupState>> {
   const id = await nextId(ctx.db, 'namespaces_id_seq');
-  const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, ...input.settings };
+  // GitLab (Groups::CreateService#set_visibility_level): Gitlab::CurrentSettings.default_group_visibility when not given.
+  const visibility = input.settings.visibility ?? ((await currentSettings(ctx.db)).default_group_visibility as GroupSettings['visibility']);
+  const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, visibility, ...input.settings };
   const parentId = input.parent?.id;
   // The parent as the transaction finds it (its visibility bounds the new group's), locked
   // against a concurrent change or removal until the commit.

@@ -16,6 +16,7 @@ import { claimHolder, personalProjectCount } from '../projections/projects/queri
 import type { ProjectRow } from '../projections/projects/tables.js';
 import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';
+import { currentSettings } from '../projections/application-settings/queries.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, type CommandResult, type CommandSpec, handleCommands, nextId } from './handler.js';
 import { firstMember } from '../domain/members.js';
@@ -72,9 +73,11 @@ export interface CreateProjectInput {
 export async function createProject(ctx: CommandContext, input: CreateProjectInput, metadata: EventMetadata): Promise<CommandResult<ProjectState>> {
   const { namespace, creator } = input;
   // GitLab (ProjectFeature): pages are open on a public project, members-only otherwise.
-  const visibility = input.settings.visibility ?? DEFAULT_PROJECT_SETTINGS.visibility;
+  // GitLab (Project's default_value_for): Gitlab::CurrentSettings.default_project_visibility when not given.
+  const visibility = input.settings.visibility ?? ((await currentSettings(ctx.db)).default_project_visibility as ProjectSettings['visibility']);
   const settings: ProjectSettings = {
     ...DEFAULT_PROJECT_SETTINGS,
+    visibility,
     pages_access_level: visibility === 'public' ? 'enabled' : 'private',
     ...input.settings,
   };

@@ -4,6 +4,8 @@ import { DomainError, conflict } from '../domain/errors.js';
 import { type ProfileChanges, type TokenScope, type UserProfile, userEventIndex, userEvents, userStreamId } from '../domain/users.js';
 import { userClaims, userDecider } from '../domain/users/decider.js';
 import { normalizeEmail, validateProfile } from '../domain/users/profile.js';
+import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
+import { currentSettings } from '../projections/application-settings/queries.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, nextId } from './handler.js';
 import { generateToken, hashPassword, randomPassword, tokenDigest } from './secrets.js';
@@ -18,6 +20,7 @@ export const users = defineAggregate({
   index: userEventIndex,
 });
 
+/** A new user's profile before the caller's (createUser takes projects_limit from the instance's current settings). */
 export const DEFAULT_PROFILE: Omit<UserProfile, 'name' | 'username' | 'email'> = {
   skype: '',
   linkedin: '',
@@ -27,7 +30,7 @@ export const DEFAULT_PROFILE: Omit<UserProfile, 'name' | 'username' | 'email'> =
   bio: '',
   location: '',
   public_email: '',
-  projects_limit: 100000,
+  projects_limit: DEFAULT_SETTINGS.default_projects_limit as number,
   is_admin: false,
   can_create_group: true,
   external: false,
@@ -79,7 +82,9 @@ async function validateOrConflict(db: Db, exceptUserId: number | null, profile: 
 }
 
 export async function createUser(ctx: CommandContext, input: CreateUserInput, metadata: EventMetadata) {
-  const profile: UserProfile = { ...DEFAULT_PROFILE, ...input.profile, email: normalizeEmail(input.profile.email) };
+  // GitLab (Users::BuildService): projects_limit defaults to Gitlab::CurrentSettings.default_projects_limit.
+  const projectsLimit = input.profile.projects_limit ?? ((await currentSettings(ctx.db)).default_projects_limit as number);
+  const profile: UserProfile = { ...DEFAULT_PROFILE, projects_limit: projectsLimit, ...input.profile, email: normalizeEmail(input.profile.email) };
   // GitLab: reset_password / force_random_password win over password; without them a password is required.
   const password = input.randomPassword ? undefined : (input.password ?? '');
   await validateOrConflict(ctx.db, null, profile, password);

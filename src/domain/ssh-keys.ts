@@ -11,6 +11,14 @@ import type { FieldErrors } from './errors.js';
 export const SSH_KEY_TYPES = ['rsa', 'dsa', 'ecdsa', 'ed25519'] as const;
 export type SshKeyType = (typeof SSH_KEY_TYPES)[number];
 
+/** Gitlab::SSHPublicKey's supported sizes per type: what a key restriction may require (with 0 and -1). */
+export const SSH_KEY_SIZES: Readonly<Record<SshKeyType, readonly number[]>> = {
+  rsa: [1024, 2048, 3072, 4096],
+  dsa: [1024, 2048, 3072],
+  ecdsa: [256, 384, 521],
+  ed25519: [256],
+};
+
 export interface PublicKey {
   readonly type: SshKeyType;
   readonly bits: number;

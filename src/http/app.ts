@@ -15,6 +15,7 @@ import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
 import { protectedBranchRoutes } from './routes/protected-branches.js';
+import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -75,6 +76,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', deployKeyRoutes);
   api.route('/', notificationSettingRoutes);
   api.route('/', protectedBranchRoutes);
+  api.route('/', applicationSettingsRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

@@ -1,6 +1,7 @@
 import { environmentsProjector } from './environments/projector.js';
 import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
 import { deployKeysProjector } from './deploy-keys/projector.js';
+import { applicationSettingsProjector } from './application-settings/projector.js';
 import { groupsProjector } from './groups/projector.js';
 import { membersProjector } from './members/projector.js';
 import { notificationSettingsProjector } from './notification-settings/projector.js';
@@ -10,7 +11,7 @@ import { protectedBranchesProjector } from './protected-branches/projector.js';
 import { usersProjector } from './users.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -9,11 +9,13 @@ const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
     'ee', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
     'code_owner_approval_required', 'custom_file_templates_for_namespace', 'external_authorization_service_api_management', 'packages',
     'protected_environments', 'service_desk',
+    'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter',
   ],
   ultimate: [
     'ee', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
     'code_owner_approval_required', 'custom_file_templates_for_namespace', 'external_authorization_service_api_management', 'packages',
-    'protected_environments', 'service_desk', 'epics',
+    'protected_environments', 'service_desk',
+    'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter', 'epics',
   ],
 };
 

@@ -261,3 +261,22 @@ it('rebuilds the same tables from the log', async () => {
   await addMemberAs(api, 'projects', (await fresh()).id, otto.user.id, 30);
   await expectReplayEquivalence(api.handle, [deployKeysProjector]);
 });
+
+describe("the instance's key restrictions (application settings)", () => {
+  it('refuses a key type the settings forbid or a key below their minimum size, and takes it again once lifted', async () => {
+    const project = await fresh();
+    const restrict = (settings: Record<string, number>) => api.put('/application/settings', settings);
+    expect((await restrict({ rsa_key_restriction: 2048, ed25519_key_restriction: -1 })).status).toBe(200);
+    try {
+      const small = await api.post(`/projects/${project.id}/deploy_keys`, { title: 'small', key: sshPublicKey('rsa1024') }, { token: mia.token });
+      expect(small).toMatchObject({ status: 400, body: { message: { 'deploy_key.key': ['must be at least 2048 bits'] } } });
+      const forbidden = await api.post(`/projects/${project.id}/deploy_keys`, { title: 'ed', key: sshPublicKey('ed25519') }, { token: mia.token });
+      expect(forbidden).toMatchObject({ status: 400, body: { message: { 'deploy_key.key': ['type is forbidden. Must be RSA, DSA, or ECDSA'] } } });
+      await addKey(project.id, { title: 'big enough', key: sshPublicKey('rsa2048') });
+    } finally {
+      expect((await restrict({ rsa_key_restriction: 0, ed25519_key_restriction: 0 })).status).toBe(200);
+    }
+    await addKey(project.id, { title: 'ed again', key: sshPublicKey('ed25519') });
+    expect((await api.get(`/projects/${project.id}/deploy_keys`, { token: mia.token })).body.map((k: any) => k.title)).toEqual(['big enough', 'ed again']);
+  });
+});

@@ -49,7 +49,7 @@ describe('migrations, one file per area', () => {
     expect(await recordedNames(fresh.db)).toEqual(applied);
     expect(await migrateToLatest(fresh.db)).toEqual([]);
     // The instance key runners tokens derive from.
-    expect((await sql<{ name: string }>`select name from instance_keys`.execute(fresh.db)).rows).toEqual([{ name: 'runners_token' }]);
+    expect((await sql<{ name: string }>`select name from instance_keys order by name`.execute(fresh.db)).rows).toEqual([{ name: 'application_settings' }, { name: 'runners_token' }]);
   });
 
   it('upgrade a database of the first layout in place: its records renamed, its schema and instance key untouched', async () => {

@@ -3,6 +3,7 @@ import { toStoredEvent } from '../../src/eventstore/store.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { rowsLeftBy, snapshotTables } from '../support/replay.js';
+import { sshPublicKey } from '../support/ssh-keys.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // A rebuild's bulk replay skips the per-batch stream-version guard (the tables are empty) and
@@ -69,16 +70,24 @@ async function writeSome(round: number) {
   ok(await api.post(`/projects/${mine.id}/environments/${review.id}/stop`, undefined, { token: bob.token }));
   ok(await api.del(`/projects/${mine.id}/environments/${review.id}`, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/environments`, { name: 'production' }, { token: bob.token }));
+  const key = ok(await api.post(`/projects/${mine.id}/deploy_keys`, { title: 'ci', key: sshPublicKey() }, { token: bob.token })).body;
+  ok(await api.put(`/projects/${mine.id}/deploy_keys/${key.id}`, { can_push: true }, { token: bob.token }));
+  ok(await api.post(`/projects/${project.id}/deploy_keys/${key.id}/enable`));
+  ok(await api.del(`/projects/${mine.id}/deploy_keys/${key.id}`, { token: bob.token }));
+  ok(await api.put('/notification_settings', { level: 'watch' }, { token: alice.token }));
+  ok(await api.put(`/projects/${mine.id}/notification_settings`, { level: 'custom', new_note: true }, { token: bob.token }));
   ok(await api.del(`/users/${carol.user.id}`, { query: { hard_delete: true } }));
   const message = ok(await api.post('/broadcast_messages', { message: `Round ${round}` })).body;
   ok(await api.put(`/broadcast_messages/${message.id}`, { color: '#000' }));
+  ok(await api.put('/application/settings', { sign_in_text: `Round ${round}` }));
+  ok(await api.put('/application/settings', { default_projects_limit: 1000 + round }));
 }
 
 describe('rebuildProjections, stream versions', () => {
   it("leaves each projection's stream versions as applying the events one by one does, however the log is cut into pages", async () => {
     await writeSome(1);
     const expected = await versionsAppliedOneByOne();
-    expect(Object.values(expected).every((rows) => rows.length > 0)).toBe(true);
+    expect(Object.entries(expected).filter(([, rows]) => rows.length === 0).map(([table]) => table)).toEqual([]);
     for (const batchSize of [1, 4, 5000]) {
       await rebuildProjections(api.handle, PROJECTORS, { batchSize });
       expect(await snapshotTables(api.handle.db, VERSION_TABLES), `pages of ${batchSize}`).toEqual(expected);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { VISIBILITIES } from '../access.js';
+import { DEFAULT_SETTINGS } from '../application-settings/attributes.js';
 
 /** GitLab's ProjectFeature access levels (issues, repository, merge requests, wiki, builds, snippets, pages). */
 export const FEATURE_ACCESS_LEVELS = ['disabled', 'private', 'enabled'] as const;
@@ -70,8 +71,8 @@ export function settingsOf(data: ProjectSettings): ProjectSettings {
 /** A new project's settings before the caller's: GitLab 12's column and instance defaults. */
 export const DEFAULT_PROJECT_SETTINGS: Omit<ProjectSettings, 'name' | 'path'> = {
   description: null,
-  // GitLab: Gitlab::CurrentSettings.default_project_visibility (private by default).
-  visibility: 'private',
+  // GitLab: Gitlab::CurrentSettings.default_project_visibility (createProject reads the current one).
+  visibility: DEFAULT_SETTINGS.default_project_visibility as ProjectSettings['visibility'],
   tag_list: [],
   issues_access_level: 'enabled',
   repository_access_level: 'enabled',

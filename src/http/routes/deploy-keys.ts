@@ -8,10 +8,10 @@ import {
   allDeployKeysQuery,
   findDeployKey,
   fingerprintTaken,
-  keyRestrictions,
   linkedProjectIds,
   projectDeployKeysQuery,
 } from '../../projections/deploy-keys/queries.js';
+import { keyRestrictions } from '../../projections/application-settings/queries.js';
 import { toDeployKeysProject, toSshKey } from '../entities/deploy-keys.js';
 import { eventMetadata, requireAdmin, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';

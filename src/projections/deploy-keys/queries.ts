@@ -1,14 +1,7 @@
 import type { Db } from '../../database.js';
 import type { Viewer } from '../../domain/access.js';
 import { FINGERPRINT_CLAIM } from '../../domain/deploy-keys.js';
-import { NO_KEY_RESTRICTIONS, type KeyRestrictions } from '../../domain/ssh-keys.js';
 import { authorizedProjects } from '../access.js';
-
-/** The instance's SSH key restrictions (application settings `<type>_key_restriction`). */
-export async function keyRestrictions(_db: Db): Promise<KeyRestrictions> {
-  // wired to application settings at merge
-  return NO_KEY_RESTRICTIONS;
-}
 
 /** Every key (GET /deploy_keys), filtered; the route orders and pages it. */
 export const allDeployKeysQuery = (db: Db) => db.selectFrom('deploy_keys').selectAll();

@@ -1,0 +1,43 @@
+import type { Db } from '../database.js';
+import { SECRET_ATTRIBUTES, type SettingsChanges, type SettingValue } from '../domain/application-settings/attributes.js';
+import { applicationSettingsDecider, applicationSettingsEvents, applicationSettingsStreamId, normalizeChanges } from '../domain/application-settings/decider.js';
+import { isBlank } from '../domain/application-settings/validation.js';
+import type { EventMetadata } from '../eventstore/types.js';
+import { currentSettings } from '../projections/application-settings/queries.js';
+import { defineAggregate } from './aggregate.js';
+import type { CommandContext } from './handler.js';
+import { openSecret, sealSecret } from './settings-secrets.js';
+
+/** The instance's application settings: one stream (src/domain/application-settings/). */
+export const applicationSettings = defineAggregate({
+  name: 'application_settings',
+  streamId: applicationSettingsStreamId,
+  events: applicationSettingsEvents,
+  decider: applicationSettingsDecider,
+  index: () => ({ targetType: 'ApplicationSetting', targetId: 1 }),
+});
+
+/**
+ * Seals the secrets of a change (a blank one clears it); a secret given again unchanged is
+ * no change (sealing twice never gives the same text).
+ */
+async function sealSecrets(db: Db, changes: SettingsChanges): Promise<SettingsChanges> {
+  const present = SECRET_ATTRIBUTES.filter((name) => name in changes);
+  if (present.length === 0) return changes;
+  const current = await currentSettings(db);
+  const sealed: Record<string, SettingValue> = { ...changes };
+  for (const name of present) {
+    const value = changes[name];
+    const before = current[name];
+    if (isBlank(value)) sealed[name] = null;
+    else if (typeof before === 'string' && (await openSecret(db, name, before)) === value) delete sealed[name];
+    else sealed[name] = await sealSecret(db, name, value as string);
+  }
+  return sealed;
+}
+
+/** PUT /application/settings: the changes as GitLab's setters take them, validated by the model's rules. */
+export async function updateApplicationSettings(ctx: CommandContext, changes: SettingsChanges, facts: { host: string }, metadata: EventMetadata) {
+  const sealed = await sealSecrets(ctx.db, normalizeChanges(changes, facts));
+  return applicationSettings.run(ctx, undefined, { type: 'UpdateApplicationSettings', changes: sealed }, metadata);
+}
