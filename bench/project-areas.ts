@@ -1,10 +1,13 @@
 /**
  * 7. Project areas (bench/README.md): the list endpoints of the areas under a project —
- * GET /projects/:id/environments — beside a bare route sending the same SELECT, then each
+ * GET /projects/:id/environments and /deploy_keys — beside a bare route sending the
+ * environments' SELECT, then each
  * at a fixed 200 requests/s, where GitLab's own performance tool holds such lists to
  * p90 < 200 ms. Targets: p90 < 200 ms at 200 req/s; the full-stack rate is shown against bare.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { Hono } from 'hono';
+import sshpk from 'sshpk';
 import type pg from 'pg';
 import type { BenchApp } from './harness/app.js';
 import type { LoadGenerator } from './harness/load-generator.js';
@@ -16,6 +19,8 @@ import { httpRow, type Row } from './harness/table.js';
 /** Per project, what each list holds (one GitLab page). */
 const ITEMS = 20;
 const FIXED_RATE = 200;
+/** The bare route's SELECT: the environments list's page. */
+const BARE_SQL = 'select * from environments where project_id = $1 order by id limit 20';
 const P90_TARGET_MS = 200;
 
 export interface FixedRateFigure {
@@ -35,11 +40,8 @@ export interface ProjectAreaFigures {
 }
 
 interface AreaList {
-  readonly name: string;
   /** The path below /api/v4/projects/:id. */
   readonly path: string;
-  /** What the bare route sends for the same page. */
-  readonly bareSql: string;
   /** Fills a project's list over HTTP as root. */
   seed(app: BenchApp, projectId: number): Promise<void>;
 }
@@ -52,20 +54,30 @@ async function post(app: BenchApp, path: string, body: unknown): Promise<any> {
 
 const AREAS: readonly AreaList[] = [
   {
-    name: 'environments',
     path: 'environments',
-    bareSql: 'select * from environments where project_id = $1 order by id limit 20',
     async seed(app, projectId) {
       for (let i = 0; i < ITEMS; i++) await post(app, `/projects/${projectId}/environments`, { name: `review/app-${i}`, external_url: `https://app-${i}.example.com` });
     },
   },
+  {
+    path: 'deploy_keys',
+    async seed(app, projectId) {
+      for (let i = 0; i < ITEMS; i++) await post(app, `/projects/${projectId}/deploy_keys`, { title: `deploy ${i}`, key: ed25519PublicKey(), can_push: i % 2 === 0 });
+    },
+  },
 ];
+
+/** A fresh ed25519 public key in OpenSSH's one-line format. */
+function ed25519PublicKey(): string {
+  const { publicKey } = generateKeyPairSync('ed25519');
+  return sshpk.parseKey(publicKey.export({ type: 'spki', format: 'pem' }), 'pem').toString('ssh');
+}
 
 export async function measureProjectAreas(gen: LoadGenerator, app: BenchApp): Promise<ProjectAreaFigures> {
   log(`project areas: a project with ${ITEMS} items per list…`);
   const project = await post(app, '/projects', { name: `bench-areas-${Date.now()}` });
   for (const area of AREAS) await area.seed(app, project.id);
-  const bareApp = await listenLocal(bareListApp(app.barePool, AREAS[0]!.bareSql).fetch);
+  const bareApp = await listenLocal(bareListApp(app.barePool, BARE_SQL).fetch);
   const headers = { 'PRIVATE-TOKEN': app.rootToken };
   const lists: Scenario[] = AREAS.map((area) => ({
     name: `GET /api/v4/projects/:id/${area.path}`,
@@ -75,7 +87,7 @@ export async function measureProjectAreas(gen: LoadGenerator, app: BenchApp): Pr
     counter: app.statements,
   }));
   const bareScenario: Scenario = {
-    name: `bare GET /projects/:id/${AREAS[0]!.path} (1 SELECT)`,
+    name: 'bare GET /projects/:id/environments (1 SELECT)',
     job: { url: `http://127.0.0.1:${bareApp.port}`, requests: [{ method: 'GET', path: `/projects/${project.id}` }] },
     traffic: bareApp.traffic,
     pool: app.barePool,
