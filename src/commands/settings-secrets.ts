@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db } from '../database.js';
+import { instanceKey } from './instance-keys.js';
 import { SECRET_ATTRIBUTES, type Settings, type SettingValue } from '../domain/application-settings/attributes.js';
 
 /**
@@ -9,21 +9,7 @@ import { SECRET_ATTRIBUTES, type Settings, type SettingValue } from '../domain/a
  * instance key `application_settings`, which migration 0018 creates outside the log. The
  * attribute's name is the authenticated data, so a sealed value cannot be moved to another.
  */
-const KEY_NAME = 'application_settings';
-const keys = new WeakMap<Db, Promise<Buffer>>();
-
-function settingsKey(db: Db): Promise<Buffer> {
-  let key = keys.get(db);
-  if (!key) {
-    key = sql<{ secret: string }>`select secret from instance_keys where name = ${KEY_NAME}`.execute(db).then(({ rows }) => {
-      if (!rows[0]) throw new Error(`instance key ${KEY_NAME} is missing (migration 0018_application_settings)`);
-      return Buffer.from(rows[0].secret, 'hex');
-    });
-    key.catch(() => keys.delete(db));
-    keys.set(db, key);
-  }
-  return key;
-}
+const settingsKey = async (db: Db) => Buffer.from(await instanceKey(db, 'application_settings'), 'hex');
 
 export async function sealSecret(db: Db, attribute: string, plaintext: string): Promise<string> {
   const key = await settingsKey(db);

@@ -13,6 +13,7 @@ import {
   paramErrors,
   preconditionFailed,
   recordNotFound,
+  refused,
   resourceLocked,
   serviceError,
   unprocessable,
@@ -21,6 +22,7 @@ import {
   ApiError,
   errorResponse,
   failedToSave,
+  fullMessages,
   insufficientScope,
   limitReachedFirst,
   methodNotAllowed,
@@ -45,6 +47,7 @@ const VOCABULARY = {
   forbidden: [
     [forbidden(), 403, { message: '403 Forbidden' }],
     [forbidden('Your account has been blocked.'), 403, { message: '403 Forbidden - Your account has been blocked.' }],
+    [refused("Feature 'Code Owner Approval Required' is not enabled"), 403, { message: "Feature 'Code Owner Approval Required' is not enabled" }],
   ],
   bad_request: [
     [badRequest(), 400, { message: '400 Bad request' }],
@@ -100,6 +103,13 @@ describe('the error vocabulary', () => {
 });
 
 describe('endpoint renderings of invalid', () => {
+  it("render_api_error!(record.errors.full_messages, 422): each field humanized before its messages, base alone", () => {
+    expect(toErrorResponse(invalid({ 'push_access_levels.user_id': ['is not a member of the project'], base: ['Something is wrong'] }), fullMessages(422))).toEqual({
+      status: 422,
+      body: { message: ['Push access levels user is not a member of the project', 'Something is wrong'] },
+    });
+  });
+
   it("POST /groups: GitLab's 'Failed to save group' with the errors as Ruby inspects them", () => {
     expect(toErrorResponse(invalid({ path: ['has already been taken'] }), failedToSave('group'))).toEqual({
       status: 400,

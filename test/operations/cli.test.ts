@@ -9,10 +9,14 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mintToken } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
+import { PROJECTORS } from '../../src/projections/registry.js';
 import { readProjectionLag } from '../../src/projections/runner.js';
 import { openRuntime } from '../../src/runtime.js';
 import { freshTestStore, itOnPostgres, onPostgres, type TestStore } from '../support/database.js';
 import { TEST_DATA_DIR, withDatabase } from '../support/global-setup.js';
+
+/** Every projection by name, in the registry's order (all are inline). */
+const PROJECTION_NAMES = PROJECTORS.map((p) => p.name);
 
 // `forgelog` as an operator meets it: real child processes (bin/forgelog.js), each on a
 // database of its own (a copy of the migrated template: PGlite directory or PostgreSQL clone).
@@ -268,10 +272,7 @@ describe('on a database in use', () => {
     expect(result.code, result.stderr).toBe(0);
     const rows = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
     expect(rows.map((r) => [r.name, r.kind, r.mode])).toEqual([
-      ['users', 'projection', 'inline'],
-      ['namespaces', 'projection', 'inline'],
-      ['members', 'projection', 'inline'],
-      ['projects', 'projection', 'inline'],
+      ...PROJECTION_NAMES.map((name) => [name, 'projection', 'inline']),
       ['reactor:group-removal', 'reactor', 'async'],
       ['reactor:project-removal', 'reactor', 'async'],
     ]);
@@ -290,7 +291,7 @@ describe('on a database in use', () => {
     expect(JSON.parse(verified.stdout)).toMatchObject({ ok: true });
     const rebuilt = await run(['rebuild', '--all'], store.env);
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
-    expect(rebuilt.stdout).toMatch(new RegExp(`^rebuilt users, namespaces, members, projects: ${head} events in [\\d.]+ s \\(\\d+ events/s\\)\\n$`));
+    expect(rebuilt.stdout).toMatch(new RegExp(`^rebuilt ${PROJECTION_NAMES.join(', ')}: ${head} events in [\\d.]+ s \\(\\d+ events/s\\)\\n$`));
     expect(rebuilt.stderr).toBe('');
   });
 
@@ -324,10 +325,10 @@ describe('on a database in use', () => {
         async_projections: [],
         reactors: ['group-removal', 'project-removal'],
         sealer: true,
-        inline_projections: ['users', 'namespaces', 'members', 'projects'],
+        inline_projections: PROJECTION_NAMES,
         database: onPostgres ? expect.stringMatching(/^PostgreSQL at 127\.0\.0\.1:5432\/\w+$/) : `the embedded database in ${fresh.env.FORGELOG_DATA_DIR}`,
       });
-      expect(line.msg).toMatch(/reactors group-removal, project-removal; the sealer\. Inline projections \(users, namespaces, members, projects\) are kept by the writers/);
+      expect(line.msg).toContain(`reactors group-removal, project-removal; the sealer. Inline projections (${PROJECTION_NAMES.join(', ')}) are kept by the writers`);
     } finally {
       worker.child.kill('SIGTERM');
     }

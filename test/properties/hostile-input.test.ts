@@ -106,6 +106,19 @@ const PARAMETER_NAMES = [
   'pagination',
   'admin',
   'skip_confirmation',
+  // the administration areas (issue 10)
+  'external_url',
+  'title',
+  'key',
+  'can_push',
+  'level',
+  'notification_email',
+  'color',
+  'starts_at',
+  'push_access_level',
+  'allowed_to_push',
+  'rsa_key_restriction',
+  'external_authorization_service_timeout',
 ];
 const PROTOTYPE_KEYS = ['__proto__', 'constructor', 'prototype', '__proto__[sudo]', '__proto__[x]', 'constructor[prototype]', 'prototype[sudo]', 'sudo[__proto__]', 'scopes[]', 'a[b]'];
 const key = fc.oneof(fc.constantFrom(...PARAMETER_NAMES), fc.constantFrom(...PROTOTYPE_KEYS), fc.string({ maxLength: 6 }));

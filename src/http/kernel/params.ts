@@ -171,7 +171,8 @@ function assign(params: RawParams, key: string, value: unknown) {
 
 const TRUE = new Set(['true', 't', '1', 'yes', 'y', 'on']);
 const FALSE = new Set(['false', 'f', '0', 'no', 'n', 'off']);
-const INT4_MAX = 2147483647;
+/** PostgreSQL's integer: ids past it name nothing. */
+export const INT4_MAX = 2147483647;
 
 /** How Grape reads an Integer from a string: digits, an optional minus, spaces around. */
 export const INTEGER_TEXT = /^\s*-?\d+\s*$/;
@@ -375,4 +376,13 @@ export function allOrNoneOf(raw: RawParams, names: readonly string[]) {
 /** A path integer declared `requires :x, type: Integer` (not a route requirement): "x is invalid". */
 export function integerCheck(c: Context, name: string): string | undefined {
   return INTEGER_TEXT.test(c.req.param(name) ?? '') ? undefined : `${name} is invalid`;
+}
+
+/**
+ * The value of a path integer `integerCheck` passed, or null when no row can have it (past
+ * PostgreSQL's integer, or below 1): the route answers its `find`'s 404 then.
+ */
+export function pathId(c: Context, name: string): number | null {
+  const id = Number((c.req.param(name) ?? '').trim());
+  return Number.isSafeInteger(id) && id >= 1 && id <= INT4_MAX ? id : null;
 }

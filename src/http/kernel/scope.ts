@@ -11,6 +11,7 @@ import type { NamespaceRow } from '../../projections/groups/tables.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import type { Auth } from './auth.js';
 import { appContext, today } from './context.js';
+import { INT4_MAX } from './params.js';
 
 /**
  * The group or project a route acts on, as GitLab's `user_group` / `user_project` +
@@ -34,8 +35,6 @@ export interface GroupScope extends Visible<NamespaceRow> {
   readonly subject: GroupSubject;
   can(ability: GroupAbility): boolean;
 }
-
-const INT4_MAX = 2147483647;
 
 /**
  * `:id` as GitLab reads it: all digits is an id, anything else a URL-encoded full path,

@@ -10,10 +10,9 @@ import { toBroadcastMessage } from '../entities/broadcast-messages.js';
 import { eventMetadata, requireAdmin } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, params, rawParams, required, t, type RawParams } from '../kernel/params.js';
+import { declaration, integerCheck, optional, pathId, params, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 
-const INT4_MAX = 2147483647;
 const HOUR_MS = 60 * 60 * 1000;
 
 /** Grape coerces an empty DateTime to nil. */
@@ -52,8 +51,8 @@ const isoOrAbsent = (date: Date | null | undefined) => (date === null || date ==
 function messageId(c: Context): number {
   const check = integerCheck(c, 'id');
   if (check) throw paramErrors([check]);
-  const id = Number((c.req.param('id') ?? '').trim());
-  if (!Number.isSafeInteger(id) || id < 1 || id > INT4_MAX) throw recordNotFound('BroadcastMessage');
+  const id = pathId(c, 'id');
+  if (id === null) throw recordNotFound('BroadcastMessage');
   return id;
 }
 

@@ -16,7 +16,7 @@ import { toDeployKeysProject, toSshKey } from '../entities/deploy-keys.js';
 import { eventMetadata, requireAdmin, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { atLeastOneOf, declaration, integerCheck, optional, params, rawParams, required, t } from '../kernel/params.js';
+import { atLeastOneOf, declaration, integerCheck, optional, pathId, params, rawParams, required, t } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject } from '../kernel/scope.js';
 
@@ -27,14 +27,11 @@ import { userProject } from '../kernel/scope.js';
  */
 export const deployKeyRoutes = new Hono<AppEnv>();
 
-const INT4_MAX = 2147483647;
-
 /** `requires :key_id, type: Integer`: "key_id is invalid"; a number no key can have finds nothing. */
 function keyIdOf(c: Context): number {
   const invalid = integerCheck(c, 'key_id');
   if (invalid) throw paramErrors([invalid]);
-  const id = Number(c.req.param('key_id'));
-  return Math.abs(id) <= INT4_MAX ? id : 0;
+  return pathId(c, 'key_id') ?? 0;
 }
 
 /** The project `:id`, for a caller who may admin it. */

@@ -8,12 +8,11 @@ import { toEnvironment, toEnvironmentWithLastDeployment } from '../entities/envi
 import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, rawParams, required, t, type RawParams } from '../kernel/params.js';
+import { declaration, integerCheck, optional, pathId, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 import { presentProjects } from '../entities/projects.js';
 
-const INT4_MAX = 2147483647;
 const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
 /** Environment#random_suffix: six characters out of a-z0-9. */
@@ -38,8 +37,8 @@ async function declared<S extends Parameters<ReturnType<typeof declaration>['par
 
 /** `user_project.environments.find(params[:environment_id])`: another project's id is "404 Not found". */
 async function environmentOf(c: Context, projectId: number) {
-  const id = Number(c.req.param('environment_id'));
-  const row = id <= INT4_MAX ? await findEnvironment(appContext(c).db, projectId, id) : undefined;
+  const id = pathId(c, 'environment_id');
+  const row = id === null ? undefined : await findEnvironment(appContext(c).db, projectId, id);
   if (!row) throw recordNotFound('Environment');
   return row;
 }
