@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
-import { ACCESS, type Viewer } from '../domain/access.js';
+import { ACCESS, restrictedVisibilityError, type Viewer } from '../domain/access.js';
 import { can } from '../domain/policy/can.js';
 import { notFound } from '../domain/errors.js';
 import { groupClaimRefusal, groupClaims } from '../domain/groups/claims.js';
@@ -57,14 +57,19 @@ export interface CreateGroupInput {
   /** The parent group's row (the caller has been authorized to create subgroups in it). */
   readonly parent: NamespaceRow | null;
   /** Becomes the group's first owner, in the same transaction. */
-  readonly creatorId: number;
+  /** The creator, who becomes the group's owner. */
+  readonly creator: Pick<Viewer, 'id' | 'isAdmin'>;
 }
 
 /** Creates a group and its creator's owner membership atomically. */
 export async function createGroup(ctx: CommandContext, input: CreateGroupInput, metadata: EventMetadata): Promise<CommandResult<GroupState>> {
   const id = await nextId(ctx.db, 'namespaces_id_seq');
-  // GitLab (Groups::CreateService#set_visibility_level): Gitlab::CurrentSettings.default_group_visibility when not given.
-  const visibility = input.settings.visibility ?? ((await currentSettings(ctx.db)).default_group_visibility as GroupSettings['visibility']);
+  // GitLab (Groups::CreateService#set_visibility_level): Gitlab::CurrentSettings.default_group_visibility when not given;
+  // then a level the instance restricts is refused before anything else.
+  const instance = await currentSettings(ctx.db);
+  const visibility = input.settings.visibility ?? (instance.default_group_visibility as GroupSettings['visibility']);
+  const restricted = restrictedVisibilityError(visibility, instance.restricted_visibility_levels as string[], input.creator.isAdmin);
+  if (restricted) throw restricted;
   const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, visibility, ...input.settings };
   const parentId = input.parent?.id;
   // The parent as the transaction finds it (its visibility bounds the new group's), locked
@@ -74,13 +79,18 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
     return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null };
   };
-  const owner = firstMember(input.creatorId, ACCESS.OWNER, metadata.actor_id ?? null);
+  const owner = firstMember(input.creator.id, ACCESS.OWNER, metadata.actor_id ?? null);
   const [group] = await handleCommands(ctx, [groups.spec(id, command, metadata), members.spec({ type: 'Namespace', id }, owner, metadata)]);
   return group as CommandResult<GroupState>;
 }
 
 /** Applies changed settings (owner or admin, checked by the caller). */
 export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata) {
+  // Groups::UpdateService: a new visibility the instance restricts is refused first.
+  if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
+    const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(ctx.db)).restricted_visibility_levels as string[], viewer.isAdmin);
+    if (restricted) throw restricted;
+  }
   // Read in the write transaction: when the visibility changes, the group's row first,
   // locked for update, so a subgroup or project being created under it (which locks the row
   // to read its visibility) is either committed and counted here, or waits; then the parent.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
-import { ACCESS } from '../domain/access.js';
+import { ACCESS, restrictedVisibilityError, type Viewer } from '../domain/access.js';
 import { unhandled } from '../domain/decider.js';
 import { invalid, notFound } from '../domain/errors.js';
 import { projectClaimRefusal, projectClaims, projectNameClaim, projectPathClaim } from '../domain/projects/claims.js';
@@ -60,7 +60,7 @@ export interface CreateProjectInput {
   readonly settings: Pick<ProjectSettings, 'name' | 'path'> & Partial<ProjectSettings>;
   /** The namespace row (the caller has been authorized to create projects in it). */
   readonly namespace: NamespaceRow;
-  readonly creator: Pick<UserRow, 'id' | 'projects_limit'>;
+  readonly creator: Pick<UserRow, 'id' | 'projects_limit' | 'is_admin'>;
   readonly initializeWithReadme: boolean;
   readonly defaultBranch?: string | undefined;
 }
@@ -73,8 +73,12 @@ export interface CreateProjectInput {
 export async function createProject(ctx: CommandContext, input: CreateProjectInput, metadata: EventMetadata): Promise<CommandResult<ProjectState>> {
   const { namespace, creator } = input;
   // GitLab (ProjectFeature): pages are open on a public project, members-only otherwise.
-  // GitLab (Project's default_value_for): Gitlab::CurrentSettings.default_project_visibility when not given.
-  const visibility = input.settings.visibility ?? ((await currentSettings(ctx.db)).default_project_visibility as ProjectSettings['visibility']);
+  // GitLab (Project's default_value_for): Gitlab::CurrentSettings.default_project_visibility when not given;
+  // Projects::CreateService then refuses a level the instance restricts, before any other check.
+  const instance = await currentSettings(ctx.db);
+  const visibility = input.settings.visibility ?? (instance.default_project_visibility as ProjectSettings['visibility']);
+  const restricted = restrictedVisibilityError(visibility, instance.restricted_visibility_levels as string[], creator.is_admin);
+  if (restricted) throw restricted;
   const settings: ProjectSettings = {
     ...DEFAULT_PROJECT_SETTINGS,
     visibility,
@@ -110,8 +114,13 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
   return project as CommandResult<ProjectState>;
 }
 
-/** PUT /projects/:id: applies changed settings (authorized by the caller). */
-export async function updateProject(ctx: CommandContext, project: ProjectRow, namespace: NamespaceRow, changes: ProjectChanges, metadata: EventMetadata) {
+/** PUT /projects/:id: applies changed settings (authorized by the caller, `actor`). */
+export async function updateProject(ctx: CommandContext, project: ProjectRow, namespace: NamespaceRow, changes: ProjectChanges, actor: Viewer, metadata: EventMetadata) {
+  // Projects::UpdateService#validate!: a new visibility the instance restricts is refused first.
+  if (changes.visibility !== undefined && changes.visibility !== project.visibility) {
+    const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(ctx.db)).restricted_visibility_levels as string[], actor.isAdmin);
+    if (restricted) throw restricted;
+  }
   const isTaken = await taken(ctx.db, project.namespace_id, changes.name, changes.path, project.id);
   // A visibility change is bounded by the namespace's: read and locked in the transaction.
   const command = async (trx: Db): Promise<ProjectCommand> => {

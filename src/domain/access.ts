@@ -8,6 +8,8 @@
  * takes it as a subject's `role`.
  */
 
+import { type DomainError, invalid } from './errors.js';
+
 // ───────────────────────────── Roles ─────────────────────────────
 
 export const ACCESS = { NONE: 0, GUEST: 10, REPORTER: 20, DEVELOPER: 30, MAINTAINER: 40, OWNER: 50 } as const;
@@ -26,6 +28,16 @@ export const VISIBILITY_LEVEL: Record<Visibility, number> = { private: 0, intern
 
 /** A child (subgroup, project) may not be more visible than its parent. */
 export const allowedUnder = (child: Visibility, parent: Visibility) => VISIBILITY_LEVEL[child] <= VISIBILITY_LEVEL[parent];
+
+/**
+ * Gitlab::VisibilityLevel.allowed_for?: an administrator may use any level, anybody else
+ * none of the levels the instance restricts (application setting restricted_visibility_levels).
+ * The refusal is the model error the create and update services add (deny_visibility_level).
+ */
+export function restrictedVisibilityError(level: Visibility, restricted: readonly unknown[], isAdmin: boolean): DomainError | undefined {
+  if (isAdmin || !restricted.includes(level)) return undefined;
+  return invalid({ visibility_level: [`${level.charAt(0).toUpperCase()}${level.slice(1)} has been restricted by your GitLab administrator`] });
+}
 
 /** The visibilities a viewer sees without membership. */
 export function visibleWithoutMembership(viewer: Viewer | null): Visibility[] {

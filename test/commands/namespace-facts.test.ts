@@ -22,6 +22,8 @@ afterAll(() => api.close());
 const metadata = { actor_id: 1, actor_username: 'root' };
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${++counter}`;
+/** root, the caller of the commands below. */
+const rootViewer = { id: 1, isAdmin: true, external: false, today: new Date().toISOString().slice(0, 10) };
 
 async function group(visibility: string, parentId?: number) {
   const path = unique('facts');
@@ -43,14 +45,14 @@ describe('commands that depend on a namespace', () => {
     expect((await api.put(`/groups/${parent.id}`, { visibility: 'private' })).status).toBe(200);
 
     const path = unique('child');
-    const refused = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: stale, creatorId: 1 }, metadata));
+    const refused = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: stale, creator: { id: 1, isAdmin: true } }, metadata));
     expect(refused).toMatchObject({ code: 'invalid', fields: { visibility_level: ['public is not allowed since the parent group has a private visibility.'] } });
 
     // A parent scheduled for deletion meanwhile takes no subgroup.
     const doomed = await group('public');
     const staleDoomed = (await findGroupRow(api.handle.db, doomed.id))!;
     expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
-    const gone = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'private' }, parent: staleDoomed, creatorId: 1 }, metadata));
+    const gone = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'private' }, parent: staleDoomed, creator: { id: 1, isAdmin: true } }, metadata));
     expect(gone).toMatchObject({ code: 'not_found', subject: 'Group' });
   });
 
@@ -70,7 +72,7 @@ describe('commands that depend on a namespace', () => {
     expect(JSON.stringify(created)).toMatch(/visibility_level/);
 
     const row = (await findProjectRow(api.handle.db, project.body.id))!;
-    const opened = await refusal(updateProject(api.runtime.app.commands, row, stale, { visibility: 'public' }, metadata));
+    const opened = await refusal(updateProject(api.runtime.app.commands, row, stale, { visibility: 'public' }, rootViewer, metadata));
     expect(opened).toMatchObject({ code: 'invalid' });
     expect(JSON.stringify(opened)).toMatch(/visibility_level/);
     expect((await api.get(`/projects/${project.body.id}`)).body.visibility).toBe('private');
@@ -87,14 +89,14 @@ describe('commands that depend on a namespace', () => {
   });
 
   itOnPostgres('never leave a subgroup more visible than its parent when both change at once', async () => {
-    const viewer = { id: 1, isAdmin: true } as Parameters<typeof updateGroup>[3];
+    const viewer = rootViewer;
     for (let round = 0; round < 15; round++) {
       const parent = await group('public');
       const row = (await findGroupRow(api.handle.db, parent.id))!;
       const path = unique('race');
       const [lowered, created] = await Promise.all([
         refusal(updateGroup(api.runtime.app.commands, row, { visibility: 'private' }, viewer, metadata)),
-        refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: row, creatorId: 1 }, metadata)),
+        refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: row, creator: { id: 1, isAdmin: true } }, metadata)),
       ]);
       // One of the two wins; the other is refused, never both applied.
       expect([lowered, created].filter((outcome) => outcome === undefined)).toHaveLength(1);

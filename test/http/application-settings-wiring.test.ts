@@ -29,6 +29,36 @@ async function withSetting(changes: Record<string, unknown>, restore: Record<str
 }
 
 describe('settings other areas read', () => {
+  it('restricted_visibility_levels: nobody but an administrator creates or moves a project or group to a restricted level', async () => {
+    const alice = await api.createUser();
+    const token = alice.token;
+    const project = (await api.post('/projects', { name: unique('kept'), visibility: 'internal' }, { token })).body;
+    const groupPath = unique('kept');
+    const group = (await api.post('/groups', { name: groupPath, path: groupPath, visibility: 'internal' }, { token })).body;
+    const refusal = ['Public has been restricted by your GitLab administrator'];
+    await withSetting({ restricted_visibility_levels: ['public'] }, { restricted_visibility_levels: [] }, async () => {
+      expect(await api.post('/projects', { name: unique('open'), visibility: 'public' }, { token })).toMatchObject({
+        status: 400,
+        body: { message: { visibility_level: refusal, limit_reached: [] } },
+      });
+      const path = unique('open');
+      expect(await api.post('/groups', { name: path, path, visibility: 'public' }, { token })).toMatchObject({
+        status: 400,
+        body: { message: 'Failed to save group {:visibility_level=>["Public has been restricted by your GitLab administrator"]}' },
+      });
+      expect(await api.put(`/projects/${project.id}`, { visibility: 'public' }, { token })).toMatchObject({ status: 400, body: { message: { visibility_level: refusal } } });
+      expect(await api.put(`/groups/${group.id}`, { visibility: 'public' }, { token })).toMatchObject({ status: 400, body: { message: { visibility_level: refusal } } });
+      // Other levels, and an unchanged one, stay open; an administrator may use any.
+      expect((await api.put(`/projects/${project.id}`, { visibility: 'private' }, { token })).status).toBe(200);
+      expect((await api.post('/projects', { name: unique('open'), visibility: 'public' })).status).toBe(201);
+      expect((await api.put(`/groups/${group.id}`, { visibility: 'public' })).status).toBe(200);
+      expect((await api.put(`/groups/${group.id}`, { visibility: 'public', description: 'same level' }, { token })).status).toBe(200);
+    });
+    expect((await api.get(`/projects/${project.id}`, { token })).body.visibility).toBe('private');
+    expect((await api.put(`/projects/${project.id}`, { visibility: 'public' }, { token })).status).toBe(200);
+  });
+
+
   it('default_projects_limit is the projects_limit of a new user that names none', async () => {
     await withSetting({ default_projects_limit: 42 }, { default_projects_limit: 100000 }, async () => {
       const name = unique('limited');

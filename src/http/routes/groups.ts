@@ -198,7 +198,7 @@ export const groupRoutes = new Hono<AppEnv>()
     // GitLab EE: authenticated_as_admin! if params[:shared_runners_minutes_limit].
     if (licensed(config.plan, 'ee') && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
     const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
-    const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creatorId: auth.user.id }, eventMetadata(c, auth));
+    const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creator: { id: auth.user.id, isAdmin: auth.user.is_admin } }, eventMetadata(c, auth));
     const group = await reloaded(c, result.state.id!, 50, viewer);
     return c.json(await presentDetail(c, group, { withProjects: true, runnersToken: false }), 201);
   })

@@ -196,7 +196,7 @@ export const projectRoutes = new Hono<AppEnv>()
     const namespace = await namespaceRow(c, row.namespace_id);
     if (!namespace) throw notFound('Project');
     const changes: ProjectChanges = { ...settingsFrom(p, licensed(appContext(c).config.plan, 'ee')), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
-    await updateProject(appContext(c).commands, row, namespace, changes, eventMetadata(c, auth));
+    await updateProject(appContext(c).commands, row, namespace, changes, viewer!, eventMetadata(c, auth));
     const updated = await reloaded(c, row.id);
     return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, project) }));
   })
