@@ -30,6 +30,8 @@ describe('POST /projects/:id/environments', () => {
     // The project as Entities::BasicProjectDetails embeds it.
     expect(res.body.project).toMatchObject({ id: project.id, path_with_namespace: project.path_with_namespace, namespace: { kind: 'user', full_path: 'root' } });
     expect(res.body.project).not.toHaveProperty('visibility');
+    const listed = (await api.get('/projects', { query: { simple: true, search: project.path_with_namespace.split('/')[1]! } })).body;
+    expect(res.body.project).toEqual(listed.find((p: any) => p.id === project.id));
     const events = await api.events(`environment-${res.body.id}`);
     expect(events).toMatchObject([{ type: 'EnvironmentCreated', data: { id: res.body.id, project_id: project.id, name: 'production', slug: 'production' } }]);
 

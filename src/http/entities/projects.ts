@@ -302,3 +302,15 @@ export async function presentProjects(db: Db, config: Config, viewer: Viewer | n
     return view.simple ? toSimpleProject(row, ctx) : toProject(row, ctx);
   });
 }
+
+/**
+ * Entities::BasicProjectDetails of the one project a route already holds, with the caller's
+ * level on it (what records of the project's own resources embed): only its namespace, and a
+ * personal namespace's owner, are read.
+ */
+export async function presentProjectBasic(db: Db, config: Config, project: { row: ProjectRow; viewer: Viewer | null; role: number | null }) {
+  const namespace = await db.selectFrom('namespaces').selectAll().where('id', '=', project.row.namespace_id).executeTakeFirst();
+  const owner =
+    namespace?.kind === 'user' && namespace.owner_id !== null ? await db.selectFrom('users').selectAll().where('id', '=', namespace.owner_id).executeTakeFirst() : undefined;
+  return toSimpleProject(project.row, { config, viewer: project.viewer, role: project.role, namespace, owner });
+}

@@ -11,7 +11,7 @@ import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, pathId, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
-import { presentProjects } from '../entities/projects.js';
+import { presentProjectBasic } from '../entities/projects.js';
 
 const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -44,10 +44,9 @@ async function environmentOf(c: Context, projectId: number) {
 }
 
 /** The project as every environment of a response embeds it (Entities::BasicProjectDetails). */
-async function embedded(c: Context, project: ProjectScope) {
+function embedded(c: Context, project: ProjectScope) {
   const { db, config } = appContext(c);
-  const [basic] = await presentProjects(db, config, project.viewer, [project.row], { simple: true });
-  return basic!;
+  return presentProjectBasic(db, config, project);
 }
 
 const listShape = { name: optional(t.string()), search: optional(t.string()) };
