@@ -4,7 +4,7 @@ import { createGroup, createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { onPlan, startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
 type User = { user: any; token: string };
@@ -187,28 +187,17 @@ describe('notification settings', () => {
     expect(await rowsOf(user.id)).toEqual([]);
   });
 
-  describe('below ultimate', () => {
-    const config = () => api.runtime.config as { plan: string };
-    let paidPlan: string;
-    beforeAll(() => {
-      paidPlan = config().plan;
-    });
-    afterAll(() => {
-      config().plan = paidPlan;
-    });
-
-    it('new_epic (the epics feature) is neither shown nor read', async () => {
-      const { token, user } = await api.createUser();
-      const group = await createGroup(api, { token: owner.token, visibility: 'public' });
-      config().plan = 'premium';
+  it('below ultimate, new_epic (the epics feature) is neither shown nor read', async () => {
+    const { token, user } = await api.createUser();
+    const group = await createGroup(api, { token: owner.token, visibility: 'public' });
+    await onPlan(api, 'premium', async () => {
       const global = await api.put('/notification_settings', { level: 'custom', new_epic: true }, { token });
       expect(global.body).toEqual({ level: 'custom', events: unsetEvents(), notification_email: user.email });
       const inGroup = await api.put(`/groups/${group.id}/notification_settings`, { level: 'custom', new_epic: true }, { token });
       expect(inGroup.body).toEqual({ level: 'custom', events: unsetEvents() });
-      config().plan = paidPlan;
-      expect((await api.get('/notification_settings', { token })).body.events.new_epic).toBeNull();
-      expect((await api.get(`/groups/${group.id}/notification_settings`, { token })).body.events.new_epic).toBeNull();
     });
+    expect((await api.get('/notification_settings', { token })).body.events.new_epic).toBeNull();
+    expect((await api.get(`/groups/${group.id}/notification_settings`, { token })).body.events.new_epic).toBeNull();
   });
 
   it('rebuilds the same rows from the log (replay equivalence)', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { onPlan, startTestServer, type TestServer } from '../support/server.js';
 
 // GitLab 12 entities, field by field and in order (lib/api/entities.rb; EE adds the paid fields).
 const BASIC = ['id', 'name', 'username', 'state', 'avatar_url', 'web_url'];
@@ -716,21 +716,13 @@ describe('GET /user', () => {
 // ───────────────────────────── Free tier ─────────────────────────────
 
 describe('on the free tier', () => {
-  // The running server's configuration object, switched for this test only.
-  const config = () => api.runtime.config as { plan: string };
-  let paidPlan: string;
-  beforeAll(() => {
-    paidPlan = config().plan;
-  });
-  afterAll(() => {
-    config().plan = paidPlan;
-  });
   it('leaves out the paid fields (minutes limits, note) and ignores them on input', async () => {
-    config().plan = 'free';
-    const { user, token } = await api.createUser({ username: unique('free'), note: 'ignored' });
-    expect(Object.keys(user)).toEqual([...USER, ...PUBLIC_ONLY, 'is_admin']);
-    expect(Object.keys((await api.get('/user', { token })).body)).toEqual([...USER, ...PUBLIC_ONLY]);
-    config().plan = paidPlan;
+    const user = await onPlan(api, 'free', async () => {
+      const { user, token } = await api.createUser({ username: unique('free'), note: 'ignored' });
+      expect(Object.keys(user)).toEqual([...USER, ...PUBLIC_ONLY, 'is_admin']);
+      expect(Object.keys((await api.get('/user', { token })).body)).toEqual([...USER, ...PUBLIC_ONLY]);
+      return user;
+    });
     expect((await api.get(`/users/${user.id}`)).body.note).toBeNull();
   });
 });

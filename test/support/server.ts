@@ -109,3 +109,18 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
   };
   return server_;
 }
+
+/**
+ * Runs `run` with the running server answering as on `plan` (its configuration switched in
+ * place), then puts its own plan back, also when `run` fails.
+ */
+export async function onPlan<T>(api: TestServer, plan: Config['plan'], run: () => Promise<T>): Promise<T> {
+  const config = api.runtime.config as { plan: Config['plan'] };
+  const own = config.plan;
+  config.plan = plan;
+  try {
+    return await run();
+  } finally {
+    config.plan = own;
+  }
+}
