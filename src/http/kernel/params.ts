@@ -273,7 +273,7 @@ export const optional = <T>(schema: z.ZodType<T>, options: { notBlank?: boolean 
 /** Optional with a default value when absent. */
 export const withDefault = <T>(schema: z.ZodType<T>, value: T): ParamDef<T, true> => ({ schema, required: false as unknown as true, default: value });
 
-type Shape = Record<string, ParamDef<any, boolean>>;
+export type Shape = Record<string, ParamDef<any, boolean>>;
 export type Parsed<S extends Shape> = {
   [K in keyof S]: S[K] extends ParamDef<infer T, true> ? T : S[K] extends ParamDef<infer T, false> ? T | undefined : never;
 };

@@ -5,13 +5,13 @@ import { nextId } from '../../commands/handler.js';
 import { recordNotFound } from '../../domain/errors.js';
 import { environmentsQuery, findEnvironment } from '../../projections/environments/queries.js';
 import { toEnvironment, toEnvironmentWithLastDeployment } from '../entities/environments.js';
+import { presentProjectBasic } from '../entities/projects.js';
 import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, pathId, rawParams, required, t, type RawParams } from '../kernel/params.js';
+import { declaration, integerCheck, optional, pathId, rawParams, required, t, type RawParams, type Shape } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
-import { presentProjectBasic } from '../entities/projects.js';
 
 const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -25,7 +25,7 @@ const slugAbsence = (raw: RawParams) => (raw.slug === undefined ? undefined : 's
  * Grape's declaration of a route on one environment: `requires :environment_id, type:
  * Integer` and the route's own parameters, every failure reported together.
  */
-async function declared<S extends Parameters<ReturnType<typeof declaration>['parse']>[0]>(c: Context, shape: S, checks: ((raw: RawParams) => string | undefined)[] = []) {
+async function declared<S extends Shape>(c: Context, shape: S, checks: ((raw: RawParams) => string | undefined)[] = []) {
   const raw = await rawParams(c);
   const p = declaration(raw);
   p.check(integerCheck(c, 'environment_id'));
