@@ -46,7 +46,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   // No event type goes unprojected, and no projector or reactor waits for a type nobody appends.
   const problems = eventCoverageProblems(PROJECTORS, REACTORS);
   if (problems.length > 0) throw new StartupError(`the event types do not line up: ${problems.join('; ')}`);
-  const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime });
+  // Written synchronously: pino's asynchronous stdout writes the lines still buffered at exit
+  // ahead of a write already under way, so a shutdown's last steps could come out of order
+  // (or a crash's be lost).
+  const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
   const notifier = new Notifier(handle.pool, logger);
