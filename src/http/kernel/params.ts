@@ -279,8 +279,8 @@ export type Parsed<S extends Shape> = {
 };
 
 export interface Rules {
-  /** Grape's mutually_exclusive. */
-  readonly mutuallyExclusive?: readonly (readonly string[])[];
+  /** Grape's mutually_exclusive: the parameters, or the parameters and the declaration's `message:`. */
+  readonly mutuallyExclusive?: readonly (readonly string[] | { readonly params: readonly string[]; readonly message: string })[];
   /** Grape's at_least_one_of. */
   readonly atLeastOneOf?: readonly (readonly string[])[];
   /** Grape's exactly_one_of. */
@@ -308,8 +308,9 @@ export function parseParams<S extends Shape>(shape: S, raw: RawParams, rules: Ru
     if (parsed.success) result[name] = parsed.data;
     else errors.push(`${name} ${isValuesIssue(parsed.error) ? 'does not have a valid value' : 'is invalid'}`);
   }
-  for (const group of rules.mutuallyExclusive ?? []) {
-    if (group.filter((n) => present(raw[n])).length > 1) errors.push(`${group.join(', ')} are mutually exclusive`);
+  for (const rule of rules.mutuallyExclusive ?? []) {
+    const [group, message] = 'params' in rule ? [rule.params, rule.message] : [rule, 'are mutually exclusive'];
+    if (group.filter((n) => present(raw[n])).length > 1) errors.push(`${group.join(', ')} ${message}`);
   }
   for (const group of rules.atLeastOneOf ?? []) {
     const error = atLeastOneOf(raw, group);
@@ -345,9 +346,9 @@ export async function params<S extends Shape>(c: Context, shape: S, rules?: Rule
 export function declaration(raw: RawParams) {
   const errors: string[] = [];
   return {
-    parse<S extends Shape>(shape: S): Parsed<S> {
+    parse<S extends Shape>(shape: S, rules?: Rules): Parsed<S> {
       try {
-        return parseParams(shape, raw);
+        return parseParams(shape, raw, rules);
       } catch (error) {
         if (error instanceof DomainError && error.code === 'invalid_params') {
           errors.push(...(error.params ?? []));

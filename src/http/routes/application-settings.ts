@@ -65,14 +65,12 @@ async function settingsChanges(c: Context, plan: Plan): Promise<SettingsChanges>
   const names = declaredAttributes(plan);
   const declared = declaration(raw);
   const parsed = declared.parse(Object.fromEntries(names.map((name) => [name, paramOf(attributeDef(name))]))) as Record<string, SettingValue | undefined>;
-  const legacy = declared.parse(LEGACY);
+  const legacy = declared.parse(LEGACY, { mutuallyExclusive: [['password_authentication_enabled_for_web', 'password_authentication_enabled', 'signin_enabled']] });
   for (const [given, required] of REQUIRES) {
     const value = parsed[given];
     if (!names.includes(given) || value === undefined || value === false || value === '' || value === null) continue;
     for (const name of required) if (raw[name] === undefined || raw[name] === null) declared.check(`${name} is missing`);
   }
-  const webPassword = ['password_authentication_enabled_for_web', 'password_authentication_enabled', 'signin_enabled'];
-  if (webPassword.filter((name) => raw[name] !== undefined && raw[name] !== null).length > 1) declared.check(`${webPassword.join(', ')} are mutually exclusive`);
   declared.check(atLeastOneOf(raw, [...names, ...Object.keys(LEGACY)]));
   declared.done();
 

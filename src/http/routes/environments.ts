@@ -9,7 +9,7 @@ import { presentProjectBasic } from '../entities/projects.js';
 import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, pathId, rawParams, required, t, type RawParams, type Shape } from '../kernel/params.js';
+import { declaration, integerCheck, optional, params, pathId, rawParams, required, t, type RawParams, type Shape } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 
@@ -57,11 +57,7 @@ const updateShape = { name: optional(t.string()), external_url: optional(t.strin
 export const environmentRoutes = new Hono<AppEnv>()
   .get('/projects/:id/environments', async (c) => {
     const auth = await requireUser(c);
-    const raw = await rawParams(c);
-    const p = declaration(raw);
-    const filters = p.parse(listShape);
-    p.check(raw.name !== undefined && raw.search !== undefined ? 'name, search cannot be used together' : undefined);
-    p.done();
+    const filters = await params(c, listShape, { mutuallyExclusive: [{ params: ['name', 'search'], message: 'cannot be used together' }] });
     const project = await userProject(c, auth, 'read_environment');
     const rows = await paginate(c, environmentsQuery(appContext(c).db, project.row.id, filters), (q) => q.orderBy('id'));
     const basic = await embedded(c, project);
