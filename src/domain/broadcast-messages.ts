@@ -54,23 +54,22 @@ export interface BroadcastMessageState {
 
 // ───────────────────────────── Commands ─────────────────────────────
 
+/** A record's attributes before validation: any of them may be null. */
+export type Candidate = { readonly [K in keyof BroadcastMessageRecord]: BroadcastMessageRecord[K] | null };
+
 /** GitLab's defaults of a new message (`default_value_for :color` / `:font`). */
 export const DEFAULT_COLOR = '#E75E40';
 export const DEFAULT_FONT = '#FFFFFF';
 
-/** Times are ISO 8601 strings in UTC; the route resolves the defaults (now, now + 1 hour) by the command clock. */
+/**
+ * The model's attributes as the route hands them over (`declared_params`). Times are ISO 8601
+ * strings in UTC; the route resolves the defaults (now, now + 1 hour) by the command clock.
+ * On update, an absent attribute is kept and null is what an explicit null asks (refused for
+ * the required ones).
+ */
 export type BroadcastMessageCommand =
-  | { readonly type: 'CreateBroadcastMessage'; readonly message: string; readonly startsAt: string; readonly endsAt: string; readonly color: string | null; readonly font: string | null; readonly targetPath: string | null }
-  | {
-      readonly type: 'UpdateBroadcastMessage';
-      /** undefined keeps a field; null is what an explicit null asks (refused for the required fields). */
-      readonly message?: string | null | undefined;
-      readonly startsAt?: string | null | undefined;
-      readonly endsAt?: string | null | undefined;
-      readonly color?: string | null | undefined;
-      readonly font?: string | null | undefined;
-      readonly targetPath?: string | null | undefined;
-    }
+  | { readonly type: 'CreateBroadcastMessage'; readonly attributes: BroadcastMessageRecord }
+  | { readonly type: 'UpdateBroadcastMessage'; readonly attributes: Partial<Candidate> }
   | { readonly type: 'DeleteBroadcastMessage' };
 
 // ───────────────────────────── Validation ─────────────────────────────
@@ -81,7 +80,6 @@ const blank = (value: string | null) => value === null || /^\s*$/u.test(value);
 /** GitLab's ColorValidator: `/\A\#[0-9A-Fa-f]{3}{1,2}+\Z/` (`\Z` lets one final newline through). */
 const COLOR = /^#(?:[0-9A-Fa-f]{3}){1,2}\n?$/;
 
-type Candidate = { readonly [K in keyof BroadcastMessageRecord]: BroadcastMessageRecord[K] | null };
 
 /** BroadcastMessage's validations, in the order the model declares them. */
 function validate(record: Candidate): BroadcastMessageRecord {
@@ -112,7 +110,7 @@ function evolve(state: BroadcastMessageState, event: BroadcastMessageEvent): Bro
     case 'BroadcastMessageDeleted':
       return { id: state.id, record: null };
     default:
-      return state;
+      return unhandled(event);
   }
 }
 
@@ -121,30 +119,16 @@ function decide(command: BroadcastMessageCommand, state: BroadcastMessageState):
   switch (command.type) {
     case 'CreateBroadcastMessage': {
       if (state.record) throw conflict('Broadcast message already exists');
-      const record = validate({
-        message: command.message,
-        starts_at: command.startsAt,
-        ends_at: command.endsAt,
-        color: command.color,
-        font: command.font,
-        target_path: command.targetPath,
-      });
+      const record = validate(command.attributes);
       return [{ type: 'BroadcastMessageCreated', data: { id, ...record } }];
     }
     case 'UpdateBroadcastMessage': {
       const current = state.record;
       if (!current) throw recordNotFound('BroadcastMessage');
-      const asked: Partial<Candidate> = {
-        message: command.message,
-        starts_at: command.startsAt,
-        ends_at: command.endsAt,
-        color: command.color,
-        font: command.font,
-        target_path: command.targetPath,
-      };
-      validate({ ...current, ...definedOnly(asked) });
+      const asked = definedOnly(command.attributes);
+      validate({ ...current, ...asked });
       const changes = Object.fromEntries(
-        Object.entries(definedOnly(asked)).filter(([key, value]) => current[key as keyof BroadcastMessageRecord] !== value),
+        Object.entries(asked).filter(([key, value]) => current[key as keyof BroadcastMessageRecord] !== value),
       ) as Partial<BroadcastMessageRecord>;
       if (Object.keys(changes).length === 0) return [];
       return [{ type: 'BroadcastMessageUpdated', data: { id, changes } }];

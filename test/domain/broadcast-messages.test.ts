@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   type BroadcastMessageCommand,
   type BroadcastMessageEvent,
+  type BroadcastMessageRecord,
+  type Candidate,
   broadcastMessageDecider,
   broadcastMessageEventIndex,
   broadcastMessageStreamId,
@@ -17,19 +19,11 @@ const record = { message: 'Maintenance tonight', starts_at: START, ends_at: END,
 const created: BroadcastMessageEvent = { type: 'BroadcastMessageCreated', data: { id: 4, ...record } };
 const deleted: BroadcastMessageEvent = { type: 'BroadcastMessageDeleted', data: { id: 4 } };
 
-type Create = Extract<BroadcastMessageCommand, { type: 'CreateBroadcastMessage' }>;
-type Update = Extract<BroadcastMessageCommand, { type: 'UpdateBroadcastMessage' }>;
-const create = (extra: Partial<Create> = {}): Create => ({
+const create = (extra: Partial<Candidate> = {}): BroadcastMessageCommand => ({
   type: 'CreateBroadcastMessage',
-  message: record.message,
-  startsAt: START,
-  endsAt: END,
-  color: '#E75E40',
-  font: '#FFFFFF',
-  targetPath: null,
-  ...extra,
+  attributes: { ...record, ...extra } as BroadcastMessageRecord,
 });
-const update = (extra: Omit<Update, 'type'>): Update => ({ type: 'UpdateBroadcastMessage', ...extra });
+const update = (attributes: Partial<Candidate>): BroadcastMessageCommand => ({ type: 'UpdateBroadcastMessage', attributes });
 const colorError = (field: 'color' | 'font') => rejected('invalid', { fields: { [field]: ['must be a valid color code'] } });
 
 describe('broadcast messages decider', () => {
@@ -43,7 +37,7 @@ describe('broadcast messages decider', () => {
       on(4).given().when(create()).then([created]);
       on(4)
         .given()
-        .when(create({ color: '#000', font: '#cecece', targetPath: '*/welcome' }))
+        .when(create({ color: '#000', font: '#cecece', target_path: '*/welcome' }))
         .then([{ type: 'BroadcastMessageCreated', data: { id: 4, ...record, color: '#000', font: '#cecece', target_path: '*/welcome' } }]);
     });
 
@@ -72,7 +66,7 @@ describe('broadcast messages decider', () => {
     });
 
     it('accepts an end before the start (GitLab 12 does not compare them)', () => {
-      on(4).given().when(create({ startsAt: END, endsAt: START })).then([{ type: 'BroadcastMessageCreated', data: { id: 4, ...record, starts_at: END, ends_at: START } }]);
+      on(4).given().when(create({ starts_at: END, ends_at: START })).then([{ type: 'BroadcastMessageCreated', data: { id: 4, ...record, starts_at: END, ends_at: START } }]);
     });
   });
 
@@ -80,12 +74,12 @@ describe('broadcast messages decider', () => {
     it('records only the fields that change', () => {
       on(4)
         .given(created)
-        .when(update({ message: 'New text', color: '#E75E40', font: '#000000', targetPath: undefined }))
+        .when(update({ message: 'New text', color: '#E75E40', font: '#000000', target_path: undefined }))
         .then([{ type: 'BroadcastMessageUpdated', data: { id: 4, changes: { message: 'New text', font: '#000000' } } }]);
     });
 
     it('changes nothing when nothing differs', () => {
-      on(4).given(created).when(update({ message: record.message, startsAt: START })).then([]);
+      on(4).given(created).when(update({ message: record.message, starts_at: START })).then([]);
       on(4).given(created).when(update({})).then([]);
     });
 
@@ -93,7 +87,7 @@ describe('broadcast messages decider', () => {
       const later = '2031-01-01T00:00:00.000Z';
       on(4)
         .given(created)
-        .when(update({ startsAt: later, endsAt: later, color: null, targetPath: null }))
+        .when(update({ starts_at: later, ends_at: later, color: null, target_path: null }))
         .then([{ type: 'BroadcastMessageUpdated', data: { id: 4, changes: { starts_at: later, ends_at: later, color: null } } }]);
     });
 
@@ -102,7 +96,7 @@ describe('broadcast messages decider', () => {
       on(4).given(created).when(update({ message: null })).then(rejected('invalid', { fields: { message: ["can't be blank"] } }));
       on(4)
         .given(created)
-        .when(update({ startsAt: null, endsAt: null }))
+        .when(update({ starts_at: null, ends_at: null }))
         .then(rejected('invalid', { fields: { starts_at: ["can't be blank"], ends_at: ["can't be blank"] } }));
     });
 

@@ -27,14 +27,7 @@ const createParams = {
   target_path: optional(t.string()),
 };
 
-const updateParams = {
-  message: optional(t.string()),
-  starts_at: optional(datetime()),
-  ends_at: optional(datetime()),
-  color: optional(t.string()),
-  font: optional(t.string()),
-  target_path: optional(t.string()),
-};
+const updateParams = { ...createParams, message: optional(t.string()) };
 
 /**
  * A parameter as `declared_params(include_missing: false)` hands it to the model: the parsed
@@ -93,12 +86,14 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
       id,
       {
         type: 'CreateBroadcastMessage',
-        message: p.message,
-        startsAt: (p.starts_at ?? now).toISOString(),
-        endsAt: (p.ends_at ?? new Date(now.getTime() + HOUR_MS)).toISOString(),
-        color: p.color ?? DEFAULT_COLOR,
-        font: p.font ?? DEFAULT_FONT,
-        targetPath: p.target_path ?? null,
+        attributes: {
+          message: p.message,
+          starts_at: (p.starts_at ?? now).toISOString(),
+          ends_at: (p.ends_at ?? new Date(now.getTime() + HOUR_MS)).toISOString(),
+          color: p.color ?? DEFAULT_COLOR,
+          font: p.font ?? DEFAULT_FONT,
+          target_path: p.target_path ?? null,
+        },
       },
       eventMetadata(c, auth),
     );
@@ -119,12 +114,14 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
       id,
       {
         type: 'UpdateBroadcastMessage',
-        message: sent(raw, 'message', p.message),
-        startsAt: isoOrAbsent(sent(raw, 'starts_at', p.starts_at)),
-        endsAt: isoOrAbsent(sent(raw, 'ends_at', p.ends_at)),
-        color: sent(raw, 'color', p.color),
-        font: sent(raw, 'font', p.font),
-        targetPath: sent(raw, 'target_path', p.target_path),
+        attributes: {
+          message: sent(raw, 'message', p.message),
+          starts_at: isoOrAbsent(sent(raw, 'starts_at', p.starts_at)),
+          ends_at: isoOrAbsent(sent(raw, 'ends_at', p.ends_at)),
+          color: sent(raw, 'color', p.color),
+          font: sent(raw, 'font', p.font),
+          target_path: sent(raw, 'target_path', p.target_path),
+        },
       },
       eventMetadata(c, auth),
     );
