@@ -1,37 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
+import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
 warnIfUnavailable('application settings');
 
-const SCRIPT = String.raw`
-import json, os, warnings
-import gitlab
-
-env = os.environ
-out = {}
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as caught:
-    g = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["FORGELOG_TOKEN"])
-    settings = g.settings.get()
-    out["fetched"] = settings.attributes
-    settings.default_projects_limit = 25
-    settings.domain_whitelist = ["example.com"]
-    settings.save()
-    again = g.settings.get()
-    out["saved"] = [again.default_projects_limit, again.domain_whitelist, again.signup_enabled]
-    try:
-        g.settings.update(new_data={"default_branch_protection": 7})
-    except gitlab.exceptions.GitlabUpdateError as e:
-        out["refused"] = [e.response_code, e.error_message]
-    user = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["USER_TOKEN"])
-    try:
-        user.settings.get()
-    except gitlab.exceptions.GitlabGetError as e:
-        out["forbidden"] = [e.response_code, e.error_message]
-out["warnings"] = [str(w.message) for w in caught]
-print(json.dumps(out, default=str))
-`;
+const SCRIPT = clientScript(String.raw`
+g = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["FORGELOG_TOKEN"])
+settings = g.settings.get()
+out["fetched"] = settings.attributes
+settings.default_projects_limit = 25
+settings.domain_whitelist = ["example.com"]
+settings.save()
+again = g.settings.get()
+out["saved"] = [again.default_projects_limit, again.domain_whitelist, again.signup_enabled]
+try:
+    g.settings.update(new_data={"default_branch_protection": 7})
+except gitlab.exceptions.GitlabUpdateError as e:
+    out["refused"] = [e.response_code, e.error_message]
+user = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["USER_TOKEN"])
+try:
+    user.settings.get()
+except gitlab.exceptions.GitlabGetError as e:
+    out["forbidden"] = [e.response_code, e.error_message]
+`);
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: application settings`, () => {
   let api: TestServer;

@@ -1,52 +1,43 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
+import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
 warnIfUnavailable('broadcast message');
 
-const SCRIPT = String.raw`
-import json, os, warnings
-import gitlab
-
-env = os.environ
+const SCRIPT = clientScript(String.raw`
 url, token, user_token = env["FORGELOG_URL"], env["FORGELOG_TOKEN"], env["USER_TOKEN"]
-out = {}
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as caught:
-    g = gitlab.Gitlab(url, private_token=token)
+g = gitlab.Gitlab(url, private_token=token)
 
-    created = g.broadcastmessages.create({"message": "Important information"})
-    out["created"] = created.attributes
-    timed = g.broadcastmessages.create({"message": "Later", "starts_at": "2035-01-01T00:00:00Z", "ends_at": "2035-01-02T00:00:00Z", "color": "#999999", "font": "#444444"})
-    out["timed"] = timed.attributes
-    out["listed"] = [m.id for m in g.broadcastmessages.list(get_all=True)]
-    out["got"] = g.broadcastmessages.get(created.id).attributes
+created = g.broadcastmessages.create({"message": "Important information"})
+out["created"] = created.attributes
+timed = g.broadcastmessages.create({"message": "Later", "starts_at": "2035-01-01T00:00:00Z", "ends_at": "2035-01-02T00:00:00Z", "color": "#999999", "font": "#444444"})
+out["timed"] = timed.attributes
+out["listed"] = [m.id for m in g.broadcastmessages.list(get_all=True)]
+out["got"] = g.broadcastmessages.get(created.id).attributes
 
-    msg = g.broadcastmessages.get(created.id)
-    msg.font = "#444444"
-    msg.color = "#999999"
-    msg.save()
-    out["saved"] = g.broadcastmessages.get(created.id).attributes
+msg = g.broadcastmessages.get(created.id)
+msg.font = "#444444"
+msg.color = "#999999"
+msg.save()
+out["saved"] = g.broadcastmessages.get(created.id).attributes
 
-    try:
-        g.broadcastmessages.create({"message": "x", "color": "pink"})
-    except gitlab.exceptions.GitlabCreateError as e:
-        out["bad_color"] = [e.response_code, e.error_message]
-    try:
-        gitlab.Gitlab(url, private_token=user_token).broadcastmessages.list()
-    except gitlab.exceptions.GitlabListError as e:
-        out["as_user"] = [e.response_code, e.error_message]
+try:
+    g.broadcastmessages.create({"message": "x", "color": "pink"})
+except gitlab.exceptions.GitlabCreateError as e:
+    out["bad_color"] = [e.response_code, e.error_message]
+try:
+    gitlab.Gitlab(url, private_token=user_token).broadcastmessages.list()
+except gitlab.exceptions.GitlabListError as e:
+    out["as_user"] = [e.response_code, e.error_message]
 
-    g.broadcastmessages.delete(timed.id)
-    msg.delete()
-    try:
-        g.broadcastmessages.get(created.id)
-    except gitlab.exceptions.GitlabGetError as e:
-        out["deleted"] = [e.response_code, e.error_message]
-    out["left"] = [m.id for m in g.broadcastmessages.list(get_all=True)]
-out["warnings"] = [str(w.message) for w in caught]
-print(json.dumps(out, default=str))
-`;
+g.broadcastmessages.delete(timed.id)
+msg.delete()
+try:
+    g.broadcastmessages.get(created.id)
+except gitlab.exceptions.GitlabGetError as e:
+    out["deleted"] = [e.response_code, e.error_message]
+out["left"] = [m.id for m in g.broadcastmessages.list(get_all=True)]
+`);
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: broadcast messages`, () => {
   let api: TestServer;

@@ -1,49 +1,40 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
+import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
 warnIfUnavailable('environment');
 
-const SCRIPT = String.raw`
-import json, os, warnings
-import gitlab
+const SCRIPT = clientScript(String.raw`
+g = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["FORGELOG_TOKEN"])
+project = g.projects.get(int(env["PROJECT_ID"]), lazy=True)
 
-env = os.environ
-out = {}
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as caught:
-    g = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["FORGELOG_TOKEN"])
-    project = g.projects.get(int(env["PROJECT_ID"]), lazy=True)
+production = project.environments.create({"name": "production", "external_url": "https://prod.example.com"})
+out["created"] = production.attributes
+review = project.environments.create({"name": "Review/Fix-Foo"})
+out["review_slug"] = review.slug
+out["listed"] = [e.name for e in project.environments.list(get_all=True)]
+out["searched"] = [e.name for e in project.environments.list(search="rev", get_all=True)]
+out["one"] = project.environments.get(production.id).attributes
 
-    production = project.environments.create({"name": "production", "external_url": "https://prod.example.com"})
-    out["created"] = production.attributes
-    review = project.environments.create({"name": "Review/Fix-Foo"})
-    out["review_slug"] = review.slug
-    out["listed"] = [e.name for e in project.environments.list(get_all=True)]
-    out["searched"] = [e.name for e in project.environments.list(search="rev", get_all=True)]
-    out["one"] = project.environments.get(production.id).attributes
+review.external_url = "https://review.example.com"
+review.save()
+out["saved"] = project.environments.get(review.id).external_url
 
-    review.external_url = "https://review.example.com"
-    review.save()
-    out["saved"] = project.environments.get(review.id).external_url
+review.stop()
+out["stopped"] = project.environments.get(review.id).state
 
-    review.stop()
-    out["stopped"] = project.environments.get(review.id).state
+try:
+    project.environments.create({"name": "production"})
+except gitlab.exceptions.GitlabCreateError as e:
+    out["duplicate"] = [e.response_code, e.error_message]
 
-    try:
-        project.environments.create({"name": "production"})
-    except gitlab.exceptions.GitlabCreateError as e:
-        out["duplicate"] = [e.response_code, e.error_message]
-
-    project.environments.delete(review.id)
-    try:
-        project.environments.get(review.id)
-    except gitlab.exceptions.GitlabGetError as e:
-        out["deleted"] = [e.response_code, e.error_message]
-out["warnings"] = [str(w.message) for w in caught]
-print(json.dumps(out, default=str))
-`;
+project.environments.delete(review.id)
+try:
+    project.environments.get(review.id)
+except gitlab.exceptions.GitlabGetError as e:
+    out["deleted"] = [e.response_code, e.error_message]
+`);
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: environments`, () => {
   let api: TestServer;

@@ -1,61 +1,53 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
+import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
 warnIfUnavailable('group');
 
-const SCRIPT = String.raw`
-import json, os, warnings
-import gitlab
-
+const SCRIPT = clientScript(String.raw`
 url, token, member_token = os.environ["FORGELOG_URL"], os.environ["FORGELOG_TOKEN"], os.environ["MEMBER_TOKEN"]
-out = {}
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as caught:
-    g = gitlab.Gitlab(url, private_token=token)
-    parent = g.groups.create({"name": "Py Parent", "path": "py-parent", "visibility": "internal"})
-    out["parent"] = parent.attributes
-    child = g.groups.create({"name": "Py Child", "path": "py-child", "parent_id": parent.id})
-    out["child"] = child.attributes
-    for n in range(4):
-        g.groups.create({"name": "Py Extra %d" % n, "path": "py-extra-%d" % n})
+g = gitlab.Gitlab(url, private_token=token)
+parent = g.groups.create({"name": "Py Parent", "path": "py-parent", "visibility": "internal"})
+out["parent"] = parent.attributes
+child = g.groups.create({"name": "Py Child", "path": "py-child", "parent_id": parent.id})
+out["child"] = child.attributes
+for n in range(4):
+    g.groups.create({"name": "Py Extra %d" % n, "path": "py-extra-%d" % n})
 
-    out["all_ids"] = [x.id for x in g.groups.list(get_all=True)]
-    out["paged_ids"] = [x.id for x in g.groups.list(get_all=True, per_page=2)]
-    out["searched"] = [x.full_path for x in g.groups.list(search="py-extra", order_by="path", get_all=True)]
+out["all_ids"] = [x.id for x in g.groups.list(get_all=True)]
+out["paged_ids"] = [x.id for x in g.groups.list(get_all=True, per_page=2)]
+out["searched"] = [x.full_path for x in g.groups.list(search="py-extra", order_by="path", get_all=True)]
 
-    got = g.groups.get("py-parent/py-child")
-    out["got"] = got.attributes
-    out["subgroups"] = [s.attributes for s in g.groups.get(parent.id).subgroups.list()]
+got = g.groups.get("py-parent/py-child")
+out["got"] = got.attributes
+out["subgroups"] = [s.attributes for s in g.groups.get(parent.id).subgroups.list()]
 
-    got.description = "edited by python"
-    got.save()
-    out["saved"] = g.groups.get(child.id).attributes
+got.description = "edited by python"
+got.save()
+out["saved"] = g.groups.get(child.id).attributes
 
-    parent.customattributes.set("team", "py")
-    out["filtered"] = [x.path for x in g.groups.list(custom_attributes={"team": "py"}, get_all=True)]
+parent.customattributes.set("team", "py")
+out["filtered"] = [x.path for x in g.groups.list(custom_attributes={"team": "py"}, get_all=True)]
 
-    try:
-        g.groups.create({"name": "Dup", "path": "PY-PARENT"})
-    except gitlab.exceptions.GitlabCreateError as e:
-        out["duplicate"] = [e.response_code, e.error_message]
-    try:
-        g.groups.get("no/such")
-    except gitlab.exceptions.GitlabGetError as e:
-        out["missing"] = [e.response_code, e.error_message]
+try:
+    g.groups.create({"name": "Dup", "path": "PY-PARENT"})
+except gitlab.exceptions.GitlabCreateError as e:
+    out["duplicate"] = [e.response_code, e.error_message]
+try:
+    g.groups.get("no/such")
+except gitlab.exceptions.GitlabGetError as e:
+    out["missing"] = [e.response_code, e.error_message]
 
-    as_member = gitlab.Gitlab(url, private_token=member_token)
-    out["member_sees"] = [x.full_path for x in as_member.groups.list(get_all=True)]
-    out["member_available"] = sorted(x.full_path for x in as_member.groups.list(all_available=True, get_all=True))
+as_member = gitlab.Gitlab(url, private_token=member_token)
+out["member_sees"] = [x.full_path for x in as_member.groups.list(get_all=True)]
+out["member_available"] = sorted(x.full_path for x in as_member.groups.list(all_available=True, get_all=True))
 
-    g.groups.get("py-extra-0").delete()
-    try:
-        g.groups.get("py-extra-0")
-    except gitlab.exceptions.GitlabGetError as e:
-        out["deleted"] = e.response_code
-out["warnings"] = [str(w.message) for w in caught]
-print(json.dumps(out, default=str))
-`;
+g.groups.get("py-extra-0").delete()
+try:
+    g.groups.get("py-extra-0")
+except gitlab.exceptions.GitlabGetError as e:
+    out["deleted"] = e.response_code
+`);
 
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: groups`, () => {

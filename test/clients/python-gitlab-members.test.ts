@@ -1,71 +1,62 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
+import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
 warnIfUnavailable('member');
 
-const SCRIPT = String.raw`
-import json, os, warnings
-import gitlab
-
-env = os.environ
+const SCRIPT = clientScript(String.raw`
 url, token, visitor_token = env["FORGELOG_URL"], env["FORGELOG_TOKEN"], env["VISITOR_TOKEN"]
 alice, bob, visitor = int(env["ALICE_ID"]), int(env["BOB_ID"]), int(env["VISITOR_ID"])
-out = {}
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as caught:
-    g = gitlab.Gitlab(url, private_token=token)
-    group = g.groups.get(int(env["GROUP_ID"]))
-    sub = g.groups.get(int(env["SUBGROUP_ID"]))
+g = gitlab.Gitlab(url, private_token=token)
+group = g.groups.get(int(env["GROUP_ID"]))
+sub = g.groups.get(int(env["SUBGROUP_ID"]))
 
-    created = group.members.create({"user_id": alice, "access_level": gitlab.const.DEVELOPER_ACCESS})
-    out["created"] = created.attributes
-    sub.members.create({"user_id": bob, "access_level": 20, "expires_at": "2035-06-07"})
-    out["members"] = [(m.username, m.access_level) for m in group.members.list(get_all=True)]
-    out["members_all"] = sorted((m.username, m.access_level, m.expires_at) for m in sub.members_all.list(get_all=True))
-    out["members_all_one"] = sub.members_all.get(alice).attributes
-    out["queried"] = [m.id for m in group.members.list(query=env["ALICE_NAME"], get_all=True)]
+created = group.members.create({"user_id": alice, "access_level": gitlab.const.DEVELOPER_ACCESS})
+out["created"] = created.attributes
+sub.members.create({"user_id": bob, "access_level": 20, "expires_at": "2035-06-07"})
+out["members"] = [(m.username, m.access_level) for m in group.members.list(get_all=True)]
+out["members_all"] = sorted((m.username, m.access_level, m.expires_at) for m in sub.members_all.list(get_all=True))
+out["members_all_one"] = sub.members_all.get(alice).attributes
+out["queried"] = [m.id for m in group.members.list(query=env["ALICE_NAME"], get_all=True)]
 
-    member = group.members.get(alice)
-    member.access_level = gitlab.const.MAINTAINER_ACCESS
-    member.save()
-    out["saved"] = group.members.get(alice).access_level
+member = group.members.get(alice)
+member.access_level = gitlab.const.MAINTAINER_ACCESS
+member.save()
+out["saved"] = group.members.get(alice).access_level
 
-    try:
-        group.members.create({"user_id": alice, "access_level": 30})
-    except gitlab.exceptions.GitlabCreateError as e:
-        out["duplicate"] = [e.response_code, e.error_message]
-    try:
-        group.members.get(visitor)
-    except gitlab.exceptions.GitlabGetError as e:
-        out["missing"] = [e.response_code, e.error_message]
+try:
+    group.members.create({"user_id": alice, "access_level": 30})
+except gitlab.exceptions.GitlabCreateError as e:
+    out["duplicate"] = [e.response_code, e.error_message]
+try:
+    group.members.get(visitor)
+except gitlab.exceptions.GitlabGetError as e:
+    out["missing"] = [e.response_code, e.error_message]
 
-    project = g.projects.get(int(env["PROJECT_ID"]), lazy=True)
-    project.members.create({"user_id": visitor, "access_level": 10})
-    out["project_all"] = sorted((m.username, m.access_level) for m in project.members_all.list(get_all=True))
-    try:
-        project.members.create({"user_id": bob, "access_level": 50})
-    except gitlab.exceptions.GitlabCreateError as e:
-        out["project_owner"] = [e.response_code, e.error_message]
-    project.members.delete(visitor)
-    out["project_direct"] = [m.id for m in project.members.list(get_all=True)]
+project = g.projects.get(int(env["PROJECT_ID"]), lazy=True)
+project.members.create({"user_id": visitor, "access_level": 10})
+out["project_all"] = sorted((m.username, m.access_level) for m in project.members_all.list(get_all=True))
+try:
+    project.members.create({"user_id": bob, "access_level": 50})
+except gitlab.exceptions.GitlabCreateError as e:
+    out["project_owner"] = [e.response_code, e.error_message]
+project.members.delete(visitor)
+out["project_direct"] = [m.id for m in project.members.list(get_all=True)]
 
-    as_visitor = gitlab.Gitlab(url, private_token=visitor_token)
-    request = as_visitor.groups.get(group.id, lazy=True).accessrequests.create({})
-    out["requested"] = request.attributes
-    pending = group.accessrequests.list(get_all=True)
-    out["pending"] = [r.id for r in pending]
-    pending[0].approve(access_level=gitlab.const.REPORTER_ACCESS)
-    out["approved"] = group.members.get(visitor).access_level
+as_visitor = gitlab.Gitlab(url, private_token=visitor_token)
+request = as_visitor.groups.get(group.id, lazy=True).accessrequests.create({})
+out["requested"] = request.attributes
+pending = group.accessrequests.list(get_all=True)
+out["pending"] = [r.id for r in pending]
+pending[0].approve(access_level=gitlab.const.REPORTER_ACCESS)
+out["approved"] = group.members.get(visitor).access_level
 
-    group.members.delete(visitor)
-    as_visitor.groups.get(group.id, lazy=True).accessrequests.create({})
-    group.accessrequests.delete(visitor)
-    out["after_deny"] = [r.id for r in group.accessrequests.list(get_all=True)]
-out["warnings"] = [str(w.message) for w in caught]
-print(json.dumps(out, default=str))
-`;
+group.members.delete(visitor)
+as_visitor.groups.get(group.id, lazy=True).accessrequests.create({})
+group.accessrequests.delete(visitor)
+out["after_deny"] = [r.id for r in group.accessrequests.list(get_all=True)]
+`);
 
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: members and access requests`, () => {

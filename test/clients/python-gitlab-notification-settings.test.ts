@@ -1,47 +1,38 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
+import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
 warnIfUnavailable('notification settings');
 
-const SCRIPT = String.raw`
-import json, os, warnings
-import gitlab
+const SCRIPT = clientScript(String.raw`
+g = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["USER_TOKEN"])
 
-env = os.environ
-out = {}
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as caught:
-    g = gitlab.Gitlab(env["FORGELOG_URL"], private_token=env["USER_TOKEN"])
+settings = g.notificationsettings.get()
+out["global"] = settings.attributes
+settings.level = "watch"
+settings.save()
+out["saved"] = g.notificationsettings.get().attributes
+out["updated"] = g.notificationsettings.update(new_data={"level": "custom", "new_note": True}).get("events")
+try:
+    g.notificationsettings.update(new_data={"notification_email": "someone@example.com"})
+except gitlab.exceptions.GitlabUpdateError as e:
+    out["not_owned"] = [e.response_code, e.error_message]
 
-    settings = g.notificationsettings.get()
-    out["global"] = settings.attributes
-    settings.level = "watch"
-    settings.save()
-    out["saved"] = g.notificationsettings.get().attributes
-    out["updated"] = g.notificationsettings.update(new_data={"level": "custom", "new_note": True}).get("events")
-    try:
-        g.notificationsettings.update(new_data={"notification_email": "someone@example.com"})
-    except gitlab.exceptions.GitlabUpdateError as e:
-        out["not_owned"] = [e.response_code, e.error_message]
+group = g.groups.get(int(env["GROUP_ID"]), lazy=True)
+out["group"] = group.notificationsettings.get().attributes
+group_settings = group.notificationsettings.get()
+group_settings.level = "disabled"
+group_settings.save()
+out["group_saved"] = group.notificationsettings.get().attributes
 
-    group = g.groups.get(int(env["GROUP_ID"]), lazy=True)
-    out["group"] = group.notificationsettings.get().attributes
-    group_settings = group.notificationsettings.get()
-    group_settings.level = "disabled"
-    group_settings.save()
-    out["group_saved"] = group.notificationsettings.get().attributes
-
-    project = g.projects.get(int(env["PROJECT_ID"]), lazy=True)
-    out["project"] = project.notificationsettings.get().attributes
-    try:
-        project.notificationsettings.update(new_data={"level": "loud"})
-    except gitlab.exceptions.GitlabUpdateError as e:
-        out["bad_level"] = [e.response_code, e.error_message]
-out["warnings"] = [str(w.message) for w in caught]
-print(json.dumps(out, default=str))
-`;
+project = g.projects.get(int(env["PROJECT_ID"]), lazy=True)
+out["project"] = project.notificationsettings.get().attributes
+try:
+    project.notificationsettings.update(new_data={"level": "loud"})
+except gitlab.exceptions.GitlabUpdateError as e:
+    out["bad_level"] = [e.response_code, e.error_message]
+`);
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: notification settings`, () => {
   let api: TestServer;

@@ -1,69 +1,61 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
+import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
 warnIfUnavailable('project');
 
-const SCRIPT = String.raw`
-import json, os, warnings
-import gitlab
-
+const SCRIPT = clientScript(String.raw`
 url, token, user_token = os.environ["FORGELOG_URL"], os.environ["FORGELOG_TOKEN"], os.environ["USER_TOKEN"]
-out = {}
-warnings.simplefilter("always")
-with warnings.catch_warnings(record=True) as caught:
-    g = gitlab.Gitlab(url, private_token=token)
-    me = gitlab.Gitlab(url, private_token=user_token)
+g = gitlab.Gitlab(url, private_token=token)
+me = gitlab.Gitlab(url, private_token=user_token)
 
-    created = me.projects.create({"name": "Py Project", "description": "made by python", "tag_list": ["b", "a"]})
-    out["created"] = created.attributes
+created = me.projects.create({"name": "Py Project", "description": "made by python", "tag_list": ["b", "a"]})
+out["created"] = created.attributes
 
-    group = g.groups.create({"name": "Py Group", "path": "py-group", "visibility": "internal"})
-    in_group = [g.projects.create({"name": "Py In Group %d" % n, "namespace_id": group.id, "visibility": "internal"}) for n in range(3)]
-    out["group_project_ids"] = [p.id for p in in_group]
-    out["group_list"] = [p.attributes for p in g.groups.get(group.id).projects.list()]
-    out["group_list_simple"] = [sorted(p.attributes.keys()) for p in g.groups.get(group.id).projects.list(simple=True)]
+group = g.groups.create({"name": "Py Group", "path": "py-group", "visibility": "internal"})
+in_group = [g.projects.create({"name": "Py In Group %d" % n, "namespace_id": group.id, "visibility": "internal"}) for n in range(3)]
+out["group_project_ids"] = [p.id for p in in_group]
+out["group_list"] = [p.attributes for p in g.groups.get(group.id).projects.list()]
+out["group_list_simple"] = [sorted(p.attributes.keys()) for p in g.groups.get(group.id).projects.list(simple=True)]
 
-    for n in range(3):
-        g.projects.create({"name": "Py Extra %d" % n})
-    out["keyset_ids"] = [p.id for p in g.projects.list(iterator=True, pagination="keyset", order_by="id", per_page=2)]
-    out["offset_ids"] = [p.id for p in g.projects.list(get_all=True, per_page=2)]
-    out["owned"] = [p.path for p in me.projects.list(owned=True)]
+for n in range(3):
+    g.projects.create({"name": "Py Extra %d" % n})
+out["keyset_ids"] = [p.id for p in g.projects.list(iterator=True, pagination="keyset", order_by="id", per_page=2)]
+out["offset_ids"] = [p.id for p in g.projects.list(get_all=True, per_page=2)]
+out["owned"] = [p.path for p in me.projects.list(owned=True)]
 
-    got = me.projects.get("%s/py-project" % created.namespace["path"])
-    out["got"] = got.attributes
-    got.description = "edited by python"
-    got.save()
-    out["saved"] = me.projects.get(created.id).attributes
+got = me.projects.get("%s/py-project" % created.namespace["path"])
+out["got"] = got.attributes
+got.description = "edited by python"
+got.save()
+out["saved"] = me.projects.get(created.id).attributes
 
+got.star()
+out["starred"] = me.projects.get(created.id).star_count
+try:
     got.star()
-    out["starred"] = me.projects.get(created.id).star_count
-    try:
-        got.star()
-    except gitlab.exceptions.GitlabCreateError as e:
-        out["star_again"] = e.response_code
-    got.unstar()
-    got.archive()
-    out["archived"] = me.projects.get(created.id).archived
-    got.unarchive()
+except gitlab.exceptions.GitlabCreateError as e:
+    out["star_again"] = e.response_code
+got.unstar()
+got.archive()
+out["archived"] = me.projects.get(created.id).archived
+got.unarchive()
 
-    try:
-        me.projects.create({"name": "Py Project"})
-    except gitlab.exceptions.GitlabCreateError as e:
-        out["duplicate"] = [e.response_code, e.error_message]
-    try:
-        me.projects.get(in_group[0].id + 1000)
-    except gitlab.exceptions.GitlabGetError as e:
-        out["missing"] = [e.response_code, e.error_message]
+try:
+    me.projects.create({"name": "Py Project"})
+except gitlab.exceptions.GitlabCreateError as e:
+    out["duplicate"] = [e.response_code, e.error_message]
+try:
+    me.projects.get(in_group[0].id + 1000)
+except gitlab.exceptions.GitlabGetError as e:
+    out["missing"] = [e.response_code, e.error_message]
 
-    got.delete()
-    try:
-        me.projects.get(created.id)
-    except gitlab.exceptions.GitlabGetError as e:
-        out["deleted"] = e.response_code
-out["warnings"] = [str(w.message) for w in caught]
-print(json.dumps(out, default=str))
-`;
+got.delete()
+try:
+    me.projects.get(created.id)
+except gitlab.exceptions.GitlabGetError as e:
+    out["deleted"] = e.response_code
+`);
 
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: projects`, () => {

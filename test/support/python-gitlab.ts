@@ -24,3 +24,27 @@ export function runPython(script: string, env: Record<string, string>): Promise<
     });
   });
 }
+
+/**
+ * A python-gitlab script around `body`: `env` (os.environ), `out` (the dict printed as JSON at
+ * the end) and `gitlab` are at hand, and every warning python-gitlab raises is collected in
+ * `out["warnings"]`. The body is written unindented.
+ */
+export function clientScript(body: string): string {
+  const indented = body
+    .replace(/^\n+|\s+$/g, '')
+    .split('\n')
+    .map((line) => (line.trim() === '' ? '' : `    ${line}`))
+    .join('\n');
+  return `import json, os, warnings
+import gitlab
+
+env = os.environ
+out = {}
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+${indented}
+out["warnings"] = [str(w.message) for w in caught]
+print(json.dumps(out, default=str))
+`;
+}
