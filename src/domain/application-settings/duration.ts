@@ -2,6 +2,9 @@
  * Human durations as GitLab reads them with ChronicDuration (raising on what it cannot
  * read): "1 day", "2 weeks 3 days", "1h 30m", "30 days", a bare number of seconds.
  * Months are 30 days and years 365.25, as ChronicDuration counts them.
+ *
+ * Not a library: parse-duration (the well-kept one) reads "1 day banana" as a day, where
+ * ChronicDuration refuses it, and counts a month as 30.44 days.
  */
 const UNIT_SECONDS: ReadonlyArray<readonly [RegExp, number]> = [
   [/^(s|secs?|seconds?)$/, 1],
