@@ -5,7 +5,7 @@ import { can } from '../domain/policy/can.js';
 import { notFound } from '../domain/errors.js';
 import { groupClaimRefusal, groupClaims } from '../domain/groups/claims.js';
 import { type GroupCommand, type GroupState, groupDecider, groupStreamId } from '../domain/groups/decider.js';
-import { type GroupEvent, groupEventIndex, groupEvents } from '../domain/groups/events.js';
+import { type GroupEvent, groupEventIndex, groupEvents, groupUpcasters } from '../domain/groups/events.js';
 import type { GroupChanges, GroupSettings } from '../domain/groups/settings.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { groupAccessLevelOf } from '../projections/access.js';
@@ -29,6 +29,7 @@ export const groups = defineAggregate({
   claims: groupClaims,
   claimRefusal: groupClaimRefusal,
   index: groupEventIndex,
+  upcasters: groupUpcasters,
 });
 
 /** A new group's settings before the caller's: GitLab 12's column defaults and instance defaults. */

@@ -1,4 +1,4 @@
-import { memberEventIndex, memberEvents, membersDecider, membersStreamId } from '../domain/members.js';
+import { memberEventIndex, memberEvents, membersDecider, membersStreamId, memberUpcasters } from '../domain/members.js';
 import { defineAggregate } from './aggregate.js';
 
 /** The members and access requests of one group or project (src/domain/members.ts). */
@@ -8,4 +8,5 @@ export const members = defineAggregate({
   events: memberEvents,
   decider: membersDecider,
   index: memberEventIndex,
+  upcasters: memberUpcasters,
 });

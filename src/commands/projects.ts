@@ -5,7 +5,7 @@ import { unhandled } from '../domain/decider.js';
 import { invalid, notFound } from '../domain/errors.js';
 import { projectClaimRefusal, projectClaims, projectNameClaim, projectPathClaim } from '../domain/projects/claims.js';
 import { type ProjectCommand, type ProjectNamespace, type ProjectState, projectDecider } from '../domain/projects/decider.js';
-import { type ProjectEvent, projectEventIndex, projectEvents, projectStreamId } from '../domain/projects/events.js';
+import { type ProjectEvent, projectEventIndex, projectEvents, projectStreamId, projectUpcasters } from '../domain/projects/events.js';
 import { DEFAULT_PROJECT_SETTINGS, type ProjectChanges, type ProjectSettings } from '../domain/projects/settings.js';
 import { type UserEvent, userStreamId } from '../domain/users.js';
 import { readStream } from '../eventstore/store.js';
@@ -31,6 +31,7 @@ export const projects = defineAggregate({
   claims: projectClaims,
   claimRefusal: projectClaimRefusal,
   index: projectEventIndex,
+  upcasters: projectUpcasters,
 });
 
 export const toProjectNamespace = (row: NamespaceRow): ProjectNamespace => ({

@@ -1,7 +1,7 @@
 import type { Db } from '../database.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { DomainError, conflict } from '../domain/errors.js';
-import { type ProfileChanges, type TokenScope, type UserProfile, userEventIndex, userEvents, userStreamId } from '../domain/users.js';
+import { type ProfileChanges, type TokenScope, type UserProfile, userEventIndex, userEvents, userStreamId, userUpcasters } from '../domain/users.js';
 import { userClaims, userDecider } from '../domain/users/decider.js';
 import { normalizeEmail, validateProfile } from '../domain/users/profile.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
@@ -18,6 +18,7 @@ export const users = defineAggregate({
   decider: userDecider,
   claims: userClaims,
   index: userEventIndex,
+  upcasters: userUpcasters,
 });
 
 /** A new user's profile before the caller's (createUser takes projects_limit from the instance's current settings). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type Decider, unhandled } from './decider.js';
-import type { EventOf, EventSchemas } from './events.js';
+import type { EventOf, EventSchemas, Upcasters } from './events.js';
 import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, type MemberSourceType } from './access.js';
 import { conflict, forbidden, invalid, recordNotFound } from './errors.js';
 
@@ -20,7 +20,8 @@ const grant = { access_level: z.int(), expires_at: z.iso.date().nullable() };
 
 export const memberEvents = {
   MemberAdded: z.strictObject({ ...sourceRef, ...grant, created_by_id: z.int().nullable() }),
-  MemberUpdated: z.strictObject({ ...sourceRef, ...grant }),
+  /** `previous_access_level`: the level before, which the audit shows (null in events stored before schema version 2). */
+  MemberUpdated: z.strictObject({ ...sourceRef, ...grant, previous_access_level: z.int().nullable() }),
   /** `left`: the member removed themselves; `user_deleted`: the user account was deleted. */
   MemberRemoved: z.strictObject({ ...sourceRef, reason: z.enum(['removed', 'left', 'user_deleted']) }),
   AccessRequested: z.strictObject(sourceRef),
@@ -30,6 +31,11 @@ export const memberEvents = {
 } satisfies EventSchemas;
 
 export type MemberEvent = EventOf<typeof memberEvents>;
+
+/** Schema version 2 of MemberUpdated added the level before the change; older events did not record it. */
+export const memberUpcasters: Upcasters<typeof memberEvents> = {
+  MemberUpdated: { 1: (data: object) => ({ ...data, previous_access_level: null }) },
+};
 
 // ───────────────────────────── State ─────────────────────────────
 
@@ -220,7 +226,7 @@ function decide(command: MemberCommand, state: MembersState): MemberEvent[] {
       validateLevel(state.source.type, command.accessLevel, command.inherited);
       const expiresAt = command.expiresAt === undefined ? member.expires_at : command.expiresAt;
       if (expiresAt === member.expires_at && command.accessLevel === member.access_level) return [];
-      return [{ type: 'MemberUpdated', data: { ...data, access_level: command.accessLevel, expires_at: expiresAt } }];
+      return [{ type: 'MemberUpdated', data: { ...data, access_level: command.accessLevel, expires_at: expiresAt, previous_access_level: member.access_level } }];
     }
     case 'RemoveMember': {
       if (!member) throw recordNotFound();

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EventOf, EventSchemas } from './events.js';
+import type { EventOf, EventSchemas, Upcasters } from './events.js';
 import { invalid } from './errors.js';
 
 /**
@@ -65,7 +65,8 @@ export const userEvents = {
     /** GitLab: reset_password / force_random_password; the user must set a password. */
     password_reset_required: z.boolean(),
   }),
-  UserProfileUpdated: z.strictObject({ id, changes: profile.partial() }),
+  /** `previous_email`: the primary email before, when it changed (the audit shows it); null otherwise and in events stored before schema version 2. */
+  UserProfileUpdated: z.strictObject({ id, changes: profile.partial(), previous_email: z.string().nullable() }),
   UserPasswordChanged: z.strictObject({ id, password_hash: z.string(), expires_now: z.boolean() }),
   UserBlocked: z.strictObject({ id }),
   UserUnblocked: z.strictObject({ id }),
@@ -92,6 +93,11 @@ export const userEvents = {
 } satisfies EventSchemas;
 
 export type UserEvent = EventOf<typeof userEvents>;
+
+/** Schema version 2 of UserProfileUpdated added the email before the change; older events did not record it. */
+export const userUpcasters: Upcasters<typeof userEvents> = {
+  UserProfileUpdated: { 1: (data: object) => ({ ...data, previous_email: null }) },
+};
 
 export function userEventIndex(event: UserEvent) {
   const userId = event.type === 'PersonalAccessTokenCreated' || event.type === 'PersonalAccessTokenRevoked' ? event.data.user_id : event.data.id;

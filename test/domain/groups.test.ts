@@ -143,9 +143,16 @@ describe('UpdateGroup', () => {
             full_name: 'Acme Inc',
             previous_full_path: 'acme',
             previous_full_name: 'Acme',
+            previous_visibility: null,
           },
         },
       ]);
+  });
+
+  it('records the visibility before a change of visibility (schema version 2, for the audit)', () => {
+    given(created())
+      .when(update({ visibility: 'internal' }))
+      .then([{ type: 'GroupUpdated', data: { id: 2, changes: { visibility: 'internal' }, full_path: 'acme', full_name: 'Acme', previous_visibility: 'private' } }]);
   });
 
   it('appends nothing when nothing changes', () => {

@@ -78,10 +78,10 @@ describe('members decider', () => {
   describe('UpdateMember', () => {
     it('changes the level and keeps the expiry unless given', () => {
       on(P).given(added(P, 2, 30, '2030-01-01')).when(update(2, 40)).then([
-        { type: 'MemberUpdated', data: { ...ref(P, 2), access_level: 40, expires_at: '2030-01-01' } },
+        { type: 'MemberUpdated', data: { ...ref(P, 2), access_level: 40, expires_at: '2030-01-01', previous_access_level: 30 } },
       ]);
       on(P).given(added(P, 2, 30, '2030-01-01')).when(update(2, 30, { expiresAt: null } as Partial<MemberCommand>)).then([
-        { type: 'MemberUpdated', data: { ...ref(P, 2), access_level: 30, expires_at: null } },
+        { type: 'MemberUpdated', data: { ...ref(P, 2), access_level: 30, expires_at: null, previous_access_level: 30 } },
       ]);
     });
 
@@ -98,9 +98,9 @@ describe('members decider', () => {
     });
 
     it('demotes an owner when another active owner remains, here or in an ancestor', () => {
-      on(G).given(added(G, 1, 50), added(G, 2, 50)).when(update(1, 40)).then([{ type: 'MemberUpdated', data: { ...ref(G, 1), access_level: 40, expires_at: null } }]);
+      on(G).given(added(G, 1, 50), added(G, 2, 50)).when(update(1, 40)).then([{ type: 'MemberUpdated', data: { ...ref(G, 1), access_level: 40, expires_at: null, previous_access_level: 50 } }]);
       on(G).given(added(G, 1, 50)).when(update(1, 40, { guard: guard({ ancestorOwners: 1 }) } as Partial<MemberCommand>)).then([
-        { type: 'MemberUpdated', data: { ...ref(G, 1), access_level: 40, expires_at: null } },
+        { type: 'MemberUpdated', data: { ...ref(G, 1), access_level: 40, expires_at: null, previous_access_level: 50 } },
       ]);
     });
 

@@ -133,7 +133,35 @@ describe('UpdateProject', () => {
   it('appends only the changed settings', () => {
     given(...history)
       .when({ type: 'UpdateProject', changes: { description: 'New', merge_method: 'merge' }, namespace: group(), taken: { name: false, path: false } })
-      .then([{ type: 'ProjectUpdated', data: { id: 11, changes: { description: 'New' } } }]);
+      .then([
+        {
+          type: 'ProjectUpdated',
+          data: {
+            id: 11,
+            changes: { description: 'New' },
+            path_with_namespace: 'acme/web/site',
+            name_with_namespace: 'Acme / Web / Site',
+            previous: { visibility: 'private', path_with_namespace: 'acme/web/site', name_with_namespace: 'Acme / Web / Site' },
+          },
+        },
+      ]);
+  });
+
+  it('records the full path and name after a rename and the audited values before (schema version 2)', () => {
+    given(...history)
+      .when({ type: 'UpdateProject', changes: { name: 'Shop', path: 'shop', visibility: 'internal' }, namespace: group(), taken: { name: false, path: false } })
+      .then([
+        {
+          type: 'ProjectUpdated',
+          data: {
+            id: 11,
+            changes: { name: 'Shop', path: 'shop', visibility: 'internal' },
+            path_with_namespace: 'acme/web/shop',
+            name_with_namespace: 'Acme / Web / Shop',
+            previous: { visibility: 'private', path_with_namespace: 'acme/web/site', name_with_namespace: 'Acme / Web / Site' },
+          },
+        },
+      ]);
   });
 
   it('appends nothing when nothing changes', () => {
@@ -157,7 +185,7 @@ describe('UpdateProject', () => {
 
   it('moves the claims on a rename', () => {
     const { state } = given(...history);
-    const claims = projectClaims({ type: 'ProjectUpdated', data: { id: 11, changes: { name: 'Shop', path: 'shop' } } }, state);
+    const claims = projectClaims({ type: 'ProjectUpdated', data: { id: 11, changes: { name: 'Shop', path: 'shop' }, path_with_namespace: null, name_with_namespace: null, previous: null } }, state);
     expect(claims.acquire.map((c) => c.key)).toEqual(['7/Shop', '7/shop']);
     expect(claims.release.map((c) => c.key)).toEqual(['7/Site', '7/site']);
   });

@@ -55,7 +55,7 @@ describe('UpdateUser', () => {
   it('records only the fields that change', () => {
     given(created())
       .when(update({ changes: { name: 'Jane Doe', bio: 'hello', projects_limit: 100000 } }))
-      .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { bio: 'hello' } } }]);
+      .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { bio: 'hello' }, previous_email: null } }]);
   });
   it('appends nothing when nothing changes', () => {
     given(created()).when(update({ changes: { name: 'Jane Doe', email: 'jane@example.com' } })).then([]);
@@ -73,7 +73,7 @@ describe('UpdateUser', () => {
   it('changes the email at once with skip_reconfirmation', () => {
     given(created())
       .when(update({ changes: { email: 'new@example.com' }, skipReconfirmation: true }))
-      .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { email: 'new@example.com' } } }]);
+      .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { email: 'new@example.com' }, previous_email: 'jane@example.com' } }]);
   });
   it('expires a password an administrator sets', () => {
     given(created())
@@ -83,7 +83,7 @@ describe('UpdateUser', () => {
   it('accepts the primary email as public email and refuses another one', () => {
     given(created())
       .when(update({ changes: { public_email: 'jane@example.com' } }))
-      .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { public_email: 'jane@example.com' } } }]);
+      .then([{ type: 'UserProfileUpdated', data: { id: 7, changes: { public_email: 'jane@example.com' }, previous_email: null } }]);
     given(created()).when(update({ changes: { public_email: 'x@example.com' } })).then(rejected('invalid', { fields: { public_email: ['is not an email you own'] } }));
   });
   it('is not found for a user that does not exist or was deleted', () => {

@@ -155,6 +155,7 @@ function update(id: number, current: GroupSettings, command: Extract<GroupComman
         full_path: joinPath(command.parent, next.path),
         full_name: joinName(command.parent, next.name),
         ...(renamed ? { previous_full_path: joinPath(command.parent, current.path), previous_full_name: joinName(command.parent, current.name) } : {}),
+        previous_visibility: changes.visibility !== undefined ? current.visibility : null,
       },
     },
   ];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
+import { VISIBILITIES } from '../access.js';
+import type { EventOf, EventSchemas, FeedIndex, Upcasters } from '../events.js';
 import { groupSettings } from './settings.js';
 
 /** The group's full path (`top/sub`) and name (`Top / Sub`) as they are after the event; its descendants' follow. */
@@ -22,6 +23,8 @@ export const groupEvents = {
     /** Present when the path or name changed: what descendants' paths and names began with. */
     previous_full_path: z.string().optional(),
     previous_full_name: z.string().optional(),
+    /** The visibility before, when it changed (the audit shows it); null otherwise and in events stored before schema version 2. */
+    previous_visibility: z.enum(VISIBILITIES).nullable(),
   }),
   /** DELETE /groups/:id: the group and its subtree are hidden at once; a reactor removes them. */
   GroupDeletionScheduled: z.strictObject({ id: z.int(), full_path: z.string() }),
@@ -32,6 +35,11 @@ export const groupEvents = {
 } satisfies EventSchemas;
 
 export type GroupEvent = EventOf<typeof groupEvents>;
+
+/** Schema version 2 of GroupUpdated added the visibility before the change; older events did not record it. */
+export const groupUpcasters: Upcasters<typeof groupEvents> = {
+  GroupUpdated: { 1: (data: object) => ({ ...data, previous_visibility: null }) },
+};
 
 export function groupEventIndex(event: GroupEvent): FeedIndex {
   return { groupId: event.data.id, targetType: 'Group', targetId: event.data.id };

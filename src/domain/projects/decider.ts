@@ -102,7 +102,12 @@ function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
     }
     case 'ProjectUpdated': {
       const { default_branch, ...changes } = event.data.changes;
-      return { ...state, settings: { ...state.settings!, ...changes }, defaultBranch: default_branch ?? state.defaultBranch };
+      return {
+        ...state,
+        settings: { ...state.settings!, ...changes },
+        pathWithNamespace: event.data.path_with_namespace ?? state.pathWithNamespace,
+        defaultBranch: default_branch ?? state.defaultBranch,
+      };
     }
     case 'ProjectArchived':
       return { ...state, archived: true };
@@ -169,7 +174,23 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
       const taken = { name: changes.name !== undefined && command.taken.name, path: changes.path !== undefined && command.taken.path };
       // GitLab validates the visibility against the group only when it changes.
       validate(next, command.namespace, taken, null, changes.visibility !== undefined);
-      return [{ type: 'ProjectUpdated', data: { id, changes: changes as ProjectChanges } }];
+      const { full_path, full_name } = command.namespace;
+      return [
+        {
+          type: 'ProjectUpdated',
+          data: {
+            id,
+            changes: changes as ProjectChanges,
+            path_with_namespace: `${full_path}/${next.path}`,
+            name_with_namespace: `${full_name} / ${next.name}`,
+            previous: {
+              visibility: state.settings.visibility,
+              path_with_namespace: `${full_path}/${state.settings.path}`,
+              name_with_namespace: `${full_name} / ${state.settings.name}`,
+            },
+          },
+        },
+      ];
     }
     // GitLab: archiving an archived project (or unarchiving an active one) changes nothing.
     case 'ArchiveProject':

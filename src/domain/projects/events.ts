@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
+import { VISIBILITIES } from '../access.js';
+import type { EventOf, EventSchemas, FeedIndex, Upcasters } from '../events.js';
 import { projectChanges, projectSettings } from './settings.js';
 
 /** One aggregate per project, stream `project-<id>`. */
@@ -23,7 +24,18 @@ export const projectEvents = {
     /** The repository's HEAD; null while the repository is empty. */
     default_branch: z.string().nullable(),
   }),
-  ProjectUpdated: z.strictObject({ ...ofProject, changes: projectChanges }),
+  ProjectUpdated: z.strictObject({
+    ...ofProject,
+    changes: projectChanges,
+    /**
+     * What the audit shows of a change of visibility, path or name (GitLab's
+     * ProjectChangesAuditor): the project's full path and name after the event, and its
+     * visibility, full path and full name before. Null in events stored before schema version 2.
+     */
+    path_with_namespace: z.string().nullable(),
+    name_with_namespace: z.string().nullable(),
+    previous: z.strictObject({ visibility: z.enum(VISIBILITIES), path_with_namespace: z.string(), name_with_namespace: z.string() }).nullable(),
+  }),
   ProjectArchived: z.strictObject(ofProject),
   ProjectUnarchived: z.strictObject(ofProject),
   ProjectStarred: z.strictObject(star),
@@ -34,5 +46,10 @@ export const projectEvents = {
 } satisfies EventSchemas;
 
 export type ProjectEvent = EventOf<typeof projectEvents>;
+
+/** Schema version 2 of ProjectUpdated added the full path and name after and the audited values before; older events did not record them. */
+export const projectUpcasters: Upcasters<typeof projectEvents> = {
+  ProjectUpdated: { 1: (data: object) => ({ ...data, path_with_namespace: null, name_with_namespace: null, previous: null }) },
+};
 
 export const projectEventIndex = (event: ProjectEvent): FeedIndex => ({ projectId: event.data.id, targetType: 'Project', targetId: event.data.id });

@@ -148,7 +148,10 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       const merged = { ...state.profile, ...changes };
       if (changes.public_email !== undefined) checkPublicEmail(merged.public_email, merged.email);
       const events: UserEvent[] = [];
-      if (Object.keys(changes).length > 0) events.push({ type: 'UserProfileUpdated', data: { id, changes } });
+      if (Object.keys(changes).length > 0) {
+        const previousEmail = changes.email !== undefined ? state.profile.email : null;
+        events.push({ type: 'UserProfileUpdated', data: { id, changes, previous_email: previousEmail } });
+      }
       if (emailRequest !== undefined && emailRequest !== state.unconfirmedEmail) {
         events.push({ type: 'UserEmailChangeRequested', data: { id, unconfirmed_email: emailRequest } });
       }
