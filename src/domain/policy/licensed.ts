@@ -12,10 +12,12 @@ export type Plan = (typeof PLANS)[number];
 export const LICENSED_FEATURES = {
   /** Not a licensed feature: EE's own fields and parameters, which EE has under every licence and CE lacks. */
   ee: 'starter',
+  audit_events: 'starter',
   merge_request_approvers: 'starter',
   protected_refs_for_users: 'starter',
   repository_mirrors: 'starter',
   adjourned_deletion_for_projects_and_groups: 'premium',
+  admin_audit_log: 'premium',
   code_owner_approval_required: 'premium',
   /** Not a licensed feature in GitLab (a GitLab.com setting): the application settings' spec marks it premium. */
   check_namespace_plan: 'premium',
