@@ -549,7 +549,7 @@ describe('PUT /users/:id', () => {
     expect((await api.get(`/users/${user.id}`)).body).toEqual(res.body);
     const events = await api.events(`user-${user.id}`);
     expect(events.map((e) => e.type)).toEqual(['UserCreated', 'UserProfileUpdated']);
-    expect(events[1]!.data).toEqual({ id: user.id, changes: { name: 'Renamed', bio: 'New bio', is_admin: true, can_create_group: false, projects_limit: 3 } });
+    expect(events[1]!.data).toEqual({ id: user.id, changes: { name: 'Renamed', bio: 'New bio', is_admin: true, can_create_group: false, projects_limit: 3 }, previous_email: null });
   });
 
   it('appends nothing when nothing changes (python-gitlab always sends email, username and name)', async () => {
