@@ -136,7 +136,7 @@ describe('GET /audit_events', () => {
     expect(await api.get(`/audit_events/${record.id}`)).toMatchObject({ status: 200, body: record });
     const starred = await api.post(`/projects/${(await createProject(api)).id}/star`);
     expect(starred.status).toBe(201);
-    const [{ position }] = (await api.handle.db.selectFrom('events').select((eb) => eb.fn.max('global_position').as('position')).execute()) as { position: string }[];
+    const { position } = await api.handle.db.selectFrom('events').select((eb) => eb.fn.max('global_position').as('position')).executeTakeFirstOrThrow();
     expect(await api.get(`/audit_events/${position}`)).toMatchObject({ status: 404, body: { message: '404 Audit Event Not Found' } });
     expect(await api.get('/audit_events/99999999999999')).toMatchObject({ status: 404, body: { message: '404 Audit Event Not Found' } });
     expect(await api.get('/audit_events/abc')).toMatchObject({ status: 400, body: { error: 'id is invalid' } });
