@@ -15,6 +15,7 @@ export const LICENSED_FEATURES = {
   merge_request_approvers: 'starter',
   protected_refs_for_users: 'starter',
   repository_mirrors: 'starter',
+  jenkins_integration: 'starter',
   adjourned_deletion_for_projects_and_groups: 'premium',
   code_owner_approval_required: 'premium',
   /** Not a licensed feature in GitLab (a GitLab.com setting): the application settings' spec marks it premium. */
@@ -25,6 +26,7 @@ export const LICENSED_FEATURES = {
   email_additional_text: 'premium',
   external_authorization_service_api_management: 'premium',
   geo: 'premium',
+  github_project_service_integration: 'premium',
   ldap_group_sync_filter: 'premium',
   packages: 'premium',
   protected_environments: 'premium',
