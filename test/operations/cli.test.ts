@@ -275,6 +275,7 @@ describe('on a database in use', () => {
       ...PROJECTION_NAMES.map((name) => [name, 'projection', 'inline']),
       ['reactor:group-removal', 'reactor', 'async'],
       ['reactor:project-removal', 'reactor', 'async'],
+      ['reactor:integration-secrets-removal', 'reactor', 'async'],
     ]);
     for (const row of rows.filter((r) => r.mode === 'inline')) expect(row).toMatchObject({ checkpoint: null, eventsBehind: 0, secondsBehind: 0 });
     // The reactors were stopped before the last 5 writes.
