@@ -7,6 +7,7 @@ import { broadcastMessages } from './broadcast-messages.js';
 import { deployKeys } from './deploy-keys.js';
 import { applicationSettings } from './application-settings.js';
 import { groups } from './groups.js';
+import { integrations } from './integrations.js';
 import { members } from './members.js';
 import { notificationSettings } from './notification-settings.js';
 import { projects } from './projects.js';
@@ -14,7 +15,7 @@ import { protectedBranches } from './protected-branches.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

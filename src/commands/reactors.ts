@@ -1,7 +1,8 @@
 import type { Reactor } from '../projections/runner.js';
 import type { CommandContext } from './handler.js';
 import { groupRemovalReactor } from './groups.js';
+import { integrationSecretsRemovalReactor } from './integrations.js';
 import { projectRemovalReactor } from './projects.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor];
+export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor];

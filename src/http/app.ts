@@ -17,6 +17,7 @@ import { notificationSettingRoutes } from './routes/notification-settings.js';
 import { protectedBranchRoutes } from './routes/protected-branches.js';
 import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { auditEventRoutes } from './routes/audit-events.js';
+import { integrationRoutes } from './routes/integrations.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -79,6 +80,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', protectedBranchRoutes);
   api.route('/', applicationSettingsRoutes);
   api.route('/', auditEventRoutes);
+  api.route('/', integrationRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

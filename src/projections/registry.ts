@@ -3,6 +3,7 @@ import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
 import { deployKeysProjector } from './deploy-keys/projector.js';
 import { applicationSettingsProjector } from './application-settings/projector.js';
 import { groupsProjector } from './groups/projector.js';
+import { integrationsProjector } from './integrations/projector.js';
 import { membersProjector } from './members/projector.js';
 import { notificationSettingsProjector } from './notification-settings/projector.js';
 import type { Projector } from './projector.js';
@@ -11,7 +12,7 @@ import { protectedBranchesProjector } from './protected-branches/projector.js';
 import { usersProjector } from './users.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -3,6 +3,7 @@ import type { BroadcastMessagesReadTables } from './broadcast-messages/tables.js
 import type { DeployKeysReadTables } from './deploy-keys/tables.js';
 import type { ApplicationSettingsReadTables } from './application-settings/tables.js';
 import type { GroupsReadTables } from './groups/tables.js';
+import type { IntegrationsReadTables } from './integrations/tables.js';
 import type { MembersReadTables } from './members/tables.js';
 import type { NotificationSettingsReadTables } from './notification-settings/tables.js';
 import type { ProjectsReadTables } from './projects/tables.js';
@@ -10,4 +11,4 @@ import type { ProtectedBranchesReadTables } from './protected-branches/tables.js
 import type { UsersReadTables } from './users.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables {}

@@ -275,6 +275,7 @@ describe('on a database in use', () => {
       ...PROJECTION_NAMES.map((name) => [name, 'projection', 'inline']),
       ['reactor:group-removal', 'reactor', 'async'],
       ['reactor:project-removal', 'reactor', 'async'],
+      ['reactor:integration-secrets-removal', 'reactor', 'async'],
     ]);
     for (const row of rows.filter((r) => r.mode === 'inline')) expect(row).toMatchObject({ checkpoint: null, eventsBehind: 0, secondsBehind: 0 });
     // The reactors were stopped before the last 5 writes.
@@ -323,12 +324,12 @@ describe('on a database in use', () => {
       const line = await logLine(worker.child, 'forgelog worker following the log');
       expect(line).toMatchObject({
         async_projections: [],
-        reactors: ['group-removal', 'project-removal'],
+        reactors: ['group-removal', 'project-removal', 'integration-secrets-removal'],
         sealer: true,
         inline_projections: PROJECTION_NAMES,
         database: onPostgres ? expect.stringMatching(/^PostgreSQL at 127\.0\.0\.1:5432\/\w+$/) : `the embedded database in ${fresh.env.FORGELOG_DATA_DIR}`,
       });
-      expect(line.msg).toContain(`reactors group-removal, project-removal; the sealer. Inline projections (${PROJECTION_NAMES.join(', ')}) are kept by the writers`);
+      expect(line.msg).toContain(`reactors group-removal, project-removal, integration-secrets-removal; the sealer. Inline projections (${PROJECTION_NAMES.join(', ')}) are kept by the writers`);
     } finally {
       worker.child.kill('SIGTERM');
     }

@@ -48,8 +48,12 @@ describe('migrations, one file per area', () => {
     expect(applied.slice(0, PER_AREA.length)).toEqual(PER_AREA);
     expect(await recordedNames(fresh.db)).toEqual(applied);
     expect(await migrateToLatest(fresh.db)).toEqual([]);
-    // The instance key runners tokens derive from.
-    expect((await sql<{ name: string }>`select name from instance_keys order by name`.execute(fresh.db)).rows).toEqual([{ name: 'application_settings' }, { name: 'runners_token' }]);
+    // The instance keys: the application settings' and the integrations' secrets, the runners tokens'.
+    expect((await sql<{ name: string }>`select name from instance_keys order by name`.execute(fresh.db)).rows).toEqual([
+      { name: 'application_settings' },
+      { name: 'integrations' },
+      { name: 'runners_token' },
+    ]);
   });
 
   it('upgrade a database of the first layout in place: its records renamed, its schema and instance key untouched', async () => {

@@ -3,6 +3,7 @@ import type { BroadcastMessageEvent } from '../broadcast-messages.js';
 import type { DeployKeyEvent } from '../deploy-keys.js';
 import type { EnvironmentEvent } from '../environments.js';
 import type { GroupEvent } from '../groups/events.js';
+import type { IntegrationEvent } from '../integrations/decider.js';
 import { type MemberEvent, ROLE_NAMES } from '../members.js';
 import type { NotificationSettingEvent } from '../notification-settings.js';
 import type { ProjectEvent } from '../projects/events.js';
@@ -28,7 +29,8 @@ type LoggedEvent =
   | DeployKeyEvent
   | NotificationSettingEvent
   | ProtectedBranchEvent
-  | ApplicationSettingsEvent;
+  | ApplicationSettingsEvent
+  | IntegrationEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -200,6 +202,8 @@ export const NOT_AUDITED = {
   ProtectedBranchUpdated: 'GitLab 12 records no audit event for protected branches',
   ProtectedBranchDeleted: 'GitLab 12 records no audit event for protected branches',
   ApplicationSettingsChanged: 'GitLab 12 records no audit event for application settings',
+  IntegrationSaved: 'GitLab 12 records no audit event for project services',
+  IntegrationDisabled: 'GitLab 12 records no audit event for project services',
 } satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];
