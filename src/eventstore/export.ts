@@ -219,10 +219,11 @@ export async function verifyExport(
     }
     previous = at;
     if (!heads.has(event.stream_id)) report.streamsChecked += 1;
-    heads.set(event.stream_id, checkChainLink(heads.get(event.stream_id), chainEventOf(event), problem, partial));
+    const chained = chainEventOf(event);
+    heads.set(event.stream_id, checkChainLink(heads.get(event.stream_id), chained, problem, partial));
     report.eventsChecked += 1;
-    if (options.feedIndex && checkFeedIndex({ ...chainEventOf(event), metadata: event.metadata, columns: event }, options.feedIndex, problem)) report.indexesChecked += 1;
-    await seals?.push({ ...chainEventOf(event), transactionId: event.transaction_id });
+    if (options.feedIndex && checkFeedIndex(chained, event.metadata, event, options.feedIndex, problem)) report.indexesChecked += 1;
+    await seals?.push({ ...chained, transactionId: event.transaction_id });
   }
   let sealsSkipped = 0;
   if (seals) {

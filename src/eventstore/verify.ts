@@ -158,42 +158,43 @@ export function checkChainLink(
 // ---------------------------------------------------------------------------------------
 // Feed index columns
 
-export interface IndexedEvent extends Pick<ChainEvent, 'streamId' | 'globalPosition' | 'streamVersion' | 'eventId' | 'type' | 'schemaVersion' | 'data'> {
-  metadata: EventMetadata;
-  /** The stored feed columns. */
-  columns: FeedColumns;
-}
-
 /**
- * Recomputes one event's feed columns and reports each that differs from the stored one.
- * The data is upcast first: aggregate index functions read the current shape, and an
- * upcaster keeps an event's meaning (its ids), so the current index of the upcast data is
- * what the append computed on the data as it was then. Returns whether the event could be checked.
+ * Recomputes one event's feed columns (given its stored metadata and columns) and reports
+ * each that differs from the stored one. The data is upcast first: aggregate index
+ * functions read the current shape, and an upcaster keeps an event's meaning (its ids), so
+ * the current index of the upcast data is what the append computed on the data as it was
+ * then. Returns whether the event could be checked.
  */
-export function checkFeedIndex(event: IndexedEvent, feedIndex: FeedIndexOf, problem: (p: Problem) => void): boolean {
-  const at = { streamId: event.streamId, position: event.globalPosition };
-  const what = `version ${event.streamVersion} (${event.type}, ${event.eventId})`;
+export function checkFeedIndex(
+  event: ChainEvent,
+  metadata: EventMetadata,
+  columns: FeedColumns,
+  feedIndex: FeedIndexOf,
+  problem: (p: Problem) => void,
+): boolean {
+  const at = () => ({ streamId: event.streamId, position: event.globalPosition });
+  const what = () => `version ${event.streamVersion} (${event.type}, ${event.eventId})`;
   let recomputed: FeedColumns | undefined;
   try {
-    recomputed = feedIndex(event.type, upcast(event.type, event.schemaVersion, event.data).data, event.metadata);
+    recomputed = feedIndex(event.type, upcast(event.type, event.schemaVersion, event.data).data, metadata);
   } catch (error) {
-    problem({ kind: 'index_unchecked', ...at, detail: `${what}: its feed index cannot be recomputed (${error instanceof Error ? error.message : String(error)})` });
+    problem({ kind: 'index_unchecked', ...at(), detail: `${what()}: its feed index cannot be recomputed (${error instanceof Error ? error.message : String(error)})` });
     return false;
   }
   if (!recomputed) {
-    problem({ kind: 'index_unchecked', ...at, detail: `${what}: no aggregate defines ${event.type}, so its feed index cannot be recomputed` });
+    problem({ kind: 'index_unchecked', ...at(), detail: `${what()}: no aggregate defines ${event.type}, so its feed index cannot be recomputed` });
     return false;
   }
   for (const column of FEED_COLUMNS) {
-    const stored = event.columns[column];
+    const stored = columns[column];
     if (stored === recomputed[column]) continue;
     problem({
       kind: 'index_mismatch',
-      ...at,
+      ...at(),
       column,
       stored,
       recomputed: recomputed[column],
-      detail: `${what}: ${column} is ${JSON.stringify(stored)}, its data and metadata give ${JSON.stringify(recomputed[column])} — the column was altered`,
+      detail: `${what()}: ${column} is ${JSON.stringify(stored)}, its data and metadata give ${JSON.stringify(recomputed[column])} — the column was altered`,
     });
   }
   return true;
@@ -411,7 +412,7 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
       const event = leafFieldsOfRow(row);
       head = checkChainLink(head, event, problem);
       report.eventsChecked += 1;
-      if (options.feedIndex && checkFeedIndex({ ...event, metadata: row.metadata, columns: row }, options.feedIndex, problem)) report.indexesChecked += 1;
+      if (options.feedIndex && checkFeedIndex(event, row.metadata, row, options.feedIndex, problem)) report.indexesChecked += 1;
     }
     progress('streams');
     const last = rows.at(-1);
