@@ -7,6 +7,7 @@ import { openDatabase, type DatabaseHandle } from '../database.js';
 import { migrateToLatest } from '../migrate.js';
 import { listen, openRuntime } from '../runtime.js';
 import { mintToken } from '../bootstrap.js';
+import { feedIndexOf } from '../commands/aggregates.js';
 import { REACTORS } from '../commands/reactors.js';
 import { PROJECTORS, asyncProjectors, inlineProjectors } from '../projections/registry.js';
 import { rebuildProjections } from '../projections/rebuild.js';
@@ -28,7 +29,8 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
   forgelog events export [--stream ID] [--after TX:POS]
                                       the log as NDJSON on stdout, in gap-free order
   forgelog events tail [--stream ID]  the same, then follow new events until interrupted
-  forgelog events verify              check every stream's hash chain and every seal
+  forgelog events verify              check every stream's hash chain, every event's feed
+                                      index columns and every seal
   forgelog events seal                seal what is readable now (Merkle roots over ranges)
   forgelog events rebase [--dry-run]  after a logical dump/restore: re-base stored transaction ids
   forgelog token --user NAME [--scopes api,sudo] [--name NAME]
@@ -169,6 +171,7 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
       case 'verify': {
         const progress = onTerminal();
         const report = await verifyLog(handle.db, {
+          feedIndex: feedIndexOf,
           ...(progress && { onProgress: (p) => progress.draw(`${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals`) }),
         });
         progress?.end();

@@ -1,12 +1,14 @@
 import type { Writable } from 'node:stream';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../database.js';
+import { FEED_COLUMNS, type FeedIndexOf } from './feed-index.js';
 import { readRowsAfter, sleep, type SealRecord } from './seal.js';
 import type { EventMetadataRow, EventsTable } from './tables.js';
 import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 import {
   SealChecker,
   checkChainLink,
+  checkFeedIndex,
   emptyReport,
   reporter,
   type ChainEvent,
@@ -171,6 +173,8 @@ export interface VerifyExportOptions {
    */
   partial?: boolean;
   maxProblems?: number;
+  /** Recomputes each line's feed index columns to compare with those the line carries (as verifyLog's). */
+  feedIndex?: FeedIndexOf;
 }
 
 export interface VerifyExportReport extends VerifyReport {
@@ -180,8 +184,9 @@ export interface VerifyExportReport extends VerifyReport {
 
 /**
  * Checks an exported NDJSON file without the database: gap-free order, every stream's
- * hash chain, and — given the seal chain — every seal's count and Merkle root. Keeps one
- * head (version, hash) per stream in memory.
+ * hash chain, with `feedIndex` every line's feed index columns, and — given the seal
+ * chain — every seal's count and Merkle root. Keeps one head (version, hash) per stream in
+ * memory.
  */
 export async function verifyExport(
   lines: Iterable<string> | AsyncIterable<string>,
@@ -214,9 +219,11 @@ export async function verifyExport(
     }
     previous = at;
     if (!heads.has(event.stream_id)) report.streamsChecked += 1;
-    heads.set(event.stream_id, checkChainLink(heads.get(event.stream_id), chainEventOf(event), problem, partial));
+    const chained = chainEventOf(event);
+    heads.set(event.stream_id, checkChainLink(heads.get(event.stream_id), chained, problem, partial));
     report.eventsChecked += 1;
-    await seals?.push({ ...chainEventOf(event), transactionId: event.transaction_id });
+    if (options.feedIndex && checkFeedIndex(chained, event.metadata, event, options.feedIndex, problem)) report.indexesChecked += 1;
+    await seals?.push({ ...chained, transactionId: event.transaction_id });
   }
   let sealsSkipped = 0;
   if (seals) {
@@ -259,7 +266,8 @@ function parseLine(line: string): ExportedEvent | undefined {
     typeof e.metadata === 'object' &&
     typeof e.occurred_at === 'string' &&
     !Number.isNaN(Date.parse(e.occurred_at)) &&
-    typeof e.hash === 'string';
+    typeof e.hash === 'string' &&
+    FEED_COLUMNS.every((column) => e[column] === null || typeof e[column] === (column === 'target_type' ? 'string' : 'number'));
   return valid ? (e as ExportedEvent) : undefined;
 }
 

@@ -26,8 +26,8 @@ import { SEAL_LOCK } from './seal.js';
  *   to the new ids of the very events they point at, and every reader, seal and Merkle
  *   root sees the same sequence. Few ids are needed (one per such descent, plus one).
  * - It runs in one transaction that takes exclusive locks on the log, its checkpoints and
- *   seals, disables the immutability trigger, rewrites, and re-enables it before commit:
- *   no other session ever sees the trigger off (DDL is transactional).
+ *   seals, disables the immutability triggers of events and seals, rewrites, and re-enables
+ *   them before commit: no other session ever sees a trigger off (DDL is transactional).
  * Run it right after the restore, before `serve` or `worker` append anything.
  */
 
@@ -72,7 +72,7 @@ class NoRoom extends Error {
 /**
  * Detects stored transaction ids ahead of this cluster and re-bases them (events,
  * projection checkpoints and seal bounds), preserving the gap-free order. Idempotent: a
- * second run finds nothing to do. Needs the events table's owner (ALTER TABLE).
+ * second run finds nothing to do. Needs the owner of the events and event_seals tables (ALTER TABLE).
  */
 export async function rebaseTransactionIds(db: Kysely<Database>, options: RebaseOptions = {}): Promise<RebaseReport> {
   let advanced = 0;
@@ -140,11 +140,14 @@ async function rebaseInTransaction(trx: Kysely<Database>, dryRun: boolean): Prom
   if (orphans.length > 0) {
     throw new Error(`seals ${orphans.map((o) => o.id).join(', ')} are bounded by events not in the log: run \`forgelog events verify\` before re-basing`);
   }
+  // The seals' append-only trigger too is off only inside this transaction (see the top of this file).
+  await sql`alter table event_seals disable trigger event_seals_immutable`.execute(trx);
   const seals = await sql`
     update event_seals s
        set first_transaction_id = f.new_tx, last_transaction_id = l.new_tx
       from forgelog_rebase f, forgelog_rebase l
      where f.global_position = s.first_position and l.global_position = s.last_position`.execute(trx);
+  await sql`alter table event_seals enable trigger event_seals_immutable`.execute(trx);
   report.sealsRewritten = Number(seals.numAffectedRows ?? 0n);
 
   // A checkpoint means "everything up to here in gap-free order": it moves to the new id of

@@ -2,6 +2,7 @@ import { sql, type CompiledQuery, type Insertable, type Kysely, type Selectable 
 import { v7 as uuidv7 } from 'uuid';
 import type { Database } from '../database.js';
 import { precompiled, type Slot } from '../precompiled.js';
+import { feedColumns } from './feed-index.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import type { EventsTable } from './tables.js';
 import { checkpointOf, type Checkpoint, type EventMetadata, type LoggedEvent, type NewEvent, type ProjectedEvent, type StoredEvent } from './types.js';
@@ -117,11 +118,7 @@ export function planAppend(db: Kysely<Database>, input: AppendInput): AppendPlan
       schema_version: schemaVersion,
       data: JSON.stringify(event.data),
       metadata: JSON.stringify(input.metadata),
-      actor_id: input.metadata.actor_id ?? null,
-      project_id: event.index?.projectId ?? null,
-      group_id: event.index?.groupId ?? null,
-      target_type: event.index?.targetType ?? null,
-      target_id: event.index?.targetId ?? null,
+      ...feedColumns(event.index, input.metadata),
       occurred_at: occurredAt,
       hash,
     };

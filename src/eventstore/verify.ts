@@ -1,14 +1,17 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../database.js';
+import { FEED_COLUMNS, type FeedColumns, type FeedIndexOf } from './feed-index.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import { MerkleBuilder, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
 import { afterCheckpoint } from './store.js';
-import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
+import { LOG_START, compareCheckpoints, type Checkpoint, type EventMetadata } from './types.js';
+import { upcast } from './upcasters.js';
 
 /**
- * `forgelog events verify`: every stream's hash chain and every seal, streamed through the
- * log in pages (two keyset scans: by stream, then in gap-free order), so memory stays flat
- * however long the log is.
+ * `forgelog events verify`: every stream's hash chain, every event's feed index columns
+ * (given the function that recomputes them) and every seal, streamed through the log in
+ * pages (two keyset scans: by stream, then in gap-free order), so memory stays flat however
+ * long the log is.
  */
 
 export type ProblemKind =
@@ -26,6 +29,10 @@ export type ProblemKind =
   | 'seal_hash_mismatch'
   /** A seal's range does not start after the previous seal's range. */
   | 'seal_out_of_order'
+  /** A feed index column (actor_id, project_id, group_id, target_type, target_id) is not what the event's data and metadata give: the column was edited. */
+  | 'index_mismatch'
+  /** An event's feed index columns cannot be recomputed: no aggregate defines its type, or its data cannot be upcast and indexed. */
+  | 'index_unchecked'
   /** Export files only: a line that is not an exported event. */
   | 'malformed_line'
   /** Export files only: lines not in gap-free order. */
@@ -37,6 +44,10 @@ export interface Problem {
   /** The event's global position (for a seal: the first position of its range). */
   position?: string;
   sealId?: string;
+  /** index_mismatch: the column, its stored value and the value recomputed from the event. */
+  column?: keyof FeedColumns;
+  stored?: number | string | null;
+  recomputed?: number | string | null;
   detail: string;
 }
 
@@ -44,6 +55,8 @@ export interface VerifyReport {
   ok: boolean;
   streamsChecked: number;
   eventsChecked: number;
+  /** Events whose feed index columns were recomputed and compared (0 without `feedIndex`). */
+  indexesChecked: number;
   sealsChecked: number;
   /** Events covered by the seals checked. */
   sealedEvents: number;
@@ -69,6 +82,8 @@ export interface VerifyOptions {
   pageSize?: number;
   /** Problems listed in the report (default 1000; the rest are only counted). */
   maxProblems?: number;
+  /** Recomputes each event's feed index columns to compare with the stored ones (without it they are not checked). */
+  feedIndex?: FeedIndexOf;
 }
 
 export function emptyReport(): VerifyReport {
@@ -76,6 +91,7 @@ export function emptyReport(): VerifyReport {
     ok: true,
     streamsChecked: 0,
     eventsChecked: 0,
+    indexesChecked: 0,
     sealsChecked: 0,
     sealedEvents: 0,
     unsealedEvents: 0,
@@ -137,6 +153,51 @@ export function checkChainLink(
     });
   }
   return next;
+}
+
+// ---------------------------------------------------------------------------------------
+// Feed index columns
+
+/**
+ * Recomputes one event's feed columns (given its stored metadata and columns) and reports
+ * each that differs from the stored one. The data is upcast first: aggregate index
+ * functions read the current shape, and an upcaster keeps an event's meaning (its ids), so
+ * the current index of the upcast data is what the append computed on the data as it was
+ * then. Returns whether the event could be checked.
+ */
+export function checkFeedIndex(
+  event: ChainEvent,
+  metadata: EventMetadata,
+  columns: FeedColumns,
+  feedIndex: FeedIndexOf,
+  problem: (p: Problem) => void,
+): boolean {
+  const at = () => ({ streamId: event.streamId, position: event.globalPosition });
+  const what = () => `version ${event.streamVersion} (${event.type}, ${event.eventId})`;
+  let recomputed: FeedColumns | undefined;
+  try {
+    recomputed = feedIndex(event.type, upcast(event.type, event.schemaVersion, event.data).data, metadata);
+  } catch (error) {
+    problem({ kind: 'index_unchecked', ...at(), detail: `${what()}: its feed index cannot be recomputed (${error instanceof Error ? error.message : String(error)})` });
+    return false;
+  }
+  if (!recomputed) {
+    problem({ kind: 'index_unchecked', ...at(), detail: `${what()}: no aggregate defines ${event.type}, so its feed index cannot be recomputed` });
+    return false;
+  }
+  for (const column of FEED_COLUMNS) {
+    const stored = columns[column];
+    if (stored === recomputed[column]) continue;
+    problem({
+      kind: 'index_mismatch',
+      ...at(),
+      column,
+      stored,
+      recomputed: recomputed[column],
+      detail: `${what()}: ${column} is ${JSON.stringify(stored)}, its data and metadata give ${JSON.stringify(recomputed[column])} — the column was altered`,
+    });
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -312,9 +373,10 @@ const idOf = (seal: SealRecord) => (seal.id === undefined ? `at ${seal.first_pos
 
 /**
  * Verifies the whole log: every stream's chain (contiguous versions from 1, hashes
- * recomputed from GENESIS_HASH) and every seal (chain, own hash, count and Merkle root of
- * the events now in its range, nothing between seals). Reads in pages; runs alongside
- * writers (the log only grows; events appended meanwhile may or may not be counted).
+ * recomputed from GENESIS_HASH), with `feedIndex` every event's feed index columns, and
+ * every seal (chain, own hash, count and Merkle root of the events now in its range,
+ * nothing between seals). Reads in pages; runs alongside writers (the log only grows;
+ * events appended meanwhile may or may not be counted).
  */
 export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {}): Promise<VerifyReport> {
   const pageSize = options.pageSize ?? 1000;
@@ -347,8 +409,10 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
         head = undefined;
         report.streamsChecked += 1;
       }
-      head = checkChainLink(head, leafFieldsOfRow(row), problem);
+      const event = leafFieldsOfRow(row);
+      head = checkChainLink(head, event, problem);
       report.eventsChecked += 1;
+      if (options.feedIndex && checkFeedIndex(event, row.metadata, row, options.feedIndex, problem)) report.indexesChecked += 1;
     }
     progress('streams');
     const last = rows.at(-1);

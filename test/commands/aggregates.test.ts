@@ -16,6 +16,8 @@ describe('the start-up check of event types', () => {
     expect(eventCoverageProblems(PROJECTORS, [{ name: 'typo', handles: ['GroupDeletionSheduled'] }])).toEqual([
       'typo handles GroupDeletionSheduled, which no aggregate defines',
     ]);
+    const twice = [...AGGREGATES, { ...members, name: 'members_again' }];
+    expect(eventCoverageProblems(PROJECTORS, REACTORS, twice)).toEqual(members.eventTypes.map((type) => `${type} is defined by both members and members_again`));
     const feedOnly = { ...members, feedOnly: ['AccessRequested'] };
     expect(eventCoverageProblems(PROJECTORS, REACTORS, AGGREGATES.map((a) => (a === members ? feedOnly : a)))).toEqual([
       'AccessRequested (members) is declared feed-only but projected',

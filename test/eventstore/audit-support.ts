@@ -42,11 +42,16 @@ export async function appendWithTransactionId(db: Db, streamId: string, type: st
   return { globalPosition: rows[0]!.global_position };
 }
 
-/** Runs statements with the immutability trigger off: how a tamperer with table rights would. */
+/**
+ * Runs statements with the append-only triggers of the log and of its seals off: how a
+ * tamperer owning the tables would (the triggers refuse every UPDATE and DELETE otherwise).
+ */
 export async function tamper(db: Db, change: (trx: Db) => Promise<unknown>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`alter table events disable trigger events_immutable`.execute(trx);
+    await sql`alter table event_seals disable trigger event_seals_immutable`.execute(trx);
     await change(trx);
+    await sql`alter table event_seals enable trigger event_seals_immutable`.execute(trx);
     await sql`alter table events enable trigger events_immutable`.execute(trx);
   });
 }
@@ -88,11 +93,13 @@ export async function waitUntilReadable(db: Db, timeoutMs = 15_000): Promise<voi
   }
 }
 
-/** Empties the log and its seals, positions and seal ids restarting at 1. */
+/** Empties the log and its seals, positions and seal ids restarting at 1 (their append-only triggers off meanwhile, as a tamperer would). */
 export async function resetLog(db: Db): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`alter table events disable trigger user`.execute(trx);
+    await sql`alter table event_seals disable trigger user`.execute(trx);
     await sql`truncate events, event_seals restart identity`.execute(trx);
+    await sql`alter table event_seals enable trigger user`.execute(trx);
     await sql`alter table events enable trigger user`.execute(trx);
   });
 }

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { DatabaseHandle } from '../../src/database.js';
+import { feedColumns, type FeedIndexOf } from '../../src/eventstore/feed-index.js';
 import { GENESIS_HASH, eventHash } from '../../src/eventstore/hash.js';
 import { MerkleBuilder, leafFieldsOfRow, merkleLeaf, runSealWorker, sealHash, sealPending } from '../../src/eventstore/seal.js';
+import { registerEventType } from '../../src/eventstore/upcasters.js';
 import { verifyLog, type VerifyProgress } from '../../src/eventstore/verify.js';
 import { openTestDatabase } from '../support/database.js';
 import { append, appendWithTransactionId, backupLog, resetLog, restoreLog, tamper, waitUntilReadable } from './audit-support.js';
@@ -256,8 +259,10 @@ describe('verifyLog finds tampering', () => {
   });
 
   it('finds a removed, altered or forged seal', async () => {
-    await sql`delete from event_seals where id = 2`.execute(handle.db);
-    await sql`update event_seals set event_count = 4 where id = 3`.execute(handle.db);
+    await tamper(handle.db, async (trx) => {
+      await sql`delete from event_seals where id = 2`.execute(trx);
+      await sql`update event_seals set event_count = 4 where id = 3`.execute(trx);
+    });
     const report = await verifyLog(handle.db);
     expect(report.problems.map((p) => `${p.kind}@${p.sealId}`)).toEqual([
       'seal_chain_broken@3',
@@ -267,5 +272,89 @@ describe('verifyLog finds tampering', () => {
       'unsealed_event@3',
       'seal_mismatch@3',
     ]);
+  });
+});
+
+describe('the seal chain is append-only', () => {
+  beforeAll(async () => {
+    await resetLog(handle.db);
+    await buildSealedLog(handle);
+  });
+
+  it('refuses UPDATE, DELETE and TRUNCATE of seals (SQLSTATE 55000) and keeps them as they were', async () => {
+    const before = await handle.db.selectFrom('event_seals').selectAll().orderBy('id').execute();
+    expect(before).toHaveLength(3);
+    const refused = [
+      ['UPDATE', sql`update event_seals set event_count = 4 where id = 3`],
+      ['DELETE', sql`delete from event_seals where id = 2`],
+      ['DELETE', sql`delete from event_seals`],
+      ['TRUNCATE', sql`truncate event_seals`],
+      ['TRUNCATE', sql`truncate events, event_seals`],
+    ] as const;
+    for (const [operation, statement] of refused) {
+      await expect(statement.execute(handle.db)).rejects.toMatchObject({ code: '55000', message: expect.stringContaining(`append-only: ${operation} refused`) });
+    }
+    expect(await handle.db.selectFrom('event_seals').selectAll().orderBy('id').execute()).toEqual(before);
+    expect(await verifyLog(handle.db)).toMatchObject({ ok: true, sealsChecked: 3, sealedEvents: 7 });
+  });
+
+  it('still takes new seals', async () => {
+    await append(handle.db, 'user-1', ['UserBlocked']);
+    await waitUntilReadable(handle.db);
+    expect(await sealPending(handle.db)).toMatchObject({ seals: 1, events: 1 });
+    expect(await verifyLog(handle.db)).toMatchObject({ ok: true, sealsChecked: 4 });
+  });
+});
+
+describe('verifyLog recomputes the feed index columns', () => {
+  // audit-support's append indexes event i of a call as { projectId: 7, targetType: 'Thing', targetId: i }, actor 1.
+  const feedIndex: FeedIndexOf = (type, data, metadata) =>
+    type === 'Planted' ? undefined : feedColumns({ projectId: 7, targetType: 'Thing', targetId: (data as { n: number }).n }, metadata);
+  // ThingRenumbered was appended at schema version 1 as { i }; version 2 calls it { n }.
+  registerEventType('ThingRenumbered', { upcasters: { 1: (data: { i: number }) => ({ n: data.i }) }, validate: (data) => z.strictObject({ n: z.int() }).parse(data) });
+  registerEventType('ThingBroken', { upcasters: { 1: (data: { i: number }) => ({ m: data.i }) }, validate: (data) => z.strictObject({ n: z.int() }).parse(data) });
+  const data = (type: string, i: number) => (type === 'ThingNamed' ? { n: i } : { i });
+
+  beforeAll(() => resetLog(handle.db));
+
+  it('on the data upcast to the current schema, as the index functions read it', async () => {
+    await append(handle.db, 'thing-1', ['ThingNamed', 'ThingRenumbered', 'ThingNamed'], data);
+    const report = await verifyLog(handle.db, { feedIndex });
+    expect(report).toMatchObject({ ok: true, eventsChecked: 3, indexesChecked: 3, problems: [] });
+  });
+
+  it('reports an event whose type it does not know, or whose data cannot be upcast, as unchecked', async () => {
+    const [planted] = await append(handle.db, 'thing-2', ['Planted']);
+    const [, broken] = await append(handle.db, 'thing-3', ['ThingNamed', 'ThingBroken'], data);
+    const report = await verifyLog(handle.db, { feedIndex });
+    expect(report).toMatchObject({ ok: false, eventsChecked: 6, indexesChecked: 4 });
+    expect(report.problems).toEqual([
+      {
+        kind: 'index_unchecked',
+        streamId: 'thing-2',
+        position: planted!.globalPosition,
+        detail: `version 1 (Planted, ${planted!.eventId}): no aggregate defines Planted, so its feed index cannot be recomputed`,
+      },
+      {
+        kind: 'index_unchecked',
+        streamId: 'thing-3',
+        position: broken!.globalPosition,
+        detail: `version 2 (ThingBroken, ${broken!.eventId}): its feed index cannot be recomputed (ThingBroken upcast from schema version 1 to 2 does not match its schema)`,
+      },
+    ]);
+  });
+
+  it('reports each altered column once, and a column altered with its metadata only as the hash', async () => {
+    const event = await handle.db.selectFrom('events').selectAll().where('stream_id', '=', 'thing-1').where('stream_version', '=', 2).executeTakeFirstOrThrow();
+    await tamper(handle.db, (trx) => sql`update events set actor_id = 5, target_id = 9 where global_position = ${event.global_position}`.execute(trx));
+    const twoColumns = await verifyLog(handle.db, { feedIndex });
+    expect(twoColumns.problems.filter((p) => p.streamId === 'thing-1').map((p) => [p.kind, p.column, p.stored, p.recomputed])).toEqual([
+      ['index_mismatch', 'actor_id', 5, 1],
+      ['index_mismatch', 'target_id', 9, 1],
+    ]);
+    // The actor moved in the metadata too: the columns agree with it, the hash does not.
+    await tamper(handle.db, (trx) => sql`update events set metadata = metadata || '{"actor_id":5}', target_id = 1 where global_position = ${event.global_position}`.execute(trx));
+    const withMetadata = await verifyLog(handle.db, { feedIndex });
+    expect(withMetadata.problems.filter((p) => p.streamId === 'thing-1').map((p) => p.kind)).toEqual(['hash_mismatch']);
   });
 });

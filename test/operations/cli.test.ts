@@ -102,6 +102,20 @@ async function countRows(store: TestStore): Promise<{ events: number; users: num
   }
 }
 
+/** Edits one event's actor_id as a tamperer owning the table would: the append-only trigger off for the edit. */
+async function setActor(store: TestStore, position: string, actor: number): Promise<void> {
+  const handle = await store.open();
+  try {
+    await handle.db.transaction().execute(async (trx) => {
+      await sql`alter table events disable trigger events_immutable`.execute(trx);
+      await sql`update events set actor_id = ${actor} where global_position = ${position}`.execute(trx);
+      await sql`alter table events enable trigger events_immutable`.execute(trx);
+    });
+  } finally {
+    await handle.close();
+  }
+}
+
 function occupy(host: string): Promise<{ server: Server; port: number }> {
   return new Promise((resolve, reject) => {
     const server = createServer().once('error', reject);
@@ -307,6 +321,28 @@ describe('on a database in use', () => {
     const code = await new Promise((resolve) => child.once('close', resolve));
     expect(code).toBe(0);
     expect(output).toMatch(/\r\[#+\.*\] \d+% \d+\/\d+ events/);
+  });
+
+  it('events verify recomputes the feed index columns and exits 3 on an edited one', async () => {
+    const handle = await store.open();
+    const target = await handle.db.selectFrom('events').select(['global_position', 'stream_id', 'actor_id']).where('actor_id', 'is not', null).orderBy('global_position', 'desc').limit(1).executeTakeFirstOrThrow();
+    await handle.close();
+    const actor = target.actor_id!;
+    await setActor(store, target.global_position, actor + 1);
+    try {
+      const tampered = await run(['events', 'verify'], store.env);
+      expect(tampered.code, tampered.stderr).toBe(3);
+      const report = JSON.parse(tampered.stdout);
+      expect(report).toMatchObject({ ok: false, problemCount: 1, eventsChecked: head, indexesChecked: head });
+      expect(report.problems).toEqual([
+        expect.objectContaining({ kind: 'index_mismatch', streamId: target.stream_id, position: target.global_position, column: 'actor_id', stored: actor + 1, recomputed: actor }),
+      ]);
+    } finally {
+      await setActor(store, target.global_position, actor);
+    }
+    const restored = await run(['events', 'verify'], store.env);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(JSON.parse(restored.stdout)).toMatchObject({ ok: true, indexesChecked: head });
   });
 
   it('a closed pipe (| head) ends the command quietly', async () => {

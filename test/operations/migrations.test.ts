@@ -46,6 +46,10 @@ describe('migrations, one file per area', () => {
 
   it('migrate an empty database, the kernel first, then each area', async () => {
     expect(applied.slice(0, PER_AREA.length)).toEqual(PER_AREA);
+    // The seals' append-only triggers (0023), as the events table's (0012_kernel).
+    expect(applied).toContain('0023_event_seals_append_only');
+    const triggers = await sql<{ name: string }>`select tgname as name from pg_trigger where tgrelid = 'event_seals'::regclass and not tgisinternal order by tgname`.execute(fresh.db);
+    expect(triggers.rows.map((r) => r.name)).toEqual(['event_seals_immutable', 'event_seals_no_truncate']);
     expect(await recordedNames(fresh.db)).toEqual(applied);
     expect(await migrateToLatest(fresh.db)).toEqual([]);
     // The instance keys: the application settings' and the integrations' secrets, the runners tokens'.
