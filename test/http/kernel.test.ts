@@ -1,4 +1,7 @@
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppEnv } from '../../src/http/kernel/context.js';
+import { paginate } from '../../src/http/kernel/pagination.js';
 import { startTestServer, type RequestOptions, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -133,6 +136,60 @@ describe('offset pagination', () => {
     expect(res.headers.get('x-prev-page')).toBe('');
     expect(res.headers.get('x-next-page')).toBe('');
     expect(res.headers.get('link')).not.toContain('rel="prev"');
+  });
+
+  describe('past a count limit (GitLab\'s api_kaminari_count_with_limit)', () => {
+    // The feeds paginate with COUNT_LIMIT (10,000); the same code with a limit of 2 over the users.
+    const listUsers = async (query: string) => {
+      const app = new Hono<AppEnv>();
+      app.use(async (c, next) => {
+        c.set('app', api.runtime.app);
+        await next();
+      });
+      app.get('/users', async (c) => c.json(await paginate(c, api.runtime.app.db.selectFrom('users').select('id'), (q) => q.orderBy('id'), { countLimit: 2 })));
+      const res = await app.request(`http://forgelog.test/users?${query}`);
+      return { headers: res.headers, body: (await res.json()) as { id: number }[] };
+    };
+
+    it('drops X-Total, X-Total-Pages and the last link, and finds the next page by reading one row more', async () => {
+      for (let i = 0; i < 3; i++) await api.createUser();
+      const { headers, body } = await listUsers('per_page=1&page=2');
+      expect(body).toHaveLength(1);
+      expect(headers.get('x-total')).toBeNull();
+      expect(headers.get('x-total-pages')).toBeNull();
+      expect(headers.get('x-page')).toBe('2');
+      expect(headers.get('x-next-page')).toBe('3');
+      expect(headers.get('x-prev-page')).toBe('1');
+      const link = headers.get('link')!;
+      expect(link).toContain('rel="prev"');
+      expect(link).toContain('rel="next"');
+      expect(link).toContain('rel="first"');
+      expect(link).not.toContain('rel="last"');
+    });
+
+    it('has no next page on the last one', async () => {
+      const all = await api.runtime.app.db.selectFrom('users').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+      const { headers, body } = await listUsers(`per_page=1&page=${all.n}`);
+      expect(body).toHaveLength(1);
+      expect(headers.get('x-next-page')).toBe('');
+      expect(headers.get('link')).not.toContain('rel="next"');
+    });
+
+    it('keeps the counts while the list is within the limit', async () => {
+      const { headers, body } = await listUsers('per_page=2&page=1');
+      expect(body).toHaveLength(2);
+      expect(headers.get('x-total')).toBeNull(); // more than two users exist
+      const few = new Hono<AppEnv>();
+      few.use(async (c, next) => {
+        c.set('app', api.runtime.app);
+        await next();
+      });
+      few.get('/one', async (c) => c.json(await paginate(c, api.runtime.app.db.selectFrom('users').select('id').where('id', '=', 1), (q) => q, { countLimit: 2 })));
+      const res = await few.request('http://forgelog.test/one');
+      expect(res.headers.get('x-total')).toBe('1');
+      expect(res.headers.get('x-total-pages')).toBe('1');
+      expect(res.headers.get('link')).toContain('rel="last"');
+    });
   });
 
   it('clamps per_page to 100 and treats page < 1 as 1', async () => {

@@ -41,19 +41,26 @@ export function requestUrlWith(c: Context, replace: Record<string, string | numb
   return `${appContext(c).config.externalUrl}${url.pathname}${search ? `?${search}` : ''}`;
 }
 
-/** Offset pagination headers: X-Total, X-Total-Pages, X-Per-Page, X-Page, X-Next-Page, X-Prev-Page, Link. */
-export function setPaginationHeaders(c: Context, page: Page, total: number) {
-  const totalPages = Math.max(Math.ceil(total / page.perPage), 1);
-  const next = page.page < totalPages ? page.page + 1 : undefined;
+/**
+ * Offset pagination headers: X-Total, X-Total-Pages, X-Per-Page, X-Page, X-Next-Page, X-Prev-Page, Link.
+ * `total` undefined is GitLab's page without counts (more than COUNT_LIMIT rows): no X-Total,
+ * no X-Total-Pages, no `last` link, and a next page when this one is full (`hasNext`).
+ */
+export function setPaginationHeaders(c: Context, page: Page, total: number | undefined, hasNext = false) {
+  const totalPages = total === undefined ? undefined : Math.max(Math.ceil(total / page.perPage), 1);
+  const next = totalPages === undefined ? (hasNext ? page.page + 1 : undefined) : page.page < totalPages ? page.page + 1 : undefined;
   // Kaminari (GitLab's paginator): no previous page for the first page or past the last one.
-  const prev = page.page > 1 && page.page <= totalPages ? page.page - 1 : undefined;
+  const prev = page.page > 1 && (totalPages === undefined || page.page <= totalPages) ? page.page - 1 : undefined;
   const link = (p: number) => requestUrlWith(c, { page: p, per_page: page.perPage });
   const links: string[] = [];
   if (prev !== undefined) links.push(`<${link(prev)}>; rel="prev"`);
   if (next !== undefined) links.push(`<${link(next)}>; rel="next"`);
-  links.push(`<${link(1)}>; rel="first"`, `<${link(totalPages)}>; rel="last"`);
-  c.header('X-Total', String(total));
-  c.header('X-Total-Pages', String(totalPages));
+  links.push(`<${link(1)}>; rel="first"`);
+  if (totalPages !== undefined) {
+    links.push(`<${link(totalPages)}>; rel="last"`);
+    c.header('X-Total', String(total));
+    c.header('X-Total-Pages', String(totalPages));
+  }
   c.header('X-Per-Page', String(page.perPage));
   c.header('X-Page', String(page.page));
   c.header('X-Next-Page', next === undefined ? '' : String(next));
@@ -62,21 +69,44 @@ export function setPaginationHeaders(c: Context, page: Page, total: number) {
 }
 
 /**
+ * GitLab's `api_kaminari_count_with_limit` (Kaminari's MAX_COUNT_LIMIT): past this many rows a
+ * list is answered without counts. Lists over the event log take it, because the log only grows
+ * and counting all of a feed's rows would cost more than reading its page.
+ */
+export const COUNT_LIMIT = 10_000;
+
+/**
  * Runs a filtered query as one page: the count and the rows, and sets the headers.
  * `query` must be the filtered selection without order/limit; `order` adds the ordering.
+ * With `countLimit`, rows are counted up to that many and a larger list has no counts
+ * (setPaginationHeaders).
  */
 export async function paginate<DB, TB extends keyof DB, O>(
   c: Context,
   query: SelectQueryBuilder<DB, TB, O>,
   order: (q: SelectQueryBuilder<DB, TB, O>) => SelectQueryBuilder<DB, TB, O>,
+  options: { countLimit?: number } = {},
 ): Promise<O[]> {
   const page = await pageOf(c);
+  const { countLimit } = options;
+  if (countLimit === undefined) {
+    const [rows, counted] = await Promise.all([
+      order(query).limit(page.perPage).offset(page.offset).execute(),
+      query.clearSelect().select(sql<string>`count(*)`.as('count')).executeTakeFirst() as Promise<{ count: string } | undefined>,
+    ]);
+    setPaginationHeaders(c, page, Number(counted?.count ?? 0));
+    return rows;
+  }
+  // One row past the page says whether a next page exists when the count is not known.
   const [rows, counted] = await Promise.all([
-    order(query).limit(page.perPage).offset(page.offset).execute(),
-    query.clearSelect().select(sql<string>`count(*)`.as('count')).executeTakeFirst() as Promise<{ count: string } | undefined>,
+    order(query).limit(page.perPage + 1).offset(page.offset).execute(),
+    sql<{ count: string }>`select count(*) as count from (${query.clearSelect().select(sql`1`.as('one')).limit(countLimit + 1)}) as limited`
+      .execute(appContext(c).db)
+      .then((result) => result.rows[0]),
   ]);
-  setPaginationHeaders(c, page, Number(counted?.count ?? 0));
-  return rows;
+  const total = Number(counted?.count ?? 0);
+  setPaginationHeaders(c, page, total > countLimit ? undefined : total, rows.length > page.perPage);
+  return rows.slice(0, page.perPage);
 }
 
 /** Keyset pagination: only a `Link rel="next"` carrying the cursor parameters, no X-Total. */

@@ -6,7 +6,7 @@ import { auditEventsQuery, auditRecords, findAuditEvent, newestFirst, type Audit
 import { toAuditEvent } from '../entities/audit-events.js';
 import { requireAdmin, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { paginate } from '../kernel/pagination.js';
+import { COUNT_LIMIT, paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, rawParams, t } from '../kernel/params.js';
 import { userGroup } from '../kernel/scope.js';
 
@@ -48,7 +48,7 @@ export const auditEventRoutes = new Hono<AppEnv>()
     if (raw.entity_id !== undefined && raw.entity_id !== null && raw.entity_type === undefined) p.check('entity_type is missing');
     p.done();
     const filters: AuditFilters = { entityType: entity_type, entityId: entity_id, createdAfter: created_after, createdBefore: created_before };
-    const rows = await paginate(c, auditEventsQuery(appContext(c).db, filters), newestFirst);
+    const rows = await paginate(c, auditEventsQuery(appContext(c).db, filters), newestFirst, { countLimit: COUNT_LIMIT });
     return c.json(await present(c, rows));
   })
 
@@ -69,7 +69,7 @@ export const auditEventRoutes = new Hono<AppEnv>()
     const { created_after, created_before } = p.parse(dates);
     p.done();
     const filters: AuditFilters = { entityType: 'Group', entityId: group.row.id, createdAfter: created_after, createdBefore: created_before };
-    const rows = await paginate(c, auditEventsQuery(appContext(c).db, filters), newestFirst);
+    const rows = await paginate(c, auditEventsQuery(appContext(c).db, filters), newestFirst, { countLimit: COUNT_LIMIT });
     return c.json(await present(c, rows));
   })
 
