@@ -16,6 +16,7 @@ import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
 import { protectedBranchRoutes } from './routes/protected-branches.js';
 import { applicationSettingsRoutes } from './routes/application-settings.js';
+import { eventRoutes } from './routes/events.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -77,6 +78,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', notificationSettingRoutes);
   api.route('/', protectedBranchRoutes);
   api.route('/', applicationSettingsRoutes);
+  api.route('/', eventRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
