@@ -345,3 +345,22 @@ describe('permissions', () => {
     }
   }
 });
+
+describe('hostile input', () => {
+  it.each([
+    ['/users/99999999999/events', {}, 404],
+    ['/users/%00/events', {}, 400],
+    ['/users/a%27%20or%201%3D1--/events', {}, 404],
+    ['/projects/99999999999/events', {}, 404],
+    ['/events', { action: ['joined', 'left'] }, 400],
+    ['/events', { before: '0000-01-01' }, 400],
+    ['/events', { after: '10000-01-01' }, 400],
+    ['/events', { before: "2024-01-01' or 1=1" }, 400],
+    ['/events', { page: 'x' }, 400],
+    ['/events', { per_page: -5, page: 99999999 }, 200],
+  ] as const)('GET %s %j is %i, never a 500', async (path, query, status) => {
+    const res = await api.get(path, { query: query as Record<string, string | number | string[]> });
+    expect(res.status).toBe(status);
+    if (status === 400 && typeof res.body === 'object') expect(Object.keys(res.body)).toEqual(['error']);
+  });
+});
