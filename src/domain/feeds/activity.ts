@@ -83,9 +83,9 @@ export interface ActivityMapping<Data> {
    */
   readonly author: 'actor' | 'target';
   /**
-   * No activity when the event was committed together with an event of one of these types on
-   * the same project or group: GitLab's ProjectMember#post_create_hook records no join for
-   * the owner added with the project being created.
+   * No activity when the event, the first of its stream, was committed together with an
+   * event of one of these types on the same project or group: GitLab's
+   * ProjectMember#post_create_hook records no join for the owner added with the project.
    */
   readonly notWithCreation?: readonly string[];
   readonly record: (data: Data) => ActivityRecord;

@@ -4,7 +4,7 @@ import { ACTIVITY_ACTIONS, ACTIVITY_TARGET_FILTERS } from '../../domain/feeds/ac
 import { canReadUserProfile } from '../../domain/policy/user.js';
 import type { Viewer } from '../../domain/access.js';
 import { viewerOf } from '../../projections/access.js';
-import { activityFeed, type ActivitySource } from '../../projections/feeds/activity.js';
+import { activityFeed, type ActivityFilters, type ActivitySource } from '../../projections/feeds/activity.js';
 import { findUserByIdOrUsername } from '../../projections/users/queries.js';
 import { toEvent } from '../entities/events.js';
 import { USER_SCOPES, authenticate, requireUser } from '../kernel/auth.js';
@@ -23,7 +23,7 @@ const feedShape = {
 };
 
 /** One page of a feed, with GitLab's pagination headers. */
-async function presentFeed(c: Context, source: ActivitySource, viewer: Viewer | null, filters: Awaited<ReturnType<typeof feedFilters>>) {
+async function presentFeed(c: Context, source: ActivitySource, viewer: Viewer | null, filters: ActivityFilters) {
   const { db, config, commands } = appContext(c);
   const page = await pageOf(c);
   const { rows, total } = await activityFeed(db, source, viewer, filters, commands.now(), { limit: page.perPage, offset: page.offset });
@@ -31,7 +31,7 @@ async function presentFeed(c: Context, source: ActivitySource, viewer: Viewer | 
   return c.json(rows.map((row) => toEvent(row, config)));
 }
 
-async function feedFilters(c: Context) {
+async function feedFilters(c: Context): Promise<ActivityFilters> {
   const p = await params(c, feedShape);
   return { action: p.action, targetType: p.target_type, before: p.before, after: p.after, sort: p.sort };
 }

@@ -95,10 +95,12 @@ function selection(source: ActivitySource, filters: ActivityFilters, now: Date):
   parts.push(sql`e.occurred_at >= ${retentionStart(now).toISOString()}::timestamptz`);
   if (filters.before !== undefined) parts.push(sql`e.occurred_at < ${startOfDay(filters.before).toISOString()}::timestamptz`);
   if (filters.after !== undefined) parts.push(sql`e.occurred_at >= ${startOfDay(filters.after, 1).toISOString()}::timestamptz`);
+  // Committed with the creation, such an event is its stream's first: only those are looked
+  // at (CASE keeps the transaction's lookup off every other row).
   for (const { type, creations } of activityTypesNotWithCreation()) {
-    parts.push(sql`not (e.event_type = ${type} and exists (select 1 from events c
+    parts.push(sql`not (case when e.event_type = ${type} and e.stream_version = 1 then exists (select 1 from events c
       where c.transaction_id = e.transaction_id and c.event_type = any(${list(creations)})
-        and c.project_id is not distinct from e.project_id and c.group_id is not distinct from e.group_id))`);
+        and c.project_id is not distinct from e.project_id and c.group_id is not distinct from e.group_id) else false end)`);
   }
   return parts;
 }
