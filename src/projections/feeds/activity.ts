@@ -67,6 +67,14 @@ const ACTOR_AUTHORED = activityTypesAuthoredBy('actor');
 /** The author of an event: its actor, or for GitLab's join and leave events the member (the index's target). */
 const AUTHOR_ID = sql<number>`(case when e.event_type = any(${list(TARGET_AUTHORED)}) then e.target_id else e.actor_id end)`;
 
+/**
+ * The event's time, as an expression no index matches: the feeds go by their source's index
+ * (project, actor, target). A prepared statement's generic plan otherwise ANDed in the
+ * occurred_at index for the retention bound, which matches nearly the whole log (86 ms of
+ * 88 on a log of 1,000,000 events).
+ */
+const OCCURRED_AT = sql`(e.occurred_at + interval '0 seconds')`;
+
 function startOfDay(date: string, plusDays = 0): Date {
   const day = new Date(`${date}T00:00:00.000Z`);
   day.setUTCDate(day.getUTCDate() + plusDays);
@@ -92,9 +100,9 @@ function selection(source: ActivitySource, filters: ActivityFilters, now: Date):
     parts.push(sql`((e.actor_id = ${source.authorId} and e.event_type = any(${list(byActor)}))
       or (e.target_type = 'User' and e.target_id = ${source.authorId} and e.event_type = any(${list(byTarget)})))`);
   }
-  parts.push(sql`e.occurred_at >= ${retentionStart(now).toISOString()}::timestamptz`);
-  if (filters.before !== undefined) parts.push(sql`e.occurred_at < ${startOfDay(filters.before).toISOString()}::timestamptz`);
-  if (filters.after !== undefined) parts.push(sql`e.occurred_at >= ${startOfDay(filters.after, 1).toISOString()}::timestamptz`);
+  parts.push(sql`${OCCURRED_AT} >= ${retentionStart(now).toISOString()}::timestamptz`);
+  if (filters.before !== undefined) parts.push(sql`${OCCURRED_AT} < ${startOfDay(filters.before).toISOString()}::timestamptz`);
+  if (filters.after !== undefined) parts.push(sql`${OCCURRED_AT} >= ${startOfDay(filters.after, 1).toISOString()}::timestamptz`);
   // Committed with the creation, such an event is its stream's first: only those are looked
   // at (CASE keeps the transaction's lookup off every other row).
   for (const { type, creations } of activityTypesNotWithCreation()) {
