@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { appendRows, type AppendFigure } from './appends.js';
+import { feedRows, feedsJson, type FeedFigures } from './feeds.js';
 import { groupListRows, groupListsJson, type GroupsFigures } from './group-lists.js';
 import { mb, memory } from './harness/meters.js';
 import type { HttpFigure } from './harness/scenarios.js';
@@ -20,6 +21,7 @@ export interface Figures {
   writes?: WriteFigures;
   areas?: ProjectAreaFigures;
   groups?: GroupsFigures;
+  feeds?: FeedFigures;
   appends?: AppendFigure[];
   rebuild?: RebuildFigures;
   memory?: MemoryFigures;
@@ -27,12 +29,13 @@ export interface Figures {
 
 export function report(figures: Figures, run: { serverVersion: string; poolSize: number; phases: readonly string[]; totalSeconds: number }) {
   const maxRssMb = mb(process.resourceUsage().maxRSS * 1024);
-  const { reads, writes, areas, groups, appends, rebuild } = figures;
+  const { reads, writes, areas, groups, feeds, appends, rebuild } = figures;
   const rows: Row[] = [
     ...(reads ? readRows(reads) : []),
     ...(writes ? writeRows(writes) : []),
     ...(areas ? projectAreaRows(areas) : []),
     ...(groups ? groupListRows(groups) : []),
+    ...(feeds ? feedRows(feeds) : []),
     ...(appends ? appendRows(appends) : []),
     ...(rebuild ? rebuildRows(rebuild) : []),
     '6. RSS of this process (app + bare servers; the load generator is a separate process)',
@@ -69,6 +72,7 @@ export function report(figures: Figures, run: { serverVersion: string; poolSize:
     writes: writes && writesJson(writes),
     areas: areas && projectAreasJson(areas),
     groups: groups && groupListsJson(groups),
+    feeds: feeds && feedsJson(feeds),
     appends,
     rebuild: rebuild && rebuildJson(rebuild),
     rss: { phasesMb: memory.phases, peakSampledMb: mb(memory.peakSampled), maxRssMb },

@@ -7,10 +7,11 @@
  * share the server's event loop. Everything is bounded by time or count.
  *
  * Each measurement is a file of its own (reads.ts, writes.ts, project-areas.ts, group-lists.ts,
- * appends.ts, rebuild.ts, memory.ts) with its figures, its targets and its rows of the report
+ * feeds.ts, appends.ts, rebuild.ts, memory.ts) with its figures, its targets and its rows of the report
  * (report.ts); what they share is in harness/.
  */
 import { measureAppends } from './appends.js';
+import { measureFeeds } from './feeds.js';
 import { measureGroupLists } from './group-lists.js';
 import { startApp } from './harness/app.js';
 import { LoadGenerator } from './harness/load-generator.js';
@@ -25,7 +26,7 @@ import { measureRebuild } from './rebuild.js';
 import { report, type Figures } from './report.js';
 import { measureWrites } from './writes.js';
 
-const ALL_PHASES = ['reads', 'writes', 'areas', 'groups', 'appends', 'rebuild', 'memory'] as const;
+const ALL_PHASES = ['reads', 'writes', 'areas', 'groups', 'feeds', 'appends', 'rebuild', 'memory'] as const;
 /** BENCH_ONLY=reads,writes runs a subset (for profiling one path). */
 const PHASES = new Set<string>(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((p) => p.trim()) : ALL_PHASES);
 
@@ -75,6 +76,10 @@ async function main() {
     if (PHASES.has('groups')) {
       figures.groups = await measureGroupLists(gen, database, cleanups);
       rssAfter('groups');
+    }
+    if (PHASES.has('feeds')) {
+      figures.feeds = await measureFeeds(gen, database, cleanups);
+      rssAfter('feeds');
     }
     if (PHASES.has('appends')) {
       figures.appends = await measureAppends(app);

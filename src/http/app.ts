@@ -18,6 +18,7 @@ import { protectedBranchRoutes } from './routes/protected-branches.js';
 import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { auditEventRoutes } from './routes/audit-events.js';
 import { integrationRoutes } from './routes/integrations.js';
+import { eventRoutes } from './routes/events.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -81,6 +82,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', applicationSettingsRoutes);
   api.route('/', auditEventRoutes);
   api.route('/', integrationRoutes);
+  api.route('/', eventRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
 import { licensed } from '../../domain/policy/licensed.js';
+import { canReadUserProfile } from '../../domain/policy/user.js';
 import type { CustomAttributeRow, TokenRow, UserRow } from '../../projections/users.js';
 
 /** GitLab timestamps: ISO 8601 UTC with milliseconds. */
@@ -36,11 +37,14 @@ export const toCustomAttribute = (row: Pick<CustomAttributeRow, 'key' | 'value'>
 type Fields = Record<string, unknown>;
 
 /** Entities::UserBasic — also the user reference embedded as author, assignee, … */
-export function toUserBasic(row: UserRow, config: Config, options: UserViewOptions = {}): Fields {
+export function toUserBasic(row: UserReferenceRow, config: Config, options: UserViewOptions = {}): Fields {
   return putBasic({}, row, config, options);
 }
 
-function putBasic(out: Fields, row: UserRow, config: Config, options: UserViewOptions): Fields {
+/** The columns a user reference is made of. */
+export type UserReferenceRow = Pick<UserRow, 'id' | 'name' | 'username' | 'state' | 'avatar_url' | 'email'>;
+
+function putBasic(out: Fields, row: UserReferenceRow, config: Config, options: UserViewOptions): Fields {
   out.id = row.id;
   out.name = row.name;
   out.username = row.username;
@@ -51,14 +55,8 @@ function putBasic(out: Fields, row: UserRow, config: Config, options: UserViewOp
   return out;
 }
 
-/**
- * GitLab's UserPolicy :read_user_profile — denied for a private or blocked profile unless
- * the caller is that user or an administrator (Entities::User#created_at depends on it).
- */
-function canReadProfile(row: UserRow, viewer: UserViewOptions['viewer']): boolean {
-  if (!row.private_profile && row.state !== 'blocked') return true;
-  return Boolean(viewer && (viewer.is_admin || viewer.id === row.id));
-}
+/** GitLab's UserPolicy :read_user_profile (Entities::User#created_at depends on it). */
+const canReadProfile = (row: UserRow, viewer: UserViewOptions['viewer']) => canReadUserProfile(row, viewer ? { id: viewer.id, isAdmin: viewer.is_admin } : null);
 
 /** Entities::User — the single-user view for non-admins. */
 export function toUser(row: UserRow, config: Config, options: UserViewOptions = {}): Fields {

@@ -1,6 +1,6 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database.js';
-import { VISIBILITIES, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
+import { ACCESS, VISIBILITIES, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedGroups, memberNamespaceIds, unexpired } from '../access.js';
 import { projectReadableBy } from '../projects/queries.js';
 
@@ -15,6 +15,20 @@ export async function groupHasProjectVisibleTo(db: Db, viewer: Viewer | null, gr
     .limit(1)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * SQL condition: groups (rows of `alias`) the viewer may read — GroupPolicy's read_group
+ * (view_globally, a membership here or above, or has_projects: a project inside the viewer
+ * may read); administrators read every group.
+ */
+export function groupReadableBy(viewer: Viewer | null, alias = 'namespaces'): Expression<SqlBool> {
+  if (viewer?.isAdmin) return sql<SqlBool>`true`;
+  const open = sql<SqlBool>`${sql.ref(`${alias}.visibility`)} in (${sql.join(visibleWithoutMembership(viewer))})`;
+  const hasProjects = sql<SqlBool>`exists (select 1 from projects gp where gp.traversal_ids && array[${sql.ref(`${alias}.id`)}]
+    and not gp.pending_delete and ${projectReadableBy(viewer, 'gp')})`;
+  if (!viewer) return sql<SqlBool>`(${open} or ${hasProjects})`;
+  return sql<SqlBool>`(${open} or ${authorizedGroups(viewer, ACCESS.GUEST, alias)} or ${hasProjects})`;
 }
 
 export async function customAttributesOf(db: Db, groupIds: readonly number[]): Promise<Map<number, { key: string; value: string }[]>> {

@@ -1,0 +1,216 @@
+import type { GroupEvent } from '../groups/events.js';
+import type { MemberEvent } from '../members.js';
+import type { ProjectEvent } from '../projects/events.js';
+
+/**
+ * The activity feed (GitLab's `events` table, GET /events …) is not a table here: it is a
+ * query over the event log (src/projections/feeds/activity.ts) and this one pure mapping per
+ * event type. An area whose events are activity adds its rows to ACTIVITY; one whose events
+ * are not names them in NO_ACTIVITY with the reason. A test holds every event type of every
+ * aggregate to exactly one of the two.
+ */
+
+// ───────────────────────────── GitLab's vocabulary ─────────────────────────────
+
+/** Event::ACTIONS (the `action` filter's values). */
+export const ACTIVITY_ACTIONS = ['created', 'updated', 'closed', 'reopened', 'pushed', 'commented', 'merged', 'joined', 'left', 'destroyed', 'expired'] as const;
+export type ActivityAction = (typeof ACTIVITY_ACTIONS)[number];
+
+/** Event::TARGET_TYPES: the `target_type` filter's values and the class each names. */
+export const ACTIVITY_TARGET_TYPES = {
+  issue: 'Issue',
+  milestone: 'Milestone',
+  merge_request: 'MergeRequest',
+  note: 'Note',
+  project: 'Project',
+  snippet: 'Snippet',
+  user: 'User',
+} as const;
+export type ActivityTargetFilter = keyof typeof ACTIVITY_TARGET_TYPES;
+export const ACTIVITY_TARGET_FILTERS = Object.keys(ACTIVITY_TARGET_TYPES) as [ActivityTargetFilter, ...ActivityTargetFilter[]];
+
+/** Entities::PushEventPayload. */
+export interface PushData {
+  readonly commit_count: number;
+  readonly action: 'pushed' | 'created' | 'removed';
+  readonly ref_type: 'branch' | 'tag';
+  readonly commit_from: string | null;
+  readonly commit_to: string | null;
+  readonly ref: string;
+  readonly commit_title: string | null;
+  readonly ref_count: number | null;
+}
+
+/** The parts of Entities::Note an event carries (its author is the event's). */
+export interface NoteData {
+  readonly id: number;
+  readonly body: string;
+  readonly attachment: string | null;
+  readonly created_at: string;
+  readonly system: boolean;
+  readonly noteable_id: number;
+  readonly noteable_type: string;
+  readonly noteable_iid: number | null;
+}
+
+/** What one event shows beyond the columns every activity has (project, author, time). */
+export interface ActivityRecord {
+  readonly action_name: string;
+  readonly target_id: number | null;
+  /** GitLab: the target's iid, or its id when it has none. */
+  readonly target_iid: number | null;
+  /** GitLab's class name of the target; null for a project's creation and for memberships. */
+  readonly target_type: string | null;
+  readonly target_title: string | null;
+  /** Pushes only. */
+  readonly push_data?: PushData;
+  /** Comments only. */
+  readonly note?: NoteData;
+}
+
+export interface ActivityMapping<Data> {
+  /** The `action` filter value the event answers to. */
+  readonly action: ActivityAction;
+  /**
+   * The `target_type` filter value the event answers to (a class of ACTIVITY_TARGET_TYPES), or
+   * null when no filter value selects it. `record` must then give that class as target_type.
+   */
+  readonly targetFilter: ActivityTargetFilter | null;
+  /**
+   * Which index column of the event names its author: `actor` (who acted); `target` (the
+   * user the event is about — GitLab's join and leave events are the member's, not the
+   * administrator's who added them).
+   */
+  readonly author: 'actor' | 'target';
+  /**
+   * No activity when the event, the first of its stream, was committed together with an
+   * event of one of these types on the same project or group: GitLab's
+   * ProjectMember#post_create_hook records no join for the owner added with the project.
+   */
+  readonly notWithCreation?: readonly string[];
+  readonly record: (data: Data) => ActivityRecord;
+}
+
+type Event = ProjectEvent | GroupEvent | MemberEvent;
+type Mappings = { readonly [T in Event['type']]?: ActivityMapping<Extract<Event, { type: T }>['data']> };
+
+const noTarget = { target_id: null, target_iid: null, target_type: null, target_title: null } as const;
+
+/**
+ * A group's activity (created, destroyed, memberships — GitLab 12 records none) has the group
+ * as its target: with no project_id, nothing else in the record would say which group.
+ */
+const groupTarget = (id: number, title: string | null) => ({ target_id: id, target_iid: id, target_type: 'Group', target_title: title });
+
+/** GitLab's join and leave events: the project's (project_id) and no target; a group's name it as target. */
+const membership = (actionName: 'joined' | 'left') => (data: { source_type: 'Namespace' | 'Project'; source_id: number }): ActivityRecord => ({
+  action_name: actionName,
+  ...(data.source_type === 'Namespace' ? groupTarget(data.source_id, null) : noTarget),
+});
+
+// ───────────────────────────── The mapping ─────────────────────────────
+
+export const ACTIVITY = {
+  // GitLab: EventCreateService#create_project — no target, action_name "created".
+  ProjectCreated: { action: 'created', targetFilter: null, author: 'actor', record: () => ({ action_name: 'created', ...noTarget }) },
+  // Not in GitLab 12 (its events die with the project): the deletion request, by who asked for it.
+  // The project can no longer be looked up, so its title is the path the event records.
+  ProjectDeletionScheduled: {
+    action: 'destroyed',
+    targetFilter: 'project',
+    author: 'actor',
+    record: (data) => ({ action_name: 'destroyed', target_id: data.id, target_iid: data.id, target_type: 'Project', target_title: data.path_with_namespace }),
+  },
+  // Not in GitLab 12: a group's creation and deletion request.
+  GroupCreated: { action: 'created', targetFilter: null, author: 'actor', record: (data) => ({ action_name: 'created', ...groupTarget(data.id, data.full_path) }) },
+  GroupDeletionScheduled: { action: 'destroyed', targetFilter: null, author: 'actor', record: (data) => ({ action_name: 'destroyed', ...groupTarget(data.id, data.full_path) }) },
+  // GitLab: ProjectMember#post_create_hook (join_project) and Member#accept_request; group
+  // memberships likewise (GitLab 12's GroupMember records none). The member is the author.
+  MemberAdded: { action: 'joined', targetFilter: null, author: 'target', notWithCreation: ['ProjectCreated', 'GroupCreated'], record: membership('joined') },
+  AccessRequestApproved: { action: 'joined', targetFilter: null, author: 'target', record: membership('joined') },
+  // GitLab: ProjectMember#post_destroy_hook (leave_project), whoever removed the member.
+  MemberRemoved: { action: 'left', targetFilter: null, author: 'target', record: membership('left') },
+} as const satisfies Mappings;
+
+export type ActivityEventType = keyof typeof ACTIVITY;
+
+/** Event types that are deliberately no activity, and why (GitLab records no event for them). */
+export const NO_ACTIVITY: Readonly<Record<string, string>> = {
+  // users
+  UserCreated: 'GitLab records no event for a new account',
+  UserProfileUpdated: 'profile edits are not activity in GitLab',
+  UserPasswordChanged: 'a secret change; GitLab records no event',
+  UserBlocked: 'an administrator action on an account (audit, not activity)',
+  UserUnblocked: 'an administrator action on an account (audit, not activity)',
+  UserDeleted: "GitLab deletes the user's events with the user",
+  UserStatusSet: 'user status is not activity in GitLab',
+  UserStatusCleared: 'user status is not activity in GitLab',
+  PersonalAccessTokenCreated: 'tokens are audit, not activity',
+  PersonalAccessTokenRevoked: 'tokens are audit, not activity',
+  UserEmailChangeRequested: 'profile edits are not activity in GitLab',
+  UserCustomAttributeSet: 'administrator metadata, not activity',
+  UserCustomAttributeDeleted: 'administrator metadata, not activity',
+  // groups
+  GroupUpdated: 'settings changes are not activity in GitLab',
+  GroupDeleted: "the removal worker's completion of GroupDeletionScheduled (one act, one activity)",
+  GroupCustomAttributeSet: 'administrator metadata, not activity',
+  GroupCustomAttributeDeleted: 'administrator metadata, not activity',
+  // members
+  MemberUpdated: 'ProjectMember#post_update_hook only notifies',
+  AccessRequested: 'a pending member runs no post_create_hook in GitLab',
+  AccessRequestDenied: 'a pending member runs no post_destroy_hook in GitLab',
+  // projects
+  ProjectUpdated: 'settings changes are not activity in GitLab',
+  ProjectArchived: 'GitLab records no event for archiving',
+  ProjectUnarchived: 'GitLab records no event for unarchiving',
+  ProjectStarred: 'GitLab records no event for stars',
+  ProjectUnstarred: 'GitLab records no event for stars',
+  ProjectDeleted: "the removal worker's completion of ProjectDeletionScheduled (one act, one activity)",
+  // environments, deploy keys, protected branches, settings, broadcast messages
+  EnvironmentCreated: 'GitLab records no event for environments',
+  EnvironmentUpdated: 'GitLab records no event for environments',
+  EnvironmentStopped: 'GitLab records no event for environments',
+  EnvironmentDeleted: 'GitLab records no event for environments',
+  BroadcastMessageCreated: 'instance administration, not activity',
+  BroadcastMessageUpdated: 'instance administration, not activity',
+  BroadcastMessageDeleted: 'instance administration, not activity',
+  DeployKeyCreated: 'GitLab records no event for deploy keys',
+  DeployKeyTitleChanged: 'GitLab records no event for deploy keys',
+  DeployKeyLinked: 'GitLab records no event for deploy keys',
+  DeployKeyLinkUpdated: 'GitLab records no event for deploy keys',
+  DeployKeyUnlinked: 'GitLab records no event for deploy keys',
+  DeployKeyDeleted: 'GitLab records no event for deploy keys',
+  NotificationSettingChanged: 'personal preferences, not activity',
+  ProtectedBranchCreated: 'GitLab records no event for protected branches',
+  ProtectedBranchUpdated: 'GitLab records no event for protected branches',
+  ProtectedBranchDeleted: 'GitLab records no event for protected branches',
+  ApplicationSettingsChanged: 'instance administration, not activity',
+  // integrations
+  IntegrationSaved: 'GitLab records no event for a project service',
+  IntegrationDisabled: 'GitLab records no event for a project service',
+};
+
+// ───────────────────────────── Reading the mapping ─────────────────────────────
+
+const entries = Object.entries(ACTIVITY) as [ActivityEventType, ActivityMapping<any>][];
+
+export const isActivity = (type: string): type is ActivityEventType => Object.hasOwn(ACTIVITY, type);
+
+/** The event types that are activity, optionally only those of an action and a target filter. */
+export function activityTypes(filters: { action?: ActivityAction | undefined; targetType?: ActivityTargetFilter | undefined } = {}): ActivityEventType[] {
+  return entries
+    .filter(([, m]) => (filters.action === undefined || m.action === filters.action) && (filters.targetType === undefined || m.targetFilter === filters.targetType))
+    .map(([type]) => type);
+}
+
+/** The event types whose author is the given index column. */
+export const activityTypesAuthoredBy = (author: 'actor' | 'target') => entries.filter(([, m]) => m.author === author).map(([type]) => type);
+
+/** Event types that are no activity when committed with the creation of their project or group, and those creations. */
+export const activityTypesNotWithCreation = () =>
+  entries.filter(([, m]) => m.notWithCreation).map(([type, m]) => ({ type, creations: m.notWithCreation! }));
+
+/** The record of one event of an activity type (its data upcast to the current schema). */
+export function activityRecord(type: ActivityEventType, data: unknown): ActivityRecord {
+  return (ACTIVITY[type] as ActivityMapping<unknown>).record(data);
+}

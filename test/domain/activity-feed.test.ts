@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { AGGREGATES } from '../../src/commands/aggregates.js';
+import { ACTIVITY, ACTIVITY_TARGET_TYPES, NO_ACTIVITY, activityRecord, activityTypes, type ActivityEventType } from '../../src/domain/feeds/activity.js';
+
+const defined = AGGREGATES.flatMap((aggregate) => aggregate.eventTypes.map((type) => ({ type, aggregate: aggregate.name })));
+
+describe('the activity mapping', () => {
+  it('decides every event type of every aggregate: activity or, with a reason, none — exactly one', () => {
+    const undecided = defined.filter(({ type }) => Object.hasOwn(ACTIVITY, type) === Object.hasOwn(NO_ACTIVITY, type));
+    expect(undecided.map(({ type, aggregate }) => `${type} (${aggregate})`)).toEqual([]);
+    for (const reason of Object.values(NO_ACTIVITY)) expect(reason.trim()).not.toBe('');
+  });
+
+  it('names no event type that no aggregate defines', () => {
+    const known = new Set(defined.map(({ type }) => type));
+    expect([...Object.keys(ACTIVITY), ...Object.keys(NO_ACTIVITY)].filter((type) => !known.has(type))).toEqual([]);
+  });
+
+  // One payload per mapped type, as its schema has it.
+  const SAMPLES: Record<ActivityEventType, unknown> = {
+    ProjectCreated: { id: 7 },
+    ProjectDeletionScheduled: { id: 7, path_with_namespace: 'alice/site' },
+    GroupCreated: { id: 3, full_path: 'acme/web' },
+    GroupDeletionScheduled: { id: 3, full_path: 'acme/web' },
+    MemberAdded: { source_type: 'Project', source_id: 7, user_id: 9 },
+    AccessRequestApproved: { source_type: 'Namespace', source_id: 3, user_id: 9 },
+    MemberRemoved: { source_type: 'Project', source_id: 7, user_id: 9 },
+  };
+
+  it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
+    for (const [type, mapping] of Object.entries(ACTIVITY) as [ActivityEventType, (typeof ACTIVITY)[ActivityEventType]][]) {
+      const record = activityRecord(type, SAMPLES[type]);
+      const filtered = Object.values(ACTIVITY_TARGET_TYPES) as string[];
+      if (mapping.targetFilter === null) expect(filtered, type).not.toContain(record.target_type);
+      else expect(record.target_type, type).toBe(ACTIVITY_TARGET_TYPES[mapping.targetFilter]);
+    }
+    expect(activityRecord('ProjectCreated', SAMPLES.ProjectCreated)).toEqual({ action_name: 'created', target_id: null, target_iid: null, target_type: null, target_title: null });
+    expect(activityRecord('ProjectDeletionScheduled', SAMPLES.ProjectDeletionScheduled)).toEqual({
+      action_name: 'destroyed', target_id: 7, target_iid: 7, target_type: 'Project', target_title: 'alice/site',
+    });
+    expect(activityRecord('MemberRemoved', SAMPLES.MemberRemoved)).toEqual({ action_name: 'left', target_id: null, target_iid: null, target_type: null, target_title: null });
+    expect(activityRecord('AccessRequestApproved', SAMPLES.AccessRequestApproved)).toEqual({ action_name: 'joined', target_id: 3, target_iid: 3, target_type: 'Group', target_title: null });
+  });
+
+  it('turns the action and target_type filters into event types', () => {
+    expect(activityTypes({ action: 'joined' }).sort()).toEqual(['AccessRequestApproved', 'MemberAdded']);
+    expect(activityTypes({ action: 'destroyed' }).sort()).toEqual(['GroupDeletionScheduled', 'ProjectDeletionScheduled']);
+    expect(activityTypes({ targetType: 'project' })).toEqual(['ProjectDeletionScheduled']);
+    expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
+    expect(activityTypes({ action: 'pushed' })).toEqual([]);
+    expect(activityTypes().sort()).toEqual(Object.keys(ACTIVITY).sort());
+  });
+});
