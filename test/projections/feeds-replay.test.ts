@@ -1,5 +1,6 @@
 import type { ServerType } from '@hono/node-server';
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -14,9 +15,10 @@ import { addMember } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
- * The feeds are the log read through one mapping: a log exported from one database and
- * appended, as exported, to an empty one (every projection then rebuilt from position 0)
- * answers every feed request byte for byte as the original did.
+ * The feeds (activity and audit) are the log read through one mapping each: a log exported
+ * from one database and appended, as exported, to an empty one (every projection then
+ * rebuilt from position 0) answers every feed request byte for byte as the original did; so
+ * does the original after every projection is rebuilt.
  */
 
 const EXTERNAL_URL = 'http://forgelog.example';
@@ -55,28 +57,27 @@ async function exported(): Promise<ExportedEvent[]> {
 
 /**
  * Appends the exported rows to an empty log, each of the original transactions as one
- * transaction, in the exported (gap-free) order; the database gives them new positions.
+ * transaction, in the exported (gap-free) order, at their exported positions (an audit
+ * event's id is its position: a log moved to another database keeps them).
  */
 async function appendAsExported(handle: DatabaseHandle, events: readonly ExportedEvent[]) {
   const transactions = new Map<string, ExportedEvent[]>();
   for (const event of events) transactions.set(event.transaction_id, [...(transactions.get(event.transaction_id) ?? []), event]);
   for (const rows of transactions.values()) {
-    await handle.db.transaction().execute((trx) =>
-      trx
-        .insertInto('events')
-        .values(
-          rows.map(({ global_position: _, transaction_id: __, data, metadata, ...row }) => ({
-            ...row,
-            data: JSON.stringify(data),
-            metadata: JSON.stringify(metadata),
-          })),
-        )
-        .execute(),
-    );
+    await handle.db.transaction().execute(async (trx) => {
+      for (const row of rows) {
+        await sql`insert into events (global_position, stream_id, stream_version, event_id, event_type, schema_version, data, metadata,
+            actor_id, project_id, group_id, target_type, target_id, occurred_at, hash)
+          overriding system value
+          values (${row.global_position}, ${row.stream_id}, ${row.stream_version}, ${row.event_id}, ${row.event_type}, ${row.schema_version},
+            ${JSON.stringify(row.data)}::jsonb, ${JSON.stringify(row.metadata)}::jsonb, ${row.actor_id}, ${row.project_id}, ${row.group_id},
+            ${row.target_type}, ${row.target_id}, ${row.occurred_at}::timestamptz, ${row.hash})`.execute(trx);
+      }
+    });
   }
 }
 
-describe('activity feeds replayed from zero', () => {
+describe('activity and audit feeds replayed from zero', () => {
   it('answer byte for byte as before', async () => {
     const alice = await api.createUser({ username: 'replay-alice', can_create_group: true });
     const bob = await api.createUser({ username: 'replay-bob' });
@@ -93,6 +94,7 @@ describe('activity feeds replayed from zero', () => {
     expect((await api.put(`/projects/${blog.id}/access_requests/${bob.user.id}/approve`, {}, { token: alice.token })).status).toBe(201);
     tick();
     expect((await api.del(`/projects/${site.id}/members/${bob.user.id}`, { token: alice.token })).status).toBe(204);
+    for (const password of ['replay-password-1', 'replay-password-2']) expect((await api.put(`/users/${bob.user.id}`, { password })).status).toBe(200);
     const doomed = await createProject(api, { token: alice.token, visibility: 'public' });
     expect((await api.del(`/projects/${doomed.id}`, { token: alice.token })).status).toBe(202);
     await eventually(async () => ((await api.events(`project-${doomed.id}`)).some((e) => e.type === 'ProjectDeleted') ? true : undefined));
@@ -108,6 +110,10 @@ describe('activity feeds replayed from zero', () => {
       [`/projects/${site.id}/events`, alice.token],
       [`/projects/${blog.id}/events`, null, { action: 'joined' }],
       [`/projects/${blog.id}/events`, bob.token, { sort: 'asc', per_page: 1 }],
+      ['/audit_events', api.rootToken],
+      ['/audit_events', api.rootToken, { entity_type: 'Project', entity_id: blog.id }],
+      ['/audit_events', api.rootToken, { entity_type: 'User', per_page: 1, page: 2 }],
+      [`/groups/${group.id}/audit_events`, alice.token],
     ];
     const answer = async (base: string, [path, token, query]: (typeof requests)[number]) => {
       const url = new URL(`${base}/api/v4${path}`);
@@ -120,6 +126,17 @@ describe('activity feeds replayed from zero', () => {
     for (const request of requests) original.push(await answer(api.url, request));
     // Not empty answers compared with empty ones: each feed shows something.
     expect(original.filter((text) => !text.startsWith('200') || text.endsWith('\n[]'))).toEqual([]);
+
+    // One record by its id, which must survive the move too.
+    const [firstAudit] = (await api.get('/audit_events', { query: { per_page: 1 } })).body as { id: number }[];
+    requests.push([`/audit_events/${firstAudit!.id}`, api.rootToken]);
+    original.push(await answer(api.url, requests.at(-1)!));
+
+    // Rebuilt in place, every projection from position 0: the same answers.
+    await rebuildProjections(api.handle, PROJECTORS);
+    const rebuilt: string[] = [];
+    for (const request of requests) rebuilt.push(await answer(api.url, request));
+    expect(rebuilt).toEqual(original);
 
     const log = await exported();
     store = await freshTestStore('replay');
