@@ -8,14 +8,14 @@ const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
   premium: [
     'ee', 'audit_events', 'admin_audit_log', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
     'code_owner_approval_required', 'custom_file_templates_for_namespace', 'external_authorization_service_api_management', 'packages',
-    'protected_environments', 'service_desk',
+    'protected_environments', 'service_desk', 'feature_flags',
     'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter',
     'jenkins_integration', 'github_project_service_integration',
   ],
   ultimate: [
     'ee', 'audit_events', 'admin_audit_log', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
     'code_owner_approval_required', 'custom_file_templates_for_namespace', 'external_authorization_service_api_management', 'packages',
-    'protected_environments', 'service_desk',
+    'protected_environments', 'service_desk', 'feature_flags',
     'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter', 'epics',
     'jenkins_integration', 'github_project_service_integration',
   ],

@@ -73,6 +73,11 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   create_deployment: { private: developers, internal: developers, public: developers },
   update_deployment: { private: developers, internal: developers, public: developers },
   admin_deployment: { private: maintainers, internal: maintainers, public: maintainers },
+  // EE: feature flags for developers and above, whatever the visibility.
+  read_feature_flag: { private: developers, internal: developers, public: developers },
+  create_feature_flag: { private: developers, internal: developers, public: developers },
+  update_feature_flag: { private: developers, internal: developers, public: developers },
+  destroy_feature_flag: { private: developers, internal: developers, public: developers },
 };
 
 const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [
@@ -116,6 +121,17 @@ describe('ProjectPolicy', () => {
     const project = openProject('public', { settings: { builds_access_level: 'private', repository_access_level: 'private' } });
     expect(sorted(whoMayProject('read_environment', project))).toEqual(sorted(reporters));
     expect(sorted(whoMayProject('create_deployment', project))).toEqual(sorted(developers));
+  });
+
+  it('turns feature flags off with the repository, and makes them read-only on an archived project', () => {
+    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled' } });
+    const archived = openProject('public', { archived: true });
+    const noBuilds = openProject('public', { settings: { builds_access_level: 'disabled', repository_access_level: 'enabled' } });
+    for (const ability of ['read_feature_flag', 'create_feature_flag', 'update_feature_flag', 'destroy_feature_flag'] as const) {
+      expect(whoMayProject(ability, noRepository)).toEqual([]);
+      expect(sorted(whoMayProject(ability, noBuilds))).toEqual(sorted(developers));
+      expect(sorted(whoMayProject(ability, archived))).toEqual(ability === 'read_feature_flag' ? sorted(developers) : []);
+    }
   });
 
   it('refuses access requests where request_access_enabled is off', () => {

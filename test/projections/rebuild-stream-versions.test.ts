@@ -70,6 +70,11 @@ async function writeSome(round: number) {
   ok(await api.post(`/projects/${mine.id}/environments/${review.id}/stop`, undefined, { token: bob.token }));
   ok(await api.del(`/projects/${mine.id}/environments/${review.id}`, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/environments`, { name: 'production' }, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/feature_flags`, { name: 'flag', description: 'one' }, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/feature_flags/flag/scopes`, { environment_scope: 'review/*', active: false, strategies: [{ name: 'default', parameters: {} }] }, { token: bob.token }));
+  ok(await api.put(`/projects/${mine.id}/feature_flags/flag/scopes/review%2F*`, { active: true, strategies: [{ name: 'userWithId', parameters: { userIds: 'a' } }] }, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/feature_flags`, { name: 'gone' }, { token: bob.token }));
+  ok(await api.del(`/projects/${mine.id}/feature_flags/gone`, { token: bob.token }));
   const key = ok(await api.post(`/projects/${mine.id}/deploy_keys`, { title: 'ci', key: sshPublicKey() }, { token: bob.token })).body;
   ok(await api.put(`/projects/${mine.id}/deploy_keys/${key.id}`, { can_push: true }, { token: bob.token }));
   ok(await api.post(`/projects/${project.id}/deploy_keys/${key.id}/enable`));

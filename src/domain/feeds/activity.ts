@@ -188,6 +188,13 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   // integrations
   IntegrationSaved: 'GitLab records no event for a project service',
   IntegrationDisabled: 'GitLab records no event for a project service',
+  // feature flags
+  FeatureFlagCreated: 'GitLab records no event for feature flags (only an audit event)',
+  FeatureFlagUpdated: 'GitLab records no event for feature flags (only an audit event)',
+  FeatureFlagDeleted: 'GitLab records no event for feature flags (only an audit event)',
+  FeatureFlagScopeCreated: 'GitLab records no event for feature flags (only an audit event)',
+  FeatureFlagScopeUpdated: 'GitLab records no event for feature flags (only an audit event)',
+  FeatureFlagScopeDeleted: 'GitLab records no event for feature flags (only an audit event)',
 };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

@@ -2,6 +2,8 @@ import type { ApplicationSettingsEvent } from '../application-settings/decider.j
 import type { BroadcastMessageEvent } from '../broadcast-messages.js';
 import type { DeployKeyEvent } from '../deploy-keys.js';
 import type { EnvironmentEvent } from '../environments.js';
+import { featureFlagAuditMessage } from '../feature-flags/audit-messages.js';
+import type { FeatureFlagEvent } from '../feature-flags/events.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { IntegrationEvent } from '../integrations/decider.js';
 import { type MemberEvent, ROLE_NAMES } from '../members.js';
@@ -30,7 +32,8 @@ type LoggedEvent =
   | NotificationSettingEvent
   | ProtectedBranchEvent
   | ApplicationSettingsEvent
-  | IntegrationEvent;
+  | IntegrationEvent
+  | FeatureFlagEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -104,6 +107,13 @@ const changeRecord = (entity: AuditEntity, change: string, from: unknown, to: un
   ...(entityPath === undefined ? {} : { entityPath }),
 });
 
+/** FeatureFlags::BaseService#audit_event: the project's record, the flag as target, GitLab's message. */
+const featureFlagRecord = (event: FeatureFlagEvent): AuditDescription => ({
+  entity: { type: 'Project', id: event.data.project_id },
+  action: { custom_message: featureFlagAuditMessage(event) },
+  target: { target_id: event.data.id, target_type: 'Operations::FeatureFlag', target_details: event.data.name },
+});
+
 // ───────────────────────────── The mapping ─────────────────────────────
 
 /** GitLab's EE::Audit::ProjectChangesAuditor order; one record per event (see docs/architecture.md "Audit events"). */
@@ -158,6 +168,14 @@ export const AUDITED = {
     users: (d) => [d.id],
     describe: (d, lookup) => changeRecord({ type: 'User', id: d.id }, 'password', null, null, lookup.userName(d.id) ?? 'Deleted User'),
   },
+
+  // Feature flags (EE's FeatureFlags::CreateService, UpdateService, DestroyService: a project's security event with a custom message).
+  FeatureFlagCreated: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagCreated', data: d }) },
+  FeatureFlagUpdated: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagUpdated', data: d }) },
+  FeatureFlagDeleted: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagDeleted', data: d }) },
+  FeatureFlagScopeCreated: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagScopeCreated', data: d }) },
+  FeatureFlagScopeUpdated: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagScopeUpdated', data: d }) },
+  FeatureFlagScopeDeleted: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagScopeDeleted', data: d }) },
 } satisfies { readonly [T in LoggedEvent['type']]?: AuditMapping<T> };
 
 export type AuditedEventType = keyof typeof AUDITED;
@@ -223,6 +241,12 @@ export const AUDIT_ENTITY_TYPES_OF: { readonly [T in AuditedEventType]: readonly
   GroupUpdated: ['Group'],
   UserProfileUpdated: ['User'],
   UserPasswordChanged: ['User'],
+  FeatureFlagCreated: ['Project'],
+  FeatureFlagUpdated: ['Project'],
+  FeatureFlagDeleted: ['Project'],
+  FeatureFlagScopeCreated: ['Project'],
+  FeatureFlagScopeUpdated: ['Project'],
+  FeatureFlagScopeDeleted: ['Project'],
 };
 
 export const isAudited = (type: string): type is AuditedEventType => Object.hasOwn(AUDITED, type);

@@ -27,6 +27,7 @@ export const LICENSED_FEATURES = {
   elastic_search: 'premium',
   email_additional_text: 'premium',
   external_authorization_service_api_management: 'premium',
+  feature_flags: 'premium',
   geo: 'premium',
   github_project_service_integration: 'premium',
   ldap_group_sync_filter: 'premium',

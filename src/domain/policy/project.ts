@@ -64,6 +64,12 @@ const cicdAvailable: Rule = (s) =>
     (level) => level === 'enabled' || (level === 'private' && (admin(s) || guest(s))),
   );
 
+/** ~repository_disabled: the repository feature on for the viewer (a private one for members and administrators). */
+const repositoryAvailable: Rule = (s) => {
+  const level = s.project.settings.repository_access_level;
+  return level === 'enabled' || (level === 'private' && (admin(s) || guest(s)));
+};
+
 // ───────────────────────────── Abilities ─────────────────────────────
 
 export const PROJECT_POLICY = {
@@ -103,6 +109,13 @@ export const PROJECT_POLICY = {
   create_deployment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
   update_deployment: (s) => developerAccess(s) && cicdAvailable(s) && !archived(s),
   admin_deployment: (s) => maintainerAccess(s) && cicdAvailable(s) && !archived(s),
+
+  // Feature flags (EE): developers and above; off with the repository (`feature_flags_disabled |
+  // repository_disabled`; the licence is the route's), read-only on an archived project.
+  read_feature_flag: (s) => developerAccess(s) && repositoryAvailable(s),
+  create_feature_flag: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  update_feature_flag: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  destroy_feature_flag: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
 } as const satisfies Record<string, Rule>;
 
 export type ProjectAbility = keyof typeof PROJECT_POLICY;
