@@ -19,6 +19,7 @@ import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { auditEventRoutes } from './routes/audit-events.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { eventRoutes } from './routes/events.js';
+import { groupSamlRoutes, SCIM_PREFIX, scimRoutes } from './routes/scim.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -83,7 +84,9 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', auditEventRoutes);
   api.route('/', integrationRoutes);
   api.route('/', eventRoutes);
+  api.route('/', groupSamlRoutes);
   root.route(API_PREFIX, api);
+  root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
 

@@ -188,6 +188,12 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   // integrations
   IntegrationSaved: 'GitLab records no event for a project service',
   IntegrationDisabled: 'GitLab records no event for a project service',
+  // scim (the membership and the user a provisioning makes are their own events)
+  SamlProviderConfigured: 'GitLab records no event for group SAML settings',
+  ScimTokenGenerated: 'GitLab records no event for a SCIM token',
+  GroupSamlIdentityLinked: 'GitLab records no event for an identity',
+  GroupSamlIdentityUidChanged: 'GitLab records no event for an identity',
+  GroupSamlIdentityUnlinked: 'GitLab records no event for an identity',
 };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

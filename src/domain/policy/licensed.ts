@@ -28,6 +28,7 @@ export const LICENSED_FEATURES = {
   email_additional_text: 'premium',
   external_authorization_service_api_management: 'premium',
   geo: 'premium',
+  group_saml: 'premium',
   github_project_service_integration: 'premium',
   ldap_group_sync_filter: 'premium',
   packages: 'premium',
