@@ -143,6 +143,31 @@ function postAttributes(raw: RawParams) {
 
 // ───────────────────────────── SCIM ─────────────────────────────
 
+/** POST …/Users: provisions a user (EE::Gitlab::Scim::ProvisioningService). */
+const provision = scimEndpoint(async (c) => {
+  const raw = await rawParams(c);
+  const group = await scimGroup(c);
+  const { db, commands } = appContext(c);
+  const input = postAttributes(raw);
+  const missing = [input.externUid === undefined ? ':extern_uid' : null, input.email === undefined ? ':email' : null, input.username === undefined ? ':username' : null].filter(Boolean);
+  if (missing.length > 0) throw new ScimFailure(412, `Error saving user with ${paramsInspect(c, raw)}: Missing params: [${missing.join(', ')}]`);
+  const { externUid, username, email } = input as { externUid: string; username: string; email: string };
+  // GitLab: an identity that exists, of a member of the group, is answered as created.
+  const existing = await findGroupIdentity(db, group.id, externUid);
+  const member = existing && (await db.selectFrom('members').select('user_id').where('source_type', '=', 'Namespace').where('source_id', '=', group.id).where('user_id', '=', existing.user_id).executeTakeFirst());
+  if (existing && member) return scimJson(c, toScimUser(existing), 201);
+  try {
+    await provisionScimUser(commands, group.id, { externUid, username, email, name: input.name }, eventMetadata(c, NOBODY));
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    const saving = `Error saving user with ${paramsInspect(c, raw)}`;
+    if (error.code === 'conflict') throw new ScimFailure(409, `${saving}: ${error.text ?? error.message}`);
+    if (error.code === 'invalid') throw new ScimFailure(412, `${saving}: ${fullMessagesSentence(error.fields ?? {})}`);
+    throw error;
+  }
+  return scimJson(c, toScimUser((await findGroupIdentity(db, group.id, externUid))!), 201);
+});
+
 const USERS = '/groups/:group/Users';
 const USER = '/groups/:group/Users/:id{.+}';
 
@@ -182,32 +207,9 @@ export const scimRoutes = new Hono<AppEnv>()
     }),
   )
 
-  .post(
-    USERS,
-    scimEndpoint(async (c) => {
-      const raw = await rawParams(c);
-      const group = await scimGroup(c);
-      const { db, commands } = appContext(c);
-      const input = postAttributes(raw);
-      const missing = [input.externUid === undefined ? ':extern_uid' : null, input.email === undefined ? ':email' : null, input.username === undefined ? ':username' : null].filter(Boolean);
-      if (missing.length > 0) throw new ScimFailure(412, `Error saving user with ${paramsInspect(c, raw)}: Missing params: [${missing.join(', ')}]`);
-      const { externUid, username, email } = input as { externUid: string; username: string; email: string };
-      // GitLab: an identity that exists, of a member of the group, is answered as created.
-      const existing = await findGroupIdentity(db, group.id, externUid);
-      const member = existing && (await db.selectFrom('members').select('user_id').where('source_type', '=', 'Namespace').where('source_id', '=', group.id).where('user_id', '=', existing.user_id).executeTakeFirst());
-      if (existing && member) return scimJson(c, toScimUser(existing), 201);
-      try {
-        await provisionScimUser(commands, group.id, { externUid, username, email, name: input.name }, eventMetadata(c, NOBODY));
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        const saving = `Error saving user with ${paramsInspect(c, raw)}`;
-        if (error.code === 'conflict') throw new ScimFailure(409, `${saving}: ${error.text ?? error.message}`);
-        if (error.code === 'invalid') throw new ScimFailure(412, `${saving}: ${fullMessagesSentence(error.fields ?? {})}`);
-        throw error;
-      }
-      return scimJson(c, toScimUser((await findGroupIdentity(db, group.id, externUid))!), 201);
-    }),
-  )
+  .post(USERS, provision)
+  // The spec's path, `POST /groups/:group_path/Users/`.
+  .post(`${USERS}/`, provision)
 
   .patch(
     USER,
