@@ -373,3 +373,21 @@ describe('permissions', () => {
     return (await api.request(method, url, { token: callers[caller].token, ...(body ? { body } : {}) })).status;
   });
 });
+
+describe('hostile SCIM input', () => {
+  it('answers odd parameters with 4xx, never 500', async () => {
+    const { token, users } = await scimGroup();
+    const get = (query: string) => fetch(`${api.url}/api/scim/v2${users}?${query}`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+    expect(await get('filter[]=id%20eq%20%22x%22')).toBe(412);
+    expect(await get('filter[a]=b')).toBe(412);
+    expect(await get('count=99999999999999999999&startIndex=99999999999999999999')).toBe(200);
+    expect(await get('filter=id%20eq%20%22%00%22')).toBe(400);
+    for (const body of [{ Operations: 'x' }, { Operations: [null, 1, { op: 5 }, { op: 'Replace', path: 'active', value: { nested: true } }] }, { Operations: [{ op: 'Replace', path: 'userName', value: ['a'] }] }]) {
+      expect([204, 404, 412]).toContain((await scim('PATCH', `${users}/x`, { token, body })).status);
+    }
+    const created = (await scim('POST', users, { token, body: newUser() })).body;
+    expect((await scim('PATCH', `${users}/${created.id}`, { token, body: { Operations: [null, 1, { op: 5 }, { op: 'Replace', path: 'userName', value: ['a'] }] } })).status).toBe(204);
+    expect((await scim('POST', users, { token, body: { externalId: ['x'], userName: { a: 1 }, emails: 'no', name: 7 } })).status).toBe(412);
+    expect((await scim('POST', users, { token, body: newUser({ externalId: 'x'.repeat(300), userName: 'y'.repeat(300) }) })).status).toBeLessThan(500);
+  });
+});

@@ -192,7 +192,7 @@ export const scimRoutes = new Hono<AppEnv>()
       }
       const itemsPerPage = perPage(raw.count);
       // ScimPaginatable: a 1-based index, values below 1 read as 1.
-      const startIndex = Math.max(toI(raw.startIndex), 1);
+      const startIndex = Math.min(Math.max(toI(raw.startIndex), 1), Number.MAX_SAFE_INTEGER);
       const { total } = await query.clearSelect().select(sql<string>`count(*)`.as('total')).executeTakeFirstOrThrow();
       const rows = await query.orderBy('i.id').offset(startIndex - 1).limit(itemsPerPage).execute();
       return scimJson(c, toScimList(rows, { totalResults: Number(total), itemsPerPage, startIndex }), 200);
