@@ -15,9 +15,10 @@ import { notificationSettings } from './notification-settings.js';
 import { projects } from './projects.js';
 import { protectedBranches } from './protected-branches.js';
 import { users } from './users.js';
+import { scim } from './scim.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

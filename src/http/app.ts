@@ -20,6 +20,7 @@ import { auditEventRoutes } from './routes/audit-events.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { eventRoutes } from './routes/events.js';
 import { featureFlagRoutes } from './routes/feature-flags.js';
+import { groupSamlRoutes, SCIM_PREFIX, scimRoutes } from './routes/scim.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -85,7 +86,9 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', integrationRoutes);
   api.route('/', eventRoutes);
   api.route('/', featureFlagRoutes);
+  api.route('/', groupSamlRoutes);
   root.route(API_PREFIX, api);
+  root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
 

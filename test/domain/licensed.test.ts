@@ -11,6 +11,7 @@ const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
     'protected_environments', 'service_desk', 'feature_flags',
     'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter',
     'jenkins_integration', 'github_project_service_integration',
+    'group_saml',
   ],
   ultimate: [
     'ee', 'audit_events', 'admin_audit_log', 'merge_request_approvers', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
@@ -18,6 +19,7 @@ const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
     'protected_environments', 'service_desk', 'feature_flags',
     'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter', 'epics',
     'jenkins_integration', 'github_project_service_integration',
+    'group_saml',
   ],
 };
 

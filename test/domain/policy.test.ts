@@ -191,6 +191,7 @@ const GROUP_TABLE: Record<GroupAbility, Record<Visibility, readonly GroupActor[]
   admin_group: { private: groupOwners, internal: groupOwners, public: groupOwners },
   admin_group_member: { private: groupOwners, internal: groupOwners, public: groupOwners },
   change_visibility_level: { private: groupOwners, internal: groupOwners, public: groupOwners },
+  admin_group_saml: { private: groupOwners, internal: groupOwners, public: groupOwners },
   create_projects: { private: ['maintainer', ...groupOwners], internal: ['maintainer', ...groupOwners], public: ['maintainer', ...groupOwners] },
   create_subgroup: { private: groupOwners, internal: groupOwners, public: groupOwners },
   request_access: { private: [], internal: ['outsider'], public: ['outsider', 'external'] },

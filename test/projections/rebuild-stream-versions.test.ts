@@ -64,6 +64,14 @@ async function writeSome(round: number) {
   ok(await api.post(`/projects/${project.id}/protected_branches`, { name: 'release/*' }));
   ok(await api.del(`/projects/${project.id}/protected_branches/release%2F*`));
   ok(await api.put(`/groups/${child.id}`, { path: 'kid', name: 'Kid' }));
+  ok(await api.put(`/groups/${parent.id}/saml`, { sso_url: 'https://idp.example.com/sso', certificate_fingerprint: 'aa:bb:cc:dd:ee:ff:00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd' }));
+  const scimToken = ok(await api.post(`/groups/${parent.id}/scim/token`)).body.scim_token;
+  const scimUsers = `${api.url}/api/scim/v2/groups/${parent.full_path}/Users`;
+  const scimHeaders = { authorization: `Bearer ${scimToken}`, 'content-type': 'application/scim+json' };
+  const provisioned = await fetch(scimUsers, { method: 'POST', headers: scimHeaders, body: JSON.stringify({ externalId: `uid-${round}`, userName: `scim${round}`, emails: [{ type: 'work', value: `scim${round}@example.com`, primary: true }], name: { formatted: 'Scim User' } }) });
+  expect(provisioned.status).toBe(201);
+  const patched = await fetch(`${scimUsers}/uid-${round}`, { method: 'PATCH', headers: scimHeaders, body: JSON.stringify({ Operations: [{ op: 'Replace', path: 'id', value: `uid-${round}b` }] }) });
+  expect(patched.status).toBe(204);
   const mine = ok(await api.post('/projects', { name: 'Mine' }, { token: bob.token })).body;
   const review = ok(await api.post(`/projects/${mine.id}/environments`, { name: 'review/a' }, { token: bob.token })).body;
   ok(await api.put(`/projects/${mine.id}/environments/${review.id}`, { external_url: 'https://a.example.com' }, { token: bob.token }));

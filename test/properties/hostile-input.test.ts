@@ -191,7 +191,7 @@ function segment(route: string, name: string): fc.Arbitrary<string> {
 
 // ───────────────────────────── Checks ─────────────────────────────
 
-/** GitLab's error bodies: `{"message":…}`, `{"error":…}`, or HandleNullBytes' text. */
+/** GitLab's error bodies: `{"message":…}`, `{"error":…}`, HandleNullBytes' text, or (API::Scim) SCIM's error form. */
 function gitlabShaped(status: number, text: string): boolean {
   if (status === 400 && text === 'Bad Request') return true;
   let body: unknown;
@@ -201,8 +201,9 @@ function gitlabShaped(status: number, text: string): boolean {
     return false;
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) return false;
-  const { message, error } = body as { message?: unknown; error?: unknown };
+  const { message, error, schemas, detail } = body as { message?: unknown; error?: unknown; schemas?: unknown; detail?: unknown };
   if (typeof error === 'string') return true;
+  if (Array.isArray(schemas) && schemas.includes('urn:ietf:params:scim:api:messages:2.0:Error') && typeof detail === 'string') return true;
   if (typeof message === 'string') return true;
   return !!message && typeof message === 'object' && Object.values(message).every((value) => Array.isArray(value));
 }

@@ -195,6 +195,12 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   FeatureFlagScopeCreated: 'GitLab records no event for feature flags (only an audit event)',
   FeatureFlagScopeUpdated: 'GitLab records no event for feature flags (only an audit event)',
   FeatureFlagScopeDeleted: 'GitLab records no event for feature flags (only an audit event)',
+  // scim (the membership and the user a provisioning makes are their own events)
+  SamlProviderConfigured: 'GitLab records no event for group SAML settings',
+  ScimTokenGenerated: 'GitLab records no event for a SCIM token',
+  GroupSamlIdentityLinked: 'GitLab records no event for an identity',
+  GroupSamlIdentityUidChanged: 'GitLab records no event for an identity',
+  GroupSamlIdentityUnlinked: 'GitLab records no event for an identity',
 };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

@@ -11,6 +11,7 @@ import type { NotificationSettingEvent } from '../notification-settings.js';
 import type { ProjectEvent } from '../projects/events.js';
 import type { ProtectedBranchEvent } from '../protected-branches.js';
 import type { UserEvent } from '../users.js';
+import type { ScimEvent } from '../scim.js';
 import type { Visibility } from '../access.js';
 
 /**
@@ -33,7 +34,8 @@ type LoggedEvent =
   | ProtectedBranchEvent
   | ApplicationSettingsEvent
   | IntegrationEvent
-  | FeatureFlagEvent;
+  | FeatureFlagEvent
+  | ScimEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -222,6 +224,11 @@ export const NOT_AUDITED = {
   ApplicationSettingsChanged: 'GitLab 12 records no audit event for application settings',
   IntegrationSaved: 'GitLab 12 records no audit event for project services',
   IntegrationDisabled: 'GitLab 12 records no audit event for project services',
+  SamlProviderConfigured: 'GitLab 12 records no audit event for group SAML settings (its UI changes them unaudited)',
+  ScimTokenGenerated: 'GitLab 12 records no audit event for a SCIM token',
+  GroupSamlIdentityLinked: 'GitLab 12 records no audit event for a SAML identity (the membership added with it is audited)',
+  GroupSamlIdentityUidChanged: 'GitLab 12 records no audit event for a SAML identity',
+  GroupSamlIdentityUnlinked: 'GitLab 12 records no audit event for a SAML identity (the membership removed with it is audited)',
 } satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];

@@ -56,6 +56,8 @@ export const GROUP_POLICY = {
   admin_group: owner,
   admin_group_member: owner,
   change_visibility_level: owner,
+  /** Group SAML SSO and the SCIM token (GitLab EE: group_saml_available & admin_group); the licence and a top-level group are the route's to check. */
+  admin_group_saml: owner,
 
   /** project_creation_level: maintainers, or developers too; `noone` prevents it for everybody, administrators included. */
   create_projects: (s) =>

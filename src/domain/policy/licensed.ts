@@ -29,6 +29,7 @@ export const LICENSED_FEATURES = {
   external_authorization_service_api_management: 'premium',
   feature_flags: 'premium',
   geo: 'premium',
+  group_saml: 'premium',
   github_project_service_integration: 'premium',
   ldap_group_sync_filter: 'premium',
   packages: 'premium',

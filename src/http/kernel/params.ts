@@ -60,14 +60,15 @@ export async function rawParams(c: Context): Promise<RawParams> {
   if (query !== -1) for (const [key, value] of new URLSearchParams(url.slice(query + 1))) assign(params, key, value);
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-    if (type === 'application/json') {
+    // SCIM's `application/scim+json` is JSON (Grape's `content_type :json, 'application/scim+json'`).
+    if (type === 'application/json' || type === 'application/scim+json') {
       const text = await c.req.text();
       if (text.trim() !== '') {
         let body: unknown;
         try {
           body = JSON.parse(text);
         } catch {
-          throw invalidBody('application/json');
+          throw invalidBody(type);
         }
         inspectJson(body, 1);
         if (body && typeof body === 'object' && !Array.isArray(body)) {
