@@ -4,6 +4,7 @@ import { renderChat, type Payload } from '../domain/integrations/chat-payloads.j
 import { DELIVERY_TRIGGERS, chatWouldNotify, type DeliveryTrigger, type MessageFacts } from '../domain/integrations/deliveries.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import type { Reactor } from '../projections/runner.js';
+import { avatarUrl } from '../projections/users/avatar.js';
 import type { CommandContext } from './handler.js';
 
 /** The topic the reactor signals (Notifier.signal) when it recorded something to send. */
@@ -107,11 +108,11 @@ async function messageFacts(ctx: CommandContext, projectId: number, actorId: num
     .where('pending_delete', '=', false)
     .executeTakeFirst();
   if (!project) return undefined;
-  const user = typeof actorId === 'number' ? await ctx.db.selectFrom('users').select(['name', 'username', 'avatar_url']).where('id', '=', actorId).executeTakeFirst() : undefined;
+  const user = typeof actorId === 'number' ? await ctx.db.selectFrom('users').select(['name', 'username', 'avatar_url', 'email']).where('id', '=', actorId).executeTakeFirst() : undefined;
   const base = ctx.externalUrl?.() ?? '';
   const message: MessageFacts = {
     project: { id: project.id, name: project.name_with_namespace, pathWithNamespace: project.path_with_namespace, webUrl: `${base}/${project.path_with_namespace}` },
-    user: user ? { name: user.name, username: user.username, avatarUrl: user.avatar_url } : null,
+    user: user ? { name: user.name, username: user.username, avatarUrl: avatarUrl(user) } : null,
   };
   return { message, branches: { defaultBranch: project.default_branch, protectedBranches: await protectedBranchNames(ctx.db, projectId) } };
 }
