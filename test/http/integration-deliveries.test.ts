@@ -280,6 +280,15 @@ describe('retries', () => {
     expect((await deliveries(b.id))[0]).toMatchObject({ status: 'failed', attempts: 1, response_status: 404, last_error: 'the webhook answered 404', next_attempt_at: null });
   });
 
+  it('senders running at once send each delivery once (for update skip locked)', async () => {
+    const hook = `/hooks/concurrent/${unique('secret')}`;
+    const project = await projectWith('slack', { webhook: `${receiver.url}${hook}`, push_channel: 'a,b,c,d,e,f' });
+    await push(project.id);
+    await Promise.all([send({ batchSize: 1 }), send({ batchSize: 1 }), send({ batchSize: 2 })]);
+    expect(receiver.at(hook)).toHaveLength(6);
+    expect((await deliveries(project.id)).map((d) => [d.status, d.attempts])).toEqual(Array(6).fill(['delivered', 1]));
+  });
+
   it('an unreachable webhook is tried maxAttempts times with doubling delays, then failed', async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
