@@ -42,6 +42,17 @@ export interface Config {
   /** A request body larger than this is refused with 413 before it is read or parsed. */
   maxBodyBytes: number;
   monitoringAllowlist: AddressAllowlist;
+  /** Integrations' outbound delivery: first retry delay, attempts before giving up, per-request timeout. */
+  delivery: DeliveryConfig;
+}
+
+export interface DeliveryConfig {
+  /** FORGELOG_DELIVERY_BACKOFF_MS: the first retry's delay; each next one doubles it. */
+  backoffMs: number;
+  /** FORGELOG_DELIVERY_MAX_ATTEMPTS: attempts before a delivery is given up as failed. */
+  maxAttempts: number;
+  /** FORGELOG_DELIVERY_TIMEOUT_MS: how long one request may take. */
+  timeoutMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -74,7 +85,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs,
     maxBodyBytes,
     monitoringAllowlist: parseAllowlist(env.FORGELOG_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST),
+    delivery: {
+      backoffMs: positiveInteger(env, 'FORGELOG_DELIVERY_BACKOFF_MS', 60_000, 'a whole number of milliseconds'),
+      maxAttempts: positiveInteger(env, 'FORGELOG_DELIVERY_MAX_ATTEMPTS', 5, 'a whole number of attempts'),
+      timeoutMs: positiveInteger(env, 'FORGELOG_DELIVERY_TIMEOUT_MS', 10_000, 'a whole number of milliseconds'),
+    },
   };
+}
+
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, what: string): number {
+  const raw = env[name];
+  const value = Number(raw ?? fallback);
+  if (raw?.trim() === '' || !Number.isSafeInteger(value) || value < 1) throw new StartupError(`${name} must be ${what}, at least 1, got ${JSON.stringify(raw)}`);
+  return value;
 }
 
 /** FORGELOG_PASSWORD_HASH_COST: an integer from 10 to 20 (default 14). */

@@ -13,6 +13,8 @@ import { PROJECTORS, inlineProjectors } from './projections/registry.js';
 import { ProjectionWorker } from './projections/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
+import { DELIVERIES_SIGNAL } from './commands/integration-deliveries.js';
+import { runDeliverySender } from './commands/integration-delivery-sender.js';
 import { eventCoverageProblems } from './commands/aggregates.js';
 import { CredentialCache } from './http/kernel/credentials.js';
 import { isConnectionError } from './pg-client.js';
@@ -40,6 +42,8 @@ export interface RuntimeOptions {
   workers?: boolean;
   /** Create root on an empty database (default true; `forgelog worker` leaves that to serve). */
   bootstrap?: boolean;
+  /** Send integrations' pending deliveries in this process (default: as `workers`). */
+  deliveries?: boolean;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -59,6 +63,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     notifier,
     now: options.now ?? (() => new Date()),
     streamCache: new StreamStateCache(),
+    externalUrl: () => config.externalUrl,
     ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
   };
   const { token, rootTokenWarning } = options.bootstrap === false ? { token: undefined, rootTokenWarning: undefined } : await bootstrap(commands, config);
@@ -70,14 +75,16 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   let worker: ProjectionWorker | undefined;
   const sealing = new AbortController();
   let sealer: Promise<void> | undefined;
+  let sender: Promise<void> | undefined;
   if (options.workers !== false) {
     worker = startWorker(handle, commands, notifier, logger);
     // Rebuilds (new or bumped projections) finish before the first request: a table swap
     // under a request's feet deadlocks it.
     await worker.catchUp();
     sealer = startSealer(handle, notifier, logger, sealing.signal);
-    await notifier.listen();
   }
+  if (options.deliveries ?? options.workers !== false) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal);
+  if (worker || sender) await notifier.listen();
   return {
     config,
     handle,
@@ -88,10 +95,14 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     worker,
     async close() {
       // Each step is logged: on SIGTERM these lines are how an operator sees the shutdown.
+      sealing.abort();
       if (sealer) {
-        sealing.abort();
         await sealer;
         logger.info('stopped the sealer');
+      }
+      if (sender) {
+        await sender;
+        logger.info('stopped the delivery sender');
       }
       if (worker) {
         await worker.stop();
@@ -133,6 +144,20 @@ function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier:
   });
   worker.start();
   return worker;
+}
+
+/** Sends integrations' pending deliveries (chat webhooks) as they are recorded and as retries fall due. */
+function startSender(handle: DatabaseHandle, config: Config, now: () => Date, notifier: Notifier, logger: Logger, signal: AbortSignal): Promise<void> {
+  return runDeliverySender(handle.db, {
+    ...config.delivery,
+    now,
+    signal,
+    onRecorded: (wake) => notifier.onSignal(DELIVERIES_SIGNAL, wake),
+    // Never the webhook URL: it is the integration's credential.
+    onAttempt: (attempt) => logger.info({ delivery: attempt }, `integration delivery ${attempt.status}`),
+    onError: (error) =>
+      isConnectionError(error) ? logger.warn({ err: error }, 'database unavailable; deliveries retry') : logger.error({ err: error }, 'sending deliveries failed; retrying'),
+  });
 }
 
 /** Seals the log's new ranges (Merkle roots, chained) as they become readable. */

@@ -9,6 +9,7 @@ import { listen, openRuntime } from '../runtime.js';
 import { mintToken } from '../bootstrap.js';
 import { feedIndexOf } from '../commands/aggregates.js';
 import { REACTORS } from '../commands/reactors.js';
+import { recentDeliveries } from '../commands/integration-deliveries.js';
 import { PROJECTORS, asyncProjectors, inlineProjectors } from '../projections/registry.js';
 import { rebuildProjections } from '../projections/rebuild.js';
 import { readFollowerStatus } from '../projections/status.js';
@@ -33,10 +34,14 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
                                       index columns and every seal
   forgelog events seal                seal what is readable now (Merkle roots over ranges)
   forgelog events rebase [--dry-run]  after a logical dump/restore: re-base stored transaction ids
+  forgelog deliveries [--status S] [--limit N]
+                                      integrations' recent outbound deliveries, newest first
   forgelog token --user NAME [--scopes api,sudo] [--name NAME]
                                       mint a personal access token (printed once)
 
 Configuration comes from the environment (see README.md).`;
+
+const DELIVERY_STATUSES: readonly string[] = ['pending', 'delivered', 'failed', 'recorded'];
 
 /** Reporting commands (projections, events, migrate, rebuild) open the database only: no root bootstrap, no tokens, no workers. */
 async function main(argv: string[]) {
@@ -65,13 +70,14 @@ async function main(argv: string[]) {
         async_projections: asyncProjectors().map((p) => p.name),
         reactors: REACTORS.map((r) => r.name),
         sealer: true,
+        delivery_sender: true,
         inline_projections: inlineProjectors().map((p) => p.name),
         database: describeStore(config),
       };
       runtime.logger.info(
         following,
         `forgelog worker following the log in ${following.database}: async projections ${list(following.async_projections)}; ` +
-          `reactors ${list(following.reactors)}; the sealer. Inline projections (${list(following.inline_projections)}) are kept by the writers, not by workers`,
+          `reactors ${list(following.reactors)}; the sealer; the delivery sender. Inline projections (${list(following.inline_projections)}) are kept by the writers, not by workers`,
       );
       shutDownOnSignals({ graceMs: config.shutdownGraceMs, logger: runtime.logger, close: () => runtime.close() });
       return;
@@ -115,6 +121,20 @@ async function main(argv: string[]) {
       try {
         const applied = await migrateToLatest(handle.db);
         console.log(applied.length ? `applied: ${applied.join(', ')}` : 'up to date');
+      } finally {
+        await handle.close();
+      }
+      return;
+    }
+    case 'deliveries': {
+      const { values } = parseArgs({ args: rest, options: { status: { type: 'string' }, limit: { type: 'string', default: '20' } } });
+      const limit = Number(values.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new StartupError(`--limit must be a positive whole number, got ${JSON.stringify(values.limit)}`);
+      if (values.status !== undefined && !DELIVERY_STATUSES.includes(values.status)) throw new StartupError(`--status must be one of ${DELIVERY_STATUSES.join(', ')}`);
+      const handle = await openStore(config);
+      try {
+        await migrateToLatest(handle.db);
+        for (const row of await recentDeliveries(handle.db, { limit, ...(values.status ? { status: values.status } : {}) })) console.log(JSON.stringify(row));
       } finally {
         await handle.close();
       }

@@ -25,6 +25,8 @@ export interface CommandContext {
   readonly oneRoundTrip?: OneRoundTrip;
   /** What the command's transaction checks first (a request's cached credentials). */
   readonly precondition?: Precondition;
+  /** Where the instance is reached (`FORGELOG_EXTERNAL_URL`), for the links reactors write (chat notifications). */
+  readonly externalUrl?: () => string;
 }
 
 /** One command on one stream, as an aggregate builds it (src/commands/aggregate.ts). */

@@ -1,9 +1,10 @@
 import type { Reactor } from '../projections/runner.js';
 import type { CommandContext } from './handler.js';
 import { groupRemovalReactor } from './groups.js';
+import { integrationDeliveries } from './integration-deliveries.js';
 import { integrationSecretsRemovalReactor } from './integrations.js';
 import { projectRemovalReactor } from './projects.js';
 import { scimUserRemovalReactor } from './scim.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor];
+export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries];

@@ -2,6 +2,8 @@ import { EventEmitter } from 'eventemitter3';
 import type pg from 'pg';
 
 export const NOTIFY_CHANNEL = 'forgelog_events';
+/** Wake-ups that are not appends (e.g. "deliveries recorded"): the topic is the payload. */
+export const SIGNAL_CHANNEL = 'forgelog_signals';
 const COALESCE_MS = 5;
 const RECONNECT_MIN_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
@@ -14,6 +16,7 @@ const RECONNECT_MAX_MS = 5_000;
  */
 export class Notifier {
   private readonly emitter = new EventEmitter<{ appended: [types: readonly string[] | undefined] }>();
+  private readonly signals = new EventEmitter<Record<string, []>>();
   private listener: pg.PoolClient | undefined;
   private listening = false;
   private reconnect: NodeJS.Timeout | undefined;
@@ -53,13 +56,17 @@ export class Notifier {
       this.log?.warn({ err: error }, 'the LISTEN connection was lost; reconnecting');
       this.scheduleReconnect();
     };
-    const onNotification = (message: pg.Notification) => this.emitter.emit('appended', message.payload ? message.payload.split(',') : undefined);
+    const onNotification = (message: pg.Notification) => {
+      if (message.channel === SIGNAL_CHANNEL) this.signals.emit(message.payload ?? '');
+      else this.emitter.emit('appended', message.payload ? message.payload.split(',') : undefined);
+    };
     client.on('notification', onNotification);
     const onEnd = () => onLost();
     client.once('error', onLost);
     client.once('end', onEnd);
     try {
       await client.query(`listen ${NOTIFY_CHANNEL}`);
+      await client.query(`listen ${SIGNAL_CHANNEL}`);
     } catch (error) {
       if (!lost) {
         lost = true;
@@ -137,6 +144,21 @@ export class Notifier {
     return () => this.emitter.off('appended', fn);
   }
 
+  /**
+   * Wakes the subscribers of `topic`, in this process at once and in the others through
+   * NOTIFY (a hint, like `appended`: subscribers poll too).
+   */
+  signal(topic: string): void {
+    this.signals.emit(topic);
+    this.pool?.query('select pg_notify($1, $2)', [SIGNAL_CHANNEL, topic]).catch(() => {});
+  }
+
+  /** Calls `fn` on each `signal(topic)`, from any process. */
+  onSignal(topic: string, fn: () => void): () => void {
+    this.signals.on(topic, fn);
+    return () => this.signals.off(topic, fn);
+  }
+
   async close(): Promise<void> {
     this.listening = false;
     clearTimeout(this.reconnect);
@@ -144,6 +166,7 @@ export class Notifier {
     clearTimeout(this.pending);
     this.pending = undefined;
     this.emitter.removeAllListeners();
+    this.signals.removeAllListeners();
     const client = this.listener;
     this.listener = undefined;
     if (client) {
@@ -151,6 +174,7 @@ export class Notifier {
       this.detach = undefined;
       try {
         await client.query(`unlisten ${NOTIFY_CHANNEL}`);
+        await client.query(`unlisten ${SIGNAL_CHANNEL}`);
         client.release();
       } catch {
         client.release(true);

@@ -32,6 +32,39 @@ describe('Notifier', () => {
     await notifier.close();
   });
 
+  it('signals a topic to its subscribers only, not as an append', async () => {
+    const notifier = new Notifier();
+    const heard: string[] = [];
+    const stopA = notifier.onSignal('a', () => heard.push('a'));
+    notifier.onSignal('b', () => heard.push('b'));
+    notifier.onAppended(() => heard.push('appended'));
+    notifier.signal('a');
+    stopA();
+    notifier.signal('a');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(heard).toEqual(['a']);
+    await notifier.close();
+  });
+
+  itOnPostgres('carries a signal to another process through NOTIFY', async () => {
+    const handle = await openTestDatabase();
+    const sender = new Notifier(handle.pool);
+    const receiver = new Notifier(handle.pool);
+    try {
+      await receiver.listen();
+      const appended: unknown[] = [];
+      receiver.onAppended((types) => appended.push(types));
+      const woken = new Promise<void>((resolve) => receiver.onSignal('integration-deliveries', resolve));
+      sender.signal('integration-deliveries');
+      await woken;
+      expect(appended).toEqual([]);
+    } finally {
+      await sender.close();
+      await receiver.close();
+      await handle.close();
+    }
+  });
+
   itOnPostgres('carries the types to another process through NOTIFY', async () => {
     const handle = await openTestDatabase();
     const sender = new Notifier(handle.pool);

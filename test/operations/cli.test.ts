@@ -281,6 +281,15 @@ describe('on a database in use', () => {
   });
   afterAll(() => store.dispose());
 
+  it('deliveries lists integrations\' deliveries (none here) and refuses an unknown status', async () => {
+    const listed = await run(['deliveries', '--status', 'failed'], store.env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toBe('');
+    const refused = await run(['deliveries', '--status', 'lost'], store.env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('--status must be one of pending, delivered, failed, recorded');
+  });
+
   it('projections shows inline projections as inline, never behind', async () => {
     const result = await run(['projections'], store.env);
     expect(result.code, result.stderr).toBe(0);
@@ -290,6 +299,7 @@ describe('on a database in use', () => {
       ['reactor:group-removal', 'reactor', 'async'],
       ['reactor:project-removal', 'reactor', 'async'],
       ['reactor:integration-secrets-removal', 'reactor', 'async'],
+      ['reactor:integration-deliveries', 'reactor', 'async'],
     ]);
     for (const row of rows.filter((r) => r.mode === 'inline')) expect(row).toMatchObject({ checkpoint: null, eventsBehind: 0, secondsBehind: 0 });
     // The reactors were stopped before the last 5 writes.
@@ -360,12 +370,13 @@ describe('on a database in use', () => {
       const line = await logLine(worker.child, 'forgelog worker following the log');
       expect(line).toMatchObject({
         async_projections: [],
-        reactors: ['group-removal', 'project-removal', 'integration-secrets-removal'],
+        reactors: ['group-removal', 'project-removal', 'integration-secrets-removal', 'integration-deliveries'],
         sealer: true,
+        delivery_sender: true,
         inline_projections: PROJECTION_NAMES,
         database: onPostgres ? expect.stringMatching(/^PostgreSQL at 127\.0\.0\.1:5432\/\w+$/) : `the embedded database in ${fresh.env.FORGELOG_DATA_DIR}`,
       });
-      expect(line.msg).toContain(`reactors group-removal, project-removal, integration-secrets-removal; the sealer. Inline projections (${PROJECTION_NAMES.join(', ')}) are kept by the writers`);
+      expect(line.msg).toContain(`reactors group-removal, project-removal, integration-secrets-removal, integration-deliveries; the sealer; the delivery sender. Inline projections (${PROJECTION_NAMES.join(', ')}) are kept by the writers`);
     } finally {
       worker.child.kill('SIGTERM');
     }

@@ -125,6 +125,7 @@ describe('forgelog serve on SIGTERM or SIGINT', () => {
       'answered every request in flight',
       'closed the HTTP server',
       'stopped the sealer',
+      'stopped the delivery sender',
       'stopped the projections and reactors between two batches; released their advisory locks',
       'closed the database',
       'shut down',

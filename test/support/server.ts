@@ -2,7 +2,7 @@ import type { ServerType } from '@hono/node-server';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/database.js';
-import { listen, openRuntime, type Runtime } from '../../src/runtime.js';
+import { listen, openRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { openTestDatabase } from './database.js';
 
 export interface ApiResponse<T = any> {
@@ -41,10 +41,10 @@ export interface TestServer {
 let userCounter = 0;
 
 /** A real forgelog over HTTP on its own fresh database. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: { now?: () => Date } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, options: Pick<RuntimeOptions, 'now' | 'deliveries' | 'logger'> = {}): Promise<TestServer> {
   const handle = await openTestDatabase();
   const config: Config = { ...loadConfig({}), port: 0, logLevel: 'silent', rootToken: 'root-token-for-tests', ...overrides };
-  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...(options.now ? { now: options.now } : {}) });
+  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...options });
   const { server, port } = await listen(runtime, 0);
   const url = `http://127.0.0.1:${port}`;
   (runtime.config as { externalUrl: string }).externalUrl = overrides.externalUrl ?? url;

@@ -4,6 +4,8 @@
  * of 12.10), as data: one row per kind, no code per kind.
  */
 
+import type { ChatFormat } from './chat-payloads.js';
+
 /** The event columns every integration has (Service's table), all true for a new one (`default_value_for`). */
 export const EVENT_FLAGS = [
   'commit_events',
@@ -51,6 +53,12 @@ export interface KindSpec {
   /** Properties a new one starts with (the model's initialize_properties). */
   readonly defaults?: Readonly<Record<string, PropertyValue>>;
   readonly feature?: IntegrationFeature;
+  /**
+   * The chat webhook format it POSTs notifications in (src/domain/integrations/chat-payloads.ts):
+   * a kind with one is sent over HTTP by the delivery sender; the others' deliveries are only
+   * recorded.
+   */
+  readonly chat?: ChatFormat;
 }
 
 export type PropertyValue = string | number | boolean | null;
@@ -106,13 +114,13 @@ export const KINDS: readonly KindSpec[] = [
   { slug: 'buildkite', title: 'Buildkite', fields: [req('token'), url('project_url'), b('enable_ssl_verification')], events: PUSH },
   { slug: 'campfire', title: 'Campfire', fields: [req('token'), s('subdomain'), s('room')], events: PUSH },
   { slug: 'custom-issue-tracker', title: 'Custom Issue Tracker', fields: TRACKER, events: PUSH },
-  { slug: 'discord', title: 'Discord Notifications', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS },
+  { slug: 'discord', title: 'Discord Notifications', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS, chat: 'discord' },
   { slug: 'drone-ci', title: 'Drone CI', fields: [req('token'), url('drone_url'), b('enable_ssl_verification')], events: ['push_events', 'merge_requests_events', 'tag_push_events'] },
   { slug: 'emails-on-push', title: 'Emails on push', fields: [req('recipients'), b('disable_diffs'), b('send_from_committer_email'), branches], events: ['push_events', 'tag_push_events'], defaults: { branches_to_be_notified: 'all' } },
   { slug: 'external-wiki', title: 'External Wiki', fields: [url('external_wiki_url')], events: [] },
   { slug: 'flowdock', title: 'Flowdock', fields: [req('token')], events: PUSH },
   { slug: 'github', title: 'GitHub', fields: [req('token'), url('repository_url'), b('static_context')], events: ['pipeline_events'], feature: 'github_project_service_integration' },
-  { slug: 'hangouts-chat', title: 'Hangouts Chat', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS },
+  { slug: 'hangouts-chat', title: 'Hangouts Chat', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS, chat: 'hangouts-chat' },
   {
     slug: 'hipchat',
     title: 'HipChat',
@@ -129,19 +137,19 @@ export const KINDS: readonly KindSpec[] = [
     // `comment_on_event_enabled` is a column; the route takes it with the events.
     events: ['commit_events', 'merge_requests_events', 'comment_on_event_enabled'],
   },
-  { slug: 'mattermost', title: 'Mattermost notifications', fields: [...chatNotifications([s('username'), s('channel')]), ...CHANNELS], events: CHAT_EVENTS, defaults: CHAT_DEFAULTS },
+  { slug: 'mattermost', title: 'Mattermost notifications', fields: [...chatNotifications([s('username'), s('channel')]), ...CHANNELS], events: CHAT_EVENTS, defaults: CHAT_DEFAULTS, chat: 'slack' },
   { slug: 'mattermost-slash-commands', title: 'Mattermost slash commands', fields: [req('token'), s('username')], events: [] },
-  { slug: 'microsoft-teams', title: 'Microsoft Teams Notification', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS },
+  { slug: 'microsoft-teams', title: 'Microsoft Teams Notification', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS, chat: 'microsoft-teams' },
   { slug: 'packagist', title: 'Packagist', fields: [req('username'), req('token'), url('server', false)], events: ['push_events', 'merge_requests_events', 'tag_push_events'] },
   { slug: 'pipelines-email', title: 'Pipelines emails', fields: [req('recipients'), b('add_pusher'), b('notify_only_broken_pipelines'), branches], events: ['pipeline_events'], defaults: CHAT_DEFAULTS },
   { slug: 'pivotaltracker', title: 'PivotalTracker', fields: [req('token'), s('restrict_to_branch')], events: PUSH },
   { slug: 'prometheus', title: 'Prometheus', fields: [url('api_url')], events: [] },
   { slug: 'pushover', title: 'Pushover', fields: [req('api_key'), req('user_key'), req('priority'), req('device'), req('sound')], events: PUSH },
   { slug: 'redmine', title: 'Redmine', fields: [url('new_issue_url'), url('project_url'), url('issues_url'), s('description')], events: PUSH },
-  { slug: 'slack', title: 'Slack notifications', fields: [...chatNotifications([s('username'), s('channel')]), ...CHANNELS], events: CHAT_EVENTS, defaults: CHAT_DEFAULTS },
+  { slug: 'slack', title: 'Slack notifications', fields: [...chatNotifications([s('username'), s('channel')]), ...CHANNELS], events: CHAT_EVENTS, defaults: CHAT_DEFAULTS, chat: 'slack' },
   { slug: 'slack-slash-commands', title: 'Slack slash commands', fields: [req('token')], events: [] },
   { slug: 'teamcity', title: 'JetBrains TeamCity CI', fields: [url('teamcity_url'), req('build_type'), req('username'), req('password')], events: PUSH },
-  { slug: 'unify-circuit', title: 'Unify Circuit', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS },
+  { slug: 'unify-circuit', title: 'Unify Circuit', fields: chatNotifications(), events: CHAT_EVENTS, defaults: CHAT_DEFAULTS, chat: 'unify-circuit' },
   { slug: 'youtrack', title: 'YouTrack', fields: [url('project_url'), url('issues_url'), s('description')], events: PUSH },
 ];
 

@@ -9,7 +9,8 @@ import { type SharedGroupRow, projectPresentationData } from '../../projections/
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import type { UserRow } from '../../projections/users.js';
 import { groupWebUrl } from './groups.js';
-import { avatarUrl, iso, toUserBasic, userWebUrl } from './users.js';
+import { avatarUrl } from '../../projections/users/avatar.js';
+import { iso, toUserBasic, userWebUrl } from './users.js';
 
 /** What one project's record depends on besides its row. */
 export interface ProjectEntityContext {

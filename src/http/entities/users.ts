@@ -1,23 +1,13 @@
-import { createHash } from 'node:crypto';
 import type { Config } from '../../config.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { canReadUserProfile } from '../../domain/policy/user.js';
 import type { CustomAttributeRow, TokenRow, UserRow } from '../../projections/users.js';
+import { avatarUrl } from '../../projections/users/avatar.js';
 
 /** GitLab timestamps: ISO 8601 UTC with milliseconds. */
 export const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 export const userWebUrl = (config: Config, username: string) => `${config.externalUrl}/${username}`;
-
-/**
- * GitLab: a user without an uploaded avatar shows its Gravatar (enabled by default), at
- * 40 px × scale 2 — GravatarService with the plain URL, keyed by the MD5 of the email.
- */
-export function avatarUrl(row: Pick<UserRow, 'avatar_url' | 'email'>): string | null {
-  if (row.avatar_url) return row.avatar_url;
-  const hash = createHash('md5').update(row.email.trim().toLowerCase()).digest('hex');
-  return `https://www.gravatar.com/avatar/${hash}?s=80&d=identicon`;
-}
 
 /** What a view may add: the caller (for conditional fields) and custom attributes (admins' with_custom_attributes). */
 export interface UserViewOptions {

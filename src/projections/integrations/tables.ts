@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Properties } from '../../domain/integrations/catalogue.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
 
@@ -36,10 +36,41 @@ export interface IntegrationSecretsTable {
   sealed: string;
 }
 
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'recorded';
+
+/**
+ * Written by the `integration-deliveries` reactor and the delivery sender, never by a
+ * projector (migration 0027): one request an integration makes for an event. Operational
+ * state, not rebuilt; no secret (the webhook URL is read when sending).
+ */
+export interface IntegrationDeliveriesTable {
+  id: Generated<string>;
+  integration_id: number;
+  project_id: number;
+  kind: string;
+  event_id: string;
+  event_type: string;
+  flag: string;
+  /** 0, or the channel's position when one message goes to several Slack channels. */
+  seq: number;
+  /** The request body as JSON (chat kinds), or the message (kinds that only record). */
+  payload: ColumnType<unknown, string, string>;
+  status: DeliveryStatus;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp | null;
+  last_attempt_at: Timestamp | null;
+  response_status: number | null;
+  last_error: string | null;
+  created_at: Timestamp;
+}
+
 export interface IntegrationsReadTables {
   integrations: IntegrationsTable;
   integrations_stream_versions: StreamVersionsTable;
   integration_secrets: IntegrationSecretsTable;
+  integration_deliveries: IntegrationDeliveriesTable;
 }
+
+export type IntegrationDeliveryRow = Selectable<IntegrationDeliveriesTable>;
 
 export type IntegrationRow = Selectable<IntegrationsTable>;

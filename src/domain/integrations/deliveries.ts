@@ -1,0 +1,136 @@
+import type { ApplicationSettingsEvent } from '../application-settings/decider.js';
+import type { BroadcastMessageEvent } from '../broadcast-messages.js';
+import type { DeployKeyEvent } from '../deploy-keys.js';
+import type { EnvironmentEvent } from '../environments.js';
+import type { GroupEvent } from '../groups/events.js';
+import type { MemberEvent } from '../members.js';
+import type { NotificationSettingEvent } from '../notification-settings.js';
+import type { ProjectEvent } from '../projects/events.js';
+import type { ProtectedBranchEvent } from '../protected-branches.js';
+import type { UserEvent } from '../users.js';
+import type { IntegrationEvent } from './decider.js';
+import type { Properties } from './catalogue.js';
+
+/**
+ * What makes an integration deliver: one row per event type of the log, the one place later
+ * areas add to. GitLab 12 runs a project's services for push, tag push, issue, note, merge
+ * request, pipeline, job and wiki page hooks (Project#execute_services); no event type
+ * forgelog appends today is one of those, so the production table is empty. A row names the
+ * integration flag that subscribes to it, the project it happens in and the chat message it
+ * makes (null: none, as GitLab sends nothing for an issue's `update`).
+ *
+ *   pushed: { flag: 'push_events', projectId: (d) => d.project_id, message: (d, facts) => ({ … }) },
+ */
+
+// ───────────────────────────── The table ─────────────────────────────
+
+/** Every event the log may hold (an entry for a type no aggregate defines is a type error). */
+export type LoggedEvent =
+  | UserEvent
+  | GroupEvent
+  | MemberEvent
+  | ProjectEvent
+  | EnvironmentEvent
+  | BroadcastMessageEvent
+  | DeployKeyEvent
+  | NotificationSettingEvent
+  | ProtectedBranchEvent
+  | ApplicationSettingsEvent
+  | IntegrationEvent;
+
+/** The flags GitLab's chat services subscribe with (Service's `*_events` columns that hooks fire). */
+export type DeliveryFlag =
+  | 'push_events'
+  | 'tag_push_events'
+  | 'issues_events'
+  | 'confidential_issues_events'
+  | 'merge_requests_events'
+  | 'note_events'
+  | 'confidential_note_events'
+  | 'pipeline_events'
+  | 'wiki_page_events';
+
+/** What a message is made from besides the event: the project and the acting user as they are now. */
+export interface MessageFacts {
+  readonly project: { readonly id: number; readonly name: string; readonly pathWithNamespace: string; readonly webUrl: string };
+  /** The event's actor; null when it no longer exists (GitLab writes "API" for a pipeline without one). */
+  readonly user: { readonly name: string; readonly username: string; readonly avatarUrl: string | null } | null;
+}
+
+export interface DeliveryTrigger<Data> {
+  readonly flag: DeliveryFlag;
+  readonly projectId: (data: Data) => number;
+  readonly message: (data: Data, facts: MessageFacts) => ChatMessage | null;
+}
+
+/** A delivery table over an event union: `{ [type]?: trigger of that type's data }`. */
+export type DeliveryTriggers<E extends { readonly type: string; readonly data: unknown } = LoggedEvent> = {
+  readonly [T in E['type']]?: DeliveryTrigger<Extract<E, { type: T }>['data']>;
+};
+
+/** Production: empty until pushes and merge requests exist (issue 12). */
+export const DELIVERY_TRIGGERS = {} satisfies DeliveryTriggers;
+
+// ───────────────────────────── The message ─────────────────────────────
+
+/**
+ * A chat notification, neutral of the chat it goes to: GitLab's ChatMessage (BaseMessage and
+ * its Push/Issue/Merge/Note/Pipeline/WikiPage subclasses) reduced to what every service's
+ * `notify` reads. Links are Markdown (`[text](url)`); each renderer turns them into its chat's.
+ */
+export interface ChatMessage {
+  /** `project_name` (path with namespace): Teams' title, Circuit's subject. */
+  readonly projectName: string;
+  readonly userName: string;
+  readonly userAvatar: string | null;
+  /** GitLab's `message`: the one-line summary ("Jane pushed to branch [main](…) of [g/p](…) ([Compare changes](…))"). */
+  readonly summary: string;
+  /** The attachment below it (commits, an issue's description), when there is one. */
+  readonly details?: { readonly title?: string; readonly titleUrl?: string; readonly text: string; readonly color?: string };
+  /** Microsoft Teams' activity section (MicrosoftTeams::Activity). */
+  readonly activity: { readonly title: string; readonly subtitle: string; readonly text: string; readonly image: string };
+  /** Slack's `fallback` (GitLab sets one for pipelines only). */
+  readonly fallback?: string;
+  /** What the branch rule reads: the ref pushed or built. A tag is always notified. */
+  readonly ref?: { readonly name: string; readonly tag: boolean };
+  /** What the pipeline rule reads: a pipeline's status. */
+  readonly pipelineStatus?: string;
+}
+
+// ───────────────────────────── Who is notified ─────────────────────────────
+
+/** What the branch rule needs to know of the project. */
+export interface BranchFacts {
+  readonly defaultBranch: string | null;
+  /** Protected branch names and wildcards (`release/*`). */
+  readonly protectedBranches: readonly string[];
+}
+
+const wildcard = (pattern: string) => new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+
+/** ProtectedBranch.protected?: a name or a wildcard matches the branch. */
+export const isProtectedBranch = (branch: string, patterns: readonly string[]) => patterns.some((p) => (p.includes('*') ? wildcard(p).test(branch) : p === branch));
+
+/**
+ * ChatNotificationService's filters (12.x): `notify_for_ref?` — a tag always, a branch by
+ * `branches_to_be_notified` (all, default, protected, default_and_protected; anything else
+ * none) — and, for a pipeline, `notify_for_pipeline?`: failed always, success unless
+ * `notify_only_broken_pipelines`, any other status never.
+ */
+export function chatWouldNotify(message: ChatMessage, properties: Properties, facts: BranchFacts): boolean {
+  if (message.ref && !message.ref.tag) {
+    const branch = message.ref.name;
+    const isDefault = branch === facts.defaultBranch;
+    const isProtected = isProtectedBranch(branch, facts.protectedBranches);
+    const choice = properties.branches_to_be_notified ?? 'all';
+    const ok =
+      choice === 'all' ? true : choice === 'default' ? isDefault : choice === 'protected' ? isProtected : choice === 'default_and_protected' ? isDefault || isProtected : false;
+    if (!ok) return false;
+  }
+  if (message.pipelineStatus !== undefined) {
+    if (message.pipelineStatus === 'failed') return true;
+    if (message.pipelineStatus === 'success') return properties.notify_only_broken_pipelines !== true;
+    return false;
+  }
+  return true;
+}
