@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mintToken } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
+import { REACTORS } from '../../src/commands/reactors.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { readProjectionLag } from '../../src/projections/runner.js';
 import { openRuntime } from '../../src/runtime.js';
@@ -17,6 +18,7 @@ import { TEST_DATA_DIR, withDatabase } from '../support/global-setup.js';
 
 /** Every projection by name, in the registry's order (all are inline). */
 const PROJECTION_NAMES = PROJECTORS.map((p) => p.name);
+const REACTOR_NAMES = REACTORS.map((r) => r.name);
 
 // `forgelog` as an operator meets it: real child processes (bin/forgelog.js), each on a
 // database of its own (a copy of the migrated template: PGlite directory or PostgreSQL clone).
@@ -296,10 +298,7 @@ describe('on a database in use', () => {
     const rows = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
     expect(rows.map((r) => [r.name, r.kind, r.mode])).toEqual([
       ...PROJECTION_NAMES.map((name) => [name, 'projection', 'inline']),
-      ['reactor:group-removal', 'reactor', 'async'],
-      ['reactor:project-removal', 'reactor', 'async'],
-      ['reactor:integration-secrets-removal', 'reactor', 'async'],
-      ['reactor:integration-deliveries', 'reactor', 'async'],
+      ...REACTOR_NAMES.map((name) => [`reactor:${name}`, 'reactor', 'async']),
     ]);
     for (const row of rows.filter((r) => r.mode === 'inline')) expect(row).toMatchObject({ checkpoint: null, eventsBehind: 0, secondsBehind: 0 });
     // The reactors were stopped before the last 5 writes.
@@ -370,13 +369,13 @@ describe('on a database in use', () => {
       const line = await logLine(worker.child, 'forgelog worker following the log');
       expect(line).toMatchObject({
         async_projections: [],
-        reactors: ['group-removal', 'project-removal', 'integration-secrets-removal', 'integration-deliveries'],
+        reactors: REACTOR_NAMES,
         sealer: true,
         delivery_sender: true,
         inline_projections: PROJECTION_NAMES,
         database: onPostgres ? expect.stringMatching(/^PostgreSQL at 127\.0\.0\.1:5432\/\w+$/) : `the embedded database in ${fresh.env.FORGELOG_DATA_DIR}`,
       });
-      expect(line.msg).toContain(`reactors group-removal, project-removal, integration-secrets-removal, integration-deliveries; the sealer; the delivery sender. Inline projections (${PROJECTION_NAMES.join(', ')}) are kept by the writers`);
+      expect(line.msg).toContain(`reactors ${REACTOR_NAMES.join(', ')}; the sealer; the delivery sender. Inline projections (${PROJECTION_NAMES.join(', ')}) are kept by the writers`);
     } finally {
       worker.child.kill('SIGTERM');
     }
