@@ -19,6 +19,8 @@ import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { auditEventRoutes } from './routes/audit-events.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { eventRoutes } from './routes/events.js';
+import { geoNodeRoutes } from './routes/geo-nodes.js';
+import { readOnlySecondary } from './kernel/read-only.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -64,6 +66,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   // Before routing and authentication: GitLab's headers (and the CORS preflight), the body
   // limit, then the parameters parsed once (malformed bodies and NUL bytes are 400 here).
   root.use('*', responseHeaders(API_PREFIX));
+  root.use(`${API_PREFIX}/*`, readOnlySecondary);
   root.use('*', bodyLimit(app.config.maxBodyBytes));
   root.use('*', parameterGuard);
 
@@ -83,6 +86,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', auditEventRoutes);
   api.route('/', integrationRoutes);
   api.route('/', eventRoutes);
+  api.route('/', geoNodeRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
