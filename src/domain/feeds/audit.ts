@@ -9,6 +9,7 @@ import type { NotificationSettingEvent } from '../notification-settings.js';
 import type { ProjectEvent } from '../projects/events.js';
 import type { ProtectedBranchEvent } from '../protected-branches.js';
 import type { UserEvent } from '../users.js';
+import type { GeoNodeEvent } from '../geo-nodes.js';
 import type { Visibility } from '../access.js';
 
 /**
@@ -30,7 +31,8 @@ type LoggedEvent =
   | NotificationSettingEvent
   | ProtectedBranchEvent
   | ApplicationSettingsEvent
-  | IntegrationEvent;
+  | IntegrationEvent
+  | GeoNodeEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
