@@ -41,10 +41,10 @@ export interface TestServer {
 let userCounter = 0;
 
 /** A real forgelog over HTTP on its own fresh database. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: { now?: () => Date } = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, options: { now?: () => Date; replicate?: boolean } = {}): Promise<TestServer> {
   const handle = await openTestDatabase();
   const config: Config = { ...loadConfig({}), port: 0, logLevel: 'silent', rootToken: 'root-token-for-tests', ...overrides };
-  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...(options.now ? { now: options.now } : {}) });
+  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...(options.now ? { now: options.now } : {}), ...(options.replicate === undefined ? {} : { replicate: options.replicate }) });
   const { server, port } = await listen(runtime, 0);
   const url = `http://127.0.0.1:${port}`;
   (runtime.config as { externalUrl: string }).externalUrl = overrides.externalUrl ?? url;
