@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type GeoConfig } from '../../src/config.js';
 import { geoAuthorization } from '../../src/geo/keys.js';
 import { geoNodesProjector } from '../../src/projections/geo-nodes/projector.js';
+import { waitUntilReadable } from '../eventstore/audit-support.js';
 import { createProject } from '../support/fixtures.js';
 import { permissionMatrix } from '../support/matrix.js';
 import { expectReplayEquivalence } from '../support/replay.js';
@@ -265,6 +266,7 @@ describe('DELETE /geo_nodes/:id', () => {
 describe('status', () => {
   it('GET /geo_nodes/:id/status measures the current node: the log’s head, its projects, every field of the spec', async () => {
     await createProject(api);
+    await waitUntilReadable(api.handle.db);
     const res = await api.get(`/geo_nodes/${primary.id}/status`);
     expect(res.status, res.text).toBe(200);
     for (const field of SPEC_STATUS_FIELDS) expect(res.body, field).toHaveProperty(field);

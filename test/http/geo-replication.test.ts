@@ -5,7 +5,7 @@ import { loadConfig, type GeoConfig } from '../../src/config.js';
 import { feedIndexOf } from '../../src/commands/aggregates.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
 import { GeoReplicator } from '../../src/geo/replicator.js';
-import { tamper } from '../eventstore/audit-support.js';
+import { tamper, waitUntilReadable } from '../eventstore/audit-support.js';
 import { createProject } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -46,12 +46,17 @@ afterAll(async () => {
 
 /** Applies pages until the secondary has caught up (or stopped at a failure). */
 async function catchUp() {
+  // On a shared PostgreSQL cluster a transaction running anywhere holds the gap-free horizon back a moment.
+  await waitUntilReadable(primary.handle.db);
   for (let i = 0; i < 100; i++) if (await replicator.replicateOnce()) return;
   throw new Error('the secondary did not catch up');
 }
 
 const statusOnSecondary = async () => (await secondary.get(`/geo_nodes/${secondaryNode.id}/status`)).body;
-const primaryHead = async () => (await primary.get(`/geo_nodes/${primaryNode.id}/status`)).body.last_event_id as number;
+const primaryHead = async () => {
+  await waitUntilReadable(primary.handle.db);
+  return (await primary.get(`/geo_nodes/${primaryNode.id}/status`)).body.last_event_id as number;
+};
 
 /** Each stored column of the log, in gap-free order, but the transaction id (each database's own). */
 async function logOf(server: TestServer) {
