@@ -44,6 +44,7 @@ export interface Config {
   monitoringAllowlist: AddressAllowlist;
   /** Integrations' outbound delivery: first retry delay, attempts before giving up, per-request timeout. */
   delivery: DeliveryConfig;
+  geo: GeoConfig;
 }
 
 export interface DeliveryConfig {
@@ -53,6 +54,21 @@ export interface DeliveryConfig {
   maxAttempts: number;
   /** FORGELOG_DELIVERY_TIMEOUT_MS: how long one request may take. */
   timeoutMs: number;
+}
+
+/** Geo (docs/geo.md): which node this instance is, and for a secondary, its primary. */
+export interface GeoConfig {
+  /** This instance's node name (GitLab's `geo_node_name`); default the external URL with a slash. */
+  nodeName: string;
+  /** A read-only secondary following `primaryUrl`. */
+  secondary: boolean;
+  primaryUrl: string | undefined;
+  /** Shared by every node: a node's replication key is derived from it (FORGELOG_GEO_SECRET). */
+  secret: string | undefined;
+  /** How often a secondary asks its primary for new events when it has caught up. */
+  pollIntervalMs: number;
+  /** How often a secondary posts its status to its primary. */
+  statusIntervalMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -90,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxAttempts: positiveInteger(env, 'FORGELOG_DELIVERY_MAX_ATTEMPTS', 5, 'a whole number of attempts'),
       timeoutMs: positiveInteger(env, 'FORGELOG_DELIVERY_TIMEOUT_MS', 10_000, 'a whole number of milliseconds'),
     },
+    geo: loadGeoConfig(env, (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')),
   };
 }
 
@@ -98,6 +115,44 @@ function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number,
   const value = Number(raw ?? fallback);
   if (raw?.trim() === '' || !Number.isSafeInteger(value) || value < 1) throw new StartupError(`${name} must be ${what}, at least 1, got ${JSON.stringify(raw)}`);
   return value;
+}
+
+/** FORGELOG_GEO_*: see README.md ("Geo"). `--geo-secondary --primary URL` on `serve` set the last two. */
+export function loadGeoConfig(env: NodeJS.ProcessEnv, externalUrl: string): GeoConfig {
+  const secondary = env.FORGELOG_GEO_SECONDARY === 'true';
+  if (env.FORGELOG_GEO_SECONDARY !== undefined && !['true', 'false'].includes(env.FORGELOG_GEO_SECONDARY)) {
+    throw new StartupError(`FORGELOG_GEO_SECONDARY must be true or false, got ${JSON.stringify(env.FORGELOG_GEO_SECONDARY)}`);
+  }
+  const interval = (name: string, fallback: number) => {
+    const value = Number(env[name] ?? fallback);
+    if (!Number.isInteger(value) || value < 10) throw new StartupError(`${name} must be a whole number of milliseconds (10 or more), got ${JSON.stringify(env[name])}`);
+    return value;
+  };
+  const secret = env.FORGELOG_GEO_SECRET || undefined;
+  if (secret !== undefined && secret.length < 32) throw new StartupError('FORGELOG_GEO_SECRET must be at least 32 characters long');
+  const geo: GeoConfig = {
+    nodeName: env.FORGELOG_GEO_NODE_NAME?.trim() || `${externalUrl}/`,
+    secondary,
+    primaryUrl: env.FORGELOG_GEO_PRIMARY_URL?.replace(/\/+$/, '') || undefined,
+    secret,
+    pollIntervalMs: interval('FORGELOG_GEO_POLL_INTERVAL_MS', 1000),
+    statusIntervalMs: interval('FORGELOG_GEO_STATUS_INTERVAL_MS', 10_000),
+  };
+  checkGeoConfig(geo);
+  return geo;
+}
+
+/** A secondary needs its primary's URL and the shared secret. */
+export function checkGeoConfig(geo: GeoConfig): void {
+  if (!geo.secondary) return;
+  if (!geo.primaryUrl) throw new StartupError('a Geo secondary needs its primary: --primary URL or FORGELOG_GEO_PRIMARY_URL');
+  try {
+    const url = new URL(geo.primaryUrl);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new StartupError(`the Geo primary must be an http(s) URL, got ${JSON.stringify(geo.primaryUrl)}`);
+  }
+  if (!geo.secret) throw new StartupError('a Geo secondary needs FORGELOG_GEO_SECRET, the secret its primary has');
 }
 
 /** FORGELOG_PASSWORD_HASH_COST: an integer from 10 to 20 (default 14). */

@@ -18,6 +18,7 @@ import { runDeliverySender } from './commands/integration-delivery-sender.js';
 import { eventCoverageProblems } from './commands/aggregates.js';
 import { CredentialCache } from './http/kernel/credentials.js';
 import { isConnectionError } from './pg-client.js';
+import { GeoReplicator } from './geo/replicator.js';
 
 /** A running forgelog: database, command path and (optionally) the HTTP server. */
 export interface Runtime {
@@ -30,6 +31,8 @@ export interface Runtime {
   readonly bootstrapToken: string | undefined;
   /** The in-process async projections and reactors, when started. */
   readonly worker: ProjectionWorker | undefined;
+  /** A Geo secondary's follower of its primary's log (config.geo.secondary). */
+  readonly replicator: GeoReplicator | undefined;
   close(): Promise<void>;
 }
 
@@ -44,6 +47,8 @@ export interface RuntimeOptions {
   bootstrap?: boolean;
   /** Send integrations' pending deliveries in this process (default: as `workers`). */
   deliveries?: boolean;
+  /** On a Geo secondary, follow the primary in this process (default true; tests drive it by hand). */
+  replicate?: boolean;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -66,7 +71,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     externalUrl: () => config.externalUrl,
     ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
   };
-  const { token, rootTokenWarning } = options.bootstrap === false ? { token: undefined, rootTokenWarning: undefined } : await bootstrap(commands, config);
+  // A Geo secondary writes nothing of its own: root, like everything, comes from the primary.
+  const secondary = config.geo.secondary;
+  const { token, rootTokenWarning } = options.bootstrap === false || secondary ? { token: undefined, rootTokenWarning: undefined } : await bootstrap(commands, config);
   if (rootTokenWarning) logger.warn(rootTokenWarning);
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
@@ -77,14 +84,21 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   let sealer: Promise<void> | undefined;
   let sender: Promise<void> | undefined;
   if (options.workers !== false) {
-    worker = startWorker(handle, commands, notifier, logger);
+    // A secondary's reactors would append: the primary's run there, and their events arrive.
+    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS);
     // Rebuilds (new or bumped projections) finish before the first request: a table swap
     // under a request's feet deadlocks it.
     await worker.catchUp();
     sealer = startSealer(handle, notifier, logger, sealing.signal);
   }
-  if (options.deliveries ?? options.workers !== false) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal);
+  // A secondary sends nothing: its primary's deliveries are the primary's.
+  if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal);
   if (worker || sender) await notifier.listen();
+  let replicator: GeoReplicator | undefined;
+  if (secondary && options.replicate !== false) {
+    replicator = new GeoReplicator({ db: handle.db, geo: config.geo, inlineProjectors: commands.inlineProjectors, notifier, logger, now: commands.now });
+    replicator.start();
+  }
   return {
     config,
     handle,
@@ -93,8 +107,13 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     notifier,
     bootstrapToken: token,
     worker,
+    replicator,
     async close() {
       // Each step is logged: on SIGTERM these lines are how an operator sees the shutdown.
+      if (replicator) {
+        await replicator.stop();
+        logger.info('stopped following the Geo primary');
+      }
       sealing.abort();
       if (sealer) {
         await sealer;
@@ -131,10 +150,10 @@ export function listen(runtime: Runtime, port = runtime.config.port, hostname = 
 }
 
 /** Async projections and reactors, following the log in this process. */
-function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger): ProjectionWorker {
+function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS): ProjectionWorker {
   const worker = new ProjectionWorker(handle, {
     projectors: PROJECTORS,
-    reactors: REACTORS,
+    reactors,
     commands,
     notifier,
     onError: (name, error) =>

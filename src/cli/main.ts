@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { StartupError, describeDatabaseUrl, loadConfig, type Config } from '../config.js';
+import { StartupError, checkGeoConfig, describeDatabaseUrl, loadConfig, type Config } from '../config.js';
 import { openDatabase, type DatabaseHandle } from '../database.js';
 import { migrateToLatest } from '../migrate.js';
 import { listen, openRuntime } from '../runtime.js';
@@ -23,6 +23,8 @@ import { shutDownOnSignals } from '../shutdown.js';
 const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
 
   forgelog serve                      HTTP API on PORT, inline projections, async workers in-process
+  forgelog serve --geo-secondary --primary URL
+                                      a read-only Geo secondary following URL's log (docs/geo.md)
   forgelog worker                     async projections and reactors only (any number may run)
   forgelog migrate                    apply database migrations
   forgelog rebuild NAME… | --all      rebuild read tables from the log into fresh tables, then swap
@@ -53,6 +55,10 @@ async function main(argv: string[]) {
   const config = loadConfig();
   switch (command) {
     case 'serve': {
+      const { values } = parseArgs({ args: rest, options: { 'geo-secondary': { type: 'boolean', default: false }, primary: { type: 'string' } } });
+      if (values['geo-secondary']) config.geo.secondary = true;
+      if (values.primary !== undefined) config.geo.primaryUrl = values.primary.replace(/\/+$/, '');
+      checkGeoConfig(config.geo);
       // Every start-up check before the first write (migrations, root): config, port, database.
       await ensurePortFree(config);
       const runtime = await openRuntime(config, { handle: await openStore(config) });

@@ -21,6 +21,8 @@ import { integrationRoutes } from './routes/integrations.js';
 import { eventRoutes } from './routes/events.js';
 import { featureFlagRoutes } from './routes/feature-flags.js';
 import { groupSamlRoutes, SCIM_PREFIX, scimRoutes } from './routes/scim.js';
+import { geoNodeRoutes } from './routes/geo-nodes.js';
+import { readOnlySecondary } from './kernel/read-only.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -66,6 +68,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   // Before routing and authentication: GitLab's headers (and the CORS preflight), the body
   // limit, then the parameters parsed once (malformed bodies and NUL bytes are 400 here).
   root.use('*', responseHeaders(API_PREFIX));
+  root.use(`${API_PREFIX}/*`, readOnlySecondary);
   root.use('*', bodyLimit(app.config.maxBodyBytes));
   root.use('*', parameterGuard);
 
@@ -87,6 +90,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', eventRoutes);
   api.route('/', featureFlagRoutes);
   api.route('/', groupSamlRoutes);
+  api.route('/', geoNodeRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);

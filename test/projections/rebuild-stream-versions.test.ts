@@ -96,6 +96,8 @@ async function writeSome(round: number) {
   ok(await api.put(`/broadcast_messages/${message.id}`, { color: '#000' }));
   ok(await api.put('/application/settings', { sign_in_text: `Round ${round}` }));
   ok(await api.put('/application/settings', { default_projects_limit: 1000 + round }));
+  const node = ok(await api.post('/geo_nodes', { name: `geo-${round}`, url: `https://geo-${round}.example.com` })).body;
+  ok(await api.put(`/geo_nodes/${node.id}`, { repos_max_capacity: round }));
 }
 
 describe('rebuildProjections, stream versions', () => {

@@ -41,7 +41,7 @@ export interface TestServer {
 let userCounter = 0;
 
 /** A real forgelog over HTTP on its own fresh database. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: Pick<RuntimeOptions, 'now' | 'deliveries' | 'logger'> = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Partial<Config> = {}, options: Pick<RuntimeOptions, 'now' | 'deliveries' | 'logger' | 'replicate'> = {}): Promise<TestServer> {
   const handle = await openTestDatabase();
   const config: Config = { ...loadConfig({}), port: 0, logLevel: 'silent', rootToken: 'root-token-for-tests', ...overrides };
   const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...options });

@@ -12,6 +12,7 @@ import type { ProjectEvent } from '../projects/events.js';
 import type { ProtectedBranchEvent } from '../protected-branches.js';
 import type { UserEvent } from '../users.js';
 import type { ScimEvent } from '../scim.js';
+import type { GeoNodeEvent } from '../geo-nodes.js';
 import type { Visibility } from '../access.js';
 
 /**
@@ -35,7 +36,8 @@ type LoggedEvent =
   | ApplicationSettingsEvent
   | IntegrationEvent
   | FeatureFlagEvent
-  | ScimEvent;
+  | ScimEvent
+  | GeoNodeEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -211,6 +213,9 @@ export const NOT_AUDITED = {
   BroadcastMessageCreated: 'not audited',
   BroadcastMessageUpdated: 'not audited',
   BroadcastMessageDeleted: 'not audited',
+  GeoNodeCreated: 'GitLab 12 audits no Geo node change (Geo::NodeCreateService calls no AuditEventService)',
+  GeoNodeUpdated: 'GitLab 12 audits no Geo node change',
+  GeoNodeDeleted: 'GitLab 12 audits no Geo node change',
   DeployKeyCreated: 'GitLab 12 audits deploy keys from the web UI only (Projects::DeployKeysController), not the API',
   DeployKeyTitleChanged: 'GitLab 12 audits deploy keys from the web UI only',
   DeployKeyLinked: 'GitLab 12 audits deploy keys from the web UI only',

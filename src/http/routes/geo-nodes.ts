@@ -1,0 +1,286 @@
+import { Hono, type Context } from 'hono';
+import { sql } from 'kysely';
+import { geoNodes } from '../../commands/geo-nodes.js';
+import { nextId } from '../../commands/handler.js';
+import { GEO_NODE_DEFAULTS } from '../../domain/geo-nodes.js';
+import { forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
+import { licensed } from '../../domain/policy/licensed.js';
+import { toExportedEvent } from '../../eventstore/export.js';
+import { readRowsAfter } from '../../eventstore/seal.js';
+import { geoNodeNameOf } from '../../geo/keys.js';
+import {
+  failuresQuery,
+  findGeoNode,
+  findGeoNodeByName,
+  geoNodesQuery,
+  logHead,
+  storeStatus,
+  storedStatuses,
+} from '../../projections/geo-nodes/queries.js';
+import { geoNodeStatusFigures, measurePrimary, measureSecondary, type GeoNodeStatusFigures } from '../../projections/geo-nodes/status.js';
+import type { GeoNodeRow } from '../../projections/geo-nodes/tables.js';
+import { REVISION, VERSION } from '../../version.js';
+import { toGeoFailure, toGeoNode, toGeoNodeStatus } from '../entities/geo-nodes.js';
+import { eventMetadata, requireAdmin } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { routeNotFound, unauthorized } from '../kernel/errors.js';
+import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
+import { declaration, integerCheck, optional, params, pathId, rawParams, required, t, withDefault } from '../kernel/params.js';
+
+const capacities = {
+  files_max_capacity: optional(t.integer()),
+  repos_max_capacity: optional(t.integer()),
+  verification_max_capacity: optional(t.integer()),
+  container_repositories_max_capacity: optional(t.integer()),
+};
+
+const createParams = {
+  primary: optional(t.boolean()),
+  enabled: optional(t.boolean()),
+  name: required(t.string()),
+  url: required(t.string()),
+  internal_url: optional(t.string()),
+  ...capacities,
+  sync_object_storage: optional(t.boolean()),
+};
+
+const updateParams = {
+  enabled: optional(t.boolean()),
+  name: optional(t.string()),
+  url: optional(t.string()),
+  internal_url: optional(t.string()),
+  ...capacities,
+  sync_object_storage: optional(t.boolean()),
+};
+
+const failuresParams = {
+  type: optional(t.values(['wiki', 'repository'])),
+  failure_type: withDefault(t.string(), 'sync'),
+};
+
+/**
+ * Geo is premium (SPEC.md). GitLab EE's API has no licence check of its own here, and GitLab
+ * CE has no such route: below premium the endpoints are not there (Grape's 404), before
+ * authentication as for any unknown path.
+ */
+function geoAvailable(c: Context): void {
+  if (!licensed(appContext(c).config.plan, 'geo')) throw routeNotFound();
+}
+
+/** `route_param :id, type: Integer` then `GeoNode.find` (ActiveRecord::RecordNotFound → "404 Not found"). */
+async function nodeOf(c: Context): Promise<GeoNodeRow> {
+  const check = integerCheck(c, 'id');
+  if (check) throw paramErrors([check]);
+  const id = pathId(c, 'id');
+  const row = id === null ? undefined : await findGeoNode(appContext(c).db, id);
+  if (!row) throw recordNotFound('GeoNode');
+  return row;
+}
+
+/** GitLab's Gitlab::Geo.current_node: the node named as this instance is. */
+const currentNode = (c: Context) => findGeoNodeByName(appContext(c).db, appContext(c).config.geo.nodeName);
+
+/** This instance measuring itself, as the node it is. */
+async function measureCurrent(c: Context, node: GeoNodeRow): Promise<GeoNodeStatusFigures> {
+  const { db, config, commands } = appContext(c);
+  const options = { now: commands.now(), version: VERSION, revision: REVISION };
+  return config.geo.secondary ? measureSecondary(db, node, options) : measurePrimary(db, node, options);
+}
+
+/**
+ * GitLab's `geo_node_status`: the current node's own status, measured now; another node's
+ * the last one it reported; undefined when it never did.
+ */
+async function statusOf(c: Context, node: GeoNodeRow) {
+  const { config, commands, db } = appContext(c);
+  if (node.name === config.geo.nodeName) return toGeoNodeStatus(await measureCurrent(c, node), config, commands.now());
+  const stored = (await storedStatuses(db)).find((s) => s.geo_node_id === node.id);
+  return stored && toGeoNodeStatus(geoNodeStatusFigures.parse(stored.status), config, stored.received_at);
+}
+
+/** A node calling the primary (`authenticate_by_gitlab_geo_node_token!`): a `GL-Geo` header of a secondary node. */
+async function requireGeoNode(c: Context): Promise<GeoNodeRow> {
+  const { config, db } = appContext(c);
+  const secret = config.geo.secret;
+  const name = secret === undefined ? undefined : geoNodeNameOf(c.req.header('authorization'), secret);
+  const node = name === undefined ? undefined : await findGeoNodeByName(db, name);
+  if (!node || node.primary) throw unauthorized();
+  return node;
+}
+
+/** GitLab's API::GeoNodes (EE 12.x): `before { authenticated_as_admin! }` on every endpoint. */
+export const geoNodeRoutes = new Hono<AppEnv>()
+  .post('/geo_nodes', async (c) => {
+    geoAvailable(c);
+    const auth = await requireAdmin(c);
+    const p = await params(c, createParams);
+    const { db, commands, config } = appContext(c);
+    const id = await nextId(db, 'geo_nodes_id_seq');
+    await geoNodes.run(
+      commands,
+      id,
+      {
+        type: 'CreateGeoNode',
+        primary: p.primary ?? false,
+        currentNodeName: config.geo.nodeName,
+        attributes: {
+          name: p.name,
+          url: p.url,
+          internal_url: p.internal_url ?? null,
+          enabled: p.enabled ?? GEO_NODE_DEFAULTS.enabled,
+          files_max_capacity: p.files_max_capacity ?? GEO_NODE_DEFAULTS.files_max_capacity,
+          repos_max_capacity: p.repos_max_capacity ?? GEO_NODE_DEFAULTS.repos_max_capacity,
+          verification_max_capacity: p.verification_max_capacity ?? GEO_NODE_DEFAULTS.verification_max_capacity,
+          container_repositories_max_capacity: p.container_repositories_max_capacity ?? GEO_NODE_DEFAULTS.container_repositories_max_capacity,
+          sync_object_storage: p.sync_object_storage ?? GEO_NODE_DEFAULTS.sync_object_storage,
+        },
+      },
+      eventMetadata(c, auth),
+    );
+    return c.json(toGeoNode((await findGeoNode(db, id))!, config), 201);
+  })
+
+  .get('/geo_nodes', async (c) => {
+    geoAvailable(c);
+    await requireAdmin(c);
+    const { db, config } = appContext(c);
+    const rows = await paginate(c, geoNodesQuery(db), (q) => q.orderBy('id'));
+    return c.json(rows.map((row) => toGeoNode(row, config)));
+  })
+
+  // `GeoNodeStatus.all`: every node that has a status — the current node's measured now.
+  .get('/geo_nodes/status', async (c) => {
+    geoAvailable(c);
+    await requireAdmin(c);
+    const { db, config, commands } = appContext(c);
+    const current = await currentNode(c);
+    const statuses = [];
+    if (current) statuses.push(toGeoNodeStatus(await measureCurrent(c, current), config, commands.now()));
+    for (const stored of await storedStatuses(db)) {
+      if (stored.geo_node_id !== current?.id) statuses.push(toGeoNodeStatus(geoNodeStatusFigures.parse(stored.status), config, stored.received_at));
+    }
+    statuses.sort((a, b) => a.geo_node_id - b.geo_node_id);
+    const page = await pageOf(c);
+    setPaginationHeaders(c, page, statuses.length);
+    return c.json(statuses.slice(page.offset, page.offset + page.perPage));
+  })
+
+  .get('/geo_nodes/current/failures', async (c) => {
+    geoAvailable(c);
+    await requireAdmin(c);
+    const p = await params(c, failuresParams);
+    const current = await currentNode(c);
+    if (!current) throw notFound('Geo node not found');
+    if (current.primary) throw forbidden('Failures can only be requested from a secondary node');
+    if (!['sync', 'verification', 'checksum_mismatch'].includes(p.failure_type)) throw notFound('Failure type unknown');
+    const { db } = appContext(c);
+    const query = failuresQuery(db, p.failure_type as 'sync' | 'verification' | 'checksum_mismatch');
+    // forgelog replicates no wikis: every failure is of a repository (a project's events).
+    const rows = await paginate(c, p.type === 'wiki' ? query.where(sql<boolean>`false`) : query, (q) => q.orderBy('global_position'));
+    return c.json(rows.map(toGeoFailure));
+  })
+
+  .get('/geo_nodes/:id', async (c) => {
+    geoAvailable(c);
+    await requireAdmin(c);
+    return c.json(toGeoNode(await nodeOf(c), appContext(c).config));
+  })
+
+  .get('/geo_nodes/:id/status', async (c) => {
+    geoAvailable(c);
+    await requireAdmin(c);
+    const raw = await rawParams(c);
+    const p = declaration(raw);
+    p.check(integerCheck(c, 'id'));
+    p.parse({ refresh: optional(t.boolean()) });
+    p.done();
+    const status = await statusOf(c, await nodeOf(c));
+    if (!status) throw notFound('Status for Geo node not found');
+    return c.json(status);
+  })
+
+  // GitLab repairs a secondary's missing OAuth application. forgelog's nodes authenticate
+  // with keys derived from the shared secret, which cannot go missing: nothing to repair,
+  // and the answer is GitLab's when there is none, the node's status (null without one).
+  .post('/geo_nodes/:id/repair', async (c) => {
+    geoAvailable(c);
+    await requireAdmin(c);
+    const status = await statusOf(c, await nodeOf(c));
+    return c.json(status ?? null, 200);
+  })
+
+  .put('/geo_nodes/:id', async (c) => {
+    geoAvailable(c);
+    const auth = await requireAdmin(c);
+    const raw = await rawParams(c);
+    const declared = declaration(raw);
+    declared.check(integerCheck(c, 'id'));
+    const p = declared.parse(updateParams);
+    declared.done();
+    const node = await nodeOf(c);
+    const { db, commands, config } = appContext(c);
+    await geoNodes.run(
+      commands,
+      node.id,
+      {
+        type: 'UpdateGeoNode',
+        currentNodeName: config.geo.nodeName,
+        attributes: {
+          name: p.name,
+          url: p.url,
+          // Sent as null or blank: back to the url.
+          internal_url: 'internal_url' in raw && (raw.internal_url === null || raw.internal_url === '') ? null : p.internal_url,
+          enabled: p.enabled,
+          files_max_capacity: p.files_max_capacity,
+          repos_max_capacity: p.repos_max_capacity,
+          verification_max_capacity: p.verification_max_capacity,
+          container_repositories_max_capacity: p.container_repositories_max_capacity,
+          sync_object_storage: p.sync_object_storage,
+        },
+      },
+      eventMetadata(c, auth),
+    );
+    return c.json(toGeoNode((await findGeoNode(db, node.id))!, config));
+  })
+
+  .delete('/geo_nodes/:id', async (c) => {
+    geoAvailable(c);
+    const auth = await requireAdmin(c);
+    const node = await nodeOf(c);
+    await geoNodes.run(appContext(c).commands, node.id, { type: 'DeleteGeoNode' }, eventMetadata(c, auth));
+    return c.body(null, 204);
+  })
+
+  // ───────────── Node to primary (docs/geo.md): not GitLab's admin API ─────────────
+
+  // GitLab's API::Geo `post 'status'`: a secondary reports its status to the primary.
+  .post('/geo/status', async (c) => {
+    geoAvailable(c);
+    const node = await requireGeoNode(c);
+    const parsed = geoNodeStatusFigures.safeParse(await rawParams(c));
+    if (!parsed.success) throw paramErrors(['status is invalid']);
+    const { db, commands, config } = appContext(c);
+    const figures = { ...parsed.data, geo_node_id: node.id };
+    const receivedAt = commands.now();
+    await storeStatus(db, node.id, figures, receivedAt);
+    return c.json(toGeoNodeStatus(figures, config, receivedAt), 201);
+  })
+
+  // forgelog's replication: the log after a checkpoint, in gap-free order, as stored.
+  .get('/geo/replication/events', async (c) => {
+    geoAvailable(c);
+    await requireGeoNode(c);
+    const p = await params(c, { after: withDefault(t.string(), '0:0'), limit: withDefault(t.integer(), 500) });
+    const match = /^(\d{1,20}):(\d{1,20})$/.exec(p.after);
+    if (!match) throw paramErrors(['after is invalid']);
+    if (p.limit < 1 || p.limit > 1000) throw paramErrors(['limit does not have a valid value']);
+    const { db } = appContext(c);
+    const rows = await readRowsAfter(db, { transactionId: match[1]!, globalPosition: match[2]! }, p.limit);
+    // Read after the events: the head is at or past the last of them.
+    const head = await logHead(db);
+    return c.json({
+      events: rows.map(toExportedEvent),
+      last_event_id: head?.id ?? null,
+      last_event_at: head?.at.toISOString() ?? null,
+    });
+  });
