@@ -4,6 +4,8 @@ import type { Projector } from '../projections/projector.js';
 import type { Reactor } from '../projections/runner.js';
 import type { Aggregate } from './aggregate.js';
 import { environments } from './environments.js';
+import { epics } from './epics.js';
+import { todos } from './todos.js';
 import { broadcastMessages } from './broadcast-messages.js';
 import { deployKeys } from './deploy-keys.js';
 import { applicationSettings } from './application-settings.js';
@@ -16,7 +18,7 @@ import { protectedBranches } from './protected-branches.js';
 import { users } from './users.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, epics, todos];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

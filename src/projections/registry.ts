@@ -1,4 +1,6 @@
 import { environmentsProjector } from './environments/projector.js';
+import { epicsProjector } from './epics/projector.js';
+import { todosProjector } from './todos/projector.js';
 import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
 import { deployKeysProjector } from './deploy-keys/projector.js';
 import { applicationSettingsProjector } from './application-settings/projector.js';
@@ -12,7 +14,7 @@ import { protectedBranchesProjector } from './protected-branches/projector.js';
 import { usersProjector } from './users.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, epicsProjector, todosProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

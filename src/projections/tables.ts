@@ -1,4 +1,6 @@
 import type { EnvironmentsReadTables } from './environments/tables.js';
+import type { EpicsReadTables } from './epics/tables.js';
+import type { TodosReadTables } from './todos/tables.js';
 import type { BroadcastMessagesReadTables } from './broadcast-messages/tables.js';
 import type { DeployKeysReadTables } from './deploy-keys/tables.js';
 import type { ApplicationSettingsReadTables } from './application-settings/tables.js';
@@ -11,4 +13,4 @@ import type { ProtectedBranchesReadTables } from './protected-branches/tables.js
 import type { UsersReadTables } from './users.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, EpicsReadTables, TodosReadTables {}

@@ -2,6 +2,8 @@ import type { ApplicationSettingsEvent } from '../application-settings/decider.j
 import type { BroadcastMessageEvent } from '../broadcast-messages.js';
 import type { DeployKeyEvent } from '../deploy-keys.js';
 import type { EnvironmentEvent } from '../environments.js';
+import type { EpicEvent } from '../epics.js';
+import type { TodoEvent } from '../todos.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { IntegrationEvent } from '../integrations/decider.js';
 import { type MemberEvent, ROLE_NAMES } from '../members.js';
@@ -30,7 +32,9 @@ type LoggedEvent =
   | NotificationSettingEvent
   | ProtectedBranchEvent
   | ApplicationSettingsEvent
-  | IntegrationEvent;
+  | IntegrationEvent
+  | EpicEvent
+  | TodoEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -204,6 +208,13 @@ export const NOT_AUDITED = {
   ApplicationSettingsChanged: 'GitLab 12 records no audit event for application settings',
   IntegrationSaved: 'GitLab 12 records no audit event for project services',
   IntegrationDisabled: 'GitLab 12 records no audit event for project services',
+  EpicCreated: 'GitLab 12 records no audit event for epics',
+  EpicUpdated: 'GitLab 12 records no audit event for epics',
+  EpicClosed: 'GitLab 12 records no audit event for epics',
+  EpicReopened: 'GitLab 12 records no audit event for epics',
+  EpicDeleted: 'GitLab 12 records no audit event for epics',
+  TodoCreated: 'not audited',
+  TodosMarkedDone: 'not audited',
 } satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];
