@@ -144,7 +144,7 @@ describe('GET /groups/:id/epics', () => {
   });
 
   it('filters by state, author, labels, search and time, and orders as asked', async () => {
-    const get = async (query: Record<string, unknown>) => ids((await api.get(base(top.id), { query })).body);
+    const get = async (query: Record<string, string | number | boolean>) => ids((await api.get(base(top.id), { query })).body);
     expect(await get({ state: 'opened' })).toEqual([epics.inSub.id, epics.second.id]);
     expect(await get({ state: 'closed' })).toEqual([epics.first.id]);
     expect(await get({ author_id: callers.reporter.user!.id })).toEqual([epics.second.id]);

@@ -74,7 +74,7 @@ describe('GET /todos', () => {
   });
 
   it('filters by state, action, type, author, group (with its subgroups) and project', async () => {
-    const list = async (query: Record<string, unknown>) => (await api.get('/todos', { token, query })).body.map((t: any) => t.id);
+    const list = async (query: Record<string, string | number | boolean>) => (await api.get('/todos', { token, query })).body.map((t: any) => t.id);
     expect(await list({ state: 'done' })).toEqual([todo.other.id]);
     expect(await list({ state: 'whatever' })).toEqual([todo.sub.id, todo.top.id]);
     expect(await list({ action: 'marked' })).toEqual([todo.sub.id, todo.top.id]);
@@ -91,7 +91,7 @@ describe('GET /todos', () => {
   });
 
   it("answers TodosFinder's 404 for an author, project or group that does not exist", async () => {
-    for (const query of [{ author_id: 99999999 }, { project_id: 99999999 }, { group_id: 99999999 }, { author_id: 'abc' }]) {
+    for (const query of [{ author_id: 99999999 }, { project_id: 99999999 }, { group_id: 99999999 }, { author_id: 'abc' }] as Record<string, string | number>[]) {
       expect(await api.get('/todos', { token, query })).toMatchObject({ status: 404, body: { message: '404 Not found' } });
     }
   });
