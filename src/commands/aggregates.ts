@@ -5,6 +5,8 @@ import type { Reactor } from '../projections/runner.js';
 import type { Aggregate } from './aggregate.js';
 import { environments } from './environments.js';
 import { featureFlags } from './feature-flags.js';
+import { epics } from './epics.js';
+import { todos } from './todos.js';
 import { broadcastMessages } from './broadcast-messages.js';
 import { deployKeys } from './deploy-keys.js';
 import { applicationSettings } from './application-settings.js';
@@ -19,7 +21,7 @@ import { scim } from './scim.js';
 import { geoNodes } from './geo-nodes.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

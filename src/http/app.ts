@@ -10,6 +10,8 @@ import { groupRoutes } from './routes/groups.js';
 import { projectRoutes } from './routes/projects.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
+import { epicRoutes } from './routes/epics.js';
+import { todoRoutes } from './routes/todos.js';
 import { environmentRoutes } from './routes/environments.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
@@ -91,6 +93,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', featureFlagRoutes);
   api.route('/', groupSamlRoutes);
   api.route('/', geoNodeRoutes);
+  api.route('/', epicRoutes);
+  api.route('/', todoRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);

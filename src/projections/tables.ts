@@ -1,5 +1,7 @@
 import type { EnvironmentsReadTables } from './environments/tables.js';
 import type { FeatureFlagsReadTables } from './feature-flags/tables.js';
+import type { EpicsReadTables } from './epics/tables.js';
+import type { TodosReadTables } from './todos/tables.js';
 import type { BroadcastMessagesReadTables } from './broadcast-messages/tables.js';
 import type { DeployKeysReadTables } from './deploy-keys/tables.js';
 import type { ApplicationSettingsReadTables } from './application-settings/tables.js';
@@ -14,4 +16,4 @@ import type { ScimReadTables } from './scim/tables.js';
 import type { GeoNodesReadTables } from './geo-nodes/tables.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables {}

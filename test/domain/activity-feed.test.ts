@@ -25,6 +25,9 @@ describe('the activity mapping', () => {
     MemberAdded: { source_type: 'Project', source_id: 7, user_id: 9 },
     AccessRequestApproved: { source_type: 'Namespace', source_id: 3, user_id: 9 },
     MemberRemoved: { source_type: 'Project', source_id: 7, user_id: 9 },
+    EpicCreated: { id: 11, group_id: 3, iid: 2, title: 'Roadmap' },
+    EpicClosed: { id: 11, group_id: 3, iid: 2, title: 'Roadmap' },
+    EpicReopened: { id: 11, group_id: 3, iid: 2, title: 'Roadmap' },
   };
 
   it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
@@ -40,11 +43,17 @@ describe('the activity mapping', () => {
     });
     expect(activityRecord('MemberRemoved', SAMPLES.MemberRemoved)).toEqual({ action_name: 'left', target_id: null, target_iid: null, target_type: null, target_title: null });
     expect(activityRecord('AccessRequestApproved', SAMPLES.AccessRequestApproved)).toEqual({ action_name: 'joined', target_id: 3, target_iid: 3, target_type: 'Group', target_title: null });
+    // Event#action_name: a creation and a reopening are both "opened".
+    const epic = { target_id: 11, target_iid: 2, target_type: 'Epic', target_title: 'Roadmap' };
+    expect(activityRecord('EpicCreated', SAMPLES.EpicCreated)).toEqual({ action_name: 'opened', ...epic });
+    expect(activityRecord('EpicClosed', SAMPLES.EpicClosed)).toEqual({ action_name: 'closed', ...epic });
+    expect(activityRecord('EpicReopened', SAMPLES.EpicReopened)).toEqual({ action_name: 'opened', ...epic });
   });
 
   it('turns the action and target_type filters into event types', () => {
     expect(activityTypes({ action: 'joined' }).sort()).toEqual(['AccessRequestApproved', 'MemberAdded']);
     expect(activityTypes({ action: 'destroyed' }).sort()).toEqual(['GroupDeletionScheduled', 'ProjectDeletionScheduled']);
+    expect(activityTypes({ action: 'closed' })).toEqual(['EpicClosed']);
     expect(activityTypes({ targetType: 'project' })).toEqual(['ProjectDeletionScheduled']);
     expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
     expect(activityTypes({ action: 'pushed' })).toEqual([]);

@@ -183,6 +183,7 @@ const whoMayGroup = (ability: GroupAbility, group: PolicyGroup) => GROUP_ACTOR_N
 
 const groupMembers: GroupActor[] = ['guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin'];
 const groupOwners: GroupActor[] = ['owner', 'admin'];
+const groupReporters: GroupActor[] = ['reporter', 'developer', 'maintainer', ...groupOwners];
 
 /** Who may, on a private, an internal and a public group (project_creation_level maintainer, subgroup_creation_level owner). */
 const GROUP_TABLE: Record<GroupAbility, Record<Visibility, readonly GroupActor[]>> = {
@@ -195,6 +196,11 @@ const GROUP_TABLE: Record<GroupAbility, Record<Visibility, readonly GroupActor[]
   create_projects: { private: ['maintainer', ...groupOwners], internal: ['maintainer', ...groupOwners], public: ['maintainer', ...groupOwners] },
   create_subgroup: { private: groupOwners, internal: groupOwners, public: groupOwners },
   request_access: { private: [], internal: ['outsider'], public: ['outsider', 'external'] },
+  read_epic: { private: groupMembers, internal: [...groupMembers, 'outsider'], public: [...groupMembers, 'outsider', 'external', 'anonymous'] },
+  create_epic: { private: groupReporters, internal: groupReporters, public: groupReporters },
+  admin_epic: { private: groupReporters, internal: groupReporters, public: groupReporters },
+  update_epic: { private: groupReporters, internal: groupReporters, public: groupReporters },
+  destroy_epic: { private: groupOwners, internal: groupOwners, public: groupOwners },
 };
 
 describe('GroupPolicy', () => {

@@ -98,6 +98,12 @@ async function writeSome(round: number) {
   ok(await api.put('/application/settings', { default_projects_limit: 1000 + round }));
   const node = ok(await api.post('/geo_nodes', { name: `geo-${round}`, url: `https://geo-${round}.example.com` })).body;
   ok(await api.put(`/geo_nodes/${node.id}`, { repos_max_capacity: round }));
+  const epic = ok(await api.post(`/groups/${parent.id}/epics`, { title: `Epic ${round}` }, { token: alice.token })).body;
+  const childEpic = ok(await api.post(`/groups/${parent.id}/epics`, { title: 'Child', parent_id: epic.id, start_date_fixed: '2020-01-01', start_date_is_fixed: true }, { token: alice.token })).body;
+  ok(await api.put(`/groups/${parent.id}/epics/${epic.iid}`, { state_event: 'close' }, { token: alice.token }));
+  ok(await api.post(`/groups/${parent.id}/epics/${childEpic.iid}/todo`, undefined, { token: alice.token }));
+  const todo = ok(await api.post(`/groups/${parent.id}/epics/${epic.iid}/todo`, undefined, { token: alice.token })).body;
+  ok(await api.post(`/todos/${todo.id}/mark_as_done`, undefined, { token: alice.token }));
 }
 
 describe('rebuildProjections, stream versions', () => {

@@ -1,3 +1,4 @@
+import type { EpicEvent } from '../epics.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { MemberEvent } from '../members.js';
 import type { ProjectEvent } from '../projects/events.js';
@@ -91,7 +92,7 @@ export interface ActivityMapping<Data> {
   readonly record: (data: Data) => ActivityRecord;
 }
 
-type Event = ProjectEvent | GroupEvent | MemberEvent;
+type Event = ProjectEvent | GroupEvent | MemberEvent | EpicEvent;
 type Mappings = { readonly [T in Event['type']]?: ActivityMapping<Extract<Event, { type: T }>['data']> };
 
 const noTarget = { target_id: null, target_iid: null, target_type: null, target_title: null } as const;
@@ -106,6 +107,14 @@ const groupTarget = (id: number, title: string | null) => ({ target_id: id, targ
 const membership = (actionName: 'joined' | 'left') => (data: { source_type: 'Namespace' | 'Project'; source_id: number }): ActivityRecord => ({
   action_name: actionName,
   ...(data.source_type === 'Namespace' ? groupTarget(data.source_id, null) : noTarget),
+});
+
+const epicTarget = (actionName: string, data: { id: number; iid: number; title: string }): ActivityRecord => ({
+  action_name: actionName,
+  target_id: data.id,
+  target_iid: data.iid,
+  target_type: 'Epic',
+  target_title: data.title,
 });
 
 // ───────────────────────────── The mapping ─────────────────────────────
@@ -130,6 +139,11 @@ export const ACTIVITY = {
   AccessRequestApproved: { action: 'joined', targetFilter: null, author: 'target', record: membership('joined') },
   // GitLab: ProjectMember#post_destroy_hook (leave_project), whoever removed the member.
   MemberRemoved: { action: 'left', targetFilter: null, author: 'target', record: membership('left') },
+  // GitLab EE: EventCreateService#open_epic / close_epic / reopen_epic, the group's (no project);
+  // Event#action_name says "opened" for a creation and a reopening. Event::TARGET_TYPES has no epic.
+  EpicCreated: { action: 'created', targetFilter: null, author: 'actor', record: (data) => epicTarget('opened', data) },
+  EpicClosed: { action: 'closed', targetFilter: null, author: 'actor', record: (data) => epicTarget('closed', data) },
+  EpicReopened: { action: 'reopened', targetFilter: null, author: 'actor', record: (data) => epicTarget('opened', data) },
 } as const satisfies Mappings;
 
 export type ActivityEventType = keyof typeof ACTIVITY;
@@ -204,6 +218,11 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   GroupSamlIdentityLinked: 'GitLab records no event for an identity',
   GroupSamlIdentityUidChanged: 'GitLab records no event for an identity',
   GroupSamlIdentityUnlinked: 'GitLab records no event for an identity',
+  // epics and todos
+  EpicUpdated: 'Epics::UpdateService records no event (only a state change does)',
+  EpicDeleted: 'Issuable::DestroyService records no event for an epic (its events go with it)',
+  TodoCreated: 'todos are personal, not activity',
+  TodosMarkedDone: 'todos are personal, not activity',
 };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

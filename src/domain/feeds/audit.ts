@@ -4,6 +4,8 @@ import type { DeployKeyEvent } from '../deploy-keys.js';
 import type { EnvironmentEvent } from '../environments.js';
 import { featureFlagAuditMessage } from '../feature-flags/audit-messages.js';
 import type { FeatureFlagEvent } from '../feature-flags/events.js';
+import type { EpicEvent } from '../epics.js';
+import type { TodoEvent } from '../todos.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { IntegrationEvent } from '../integrations/decider.js';
 import { type MemberEvent, ROLE_NAMES } from '../members.js';
@@ -37,7 +39,9 @@ type LoggedEvent =
   | IntegrationEvent
   | FeatureFlagEvent
   | ScimEvent
-  | GeoNodeEvent;
+  | GeoNodeEvent
+  | EpicEvent
+  | TodoEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -234,6 +238,13 @@ export const NOT_AUDITED = {
   GroupSamlIdentityLinked: 'GitLab 12 records no audit event for a SAML identity (the membership added with it is audited)',
   GroupSamlIdentityUidChanged: 'GitLab 12 records no audit event for a SAML identity',
   GroupSamlIdentityUnlinked: 'GitLab 12 records no audit event for a SAML identity (the membership removed with it is audited)',
+  EpicCreated: 'GitLab 12 records no audit event for epics',
+  EpicUpdated: 'GitLab 12 records no audit event for epics',
+  EpicClosed: 'GitLab 12 records no audit event for epics',
+  EpicReopened: 'GitLab 12 records no audit event for epics',
+  EpicDeleted: 'GitLab 12 records no audit event for epics',
+  TodoCreated: 'not audited',
+  TodosMarkedDone: 'not audited',
 } satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];

@@ -37,6 +37,7 @@ const accessLevel = (s: GroupSubject) => (s.viewer?.isAdmin ? ACCESS.OWNER : (s.
 const atLeast = (level: number): Rule => (s) => accessLevel(s) >= level;
 
 const guest = atLeast(ACCESS.GUEST);
+const reporter = atLeast(ACCESS.REPORTER);
 const developer = atLeast(ACCESS.DEVELOPER);
 const maintainer = atLeast(ACCESS.MAINTAINER);
 const owner = atLeast(ACCESS.OWNER);
@@ -70,6 +71,14 @@ export const GROUP_POLICY = {
    * anybody with access (administrators included). API::AccessRequests authenticates first.
    */
   request_access: (s) => s.viewer !== null && s.group.request_access_enabled && viewGlobally(s) && accessLevel(s) === ACCESS.NONE,
+
+  // EE's GroupPolicy (12.x), without its `epics_available` condition: the routes ask the plan
+  // first (authorize_epics_feature!), as GitLab's API does. EpicPolicy delegates to the group.
+  read_epic: readGroup,
+  create_epic: reporter,
+  admin_epic: reporter,
+  update_epic: reporter,
+  destroy_epic: owner,
 } as const satisfies Record<string, Rule>;
 
 export type GroupAbility = keyof typeof GROUP_POLICY;

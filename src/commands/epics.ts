@@ -1,0 +1,72 @@
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+import { epicClaims, epicDecider, epicEventIndex, epicEvents, epicStreamId, type EpicCommand, type EpicFields, type ParentFacts } from '../domain/epics.js';
+import type { EventMetadata } from '../eventstore/types.js';
+import { defineAggregate } from './aggregate.js';
+import { type CommandContext, handleCommands, nextId } from './handler.js';
+
+/** One epic of a group (src/domain/epics.ts). */
+export const epics = defineAggregate({
+  name: 'epics',
+  streamId: epicStreamId,
+  events: epicEvents,
+  decider: epicDecider,
+  claims: epicClaims,
+  index: epicEventIndex,
+});
+
+/** The advisory lock key space of epic iids ('epic' as an int), one lock per group. */
+const IID_LOCK_SPACE = 0x65706963;
+
+/** Epic#valid_parent?'s facts about the parent epic asked for, read in the write transaction. */
+async function parentFacts(trx: Db, parentId: number): Promise<ParentFacts | null> {
+  const parent = await trx.selectFrom('epics').select(['id', 'group_id']).where('id', '=', parentId).forShare().executeTakeFirst();
+  if (!parent) return null;
+  const { rows: subtree } = await sql<{ id: number }>`select id from namespaces where traversal_ids && array[${parent.group_id}]::integer[]`.execute(trx);
+  const { rows: chain } = await sql<{ n: string }>`
+    with recursive chain(id, parent_id) as (
+      select id, parent_id from epics where id = ${parentId}
+      union all select e.id, e.parent_id from epics e join chain c on e.id = c.parent_id
+    ) select count(*) as n from chain`.execute(trx);
+  return { id: parent.id, groupSubtree: subtree.map((r) => r.id), chainLength: Number(chain[0]!.n) };
+}
+
+/**
+ * Epics::CreateService: the next iid of the group (GitLab's InternalId), allocated under a
+ * per-group transaction lock so concurrent creations wait for each other, and claimed with
+ * the event, so no two epics of a group ever share one.
+ */
+export async function createEpic(
+  ctx: CommandContext,
+  input: { groupId: number; authorId: number; title: string; parentId?: number | undefined; fields: EpicFields },
+  metadata: EventMetadata,
+): Promise<number> {
+  const id = await nextId(ctx.db, 'epics_id_seq');
+  const command = async (trx: Db): Promise<EpicCommand> => {
+    await sql`select pg_advisory_xact_lock(${IID_LOCK_SPACE}, ${input.groupId})`.execute(trx);
+    const last = await trx.selectFrom('epic_iids').select('last_iid').where('group_id', '=', input.groupId).executeTakeFirst();
+    const parent = input.parentId === undefined ? undefined : await parentFacts(trx, input.parentId);
+    return { type: 'CreateEpic', groupId: input.groupId, iid: (last?.last_iid ?? 0) + 1, authorId: input.authorId, title: input.title, parentId: input.parentId, parent, fields: input.fields };
+  };
+  await epics.run(ctx, id, command, metadata);
+  return id;
+}
+
+/**
+ * Issuable::DestroyService: the epic and, as GitLab 12's `epics.parent_id` foreign key
+ * (on delete cascade) does, every epic below it — each stream gets its deletion, all in one
+ * transaction.
+ */
+export async function deleteEpic(ctx: CommandContext, epicId: number, metadata: EventMetadata): Promise<void> {
+  const { rows } = await sql<{ id: number }>`
+    with recursive tree(id) as (
+      select id from epics where id = ${epicId}
+      union all select e.id from epics e join tree t on e.parent_id = t.id
+    ) select id from tree`.execute(ctx.db);
+  const ids = rows.map((r) => r.id).sort((a, b) => b - a);
+  if (ids.length === 0) return;
+  await handleCommands(
+    ctx,
+    ids.map((id) => epics.spec(id, { type: 'DeleteEpic' }, metadata)),
+  );
+}

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { type Decider, unhandled } from './decider.js';
+import { notModified } from './errors.js';
+import type { EventOf, EventSchemas } from './events.js';
+
+/**
+ * A user's todos (GitLab's `Todo`): one aggregate per user, stream `todos-<user id>`, so
+ * "at most one pending todo of an action on a target" is decided on one stream. Epics mark
+ * them today; merge requests will add their targets and actions.
+ */
+
+// ───────────────────────────── Events ─────────────────────────────
+
+/** Todo::ACTION_NAMES (GitLab 12), by name: the stored value and the `action` filter. */
+export const TODO_ACTIONS = ['assigned', 'mentioned', 'build_failed', 'marked', 'approval_required', 'unmergeable', 'directly_addressed'] as const;
+export type TodoAction = (typeof TODO_ACTIONS)[number];
+
+/** TodosFinder#type? (GitLab 12 EE): the target types a todo can have. */
+export const TODO_TARGET_TYPES = ['Issue', 'MergeRequest', 'Epic'] as const;
+export type TodoTargetType = (typeof TODO_TARGET_TYPES)[number];
+
+export const todoEvents = {
+  TodoCreated: z.strictObject({
+    id: z.int(),
+    user_id: z.int(),
+    author_id: z.int(),
+    action: z.enum(TODO_ACTIONS),
+    target_type: z.enum(TODO_TARGET_TYPES),
+    target_id: z.int(),
+    /** An epic's todo has its group and no project; a merge request's the reverse. */
+    project_id: z.int().nullable(),
+    group_id: z.int().nullable(),
+  }),
+  /** One todo or many (POST /todos/mark_as_done) marked done at once. */
+  TodosMarkedDone: z.strictObject({ user_id: z.int(), ids: z.array(z.int()) }),
+} satisfies EventSchemas;
+
+export type TodoEvent = EventOf<typeof todoEvents>;
+
+export const todoStreamId = (userId: number) => `todos-${userId}`;
+
+// ───────────────────────────── State ─────────────────────────────
+
+export interface TodoRecord {
+  readonly authorId: number;
+  readonly action: TodoAction;
+  readonly targetType: TodoTargetType;
+  readonly targetId: number;
+  readonly state: 'pending' | 'done';
+}
+
+export interface TodoListState {
+  readonly userId: number;
+  readonly todos: ReadonlyMap<number, TodoRecord>;
+}
+
+// ───────────────────────────── Commands ─────────────────────────────
+
+export type TodoCommand =
+  | {
+      readonly type: 'MarkTodo';
+      readonly id: number;
+      readonly authorId: number;
+      readonly targetType: TodoTargetType;
+      readonly targetId: number;
+      readonly projectId: number | null;
+      readonly groupId: number | null;
+    }
+  | { readonly type: 'MarkTodosDone'; readonly ids: readonly number[] };
+
+// ───────────────────────────── Decider ─────────────────────────────
+
+function evolve(state: TodoListState, event: TodoEvent): TodoListState {
+  switch (event.type) {
+    case 'TodoCreated': {
+      const d = event.data;
+      const todos = new Map(state.todos);
+      todos.set(d.id, { authorId: d.author_id, action: d.action, targetType: d.target_type, targetId: d.target_id, state: 'pending' });
+      return { ...state, todos };
+    }
+    case 'TodosMarkedDone': {
+      const todos = new Map(state.todos);
+      for (const id of event.data.ids) {
+        const todo = todos.get(id);
+        if (todo) todos.set(id, { ...todo, state: 'done' });
+      }
+      return { ...state, todos };
+    }
+    default:
+      return unhandled(event);
+  }
+}
+
+function decide(command: TodoCommand, state: TodoListState): TodoEvent[] {
+  const { userId, todos } = state;
+  switch (command.type) {
+    case 'MarkTodo': {
+      // TodoService#mark_todo → create_todos: nothing when the same pending todo exists (GitLab's 304).
+      for (const todo of todos.values()) {
+        if (todo.state === 'pending' && todo.action === 'marked' && todo.authorId === command.authorId && todo.targetType === command.targetType && todo.targetId === command.targetId) {
+          throw notModified();
+        }
+      }
+      return [
+        {
+          type: 'TodoCreated',
+          data: {
+            id: command.id,
+            user_id: userId,
+            author_id: command.authorId,
+            action: 'marked',
+            target_type: command.targetType,
+            target_id: command.targetId,
+            project_id: command.projectId,
+            group_id: command.groupId,
+          },
+        },
+      ];
+    }
+    case 'MarkTodosDone': {
+      // Todo#done! on pending ones only; done ones stay as they are.
+      const ids = [...new Set(command.ids)].filter((id) => todos.get(id)?.state === 'pending').sort((a, b) => a - b);
+      return ids.length === 0 ? [] : [{ type: 'TodosMarkedDone', data: { user_id: userId, ids } }];
+    }
+    default:
+      return unhandled(command);
+  }
+}
+
+export const todoDecider: Decider<TodoCommand, TodoEvent, TodoListState, number> = {
+  initialState: (userId) => ({ userId, todos: new Map() }),
+  evolve,
+  decide,
+};

@@ -1,0 +1,43 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { EpicStatus } from '../../domain/epics.js';
+import type { StreamVersionsTable } from '../stream-versions.js';
+
+type Timestamp = ColumnType<Date, string, string>;
+
+/** GitLab's `epics`; dates are 'YYYY-MM-DD' text, the composite ones kept by the projector. */
+export interface EpicsTable {
+  id: number;
+  group_id: number;
+  iid: number;
+  parent_id: number | null;
+  author_id: number;
+  title: string;
+  description: string | null;
+  labels: string[];
+  state: EpicStatus;
+  start_date_is_fixed: boolean;
+  start_date_fixed: string | null;
+  due_date_is_fixed: boolean;
+  due_date_fixed: string | null;
+  start_date_from_inherited_source: string | null;
+  due_date_from_inherited_source: string | null;
+  start_date: string | null;
+  due_date: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  closed_at: ColumnType<Date | null, string | null, string | null>;
+}
+
+/** The last iid each group handed out (GitLab's InternalId for epics). */
+export interface EpicIidsTable {
+  group_id: number;
+  last_iid: number;
+}
+
+export interface EpicsReadTables {
+  epics: EpicsTable;
+  epic_iids: EpicIidsTable;
+  epics_stream_versions: StreamVersionsTable;
+}
+
+export type EpicRow = Selectable<EpicsTable>;
