@@ -14,9 +14,10 @@ import { notificationSettings } from './notification-settings.js';
 import { projects } from './projects.js';
 import { protectedBranches } from './protected-branches.js';
 import { users } from './users.js';
+import { containerRepositories } from './container-repositories.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, containerRepositories];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

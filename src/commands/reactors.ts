@@ -3,6 +3,7 @@ import type { CommandContext } from './handler.js';
 import { groupRemovalReactor } from './groups.js';
 import { integrationSecretsRemovalReactor } from './integrations.js';
 import { projectRemovalReactor } from './projects.js';
+import { containerRepositoryReactor } from './container-repositories.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor];
+export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, containerRepositoryReactor];

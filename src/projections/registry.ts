@@ -10,9 +10,10 @@ import type { Projector } from './projector.js';
 import { projectsProjector } from './projects/projector.js';
 import { protectedBranchesProjector } from './protected-branches/projector.js';
 import { usersProjector } from './users.js';
+import { containerRepositoriesProjector } from './container-repositories/projector.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, containerRepositoriesProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

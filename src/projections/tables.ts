@@ -9,6 +9,7 @@ import type { NotificationSettingsReadTables } from './notification-settings/tab
 import type { ProjectsReadTables } from './projects/tables.js';
 import type { ProtectedBranchesReadTables } from './protected-branches/tables.js';
 import type { UsersReadTables } from './users.js';
+import type { ContainerRepositoriesReadTables } from './container-repositories/tables.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, ContainerRepositoriesReadTables {}

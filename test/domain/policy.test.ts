@@ -35,6 +35,7 @@ const openProject = (visibility: Visibility, extra: Partial<PolicyProject> = {})
   visibility,
   archived: false,
   request_access_enabled: true,
+  container_registry_enabled: true,
   settings: { builds_access_level: 'enabled', repository_access_level: 'enabled' },
   ...extra,
 });
@@ -73,6 +74,10 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   create_deployment: { private: developers, internal: developers, public: developers },
   update_deployment: { private: developers, internal: developers, public: developers },
   admin_deployment: { private: maintainers, internal: maintainers, public: maintainers },
+  // GitLab 12: public_access reads container images (anonymous too on a public project); developers delete tags.
+  read_container_image: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
+  destroy_container_image: { private: developers, internal: developers, public: developers },
+  admin_container_image: { private: maintainers, internal: maintainers, public: maintainers },
 };
 
 const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [
@@ -116,6 +121,15 @@ describe('ProjectPolicy', () => {
     const project = openProject('public', { settings: { builds_access_level: 'private', repository_access_level: 'private' } });
     expect(sorted(whoMayProject('read_environment', project))).toEqual(sorted(reporters));
     expect(sorted(whoMayProject('create_deployment', project))).toEqual(sorted(developers));
+  });
+
+  it("turns container images off with the project's registry, and their writes on an archived project", () => {
+    const abilities = ['read_container_image', 'destroy_container_image', 'admin_container_image'] as const;
+    for (const ability of abilities) expect(whoMayProject(ability, openProject('public', { container_registry_enabled: false }))).toEqual([]);
+    const archived = openProject('private', { archived: true });
+    expect(sorted(whoMayProject('read_container_image', archived))).toEqual(sorted(reporters));
+    expect(whoMayProject('destroy_container_image', archived)).toEqual([]);
+    expect(whoMayProject('admin_container_image', archived)).toEqual([]);
   });
 
   it('refuses access requests where request_access_enabled is off', () => {
@@ -167,6 +181,7 @@ const whoMayGroup = (ability: GroupAbility, group: PolicyGroup) => GROUP_ACTOR_N
 
 const groupMembers: GroupActor[] = ['guest', 'reporter', 'developer', 'maintainer', 'owner', 'admin'];
 const groupOwners: GroupActor[] = ['owner', 'admin'];
+const groupReporters: GroupActor[] = ['reporter', 'developer', 'maintainer', ...groupOwners];
 
 /** Who may, on a private, an internal and a public group (project_creation_level maintainer, subgroup_creation_level owner). */
 const GROUP_TABLE: Record<GroupAbility, Record<Visibility, readonly GroupActor[]>> = {
@@ -178,6 +193,7 @@ const GROUP_TABLE: Record<GroupAbility, Record<Visibility, readonly GroupActor[]
   create_projects: { private: ['maintainer', ...groupOwners], internal: ['maintainer', ...groupOwners], public: ['maintainer', ...groupOwners] },
   create_subgroup: { private: groupOwners, internal: groupOwners, public: groupOwners },
   request_access: { private: [], internal: ['outsider'], public: ['outsider', 'external'] },
+  read_container_image: { private: groupReporters, internal: groupReporters, public: groupReporters },
 };
 
 describe('GroupPolicy', () => {
