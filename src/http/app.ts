@@ -19,6 +19,8 @@ import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { auditEventRoutes } from './routes/audit-events.js';
 import { integrationRoutes } from './routes/integrations.js';
 import { eventRoutes } from './routes/events.js';
+import { containerRepositoryRoutes } from './routes/container-repositories.js';
+import { containerRegistryEventRoutes } from './routes/container-registry-event.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -83,6 +85,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', auditEventRoutes);
   api.route('/', integrationRoutes);
   api.route('/', eventRoutes);
+  api.route('/', containerRepositoryRoutes);
+  api.route('/', containerRegistryEventRoutes);
   root.route(API_PREFIX, api);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);

@@ -188,6 +188,13 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   // integrations
   IntegrationSaved: 'GitLab records no event for a project service',
   IntegrationDisabled: 'GitLab records no event for a project service',
+  // container registry
+  ContainerRepositoryCreated: 'GitLab records no event for the container registry',
+  ContainerRepositoryTagPushed: 'GitLab records no event for the container registry',
+  ContainerRepositoryTagDeleted: 'GitLab records no event for the container registry',
+  ContainerRepositoryCleanupScheduled: 'GitLab records no event for the container registry',
+  ContainerRepositoryDeletionScheduled: 'GitLab records no event for the container registry',
+  ContainerRepositoryDeleted: 'GitLab records no event for the container registry',
 };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

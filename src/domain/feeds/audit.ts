@@ -4,6 +4,7 @@ import type { DeployKeyEvent } from '../deploy-keys.js';
 import type { EnvironmentEvent } from '../environments.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { IntegrationEvent } from '../integrations/decider.js';
+import type { ContainerRepositoryEvent } from '../container-repositories/decider.js';
 import { type MemberEvent, ROLE_NAMES } from '../members.js';
 import type { NotificationSettingEvent } from '../notification-settings.js';
 import type { ProjectEvent } from '../projects/events.js';
@@ -30,7 +31,8 @@ type LoggedEvent =
   | NotificationSettingEvent
   | ProtectedBranchEvent
   | ApplicationSettingsEvent
-  | IntegrationEvent;
+  | IntegrationEvent
+  | ContainerRepositoryEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -204,6 +206,12 @@ export const NOT_AUDITED = {
   ApplicationSettingsChanged: 'GitLab 12 records no audit event for application settings',
   IntegrationSaved: 'GitLab 12 records no audit event for project services',
   IntegrationDisabled: 'GitLab 12 records no audit event for project services',
+  ContainerRepositoryCreated: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryTagPushed: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryTagDeleted: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryCleanupScheduled: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryDeletionScheduled: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryDeleted: 'GitLab 12 records no audit event for the container registry',
 } satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];

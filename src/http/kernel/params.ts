@@ -50,8 +50,10 @@ const tooLarge = (container: 'Array' | 'Hash') => new ApiError(400, { error: `${
 /**
  * The request's parameters, parsed once. Throws a 400 ApiError for a body that does not
  * parse or breaks the JSON limits, and MalformedString for a value PostgreSQL cannot store.
+ * `jsonTypes`: the media types read as JSON (an endpoint's Grape `content_type :json, …`);
+ * the first call of a request decides.
  */
-export async function rawParams(c: Context): Promise<RawParams> {
+export async function rawParams(c: Context, jsonTypes: readonly string[] = ['application/json']): Promise<RawParams> {
   const cached = c.get(RAW_PARAMS as never) as RawParams | undefined;
   if (cached) return cached;
   const params: RawParams = Object.create(null);
@@ -60,14 +62,14 @@ export async function rawParams(c: Context): Promise<RawParams> {
   if (query !== -1) for (const [key, value] of new URLSearchParams(url.slice(query + 1))) assign(params, key, value);
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-    if (type === 'application/json') {
+    if (jsonTypes.includes(type)) {
       const text = await c.req.text();
       if (text.trim() !== '') {
         let body: unknown;
         try {
           body = JSON.parse(text);
         } catch {
-          throw invalidBody('application/json');
+          throw invalidBody(type);
         }
         inspectJson(body, 1);
         if (body && typeof body === 'object' && !Array.isArray(body)) {
