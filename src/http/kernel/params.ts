@@ -50,10 +50,8 @@ const tooLarge = (container: 'Array' | 'Hash') => new ApiError(400, { error: `${
 /**
  * The request's parameters, parsed once. Throws a 400 ApiError for a body that does not
  * parse or breaks the JSON limits, and MalformedString for a value PostgreSQL cannot store.
- * `jsonTypes`: the media types read as JSON (an endpoint's Grape `content_type :json, …`);
- * the first call of a request decides.
  */
-export async function rawParams(c: Context, jsonTypes: readonly string[] = ['application/json']): Promise<RawParams> {
+export async function rawParams(c: Context): Promise<RawParams> {
   const cached = c.get(RAW_PARAMS as never) as RawParams | undefined;
   if (cached) return cached;
   const params: RawParams = Object.create(null);
@@ -62,20 +60,8 @@ export async function rawParams(c: Context, jsonTypes: readonly string[] = ['app
   if (query !== -1) for (const [key, value] of new URLSearchParams(url.slice(query + 1))) assign(params, key, value);
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-    if (jsonTypes.includes(type)) {
-      const text = await c.req.text();
-      if (text.trim() !== '') {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw invalidBody(type);
-        }
-        inspectJson(body, 1);
-        if (body && typeof body === 'object' && !Array.isArray(body)) {
-          for (const key of Object.keys(body)) params[key] = (body as Record<string, unknown>)[key];
-        }
-      }
+    if (type === 'application/json') {
+      Object.assign(params, await jsonBodyParams(c, type));
     } else if (type === 'application/x-www-form-urlencoded') {
       const pairs = formPairs(await c.req.text());
       if (!pairs) throw invalidBody(type);
@@ -92,6 +78,28 @@ export async function rawParams(c: Context, jsonTypes: readonly string[] = ['app
   }
   if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
+  return params;
+}
+
+/**
+ * A JSON body's parameters (an object's keys; nothing for an empty body or another JSON
+ * value), under GitLab's JSON limits. Also for an endpoint that reads a media type of its
+ * own as JSON (Grape's `content_type :json, …`).
+ */
+export async function jsonBodyParams(c: Context, type: string): Promise<RawParams> {
+  const params: RawParams = Object.create(null);
+  const text = await c.req.text();
+  if (text.trim() === '') return params;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw invalidBody(type);
+  }
+  inspectJson(body, 1);
+  if (body && typeof body === 'object' && !Array.isArray(body)) {
+    for (const key of Object.keys(body)) params[key] = (body as Record<string, unknown>)[key];
+  }
   return params;
 }
 

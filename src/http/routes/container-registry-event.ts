@@ -5,7 +5,7 @@ import { receiveRegistryEvents, type RegistryEvent } from '../../commands/contai
 import { eventMetadata } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { ApiError, unauthorized } from '../kernel/errors.js';
-import { declaration, rawParams, required } from '../kernel/params.js';
+import { declaration, jsonBodyParams, rawParams, required } from '../kernel/params.js';
 import { header } from '../kernel/request.js';
 
 /**
@@ -58,7 +58,7 @@ export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
   // Grape's Formatter: a body in a media type the endpoint does not read.
   if (type && !ACCEPTED_TYPES.includes(type)) throw new ApiError(415, { error: `The provided content-type '${type}' is not supported.` });
-  const p = declaration(await rawParams(c, JSON_TYPES));
+  const p = declaration(type !== undefined && JSON_TYPES.includes(type) ? await jsonBodyParams(c, type) : await rawParams(c));
   const { events } = p.parse(envelopeShape);
   p.done();
   const metadata = eventMetadata(c, { user: null, token: null, sudoFrom: null });
