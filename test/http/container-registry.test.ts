@@ -67,7 +67,8 @@ async function notify(events: unknown, options: { secret?: string | null; conten
   if (secret !== null) headers.authorization = secret;
   const response = await fetch(`${api.apiUrl}/container_registry_event/events`, { method: 'POST', headers, body: options.raw ?? JSON.stringify({ events }) });
   const text = await response.text();
-  return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+  const json = response.headers.get('content-type')?.startsWith('application/json');
+  return { status: response.status, body: json ? JSON.parse(text) : text };
 }
 
 /** Pushes the tags and answers the repository as the API lists it. */
@@ -180,6 +181,23 @@ describe('POST /container_registry_event/events', () => {
     expect(await notify(null, { raw: '{"events": [' })).toMatchObject({ status: 400, body: { error: expect.stringContaining('message body does not match declared format') } });
     expect(await notify(null, { raw: '{}' })).toEqual({ status: 400, body: { error: 'events is missing' } });
     expect(await notify('push')).toEqual({ status: 400, body: { error: 'events is invalid' } });
+  });
+
+  it('answers hostile bodies with 4xx: a NUL character, JSON nested too deeply, huge numbers and strings', async () => {
+    const project = await createProject(api);
+    const nul = await notify(null, { raw: JSON.stringify({ events: [pushEvent(`${project.path_with_namespace}\u0000x`, 'v1')] }) });
+    // Gitlab::Middleware::HandleNullBytes, before routing.
+    expect(nul).toEqual({ status: 400, body: 'Bad Request' });
+    let nested: unknown = 'deep';
+    for (let i = 0; i < 40; i++) nested = [nested];
+    expect(await notify(nested)).toEqual({ status: 400, body: { error: 'Parameters nested too deeply' } });
+    const huge = { ...pushEvent(project.path_with_namespace, 'v1'), timestamp: 'x'.repeat(10_000) };
+    (huge.target as any).size = 1e300;
+    (huge.target as any).references = [{ mediaType: CONFIG_TYPE, size: -5, digest: 42 }];
+    expect(await notify([huge, pushEvent(project.path_with_namespace, 'x'.repeat(5000))])).toEqual({ status: 200, body: 200 });
+    const [repository] = (await api.get(`/projects/${project.id}/registry/repositories`)).body;
+    expect((await api.get(`/projects/${project.id}/registry/repositories/${repository.id}/tags/v1`)).body).toMatchObject({ total_size: null, revision: null });
+    expect(await tagNames(project.id, repository.id)).toEqual(['v1']);
   });
 
   it('refuses every notification while no secret is configured', async () => {

@@ -45,6 +45,12 @@ const invalidBody = (type: string) =>
     error: `\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying ${type} as content-type, you must pass valid ${type} in the request's 'body' `,
   });
 
+/**
+ * Media types whose body is JSON: the API's, and the Docker registry's notification envelope,
+ * which GitLab's ContainerRegistryEvent endpoint declares as JSON (`content_type :json, …`).
+ */
+const JSON_MEDIA_TYPES = new Set(['application/json', 'application/vnd.docker.distribution.events.v1+json']);
+
 const tooLarge = (container: 'Array' | 'Hash') => new ApiError(400, { error: `${container} parameter too large` });
 
 /**
@@ -60,8 +66,20 @@ export async function rawParams(c: Context): Promise<RawParams> {
   if (query !== -1) for (const [key, value] of new URLSearchParams(url.slice(query + 1))) assign(params, key, value);
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-    if (type === 'application/json') {
-      Object.assign(params, await jsonBodyParams(c, type));
+    if (JSON_MEDIA_TYPES.has(type)) {
+      const text = await c.req.text();
+      if (text.trim() !== '') {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw invalidBody(type);
+        }
+        inspectJson(body, 1);
+        if (body && typeof body === 'object' && !Array.isArray(body)) {
+          for (const key of Object.keys(body)) params[key] = (body as Record<string, unknown>)[key];
+        }
+      }
     } else if (type === 'application/x-www-form-urlencoded') {
       const pairs = formPairs(await c.req.text());
       if (!pairs) throw invalidBody(type);
@@ -78,28 +96,6 @@ export async function rawParams(c: Context): Promise<RawParams> {
   }
   if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
-  return params;
-}
-
-/**
- * A JSON body's parameters (an object's keys; nothing for an empty body or another JSON
- * value), under GitLab's JSON limits. Also for an endpoint that reads a media type of its
- * own as JSON (Grape's `content_type :json, …`).
- */
-export async function jsonBodyParams(c: Context, type: string): Promise<RawParams> {
-  const params: RawParams = Object.create(null);
-  const text = await c.req.text();
-  if (text.trim() === '') return params;
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw invalidBody(type);
-  }
-  inspectJson(body, 1);
-  if (body && typeof body === 'object' && !Array.isArray(body)) {
-    for (const key of Object.keys(body)) params[key] = (body as Record<string, unknown>)[key];
-  }
   return params;
 }
 

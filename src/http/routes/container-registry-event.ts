@@ -5,7 +5,7 @@ import { receiveRegistryEvents, type RegistryEvent } from '../../commands/contai
 import { eventMetadata } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { ApiError, unauthorized } from '../kernel/errors.js';
-import { declaration, jsonBodyParams, rawParams, required } from '../kernel/params.js';
+import { declaration, rawParams, required } from '../kernel/params.js';
 import { header } from '../kernel/request.js';
 
 /**
@@ -16,9 +16,11 @@ import { header } from '../kernel/request.js';
  */
 
 export const DOCKER_DISTRIBUTION_EVENTS_V1_JSON = 'application/vnd.docker.distribution.events.v1+json';
-/** `content_type :json, DOCKER_DISTRIBUTION_EVENTS_V1_JSON` beside the API's JSON; forms as Rack reads them. */
-const JSON_TYPES = ['application/json', DOCKER_DISTRIBUTION_EVENTS_V1_JSON];
-const ACCEPTED_TYPES = [...JSON_TYPES, 'application/x-www-form-urlencoded', 'multipart/form-data'];
+/**
+ * `content_type :json, DOCKER_DISTRIBUTION_EVENTS_V1_JSON` beside the API's JSON (both read as
+ * JSON by the kernel's parameters, before routing); forms as Rack reads them.
+ */
+const ACCEPTED_TYPES = ['application/json', DOCKER_DISTRIBUTION_EVENTS_V1_JSON, 'application/x-www-form-urlencoded', 'multipart/form-data'];
 /** GitLab 12.10: `requires :events, type: Array`; each event is read as far as it goes. */
 const envelopeShape = { events: required(z.array(z.unknown())) };
 
@@ -58,7 +60,7 @@ export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
   // Grape's Formatter: a body in a media type the endpoint does not read.
   if (type && !ACCEPTED_TYPES.includes(type)) throw new ApiError(415, { error: `The provided content-type '${type}' is not supported.` });
-  const p = declaration(type !== undefined && JSON_TYPES.includes(type) ? await jsonBodyParams(c, type) : await rawParams(c));
+  const p = declaration(await rawParams(c));
   const { events } = p.parse(envelopeShape);
   p.done();
   const metadata = eventMetadata(c, { user: null, token: null, sudoFrom: null });
