@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig, StartupError } from '../../src/config.js';
 import { CLEANUP_TOO_SOON } from '../../src/domain/container-repositories/decider.js';
 import { createGroup, createProject, eventually, settled, type ProjectFixture } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
@@ -81,6 +82,19 @@ async function repositoryWith(project: ProjectFixture, name: string, tags: reado
 
 const eventTypes = async (id: number) => (await api.events(`container_repository-${id}`)).map((e) => e.type);
 const tagNames = async (projectId: number, id: number) => ((await api.get(`/projects/${projectId}/registry/repositories/${id}/tags`, { query: { per_page: 100 } })).body as any[]).map((t) => t.name);
+
+// ───────────────────────────── Configuration ─────────────────────────────
+
+describe('FORGELOG_REGISTRY_HOST and FORGELOG_REGISTRY_NOTIFICATION_SECRET', () => {
+  it("default to GitLab's registry.host (example.com) and no secret; a host with a path or a space is refused at start", () => {
+    expect(loadConfig({})).toMatchObject({ registryHost: 'example.com', registryNotificationSecret: undefined });
+    expect(loadConfig({ FORGELOG_REGISTRY_HOST: 'registry.example.com:5050', FORGELOG_REGISTRY_NOTIFICATION_SECRET: 's' })).toMatchObject({
+      registryHost: 'registry.example.com:5050',
+      registryNotificationSecret: 's',
+    });
+    for (const host of ['registry.example.com/v2', 'a b']) expect(() => loadConfig({ FORGELOG_REGISTRY_HOST: host })).toThrow(StartupError);
+  });
+});
 
 // ───────────────────────────── Notifications ─────────────────────────────
 
