@@ -8,6 +8,9 @@ export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/** GitLab's default `registry.host` (config/initializers/1_settings.rb), without a port. */
+export const DEFAULT_REGISTRY_HOST = 'example.com';
+
 /** GitLab's default `monitoring_whitelist`: the loopback addresses. */
 export const DEFAULT_MONITORING_ALLOWLIST = '127.0.0.0/8,::1/128';
 
@@ -45,6 +48,10 @@ export interface Config {
   /** Integrations' outbound delivery: first retry delay, attempts before giving up, per-request timeout. */
   delivery: DeliveryConfig;
   geo: GeoConfig;
+  /** The registry's `host[:port]` that container image locations start with (FORGELOG_REGISTRY_HOST). */
+  registryHost: string;
+  /** The shared secret the registry's notifications carry in `Authorization`; unset: every notification is refused. */
+  registryNotificationSecret: string | undefined;
 }
 
 export interface DeliveryConfig {
@@ -88,6 +95,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new StartupError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(logLevel)}`);
   const databaseUrl = env.DATABASE_URL || undefined;
   if (databaseUrl) checkDatabaseUrl(databaseUrl);
+  const registryHost = env.FORGELOG_REGISTRY_HOST || DEFAULT_REGISTRY_HOST;
+  if (/[\s/]/.test(registryHost)) throw new StartupError(`FORGELOG_REGISTRY_HOST must be a host and optional port (registry.example.com:5050), got ${JSON.stringify(registryHost)}`);
   passwordHashCost(env); // read where hashes are made (commands/secrets.ts); checked here, at start
   return {
     port,
@@ -107,6 +116,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: positiveInteger(env, 'FORGELOG_DELIVERY_TIMEOUT_MS', 10_000, 'a whole number of milliseconds'),
     },
     geo: loadGeoConfig(env, (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')),
+    registryHost,
+    registryNotificationSecret: env.FORGELOG_REGISTRY_NOTIFICATION_SECRET || undefined,
   };
 }
 

@@ -5,6 +5,7 @@ import { integrationDeliveries } from './integration-deliveries.js';
 import { integrationSecretsRemovalReactor } from './integrations.js';
 import { projectRemovalReactor } from './projects.js';
 import { scimUserRemovalReactor } from './scim.js';
+import { containerRepositoryReactor } from './container-repositories.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries];
+export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor];

@@ -25,6 +25,8 @@ import { featureFlagRoutes } from './routes/feature-flags.js';
 import { groupSamlRoutes, SCIM_PREFIX, scimRoutes } from './routes/scim.js';
 import { geoNodeRoutes } from './routes/geo-nodes.js';
 import { readOnlySecondary } from './kernel/read-only.js';
+import { containerRepositoryRoutes } from './routes/container-repositories.js';
+import { containerRegistryEventRoutes } from './routes/container-registry-event.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -95,6 +97,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', geoNodeRoutes);
   api.route('/', epicRoutes);
   api.route('/', todoRoutes);
+  api.route('/', containerRepositoryRoutes);
+  api.route('/', containerRegistryEventRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);

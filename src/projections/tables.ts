@@ -14,6 +14,7 @@ import type { ProtectedBranchesReadTables } from './protected-branches/tables.js
 import type { UsersReadTables } from './users.js';
 import type { ScimReadTables } from './scim/tables.js';
 import type { GeoNodesReadTables } from './geo-nodes/tables.js';
+import type { ContainerRepositoriesReadTables } from './container-repositories/tables.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables, ContainerRepositoriesReadTables {}

@@ -8,7 +8,7 @@ import {
   normalizeChanges,
   settingsOf,
 } from '../../src/domain/application-settings/decider.js';
-import { parseDuration } from '../../src/domain/application-settings/duration.js';
+import { parseDuration } from '../../src/domain/duration.js';
 import type { SettingsChanges } from '../../src/domain/application-settings/attributes.js';
 import { deciderSpec, rejected } from '../support/decider.js';
 

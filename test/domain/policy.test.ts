@@ -35,6 +35,7 @@ const openProject = (visibility: Visibility, extra: Partial<PolicyProject> = {})
   visibility,
   archived: false,
   request_access_enabled: true,
+  container_registry_enabled: true,
   settings: { builds_access_level: 'enabled', repository_access_level: 'enabled' },
   ...extra,
 });
@@ -78,6 +79,10 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   create_feature_flag: { private: developers, internal: developers, public: developers },
   update_feature_flag: { private: developers, internal: developers, public: developers },
   destroy_feature_flag: { private: developers, internal: developers, public: developers },
+  // GitLab 12: public_access reads container images (anonymous too on a public project); developers delete tags.
+  read_container_image: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
+  destroy_container_image: { private: developers, internal: developers, public: developers },
+  admin_container_image: { private: maintainers, internal: maintainers, public: maintainers },
 };
 
 const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [
@@ -132,6 +137,15 @@ describe('ProjectPolicy', () => {
       expect(sorted(whoMayProject(ability, noBuilds))).toEqual(sorted(developers));
       expect(sorted(whoMayProject(ability, archived))).toEqual(ability === 'read_feature_flag' ? sorted(developers) : []);
     }
+  });
+
+  it("turns container images off with the project's registry, and their writes on an archived project", () => {
+    const abilities = ['read_container_image', 'destroy_container_image', 'admin_container_image'] as const;
+    for (const ability of abilities) expect(whoMayProject(ability, openProject('public', { container_registry_enabled: false }))).toEqual([]);
+    const archived = openProject('private', { archived: true });
+    expect(sorted(whoMayProject('read_container_image', archived))).toEqual(sorted(reporters));
+    expect(whoMayProject('destroy_container_image', archived)).toEqual([]);
+    expect(whoMayProject('admin_container_image', archived)).toEqual([]);
   });
 
   it('refuses access requests where request_access_enabled is off', () => {
@@ -201,6 +215,7 @@ const GROUP_TABLE: Record<GroupAbility, Record<Visibility, readonly GroupActor[]
   admin_epic: { private: groupReporters, internal: groupReporters, public: groupReporters },
   update_epic: { private: groupReporters, internal: groupReporters, public: groupReporters },
   destroy_epic: { private: groupOwners, internal: groupOwners, public: groupOwners },
+  read_container_image: { private: groupReporters, internal: groupReporters, public: groupReporters },
 };
 
 describe('GroupPolicy', () => {

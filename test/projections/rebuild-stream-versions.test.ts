@@ -12,7 +12,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
 beforeAll(async () => {
-  api = await startTestServer();
+  api = await startTestServer({ registryNotificationSecret: 'rebuild-registry-secret' });
 });
 afterAll(() => api.close());
 
@@ -83,6 +83,15 @@ async function writeSome(round: number) {
   ok(await api.put(`/projects/${mine.id}/feature_flags/flag/scopes/review%2F*`, { active: true, strategies: [{ name: 'userWithId', parameters: { userIds: 'a' } }] }, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/feature_flags`, { name: 'gone' }, { token: bob.token }));
   ok(await api.del(`/projects/${mine.id}/feature_flags/gone`, { token: bob.token }));
+  const image = (tag: string) => ({ action: 'push', target: { repository: `${mine.path_with_namespace}/web`, tag, digest: `sha256:${tag.padEnd(64, '0')}`, size: 10 } });
+  const registry = await fetch(`${api.apiUrl}/container_registry_event/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/vnd.docker.distribution.events.v1+json', authorization: 'rebuild-registry-secret' },
+    body: JSON.stringify({ events: [image('a1'), image('b2'), image('c3')] }),
+  });
+  expect(registry.status).toBe(200);
+  const [repository] = ok(await api.get(`/projects/${mine.id}/registry/repositories`, { token: bob.token })).body;
+  ok(await api.del(`/projects/${mine.id}/registry/repositories/${repository.id}/tags/b2`, { token: bob.token }));
   const key = ok(await api.post(`/projects/${mine.id}/deploy_keys`, { title: 'ci', key: sshPublicKey() }, { token: bob.token })).body;
   ok(await api.put(`/projects/${mine.id}/deploy_keys/${key.id}`, { can_push: true }, { token: bob.token }));
   ok(await api.post(`/projects/${project.id}/deploy_keys/${key.id}/enable`));

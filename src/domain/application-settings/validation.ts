@@ -2,7 +2,7 @@ import type { FieldErrors } from '../errors.js';
 import { VISIBILITIES } from '../access.js';
 import { FORBIDDEN_KEY_VALUE, SSH_KEY_TYPES } from '../ssh-keys.js';
 import type { Settings } from './attributes.js';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../duration.js';
 
 /** GitLab's Settings.gitlab.max_request_duration_seconds (gitlab.yml default), the bound of gitaly_timeout_default. */
 const MAX_REQUEST_DURATION_SECONDS = 57;

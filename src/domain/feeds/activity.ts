@@ -223,6 +223,13 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   EpicDeleted: 'Issuable::DestroyService records no event for an epic (its events go with it)',
   TodoCreated: 'todos are personal, not activity',
   TodosMarkedDone: 'todos are personal, not activity',
+  // container registry
+  ContainerRepositoryCreated: 'GitLab records no event for the container registry',
+  ContainerRepositoryTagPushed: 'GitLab records no event for the container registry',
+  ContainerRepositoryTagDeleted: 'GitLab records no event for the container registry',
+  ContainerRepositoryCleanupScheduled: 'GitLab records no event for the container registry',
+  ContainerRepositoryDeletionScheduled: 'GitLab records no event for the container registry',
+  ContainerRepositoryDeleted: 'GitLab records no event for the container registry',
 };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

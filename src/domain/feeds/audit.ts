@@ -8,6 +8,7 @@ import type { EpicEvent } from '../epics.js';
 import type { TodoEvent } from '../todos.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { IntegrationEvent } from '../integrations/decider.js';
+import type { ContainerRepositoryEvent } from '../container-repositories/decider.js';
 import { type MemberEvent, ROLE_NAMES } from '../members.js';
 import type { NotificationSettingEvent } from '../notification-settings.js';
 import type { ProjectEvent } from '../projects/events.js';
@@ -41,7 +42,8 @@ type LoggedEvent =
   | ScimEvent
   | GeoNodeEvent
   | EpicEvent
-  | TodoEvent;
+  | TodoEvent
+  | ContainerRepositoryEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -245,6 +247,12 @@ export const NOT_AUDITED = {
   EpicDeleted: 'GitLab 12 records no audit event for epics',
   TodoCreated: 'not audited',
   TodosMarkedDone: 'not audited',
+  ContainerRepositoryCreated: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryTagPushed: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryTagDeleted: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryCleanupScheduled: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryDeletionScheduled: 'GitLab 12 records no audit event for the container registry',
+  ContainerRepositoryDeleted: 'GitLab 12 records no audit event for the container registry',
 } satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];

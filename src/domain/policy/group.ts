@@ -54,6 +54,9 @@ export const GROUP_POLICY = {
   /** GitLab 12's members API finds the group with read_group; later GroupPolicy names it. */
   read_group_member: readGroup,
 
+  /** GroupPolicy's reporter rule (12.2+): the group-level list of container repositories. */
+  read_container_image: atLeast(ACCESS.REPORTER),
+
   admin_group: owner,
   admin_group_member: owner,
   change_visibility_level: owner,

@@ -11,6 +11,7 @@ export interface PolicyProject {
   readonly visibility: Visibility;
   readonly archived: boolean;
   readonly request_access_enabled: boolean;
+  readonly container_registry_enabled: boolean;
   readonly settings: Pick<ProjectSettings, 'builds_access_level' | 'repository_access_level'>;
 }
 
@@ -54,6 +55,9 @@ const openToViewer: Rule = (s) => visibleWithoutMembership(s.viewer).includes(s.
 const publicUserAccess: Rule = (s) => s.viewer !== null && openToViewer(s);
 
 const archived: Rule = (s) => s.project.archived;
+
+/** ~container_registry_disabled: the project's container registry is on (for administrators too). */
+const registryEnabled: Rule = (s) => s.project.container_registry_enabled;
 
 /**
  * ~(builds_disabled | repository_disabled): ProjectFeature#feature_available? of both — a
@@ -116,6 +120,12 @@ export const PROJECT_POLICY = {
   create_feature_flag: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
   update_feature_flag: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
   destroy_feature_flag: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  // Container images: reporter_access or public_access reads, developer_access deletes tags,
+  // maintainer_access administers (a repository's removal, bulk tag deletion); all off with the
+  // project's registry, writes off on an archived project (READONLY_FEATURES_WHEN_ARCHIVED).
+  read_container_image: (s) => (reporterAccess(s) || openToViewer(s)) && registryEnabled(s),
+  destroy_container_image: (s) => developerAccess(s) && registryEnabled(s) && !archived(s),
+  admin_container_image: (s) => maintainerAccess(s) && registryEnabled(s) && !archived(s),
 } as const satisfies Record<string, Rule>;
 
 export type ProjectAbility = keyof typeof PROJECT_POLICY;

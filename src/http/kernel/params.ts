@@ -45,6 +45,13 @@ const invalidBody = (type: string) =>
     error: `\nProblem:\n  message body does not match declared format\nResolution:\n  when specifying ${type} as content-type, you must pass valid ${type} in the request's 'body' `,
   });
 
+/**
+ * Media types whose body is JSON: the API's, SCIM's (`content_type :json,
+ * 'application/scim+json'`) and the Docker registry's notification envelope, which GitLab's
+ * ContainerRegistryEvent endpoint declares as JSON (`content_type :json, …`).
+ */
+const JSON_MEDIA_TYPES = new Set(['application/json', 'application/scim+json', 'application/vnd.docker.distribution.events.v1+json']);
+
 const tooLarge = (container: 'Array' | 'Hash') => new ApiError(400, { error: `${container} parameter too large` });
 
 /**
@@ -60,8 +67,7 @@ export async function rawParams(c: Context): Promise<RawParams> {
   if (query !== -1) for (const [key, value] of new URLSearchParams(url.slice(query + 1))) assign(params, key, value);
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
-    // SCIM's `application/scim+json` is JSON (Grape's `content_type :json, 'application/scim+json'`).
-    if (type === 'application/json' || type === 'application/scim+json') {
+    if (JSON_MEDIA_TYPES.has(type)) {
       const text = await c.req.text();
       if (text.trim() !== '') {
         let body: unknown;

@@ -1,0 +1,168 @@
+import { type Context, Hono } from 'hono';
+import { sql } from 'kysely';
+import { containerRepositories } from '../../commands/container-repositories.js';
+import { regexpError } from '../../domain/container-repositories/cleanup.js';
+import { forbidden, notFound, recordNotFound } from '../../domain/errors.js';
+import {
+  type ContainerRepositoryRow,
+  findProjectRepository,
+  findTag,
+  groupRepositoriesQuery,
+  projectRepositoriesQuery,
+  repositoryTagsQuery,
+  tagsOf,
+} from '../../projections/container-repositories/queries.js';
+import { toRepository, toTag, toTagDetails } from '../entities/container-repositories.js';
+import { authenticate, eventMetadata, type Auth } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { paginate } from '../kernel/pagination.js';
+import { declaration, integerCheck, optional, pathId, rawParams, t, withDefault, type RawParams, type Rules, type Shape } from '../kernel/params.js';
+import { userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
+
+/**
+ * GitLab's API::ProjectContainerRepositories and API::GroupContainerRepositories (12.x):
+ * reporters (and anyone on a public project) read, developers delete a tag, maintainers
+ * remove a repository or delete tags in bulk. No `authenticate!`: the project's visibility
+ * decides, as `authorize! :read_container_image, user_project` does first for every route.
+ */
+
+const listShape = { tags: withDefault(t.boolean(), false) };
+/** The untrusted_regexp validator: RE2 must compile the pattern. */
+const untrustedRegexp = (name: string) => (raw: RawParams) => {
+  const value = raw[name];
+  const error = typeof value === 'string' ? regexpError(value) : undefined;
+  return error === undefined ? undefined : `${name} is an invalid regexp: ${error}`;
+};
+const bulkShape = {
+  name_regex_delete: optional(t.string()),
+  name_regex: optional(t.string()),
+  name_regex_keep: optional(t.string()),
+  keep_n: optional(t.integer()),
+  older_than: optional(t.string()),
+};
+
+/** The project, readable and its container images readable by the caller (the routes' `before`). */
+async function registryProject(c: Context): Promise<{ auth: Auth; project: ProjectScope }> {
+  const auth = await authenticate(c);
+  return { auth, project: await userProject(c, auth, 'read_container_image') };
+}
+
+/** `requires :repository_id, type: Integer` and the route's own parameters, in Grape's order, every failure together. */
+async function declared<S extends Shape>(c: Context, shape: S, rules?: Rules, checks: readonly ((raw: RawParams) => string | undefined)[] = []) {
+  const raw = await rawParams(c);
+  const p = declaration(raw);
+  p.check(integerCheck(c, 'repository_id'));
+  const parsed = p.parse(shape, rules);
+  for (const check of checks) p.check(check(raw));
+  p.done();
+  return parsed;
+}
+
+/** `user_project.container_repositories.find(params[:repository_id])`: "404 Not found". */
+async function repositoryOf(c: Context, project: ProjectScope): Promise<ContainerRepositoryRow> {
+  const id = pathId(c, 'repository_id');
+  const row = id === null ? undefined : await findProjectRepository(appContext(c).db, project.row.id, id);
+  if (!row) throw recordNotFound('ContainerRepository');
+  return row;
+}
+
+/** `authorize! ability, repository` (ContainerRepositoryPolicy delegates to the project). */
+function authorize(project: ProjectScope, ability: 'read_container_image' | 'destroy_container_image' | 'admin_container_image') {
+  if (!project.can(ability)) throw forbidden();
+}
+
+/** `validate_tag!`: a tag the registry does not list is "404 Tag Not Found". */
+async function tagOf(c: Context, repository: ContainerRepositoryRow) {
+  const tag = await findTag(appContext(c).db, repository.id, c.req.param('tag_name') ?? '');
+  if (!tag) throw notFound('Tag');
+  return tag;
+}
+
+/** Grape's `status :ok` / `status :accepted` as an endpoint's last value: the status is the body. */
+const statusBody = (c: Context, status: 200 | 202) => c.json(status, status);
+
+async function presentRepositories(c: Context, rows: readonly ContainerRepositoryRow[], withTags: boolean) {
+  const { db, config } = appContext(c);
+  if (!withTags) return rows.map((row) => toRepository(config.registryHost, row));
+  const tags = await tagsOf(db, rows.map((row) => row.id));
+  return rows.map((row) => toRepository(config.registryHost, row, tags.filter((tag) => tag.repository_id === row.id)));
+}
+
+export const containerRepositoryRoutes = new Hono<AppEnv>()
+  .get('/projects/:id/registry/repositories', async (c) => {
+    const { project } = await registryProject(c);
+    const p = declaration(await rawParams(c));
+    const { tags } = p.parse(listShape);
+    p.done();
+    const rows = await paginate(c, projectRepositoriesQuery(appContext(c).db, project.row.id), (q) => q.orderBy('r.id'));
+    return c.json(await presentRepositories(c, rows, tags));
+  })
+
+  .delete('/projects/:id/registry/repositories/:repository_id', async (c) => {
+    const { auth, project } = await registryProject(c);
+    await declared(c, {});
+    const repository = await repositoryOf(c, project);
+    authorize(project, 'admin_container_image');
+    await containerRepositories.run(appContext(c).commands, repository.id, { type: 'ScheduleDeletion' }, eventMetadata(c, auth));
+    return statusBody(c, 202);
+  })
+
+  .get('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
+    const { project } = await registryProject(c);
+    await declared(c, {});
+    const repository = await repositoryOf(c, project);
+    authorize(project, 'read_container_image');
+    const { db, config } = appContext(c);
+    const rows = await paginate(c, repositoryTagsQuery(db, repository.id), (q) => q.orderBy(sql`name collate "C"`));
+    return c.json(rows.map((tag) => toTag(config.registryHost, repository, tag)));
+  })
+
+  .delete('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
+    const { auth, project } = await registryProject(c);
+    const { name_regex_delete, name_regex, name_regex_keep, keep_n, older_than } = await declared(
+      c,
+      bulkShape,
+      { atLeastOneOf: [['name_regex', 'name_regex_delete']] },
+      ['name_regex_delete', 'name_regex', 'name_regex_keep'].map(untrustedRegexp),
+    );
+    const repository = await repositoryOf(c, project);
+    authorize(project, 'admin_container_image');
+    const { commands } = appContext(c);
+    const rules = {
+      // CleanupTagsService: `params['name_regex_delete'] || params['name_regex']`.
+      nameRegexDelete: (name_regex_delete ?? name_regex)!,
+      nameRegexKeep: name_regex_keep ?? null,
+      keepN: keep_n ?? null,
+      olderThan: older_than ?? null,
+    };
+    await containerRepositories.run(commands, repository.id, { type: 'ScheduleCleanup', rules, at: commands.now().toISOString() }, eventMetadata(c, auth));
+    return statusBody(c, 202);
+  })
+
+  .get('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', async (c) => {
+    const { project } = await registryProject(c);
+    await declared(c, {});
+    const repository = await repositoryOf(c, project);
+    authorize(project, 'read_container_image');
+    return c.json(toTagDetails(appContext(c).config.registryHost, repository, await tagOf(c, repository)));
+  })
+
+  .delete('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', async (c) => {
+    const { auth, project } = await registryProject(c);
+    await declared(c, {});
+    const repository = await repositoryOf(c, project);
+    authorize(project, 'destroy_container_image');
+    const tag = await tagOf(c, repository);
+    await containerRepositories.run(appContext(c).commands, repository.id, { type: 'DeleteTag', tag: tag.name }, eventMetadata(c, auth));
+    return statusBody(c, 200);
+  })
+
+  .get('/groups/:id/registry/repositories', async (c) => {
+    const auth = await authenticate(c);
+    const group = await userGroup(c, auth, 'read_container_image');
+    const p = declaration(await rawParams(c));
+    const { tags } = p.parse(listShape);
+    p.done();
+    const rows = await paginate(c, groupRepositoriesQuery(appContext(c).db, group.row.id), (q) => q.orderBy('r.id'));
+    return c.json(await presentRepositories(c, rows, tags));
+  });
