@@ -17,6 +17,7 @@ import type { Reactor } from '../projections/runner.js';
 import { claimHolder } from '../projections/projects/queries.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, nextId } from './handler.js';
+import { causedBy } from './causation.js';
 
 /** One container repository of a project and its tags (src/domain/container-repositories/). */
 export const containerRepositories = defineAggregate({
@@ -138,11 +139,6 @@ async function ignoringGone(run: Promise<unknown>): Promise<void> {
 
 type Scheduled = Extract<ContainerRepositoryEvent, { type: 'ContainerRepositoryCleanupScheduled' | 'ContainerRepositoryDeletionScheduled' }>;
 
-const causedBy = (event: StoredEvent): EventMetadata => ({
-  ...event.metadata,
-  causation_id: event.eventId,
-  correlation_id: event.metadata.correlation_id ?? event.eventId,
-});
 
 /**
  * GitLab's CleanupContainerRepositoryWorker (the bulk tag deletion, its rules applied when it

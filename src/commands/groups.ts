@@ -19,6 +19,7 @@ import { type CommandContext, type CommandResult, handleCommands, nextId } from 
 import { firstMember } from '../domain/members.js';
 import { members } from './members.js';
 import { projects } from './projects.js';
+import { causedBy } from './causation.js';
 
 /** A group: its settings, its place in the tree, its custom attributes (src/domain/groups/). */
 export const groups = defineAggregate({
@@ -135,7 +136,7 @@ export const groupRemovalReactor: Reactor<CommandContext> = {
   handles: ['GroupDeletionScheduled'] satisfies GroupEvent['type'][],
   async react(event: StoredEvent, ctx: CommandContext) {
     const { id } = event.data as Extract<GroupEvent, { type: 'GroupDeletionScheduled' }>['data'];
-    const metadata: EventMetadata = { ...event.metadata, causation_id: event.eventId, correlation_id: event.metadata.correlation_id ?? event.eventId };
+    const metadata = causedBy(event);
     await removeSubtreeProjects(ctx, id, metadata);
     for (const group of await groupSubtree(ctx.db, id)) {
       await groups.run(ctx, group.id, { type: 'DeleteGroup', fullPath: group.full_path }, metadata);

@@ -21,6 +21,7 @@ import { defineAggregate } from './aggregate.js';
 import { type CommandContext, type CommandResult, type CommandSpec, handleCommands, nextId } from './handler.js';
 import { firstMember } from '../domain/members.js';
 import { members } from './members.js';
+import { causedBy } from './causation.js';
 
 /** One project: settings, archiving, stars, removal (src/domain/projects/). */
 export const projects = defineAggregate({
@@ -144,11 +145,6 @@ async function lockedNamespace(trx: Db, id: number, gone: () => Error): Promise<
 type RemovalTrigger = Extract<ProjectEvent, { type: 'ProjectDeletionScheduled' }> | Extract<UserEvent, { type: 'UserDeleted' }>;
 type UserCreatedData = Extract<UserEvent, { type: 'UserCreated' }>['data'];
 
-const causedBy = (event: StoredEvent): EventMetadata => ({
-  ...event.metadata,
-  causation_id: event.eventId,
-  correlation_id: event.metadata.correlation_id ?? event.eventId,
-});
 
 /**
  * GitLab's ProjectDestroyWorker: finishes DELETE /projects/:id; and Users::DestroyService,

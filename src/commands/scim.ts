@@ -14,6 +14,7 @@ import { type CommandContext, handleCommands, nextId } from './handler.js';
 import { members } from './members.js';
 import { generateToken, hashPassword, randomPassword, tokenDigest } from './secrets.js';
 import { DEFAULT_PROFILE, findUserConflict, users } from './users.js';
+import { causedBy } from './causation.js';
 
 /** A top-level group's SAML SSO, SCIM token and SAML identities (src/domain/scim.ts). */
 export const scim = defineAggregate({
@@ -112,7 +113,7 @@ export const scimUserRemovalReactor: Reactor<CommandContext> = {
   handles: ['UserDeleted'],
   async react(event: StoredEvent, ctx: CommandContext) {
     const { id } = event.data as { id: number };
-    const metadata: EventMetadata = { ...event.metadata, causation_id: event.eventId, correlation_id: event.metadata.correlation_id ?? event.eventId };
+    const metadata = causedBy(event);
     for (const identity of await identitiesOfUser(ctx.db, id)) {
       await scim.run(ctx, identity.group_id, { type: 'UnlinkGroupSamlIdentity', externUid: identity.extern_uid }, metadata);
     }

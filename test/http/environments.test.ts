@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const SLUG = /^[a-z][a-z0-9-]*-[a-z0-9]{6}$/;
 const FORMAT = "can contain only letters, digits, '-', '_', '/', '$', '{', '}', '.', and spaces, but it cannot start or end with '/'";
 
 const base = (projectId: number) => `/projects/${projectId}/environments`;

@@ -1,7 +1,4 @@
-import type { EpicEvent } from '../epics.js';
-import type { GroupEvent } from '../groups/events.js';
-import type { MemberEvent } from '../members.js';
-import type { ProjectEvent } from '../projects/events.js';
+import type { DataOf, KnownEventType } from '../known-events.js';
 
 /**
  * The activity feed (GitLab's `events` table, GET /events …) is not a table here: it is a
@@ -92,8 +89,7 @@ export interface ActivityMapping<Data> {
   readonly record: (data: Data) => ActivityRecord;
 }
 
-type Event = ProjectEvent | GroupEvent | MemberEvent | EpicEvent;
-type Mappings = { readonly [T in Event['type']]?: ActivityMapping<Extract<Event, { type: T }>['data']> };
+type Mappings = { readonly [T in KnownEventType]?: ActivityMapping<DataOf<T>> };
 
 const noTarget = { target_id: null, target_iid: null, target_type: null, target_title: null } as const;
 
@@ -149,7 +145,7 @@ export const ACTIVITY = {
 export type ActivityEventType = keyof typeof ACTIVITY;
 
 /** Event types that are deliberately no activity, and why (GitLab records no event for them). */
-export const NO_ACTIVITY: Readonly<Record<string, string>> = {
+export const NO_ACTIVITY = {
   // users
   UserCreated: 'GitLab records no event for a new account',
   UserProfileUpdated: 'profile edits are not activity in GitLab',
@@ -230,7 +226,7 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   ContainerRepositoryCleanupScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeletionScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeleted: 'GitLab records no event for the container registry',
-};
+} satisfies { readonly [T in Exclude<KnownEventType, ActivityEventType>]: string };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────
 

@@ -1,21 +1,7 @@
-import type { ApplicationSettingsEvent } from '../application-settings/decider.js';
-import type { BroadcastMessageEvent } from '../broadcast-messages.js';
-import type { DeployKeyEvent } from '../deploy-keys.js';
-import type { EnvironmentEvent } from '../environments.js';
 import { featureFlagAuditMessage } from '../feature-flags/audit-messages.js';
 import type { FeatureFlagEvent } from '../feature-flags/events.js';
-import type { EpicEvent } from '../epics.js';
-import type { TodoEvent } from '../todos.js';
-import type { GroupEvent } from '../groups/events.js';
-import type { IntegrationEvent } from '../integrations/decider.js';
-import type { ContainerRepositoryEvent } from '../container-repositories/decider.js';
-import { type MemberEvent, ROLE_NAMES } from '../members.js';
-import type { NotificationSettingEvent } from '../notification-settings.js';
-import type { ProjectEvent } from '../projects/events.js';
-import type { ProtectedBranchEvent } from '../protected-branches.js';
-import type { UserEvent } from '../users.js';
-import type { ScimEvent } from '../scim.js';
-import type { GeoNodeEvent } from '../geo-nodes.js';
+import type { DataOf, KnownEventType } from '../known-events.js';
+import { ROLE_NAMES } from '../members.js';
 import type { Visibility } from '../access.js';
 
 /**
@@ -26,25 +12,6 @@ import type { Visibility } from '../access.js';
  * (test/domain/audit-feed.test.ts holds every type of the aggregates to it).
  */
 
-type LoggedEvent =
-  | UserEvent
-  | GroupEvent
-  | MemberEvent
-  | ProjectEvent
-  | EnvironmentEvent
-  | BroadcastMessageEvent
-  | DeployKeyEvent
-  | NotificationSettingEvent
-  | ProtectedBranchEvent
-  | ApplicationSettingsEvent
-  | IntegrationEvent
-  | FeatureFlagEvent
-  | ScimEvent
-  | GeoNodeEvent
-  | EpicEvent
-  | TodoEvent
-  | ContainerRepositoryEvent;
-type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
 export type AuditEntityType = (typeof AUDIT_ENTITY_TYPES)[number];
@@ -71,7 +38,7 @@ export interface AuditDescription {
   readonly entityPath?: string | null;
 }
 
-export interface AuditMapping<T extends LoggedEvent['type']> {
+export interface AuditMapping<T extends KnownEventType> {
   /**
    * Only events whose `data.changes` has one of these keys are audited (GitLab audits an
    * update only when an audited column changed). The feed checks it in SQL so pages and
@@ -186,7 +153,7 @@ export const AUDITED = {
   FeatureFlagScopeCreated: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagScopeCreated', data: d }) },
   FeatureFlagScopeUpdated: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagScopeUpdated', data: d }) },
   FeatureFlagScopeDeleted: { describe: (d) => featureFlagRecord({ type: 'FeatureFlagScopeDeleted', data: d }) },
-} satisfies { readonly [T in LoggedEvent['type']]?: AuditMapping<T> };
+} satisfies { readonly [T in KnownEventType]?: AuditMapping<T> };
 
 export type AuditedEventType = keyof typeof AUDITED;
 
@@ -253,7 +220,7 @@ export const NOT_AUDITED = {
   ContainerRepositoryCleanupScheduled: 'GitLab 12 records no audit event for the container registry',
   ContainerRepositoryDeletionScheduled: 'GitLab 12 records no audit event for the container registry',
   ContainerRepositoryDeleted: 'GitLab 12 records no audit event for the container registry',
-} satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
+} satisfies { readonly [T in Exclude<KnownEventType, AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];
 

@@ -1,14 +1,4 @@
-import type { ApplicationSettingsEvent } from '../application-settings/decider.js';
-import type { BroadcastMessageEvent } from '../broadcast-messages.js';
-import type { DeployKeyEvent } from '../deploy-keys.js';
-import type { EnvironmentEvent } from '../environments.js';
-import type { GroupEvent } from '../groups/events.js';
-import type { MemberEvent } from '../members.js';
-import type { NotificationSettingEvent } from '../notification-settings.js';
-import type { ProjectEvent } from '../projects/events.js';
-import type { ProtectedBranchEvent } from '../protected-branches.js';
-import type { UserEvent } from '../users.js';
-import type { IntegrationEvent } from './decider.js';
+import type { KnownEvent } from '../known-events.js';
 import type { Properties } from './catalogue.js';
 
 /**
@@ -24,19 +14,6 @@ import type { Properties } from './catalogue.js';
 
 // ───────────────────────────── The table ─────────────────────────────
 
-/** Every event the log may hold (an entry for a type no aggregate defines is a type error). */
-export type LoggedEvent =
-  | UserEvent
-  | GroupEvent
-  | MemberEvent
-  | ProjectEvent
-  | EnvironmentEvent
-  | BroadcastMessageEvent
-  | DeployKeyEvent
-  | NotificationSettingEvent
-  | ProtectedBranchEvent
-  | ApplicationSettingsEvent
-  | IntegrationEvent;
 
 /** The flags GitLab's chat services subscribe with (Service's `*_events` columns that hooks fire). */
 export type DeliveryFlag =
@@ -64,7 +41,7 @@ export interface DeliveryTrigger<Data> {
 }
 
 /** A delivery table over an event union: `{ [type]?: trigger of that type's data }`. */
-export type DeliveryTriggers<E extends { readonly type: string; readonly data: unknown } = LoggedEvent> = {
+export type DeliveryTriggers<E extends { readonly type: string; readonly data: unknown } = KnownEvent> = {
   readonly [T in E['type']]?: DeliveryTrigger<Extract<E, { type: T }>['data']>;
 };
 

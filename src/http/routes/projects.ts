@@ -27,7 +27,7 @@ import { presentProjects, type ProjectsView } from '../entities/projects.js';
 import { authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { limitReachedFirst, methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE, pageOf, paginate, setKeysetNextLink } from '../kernel/pagination.js';
+import { pageOf, paginate, setKeysetNextLink } from '../kernel/pagination.js';
 import { params, rawParams, t, withDefault } from '../kernel/params.js';
 import { userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
