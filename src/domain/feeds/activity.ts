@@ -1,6 +1,7 @@
 import type { EpicEvent } from '../epics.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { MemberEvent } from '../members.js';
+import type { MilestoneEvent } from '../milestones.js';
 import type { ProjectEvent } from '../projects/events.js';
 
 /**
@@ -92,7 +93,7 @@ export interface ActivityMapping<Data> {
   readonly record: (data: Data) => ActivityRecord;
 }
 
-type Event = ProjectEvent | GroupEvent | MemberEvent | EpicEvent;
+type Event = ProjectEvent | GroupEvent | MemberEvent | EpicEvent | MilestoneEvent;
 type Mappings = { readonly [T in Event['type']]?: ActivityMapping<Extract<Event, { type: T }>['data']> };
 
 const noTarget = { target_id: null, target_iid: null, target_type: null, target_title: null } as const;
@@ -114,6 +115,14 @@ const epicTarget = (actionName: string, data: { id: number; iid: number; title: 
   target_id: data.id,
   target_iid: data.iid,
   target_type: 'Epic',
+  target_title: data.title,
+});
+
+const milestoneTarget = (actionName: string, data: { id: number; iid: number; title: string }): ActivityRecord => ({
+  action_name: actionName,
+  target_id: data.id,
+  target_iid: data.iid,
+  target_type: 'Milestone',
   target_title: data.title,
 });
 
@@ -144,6 +153,12 @@ export const ACTIVITY = {
   EpicCreated: { action: 'created', targetFilter: null, author: 'actor', record: (data) => epicTarget('opened', data) },
   EpicClosed: { action: 'closed', targetFilter: null, author: 'actor', record: (data) => epicTarget('closed', data) },
   EpicReopened: { action: 'reopened', targetFilter: null, author: 'actor', record: (data) => epicTarget('opened', data) },
+  // GitLab: EventCreateService#open_milestone / close_milestone / reopen_milestone /
+  // destroy_milestone; Event#action_name says "opened" for a creation and a reopening.
+  MilestoneCreated: { action: 'created', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('opened', data) },
+  MilestoneClosed: { action: 'closed', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('closed', data) },
+  MilestoneReopened: { action: 'reopened', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('opened', data) },
+  MilestoneDeleted: { action: 'destroyed', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('destroyed', data) },
 } as const satisfies Mappings;
 
 export type ActivityEventType = keyof typeof ACTIVITY;
@@ -221,6 +236,7 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   // epics and todos
   EpicUpdated: 'Epics::UpdateService records no event (only a state change does)',
   EpicDeleted: 'Issuable::DestroyService records no event for an epic (its events go with it)',
+  MilestoneUpdated: 'Milestones::UpdateService records no event (only a state change does)',
   TodoCreated: 'todos are personal, not activity',
   TodosMarkedDone: 'todos are personal, not activity',
   // container registry

@@ -5,6 +5,7 @@ import type { EnvironmentEvent } from '../environments.js';
 import { featureFlagAuditMessage } from '../feature-flags/audit-messages.js';
 import type { FeatureFlagEvent } from '../feature-flags/events.js';
 import type { EpicEvent } from '../epics.js';
+import type { MilestoneEvent } from '../milestones.js';
 import type { TodoEvent } from '../todos.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { IntegrationEvent } from '../integrations/decider.js';
@@ -42,6 +43,7 @@ type LoggedEvent =
   | ScimEvent
   | GeoNodeEvent
   | EpicEvent
+  | MilestoneEvent
   | TodoEvent
   | ContainerRepositoryEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
@@ -245,6 +247,11 @@ export const NOT_AUDITED = {
   EpicClosed: 'GitLab 12 records no audit event for epics',
   EpicReopened: 'GitLab 12 records no audit event for epics',
   EpicDeleted: 'GitLab 12 records no audit event for epics',
+  MilestoneCreated: 'GitLab 12 records no audit event for milestones',
+  MilestoneUpdated: 'GitLab 12 records no audit event for milestones',
+  MilestoneClosed: 'GitLab 12 records no audit event for milestones',
+  MilestoneReopened: 'GitLab 12 records no audit event for milestones',
+  MilestoneDeleted: 'GitLab 12 records no audit event for milestones',
   TodoCreated: 'not audited',
   TodosMarkedDone: 'not audited',
   ContainerRepositoryCreated: 'GitLab 12 records no audit event for the container registry',
