@@ -237,6 +237,9 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   EpicUpdated: 'Epics::UpdateService records no event (only a state change does)',
   EpicDeleted: 'Issuable::DestroyService records no event for an epic (its events go with it)',
   MilestoneUpdated: 'Milestones::UpdateService records no event (only a state change does)',
+  LabelCreated: 'GitLab records no event for labels',
+  LabelUpdated: 'GitLab records no event for labels',
+  LabelDeleted: 'GitLab records no event for labels',
   TodoCreated: 'todos are personal, not activity',
   TodosMarkedDone: 'todos are personal, not activity',
   // container registry

@@ -5,6 +5,7 @@ import type { EnvironmentEvent } from '../environments.js';
 import { featureFlagAuditMessage } from '../feature-flags/audit-messages.js';
 import type { FeatureFlagEvent } from '../feature-flags/events.js';
 import type { EpicEvent } from '../epics.js';
+import type { LabelEvent } from '../labels.js';
 import type { MilestoneEvent } from '../milestones.js';
 import type { TodoEvent } from '../todos.js';
 import type { GroupEvent } from '../groups/events.js';
@@ -44,6 +45,7 @@ type LoggedEvent =
   | GeoNodeEvent
   | EpicEvent
   | MilestoneEvent
+  | LabelEvent
   | TodoEvent
   | ContainerRepositoryEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
@@ -252,6 +254,9 @@ export const NOT_AUDITED = {
   MilestoneClosed: 'GitLab 12 records no audit event for milestones',
   MilestoneReopened: 'GitLab 12 records no audit event for milestones',
   MilestoneDeleted: 'GitLab 12 records no audit event for milestones',
+  LabelCreated: 'GitLab 12 records no audit event for labels',
+  LabelUpdated: 'GitLab 12 records no audit event for labels',
+  LabelDeleted: 'GitLab 12 records no audit event for labels',
   TodoCreated: 'not audited',
   TodosMarkedDone: 'not audited',
   ContainerRepositoryCreated: 'GitLab 12 records no audit event for the container registry',
