@@ -40,6 +40,16 @@ describe('POST /projects/:id/milestones', () => {
     expect((await create(other.id, { title: 'v1.0' })).body.iid).toBe(1);
   });
 
+  it('gives concurrent creations distinct iids, and one of two racing for a title the error', async () => {
+    const project = await createProject(api);
+    const made = await Promise.all(Array.from({ length: 6 }, (_, i) => create(project.id, { title: `m${i}` })));
+    expect(made.map((r) => r.status)).toEqual(Array(6).fill(201));
+    expect(made.map((r) => r.body.iid).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    const racing = await Promise.all([create(project.id, { title: 'same' }), create(project.id, { title: 'same' })]);
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 400]);
+    expect(await rowCount(project.id)).toBe(7);
+  });
+
   it("answers Grape's parameter errors before looking at the project", async () => {
     const project = await createProject(api);
     expect(await create(project.id, {})).toMatchObject({ status: 400, body: { error: 'title is missing' } });
