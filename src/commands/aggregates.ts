@@ -6,6 +6,8 @@ import type { Aggregate } from './aggregate.js';
 import { environments } from './environments.js';
 import { featureFlags } from './feature-flags.js';
 import { epics } from './epics.js';
+import { labels } from './labels.js';
+import { milestones } from './milestones.js';
 import { todos } from './todos.js';
 import { broadcastMessages } from './broadcast-messages.js';
 import { deployKeys } from './deploy-keys.js';
@@ -22,7 +24,7 @@ import { geoNodes } from './geo-nodes.js';
 import { containerRepositories } from './container-repositories.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

@@ -8,7 +8,9 @@ import type { FeatureFlagEvent } from './feature-flags/events.js';
 import type { GeoNodeEvent } from './geo-nodes.js';
 import type { GroupEvent } from './groups/events.js';
 import type { IntegrationEvent } from './integrations/decider.js';
+import type { LabelEvent } from './labels.js';
 import type { MemberEvent } from './members.js';
+import type { MilestoneEvent } from './milestones.js';
 import type { NotificationSettingEvent } from './notification-settings.js';
 import type { ProjectEvent } from './projects/events.js';
 import type { ProtectedBranchEvent } from './protected-branches.js';
@@ -39,6 +41,8 @@ export type KnownEvent =
   | ScimEvent
   | GeoNodeEvent
   | EpicEvent
+  | MilestoneEvent
+  | LabelEvent
   | TodoEvent
   | ContainerRepositoryEvent;
 

@@ -11,6 +11,8 @@ import { projectRoutes } from './routes/projects.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
 import { epicRoutes } from './routes/epics.js';
+import { labelRoutes } from './routes/labels.js';
+import { milestoneRoutes } from './routes/milestones.js';
 import { todoRoutes } from './routes/todos.js';
 import { environmentRoutes } from './routes/environments.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
@@ -96,6 +98,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', groupSamlRoutes);
   api.route('/', geoNodeRoutes);
   api.route('/', epicRoutes);
+  api.route('/', milestoneRoutes);
+  api.route('/', labelRoutes);
   api.route('/', todoRoutes);
   api.route('/', containerRepositoryRoutes);
   api.route('/', containerRegistryEventRoutes);

@@ -1,6 +1,8 @@
 import { environmentsProjector } from './environments/projector.js';
 import { featureFlagsProjector } from './feature-flags/projector.js';
 import { epicsProjector } from './epics/projector.js';
+import { labelsProjector } from './labels/projector.js';
+import { milestonesProjector } from './milestones/projector.js';
 import { todosProjector } from './todos/projector.js';
 import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
 import { deployKeysProjector } from './deploy-keys/projector.js';
@@ -18,7 +20,7 @@ import { geoNodesProjector } from './geo-nodes/projector.js';
 import { containerRepositoriesProjector } from './container-repositories/projector.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

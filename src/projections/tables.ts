@@ -1,6 +1,8 @@
 import type { EnvironmentsReadTables } from './environments/tables.js';
 import type { FeatureFlagsReadTables } from './feature-flags/tables.js';
 import type { EpicsReadTables } from './epics/tables.js';
+import type { LabelsReadTables } from './labels/tables.js';
+import type { MilestonesReadTables } from './milestones/tables.js';
 import type { TodosReadTables } from './todos/tables.js';
 import type { BroadcastMessagesReadTables } from './broadcast-messages/tables.js';
 import type { DeployKeysReadTables } from './deploy-keys/tables.js';
@@ -17,4 +19,4 @@ import type { GeoNodesReadTables } from './geo-nodes/tables.js';
 import type { ContainerRepositoriesReadTables } from './container-repositories/tables.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables, ContainerRepositoriesReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables, ContainerRepositoriesReadTables, MilestonesReadTables, LabelsReadTables {}

@@ -28,6 +28,10 @@ describe('the activity mapping', () => {
     EpicCreated: { id: 11, group_id: 3, iid: 2, title: 'Roadmap' },
     EpicClosed: { id: 11, group_id: 3, iid: 2, title: 'Roadmap' },
     EpicReopened: { id: 11, group_id: 3, iid: 2, title: 'Roadmap' },
+    MilestoneCreated: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
+    MilestoneClosed: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
+    MilestoneReopened: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
+    MilestoneDeleted: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
   };
 
   it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
@@ -48,12 +52,18 @@ describe('the activity mapping', () => {
     expect(activityRecord('EpicCreated', SAMPLES.EpicCreated)).toEqual({ action_name: 'opened', ...epic });
     expect(activityRecord('EpicClosed', SAMPLES.EpicClosed)).toEqual({ action_name: 'closed', ...epic });
     expect(activityRecord('EpicReopened', SAMPLES.EpicReopened)).toEqual({ action_name: 'opened', ...epic });
+    const milestone = { target_id: 21, target_iid: 1, target_type: 'Milestone', target_title: 'v1.0' };
+    expect(activityRecord('MilestoneCreated', SAMPLES.MilestoneCreated)).toEqual({ action_name: 'opened', ...milestone });
+    expect(activityRecord('MilestoneClosed', SAMPLES.MilestoneClosed)).toEqual({ action_name: 'closed', ...milestone });
+    expect(activityRecord('MilestoneReopened', SAMPLES.MilestoneReopened)).toEqual({ action_name: 'opened', ...milestone });
+    expect(activityRecord('MilestoneDeleted', SAMPLES.MilestoneDeleted)).toEqual({ action_name: 'destroyed', ...milestone });
   });
 
   it('turns the action and target_type filters into event types', () => {
     expect(activityTypes({ action: 'joined' }).sort()).toEqual(['AccessRequestApproved', 'MemberAdded']);
-    expect(activityTypes({ action: 'destroyed' }).sort()).toEqual(['GroupDeletionScheduled', 'ProjectDeletionScheduled']);
-    expect(activityTypes({ action: 'closed' })).toEqual(['EpicClosed']);
+    expect(activityTypes({ action: 'destroyed' }).sort()).toEqual(['GroupDeletionScheduled', 'MilestoneDeleted', 'ProjectDeletionScheduled']);
+    expect(activityTypes({ action: 'closed' }).sort()).toEqual(['EpicClosed', 'MilestoneClosed']);
+    expect(activityTypes({ targetType: 'milestone' }).sort()).toEqual(['MilestoneClosed', 'MilestoneCreated', 'MilestoneDeleted', 'MilestoneReopened']);
     expect(activityTypes({ targetType: 'project' })).toEqual(['ProjectDeletionScheduled']);
     expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
     expect(activityTypes({ action: 'pushed' })).toEqual([]);

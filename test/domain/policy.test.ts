@@ -63,6 +63,11 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   archive_project: { private: owners, internal: owners, public: owners },
   remove_project: { private: owners, internal: owners, public: owners },
   request_access: { private: [], internal: ['outsider'], public: ['outsider', 'external'] },
+  // GitLab 12: guest_access | public_access reads milestones and labels; developer_access administers milestones, reporter_access labels.
+  read_milestone: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
+  admin_milestone: { private: developers, internal: developers, public: developers },
+  read_label: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
+  admin_label: { private: reporters, internal: reporters, public: reporters },
   // GitLab 12: no public_access to environments and deployments; reporters and above.
   read_environment: { private: reporters, internal: reporters, public: reporters },
   create_environment: { private: developers, internal: developers, public: developers },
@@ -112,6 +117,14 @@ describe('ProjectPolicy', () => {
     expect(sorted(whoMayProject('read_environment', archived))).toEqual(sorted(reporters));
     expect(sorted(whoMayProject('admin_project', archived))).toEqual(sorted(maintainers));
     expect(sorted(whoMayProject('remove_project', archived))).toEqual(sorted(owners));
+  });
+
+  it('makes milestones and labels read-only on an archived project', () => {
+    const archived = openProject('public', { archived: true });
+    expect(whoMayProject('admin_milestone', archived)).toEqual([]);
+    expect(whoMayProject('admin_label', archived)).toEqual([]);
+    expect(sorted(whoMayProject('read_milestone', archived))).toEqual(sorted([...members, 'outsider', 'external', 'anonymous']));
+    expect(sorted(whoMayProject('read_label', archived))).toEqual(sorted([...members, 'outsider', 'external', 'anonymous']));
   });
 
   it('turns environments and deployments off with builds or the repository, for administrators too', () => {

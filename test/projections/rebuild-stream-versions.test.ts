@@ -78,6 +78,14 @@ async function writeSome(round: number) {
   ok(await api.post(`/projects/${mine.id}/environments/${review.id}/stop`, undefined, { token: bob.token }));
   ok(await api.del(`/projects/${mine.id}/environments/${review.id}`, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/environments`, { name: 'production' }, { token: bob.token }));
+  const milestone = ok(await api.post(`/projects/${mine.id}/milestones`, { title: `M ${round}`, due_date: '2020-02-01' }, { token: bob.token })).body;
+  ok(await api.put(`/projects/${mine.id}/milestones/${milestone.id}`, { state_event: 'close', description: 'shipped' }, { token: bob.token }));
+  const dropped = ok(await api.post(`/projects/${mine.id}/milestones`, { title: `Dropped ${round}` }, { token: bob.token })).body;
+  ok(await api.del(`/projects/${mine.id}/milestones/${dropped.id}`, { token: bob.token }));
+  const bug = ok(await api.post(`/projects/${mine.id}/labels`, { name: `bug ${round}`, color: 'red', priority: 1 }, { token: bob.token })).body;
+  ok(await api.put(`/projects/${mine.id}/labels/${bug.id}`, { new_name: `defect ${round}`, priority: '' }, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/labels`, { name: `gone ${round}`, color: '#000' }, { token: bob.token }));
+  ok(await api.del(`/projects/${mine.id}/labels`, { query: { name: `gone ${round}` }, token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/feature_flags`, { name: 'flag', description: 'one' }, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/feature_flags/flag/scopes`, { environment_scope: 'review/*', active: false, strategies: [{ name: 'default', parameters: {} }] }, { token: bob.token }));
   ok(await api.put(`/projects/${mine.id}/feature_flags/flag/scopes/review%2F*`, { active: true, strategies: [{ name: 'userWithId', parameters: { userIds: 'a' } }] }, { token: bob.token }));

@@ -113,6 +113,14 @@ const epicTarget = (actionName: string, data: { id: number; iid: number; title: 
   target_title: data.title,
 });
 
+const milestoneTarget = (actionName: string, data: { id: number; iid: number; title: string }): ActivityRecord => ({
+  action_name: actionName,
+  target_id: data.id,
+  target_iid: data.iid,
+  target_type: 'Milestone',
+  target_title: data.title,
+});
+
 // ───────────────────────────── The mapping ─────────────────────────────
 
 export const ACTIVITY = {
@@ -140,6 +148,12 @@ export const ACTIVITY = {
   EpicCreated: { action: 'created', targetFilter: null, author: 'actor', record: (data) => epicTarget('opened', data) },
   EpicClosed: { action: 'closed', targetFilter: null, author: 'actor', record: (data) => epicTarget('closed', data) },
   EpicReopened: { action: 'reopened', targetFilter: null, author: 'actor', record: (data) => epicTarget('opened', data) },
+  // GitLab: EventCreateService#open_milestone / close_milestone / reopen_milestone /
+  // destroy_milestone; Event#action_name says "opened" for a creation and a reopening.
+  MilestoneCreated: { action: 'created', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('opened', data) },
+  MilestoneClosed: { action: 'closed', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('closed', data) },
+  MilestoneReopened: { action: 'reopened', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('opened', data) },
+  MilestoneDeleted: { action: 'destroyed', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('destroyed', data) },
 } as const satisfies Mappings;
 
 export type ActivityEventType = keyof typeof ACTIVITY;
@@ -217,6 +231,10 @@ export const NO_ACTIVITY = {
   // epics and todos
   EpicUpdated: 'Epics::UpdateService records no event (only a state change does)',
   EpicDeleted: 'Issuable::DestroyService records no event for an epic (its events go with it)',
+  MilestoneUpdated: 'Milestones::UpdateService records no event (only a state change does)',
+  LabelCreated: 'GitLab records no event for labels',
+  LabelUpdated: 'GitLab records no event for labels',
+  LabelDeleted: 'GitLab records no event for labels',
   TodoCreated: 'todos are personal, not activity',
   TodosMarkedDone: 'todos are personal, not activity',
   // container registry

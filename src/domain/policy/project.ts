@@ -99,6 +99,15 @@ export const PROJECT_POLICY = {
    */
   request_access: (s) => publicUserAccess(s) && !ownerAccess(s) && !guest(s) && s.project.request_access_enabled && !archived(s),
 
+  // Milestones and labels (GitLab 12): guest_access or public_access reads them; developers
+  // administer milestones, reporters labels; read-only on an archived project
+  // (READONLY_FEATURES_WHEN_ARCHIVED). GitLab also turns both off when issues and merge
+  // requests are both disabled, which forgelog's project features do not model yet.
+  read_milestone: (s) => ownerAccess(s) || guest(s) || openToViewer(s),
+  admin_milestone: (s) => developerAccess(s) && !archived(s),
+  read_label: (s) => ownerAccess(s) || guest(s) || openToViewer(s),
+  admin_label: (s) => reporterAccess(s) && !archived(s),
+
   // Environments and deployments: reporters read, developers write, maintainers administer;
   // off with builds or the repository, read-only on an archived project (READONLY_FEATURES_WHEN_ARCHIVED).
   read_environment: (s) => reporterAccess(s) && cicdAvailable(s),

@@ -75,10 +75,13 @@ const STATUS: Record<DomainErrorCode, StatusCode> = {
  */
 export type InvalidRendering = (fields: FieldErrors) => ErrorResponse;
 
+/** GitLab's `render_api_error!("Failed to <act> #{model.errors.messages}", 400)`: "Failed to create milestone {…}". */
+export const failedTo =
+  (act: string): InvalidRendering =>
+  (fields) => ({ status: 400, body: { message: `Failed to ${act} ${rubyHashInspect(fields)}` } });
+
 /** GitLab's `render_api_error!("Failed to save group #{group.errors.messages}", 400)` (POST /groups). */
-export const failedToSave =
-  (model: string): InvalidRendering =>
-  (fields) => ({ status: 400, body: { message: `Failed to save ${model} ${rubyHashInspect(fields)}` } });
+export const failedToSave = (model: string): InvalidRendering => failedTo(`save ${model}`);
 
 /**
  * POST /projects: `error!(project.errors[:limit_reached], 403)` when the personal project

@@ -216,6 +216,13 @@ const DATE = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/)
   .refine(calendarDate);
+/** A date sent as a String, as Rails casts it onto a date column ('' is none); forgelog refuses what is not a date. */
+const DATE_TEXT = /^(\d{4}-\d{2}-\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const DATE_COLUMN = z.preprocess(
+  (v) => (typeof v === 'string' ? v.trim() : v),
+  z.string().refine((v) => v === '' || (DATE_TEXT.test(v) && !Number.isNaN(Date.parse(`${DATE_TEXT.exec(v)![1]}T00:00:00Z`)))).transform((v) => (v === '' ? null : v.slice(0, 10))),
+);
+
 const HASH = z.record(z.string(), z.preprocess(stringOf, z.string()));
 const FILE = z.unknown();
 
@@ -261,6 +268,8 @@ export const t = {
   array: <T extends z.ZodType>(item: T) => arrayOf(item) as unknown as z.ZodType<z.output<T>[]>,
   datetime: () => DATETIME,
   date: () => DATE,
+  /** A date column's value: 'YYYY-MM-DD', or null for '' (none). */
+  dateColumn: () => DATE_COLUMN,
   hash: () => HASH,
   file: () => FILE,
 };

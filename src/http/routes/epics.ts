@@ -1,5 +1,4 @@
 import { Hono, type Context } from 'hono';
-import { z } from 'zod';
 import { createEpic, deleteEpic, epics } from '../../commands/epics.js';
 import { todos } from '../../commands/todos.js';
 import { nextId } from '../../commands/handler.js';
@@ -46,13 +45,6 @@ function present(c: Context, group: GroupScope, epic: EpicView, single = false) 
   return toEpic(epic, appContext(c).config, { canAdmin: canAdminEpic(group.viewer, epic), ...(single ? { subscribedFor: group.viewer?.id ?? null } : {}) });
 }
 
-/** A date sent as a String, as Rails casts it onto a date column ('' is none); forgelog refuses what is not a date. */
-const DATE_TEXT = /^(\d{4}-\d{2}-\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/;
-const dateParam = z.preprocess(
-  (v) => (typeof v === 'string' ? v.trim() : v),
-  z.string().refine((v) => v === '' || (DATE_TEXT.test(v) && !Number.isNaN(Date.parse(`${DATE_TEXT.exec(v)![1]}T00:00:00Z`)))).transform((v) => (v === '' ? null : v.slice(0, 10))),
-);
-
 const listShape = {
   order_by: withDefault(t.values(['created_at', 'updated_at']), 'created_at'),
   sort: withDefault(t.values(['asc', 'desc']), 'desc'),
@@ -71,9 +63,9 @@ const listShape = {
 const fieldsShape = {
   description: optional(t.string()),
   start_date_is_fixed: optional(t.boolean()),
-  start_date_fixed: optional(dateParam),
+  start_date_fixed: optional(t.dateColumn()),
   due_date_is_fixed: optional(t.boolean()),
-  due_date_fixed: optional(dateParam),
+  due_date_fixed: optional(t.dateColumn()),
   labels: optional(t.array(t.string())),
 } satisfies Shape;
 const createShape = { title: required(t.string()), ...fieldsShape, parent_id: optional(t.integer()) } satisfies Shape;

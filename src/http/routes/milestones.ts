@@ -1,0 +1,119 @@
+import { Hono, type Context } from 'hono';
+import { createMilestone, milestones } from '../../commands/milestones.js';
+import { recordNotFound } from '../../domain/errors.js';
+import type { MilestoneFields } from '../../domain/milestones.js';
+import { MILESTONE_ORDER, findMilestone, milestonesQuery } from '../../projections/milestones/queries.js';
+import type { MilestoneRow } from '../../projections/milestones/tables.js';
+import { toMilestone } from '../entities/milestones.js';
+import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { failedTo, rendersInvalid } from '../kernel/errors.js';
+import { paginate } from '../kernel/pagination.js';
+import { atLeastOneOf, declaration, integerCheck, optional, pathId, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
+import { userProject, type ProjectScope } from '../kernel/scope.js';
+
+/**
+ * GitLab's API::ProjectMilestones (12.x, with API::MilestoneResponses): members and, on an
+ * open project, anyone signed in read; developers write (ProjectPolicy's admin_milestone).
+ * Authentication first, then Grape's declaration, then the project (404 hidden, 403 without
+ * the ability).
+ */
+
+const listShape = {
+  state: withDefault(t.values(['active', 'closed', 'all']), 'all'),
+  iids: optional(t.array(t.integer())),
+  title: optional(t.string()),
+  search: optional(t.string()),
+  include_parent_milestones: withDefault(t.boolean(), false),
+  updated_before: optional(t.datetime()),
+  updated_after: optional(t.datetime()),
+} satisfies Shape;
+const fieldsShape = { description: optional(t.string()), due_date: optional(t.dateColumn()), start_date: optional(t.dateColumn()) } satisfies Shape;
+const createShape = { title: required(t.string()), ...fieldsShape } satisfies Shape;
+const updateShape = { title: optional(t.string()), state_event: optional(t.values(['close', 'activate'])), ...fieldsShape } satisfies Shape;
+
+/** `requires :milestone_id, type: Integer` and the route's own declaration, every failure together. */
+async function declared<S extends Shape>(c: Context, shape: S, rules: ((raw: Record<string, unknown>) => string | undefined)[] = []) {
+  const raw = await rawParams(c);
+  const p = declaration(raw);
+  p.check(integerCheck(c, 'milestone_id'));
+  const parsed = p.parse(shape);
+  for (const rule of rules) p.check(rule(raw));
+  p.done();
+  return parsed;
+}
+
+/** `parent.milestones.find(params[:milestone_id])`: another project's id is "404 Not found". */
+async function milestoneOf(c: Context, projectId: number): Promise<MilestoneRow> {
+  const id = pathId(c, 'milestone_id');
+  const row = id === null ? undefined : await findMilestone(appContext(c).db, projectId, id);
+  if (!row) throw recordNotFound('Milestone');
+  return row;
+}
+
+function present(c: Context, project: ProjectScope, row: MilestoneRow) {
+  return toMilestone(row, appContext(c).config, project.row.path_with_namespace);
+}
+
+const fieldsOf = (p: { description?: string | undefined; due_date?: string | null | undefined; start_date?: string | null | undefined }): MilestoneFields => ({
+  description: p.description,
+  dueDate: p.due_date,
+  startDate: p.start_date,
+});
+
+export const milestoneRoutes = new Hono<AppEnv>()
+  .get('/projects/:id/milestones', async (c) => {
+    const auth = await requireUser(c);
+    const p = declaration(await rawParams(c));
+    const f = p.parse(listShape);
+    p.done();
+    const project = await userProject(c, auth, 'read_milestone');
+    // include_parent_milestones: the group's milestones, which do not exist here yet.
+    const query = milestonesQuery(appContext(c).db, project.row.id, {
+      state: f.state,
+      iids: f.iids,
+      title: f.title,
+      search: f.search,
+      updatedBefore: f.updated_before,
+      updatedAfter: f.updated_after,
+    });
+    const rows = await paginate(c, query, MILESTONE_ORDER);
+    return c.json(rows.map((row) => present(c, project, row)));
+  })
+
+  .get('/projects/:id/milestones/:milestone_id', async (c) => {
+    const auth = await requireUser(c);
+    await declared(c, {});
+    const project = await userProject(c, auth, 'read_milestone');
+    return c.json(present(c, project, await milestoneOf(c, project.row.id)));
+  })
+
+  .post('/projects/:id/milestones', rendersInvalid(failedTo('create milestone')), async (c) => {
+    const auth = await requireUser(c);
+    const p = declaration(await rawParams(c));
+    const parsed = p.parse(createShape);
+    p.done();
+    const project = await userProject(c, auth, 'admin_milestone');
+    const { db, commands } = appContext(c);
+    const id = await createMilestone(commands, { projectId: project.row.id, title: parsed.title, fields: fieldsOf(parsed) }, eventMetadata(c, auth));
+    return c.json(present(c, project, (await findMilestone(db, project.row.id, id))!), 201);
+  })
+
+  .put('/projects/:id/milestones/:milestone_id', rendersInvalid(failedTo('update milestone')), async (c) => {
+    const auth = await requireUser(c);
+    const parsed = await declared(c, updateShape, [(raw) => atLeastOneOf(raw, ['title', 'description', 'start_date', 'due_date', 'state_event'])]);
+    const project = await userProject(c, auth, 'admin_milestone');
+    const milestone = await milestoneOf(c, project.row.id);
+    const { db, commands } = appContext(c);
+    await milestones.run(commands, milestone.id, { type: 'UpdateMilestone', fields: { title: parsed.title, ...fieldsOf(parsed) }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
+    return c.json(present(c, project, (await findMilestone(db, project.row.id, milestone.id))!));
+  })
+
+  .delete('/projects/:id/milestones/:milestone_id', async (c) => {
+    const auth = await requireUser(c);
+    await declared(c, {});
+    const project = await userProject(c, auth, 'admin_milestone');
+    const milestone = await milestoneOf(c, project.row.id);
+    await milestones.run(appContext(c).commands, milestone.id, { type: 'DeleteMilestone' }, eventMetadata(c, auth));
+    return c.body(null, 204);
+  });
