@@ -230,6 +230,10 @@ export const NO_ACTIVITY: Readonly<Record<string, string>> = {
   ContainerRepositoryCleanupScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeletionScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeleted: 'GitLab records no event for the container registry',
+  // repository
+  BranchCreated: "push activity comes with issue 12's push_data",
+  BranchUpdated: "push activity comes with issue 12's push_data",
+  BranchDeleted: "push activity comes with issue 12's push_data",
 };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

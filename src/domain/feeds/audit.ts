@@ -9,6 +9,7 @@ import type { TodoEvent } from '../todos.js';
 import type { GroupEvent } from '../groups/events.js';
 import type { IntegrationEvent } from '../integrations/decider.js';
 import type { ContainerRepositoryEvent } from '../container-repositories/decider.js';
+import type { RepositoryEvent } from '../repository/decider.js';
 import { type MemberEvent, ROLE_NAMES } from '../members.js';
 import type { NotificationSettingEvent } from '../notification-settings.js';
 import type { ProjectEvent } from '../projects/events.js';
@@ -43,7 +44,8 @@ type LoggedEvent =
   | GeoNodeEvent
   | EpicEvent
   | TodoEvent
-  | ContainerRepositoryEvent;
+  | ContainerRepositoryEvent
+  | RepositoryEvent;
 type DataOf<T extends LoggedEvent['type']> = Extract<LoggedEvent, { type: T }>['data'];
 
 export const AUDIT_ENTITY_TYPES = ['User', 'Group', 'Project'] as const;
@@ -253,6 +255,9 @@ export const NOT_AUDITED = {
   ContainerRepositoryCleanupScheduled: 'GitLab 12 records no audit event for the container registry',
   ContainerRepositoryDeletionScheduled: 'GitLab 12 records no audit event for the container registry',
   ContainerRepositoryDeleted: 'GitLab 12 records no audit event for the container registry',
+  BranchCreated: 'GitLab 12 records no audit event for a push',
+  BranchUpdated: 'GitLab 12 records no audit event for a push',
+  BranchDeleted: 'GitLab 12 records no audit event for a push',
 } satisfies { readonly [T in Exclude<LoggedEvent['type'], AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];
