@@ -3,9 +3,9 @@ import type { Db } from '../database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry } from '../domain/repository/files.js';
 import { type RepositoryCommand, repositoryDecider, repositoryEventIndex, repositoryEvents, repositoryStreamId } from '../domain/repository/decider.js';
-import { blob, commit, type GitObject, MODES, type Mode, parseCommit, parseTree, type Signature } from '../domain/repository/objects.js';
+import { blob, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { findObject } from '../projections/repository/queries.js';
+import { findObject, readFiles } from '../projections/repository/queries.js';
 import { defineAggregate } from './aggregate.js';
 import type { CommandContext } from './handler.js';
 
@@ -32,18 +32,6 @@ export async function storeObjects(trx: Db, projectId: number, objects: readonly
     .values([...unique.values()].map((o) => ({ project_id: projectId, sha: o.sha, type: o.type, size: o.content.length, content: o.content })))
     .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
     .execute();
-}
-
-/** The files of a tree, recursively, as a flat map. */
-export async function readFiles(db: Db, projectId: number, treeSha: string, prefix = '', into = new Map<string, FileEntry>()): Promise<Map<string, FileEntry>> {
-  const object = await findObject(db, projectId, treeSha);
-  if (!object || object.type !== 'tree') return into;
-  for (const entry of parseTree(object.content)) {
-    const path = `${prefix}${entry.name}`;
-    if (entry.mode === MODES.tree) await readFiles(db, projectId, entry.sha, `${path}/`, into);
-    else into.set(path, { mode: entry.mode as Mode, sha: entry.sha });
-  }
-  return into;
 }
 
 async function lockedHead(trx: Db, projectId: number, branch: string): Promise<string | undefined> {
@@ -76,15 +64,17 @@ export async function commitFiles(ctx: CommandContext, input: CommitInput, metad
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
       const head = await lockedHead(trx, input.projectId, input.branch);
-      const base = head ?? (input.startBranch === input.branch ? undefined : await lockedHead(trx, input.projectId, input.startBranch));
-      if (head === undefined && base === undefined && input.startBranch !== input.branch) {
-        // GitLab: Gitlab::Git::Repository#with_repo_branch_commit finds no start branch.
-        const empty = (await trx.selectFrom('repository_branches').select('name').where('project_id', '=', input.projectId).limit(1).execute()).length === 0;
-        if (!empty) throw serviceError(`Cannot find start_branch \`${input.startBranch}\``);
+      const empty = (await trx.selectFrom('repository_branches').select('name').where('project_id', '=', input.projectId).limit(1).execute()).length === 0;
+      // Commits::CreateService#validate!: on a branch, or a new branch from an existing one (an empty repository takes anything).
+      const start = input.startBranch === input.branch ? head : await lockedHead(trx, input.projectId, input.startBranch);
+      if (!empty && start === undefined) throw serviceError('You can only create or edit files when you are on a branch');
+      if (!empty && input.startBranch !== input.branch && head !== undefined) {
+        throw serviceError(`A branch called '${input.branch}' already exists. Switch to that branch in order to make changes`);
       }
+      const base = head ?? start;
       const parent = base === undefined ? undefined : await findObject(trx, input.projectId, base);
       const before = parent ? await readFiles(trx, input.projectId, parseCommit(parent.content).tree) : new Map<string, FileEntry>();
-      const { files, blobs } = applyActions(before, input.actions);
+      const { files, blobs } = applyActions(before, input.actions, empty);
       const { root, trees } = buildTrees(files);
       const signature = (who: { name: string; email: string }): Signature => ({ ...who, time, tzOffset: 0 });
       const made = commit({ tree: root, parents: base ? [base] : [], author: signature(input.author), committer: signature(input.committer), message: input.message });
@@ -131,4 +121,14 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
     },
     metadata,
   );
+}
+
+/** POST /projects/:id/repository/branches: a branch at an existing commit (Branches::CreateService). */
+export async function createBranch(ctx: CommandContext, projectId: number, branch: string, sha: string, metadata: EventMetadata) {
+  return repository.run(ctx, projectId, { type: 'CreateBranch', branch, sha, commits: [] }, metadata);
+}
+
+/** DELETE /projects/:id/repository/branches/:branch (Branches::DeleteService). */
+export async function deleteBranch(ctx: CommandContext, projectId: number, branch: string, metadata: EventMetadata) {
+  return repository.run(ctx, projectId, { type: 'DeleteBranch', branch }, metadata);
 }

@@ -13,6 +13,7 @@ import { accessRequestRoutes } from './routes/access-requests.js';
 import { epicRoutes } from './routes/epics.js';
 import { todoRoutes } from './routes/todos.js';
 import { environmentRoutes } from './routes/environments.js';
+import { repositoryRoutes } from './routes/repository.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -98,6 +99,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', epicRoutes);
   api.route('/', todoRoutes);
   api.route('/', containerRepositoryRoutes);
+  api.route('/', repositoryRoutes);
   api.route('/', containerRegistryEventRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);

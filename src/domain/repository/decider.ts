@@ -65,12 +65,25 @@ function evolve(state: RepositoryState, event: RepositoryEvent): RepositoryState
   return { ...state, branches };
 }
 
+/**
+ * Gitlab::GitRefValidator: not a full ref (refs/heads/, refs/remotes/), and a valid name
+ * under refs/heads/ by git's check-ref-format rules.
+ */
+export function validBranchName(name: string): boolean {
+  if (name.startsWith('refs/heads/') || name.startsWith('refs/remotes/') || name.startsWith('-')) return false;
+  if (name === '' || name === '@' || name.endsWith('/') || name.endsWith('.') || name.includes('..') || name.includes('//') || name.includes('@{')) return false;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return false;
+  return name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
 function decide(command: RepositoryCommand, state: RepositoryState): RepositoryEvent[] {
   const project_id = state.projectId;
   const head = state.branches.get(command.branch);
   switch (command.type) {
     case 'CreateBranch':
       // GitLab's Branches::CreateService / Gitlab::Git::Repository#add_branch.
+      if (!validBranchName(command.branch)) throw serviceError('Branch name is invalid');
       if (head !== undefined) throw serviceError('Branch already exists');
       return [{ type: 'BranchCreated', data: { project_id, branch: command.branch, new_sha: command.sha, commits: [...command.commits] } }];
     case 'PushBranch':

@@ -40,10 +40,9 @@ function checkPath(path: string) {
 const normalize = (path: string) => path.split('/').filter((part) => part !== '').join('/');
 
 /** The files after the actions, and the new blobs. Throws GitLab's refusal for the first bad action. */
-export function applyActions(before: FileMap, actions: readonly FileAction[]): { files: Map<string, FileEntry>; blobs: GitObject[] } {
+export function applyActions(before: FileMap, actions: readonly FileAction[], empty = before.size === 0): { files: Map<string, FileEntry>; blobs: GitObject[] } {
   const files = new Map(before);
   const blobs: GitObject[] = [];
-  const empty = before.size === 0;
   const write = (path: string, content: Uint8Array, mode: Mode) => {
     const object = blob(content);
     blobs.push(object);
