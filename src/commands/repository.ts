@@ -3,7 +3,7 @@ import type { Db } from '../database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry } from '../domain/repository/files.js';
 import { type RepositoryCommand, repositoryDecider, repositoryEventIndex, repositoryEvents, repositoryStreamId } from '../domain/repository/decider.js';
-import { blob, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
+import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { findObject, readFiles } from '../projections/repository/queries.js';
 import { defineAggregate } from './aggregate.js';
@@ -76,7 +76,7 @@ export async function commitFiles(ctx: CommandContext, input: CommitInput, metad
       const before = parent ? await readFiles(trx, input.projectId, parseCommit(parent.content).tree) : new Map<string, FileEntry>();
       const { files, blobs } = applyActions(before, input.actions, empty);
       const { root, trees } = buildTrees(files);
-      const signature = (who: { name: string; email: string }): Signature => ({ ...who, time, tzOffset: 0 });
+      const signature = (who: { name: string; email: string }): Signature => ({ name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 });
       const made = commit({ tree: root, parents: base ? [base] : [], author: signature(input.author), committer: signature(input.committer), message: input.message });
       await storeObjects(trx, input.projectId, [...blobs, ...trees, made]);
       sha = made.sha;
@@ -112,7 +112,7 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
       const who = await committerOf(trx, input.creatorId);
-      const signature: Signature = { ...who, time, tzOffset: 0 };
+      const signature: Signature = { name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 };
       const readme = blob(`# ${input.name}\n\n${input.description ?? ''}`);
       const { root, trees } = buildTrees(new Map([['README.md', { mode: MODES.file, sha: readme.sha }]]));
       const made = commit({ tree: root, parents: [], author: signature, committer: signature, message: 'Initial commit' });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { blob, commit, MODES, parseCommit, parseTree, tree, type TreeEntry } from '../../src/domain/repository/objects.js';
+import { blob, cleanIdent, commit, MODES, parseCommit, parseTree, tree, type TreeEntry } from '../../src/domain/repository/objects.js';
 
 /** The real git (2.39) in a scratch bare repository: every SHA below is git's. */
 const dir = mkdtempSync(join(tmpdir(), 'forgelog-objects-'));
@@ -89,5 +89,15 @@ describe('git objects', () => {
       committer: { name: 'Charles Babbage', email: 'charles@example.com', time: 1_600_000_160, tzOffset: -90 },
       message: 'Two\n\nbody\n',
     });
+  });
+
+  it("cleans a name and an email as git's ident does, to the same commit", () => {
+    const treeSha = git(['mktree'], '');
+    const env = { GIT_AUTHOR_NAME: ' .Eve <x>\nevil; ', GIT_AUTHOR_EMAIL: ' <e@x>. ', GIT_AUTHOR_DATE: '1600000000 +0000', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'b', GIT_COMMITTER_DATE: '1600000000 +0000' };
+    const sha = git(['commit-tree', treeSha, '-m', 'm'], undefined, env);
+    const when = { time: 1_600_000_000, tzOffset: 0 };
+    const made = commit({ tree: treeSha, parents: [], author: { name: cleanIdent(env.GIT_AUTHOR_NAME), email: cleanIdent(env.GIT_AUTHOR_EMAIL), ...when }, committer: { name: 'a', email: 'b', ...when }, message: 'm\n' });
+    expect(cleanIdent(env.GIT_AUTHOR_NAME)).toBe('Eve xevil');
+    expect(made.sha).toBe(sha);
   });
 });

@@ -162,6 +162,15 @@ describe('POST /projects/:id/repository/commits', () => {
       body: { error: 'actions[0][action] does not have a valid value, actions[0][file_path] is missing' },
     });
     expect(await commitTo(project.id, { branch: 'master', commit_message: 'x', actions: 'nope' })).toMatchObject({ status: 400, body: { error: 'actions is invalid' } });
+    expect(await commitTo(project.id, { branch: 'master', commit_message: 'x', actions: [{ action: 'create', file_path: 'y', content: { x: 1 } }] })).toMatchObject({
+      status: 400,
+      body: { error: 'actions[0][content] is invalid' },
+    });
+    expect(await api.get(repo(project.id, '/tree'), { query: { path: 'a.txt' } })).toMatchObject({ status: 404, body: { message: '404 Tree Not Found' } });
+    expect((await api.get(repo(project.id, '/files/%2E%2E%2Fa.txt'), { query: { ref: 'master' } })).status).toBe(404);
+    // An author cannot break the commit's header: git's ident cleaning.
+    const forged = await commitTo(project.id, { branch: 'master', commit_message: 'x', author_name: 'Eve>\ncommitter Mallory <m@x> 0 +0000\n', author_email: '<eve@example.com>', actions: [create('eve.txt', 'e')] });
+    expect(forged.body).toMatchObject({ author_name: 'Evecommitter Mallory m@x 0 +0000', author_email: 'eve@example.com', committer_name: 'Administrator' });
   });
 
   it("enforces the branch's protection: push_access_levels, wildcards and user rules", async () => {

@@ -102,6 +102,16 @@ function parseTz(text: string): number {
   return sign * (Number(text.slice(1, 3)) * 60 + Number(text.slice(3, 5)));
 }
 
+/**
+ * git's ident cleaning (ident.c, strbuf_addstr_without_crud): no '<', '>' or newline inside,
+ * no crud (whitespace and . , : ; < > " \\ ') at either end — a name can never break the
+ * commit's header.
+ */
+export function cleanIdent(text: string): string {
+  const inner = text.replace(/[<>\n]/g, '');
+  return inner.replace(/^[\s.,:;<>"\\']+|[\s.,:;<>"\\']+$/g, '');
+}
+
 const signature = (s: Signature) => `${s.name} <${s.email}> ${s.time} ${formatTz(s.tzOffset)}`;
 
 export function commit(c: Commit): GitObject {
