@@ -22,9 +22,10 @@ import { users } from './users.js';
 import { scim } from './scim.js';
 import { geoNodes } from './geo-nodes.js';
 import { containerRepositories } from './container-repositories.js';
+import { repository } from './repository.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

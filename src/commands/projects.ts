@@ -22,6 +22,7 @@ import { type CommandContext, type CommandResult, type CommandSpec, handleComman
 import { firstMember } from '../domain/members.js';
 import { members } from './members.js';
 import { causedBy } from './causation.js';
+import { lockedBranchNames, readmeSpec } from './repository.js';
 
 /** One project: settings, archiving, stars, removal (src/domain/projects/). */
 export const projects = defineAggregate({
@@ -112,6 +113,10 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
   if (personal && namespace.owner_id !== null) {
     specs.push(members.spec({ type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, metadata.actor_id ?? null), metadata));
   }
+  if (input.initializeWithReadme) {
+    const branch = input.defaultBranch ?? 'master';
+    specs.push(readmeSpec(ctx, { projectId: id, branch, name: settings.name, description: settings.description ?? null, creatorId: creator.id }, metadata));
+  }
   const [project] = await handleCommands(ctx, specs);
   return project as CommandResult<ProjectState>;
 }
@@ -128,7 +133,9 @@ export async function updateProject(ctx: CommandContext, project: ProjectRow, na
   const command = async (trx: Db): Promise<ProjectCommand> => {
     // Its namespace gone meanwhile, the project is being deleted with it.
     const current = changes.visibility === undefined ? namespace : await lockedNamespace(trx, namespace.id, () => notFound('Project'));
-    return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken };
+    // A new default branch must exist: the repository's branches, locked against a concurrent deletion.
+    const branches = changes.default_branch === undefined ? [] : await lockedBranchNames(trx, project.id);
+    return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken, branches };
   };
   return projects.run(ctx, project.id, command, metadata);
 }

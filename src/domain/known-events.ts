@@ -14,6 +14,7 @@ import type { MilestoneEvent } from './milestones.js';
 import type { NotificationSettingEvent } from './notification-settings.js';
 import type { ProjectEvent } from './projects/events.js';
 import type { ProtectedBranchEvent } from './protected-branches.js';
+import type { RepositoryEvent } from './repository/decider.js';
 import type { ScimEvent } from './scim.js';
 import type { TodoEvent } from './todos.js';
 import type { UserEvent } from './users.js';
@@ -44,7 +45,8 @@ export type KnownEvent =
   | MilestoneEvent
   | LabelEvent
   | TodoEvent
-  | ContainerRepositoryEvent;
+  | ContainerRepositoryEvent
+  | RepositoryEvent;
 
 export type KnownEventType = KnownEvent['type'];
 export type DataOf<T extends KnownEventType> = Extract<KnownEvent, { type: T }>['data'];

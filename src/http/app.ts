@@ -15,6 +15,7 @@ import { labelRoutes } from './routes/labels.js';
 import { milestoneRoutes } from './routes/milestones.js';
 import { todoRoutes } from './routes/todos.js';
 import { environmentRoutes } from './routes/environments.js';
+import { repositoryRoutes } from './routes/repository.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -102,6 +103,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', labelRoutes);
   api.route('/', todoRoutes);
   api.route('/', containerRepositoryRoutes);
+  api.route('/', repositoryRoutes);
   api.route('/', containerRegistryEventRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);

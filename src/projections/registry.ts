@@ -18,9 +18,10 @@ import { usersProjector } from './users.js';
 import { scimProjector } from './scim/projector.js';
 import { geoNodesProjector } from './geo-nodes/projector.js';
 import { containerRepositoriesProjector } from './container-repositories/projector.js';
+import { repositoryProjector } from './repository/projector.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -88,6 +88,9 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   read_container_image: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
   destroy_container_image: { private: developers, internal: developers, public: developers },
   admin_container_image: { private: maintainers, internal: maintainers, public: maintainers },
+  // GitLab 12: reporter_access or public_access downloads code; developers push.
+  download_code: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
+  push_code: { private: developers, internal: developers, public: developers },
 };
 
 const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [
@@ -150,6 +153,15 @@ describe('ProjectPolicy', () => {
       expect(sorted(whoMayProject(ability, noBuilds))).toEqual(sorted(developers));
       expect(sorted(whoMayProject(ability, archived))).toEqual(ability === 'read_feature_flag' ? sorted(developers) : []);
     }
+  });
+
+  it('turns the repository off with its feature, and its pushes on an archived project', () => {
+    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled' } });
+    expect(whoMayProject('download_code', noRepository)).toEqual([]);
+    expect(whoMayProject('push_code', noRepository)).toEqual([]);
+    const archived = openProject('private', { archived: true });
+    expect(sorted(whoMayProject('download_code', archived))).toEqual(sorted(reporters));
+    expect(whoMayProject('push_code', archived)).toEqual([]);
   });
 
   it("turns container images off with the project's registry, and their writes on an archived project", () => {

@@ -132,7 +132,7 @@ describe('UpdateProject', () => {
 
   it('appends only the changed settings', () => {
     given(...history)
-      .when({ type: 'UpdateProject', changes: { description: 'New', merge_method: 'merge' }, namespace: group(), taken: { name: false, path: false } })
+      .when({ type: 'UpdateProject', changes: { description: 'New', merge_method: 'merge' }, namespace: group(), taken: { name: false, path: false }, branches: [] })
       .then([
         {
           type: 'ProjectUpdated',
@@ -149,7 +149,7 @@ describe('UpdateProject', () => {
 
   it('records the full path and name after a rename and the audited values before (schema version 2)', () => {
     given(...history)
-      .when({ type: 'UpdateProject', changes: { name: 'Shop', path: 'shop', visibility: 'internal' }, namespace: group(), taken: { name: false, path: false } })
+      .when({ type: 'UpdateProject', changes: { name: 'Shop', path: 'shop', visibility: 'internal' }, namespace: group(), taken: { name: false, path: false }, branches: [] })
       .then([
         {
           type: 'ProjectUpdated',
@@ -165,22 +165,25 @@ describe('UpdateProject', () => {
   });
 
   it('appends nothing when nothing changes', () => {
-    given(...history).when({ type: 'UpdateProject', changes: { name: 'Site' }, namespace: group(), taken: { name: false, path: false } }).then([]);
+    given(...history).when({ type: 'UpdateProject', changes: { name: 'Site' }, namespace: group(), taken: { name: false, path: false }, branches: [] }).then([]);
   });
 
   it('checks a new visibility against the group, and a rename against the claims', () => {
     given(...history)
-      .when({ type: 'UpdateProject', changes: { visibility: 'public' }, namespace: group(), taken: { name: false, path: false } })
+      .when({ type: 'UpdateProject', changes: { visibility: 'public' }, namespace: group(), taken: { name: false, path: false }, branches: [] })
       .then(rejected('invalid', { fields: { visibility_level: ['public is not allowed in a internal group.'] } }));
     given(...history)
-      .when({ type: 'UpdateProject', changes: { name: 'Taken' }, namespace: group(), taken: { name: true, path: false } })
+      .when({ type: 'UpdateProject', changes: { name: 'Taken' }, namespace: group(), taken: { name: true, path: false }, branches: [] })
       .then(rejected('invalid', { fields: { name: ['has already been taken'] } }));
   });
 
   it('only moves the default branch to a branch that exists', () => {
     given(...history)
-      .when({ type: 'UpdateProject', changes: { default_branch: 'develop' }, namespace: group(), taken: { name: false, path: false } })
+      .when({ type: 'UpdateProject', changes: { default_branch: 'develop' }, namespace: group(), taken: { name: false, path: false }, branches: [] })
       .then(rejected('bad_request', { text: 'Could not set the default branch' }));
+    given(...history)
+      .when({ type: 'UpdateProject', changes: { default_branch: 'develop' }, namespace: group(), taken: { name: false, path: false }, branches: ['master', 'develop'] })
+      .then([expect.objectContaining({ type: 'ProjectUpdated', data: expect.objectContaining({ changes: { default_branch: 'develop' } }) })]);
   });
 
   it('moves the claims on a rename', () => {

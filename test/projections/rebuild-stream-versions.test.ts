@@ -73,6 +73,11 @@ async function writeSome(round: number) {
   const patched = await fetch(`${scimUsers}/uid-${round}`, { method: 'PATCH', headers: scimHeaders, body: JSON.stringify({ Operations: [{ op: 'Replace', path: 'id', value: `uid-${round}b` }] }) });
   expect(patched.status).toBe(204);
   const mine = ok(await api.post('/projects', { name: 'Mine' }, { token: bob.token })).body;
+  const commits = `/projects/${mine.id}/repository/commits`;
+  ok(await api.post(commits, { branch: 'master', commit_message: 'One', actions: [{ action: 'create', file_path: 'a.txt', content: 'a' }] }, { token: bob.token }));
+  ok(await api.post(commits, { branch: 'master', commit_message: 'Two', actions: [{ action: 'update', file_path: 'a.txt', content: 'b' }] }, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/repository/branches`, { branch: 'topic', ref: 'master' }, { token: bob.token }));
+  ok(await api.del(`/projects/${mine.id}/repository/branches/topic`, { token: bob.token }));
   const review = ok(await api.post(`/projects/${mine.id}/environments`, { name: 'review/a' }, { token: bob.token })).body;
   ok(await api.put(`/projects/${mine.id}/environments/${review.id}`, { external_url: 'https://a.example.com' }, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/environments/${review.id}/stop`, undefined, { token: bob.token }));

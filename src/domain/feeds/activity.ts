@@ -244,6 +244,10 @@ export const NO_ACTIVITY = {
   ContainerRepositoryCleanupScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeletionScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeleted: 'GitLab records no event for the container registry',
+  // repository
+  BranchCreated: "push activity comes with issue 12's push_data",
+  BranchUpdated: "push activity comes with issue 12's push_data",
+  BranchDeleted: "push activity comes with issue 12's push_data",
 } satisfies { readonly [T in Exclude<KnownEventType, ActivityEventType>]: string };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

@@ -228,6 +228,9 @@ export const NOT_AUDITED = {
   ContainerRepositoryCleanupScheduled: 'GitLab 12 records no audit event for the container registry',
   ContainerRepositoryDeletionScheduled: 'GitLab 12 records no audit event for the container registry',
   ContainerRepositoryDeleted: 'GitLab 12 records no audit event for the container registry',
+  BranchCreated: 'GitLab 12 records no audit event for a push',
+  BranchUpdated: 'GitLab 12 records no audit event for a push',
+  BranchDeleted: 'GitLab 12 records no audit event for a push',
 } satisfies { readonly [T in Exclude<KnownEventType, AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];

@@ -135,6 +135,10 @@ export const PROJECT_POLICY = {
   read_container_image: (s) => (reporterAccess(s) || openToViewer(s)) && registryEnabled(s),
   destroy_container_image: (s) => developerAccess(s) && registryEnabled(s) && !archived(s),
   admin_container_image: (s) => maintainerAccess(s) && registryEnabled(s) && !archived(s),
+  // The repository: reporter_access or public_access downloads (reads) code, developer_access
+  // pushes; both off with the repository feature, pushes off on an archived project.
+  download_code: (s) => (reporterAccess(s) || openToViewer(s)) && repositoryAvailable(s),
+  push_code: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
 } as const satisfies Record<string, Rule>;
 
 export type ProjectAbility = keyof typeof PROJECT_POLICY;

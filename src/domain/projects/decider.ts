@@ -23,8 +23,6 @@ export interface ProjectState {
   readonly pathWithNamespace: string | null;
   readonly archived: boolean;
   readonly defaultBranch: string | null;
-  /** Branches of the (minimal) repository: the README commit's branch, when there is one. */
-  readonly branches: readonly string[];
   readonly starredBy: ReadonlySet<number>;
 }
 
@@ -62,6 +60,8 @@ export type ProjectCommand =
       readonly changes: ProjectChanges;
       readonly namespace: ProjectNamespace;
       readonly taken: { readonly name: boolean; readonly path: boolean };
+      /** The repository's branches as the transaction read them (the repository is their one source of truth). */
+      readonly branches: readonly string[];
     }
   | { readonly type: 'ArchiveProject' }
   | { readonly type: 'UnarchiveProject' }
@@ -82,7 +82,6 @@ const initialState = (id: number): ProjectState => ({
   pathWithNamespace: null,
   archived: false,
   defaultBranch: null,
-  branches: [],
   starredBy: new Set(),
 });
 
@@ -97,7 +96,6 @@ function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
         settings: settingsOf(d),
         pathWithNamespace: d.path_with_namespace,
         defaultBranch: d.default_branch,
-        branches: d.readme && d.default_branch ? [d.default_branch] : [],
       };
     }
     case 'ProjectUpdated': {
@@ -166,7 +164,7 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
       const changes: Record<string, unknown> = changedFields(state.settings, requested);
       // GitLab (Projects::UpdateService): the new default branch must exist in the repository.
       if (default_branch !== undefined && default_branch !== state.defaultBranch) {
-        if (!state.branches.includes(default_branch)) throw serviceError('Could not set the default branch');
+        if (!command.branches.includes(default_branch)) throw serviceError('Could not set the default branch');
         changes.default_branch = default_branch;
       }
       if (Object.keys(changes).length === 0) return [];

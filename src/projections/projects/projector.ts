@@ -5,6 +5,7 @@ import { eventTypesOf } from '../../domain/events.js';
 import type { GroupEvent } from '../../domain/groups/events.js';
 import { type ProjectEvent, projectEvents } from '../../domain/projects/events.js';
 import { type ProjectSettings, settingsOf } from '../../domain/projects/settings.js';
+import type { RepositoryEvent } from '../../domain/repository/decider.js';
 import { type UserEvent, userStreamId } from '../../domain/users.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
 import type { NamespaceRow } from '../groups/tables.js';
@@ -36,8 +37,8 @@ function splitSettings(settings: Partial<ProjectSettings>): { columns: Record<st
 }
 
 /** Events of other areas that move projects' paths or hide them. */
-const FOREIGN_EVENT_TYPES = ['GroupUpdated', 'GroupDeletionScheduled', 'UserProfileUpdated', 'UserDeleted'] as const;
-type ForeignEvent = Extract<GroupEvent | UserEvent, { type: (typeof FOREIGN_EVENT_TYPES)[number] }>;
+const FOREIGN_EVENT_TYPES = ['GroupUpdated', 'GroupDeletionScheduled', 'UserProfileUpdated', 'UserDeleted', 'BranchCreated'] as const;
+type ForeignEvent = Extract<GroupEvent | UserEvent | RepositoryEvent, { type: (typeof FOREIGN_EVENT_TYPES)[number] }>;
 
 const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(eventTypesOf(projectEvents));
 
@@ -186,6 +187,11 @@ export const projectsProjector: Projector = {
                    where namespace_id = (select (data->>'namespace_id')::integer from events
                                           where stream_id = ${userStreamId(event.data.id)} and event_type = 'UserCreated' limit 1)
                      and not pending_delete`.execute(trx);
+        return;
+      // GitLab (Git::BranchPushService#update_default_branch?): the first branch pushed to an
+      // empty repository becomes its HEAD, the project's default branch.
+      case 'BranchCreated':
+        await trx.updateTable('projects').set({ default_branch: event.data.branch }).where('id', '=', event.data.project_id).where('default_branch', 'is', null).execute();
         return;
       default:
         return unhandled(event);

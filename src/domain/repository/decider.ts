@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import { type Decider, unhandled } from '../decider.js';
+import { conflict, serviceError } from '../errors.js';
+import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
+
+/**
+ * A project's repository: its refs. One aggregate per project, stream `repository-<project
+ * id>`. The objects the refs point to are git objects in the object store
+ * (src/domain/repository/objects.ts), written in the same transaction as the event that
+ * first references them; an event is a ref move carrying the old and new SHA.
+ *
+ * The repository is the one source of truth of which branches exist; the project keeps its
+ * `default_branch` (HEAD), which must name one of them when it changes.
+ */
+
+const sha = z.string().regex(/^[0-9a-f]{40}$/);
+const ofBranch = { project_id: z.int(), branch: z.string() };
+
+export const repositoryEvents = {
+  /** A branch pointing at `new_sha`; `commits`: the commits it brought that no branch had (newest first). */
+  BranchCreated: z.strictObject({ ...ofBranch, new_sha: sha, commits: z.array(sha) }),
+  /** A push moving a branch from `old_sha` to `new_sha`. */
+  BranchUpdated: z.strictObject({ ...ofBranch, old_sha: sha, new_sha: sha, commits: z.array(sha) }),
+  BranchDeleted: z.strictObject({ ...ofBranch, old_sha: sha }),
+} satisfies EventSchemas;
+
+export type RepositoryEvent = EventOf<typeof repositoryEvents>;
+
+export const repositoryStreamId = (projectId: number) => `repository-${projectId}`;
+
+export const repositoryEventIndex = (event: RepositoryEvent): FeedIndex => ({ projectId: event.data.project_id, targetType: null, targetId: null });
+
+// ───────────────────────────── State ─────────────────────────────
+
+export interface RepositoryState {
+  readonly projectId: number;
+  /** Branch name → head commit SHA. */
+  readonly branches: ReadonlyMap<string, string>;
+}
+
+// ───────────────────────────── Commands ─────────────────────────────
+
+export type RepositoryCommand =
+  /** A new branch at `sha` (a new commit on an empty repository, or an existing commit). */
+  | { readonly type: 'CreateBranch'; readonly branch: string; readonly sha: string; readonly commits: readonly string[] }
+  /** A push of new commits: `oldSha` is the head the commits were built on. */
+  | { readonly type: 'PushBranch'; readonly branch: string; readonly oldSha: string; readonly newSha: string; readonly commits: readonly string[] }
+  | { readonly type: 'DeleteBranch'; readonly branch: string };
+
+// ───────────────────────────── Decider ─────────────────────────────
+
+function evolve(state: RepositoryState, event: RepositoryEvent): RepositoryState {
+  const branches = new Map(state.branches);
+  switch (event.type) {
+    case 'BranchCreated':
+    case 'BranchUpdated':
+      branches.set(event.data.branch, event.data.new_sha);
+      break;
+    case 'BranchDeleted':
+      branches.delete(event.data.branch);
+      break;
+    default:
+      return unhandled(event);
+  }
+  return { ...state, branches };
+}
+
+/**
+ * Gitlab::GitRefValidator: not a full ref (refs/heads/, refs/remotes/), and a valid name
+ * under refs/heads/ by git's check-ref-format rules.
+ */
+export function validBranchName(name: string): boolean {
+  if (name.startsWith('refs/heads/') || name.startsWith('refs/remotes/') || name.startsWith('-')) return false;
+  if (name === '' || name === '@' || name.endsWith('/') || name.endsWith('.') || name.includes('..') || name.includes('//') || name.includes('@{')) return false;
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x20\x7f~^:?*[\\]/.test(name)) return false;
+  return name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
+}
+
+function decide(command: RepositoryCommand, state: RepositoryState): RepositoryEvent[] {
+  const project_id = state.projectId;
+  const head = state.branches.get(command.branch);
+  switch (command.type) {
+    case 'CreateBranch':
+      // GitLab's Branches::CreateService / Gitlab::Git::Repository#add_branch.
+      if (!validBranchName(command.branch)) throw serviceError('Branch name is invalid');
+      if (head !== undefined) throw serviceError('Branch already exists');
+      return [{ type: 'BranchCreated', data: { project_id, branch: command.branch, new_sha: command.sha, commits: [...command.commits] } }];
+    case 'PushBranch':
+      // The commits were built on a head another push has moved since (Gitlab::Git::CommitError).
+      if (head !== command.oldSha) throw conflict('Could not update the branch: it was changed meanwhile');
+      if (command.newSha === command.oldSha) return [];
+      return [{ type: 'BranchUpdated', data: { project_id, branch: command.branch, old_sha: command.oldSha, new_sha: command.newSha, commits: [...command.commits] } }];
+    case 'DeleteBranch':
+      if (head === undefined) throw serviceError('No such branch');
+      return [{ type: 'BranchDeleted', data: { project_id, branch: command.branch, old_sha: head } }];
+    default:
+      return unhandled(command);
+  }
+}
+
+export const repositoryDecider: Decider<RepositoryCommand, RepositoryEvent, RepositoryState, number> = {
+  initialState: (projectId) => ({ projectId, branches: new Map() }),
+  evolve,
+  decide,
+};

@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import type { TreeEntry } from '../../domain/repository/objects.js';
+import { formatTz, MODES } from '../../domain/repository/objects.js';
+import type { CommitView } from '../../projections/repository/queries.js';
+
+/** GitLab's repository entities (12.x): Commit, CommitDetail, CommitStats, Branch, TreeObject, the file of the Files API. */
+
+/** A git time in its own zone, as GitLab writes it: `2012-09-20T09:06:12.000+03:00`. */
+export function gitTime(seconds: number, tzOffset: number): string {
+  const local = new Date((seconds + tzOffset * 60) * 1000).toISOString().slice(0, 19);
+  const tz = formatTz(tzOffset);
+  return `${local}.000${tz.slice(0, 3)}:${tz.slice(3)}`;
+}
+
+/** Commit#full_title: the message's first line. */
+const titleOf = (message: string) => message.split('\n', 1)[0] ?? '';
+
+export const toCommit = (commit: CommitView, projectWebUrl: string) => ({
+  id: commit.sha,
+  short_id: commit.sha.slice(0, 8),
+  created_at: gitTime(commit.committer.time, commit.committer.tzOffset),
+  parent_ids: [...commit.parents],
+  title: titleOf(commit.message),
+  message: commit.message,
+  author_name: commit.author.name,
+  author_email: commit.author.email,
+  authored_date: gitTime(commit.author.time, commit.author.tzOffset),
+  committer_name: commit.committer.name,
+  committer_email: commit.committer.email,
+  committed_date: gitTime(commit.committer.time, commit.committer.tzOffset),
+  web_url: `${projectWebUrl}/-/commit/${commit.sha}`,
+});
+
+export interface CommitStats {
+  readonly additions: number;
+  readonly deletions: number;
+}
+
+/** Entities::CommitDetail: the commit, its stats (unless `stats=false`), status, project and last pipeline (forgelog runs none). */
+export const toCommitDetail = (commit: CommitView, projectWebUrl: string, projectId: number, stats: CommitStats | null) => ({
+  ...toCommit(commit, projectWebUrl),
+  ...(stats ? { stats: { additions: stats.additions, deletions: stats.deletions, total: stats.additions + stats.deletions } } : {}),
+  status: null,
+  project_id: projectId,
+  last_pipeline: null,
+});
+
+export interface BranchFacts {
+  readonly merged: boolean;
+  readonly protected: boolean;
+  readonly developersCanPush: boolean;
+  readonly developersCanMerge: boolean;
+  readonly canPush: boolean;
+  readonly default: boolean;
+}
+
+export const toBranch = (name: string, commit: CommitView, projectWebUrl: string, facts: BranchFacts) => ({
+  name,
+  commit: toCommit(commit, projectWebUrl),
+  merged: facts.merged,
+  protected: facts.protected,
+  developers_can_push: facts.developersCanPush,
+  developers_can_merge: facts.developersCanMerge,
+  can_push: facts.canPush,
+  default: facts.default,
+  web_url: `${projectWebUrl}/-/tree/${name}`,
+});
+
+/** Entities::TreeObject: a tree's mode with its leading zero, as GitLab shows it. */
+export const toTreeObject = (entry: TreeEntry, path: string) => ({
+  id: entry.sha,
+  name: entry.name,
+  type: entry.mode === MODES.tree ? 'tree' : 'blob',
+  path,
+  mode: entry.mode === MODES.tree ? '040000' : entry.mode,
+});
+
+/** GET /projects/:id/repository/files/:file_path (API::Files#blob_data). */
+export const toFile = (input: { path: string; ref: string; blobId: string; commitId: string; lastCommitId: string; content: Uint8Array }) => ({
+  file_name: input.path.split('/').at(-1) ?? input.path,
+  file_path: input.path,
+  size: input.content.length,
+  encoding: 'base64',
+  content_sha256: createHash('sha256').update(input.content).digest('hex'),
+  ref: input.ref,
+  blob_id: input.blobId,
+  commit_id: input.commitId,
+  last_commit_id: input.lastCommitId,
+  content: Buffer.from(input.content).toString('base64'),
+});

@@ -1,0 +1,305 @@
+import { Hono, type Context } from 'hono';
+import { commitFiles, createBranch, deleteBranch } from '../../commands/repository.js';
+import { DomainError, forbidden, notFound, paramErrors, refused } from '../../domain/errors.js';
+import { ACTIONS, type FileAction } from '../../domain/repository/files.js';
+import { MODES } from '../../domain/repository/objects.js';
+import { canAccessBranch, developersCan, matchingRefs, type ProtectedRef } from '../../domain/repository/push-access.js';
+import { ACCESS } from '../../domain/access.js';
+import {
+  commitLog,
+  commitStats,
+  type CommitView,
+  entryAt,
+  findBranch,
+  findCommit,
+  findObject,
+  lastCommitFor,
+  listBranches,
+  memberGroupIds,
+  protectedRefsOf,
+  readTree,
+  resolveCommit,
+} from '../../projections/repository/queries.js';
+import { projectWebUrl } from '../entities/projects.js';
+import { toBranch, toCommit, toCommitDetail, toFile, toTreeObject } from '../entities/repository.js';
+import { eventMetadata, requireUser, authenticate } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { ApiError } from '../kernel/errors.js';
+import { pageOf, setPaginationHeaders } from '../kernel/pagination.js';
+import { declaration, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { userProject, type ProjectScope } from '../kernel/scope.js';
+
+/**
+ * GitLab's repository API (12.x): API::Commits, API::Branches, API::Repositories' tree and
+ * API::Files' reads, over the event-sourced repository (src/domain/repository/). Reads ask
+ * download_code (reporters, or anyone who sees a public or internal project); writes push_code
+ * and the branch's protection.
+ */
+
+const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
+
+/** The page of an array, with GitLab's headers (Kaminari.paginate_array). */
+async function pageOfArray<T>(c: Context, items: readonly T[]): Promise<T[]> {
+  const page = await pageOf(c);
+  setPaginationHeaders(c, page, items.length);
+  return items.slice(page.offset, page.offset + page.perPage);
+}
+
+/** Gitlab::UserAccess for the caller on the project: may they push to / merge into `branch`? */
+async function branchAccess(c: Context, project: ProjectScope, refs: readonly ProtectedRef[]) {
+  const viewer = project.viewer;
+  const groupIds = refs.flatMap((r) => r.rules.flatMap((rule) => (rule.group_id === null ? [] : [rule.group_id])));
+  const groups = viewer ? await memberGroupIds(appContext(c).db, viewer.id, groupIds) : new Set<number>();
+  return (kind: 'push' | 'merge', branch: string) =>
+    viewer !== null &&
+    canAccessBranch(kind, branch, refs, { userId: viewer.id, isAdmin: viewer.isAdmin, role: project.role, canPushCode: project.can('push_code'), groupIds: groups });
+}
+
+/** Is `commit` reachable from the default branch's head (repository.merged_to_root_ref?)? */
+async function mergedInto(c: Context, project: ProjectScope, branch: string) {
+  const { db } = appContext(c);
+  const root = project.row.default_branch ? await resolveCommit(db, project.row.id, project.row.default_branch) : undefined;
+  const reachable = root ? new Set((await commitLog(db, project.row.id, root)).map((commit) => commit.sha)) : new Set<string>();
+  // Repository#merged_to_root_ref?: an ancestor of the default branch's head, not that head itself.
+  return (name: string, sha: string) => root !== undefined && name !== branch && sha !== root.sha && reachable.has(sha);
+}
+
+async function presentBranches(c: Context, project: ProjectScope, branches: readonly { name: string; sha: string }[]) {
+  const { db } = appContext(c);
+  const refs = await protectedRefsOf(db, project.row.id);
+  const access = await branchAccess(c, project, refs);
+  const merged = await mergedInto(c, project, project.row.default_branch ?? '');
+  const webUrl = webUrlOf(c, project);
+  const out = [];
+  for (const branch of branches) {
+    const commit = (await findCommit(db, project.row.id, branch.sha))!;
+    out.push(
+      toBranch(branch.name, commit, webUrl, {
+        merged: merged(branch.name, branch.sha),
+        protected: matchingRefs(refs, branch.name).length > 0,
+        developersCanPush: developersCan('push', branch.name, refs),
+        developersCanMerge: developersCan('merge', branch.name, refs),
+        canPush: access('push', branch.name),
+        default: project.row.default_branch === branch.name,
+      }),
+    );
+  }
+  return out;
+}
+
+/** find_branch!: `{"message":"404 Branch Not Found"}`. */
+async function branchOf(c: Context, project: ProjectScope) {
+  const branch = await findBranch(appContext(c).db, project.row.id, c.req.param('branch') ?? '');
+  if (!branch) throw notFound('Branch');
+  return branch;
+}
+
+async function commitOf(c: Context, project: ProjectScope, ref: string) {
+  const commit = await resolveCommit(appContext(c).db, project.row.id, ref);
+  if (!commit) throw notFound('Commit');
+  return commit;
+}
+
+// ───────────────────────────── POST commits: the actions ─────────────────────────────
+
+const actionShape = {
+  action: required(t.values(ACTIONS)),
+  file_path: required(t.string()),
+  previous_path: optional(t.string()),
+  content: optional(t.string()),
+  encoding: withDefault(t.values(['text', 'base64']), 'text'),
+  last_commit_id: optional(t.string()),
+  execute_filemode: optional(t.boolean()),
+};
+
+/** `requires :actions, type: Array[JSON]` with each action's declaration; Grape names a nested failure `actions[i][name]`. */
+function parseActions(raw: unknown): FileAction[] {
+  if (raw === undefined || raw === null) throw paramErrors(['actions is missing']);
+  const list = Array.isArray(raw) ? raw : typeof raw === 'object' ? Object.values(raw as Record<string, unknown>) : null;
+  if (list === null || list.some((item) => item === null || typeof item !== 'object' || Array.isArray(item))) throw paramErrors(['actions is invalid']);
+  const errors: string[] = [];
+  const actions: FileAction[] = [];
+  list.forEach((item, index) => {
+    const p = declaration(item as Record<string, unknown>);
+    const parsed = p.parse(actionShape);
+    try {
+      p.done();
+    } catch (error) {
+      if (error instanceof DomainError) errors.push(...(error.params ?? []).map((m) => `actions[${index}][${m.split(' ')[0]}]${m.slice(m.indexOf(' '))}`));
+      return;
+    }
+    let content: Uint8Array | undefined;
+    if (parsed.content !== undefined) content = parsed.encoding === 'base64' ? Buffer.from(parsed.content, 'base64') : Buffer.from(parsed.content, 'utf8');
+    actions.push({ action: parsed.action, filePath: parsed.file_path, previousPath: parsed.previous_path, content, executeFilemode: parsed.execute_filemode });
+  });
+  if (errors.length > 0) throw paramErrors(errors);
+  return actions;
+}
+
+const createCommitShape = {
+  branch: required(t.string()),
+  commit_message: required(t.string()),
+  start_branch: optional(t.string()),
+  author_email: optional(t.string()),
+  author_name: optional(t.string()),
+  stats: withDefault(t.boolean(), true),
+};
+
+export const repositoryRoutes = new Hono<AppEnv>()
+  // ─────────────── Commits ───────────────
+  .get('/projects/:id/repository/commits', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, { ref_name: optional(t.string()), since: optional(t.datetime()), until: optional(t.datetime()), path: optional(t.string()) });
+    const project = await userProject(c, auth, 'download_code');
+    const { db } = appContext(c);
+    const ref = p.ref_name ?? project.row.default_branch ?? 'master';
+    const head = await resolveCommit(db, project.row.id, ref);
+    const toSeconds = (d: Date | undefined) => (d === undefined ? undefined : Math.floor(d.getTime() / 1000));
+    const log = head ? await commitLog(db, project.row.id, head, { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until) }) : [];
+    // GitLab 12 answers an unknown ref with an empty list.
+    const webUrl = webUrlOf(c, project);
+    return c.json((await pageOfArray(c, log)).map((commit) => toCommit(commit, webUrl)));
+  })
+
+  .post('/projects/:id/repository/commits', async (c) => {
+    const auth = await requireUser(c);
+    const raw = await rawParams(c);
+    const p = declaration(raw);
+    const parsed = p.parse(createCommitShape);
+    let actions: FileAction[] = [];
+    try {
+      actions = parseActions(raw.actions);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      for (const message of error.params ?? []) p.check(message);
+    }
+    p.done();
+    const project = await userProject(c, auth, 'push_code');
+    const { db, commands } = appContext(c);
+    // authorize_push_to_branch!: the branch's protection (a new branch is protected by a matching wildcard too).
+    const access = await branchAccess(c, project, await protectedRefsOf(db, project.row.id));
+    if (!access('push', parsed.branch)) throw forbidden('You are not allowed to push into this branch');
+    const user = await db.selectFrom('users').select(['name', 'email']).where('id', '=', auth.user.id).executeTakeFirstOrThrow();
+    const committer = { name: user.name, email: user.email };
+    // Gitlab::Git::Repository#multi_action: the author given (both fields), else the committer.
+    const author = parsed.author_email !== undefined && parsed.author_name !== undefined ? { name: parsed.author_name, email: parsed.author_email } : committer;
+    const sha = await commitFiles(
+      commands,
+      { projectId: project.row.id, branch: parsed.branch, startBranch: parsed.start_branch ?? parsed.branch, message: parsed.commit_message, actions, author, committer },
+      eventMetadata(c, auth),
+    );
+    const commit = (await findCommit(db, project.row.id, sha))!;
+    const stats = parsed.stats ? await commitStats(db, project.row.id, commit) : null;
+    return c.json(toCommitDetail(commit, webUrlOf(c, project), project.row.id, stats), 201);
+  })
+
+  .get('/projects/:id/repository/commits/:sha', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, { stats: withDefault(t.boolean(), true) });
+    const project = await userProject(c, auth, 'download_code');
+    const commit = await commitOf(c, project, c.req.param('sha'));
+    const stats = p.stats ? await commitStats(appContext(c).db, project.row.id, commit) : null;
+    return c.json(toCommitDetail(commit, webUrlOf(c, project), project.row.id, stats));
+  })
+
+  // ─────────────── Branches ───────────────
+  .get('/projects/:id/repository/branches', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, { search: optional(t.string()) });
+    const project = await userProject(c, auth, 'download_code');
+    const branches = await listBranches(appContext(c).db, project.row.id, p.search);
+    return c.json(await presentBranches(c, project, await pageOfArray(c, branches)));
+  })
+
+  .get('/projects/:id/repository/branches/:branch', async (c) => {
+    const auth = await authenticate(c);
+    const project = await userProject(c, auth, 'download_code');
+    const branch = await branchOf(c, project);
+    return c.json((await presentBranches(c, project, [branch]))[0]);
+  })
+
+  .post('/projects/:id/repository/branches', async (c) => {
+    const auth = await requireUser(c);
+    const p = await params(c, { branch: required(t.string()), ref: required(t.string()) });
+    const project = await userProject(c, auth, 'push_code');
+    const { db, commands } = appContext(c);
+    const target = await resolveCommit(db, project.row.id, p.ref);
+    if (!target) {
+      // Branches::CreateService validates the name first, then the ref.
+      if (await findBranch(db, project.row.id, p.branch)) throw refusedWith400('Branch already exists');
+      throw refusedWith400(`Invalid reference name: ${p.ref}`);
+    }
+    await createBranch(commands, project.row.id, p.branch, target.sha, eventMetadata(c, auth));
+    return c.json((await presentBranches(c, project, [{ name: p.branch, sha: target.sha }]))[0], 201);
+  })
+
+  .delete('/projects/:id/repository/branches/:branch', async (c) => {
+    const auth = await requireUser(c);
+    const project = await userProject(c, auth, 'push_code');
+    const branch = await branchOf(c, project);
+    const { db, commands } = appContext(c);
+    // Branches::DeleteService: never HEAD; a protected branch only by who may delete it (maintainers).
+    if (project.row.default_branch === branch.name) throw new ApiError(405, { message: 'Cannot remove HEAD branch' });
+    const refs = await protectedRefsOf(db, project.row.id);
+    if (matchingRefs(refs, branch.name).length > 0 && !(project.viewer?.isAdmin || (project.role ?? 0) >= ACCESS.MAINTAINER)) {
+      throw refused('You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.');
+    }
+    await deleteBranch(commands, project.row.id, branch.name, eventMetadata(c, auth));
+    return c.body(null, 204);
+  })
+
+  // ─────────────── Tree ───────────────
+  .get('/projects/:id/repository/tree', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, { path: optional(t.string()), ref: optional(t.string()), recursive: withDefault(t.boolean(), false) });
+    const project = await userProject(c, auth, 'download_code');
+    const { db } = appContext(c);
+    const commit = await resolveCommit(db, project.row.id, p.ref ?? project.row.default_branch ?? 'master');
+    const path = (p.path ?? '').split('/').filter((s) => s !== '').join('/');
+    const at = commit ? await entryAt(db, project.row.id, commit.tree, path) : undefined;
+    if (!at || at.mode !== MODES.tree) throw notFound('Tree');
+    // Repository#tree: trees first, then blobs, each in git's order (recursive: `ls-tree -r -t`'s order).
+    const trees: ReturnType<typeof toTreeObject>[] = [];
+    const blobs: ReturnType<typeof toTreeObject>[] = [];
+    const walk = async (sha: string, prefix: string) => {
+      for (const entry of (await readTree(db, project.row.id, sha)) ?? []) {
+        const entryPath = `${prefix}${entry.name}`;
+        (entry.mode === MODES.tree ? trees : blobs).push(toTreeObject(entry, entryPath));
+        if (p.recursive && entry.mode === MODES.tree) await walk(entry.sha, `${entryPath}/`);
+      }
+    };
+    await walk(at.sha, path === '' ? '' : `${path}/`);
+    return c.json(await pageOfArray(c, [...trees, ...blobs]));
+  })
+
+  // ─────────────── Files ───────────────
+  .get('/projects/:id/repository/files/:file_path/raw', async (c) => {
+    const file = await fileAt(c);
+    c.header('X-Gitlab-Blob-Id', file.blobId);
+    c.header('X-Gitlab-Commit-Id', file.commitId);
+    return c.body(Buffer.from(file.content), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
+  })
+
+  .get('/projects/:id/repository/files/:file_path', async (c) => {
+    const file = await fileAt(c);
+    const { db } = appContext(c);
+    const last = (await lastCommitFor(db, file.projectId, file.commit, file.path))!;
+    return c.json(toFile({ path: file.path, ref: file.ref, blobId: file.blobId, commitId: file.commit.sha, lastCommitId: last.sha, content: file.content }));
+  });
+
+/** render_api_error!(message, 400). */
+const refusedWith400 = (message: string) => new ApiError(400, { message });
+
+/** API::Files: `requires :ref`; the commit of the ref (404 Commit), the blob at the path (404 File). */
+async function fileAt(c: Context): Promise<{ projectId: number; path: string; ref: string; commit: CommitView; commitId: string; blobId: string; content: Uint8Array }> {
+  const auth = await authenticate(c);
+  const p = await params(c, { ref: required(t.string()) });
+  const project = await userProject(c, auth, 'download_code');
+  const { db } = appContext(c);
+  const path = c.req.param('file_path') ?? '';
+  const commit = await commitOf(c, project, p.ref);
+  const entry = await entryAt(db, project.row.id, commit.tree, path);
+  const object = entry && entry.mode !== MODES.tree ? await findObject(db, project.row.id, entry.sha) : undefined;
+  if (!object) throw notFound('File');
+  return { projectId: project.row.id, path, ref: p.ref, commit, commitId: commit.sha, blobId: object.sha, content: object.content };
+}

@@ -1,0 +1,194 @@
+import { sql } from 'kysely';
+import { diffLines } from 'diff';
+import type { Db } from '../../database.js';
+import type { FileEntry } from '../../domain/repository/files.js';
+import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
+import type { ProtectedRef, ProtectedRefRule } from '../../domain/repository/push-access.js';
+import type { RepositoryBranchRow, RepositoryObjectsTable } from './tables.js';
+
+/** The repository's reads: branches, objects, commits and their history, trees and paths. */
+
+export async function listBranches(db: Db, projectId: number, search?: string): Promise<RepositoryBranchRow[]> {
+  let query = db.selectFrom('repository_branches').selectAll().where('project_id', '=', projectId);
+  // BranchesFinder (12.x): a case-insensitive substring of the name.
+  if (search) query = query.where(sql<boolean>`strpos(lower(name), ${search.toLowerCase()}) > 0`);
+  return query.orderBy('name').execute();
+}
+
+export async function findBranch(db: Db, projectId: number, name: string): Promise<RepositoryBranchRow | undefined> {
+  return db.selectFrom('repository_branches').selectAll().where('project_id', '=', projectId).where('name', '=', name).executeTakeFirst();
+}
+
+export async function findObject(db: Db, projectId: number, sha: string): Promise<Pick<RepositoryObjectsTable, 'sha' | 'type' | 'content'> | undefined> {
+  const row = await db.selectFrom('repository_objects').select(['sha', 'type', 'content']).where('project_id', '=', projectId).where('sha', '=', sha).executeTakeFirst();
+  return row && { ...row, content: new Uint8Array(row.content) };
+}
+
+export interface CommitView extends Commit {
+  readonly sha: string;
+}
+
+export async function findCommit(db: Db, projectId: number, sha: string): Promise<CommitView | undefined> {
+  const object = await findObject(db, projectId, sha);
+  return object?.type === 'commit' ? { sha, ...parseCommit(object.content) } : undefined;
+}
+
+/**
+ * A ref as GitLab's `repository.commit(ref)` takes it: a branch name, else a commit's SHA
+ * or an unambiguous prefix of one (at least 4 hex digits).
+ */
+export async function resolveCommit(db: Db, projectId: number, ref: string): Promise<CommitView | undefined> {
+  const branch = await findBranch(db, projectId, ref);
+  if (branch) return findCommit(db, projectId, branch.sha);
+  if (!/^[0-9a-f]{4,40}$/i.test(ref)) return undefined;
+  const prefix = ref.toLowerCase();
+  const rows = await db
+    .selectFrom('repository_objects')
+    .select('sha')
+    .where('project_id', '=', projectId)
+    .where('type', '=', 'commit')
+    .where('sha', '>=', prefix)
+    .where('sha', '<=', `${prefix}g`)
+    .limit(2)
+    .execute();
+  return rows.length === 1 ? findCommit(db, projectId, rows[0]!.sha) : undefined;
+}
+
+export async function readTree(db: Db, projectId: number, sha: string): Promise<TreeEntry[] | undefined> {
+  const object = await findObject(db, projectId, sha);
+  return object?.type === 'tree' ? parseTree(object.content) : undefined;
+}
+
+/** The entry a path names in a tree ('' is the tree itself), or undefined. */
+export async function entryAt(db: Db, projectId: number, treeSha: string, path: string): Promise<TreeEntry | undefined> {
+  const parts = path.split('/').filter((p) => p !== '');
+  let entry: TreeEntry = { mode: MODES.tree, name: '', sha: treeSha };
+  for (const part of parts) {
+    if (entry.mode !== MODES.tree) return undefined;
+    const found = (await readTree(db, projectId, entry.sha))?.find((e) => e.name === part);
+    if (!found) return undefined;
+    entry = found;
+  }
+  return entry;
+}
+
+/** The files of a tree, recursively, as a flat map. */
+export async function readFiles(db: Db, projectId: number, treeSha: string, prefix = '', into = new Map<string, FileEntry>()): Promise<Map<string, FileEntry>> {
+  for (const entry of (await readTree(db, projectId, treeSha)) ?? []) {
+    const path = `${prefix}${entry.name}`;
+    if (entry.mode === MODES.tree) await readFiles(db, projectId, entry.sha, `${path}/`, into);
+    else into.set(path, { mode: entry.mode as Mode, sha: entry.sha });
+  }
+  return into;
+}
+
+export interface LogFilters {
+  readonly path?: string | undefined;
+  /** Seconds since the epoch, inclusive (GitLab: since / until on the committer date). */
+  readonly after?: number | undefined;
+  readonly before?: number | undefined;
+}
+
+/** Does the commit change `path` against a parent (git log -- path: not the same as some parent there)? */
+async function touches(db: Db, projectId: number, commit: CommitView, path: string, parents: readonly CommitView[]): Promise<boolean> {
+  const mine = (await entryAt(db, projectId, commit.tree, path))?.sha;
+  if (parents.length === 0) return mine !== undefined;
+  for (const parent of parents) if ((await entryAt(db, projectId, parent.tree, path))?.sha === mine) return false;
+  return true;
+}
+
+/**
+ * The history from a commit, newest committer date first (git log's default order: the
+ * commits reachable from it, each once), filtered as GitLab's `repository.commits`.
+ */
+export async function commitLog(db: Db, projectId: number, head: CommitView, filters: LogFilters = {}): Promise<CommitView[]> {
+  const seen = new Set<string>([head.sha]);
+  const queue: CommitView[] = [head];
+  const out: CommitView[] = [];
+  while (queue.length > 0) {
+    queue.sort((a, b) => b.committer.time - a.committer.time);
+    const next = queue.shift()!;
+    const parents: CommitView[] = [];
+    for (const sha of next.parents) {
+      const parent = await findCommit(db, projectId, sha);
+      if (!parent) continue;
+      parents.push(parent);
+      if (!seen.has(sha)) {
+        seen.add(sha);
+        queue.push(parent);
+      }
+    }
+    const time = next.committer.time;
+    if (filters.after !== undefined && time < filters.after) continue;
+    if (filters.before !== undefined && time > filters.before) continue;
+    if (filters.path !== undefined && filters.path !== '' && !(await touches(db, projectId, next, filters.path, parents))) continue;
+    out.push(next);
+  }
+  return out;
+}
+
+/** The newest commit of the history from `head` that changed `path` (GitLab's last_commit_for_path). */
+export async function lastCommitFor(db: Db, projectId: number, head: CommitView, path: string): Promise<CommitView | undefined> {
+  return (await commitLog(db, projectId, head, { path }))[0];
+}
+
+/** The project's protected branches with their rules (for push access and the branch entity). */
+export async function protectedRefsOf(db: Db, projectId: number): Promise<ProtectedRef[]> {
+  const rows = await db
+    .selectFrom('protected_branches as b')
+    .leftJoin('protected_branch_access_levels as r', 'r.protected_branch_id', 'b.id')
+    .select(['b.id', 'b.name', 'r.kind', 'r.access_level', 'r.user_id', 'r.group_id'])
+    .where('b.project_id', '=', projectId)
+    .orderBy('b.id')
+    .orderBy('r.position')
+    .execute();
+  const refs = new Map<number, { name: string; rules: ProtectedRefRule[] }>();
+  for (const row of rows) {
+    let ref = refs.get(row.id);
+    if (!ref) refs.set(row.id, (ref = { name: row.name, rules: [] }));
+    if (row.kind !== null) ref.rules.push({ kind: row.kind, access_level: row.access_level!, user_id: row.user_id, group_id: row.group_id });
+  }
+  return [...refs.values()];
+}
+
+/** Of some groups, those the user is a direct member of (EE's `group.users`). */
+export async function memberGroupIds(db: Db, userId: number, groupIds: readonly number[]): Promise<Set<number>> {
+  if (groupIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('members')
+    .select('source_id')
+    .where('source_type', '=', 'Namespace')
+    .where('user_id', '=', userId)
+    .where('source_id', 'in', [...groupIds])
+    .execute();
+  return new Set(rows.map((r) => r.source_id));
+}
+
+const decoder = new TextDecoder();
+
+async function blobText(db: Db, projectId: number, sha: string | undefined): Promise<string> {
+  if (sha === undefined) return '';
+  const object = await findObject(db, projectId, sha);
+  return object ? decoder.decode(object.content) : '';
+}
+
+/** Lines added and removed against the first parent (git's numstat, CommitStats), by the `diff` library's line diff. */
+export async function commitStats(db: Db, projectId: number, commit: CommitView): Promise<{ additions: number; deletions: number }> {
+  const parent = commit.parents[0] === undefined ? undefined : await findCommit(db, projectId, commit.parents[0]);
+  const [before, after] = await Promise.all([parent ? readFiles(db, projectId, parent.tree) : new Map<string, FileEntry>(), readFiles(db, projectId, commit.tree)]);
+  let additions = 0;
+  let deletions = 0;
+  // git diff's default rename detection: a file moved unchanged counts no line.
+  const removed = new Set([...before].filter(([path]) => !after.has(path)).map(([, e]) => e.sha));
+  const added = new Set([...after].filter(([path]) => !before.has(path)).map(([, e]) => e.sha));
+  for (const path of new Set([...before.keys(), ...after.keys()])) {
+    const [old, now] = [before.get(path)?.sha, after.get(path)?.sha];
+    if (old === now) continue;
+    if ((now === undefined && added.has(old!)) || (old === undefined && removed.has(now!))) continue;
+    for (const change of diffLines(await blobText(db, projectId, old), await blobText(db, projectId, now))) {
+      if (change.added) additions += change.count;
+      else if (change.removed) deletions += change.count;
+    }
+  }
+  return { additions, deletions };
+}
