@@ -4,6 +4,7 @@ import { epicClaims, epicDecider, epicEventIndex, epicEvents, epicStreamId, type
 import type { EventMetadata } from '../eventstore/types.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, handleCommands, nextId } from './handler.js';
+import { nextIid, type IidCounter } from './iids.js';
 
 /** One epic of a group (src/domain/epics.ts). */
 export const epics = defineAggregate({
@@ -15,8 +16,8 @@ export const epics = defineAggregate({
   index: epicEventIndex,
 });
 
-/** The advisory lock key space of epic iids ('epic' as an int), one lock per group. */
-const IID_LOCK_SPACE = 0x65706963;
+/** Epics' iids, per group; the lock key space is 'epic' as an int. */
+const EPIC_IIDS: IidCounter = { table: 'epic_iids', scope: 'group_id', lockSpace: 0x65706963 };
 
 /** Epic#valid_parent?'s facts about the parent epic asked for, read in the write transaction. */
 async function parentFacts(trx: Db, parentId: number): Promise<ParentFacts | null> {
@@ -32,9 +33,7 @@ async function parentFacts(trx: Db, parentId: number): Promise<ParentFacts | nul
 }
 
 /**
- * Epics::CreateService: the next iid of the group (GitLab's InternalId), allocated under a
- * per-group transaction lock so concurrent creations wait for each other, and claimed with
- * the event, so no two epics of a group ever share one.
+ * Epics::CreateService, with the next iid of the group (nextIid).
  */
 export async function createEpic(
   ctx: CommandContext,
@@ -43,10 +42,9 @@ export async function createEpic(
 ): Promise<number> {
   const id = await nextId(ctx.db, 'epics_id_seq');
   const command = async (trx: Db): Promise<EpicCommand> => {
-    await sql`select pg_advisory_xact_lock(${IID_LOCK_SPACE}, ${input.groupId})`.execute(trx);
-    const last = await trx.selectFrom('epic_iids').select('last_iid').where('group_id', '=', input.groupId).executeTakeFirst();
+    const iid = await nextIid(trx, EPIC_IIDS, input.groupId);
     const parent = input.parentId === undefined ? undefined : await parentFacts(trx, input.parentId);
-    return { type: 'CreateEpic', groupId: input.groupId, iid: (last?.last_iid ?? 0) + 1, authorId: input.authorId, title: input.title, parentId: input.parentId, parent, fields: input.fields };
+    return { type: 'CreateEpic', groupId: input.groupId, iid, authorId: input.authorId, title: input.title, parentId: input.parentId, parent, fields: input.fields };
   };
   await epics.run(ctx, id, command, metadata);
   return id;

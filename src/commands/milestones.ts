@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { milestoneClaimRefusal, milestoneClaims, milestoneDecider, milestoneEventIndex, milestoneEvents, milestoneStreamId, type MilestoneCommand, type MilestoneFields } from '../domain/milestones.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, nextId } from './handler.js';
+import { nextIid, type IidCounter } from './iids.js';
 
 /** One milestone of a project (src/domain/milestones.ts). */
 export const milestones = defineAggregate({
@@ -16,20 +16,17 @@ export const milestones = defineAggregate({
   index: milestoneEventIndex,
 });
 
-/** The advisory lock key space of milestone iids ('mile' as an int), one lock per project. */
-const IID_LOCK_SPACE = 0x6d696c65;
+/** Milestones' iids, per project; the lock key space is 'mile' as an int. */
+const MILESTONE_IIDS: IidCounter = { table: 'milestone_iids', scope: 'project_id', lockSpace: 0x6d696c65 };
 
 /**
- * Milestones::CreateService: the next iid of the project (GitLab's InternalId), allocated
- * under a per-project transaction lock so concurrent creations wait for each other, and
- * claimed with the event, so no two milestones of a project ever share one.
+ * Milestones::CreateService, with the next iid of the project (nextIid).
  */
 export async function createMilestone(ctx: CommandContext, input: { projectId: number; title: string; fields: MilestoneFields }, metadata: EventMetadata): Promise<number> {
   const id = await nextId(ctx.db, 'milestones_id_seq');
   const command = async (trx: Db): Promise<MilestoneCommand> => {
-    await sql`select pg_advisory_xact_lock(${IID_LOCK_SPACE}, ${input.projectId})`.execute(trx);
-    const last = await trx.selectFrom('milestone_iids').select('last_iid').where('project_id', '=', input.projectId).executeTakeFirst();
-    return { type: 'CreateMilestone', projectId: input.projectId, iid: (last?.last_iid ?? 0) + 1, title: input.title, fields: input.fields };
+    const iid = await nextIid(trx, MILESTONE_IIDS, input.projectId);
+    return { type: 'CreateMilestone', projectId: input.projectId, iid, title: input.title, fields: input.fields };
   };
   await milestones.run(ctx, id, command, metadata);
   return id;
