@@ -75,7 +75,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   // Before routing and authentication: GitLab's headers (and the CORS preflight), the body
   // limit, then the parameters parsed once (malformed bodies and NUL bytes are 400 here).
   root.use('*', responseHeaders(API_PREFIX));
-  root.use(`${API_PREFIX}/*`, readOnlySecondary);
+  // A Geo secondary refuses writes; a primary pays nothing for it on each request.
+  if (app.config.geo.secondary) root.use(`${API_PREFIX}/*`, readOnlySecondary);
   root.use('*', bodyLimit(app.config.maxBodyBytes));
   root.use('*', parameterGuard);
 
