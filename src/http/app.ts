@@ -14,6 +14,7 @@ import { epicRoutes } from './routes/epics.js';
 import { labelRoutes } from './routes/labels.js';
 import { milestoneRoutes } from './routes/milestones.js';
 import { todoRoutes } from './routes/todos.js';
+import { mergeRequestTodoRoutes } from './routes/merge-requests/todo.js';
 import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
@@ -103,6 +104,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', milestoneRoutes);
   api.route('/', labelRoutes);
   api.route('/', todoRoutes);
+  api.route('/', mergeRequestTodoRoutes);
   api.route('/', containerRepositoryRoutes);
   api.route('/', repositoryRoutes);
   api.route('/', containerRegistryEventRoutes);

@@ -74,7 +74,7 @@ describe('the merge request decider', () => {
 
   it('updates only what changed; closes, reopens (checking the branches again) and never reopens a merged one', () => {
     mr.on(ID).given(opened).when(update({ fields: { title: 'Fix', labelIds: [] } })).then([]);
-    mr.on(ID).given(opened).when(update({ fields: { title: 'Fix it', assigneeIds: [7] } })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Fix it', assignee_ids: [7] } } }]);
+    mr.on(ID).given(opened).when(update({ fields: { title: 'Fix it', assigneeIds: [7] } })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Fix it', assignee_ids: [7] }, previous: { title: 'Fix', assignee_ids: [] } } }]);
     mr.on(ID).given(opened).when(update({ stateEvent: 'close' })).then([closed]);
     mr.on(ID).given(opened, closed).when(update({ stateEvent: 'close' })).then([]);
     mr.on(ID).given(opened, closed).when(update({ stateEvent: 'reopen' })).then([{ type: 'MergeRequestReopened', data: { ...ref, title: 'Fix' } }]);

@@ -264,7 +264,7 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
       }
       if (!command.merge) throw notAcceptable('Branch cannot be merged');
       const events: MergeRequestEvent[] = [];
-      if (command.squash !== undefined && command.squash !== mr.squash) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes: { squash: command.squash } } });
+      if (command.squash !== undefined && command.squash !== mr.squash) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes: { squash: command.squash }, previous: {} } });
       events.push({
         type: 'MergeRequestMerged',
         data: { ...of, title: mr.title, by_id: command.byId, merge_commit_sha: command.merge.mergeCommitSha, squash_commit_sha: command.merge.squashCommitSha },
@@ -327,7 +327,12 @@ function decideUpdate(
   };
   const events: MergeRequestEvent[] = [];
   // A merged merge request keeps its state; its fields may still change (GitLab allows editing a merged MR's title).
-  if (Object.keys(changes).length > 0) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes } });
+  const previous = {
+    ...(changes.title !== undefined ? { title: mr.title } : {}),
+    ...(changes.description !== undefined ? { description: mr.description } : {}),
+    ...(changes.assignee_ids !== undefined ? { assignee_ids: [...mr.assigneeIds] } : {}),
+  };
+  if (Object.keys(changes).length > 0) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes, previous } });
   const title = changes.title ?? mr.title;
   if (command.stateEvent === 'close' && mr.state === 'opened') events.push({ type: 'MergeRequestClosed', data: { ...of, title, by_id: command.byId } });
   if (reopening) events.push({ type: 'MergeRequestReopened', data: { ...of, title } });
