@@ -32,6 +32,9 @@ describe('the activity mapping', () => {
     MilestoneClosed: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
     MilestoneReopened: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
     MilestoneDeleted: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
+    BranchCreated: { project_id: 7, branch: 'topic', new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
+    BranchUpdated: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40), new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
+    BranchDeleted: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40) },
   };
 
   it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
@@ -66,7 +69,7 @@ describe('the activity mapping', () => {
     expect(activityTypes({ targetType: 'milestone' }).sort()).toEqual(['MilestoneClosed', 'MilestoneCreated', 'MilestoneDeleted', 'MilestoneReopened']);
     expect(activityTypes({ targetType: 'project' })).toEqual(['ProjectDeletionScheduled']);
     expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
-    expect(activityTypes({ action: 'pushed' })).toEqual([]);
+    expect(activityTypes({ action: 'pushed' })).toEqual(['BranchCreated', 'BranchUpdated', 'BranchDeleted']);
     expect(activityTypes().sort()).toEqual(Object.keys(ACTIVITY).sort());
   });
 });
