@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GENESIS_HASH } from '../../src/eventstore/hash.js';
+import { appendToStream } from '../../src/eventstore/store.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { addMember } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -184,5 +186,29 @@ describe('push activity in /events and /users/:id/events', () => {
     const res = await api.get(`/projects/${privateId}/events`, { token: guest.token, query: { action: 'pushed' } });
     expect(res.status).toBe(200);
     expect(pushes(res.body)).toEqual(['pushed new main (1)']);
+  });
+});
+
+describe('a branch event stored at schema version 1', () => {
+  it('is upcast on read: the feed shows it with the count it recorded and no commit_title', async () => {
+    const alice = await user();
+    const project = await createProject(api, { token: alice.token, visibility: 'private' });
+    const sha = 'ab'.repeat(20);
+    // What the log held before commit_details: written as the version-1 store did.
+    await api.handle.db.transaction().execute((trx) =>
+      appendToStream(trx, {
+        streamId: `repository-${project.id}`,
+        expectedVersion: 0,
+        headHash: GENESIS_HASH,
+        events: [{ type: 'BranchCreated', schemaVersion: 1, data: { project_id: project.id, branch: 'legacy', new_sha: sha, commits: [sha] }, index: { projectId: project.id } }],
+        metadata: { actor_id: alice.id },
+        occurredAt: tick(),
+      }),
+    );
+    const res = await api.get(`/projects/${project.id}/events`, { token: alice.token, query: { action: 'pushed' } });
+    expect(res.status).toBe(200);
+    expect(res.body.map((e: any) => [e.action_name, e.author_id, e.push_data])).toEqual([
+      ['pushed new', alice.id, { commit_count: 1, action: 'created', ref_type: 'branch', commit_from: null, commit_to: sha, ref: 'legacy', commit_title: null, ref_count: null }],
+    ]);
   });
 });
