@@ -16,6 +16,7 @@ import { milestoneRoutes } from './routes/milestones.js';
 import { todoRoutes } from './routes/todos.js';
 import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
+import { repositoryDiffRoutes } from './routes/repository-diffs.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -105,6 +106,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', todoRoutes);
   api.route('/', containerRepositoryRoutes);
   api.route('/', repositoryRoutes);
+  api.route('/', repositoryDiffRoutes);
   api.route('/', containerRegistryEventRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
