@@ -17,6 +17,7 @@ import { todoRoutes } from './routes/todos.js';
 import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { repositoryDiffRoutes } from './routes/repository-diffs.js';
+import { gitHttpRoutes } from './routes/git-http.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -112,6 +113,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
+  root.route('/', gitHttpRoutes);
 
   root.notFound((c) => {
     const path = new URL(c.req.url).pathname.replace(/\.json$/, '');
