@@ -76,6 +76,20 @@ describe('git clone over dumb HTTP', () => {
     expect(await git(['ls-files', '-s', 'bin/run'], dir)).toMatch(/^100755 /);
   });
 
+  it('serves http_url_to_repo under an external URL with a path of its own', async () => {
+    const config = api.runtime.config as { externalUrl: string };
+    const own = config.externalUrl;
+    config.externalUrl = `${api.url}/gitlab`;
+    try {
+      const url = (await api.get(`/projects/${project.id}`)).body.http_url_to_repo;
+      expect(url).toBe(`${api.url}/gitlab/${project.path_with_namespace}.git`);
+      const dir = await cloneOf(url);
+      expect((await git(['rev-parse', 'HEAD'], dir)).trim()).toBe(head.id);
+    } finally {
+      config.externalUrl = own;
+    }
+  });
+
   it('finds the project by its path case-insensitively', async () => {
     const dir = await cloneOf(`${api.url}/${project.path_with_namespace.toUpperCase()}.git`);
     expect((await git(['rev-parse', 'HEAD'], dir)).trim()).toBe(head.id);
@@ -108,8 +122,11 @@ describe('git clone over dumb HTTP', () => {
 
   it('clones an empty repository as git does (no refs)', async () => {
     const empty = await createProject(api, { visibility: 'public' });
-    const res = await raw(`${empty.http_url_to_repo}/info/refs`);
+    const url = `${api.url}/${empty.path_with_namespace}.git`;
+    const res = await raw(`${url}/info/refs`);
     expect([res.status, await res.text()]).toEqual([200, '']);
+    const dir = await cloneOf(url);
+    expect((await git(['branch', '-a'], dir)).trim()).toBe('');
   });
 });
 

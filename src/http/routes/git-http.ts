@@ -56,7 +56,11 @@ async function basicAuth(c: Context): Promise<Auth> {
 /** The project of `<full path>.git`, readable by the caller, whose code they may download. */
 async function gitProject(c: Context): Promise<ProjectScope> {
   const auth = await basicAuth(c);
-  const path = (c.req.param('repo') ?? '').replace(/\.git$/, '');
+  // http_url_to_repo is `<external url>/<full path>.git`: an external URL's own path (served
+  // behind a proxy that keeps it) is not part of the project's.
+  const prefix = new URL(appContext(c).config.externalUrl).pathname.replace(/^\/+|\/+$/g, '');
+  let path = (c.req.param('repo') ?? '').replace(/\.git$/, '');
+  if (prefix !== '' && path.toLowerCase().startsWith(`${prefix.toLowerCase()}/`)) path = path.slice(prefix.length + 1);
   let project: ProjectScope;
   try {
     project = await userProject(c, auth, undefined, path);
