@@ -116,6 +116,7 @@ const cases: [string, Files, Files][] = [
   ['a newline taken from the end', { 'a.txt': 'a\nb\n' }, { 'a.txt': 'a\nb' }],
   ['two hunks far apart', { 'a.txt': lines(40) }, { 'a.txt': lines(40, (i) => (i === 5 || i === 30 ? `changed ${i}` : `line ${i}`)) }],
   ['two changes close enough for one hunk', { 'a.txt': lines(40) }, { 'a.txt': lines(40, (i) => (i === 10 || i === 16 ? `changed ${i}` : `line ${i}`)) }],
+  ['changes 6 unchanged lines apart (one hunk)', { 'a.txt': lines(40) }, { 'a.txt': lines(40, (i) => (i === 10 || i === 17 ? `changed ${i}` : `line ${i}`)) }],
   ['changes 7 lines apart (two hunks)', { 'a.txt': lines(40) }, { 'a.txt': lines(40, (i) => (i === 10 || i === 18 ? `changed ${i}` : `line ${i}`)) }],
   ['lines inserted at the top and bottom', { 'a.txt': lines(10) }, { 'a.txt': `top\n${lines(10)}bottom\n` }],
   [
