@@ -1,11 +1,13 @@
 import { diffArrays } from 'diff';
+import { compactChanges } from './diff-compact.js';
 import type { FileEntry, FileMap } from './files.js';
 
 /**
  * The changes between two trees as GitLab's Gitlab::Git::Diff entries (what Gitaly's
  * CommitDiff answers: `git diff --find-renames` per file, without the `diff --git`, `index`,
  * `---` and `+++` header lines). The line diff is the `diff` library's (Myers, as git's
- * default); the hunks are cut and labelled as git's xdiff does: 3 lines of context, hunks
+ * default), its groups then slid as git's indent heuristic does (./diff-compact.ts); the
+ * hunks are cut and labelled as git's xdiff does: 3 lines of context, hunks
  * closer than 2 × 3 lines joined, `@@ -a,b +c,d @@ <function line>` with git's default
  * funcname rule, "\ No newline at end of file".
  */
@@ -149,14 +151,24 @@ type Op = { kind: ' ' | '-' | '+'; line: string; oldIndex: number; newIndex: num
 export function unifiedDiff(oldText: string, newText: string, context = CONTEXT_LINES): string {
   const oldLines = splitLines(oldText);
   const newLines = splitLines(newText);
-  const ops: Op[] = [];
+  // Which lines the library's diff changed on each side, then slid where git puts them.
+  const oldChanged = oldLines.map(() => false);
+  const newChanged = newLines.map(() => false);
   let [o, n] = [0, 0];
   for (const part of diffArrays(oldLines, newLines)) {
-    for (const line of part.value) {
-      if (part.removed) ops.push({ kind: '-', line, oldIndex: o++, newIndex: n });
-      else if (part.added) ops.push({ kind: '+', line, oldIndex: o, newIndex: n++ });
-      else ops.push({ kind: ' ', line, oldIndex: o++, newIndex: n++ });
-    }
+    const count = part.value.length;
+    if (part.removed) for (let k = 0; k < count; k++) oldChanged[o++] = true;
+    else if (part.added) for (let k = 0; k < count; k++) newChanged[n++] = true;
+    else [o, n] = [o + count, n + count];
+  }
+  compactChanges({ lines: oldLines, changed: oldChanged }, { lines: newLines, changed: newChanged });
+  // The script in git's order: a change's removed lines, then its added ones.
+  const ops: Op[] = [];
+  [o, n] = [0, 0];
+  while (o < oldLines.length || n < newLines.length) {
+    if (o < oldLines.length && oldChanged[o]) ops.push({ kind: '-', line: oldLines[o]!, oldIndex: o++, newIndex: n });
+    else if (n < newLines.length && newChanged[n]) ops.push({ kind: '+', line: newLines[n]!, oldIndex: o, newIndex: n++ });
+    else ops.push({ kind: ' ', line: oldLines[o]!, oldIndex: o++, newIndex: n++ });
   }
   const changed = ops.flatMap((op, i) => (op.kind === ' ' ? [] : [i]));
   if (changed.length === 0) return '';
