@@ -2,7 +2,8 @@ import { Hono, type Context } from 'hono';
 import { notFound } from '../../domain/errors.js';
 import { limitDiffs, pruneTooLarge } from '../../domain/repository/diffs.js';
 import type { Db } from '../../database.js';
-import { commitLog, type CommitView, diffCommits, resolveCommit } from '../../projections/repository/queries.js';
+import { commitsBetween, mergeBase } from '../../projections/repository/history.js';
+import { diffCommits, findCommit, resolveCommit } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
 import { type CompareView, toCompare, toDiff } from '../entities/repository-diffs.js';
 import { authenticate } from '../kernel/auth.js';
@@ -26,24 +27,15 @@ async function compare(db: Db, projectId: number, from: string, to: string, stra
   const [base, head] = await Promise.all([resolveCommit(db, projectId, from.trim()), resolveCommit(db, projectId, to.trim())]);
   if (!base || !head) return { commits: [], diffs: [], overflow: false, same: null };
   if (base.sha === head.sha) return { commits: [], diffs: [], overflow: false, same: true };
-  const [fromBase, fromHead] = await Promise.all([commitLog(db, projectId, base), commitLog(db, projectId, head)]);
-  const reachable = new Set(fromBase.map((commit) => commit.sha));
   // Gitlab::Git::Commit.between: `git log --reverse base..head`.
-  const commits = fromHead.filter((commit) => !reachable.has(commit.sha)).reverse();
-  const start = straight ? base.sha : (mergeBase(fromHead, reachable)?.sha ?? null);
+  const shas = (await commitsBetween(db, projectId, base.sha, head.sha)).reverse();
+  const commits = (await Promise.all(shas.map((sha) => findCommit(db, projectId, sha)))).filter((commit) => commit !== undefined);
+  // Gitlab::Git::Diff.between: from `repo.merge_base(head, base)` unless straight.
+  const start = straight ? base.sha : await mergeBase(db, projectId, head.sha, base.sha);
   const all = await diffCommits(db, projectId, start, head.sha);
   // `compare.diffs(limits: false)`: every file (a patch past the size limit emptied); the
   // timeout flag is the limited collection's overflow.
   return { commits, diffs: pruneTooLarge(all), overflow: limitDiffs(all).overflow, same: false };
-}
-
-/**
- * The newest common ancestor: the first commit of head's history (newest committer date
- * first) that base reaches. A local stand-in for the merge engine's `mergeBase` (git's best
- * common ancestor), which it equals on the histories the API writes (no criss-cross merges).
- */
-function mergeBase(headLog: readonly CommitView[], baseReachable: ReadonlySet<string>): CommitView | undefined {
-  return headLog.find((commit) => baseReachable.has(commit.sha));
 }
 
 export const repositoryDiffRoutes = new Hono<AppEnv>()
