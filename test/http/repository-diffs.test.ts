@@ -134,6 +134,17 @@ describe('GET /projects/:id/repository/compare', () => {
     expect([unknown.status, unknown.body]).toEqual([200, { commit: null, commits: [], diffs: [], compare_timeout: false, compare_same_ref: null }]);
   });
 
+  it("applies GitLab 12's collection limits: a commit's diff stops at 100 files; compare lists all and sets compare_timeout", async () => {
+    const big = await createProject(api);
+    await commitTo(big.id, 'master', [action('create', 'start.txt', 's\n')]);
+    const many = Array.from({ length: 101 }, (_, i) => action('create', `f${String(i).padStart(3, '0')}.txt`, `${i}\n`));
+    const made = await commitTo(big.id, 'wide', many, { start_branch: 'master' });
+    const diff = await api.get(repo(big.id, `/commits/${made.id}/diff`), { query: { per_page: 100, page: 1 } });
+    expect([diff.status, diff.headers.get('x-total'), diff.body.length, diff.body.at(-1).new_path]).toEqual([200, '100', 100, 'f099.txt']);
+    const compared = await api.get(repo(big.id, '/compare'), { query: { from: 'master', to: 'wide' } });
+    expect([compared.body.diffs.length, compared.body.compare_timeout]).toEqual([101, true]);
+  });
+
   it('requires from and to', async () => {
     const res = await api.get(repo(project.id, '/compare'));
     expect([res.status, res.body]).toEqual([400, { error: 'from is missing, to is missing' }]);
