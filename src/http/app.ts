@@ -17,6 +17,8 @@ import { todoRoutes } from './routes/todos.js';
 import { mergeRequestTodoRoutes } from './routes/merge-requests/todo.js';
 import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
+import { repositoryDiffRoutes } from './routes/repository-diffs.js';
+import { gitHttpRoutes } from './routes/git-http.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -107,11 +109,13 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', mergeRequestTodoRoutes);
   api.route('/', containerRepositoryRoutes);
   api.route('/', repositoryRoutes);
+  api.route('/', repositoryDiffRoutes);
   api.route('/', containerRegistryEventRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
+  root.route('/', gitHttpRoutes);
 
   root.notFound((c) => {
     const path = new URL(c.req.url).pathname.replace(/\.json$/, '');

@@ -41,7 +41,6 @@ export async function createGroup(api: TestServer, options: GroupOptions = {}): 
   const body: Record<string, unknown> = { name: options.name ?? path, path, visibility: options.visibility ?? 'private' };
   if (options.parent) body.parent_id = options.parent.id;
   if (options.request_access_enabled !== undefined) body.request_access_enabled = options.request_access_enabled;
-  if (options.initialize_with_readme !== undefined) body.initialize_with_readme = options.initialize_with_readme;
   const res = await api.post('/groups', body, { token: options.token ?? api.rootToken });
   if (res.status !== 201) throw new Error(`POST /groups: ${res.status} ${res.text}`);
   return res.body;
