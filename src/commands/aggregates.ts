@@ -7,6 +7,7 @@ import { environments } from './environments.js';
 import { featureFlags } from './feature-flags.js';
 import { epics } from './epics.js';
 import { labels } from './labels.js';
+import { mergeRequests } from './merge-requests.js';
 import { milestones } from './milestones.js';
 import { todos } from './todos.js';
 import { broadcastMessages } from './broadcast-messages.js';
@@ -25,7 +26,7 @@ import { containerRepositories } from './container-repositories.js';
 import { repository } from './repository.js';
 
 /** Every aggregate: the event types the log may hold are theirs. */
-export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository];
+export const AGGREGATES: readonly Aggregate<any, any, any, any>[] = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository, mergeRequests];
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

@@ -24,6 +24,8 @@ export type DomainErrorCode =
   | 'invalid'
   | 'invalid_params'
   | 'conflict'
+  | 'not_allowed'
+  | 'not_acceptable'
   | 'unprocessable'
   | 'precondition_failed'
   | 'not_modified'
@@ -45,6 +47,8 @@ export interface DomainErrorDetail {
   readonly fields?: FieldErrors | undefined;
   /** `invalid_params`: Grape's messages ("name is missing"), in declaration order. */
   readonly params?: readonly string[] | undefined;
+  /** `conflict!(errors)` with a model's error list: the messages, answered as a JSON array. */
+  readonly messages?: readonly string[] | undefined;
 }
 
 export class DomainError extends Error {
@@ -53,6 +57,7 @@ export class DomainError extends Error {
   readonly record: boolean;
   readonly fields: FieldErrors | undefined;
   readonly params: readonly string[] | undefined;
+  readonly messages: readonly string[] | undefined;
 
   constructor(
     readonly code: DomainErrorCode,
@@ -65,12 +70,13 @@ export class DomainError extends Error {
     this.record = detail.record ?? false;
     this.fields = detail.fields;
     this.params = detail.params;
+    this.messages = detail.messages;
   }
 }
 
 /** What the error says in a log line or a failed test: its code and subject, no HTTP. */
-function describe(code: DomainErrorCode, { subject, text, record, fields, params }: DomainErrorDetail): string {
-  const said = text ?? subject ?? (fields ? JSON.stringify(fields) : params?.join(', '));
+function describe(code: DomainErrorCode, { subject, text, record, fields, params, messages }: DomainErrorDetail): string {
+  const said = text ?? subject ?? (fields ? JSON.stringify(fields) : (params ?? messages)?.join(', '));
   return `${code}${record ? ' (record)' : ''}${said === undefined ? '' : `: ${said}`}`;
 }
 
@@ -92,8 +98,13 @@ export const serviceError = (message: string) => new DomainError('bad_request', 
 export const invalid = (fields: FieldErrors) => new DomainError('invalid', { fields });
 /** Grape's parameter validation errors, joined as GitLab answers them. */
 export const paramErrors = (messages: readonly string[]) => new DomainError('invalid_params', { params: messages });
-/** GitLab's `conflict!(message)`. */
-export const conflict = (message: string) => new DomainError('conflict', { text: message });
+/** GitLab's `conflict!(message)`; a list of messages (a model's errors) is answered as an array. */
+export const conflict = (message: string | readonly string[]) =>
+  typeof message === 'string' ? new DomainError('conflict', { text: message }) : new DomainError('conflict', { messages: message });
+/** GitLab's `not_allowed!`: the resource is not in a state that allows it (merging a closed merge request). */
+export const notAllowed = () => new DomainError('not_allowed');
+/** GitLab's `render_api_error!(message, 406)`: "Branch cannot be merged". */
+export const notAcceptable = (message: string) => new DomainError('not_acceptable', { text: message });
 /** A write that could not take its lock (or lost every retry to concurrent writers). */
 export const resourceLocked = () => new DomainError('conflict', { subject: 'Resource lock' });
 /** GitLab's `unprocessable_entity!(message)`. */

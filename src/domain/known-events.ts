@@ -10,6 +10,7 @@ import type { GroupEvent } from './groups/events.js';
 import type { IntegrationEvent } from './integrations/decider.js';
 import type { LabelEvent } from './labels.js';
 import type { MemberEvent } from './members.js';
+import type { MergeRequestEvent } from './merge-requests/events.js';
 import type { MilestoneEvent } from './milestones.js';
 import type { NotificationSettingEvent } from './notification-settings.js';
 import type { ProjectEvent } from './projects/events.js';
@@ -43,6 +44,7 @@ export type KnownEvent =
   | GeoNodeEvent
   | EpicEvent
   | MilestoneEvent
+  | MergeRequestEvent
   | LabelEvent
   | TodoEvent
   | ContainerRepositoryEvent

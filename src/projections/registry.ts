@@ -2,6 +2,7 @@ import { environmentsProjector } from './environments/projector.js';
 import { featureFlagsProjector } from './feature-flags/projector.js';
 import { epicsProjector } from './epics/projector.js';
 import { labelsProjector } from './labels/projector.js';
+import { mergeRequestsProjector } from './merge-requests/projector.js';
 import { milestonesProjector } from './milestones/projector.js';
 import { todosProjector } from './todos/projector.js';
 import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
@@ -21,7 +22,7 @@ import { containerRepositoriesProjector } from './container-repositories/project
 import { repositoryProjector } from './repository/projector.js';
 
 /** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -2,6 +2,7 @@ import type { EnvironmentsReadTables } from './environments/tables.js';
 import type { FeatureFlagsReadTables } from './feature-flags/tables.js';
 import type { EpicsReadTables } from './epics/tables.js';
 import type { LabelsReadTables } from './labels/tables.js';
+import type { MergeRequestsReadTables } from './merge-requests/tables.js';
 import type { MilestonesReadTables } from './milestones/tables.js';
 import type { TodosReadTables } from './todos/tables.js';
 import type { BroadcastMessagesReadTables } from './broadcast-messages/tables.js';
@@ -20,4 +21,4 @@ import type { ContainerRepositoriesReadTables } from './container-repositories/t
 import type { RepositoryReadTables } from './repository/tables.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables, ContainerRepositoriesReadTables, MilestonesReadTables, LabelsReadTables, RepositoryReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables, ContainerRepositoriesReadTables, MilestonesReadTables, LabelsReadTables, RepositoryReadTables, MergeRequestsReadTables {}

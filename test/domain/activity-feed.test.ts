@@ -32,6 +32,10 @@ describe('the activity mapping', () => {
     MilestoneClosed: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
     MilestoneReopened: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
     MilestoneDeleted: { id: 21, project_id: 7, iid: 1, title: 'v1.0' },
+    MergeRequestOpened: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
+    MergeRequestClosed: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
+    MergeRequestReopened: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
+    MergeRequestMerged: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
   };
 
   it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
@@ -62,9 +66,11 @@ describe('the activity mapping', () => {
   it('turns the action and target_type filters into event types', () => {
     expect(activityTypes({ action: 'joined' }).sort()).toEqual(['AccessRequestApproved', 'MemberAdded']);
     expect(activityTypes({ action: 'destroyed' }).sort()).toEqual(['GroupDeletionScheduled', 'MilestoneDeleted', 'ProjectDeletionScheduled']);
-    expect(activityTypes({ action: 'closed' }).sort()).toEqual(['EpicClosed', 'MilestoneClosed']);
+    expect(activityTypes({ action: 'closed' }).sort()).toEqual(['EpicClosed', 'MergeRequestClosed', 'MilestoneClosed']);
     expect(activityTypes({ targetType: 'milestone' }).sort()).toEqual(['MilestoneClosed', 'MilestoneCreated', 'MilestoneDeleted', 'MilestoneReopened']);
     expect(activityTypes({ targetType: 'project' })).toEqual(['ProjectDeletionScheduled']);
+    expect(activityTypes({ targetType: 'merge_request' }).sort()).toEqual(['MergeRequestClosed', 'MergeRequestMerged', 'MergeRequestOpened', 'MergeRequestReopened']);
+    expect(activityTypes({ action: 'merged' })).toEqual(['MergeRequestMerged']);
     expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
     expect(activityTypes({ action: 'pushed' })).toEqual([]);
     expect(activityTypes().sort()).toEqual(Object.keys(ACTIVITY).sort());

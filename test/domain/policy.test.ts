@@ -36,7 +36,7 @@ const openProject = (visibility: Visibility, extra: Partial<PolicyProject> = {})
   archived: false,
   request_access_enabled: true,
   container_registry_enabled: true,
-  settings: { builds_access_level: 'enabled', repository_access_level: 'enabled' },
+  settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled' },
   ...extra,
 });
 
@@ -91,6 +91,13 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   // GitLab 12: reporter_access or public_access downloads code; developers push.
   download_code: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
   push_code: { private: developers, internal: developers, public: developers },
+  // GitLab 12: reporter_access or public_access reads merge requests; developers open, update and
+  // administer them; owners and administrators delete them.
+  read_merge_request: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
+  create_merge_request_from: { private: developers, internal: developers, public: developers },
+  update_merge_request: { private: developers, internal: developers, public: developers },
+  admin_merge_request: { private: developers, internal: developers, public: developers },
+  destroy_merge_request: { private: owners, internal: owners, public: owners },
 };
 
 const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [
@@ -132,22 +139,22 @@ describe('ProjectPolicy', () => {
 
   it('turns environments and deployments off with builds or the repository, for administrators too', () => {
     for (const off of [{ builds_access_level: 'disabled' }, { repository_access_level: 'disabled' }] as const) {
-      const project = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', ...off } });
+      const project = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled', ...off } });
       for (const ability of [...ENVIRONMENT_WRITES, 'read_environment', 'read_deployment'] as const) expect(whoMayProject(ability, project)).toEqual([]);
       expect(sorted(whoMayProject('admin_project', project))).toEqual(sorted(maintainers));
     }
   });
 
   it('keeps private builds to members (and administrators)', () => {
-    const project = openProject('public', { settings: { builds_access_level: 'private', repository_access_level: 'private' } });
+    const project = openProject('public', { settings: { builds_access_level: 'private', repository_access_level: 'private', merge_requests_access_level: 'enabled' } });
     expect(sorted(whoMayProject('read_environment', project))).toEqual(sorted(reporters));
     expect(sorted(whoMayProject('create_deployment', project))).toEqual(sorted(developers));
   });
 
   it('turns feature flags off with the repository, and makes them read-only on an archived project', () => {
-    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled' } });
+    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled', merge_requests_access_level: 'enabled' } });
     const archived = openProject('public', { archived: true });
-    const noBuilds = openProject('public', { settings: { builds_access_level: 'disabled', repository_access_level: 'enabled' } });
+    const noBuilds = openProject('public', { settings: { builds_access_level: 'disabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled' } });
     for (const ability of ['read_feature_flag', 'create_feature_flag', 'update_feature_flag', 'destroy_feature_flag'] as const) {
       expect(whoMayProject(ability, noRepository)).toEqual([]);
       expect(sorted(whoMayProject(ability, noBuilds))).toEqual(sorted(developers));
@@ -156,12 +163,25 @@ describe('ProjectPolicy', () => {
   });
 
   it('turns the repository off with its feature, and its pushes on an archived project', () => {
-    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled' } });
+    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled', merge_requests_access_level: 'enabled' } });
     expect(whoMayProject('download_code', noRepository)).toEqual([]);
     expect(whoMayProject('push_code', noRepository)).toEqual([]);
     const archived = openProject('private', { archived: true });
     expect(sorted(whoMayProject('download_code', archived))).toEqual(sorted(reporters));
     expect(whoMayProject('push_code', archived)).toEqual([]);
+  });
+
+  it('turns merge requests off with their feature or the repository, a private feature for members only, writes on an archived project', () => {
+    const abilities = ['read_merge_request', 'create_merge_request_from', 'update_merge_request', 'admin_merge_request'] as const;
+    for (const off of [{ merge_requests_access_level: 'disabled' }, { repository_access_level: 'disabled' }] as const) {
+      const project = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled', ...off } });
+      for (const ability of [...abilities, 'destroy_merge_request'] as const) expect(whoMayProject(ability, project)).toEqual([]);
+    }
+    const privateFeature = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'private' } });
+    expect(sorted(whoMayProject('read_merge_request', privateFeature))).toEqual(sorted(reporters));
+    const archived = openProject('private', { archived: true });
+    expect(sorted(whoMayProject('read_merge_request', archived))).toEqual(sorted(reporters));
+    for (const ability of abilities.slice(1)) expect(whoMayProject(ability, archived)).toEqual([]);
   });
 
   it("turns container images off with the project's registry, and their writes on an archived project", () => {

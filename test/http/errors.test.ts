@@ -6,6 +6,8 @@ import {
   accepted,
   badRequest,
   conflict,
+  notAcceptable,
+  notAllowed,
   forbidden,
   invalid,
   notFound,
@@ -69,7 +71,10 @@ const VOCABULARY = {
   conflict: [
     [conflict('Member already exists'), 409, { message: 'Member already exists' }],
     [resourceLocked(), 409, { message: '409 Conflict: Resource lock' }],
+    [conflict(['Another open merge request already exists for this source branch: !1']), 409, { message: ['Another open merge request already exists for this source branch: !1'] }],
   ],
+  not_allowed: [[notAllowed(), 405, { message: '405 Method Not Allowed' }]],
+  not_acceptable: [[notAcceptable('Branch cannot be merged'), 406, { message: 'Branch cannot be merged' }]],
   unprocessable: [
     [unprocessable('Branch already exists'), 422, { message: 'Branch already exists' }],
     [unprocessable(), 422, { message: '422 Unprocessable Entity' }],

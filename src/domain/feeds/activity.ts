@@ -121,6 +121,14 @@ const milestoneTarget = (actionName: string, data: { id: number; iid: number; ti
   target_title: data.title,
 });
 
+const mergeRequestTarget = (actionName: string, data: { id: number; iid: number; title: string }): ActivityRecord => ({
+  action_name: actionName,
+  target_id: data.id,
+  target_iid: data.iid,
+  target_type: 'MergeRequest',
+  target_title: data.title,
+});
+
 // ───────────────────────────── The mapping ─────────────────────────────
 
 export const ACTIVITY = {
@@ -154,6 +162,12 @@ export const ACTIVITY = {
   MilestoneClosed: { action: 'closed', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('closed', data) },
   MilestoneReopened: { action: 'reopened', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('opened', data) },
   MilestoneDeleted: { action: 'destroyed', targetFilter: 'milestone', author: 'actor', record: (data) => milestoneTarget('destroyed', data) },
+  // GitLab: EventCreateService#open_mr / close_mr / reopen_mr / merge_mr; Event#action_name
+  // says "opened" for a creation and a reopening, "accepted" for a merge.
+  MergeRequestOpened: { action: 'created', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('opened', data) },
+  MergeRequestClosed: { action: 'closed', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('closed', data) },
+  MergeRequestReopened: { action: 'reopened', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('opened', data) },
+  MergeRequestMerged: { action: 'merged', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('accepted', data) },
 } as const satisfies Mappings;
 
 export type ActivityEventType = keyof typeof ACTIVITY;
@@ -237,6 +251,15 @@ export const NO_ACTIVITY = {
   LabelDeleted: 'GitLab records no event for labels',
   TodoCreated: 'todos are personal, not activity',
   TodosMarkedDone: 'todos are personal, not activity',
+  // merge requests
+  MergeRequestUpdated: 'MergeRequests::UpdateService records no event (only a state change does)',
+  MergeRequestDeleted: 'Issuable::DestroyService records no event (the merge request\'s events go with it)',
+  MergeRequestVersionRecorded: 'the push that moved the source branch is the activity',
+  MergeRequestMergeStatusChecked: 'a computed state, not an action',
+  MergeRequestTimeEstimateChanged: 'GitLab records a system note, not an event',
+  MergeRequestTimeSpent: 'GitLab records a timelog and a system note, not an event',
+  MergeRequestSubscribed: 'subscriptions are personal, not activity',
+  MergeRequestUnsubscribed: 'subscriptions are personal, not activity',
   // container registry
   ContainerRepositoryCreated: 'GitLab records no event for the container registry',
   ContainerRepositoryTagPushed: 'GitLab records no event for the container registry',

@@ -12,7 +12,7 @@ export interface PolicyProject {
   readonly archived: boolean;
   readonly request_access_enabled: boolean;
   readonly container_registry_enabled: boolean;
-  readonly settings: Pick<ProjectSettings, 'builds_access_level' | 'repository_access_level'>;
+  readonly settings: Pick<ProjectSettings, 'builds_access_level' | 'repository_access_level' | 'merge_requests_access_level'>;
 }
 
 export interface ProjectSubject {
@@ -72,6 +72,16 @@ const cicdAvailable: Rule = (s) =>
 const repositoryAvailable: Rule = (s) => {
   const level = s.project.settings.repository_access_level;
   return level === 'enabled' || (level === 'private' && (admin(s) || guest(s)));
+};
+
+/**
+ * ~(merge_requests_disabled | repository_disabled): both features on for the viewer. A private
+ * merge requests feature needs reporter (ProjectFeature::PRIVATE_FEATURES_MIN_ACCESS_LEVEL), a
+ * private repository a member; administrators pass.
+ */
+const mergeRequestsAvailable: Rule = (s) => {
+  const level = s.project.settings.merge_requests_access_level;
+  return repositoryAvailable(s) && (level === 'enabled' || (level === 'private' && reporterAccess(s)));
 };
 
 // ───────────────────────────── Abilities ─────────────────────────────
@@ -139,6 +149,16 @@ export const PROJECT_POLICY = {
   // pushes; both off with the repository feature, pushes off on an archived project.
   download_code: (s) => (reporterAccess(s) || openToViewer(s)) && repositoryAvailable(s),
   push_code: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  // Merge requests: reporter_access or public_access reads them (a guest of a private project
+  // does not); developer_access opens (create_merge_request_from: the source is this project),
+  // updates and administers them; the owner and administrators delete them. All off with the
+  // merge requests or repository feature, writes off on an archived project. The author and
+  // assignees may also update their own (IssuablePolicy), asked of the merge request, not here.
+  read_merge_request: (s) => (reporterAccess(s) || openToViewer(s)) && mergeRequestsAvailable(s),
+  create_merge_request_from: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),
+  update_merge_request: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),
+  admin_merge_request: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),
+  destroy_merge_request: (s) => ownerAccess(s) && mergeRequestsAvailable(s),
 } as const satisfies Record<string, Rule>;
 
 export type ProjectAbility = keyof typeof PROJECT_POLICY;

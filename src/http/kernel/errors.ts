@@ -15,7 +15,10 @@ import { DomainError, type DomainErrorCode, type FieldErrors } from '../../domai
  *   400 {"message":{"name":["has already been taken"]}}  invalid({ name: ['has already been taken'] })
  *   400 {"error":"name is missing, id is invalid"}    paramErrors(['name is missing', 'id is invalid'])
  *   409 {"message":"<message>"}                       conflict(message)
+ *   409 {"message":["<message>", …]}               conflict([messages])
  *   409 {"message":"409 Conflict: Resource lock"}     resourceLocked()
+ *   405 {"message":"405 Method Not Allowed"}          notAllowed()
+ *   406 {"message":"<message>"}                       notAcceptable(message)
  *   422 {"message":"<message>"}                       unprocessable(message?)
  *   412 {"message":"412 Precondition Failed"}         preconditionFailed()
  *   304 (no body)                                     notModified()
@@ -61,6 +64,8 @@ const STATUS: Record<DomainErrorCode, StatusCode> = {
   invalid: 400,
   invalid_params: 400,
   conflict: 409,
+  not_allowed: 405,
+  not_acceptable: 406,
   unprocessable: 422,
   precondition_failed: 412,
   not_modified: 304,
@@ -147,6 +152,10 @@ export function gitlabMessage({ code, subject, text, record }: DomainError): str
       return subject ? `409 Conflict: ${subject}` : '409 Conflict';
     case 'unprocessable':
       return '422 Unprocessable Entity';
+    case 'not_allowed':
+      return '405 Method Not Allowed';
+    case 'not_acceptable':
+      return '406 Not Acceptable';
     case 'precondition_failed':
       return '412 Precondition Failed';
     case 'accepted':
@@ -174,6 +183,8 @@ export function domainErrorResponse(error: DomainError, rendering?: InvalidRende
       return { status, body: { error: (error.params ?? []).join(', ') } };
     case 'not_modified':
       return { status, body: undefined };
+    case 'conflict':
+      return { status, body: { message: error.messages ?? gitlabMessage(error) } };
     default:
       return { status, body: { message: gitlabMessage(error) } };
   }

@@ -1,0 +1,147 @@
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+import {
+  type BranchFacts,
+  mergeRequestClaims,
+  type MergeRequestCommand,
+  mergeRequestDecider,
+  type MergeRequestFields,
+} from '../domain/merge-requests/decider.js';
+import { mergeRequestEventIndex, mergeRequestEvents, mergeRequestStreamId, type VersionData } from '../domain/merge-requests/events.js';
+import { parseCommit } from '../domain/repository/objects.js';
+import type { EventMetadata } from '../eventstore/types.js';
+import { commitsBetween, mergeBase } from '../projections/repository/history.js';
+import { findObject, readFiles } from '../projections/repository/queries.js';
+import { defineAggregate } from './aggregate.js';
+import { type CommandContext, nextId } from './handler.js';
+import { nextIid, type IidCounter } from './iids.js';
+
+/** One merge request of a project (src/domain/merge-requests/). */
+export const mergeRequests = defineAggregate({
+  name: 'merge-requests',
+  streamId: mergeRequestStreamId,
+  events: mergeRequestEvents,
+  decider: mergeRequestDecider,
+  claims: mergeRequestClaims,
+  index: mergeRequestEventIndex,
+});
+
+/** Merge requests' iids, per project; the lock key space is 'mrqs' as an int. */
+const MERGE_REQUEST_IIDS: IidCounter = { table: 'merge_request_iids', scope: 'project_id', lockSpace: 0x6d727173 };
+
+/** A branch's head, share-locked until the commit: the version taken of it must still be its head then. */
+async function branchHead(trx: Db, projectId: number, branch: string): Promise<string | undefined> {
+  const { rows } = await sql<{ sha: string }>`select sha from repository_branches where project_id = ${projectId} and name = ${branch} for share`.execute(trx);
+  return rows[0]?.sha;
+}
+
+/** The number of paths whose entry differs between two commits' trees (GitLab's `real_size` of a diff). */
+async function changedFiles(trx: Db, projectId: number, fromSha: string | null, toSha: string): Promise<number> {
+  const treeOf = async (sha: string) => {
+    const object = await findObject(trx, projectId, sha);
+    return object ? readFiles(trx, projectId, parseCommit(object.content).tree) : new Map();
+  };
+  const before = fromSha ? await treeOf(fromSha) : new Map();
+  const after = await treeOf(toSha);
+  let count = 0;
+  for (const [path, entry] of after) {
+    const old = before.get(path);
+    if (!old || old.sha !== entry.sha || old.mode !== entry.mode) count++;
+  }
+  for (const path of before.keys()) if (!after.has(path)) count++;
+  return count;
+}
+
+/**
+ * A diff version of the source head against the target head (GitLab's MergeRequestDiff):
+ * the merge base, the source's commits not in the target (newest first) and the number of
+ * files the merge base → head diff changes.
+ */
+export async function takeVersion(trx: Db, projectId: number, headSha: string, startSha: string): Promise<VersionData> {
+  const base = await mergeBase(trx, projectId, headSha, startSha);
+  return {
+    version_id: await nextId(trx, 'merge_request_versions_id_seq'),
+    head_commit_sha: headSha,
+    base_commit_sha: base,
+    start_commit_sha: startSha,
+    commit_shas: await commitsBetween(trx, projectId, startSha, headSha),
+    files_count: await changedFiles(trx, projectId, base, headSha),
+  };
+}
+
+/** What MergeRequest#validate_branches looks at, read in the write transaction. */
+async function branchFacts(trx: Db, projectId: number, source: string, target: string, exceptId: number | null) {
+  const sourceSha = await branchHead(trx, projectId, source);
+  const targetSha = await branchHead(trx, projectId, target);
+  let duplicate = trx
+    .selectFrom('merge_requests')
+    .select('iid')
+    .where('project_id', '=', projectId)
+    .where('source_branch', '=', source)
+    .where('target_branch', '=', target)
+    .where('state', '=', 'opened');
+  if (exceptId !== null) duplicate = duplicate.where('id', '<>', exceptId);
+  const other = await duplicate.orderBy('iid').executeTakeFirst();
+  const facts: BranchFacts = { sourceExists: sourceSha !== undefined, targetExists: targetSha !== undefined, openDuplicateIid: other?.iid ?? null };
+  return { facts, sourceSha, targetSha };
+}
+
+export interface OpenInput {
+  readonly projectId: number;
+  readonly authorId: number;
+  readonly title: string;
+  readonly sourceBranch: string;
+  readonly targetBranch: string;
+  readonly fields: MergeRequestFields;
+}
+
+/**
+ * MergeRequests::CreateService: the next iid of the project, the branches' facts and the
+ * first diff version, all in the write transaction.
+ */
+export async function openMergeRequest(ctx: CommandContext, input: OpenInput, metadata: EventMetadata): Promise<number> {
+  const id = await nextId(ctx.db, 'merge_requests_id_seq');
+  const command = async (trx: Db): Promise<MergeRequestCommand> => {
+    const { facts, sourceSha, targetSha } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, null);
+    const version = sourceSha !== undefined && targetSha !== undefined && input.sourceBranch !== input.targetBranch ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
+    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
+    return {
+      type: 'OpenMergeRequest',
+      projectId: input.projectId,
+      iid,
+      authorId: input.authorId,
+      title: input.title,
+      sourceBranch: input.sourceBranch,
+      targetBranch: input.targetBranch,
+      fields: input.fields,
+      branches: facts,
+      version,
+    };
+  };
+  await mergeRequests.run(ctx, id, command, metadata);
+  return id;
+}
+
+export interface UpdateInput {
+  readonly id: number;
+  readonly projectId: number;
+  readonly sourceBranch: string;
+  /** The target branch after the update. */
+  readonly targetBranch: string;
+  readonly fields: MergeRequestFields;
+  readonly stateEvent?: 'close' | 'reopen' | undefined;
+  readonly byId: number;
+}
+
+/** MergeRequests::UpdateService (and Close/Reopen): a changed target branch or a reopening checks the branches again. */
+export async function updateMergeRequest(ctx: CommandContext, input: UpdateInput, metadata: EventMetadata): Promise<void> {
+  await mergeRequests.run(
+    ctx,
+    input.id,
+    async (trx): Promise<MergeRequestCommand> => {
+      const { facts } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, input.id);
+      return { type: 'UpdateMergeRequest', fields: input.fields, stateEvent: input.stateEvent, byId: input.byId, branches: facts };
+    },
+    metadata,
+  );
+}

@@ -1,0 +1,128 @@
+import type { Config } from '../../config.js';
+import { isWorkInProgress, taskCompletionStatus } from '../../domain/issuable-text.js';
+import { formatTimeTracking } from '../../domain/time-tracking.js';
+import type { MergeRequestView } from '../../projections/merge-requests/queries.js';
+import type { MergeRequestRow } from '../../projections/merge-requests/tables.js';
+import { toMilestone } from './milestones.js';
+import { projectWebUrl } from './projects.js';
+import { iso, toUserBasic } from './users.js';
+
+/** Gitlab::UrlBuilder of a merge request: project_merge_request_url, by iid. */
+export const mergeRequestWebUrl = (config: Config, pathWithNamespace: string, iid: number) => `${projectWebUrl(config, pathWithNamespace)}/-/merge_requests/${iid}`;
+
+/** Entities::IssuableTimeStats and the time tracking endpoints' answer. */
+export const toTimeStats = (row: Pick<MergeRequestRow, 'time_estimate' | 'total_time_spent'>) => ({
+  time_estimate: row.time_estimate,
+  total_time_spent: row.total_time_spent,
+  human_time_estimate: formatTimeTracking(row.time_estimate),
+  human_total_time_spent: formatTimeTracking(row.total_time_spent),
+});
+
+function user(view: MergeRequestView, id: number | null, config: Config) {
+  const found = id === null ? undefined : view.users.get(id);
+  return found ? toUserBasic(found, config) : null;
+}
+
+/** Entities::MergeRequestSimple (`view=simple`). */
+export function toMergeRequestSimple(view: MergeRequestView, config: Config) {
+  const { row } = view;
+  return {
+    id: row.id,
+    iid: row.iid,
+    project_id: row.project_id,
+    title: row.title,
+    description: row.description,
+    state: row.state,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    web_url: mergeRequestWebUrl(config, view.pathWithNamespace, row.iid),
+  };
+}
+
+/**
+ * Entities::MergeRequestBasic (GitLab 12.x), the lists' record. No notes or award emoji yet:
+ * upvotes, downvotes and user_notes_count are 0 and discussions are resolved; no pipelines:
+ * merge_when_pipeline_succeeds is false. `references` (12.6+) beside the older `reference`.
+ * `allow_collaboration` is shown although forgelog has no forks (GitLab shows it for forks only).
+ */
+export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
+  const { row } = view;
+  const short = `!${row.iid}`;
+  const assignees = row.assignee_ids.map((id) => user(view, id, config)).filter((u) => u !== null);
+  return {
+    id: row.id,
+    iid: row.iid,
+    project_id: row.project_id,
+    title: row.title,
+    description: row.description,
+    state: row.state,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    merged_by: user(view, row.merged_by_id, config),
+    merged_at: iso(row.merged_at),
+    closed_by: user(view, row.closed_by_id, config),
+    closed_at: iso(row.closed_at),
+    target_branch: row.target_branch,
+    source_branch: row.source_branch,
+    user_notes_count: 0,
+    upvotes: 0,
+    downvotes: 0,
+    author: user(view, row.author_id, config),
+    assignees,
+    assignee: assignees[0] ?? null,
+    source_project_id: row.source_project_id,
+    target_project_id: row.project_id,
+    labels: view.labels.map((l) => l.title),
+    work_in_progress: isWorkInProgress(row.title),
+    milestone: view.milestone ? toMilestone(view.milestone, config, view.pathWithNamespace) : null,
+    merge_when_pipeline_succeeds: false,
+    merge_status: row.merge_status,
+    sha: row.head_sha,
+    merge_commit_sha: row.merge_commit_sha,
+    squash_commit_sha: row.squash_commit_sha,
+    discussion_locked: row.discussion_locked,
+    should_remove_source_branch: null as boolean | null,
+    force_remove_source_branch: row.force_remove_source_branch,
+    allow_collaboration: row.allow_collaboration,
+    allow_maintainer_to_push: row.allow_collaboration,
+    reference: short,
+    references: { short, relative: short, full: `${view.pathWithNamespace}${short}` },
+    web_url: mergeRequestWebUrl(config, view.pathWithNamespace, row.iid),
+    time_stats: toTimeStats(row),
+    squash: row.squash,
+    task_completion_status: taskCompletionStatus(row.description),
+    has_conflicts: row.merge_status === 'cannot_be_merged',
+    blocking_discussions_resolved: true,
+    approvals_before_merge: null as number | null,
+  };
+}
+
+export interface MergeRequestDetail {
+  readonly subscribed: boolean;
+  /** GitLab's merge_status recheck of the single view: the status computed now when the stored one is unchecked. */
+  readonly mergeStatus?: MergeRequestRow['merge_status'] | undefined;
+  /** `include_diverged_commits_count=true`. */
+  readonly divergedCommitsCount?: number | undefined;
+}
+
+/** Entities::MergeRequest (GitLab 12.x): the single view. No pipelines: their fields are null. */
+export function toMergeRequest(view: MergeRequestView, config: Config, detail: MergeRequestDetail) {
+  const basic = toMergeRequestBasic(view, config);
+  const mergeStatus = detail.mergeStatus ?? basic.merge_status;
+  const { row } = view;
+  return {
+    ...basic,
+    merge_status: mergeStatus,
+    has_conflicts: mergeStatus === 'cannot_be_merged',
+    subscribed: detail.subscribed,
+    changes_count: String(row.changes_count),
+    latest_build_started_at: null,
+    latest_build_finished_at: null,
+    first_deployed_to_production_at: null,
+    pipeline: null,
+    head_pipeline: null,
+    diff_refs: { base_sha: row.base_sha, head_sha: row.head_sha, start_sha: row.start_sha },
+    merge_error: null,
+    ...(detail.divergedCommitsCount !== undefined ? { diverged_commits_count: detail.divergedCommitsCount } : {}),
+  };
+}

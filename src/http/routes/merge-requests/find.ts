@@ -1,0 +1,47 @@
+import type { Context } from 'hono';
+import { forbidden, recordNotFound } from '../../../domain/errors.js';
+import type { ProjectAbility } from '../../../domain/policy/project.js';
+import { findMergeRequest, isSubscribedTo, mergeRequestViews } from '../../../projections/merge-requests/queries.js';
+import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
+import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-requests.js';
+import { appContext } from '../../kernel/context.js';
+import { pathId } from '../../kernel/params.js';
+import type { ProjectScope } from '../../kernel/scope.js';
+
+/**
+ * What every route under /projects/:id/merge_requests/:merge_request_iid shares: finding the
+ * merge request and presenting it.
+ */
+
+/**
+ * GitLab's `find_merge_request_with_access(iid, ability)`: `user_project.merge_requests.find_by!(iid:)`
+ * (404 "Not found" when there is none), then `authorize! ability` (403). The project scope has
+ * already answered 404 for a project the caller may not see.
+ */
+export async function mergeRequestOf(c: Context, project: ProjectScope, ability: ProjectAbility = 'read_merge_request'): Promise<MergeRequestRow> {
+  const iid = pathId(c, 'merge_request_iid');
+  const row = iid === null ? undefined : await findMergeRequest(appContext(c).db, project.row.id, iid);
+  if (!row) throw recordNotFound('Merge Request');
+  if (!canOnMergeRequest(project, row, ability)) throw forbidden();
+  return row;
+}
+
+/**
+ * An ability on one merge request: the project's, and IssuablePolicy's `assignee_or_author`
+ * rule — the author and assignees may update (and reopen) their own merge request when they
+ * can read it, whatever their role.
+ */
+export function canOnMergeRequest(project: ProjectScope, row: MergeRequestRow, ability: ProjectAbility): boolean {
+  if (project.can(ability)) return true;
+  const viewerId = project.viewer?.id;
+  const own = viewerId !== undefined && (row.author_id === viewerId || row.assignee_ids.includes(viewerId));
+  return ability === 'update_merge_request' && own && project.can('read_merge_request') && !project.row.archived;
+}
+
+/** Entities::MergeRequest of a row, the single view (`subscribed` for the caller). */
+export async function presentMergeRequest(c: Context, project: ProjectScope, row: MergeRequestRow, detail: Partial<MergeRequestDetail> = {}) {
+  const { db, config } = appContext(c);
+  const [view] = await mergeRequestViews(db, [row]);
+  const subscribed = detail.subscribed ?? (await isSubscribedTo(db, row, project.viewer?.id ?? null));
+  return toMergeRequest(view!, config, { ...detail, subscribed });
+}

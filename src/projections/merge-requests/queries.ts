@@ -1,0 +1,83 @@
+import type { Db } from '../../database.js';
+import type { LabelRow } from '../labels/tables.js';
+import type { MilestoneRow } from '../milestones/tables.js';
+import type { UserRow } from '../users.js';
+import type { MergeRequestRow, MergeRequestVersionRow } from './tables.js';
+
+/** The reads the merge request routes run, and what an entity needs besides the row. */
+
+export const findMergeRequest = (db: Db, projectId: number, iid: number): Promise<MergeRequestRow | undefined> =>
+  db.selectFrom('merge_requests').selectAll().where('project_id', '=', projectId).where('iid', '=', iid).executeTakeFirst();
+
+export const findMergeRequestById = (db: Db, id: number): Promise<MergeRequestRow | undefined> =>
+  db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
+
+export type UserReference = Pick<UserRow, 'id' | 'name' | 'username' | 'state' | 'avatar_url' | 'email'>;
+
+/** A merge request row with what its entity embeds: users, labels, milestone, project path. */
+export interface MergeRequestView {
+  readonly row: MergeRequestRow;
+  readonly pathWithNamespace: string;
+  readonly users: ReadonlyMap<number, UserReference>;
+  /** The merge request's labels (deleted ones are gone), by title as GitLab sorts them. */
+  readonly labels: readonly LabelRow[];
+  readonly milestone: MilestoneRow | null;
+}
+
+/**
+ * The views of a page of rows, in four queries whatever the page size (users, labels,
+ * milestones, project paths), in the rows' order.
+ */
+export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]): Promise<MergeRequestView[]> {
+  if (rows.length === 0) return [];
+  const userIds = new Set<number>();
+  const labelIds = new Set<number>();
+  const milestoneIds = new Set<number>();
+  const projectIds = new Set<number>();
+  for (const row of rows) {
+    userIds.add(row.author_id);
+    for (const id of row.assignee_ids) userIds.add(id);
+    if (row.merged_by_id !== null) userIds.add(row.merged_by_id);
+    if (row.closed_by_id !== null) userIds.add(row.closed_by_id);
+    for (const id of row.label_ids) labelIds.add(id);
+    if (row.milestone_id !== null) milestoneIds.add(row.milestone_id);
+    projectIds.add(row.project_id);
+  }
+  const [users, labels, milestones, projects] = await Promise.all([
+    db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', 'in', [...userIds]).execute(),
+    labelIds.size ? db.selectFrom('labels').selectAll().where('id', 'in', [...labelIds]).execute() : [],
+    milestoneIds.size ? db.selectFrom('milestones').selectAll().where('id', 'in', [...milestoneIds]).execute() : [],
+    db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', 'in', [...projectIds]).execute(),
+  ]);
+  const userMap = new Map(users.map((u) => [u.id, u]));
+  const labelMap = new Map(labels.map((l) => [l.id, l]));
+  const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
+  const pathMap = new Map(projects.map((p) => [p.id, p.path_with_namespace]));
+  return rows.map((row) => ({
+    row,
+    pathWithNamespace: pathMap.get(row.project_id) ?? '',
+    users: userMap,
+    labels: row.label_ids
+      .map((id) => labelMap.get(id))
+      .filter((l): l is LabelRow => l !== undefined)
+      .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
+    milestone: row.milestone_id === null ? null : (milestoneMap.get(row.milestone_id) ?? null),
+  }));
+}
+
+/** Subscribable#subscribed?: an explicit subscription, else participation (author, assignees). */
+export async function isSubscribedTo(db: Db, row: MergeRequestRow, userId: number | null): Promise<boolean> {
+  if (userId === null) return false;
+  const explicit = await db
+    .selectFrom('merge_request_subscriptions')
+    .select('subscribed')
+    .where('merge_request_id', '=', row.id)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  if (explicit) return explicit.subscribed;
+  return row.author_id === userId || row.assignee_ids.includes(userId);
+}
+
+/** The versions of a merge request, newest first (GitLab's merge_request_diffs order). */
+export const versionsOf = (db: Db, mergeRequestId: number): Promise<MergeRequestVersionRow[]> =>
+  db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', mergeRequestId).orderBy('id', 'desc').execute();

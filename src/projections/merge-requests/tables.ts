@@ -1,0 +1,82 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { MergeRequestStatus } from '../../domain/merge-requests/decider.js';
+import type { MergeStatus } from '../../domain/merge-requests/events.js';
+import type { StreamVersionsTable } from '../stream-versions.js';
+
+type Timestamp = ColumnType<Date, string, string>;
+type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
+
+/** GitLab's `merge_requests`, with its metrics (merged/closed by and at) and time tracking totals on the row. */
+export interface MergeRequestsTable {
+  id: number;
+  project_id: number;
+  iid: number;
+  author_id: number;
+  title: string;
+  description: string | null;
+  state: MergeRequestStatus;
+  source_project_id: number;
+  source_branch: string;
+  target_branch: string;
+  /** In GitLab's order (the first is `assignee`). */
+  assignee_ids: number[];
+  label_ids: number[];
+  milestone_id: number | null;
+  discussion_locked: boolean | null;
+  squash: boolean;
+  force_remove_source_branch: boolean;
+  allow_collaboration: boolean;
+  merge_status: MergeStatus | 'unchecked';
+  /** The latest diff version: source head (`sha`), merge base, target head; its id and changed files. */
+  head_sha: string;
+  base_sha: string | null;
+  start_sha: string;
+  latest_version_id: number;
+  changes_count: number;
+  merge_commit_sha: string | null;
+  squash_commit_sha: string | null;
+  merged_by_id: number | null;
+  merged_at: NullableTimestamp;
+  closed_by_id: number | null;
+  closed_at: NullableTimestamp;
+  time_estimate: number;
+  total_time_spent: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** GitLab's `merge_request_diffs`: one per version, newest first by id. */
+export interface MergeRequestVersionsTable {
+  id: number;
+  merge_request_id: number;
+  head_commit_sha: string;
+  base_commit_sha: string | null;
+  start_commit_sha: string;
+  commit_shas: string[];
+  files_count: number;
+  created_at: Timestamp;
+}
+
+/** Explicit subscriptions (GitLab's `subscriptions`); implicit ones (author, assignees) are not rows. */
+export interface MergeRequestSubscriptionsTable {
+  merge_request_id: number;
+  user_id: number;
+  subscribed: boolean;
+}
+
+/** The last iid each project handed out (GitLab's InternalId for merge requests). */
+export interface MergeRequestIidsTable {
+  project_id: number;
+  last_iid: number;
+}
+
+export interface MergeRequestsReadTables {
+  merge_requests: MergeRequestsTable;
+  merge_request_versions: MergeRequestVersionsTable;
+  merge_request_subscriptions: MergeRequestSubscriptionsTable;
+  merge_request_iids: MergeRequestIidsTable;
+  merge_requests_stream_versions: StreamVersionsTable;
+}
+
+export type MergeRequestRow = Selectable<MergeRequestsTable>;
+export type MergeRequestVersionRow = Selectable<MergeRequestVersionsTable>;

@@ -1,0 +1,132 @@
+import { describe, expect, it } from 'vitest';
+import { isSubscribed, mergeRequestClaims, mergeRequestDecider } from '../../src/domain/merge-requests/decider.js';
+import type { MergeRequestEvent, VersionData } from '../../src/domain/merge-requests/events.js';
+import { deciderSpec, rejected } from '../support/decider.js';
+
+const mr = deciderSpec(mergeRequestDecider);
+const ID = 11;
+const PROJECT = 4;
+const ref = { id: ID, project_id: PROJECT, iid: 3 };
+const A = 'a'.repeat(40);
+const B = 'b'.repeat(40);
+const C = 'c'.repeat(40);
+const version: VersionData = { version_id: 1, head_commit_sha: A, base_commit_sha: B, start_commit_sha: B, commit_shas: [A], files_count: 1 };
+const branches = { sourceExists: true, targetExists: true, openDuplicateIid: null };
+const open = (extra: object = {}) => ({
+  type: 'OpenMergeRequest' as const,
+  projectId: PROJECT,
+  iid: 3,
+  authorId: 1,
+  title: 'Fix',
+  sourceBranch: 'fix',
+  targetBranch: 'master',
+  fields: {},
+  branches,
+  version,
+  ...extra,
+});
+const opened: MergeRequestEvent = {
+  type: 'MergeRequestOpened',
+  data: {
+    ...ref,
+    author_id: 1,
+    source_project_id: PROJECT,
+    source_branch: 'fix',
+    title: 'Fix',
+    description: null,
+    target_branch: 'master',
+    assignee_ids: [],
+    milestone_id: null,
+    label_ids: [],
+    discussion_locked: null,
+    squash: false,
+    force_remove_source_branch: false,
+    allow_collaboration: false,
+    version,
+  },
+};
+const closed: MergeRequestEvent = { type: 'MergeRequestClosed', data: { ...ref, title: 'Fix', by_id: 2 } };
+const merged: MergeRequestEvent = { type: 'MergeRequestMerged', data: { ...ref, title: 'Fix', by_id: 2, merge_commit_sha: C, squash_commit_sha: null } };
+const update = (extra: object = {}) => ({ type: 'UpdateMergeRequest' as const, fields: {}, byId: 2, branches, ...extra });
+
+describe('the merge request decider', () => {
+  it('opens with its iid, its first version and GitLab’s defaults', () => {
+    mr.on(ID).given().when(open()).then([opened]);
+    mr.on(ID)
+      .given()
+      .when(open({ fields: { description: 'd', assigneeIds: [5, 3], labelIds: [9], milestoneId: 2, squash: true, forceRemoveSourceBranch: true } }))
+      .then([{ type: 'MergeRequestOpened', data: { ...opened.data, description: 'd', assignee_ids: [5, 3], label_ids: [9], milestone_id: 2, squash: true, force_remove_source_branch: true } }]);
+  });
+
+  it('refuses what MergeRequest#validate_branches refuses, and a bad title', () => {
+    mr.on(ID).given().when(open({ targetBranch: 'fix' })).then(rejected('conflict', { messages: ["You can't use same project/branch for source and target"] }));
+    mr.on(ID)
+      .given()
+      .when(open({ branches: { ...branches, openDuplicateIid: 1 } }))
+      .then(rejected('conflict', { messages: ['Another open merge request already exists for this source branch: !1'] }));
+    mr.on(ID)
+      .given()
+      .when(open({ branches: { sourceExists: false, targetExists: false, openDuplicateIid: null }, version: null }))
+      .then(rejected('invalid', { fields: { source_branch: ['does not exist'], target_branch: ['does not exist'] } }));
+    mr.on(ID).given().when(open({ title: ' ' })).then(rejected('invalid', { fields: { title: ["can't be blank"] } }));
+    mr.on(ID).given(opened).when(open()).then(rejected('conflict'));
+  });
+
+  it('updates only what changed; closes, reopens (checking the branches again) and never reopens a merged one', () => {
+    mr.on(ID).given(opened).when(update({ fields: { title: 'Fix', labelIds: [] } })).then([]);
+    mr.on(ID).given(opened).when(update({ fields: { title: 'Fix it', assigneeIds: [7] } })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Fix it', assignee_ids: [7] } } }]);
+    mr.on(ID).given(opened).when(update({ stateEvent: 'close' })).then([closed]);
+    mr.on(ID).given(opened, closed).when(update({ stateEvent: 'close' })).then([]);
+    mr.on(ID).given(opened, closed).when(update({ stateEvent: 'reopen' })).then([{ type: 'MergeRequestReopened', data: { ...ref, title: 'Fix' } }]);
+    mr.on(ID)
+      .given(opened, closed)
+      .when(update({ stateEvent: 'reopen', branches: { ...branches, openDuplicateIid: 9 } }))
+      .then(rejected('conflict', { messages: ['Another open merge request already exists for this source branch: !9'] }));
+    mr.on(ID).given(opened, merged).when(update({ stateEvent: 'reopen' })).then([]);
+    mr.on(ID).given(opened, merged).when(update({ stateEvent: 'close' })).then([]);
+    mr.on(ID).given(opened).when(update({ fields: { targetBranch: 'fix' } })).then(rejected('conflict', { messages: ["You can't use same project/branch for source and target"] }));
+  });
+
+  it('merges an open merge request only: 405 otherwise, 406 on conflicts, 409 when the head moved', () => {
+    const merge = { type: 'MergeMergeRequest' as const, byId: 2, merge: { mergeCommitSha: C, squashCommitSha: null } };
+    mr.on(ID).given(opened).when(merge).then([merged]);
+    mr.on(ID).given(opened, closed).when(merge).then(rejected('not_allowed'));
+    mr.on(ID).given(opened, merged).when(merge).then(rejected('not_allowed'));
+    mr.on(ID).given(opened).when({ ...merge, merge: null }).then(rejected('not_acceptable', { text: 'Branch cannot be merged' }));
+    mr.on(ID).given(opened).when({ ...merge, expectedSha: B }).then(rejected('conflict', { text: 'SHA does not match HEAD of source branch' }));
+    mr.on(ID).given().when(merge).then(rejected('not_found'));
+  });
+
+  it('tracks time: estimates, spent time that may subtract but not below zero, resets', () => {
+    mr.on(ID).given(opened).when({ type: 'SetTimeEstimate', seconds: 3600 }).then([{ type: 'MergeRequestTimeEstimateChanged', data: { ...ref, time_estimate: 3600 } }]);
+    const spent: MergeRequestEvent = { type: 'MergeRequestTimeSpent', data: { ...ref, user_id: 1, time_spent: 3600, reset: false } };
+    mr.on(ID).given(opened).when({ type: 'AddSpentTime', userId: 1, seconds: 3600 }).then([spent]);
+    mr.on(ID).given(opened, spent).when({ type: 'AddSpentTime', userId: 1, seconds: -3601 }).then(rejected('invalid', { fields: { base: ['Time to subtract exceeds the total time spent'] } }));
+    mr.on(ID).given(opened, spent).when({ type: 'ResetSpentTime', userId: 2 }).then([{ type: 'MergeRequestTimeSpent', data: { ...ref, user_id: 2, time_spent: -3600, reset: true } }]);
+    mr.on(ID).given(opened).when({ type: 'ResetSpentTime', userId: 2 }).then([]);
+  });
+
+  it('subscribes authors and assignees implicitly; explicit (un)subscriptions answer 304 when nothing changes', () => {
+    mr.on(ID).given(opened).when({ type: 'Subscribe', userId: 1 }).then(rejected('not_modified'));
+    mr.on(ID).given(opened).when({ type: 'Unsubscribe', userId: 5 }).then(rejected('not_modified'));
+    mr.on(ID).given(opened).when({ type: 'Subscribe', userId: 5 }).then([{ type: 'MergeRequestSubscribed', data: { ...ref, user_id: 5 } }]);
+    mr.on(ID).given(opened).when({ type: 'Unsubscribe', userId: 1 }).then([{ type: 'MergeRequestUnsubscribed', data: { ...ref, user_id: 1 } }]);
+    const state = [opened, { type: 'MergeRequestUnsubscribed', data: { ...ref, user_id: 1 } } as MergeRequestEvent].reduce(mergeRequestDecider.evolve, mergeRequestDecider.initialState(ID));
+    expect(isSubscribed(state.mergeRequest!, 1)).toBe(false);
+  });
+
+  it('records a new version when the source head moves, and a merge status only for the current head', () => {
+    const next = { ...version, version_id: 2, head_commit_sha: C, commit_shas: [C, A] };
+    mr.on(ID).given(opened).when({ type: 'RecordVersion', version: next }).then([{ type: 'MergeRequestVersionRecorded', data: { ...ref, version: next } }]);
+    mr.on(ID).given(opened).when({ type: 'RecordVersion', version }).then([]);
+    mr.on(ID).given(opened).when({ type: 'RecordMergeStatus', mergeStatus: 'can_be_merged', sourceSha: A, targetSha: B }).then([
+      { type: 'MergeRequestMergeStatusChecked', data: { ...ref, merge_status: 'can_be_merged', source_sha: A, target_sha: B } },
+    ]);
+    mr.on(ID).given(opened).when({ type: 'RecordMergeStatus', mergeStatus: 'can_be_merged', sourceSha: C, targetSha: B }).then([]);
+  });
+
+  it('claims the iid of its project once', () => {
+    expect(mergeRequestClaims(opened).acquire).toEqual([{ kind: 'merge_request_iid', key: `${PROJECT}/3`, conflictMessage: 'Merge request iid has already been taken' }]);
+    expect(mergeRequestClaims(closed)).toEqual({ acquire: [], release: [] });
+  });
+});
