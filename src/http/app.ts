@@ -30,6 +30,8 @@ import { geoNodeRoutes } from './routes/geo-nodes.js';
 import { readOnlySecondary } from './kernel/read-only.js';
 import { containerRepositoryRoutes } from './routes/container-repositories.js';
 import { containerRegistryEventRoutes } from './routes/container-registry-event.js';
+import { mergeRequestTimeTrackingRoutes } from './routes/merge-requests/time-tracking.js';
+import { mergeRequestSubscriptionRoutes } from './routes/merge-requests/subscriptions.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -106,6 +108,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', containerRepositoryRoutes);
   api.route('/', repositoryRoutes);
   api.route('/', containerRegistryEventRoutes);
+  api.route('/', mergeRequestTimeTrackingRoutes);
+  api.route('/', mergeRequestSubscriptionRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
