@@ -109,6 +109,8 @@ export type MergeRequestCommand =
 // ───────────────────────────── Rules ─────────────────────────────
 
 const TITLE_MAX = 255;
+/** The time columns' largest value (PostgreSQL integer). */
+export const TIME_MAX = 2_147_483_647;
 /** Issuable: `validates :description, length: { maximum: 1.megabyte }` — characters. */
 export const DESCRIPTION_MAX = 1_048_576;
 
@@ -285,6 +287,8 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
     case 'AddSpentTime':
       // TimeTrackable#check_negative_time_spent.
       if (mr.totalTimeSpent + command.seconds < 0) throw invalid({ base: ['Time to subtract exceeds the total time spent'] });
+      // The total is a PostgreSQL integer (GitLab 12's timelogs sum failed past it): refused as its timelog would be.
+      if (mr.totalTimeSpent + command.seconds > TIME_MAX) throw invalid({ timelogs: ['is invalid'] });
       if (command.seconds === 0) return [];
       return [{ type: 'MergeRequestTimeSpent', data: { ...of, user_id: command.userId, time_spent: command.seconds, reset: false } }];
     case 'ResetSpentTime':
