@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openMergeRequest } from '../../src/commands/merge-requests.js';
 import { mergeRequestStreamId } from '../../src/domain/merge-requests/events.js';
 import { createGroup } from '../support/fixtures.js';
 import { permissionMatrix } from '../support/matrix.js';
@@ -11,7 +10,6 @@ let callers: Callers;
 let author: { id: number; username: string; token: string };
 let assignee: { id: number; username: string; token: string };
 const projects: Record<'private' | 'public', number> = { private: 0, public: 0 };
-const metadata = { actor_id: 1, actor_username: 'root' };
 
 /** A project of the owner's group with a README, the member roles, and the author and the assignee as developers. */
 async function projectWithBranch(visibility: 'private' | 'public') {
@@ -28,8 +26,7 @@ async function projectWithBranch(visibility: 'private' | 'public') {
 let branches = 0;
 
 /**
- * A merge request by the author, assigned to the assignee, from a new branch with one commit
- * (POST /projects/:id/merge_requests is another branch's work: the command opens it).
+ * A merge request by the author, assigned to the assignee, from a new branch with one commit.
  */
 async function mergeRequest(projectId: number, title = 'Add a') {
   const branch = `feature-${++branches}`;
@@ -40,13 +37,13 @@ async function mergeRequest(projectId: number, title = 'Add a') {
     actions: [{ action: 'create', file_path: `${branch}.txt`, content: 'a\n' }],
   });
   expect(commit.status).toBe(201);
-  const id = await openMergeRequest(
-    api.runtime.app.commands,
-    { projectId, authorId: author.id, title, sourceBranch: branch, targetBranch: 'master', fields: { assigneeIds: [assignee.id] } },
-    metadata,
+  const created = await api.post(
+    `/projects/${projectId}/merge_requests`,
+    { title, source_branch: branch, target_branch: 'master', assignee_ids: [assignee.id] },
+    { token: author.token },
   );
-  const row = await api.runtime.app.db.selectFrom('merge_requests').select('iid').where('id', '=', id).executeTakeFirstOrThrow();
-  return row.iid;
+  expect(created.status).toBe(201);
+  return created.body.iid as number;
 }
 
 beforeAll(async () => {
@@ -70,6 +67,7 @@ describe('POST /projects/:id/merge_requests/:iid/subscribe and /unsubscribe', ()
     const subscribed = await api.post(`${path}/subscribe`, undefined, { token });
     expect(subscribed.status).toBe(201);
     expect(subscribed.body).toMatchObject({ iid, project_id: projects.private, title: 'Add a', subscribed: true, author: { id: author.id } });
+    expect((await api.get(path, { token })).body.subscribed).toBe(true);
     const again = await api.post(`${path}/subscribe`, undefined, { token });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
@@ -78,6 +76,7 @@ describe('POST /projects/:id/merge_requests/:iid/subscribe and /unsubscribe', ()
     expect(unsubscribed.status).toBe(201);
     expect(unsubscribed.body).toMatchObject({ iid, subscribed: false });
     expect((await api.post(`${path}/unsubscribe`, undefined, { token })).status).toBe(304);
+    expect((await api.get(path, { token })).body.subscribed).toBe(false);
   });
 
   it('the author and the assignees are subscribed without asking: subscribe is 304, unsubscribe leaves them unsubscribed for good', async () => {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openMergeRequest } from '../../src/commands/merge-requests.js';
 import { mergeRequestStreamId } from '../../src/domain/merge-requests/events.js';
 import { createGroup } from '../support/fixtures.js';
 import { permissionMatrix } from '../support/matrix.js';
@@ -11,7 +10,6 @@ let callers: Callers;
 let author: { id: number; username: string; token: string };
 let assignee: { id: number; username: string; token: string };
 const projects: Record<'private' | 'public', number> = { private: 0, public: 0 };
-const metadata = { actor_id: 1, actor_username: 'root' };
 
 /** A project of the owner's group with a README, the member roles, and the author and the assignee as developers. */
 async function projectWithBranch(visibility: 'private' | 'public') {
@@ -28,8 +26,7 @@ async function projectWithBranch(visibility: 'private' | 'public') {
 let branches = 0;
 
 /**
- * A merge request by the author, assigned to the assignee, from a new branch with one commit
- * (POST /projects/:id/merge_requests is another branch's work: the command opens it).
+ * A merge request by the author, assigned to the assignee, from a new branch with one commit.
  */
 async function mergeRequest(projectId: number, title = 'Add a') {
   const branch = `feature-${++branches}`;
@@ -40,13 +37,13 @@ async function mergeRequest(projectId: number, title = 'Add a') {
     actions: [{ action: 'create', file_path: `${branch}.txt`, content: 'a\n' }],
   });
   expect(commit.status).toBe(201);
-  const id = await openMergeRequest(
-    api.runtime.app.commands,
-    { projectId, authorId: author.id, title, sourceBranch: branch, targetBranch: 'master', fields: { assigneeIds: [assignee.id] } },
-    metadata,
+  const created = await api.post(
+    `/projects/${projectId}/merge_requests`,
+    { title, source_branch: branch, target_branch: 'master', assignee_ids: [assignee.id] },
+    { token: author.token },
   );
-  const row = await api.runtime.app.db.selectFrom('merge_requests').select('iid').where('id', '=', id).executeTakeFirstOrThrow();
-  return row.iid;
+  expect(created.status).toBe(201);
+  return created.body.iid as number;
 }
 
 beforeAll(async () => {
@@ -154,6 +151,7 @@ describe('POST /projects/:id/merge_requests/:iid/add_spent_time and reset_spent_
     const res = await api.get(`${path}/time_stats`, { token: callers.reporter.token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(stats(7200, 2700, '2h', '45m'));
+    expect((await api.get(path, { token: callers.reporter.token })).body.time_stats).toEqual(stats(7200, 2700, '2h', '45m'));
     const row = await api.runtime.app.db.selectFrom('merge_requests').select('id').where('project_id', '=', projects.private).where('iid', '=', iid).executeTakeFirstOrThrow();
     const spent = (await api.events(mergeRequestStreamId(row.id))).filter((e) => e.type === 'MergeRequestTimeSpent');
     expect(spent.map((e) => e.data)).toMatchObject([{ user_id: callers.maintainer.user!.id, time_spent: 2700, reset: false }]);
