@@ -102,6 +102,16 @@ describe('POST /projects/:id/merge_requests/:iid/time_estimate and reset_time_es
     expect(reset.body).toEqual(stats(0, 0, null, null));
   });
 
+  it('takes a JSON number as Grape coerces it to a String: hours', async () => {
+    const iid = await mergeRequest(projects.private, 'Number');
+    const res = await api.post(`/projects/${projects.private}/merge_requests/${iid}/time_estimate`, { duration: 2 }, { token: callers.developer.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(stats(7200, 0, '2h', null));
+    const hash = await api.post(`/projects/${projects.private}/merge_requests/${iid}/time_estimate`, { duration: { a: 1 } }, { token: callers.developer.token });
+    expect(hash.status).toBe(400);
+    expect(hash.body).toEqual({ error: 'duration is invalid' });
+  });
+
   it('clamps an estimate past the integer column to 2147483647, as TimeTrackable#time_estimate= does', async () => {
     const iid = await mergeRequest(projects.private, 'Huge');
     const res = await api.post(`/projects/${projects.private}/merge_requests/${iid}/time_estimate`, { duration: '99999999h' }, { token: callers.developer.token });
