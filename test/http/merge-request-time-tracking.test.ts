@@ -153,6 +153,17 @@ describe('POST /projects/:id/merge_requests/:iid/add_spent_time and reset_spent_
     expect((await api.post(`${path}/reset_spent_time`, undefined, { token })).status).toBe(200);
   });
 
+  it('refuses spent time that would take the total past the integer column (the decider, whatever each amount)', async () => {
+    const iid = await mergeRequest(projects.private, 'Overflow');
+    const path = `/projects/${projects.private}/merge_requests/${iid}/add_spent_time`;
+    const token = callers.developer.token;
+    expect((await api.post(path, { duration: '596523h' }, { token })).body.total_time_spent).toBe(2147482800);
+    const past = await api.post(path, { duration: '1h' }, { token });
+    expect(past.status).toBe(400);
+    expect(past.body).toEqual({ message: { timelogs: ['is invalid'] } });
+    expect((await api.post(path, { duration: '-1h' }, { token })).body.total_time_spent).toBe(2147479200);
+  });
+
   it('records who spent the time, and the merge request shows the same time_stats', async () => {
     const iid = await mergeRequest(projects.private, 'Who');
     const path = `/projects/${projects.private}/merge_requests/${iid}`;
