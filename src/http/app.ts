@@ -19,6 +19,7 @@ import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { repositoryDiffRoutes } from './routes/repository-diffs.js';
 import { gitHttpRoutes } from './routes/git-http.js';
+import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -33,6 +34,8 @@ import { geoNodeRoutes } from './routes/geo-nodes.js';
 import { readOnlySecondary } from './kernel/read-only.js';
 import { containerRepositoryRoutes } from './routes/container-repositories.js';
 import { containerRegistryEventRoutes } from './routes/container-registry-event.js';
+import { mergeRequestTimeTrackingRoutes } from './routes/merge-requests/time-tracking.js';
+import { mergeRequestSubscriptionRoutes } from './routes/merge-requests/subscriptions.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -91,6 +94,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', memberRoutes);
   api.route('/', accessRequestRoutes);
   api.route('/', environmentRoutes);
+  api.route('/', mergeRequestCrudRoutes);
   api.route('/', broadcastMessageRoutes);
   api.route('/', deployKeyRoutes);
   api.route('/', notificationSettingRoutes);
@@ -111,6 +115,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', repositoryRoutes);
   api.route('/', repositoryDiffRoutes);
   api.route('/', containerRegistryEventRoutes);
+  api.route('/', mergeRequestTimeTrackingRoutes);
+  api.route('/', mergeRequestSubscriptionRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
