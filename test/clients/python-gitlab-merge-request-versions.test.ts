@@ -47,7 +47,9 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: m
 
   it('lists the versions: mr.diffs.list()', () => {
     const [base, , head] = out.shas;
-    expect(out.versions).toEqual([
+    // python-gitlab adds its parent attributes (project_id, mr_iid) to each object.
+    expect(out.versions).toHaveLength(1);
+    expect(out.versions).toMatchObject([
       { id: expect.any(Number), head_commit_sha: head, base_commit_sha: base, start_commit_sha: base, created_at: expect.any(String), merge_request_id: expect.any(Number), state: 'collected', real_size: '2' },
     ]);
   });
