@@ -8,6 +8,7 @@ import {
   type MergeRequestFields,
 } from '../domain/merge-requests/decider.js';
 import { mergeRequestEventIndex, mergeRequestEvents, mergeRequestStreamId, type VersionData } from '../domain/merge-requests/events.js';
+import { treeChanges } from '../domain/repository/diffs.js';
 import { parseCommit } from '../domain/repository/objects.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
@@ -35,21 +36,18 @@ async function branchHead(trx: Db, projectId: number, branch: string): Promise<s
   return rows[0]?.sha;
 }
 
-/** The number of paths whose entry differs between two commits' trees (GitLab's `real_size` of a diff). */
+/**
+ * The number of files the diff between two commits' trees has (GitLab's `real_size` of a
+ * diff): git's changed paths, an exact rename one file (treeChanges pairs them as Gitaly's
+ * `--find-renames` does).
+ */
 async function changedFiles(trx: Db, projectId: number, fromSha: string | null, toSha: string): Promise<number> {
   const treeOf = async (sha: string) => {
     const object = await findObject(trx, projectId, sha);
     return object ? readFiles(trx, projectId, parseCommit(object.content).tree) : new Map();
   };
   const before = fromSha ? await treeOf(fromSha) : new Map();
-  const after = await treeOf(toSha);
-  let count = 0;
-  for (const [path, entry] of after) {
-    const old = before.get(path);
-    if (!old || old.sha !== entry.sha || old.mode !== entry.mode) count++;
-  }
-  for (const path of before.keys()) if (!after.has(path)) count++;
-  return count;
+  return treeChanges(before, await treeOf(toSha)).length;
 }
 
 /**

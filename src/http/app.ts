@@ -20,6 +20,7 @@ import { repositoryRoutes } from './routes/repository.js';
 import { repositoryDiffRoutes } from './routes/repository-diffs.js';
 import { gitHttpRoutes } from './routes/git-http.js';
 import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
+import { mergeRequestVersionRoutes } from './routes/merge-requests/versions.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -95,6 +96,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', accessRequestRoutes);
   api.route('/', environmentRoutes);
   api.route('/', mergeRequestCrudRoutes);
+  api.route('/', mergeRequestVersionRoutes);
   api.route('/', broadcastMessageRoutes);
   api.route('/', deployKeyRoutes);
   api.route('/', notificationSettingRoutes);

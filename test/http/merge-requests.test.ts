@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject, settled } from '../support/fixtures.js';
+import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
+import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { onPlan, startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -376,5 +378,67 @@ describe('DELETE /projects/:id/merge_requests/:merge_request_iid', () => {
     const res = await api.del(`${base(project.id)}/${mr.iid}`, { headers: { 'If-Unmodified-Since': new Date(Date.parse(mr.updated_at) - 60_000).toUTCString() } });
     expect(res.status).toBe(412);
     expect((await api.get(`${base(project.id)}/${mr.iid}`)).status).toBe(200);
+  });
+});
+
+// ───────────────────────────── Permissions ─────────────────────────────
+
+type Visibility = 'private' | 'public';
+
+// Every call needs a user (the spec: "Every call requires authentication"); a private project of
+// others is 404; reporters (and, on a public project, anyone) read; developers open and update;
+// only the owner (and admins) delete. Blocked users are refused at authentication.
+// prettier-ignore
+const MATRIX: MatrixTable<Role, Visibility> = {
+  'POST /projects/:id/merge_requests':                     { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 201, maintainer: 201, owner: 201, admin: 201, blocked: 403 }, public: { anonymous: 401, nonMember: 403, guest: 403, reporter: 403, developer: 201 } },
+  'GET /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200, guest: 200, reporter: 200 } },
+  'PUT /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403, guest: 403, reporter: 403, developer: 200 } },
+  'DELETE /projects/:id/merge_requests/:merge_request_iid': { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204, admin: 204 }, public: { anonymous: 401, nonMember: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204 } },
+};
+
+describe('permissions', () => {
+  let callers: Callers;
+  const projects = new Map<Visibility, number>();
+  beforeAll(async () => {
+    callers = await createCallers(api);
+    for (const visibility of ['private', 'public'] as const) {
+      const id = await sourceWithRoles(api, callers, 'projects', visibility);
+      await commit(id, { branch: 'master', commit_message: 'Initial', actions: [file('README.md', 'hello\n')] });
+      await commit(id, { branch: 'feature', start_branch: 'master', commit_message: 'Add a', actions: [file('a.txt', 'a\n')] });
+      projects.set(visibility, id);
+    }
+  });
+
+  permissionMatrix(MATRIX, async ({ endpoint, caller, visibility }) => {
+    const projectId = projects.get(visibility)!;
+    const token = callers[caller].token;
+    const [method] = endpoint.split(' ');
+    if (method === 'POST') {
+      const branch = `perm-${++branchCounter}`;
+      await api.post(`/projects/${projectId}/repository/branches`, { branch, ref: 'feature' });
+      const before = await mrCount(projectId);
+      const res = await api.post(base(projectId), { title: 'perm', source_branch: branch, target_branch: 'master' }, { token });
+      if (res.status !== 201) expect(await mrCount(projectId)).toBe(before);
+      return res.status;
+    }
+    const mr = await openOn(projectId);
+    const path = `${base(projectId)}/${mr.iid}`;
+    if (method === 'GET') return (await api.get(path, { token })).status;
+    if (method === 'PUT') {
+      const res = await api.put(path, { title: 'changed' }, { token });
+      expect((await api.get(path)).body.title).toBe(res.status === 200 ? 'changed' : mr.title);
+      return res.status;
+    }
+    const res = await api.del(path, { token });
+    expect((await api.get(path)).status).toBe(res.status === 204 ? 404 : 200);
+    return res.status;
+  });
+
+  it('a guest of a private project is refused reading (403) even as the assignee: the merge requests feature needs reporter', async () => {
+    const projectId = projects.get('private')!;
+    const mr = await openOn(projectId, { assignee_ids: [callers.guest.user!.id] });
+    // The guest cannot read the project's merge requests, so GitLab drops them as assignee.
+    expect(mr.assignees).toEqual([]);
+    expect((await api.get(`${base(projectId)}/${mr.iid}`, { token: callers.guest.token })).status).toBe(403);
   });
 });

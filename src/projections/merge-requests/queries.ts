@@ -81,3 +81,7 @@ export async function isSubscribedTo(db: Db, row: MergeRequestRow, userId: numbe
 /** The versions of a merge request, newest first (GitLab's merge_request_diffs order). */
 export const versionsOf = (db: Db, mergeRequestId: number): Promise<MergeRequestVersionRow[]> =>
   db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', mergeRequestId).orderBy('id', 'desc').execute();
+
+/** One version of a merge request (`merge_request.merge_request_diffs.find(id)`): another merge request's is none. */
+export const findVersion = (db: Db, mergeRequestId: number, versionId: number): Promise<MergeRequestVersionRow | undefined> =>
+  db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', mergeRequestId).where('id', '=', versionId).executeTakeFirst();

@@ -1,0 +1,123 @@
+import { Hono, type Context } from 'hono';
+import type { Db } from '../../../database.js';
+import { DomainError, recordNotFound } from '../../../domain/errors.js';
+import { DIFF_LIMITS, limitDiffs, type DiffEntry } from '../../../domain/repository/diffs.js';
+import { findVersion } from '../../../projections/merge-requests/queries.js';
+import type { MergeRequestVersionRow } from '../../../projections/merge-requests/tables.js';
+import { type CommitView, diffCommits, findCommit } from '../../../projections/repository/queries.js';
+import { toMergeRequestDiff, toMergeRequestDiffFull, toVersionCommit, VERSION_MAX_FILES, VERSION_MAX_LINES } from '../../entities/merge-request-versions.js';
+import { projectWebUrl } from '../../entities/projects.js';
+import { toDiff } from '../../entities/repository-diffs.js';
+import { requireUser } from '../../kernel/auth.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
+import { type Page, pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
+import { declaration, integerCheck, pathId, rawParams } from '../../kernel/params.js';
+import { type ProjectScope, userProject } from '../../kernel/scope.js';
+import { mergeRequestOf, presentMergeRequest } from './find.js';
+
+/**
+ * A merge request's diff versions, commits and changes, GitLab 12.x: API::MergeRequestDiffs
+ * (`versions`, `versions/:version_id`) and API::MergeRequests' `commits` and `changes`. All
+ * read `find_merge_request_with_access` (read_merge_request). A version is what
+ * MergeRequestDiff stored: its commits (the source's not in the target, newest first) and
+ * its diff from the merge base to the source head, computed here from the repository.
+ */
+
+/** Grape's order: the path integers, then `use :pagination`; every failure in one 400. */
+async function parsePath(c: Context, names: readonly string[], paginated: boolean): Promise<Page | undefined> {
+  const p = declaration(await rawParams(c));
+  for (const name of names) p.check(integerCheck(c, name));
+  let page: Page | undefined;
+  if (paginated) {
+    try {
+      page = await pageOf(c);
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code !== 'invalid_params') throw error;
+      for (const message of error.params ?? []) p.check(message);
+    }
+  }
+  p.done();
+  return page;
+}
+
+/** The commits of a version, newest first; a commit gone from the repository is left out. */
+async function versionCommits(db: Db, projectId: number, version: MergeRequestVersionRow): Promise<CommitView[]> {
+  const commits = await Promise.all(version.commit_shas.map((sha) => findCommit(db, projectId, sha)));
+  return commits.filter((commit) => commit !== undefined);
+}
+
+/**
+ * MergeRequestDiff#raw_diffs(limits: false): the files the version stored, i.e. the merge
+ * base → head diff collected with Commit.max_diff_options (1000 files, 50 000 lines; a patch
+ * of 100 KB or more stored empty). Without a merge base, from the empty tree.
+ */
+async function versionDiffs(db: Db, projectId: number, version: MergeRequestVersionRow): Promise<DiffEntry[]> {
+  const all = await diffCommits(db, projectId, version.base_commit_sha, version.head_commit_sha);
+  return limitDiffs(all, { maxFiles: VERSION_MAX_FILES, maxLines: VERSION_MAX_LINES, maxPatchBytes: DIFF_LIMITS.maxPatchBytes }).diffs;
+}
+
+const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
+
+/** The latest version of a merge request (`merge_request.merge_request_diff`). */
+async function latestVersion(db: Db, mergeRequestId: number, versionId: number): Promise<MergeRequestVersionRow> {
+  const version = await findVersion(db, mergeRequestId, versionId);
+  if (!version) throw new Error(`merge request ${mergeRequestId} has no version ${versionId}`);
+  return version;
+}
+
+export const mergeRequestVersionRoutes = new Hono<AppEnv>()
+  .get('/projects/:id/merge_requests/:merge_request_iid/versions', async (c) => {
+    const auth = await requireUser(c);
+    const page = (await parsePath(c, ['merge_request_iid'], true))!;
+    const project = await userProject(c, auth);
+    const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
+    const { db } = appContext(c);
+    const query = db.selectFrom('merge_request_versions').where('merge_request_id', '=', mergeRequest.id);
+    const [rows, counted] = await Promise.all([
+      query.selectAll().orderBy('id', 'desc').limit(page.perPage).offset(page.offset).execute(),
+      query.select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirst(),
+    ]);
+    setPaginationHeaders(c, page, Number(counted?.count ?? 0));
+    return c.json(rows.map(toMergeRequestDiff));
+  })
+
+  .get('/projects/:id/merge_requests/:merge_request_iid/versions/:version_id', async (c) => {
+    const auth = await requireUser(c);
+    await parsePath(c, ['merge_request_iid', 'version_id'], false);
+    const project = await userProject(c, auth);
+    const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
+    const { db } = appContext(c);
+    const versionId = pathId(c, 'version_id');
+    const version = versionId === null ? undefined : await findVersion(db, mergeRequest.id, versionId);
+    if (!version) throw recordNotFound('Merge Request Diff');
+    const [commits, diffs] = await Promise.all([versionCommits(db, project.row.id, version), versionDiffs(db, project.row.id, version)]);
+    return c.json(toMergeRequestDiffFull(version, commits, diffs, webUrlOf(c, project)));
+  })
+
+  .get('/projects/:id/merge_requests/:merge_request_iid/commits', async (c) => {
+    const auth = await requireUser(c);
+    const page = (await parsePath(c, ['merge_request_iid'], true))!;
+    const project = await userProject(c, auth);
+    const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
+    const { db } = appContext(c);
+    // `Kaminari.paginate_array(merge_request.commits)`: the latest version's commits, newest first.
+    const version = await latestVersion(db, mergeRequest.id, mergeRequest.latest_version_id);
+    const shas = version.commit_shas.slice(page.offset, page.offset + page.perPage);
+    const commits = await versionCommits(db, project.row.id, { ...version, commit_shas: shas });
+    setPaginationHeaders(c, page, version.commit_shas.length);
+    const webUrl = webUrlOf(c, project);
+    return c.json(commits.map((commit) => toVersionCommit(commit, webUrl)));
+  })
+
+  .get('/projects/:id/merge_requests/:merge_request_iid/changes', async (c) => {
+    const auth = await requireUser(c);
+    await parsePath(c, ['merge_request_iid'], false);
+    const project = await userProject(c, auth);
+    const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
+    const { db } = appContext(c);
+    // Entities::MergeRequestChanges (12.x): the single merge request and `changes`, the latest
+    // version's raw_diffs(limits: false). (`overflow` and `access_raw_diffs` are 13.6's.)
+    const version = await latestVersion(db, mergeRequest.id, mergeRequest.latest_version_id);
+    const [body, diffs] = await Promise.all([presentMergeRequest(c, project, mergeRequest), versionDiffs(db, project.row.id, version)]);
+    return c.json({ ...body, changes: diffs.map(toDiff) });
+  });
