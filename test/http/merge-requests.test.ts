@@ -201,6 +201,8 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     // a milestone of another project is none; assignee_id is the legacy single form.
     const second = await openOn(project.id, { assignee_ids: [stranger.user.id], milestone_id: otherMilestone.id });
     expect(second).toMatchObject({ assignees: [], assignee: null, milestone: null });
+    const unknown = await openOn(project.id, { assignee_ids: [-5, 99999999] });
+    expect(unknown.assignees).toEqual([]);
     const legacy = await openOn(project.id, { assignee_id: member.user.id, assignee_ids: [stranger.user.id] });
     expect(legacy.assignees.map((u: any) => u.id)).toEqual([member.user.id]);
     // Several assignees with the licence (starter, EE's multiple_merge_request_assignees); without it only the first one is taken.
