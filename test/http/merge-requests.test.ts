@@ -147,6 +147,15 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     expect(afterClose.status).toBe(201);
   });
 
+  it('concurrent requests for the same branches open one merge request; the others are 409', async () => {
+    const { project } = await projectWithBranches();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => api.post(base(project.id), { title: `race ${i}`, source_branch: 'feature', target_branch: 'master' })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    expect(await mrCount(project.id)).toBe(1);
+  });
+
   it('a target project other than the project is not its fork (422); an unknown one is 404', async () => {
     const { project } = await projectWithBranches();
     const other = await createProject(api);
