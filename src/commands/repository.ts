@@ -2,7 +2,15 @@ import { sql } from 'kysely';
 import type { Db } from '../database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry } from '../domain/repository/files.js';
-import { type RepositoryCommand, repositoryDecider, repositoryEventIndex, repositoryEvents, repositoryStreamId } from '../domain/repository/decider.js';
+import {
+  type CommitDetail,
+  type RepositoryCommand,
+  repositoryDecider,
+  repositoryEventIndex,
+  repositoryEvents,
+  repositoryStreamId,
+  repositoryUpcasters,
+} from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { findObject, readFiles } from '../projections/repository/queries.js';
@@ -16,7 +24,11 @@ export const repository = defineAggregate({
   events: repositoryEvents,
   decider: repositoryDecider,
   index: repositoryEventIndex,
+  upcasters: repositoryUpcasters,
 });
+
+/** What the events record of a commit made here: its message and author (the push activity's title, the chat's commit list). */
+const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
 
 /**
  * The object store: git objects written in the transaction of the command whose event first
@@ -77,12 +89,14 @@ export async function commitFiles(ctx: CommandContext, input: CommitInput, metad
       const { files, blobs } = applyActions(before, input.actions, empty);
       const { root, trees } = buildTrees(files);
       const signature = (who: { name: string; email: string }): Signature => ({ name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 });
-      const made = commit({ tree: root, parents: base ? [base] : [], author: signature(input.author), committer: signature(input.committer), message: input.message });
+      const author = signature(input.author);
+      const made = commit({ tree: root, parents: base ? [base] : [], author, committer: signature(input.committer), message: input.message });
       await storeObjects(trx, input.projectId, [...blobs, ...trees, made]);
       sha = made.sha;
+      const commitDetails = [detailOf({ message: input.message, author })];
       return head === undefined
-        ? { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha] }
-        : { type: 'PushBranch', branch: input.branch, oldSha: head, newSha: made.sha, commits: [made.sha] };
+        ? { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails }
+        : { type: 'PushBranch', branch: input.branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails };
     },
     metadata,
   );
@@ -117,7 +131,7 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
       const { root, trees } = buildTrees(new Map([['README.md', { mode: MODES.file, sha: readme.sha }]]));
       const made = commit({ tree: root, parents: [], author: signature, committer: signature, message: 'Initial commit' });
       await storeObjects(trx, input.projectId, [readme, ...trees, made]);
-      return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha] };
+      return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Initial commit', author: signature })] };
     },
     metadata,
   );
@@ -125,7 +139,7 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
 
 /** POST /projects/:id/repository/branches: a branch at an existing commit (Branches::CreateService). */
 export async function createBranch(ctx: CommandContext, projectId: number, branch: string, sha: string, metadata: EventMetadata) {
-  return repository.run(ctx, projectId, { type: 'CreateBranch', branch, sha, commits: [] }, metadata);
+  return repository.run(ctx, projectId, { type: 'CreateBranch', branch, sha, commits: [], commitDetails: [] }, metadata);
 }
 
 /** DELETE /projects/:id/repository/branches/:branch (Branches::DeleteService). */

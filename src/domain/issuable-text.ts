@@ -201,8 +201,9 @@ export function isWorkInProgress(title: string): boolean {
 
 /**
  * The list filter `wip=yes` (MergeRequest.wip_match): the title begins with `WIP:`, `WIP `
- * or `[WIP]`, compared as SQL `ILIKE` does (case-insensitive). Narrower than
- * `isWorkInProgress`, as in GitLab 12.
+ * or `[WIP]`, compared as SQL `ILIKE` does (case-insensitive): in SQL,
+ * `title ILIKE 'WIP:%' OR title ILIKE 'WIP %' OR title ILIKE '[WIP]%'` (`wip=no` its
+ * negation). Narrower than `isWorkInProgress`, as in GitLab 12.
  */
 export function matchesWipFilter(title: string): boolean {
   const head = title.slice(0, 5).toLowerCase();

@@ -89,8 +89,9 @@ function cleanup(text: string): string[] | undefined {
  * Seconds in a time-tracking duration, or undefined where GitLab's parser answers nil
  * (unreadable text, or zero). A leading `-` makes the whole duration negative (`-3h 20m` is
  * −12 000), as `add_spent_time` takes it. Fractions are truncated to whole seconds as
- * GitLab's integer columns store them (`1.5h` is 5400). Not bounded: a caller storing it in
- * an int4 column checks the range (GitLab itself fails there).
+ * GitLab's integer columns store them (`1.5h` is 5400). Not bounded: GitLab 12 clamps an
+ * estimate to 2147483647 (TimeTrackable#time_estimate=); a caller storing spent time checks
+ * the range itself.
  */
 export function parseTimeTracking(text: string): number | undefined {
   const negative = text.startsWith('-');

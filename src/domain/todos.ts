@@ -5,8 +5,10 @@ import type { EventOf, EventSchemas } from './events.js';
 
 /**
  * A user's todos (GitLab's `Todo`): one aggregate per user, stream `todos-<user id>`, so
- * "at most one pending todo of an action on a target" is decided on one stream. Epics mark
- * them today; merge requests will add their targets and actions.
+ * "at most one pending todo of an action on a target by an author" is decided on one stream.
+ * Epics and merge requests are marked by hand (POST …/todo); merge requests also get them from
+ * the todos reactor (src/commands/merge-request-todos.ts): assignments, mentions, a merge
+ * request that cannot be merged.
  */
 
 // ───────────────────────────── Events ─────────────────────────────
@@ -66,7 +68,20 @@ export type TodoCommand =
       readonly projectId: number | null;
       readonly groupId: number | null;
     }
-  | { readonly type: 'MarkTodosDone'; readonly ids: readonly number[] };
+  /** TodoService#create_todos: one todo of `action`, unless the same one is pending (then nothing). */
+  | {
+      readonly type: 'AddTodo';
+      readonly id: number;
+      readonly authorId: number;
+      readonly action: Exclude<TodoAction, 'marked'>;
+      readonly targetType: TodoTargetType;
+      readonly targetId: number;
+      readonly projectId: number | null;
+      readonly groupId: number | null;
+    }
+  | { readonly type: 'MarkTodosDone'; readonly ids: readonly number[] }
+  /** TodoService#mark_pending_todos_as_done: the user's pending todos on a target (merged, closed). */
+  | { readonly type: 'MarkTargetTodosDone'; readonly targetType: TodoTargetType; readonly targetId: number };
 
 // ───────────────────────────── Decider ─────────────────────────────
 
@@ -91,15 +106,24 @@ function evolve(state: TodoListState, event: TodoEvent): TodoListState {
   }
 }
 
+/** TodoService#create_todos skips a user with the same pending todo (`pending_todos(user, attributes).exists?`). */
+function pendingLike(todos: TodoListState['todos'], action: TodoAction, authorId: number, targetType: TodoTargetType, targetId: number): boolean {
+  for (const todo of todos.values()) {
+    if (todo.state === 'pending' && todo.action === action && todo.authorId === authorId && todo.targetType === targetType && todo.targetId === targetId) return true;
+  }
+  return false;
+}
+
 function decide(command: TodoCommand, state: TodoListState): TodoEvent[] {
   const { userId, todos } = state;
   switch (command.type) {
-    case 'MarkTodo': {
-      // TodoService#mark_todo → create_todos: nothing when the same pending todo exists (GitLab's 304).
-      for (const todo of todos.values()) {
-        if (todo.state === 'pending' && todo.action === 'marked' && todo.authorId === command.authorId && todo.targetType === command.targetType && todo.targetId === command.targetId) {
-          throw notModified();
-        }
+    case 'MarkTodo':
+    case 'AddTodo': {
+      const action = command.type === 'MarkTodo' ? 'marked' : command.action;
+      if (pendingLike(todos, action, command.authorId, command.targetType, command.targetId)) {
+        // TodoService#mark_todo: GitLab's 304 for a marked one; the others are simply not made twice.
+        if (command.type === 'MarkTodo') throw notModified();
+        return [];
       }
       return [
         {
@@ -108,7 +132,7 @@ function decide(command: TodoCommand, state: TodoListState): TodoEvent[] {
             id: command.id,
             user_id: userId,
             author_id: command.authorId,
-            action: 'marked',
+            action,
             target_type: command.targetType,
             target_id: command.targetId,
             project_id: command.projectId,
@@ -116,6 +140,10 @@ function decide(command: TodoCommand, state: TodoListState): TodoEvent[] {
           },
         },
       ];
+    }
+    case 'MarkTargetTodosDone': {
+      const ids = [...todos].filter(([, t]) => t.state === 'pending' && t.targetType === command.targetType && t.targetId === command.targetId).map(([id]) => id).sort((a, b) => a - b);
+      return ids.length === 0 ? [] : [{ type: 'TodosMarkedDone', data: { user_id: userId, ids } }];
     }
     case 'MarkTodosDone': {
       // Todo#done! on pending ones only; done ones stay as they are.

@@ -14,9 +14,12 @@ import { epicRoutes } from './routes/epics.js';
 import { labelRoutes } from './routes/labels.js';
 import { milestoneRoutes } from './routes/milestones.js';
 import { todoRoutes } from './routes/todos.js';
+import { mergeRequestTodoRoutes } from './routes/merge-requests/todo.js';
 import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
+import { repositoryDiffRoutes } from './routes/repository-diffs.js';
+import { gitHttpRoutes } from './routes/git-http.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -105,13 +108,16 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', milestoneRoutes);
   api.route('/', labelRoutes);
   api.route('/', todoRoutes);
+  api.route('/', mergeRequestTodoRoutes);
   api.route('/', containerRepositoryRoutes);
   api.route('/', repositoryRoutes);
+  api.route('/', repositoryDiffRoutes);
   api.route('/', containerRegistryEventRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
+  root.route('/', gitHttpRoutes);
 
   root.notFound((c) => {
     const path = new URL(c.req.url).pathname.replace(/\.json$/, '');

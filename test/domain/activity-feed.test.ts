@@ -36,6 +36,9 @@ describe('the activity mapping', () => {
     MergeRequestClosed: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
     MergeRequestReopened: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
     MergeRequestMerged: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
+    BranchCreated: { project_id: 7, branch: 'topic', new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
+    BranchUpdated: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40), new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
+    BranchDeleted: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40) },
   };
 
   it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
@@ -72,7 +75,7 @@ describe('the activity mapping', () => {
     expect(activityTypes({ targetType: 'merge_request' }).sort()).toEqual(['MergeRequestClosed', 'MergeRequestMerged', 'MergeRequestOpened', 'MergeRequestReopened']);
     expect(activityTypes({ action: 'merged' })).toEqual(['MergeRequestMerged']);
     expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
-    expect(activityTypes({ action: 'pushed' })).toEqual([]);
+    expect(activityTypes({ action: 'pushed' })).toEqual(['BranchCreated', 'BranchUpdated', 'BranchDeleted']);
     expect(activityTypes().sort()).toEqual(Object.keys(ACTIVITY).sort());
   });
 });

@@ -13,8 +13,12 @@ const message = (more: Partial<ChatMessage> = {}): ChatMessage => ({
 });
 
 describe('the delivery table', () => {
-  it('has no production row: no event type of today is one GitLab 12 runs services for', () => {
-    expect(Object.keys(DELIVERY_TRIGGERS)).toEqual([]);
+  it('has the pushes as its production rows, on push_events (the only event types of today GitLab 12 runs services for)', () => {
+    expect(Object.entries(DELIVERY_TRIGGERS).map(([type, t]) => [type, t.flag])).toEqual([
+      ['BranchCreated', 'push_events'],
+      ['BranchUpdated', 'push_events'],
+      ['BranchDeleted', 'push_events'],
+    ]);
   });
 
   it('takes only event types the aggregates define, each with its own data', () => {

@@ -74,7 +74,7 @@ describe('the merge request decider', () => {
 
   it('updates only what changed; closes, reopens (checking the branches again) and never reopens a merged one', () => {
     mr.on(ID).given(opened).when(update({ fields: { title: 'Fix', labelIds: [] } })).then([]);
-    mr.on(ID).given(opened).when(update({ fields: { title: 'Fix it', assigneeIds: [7] } })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Fix it', assignee_ids: [7] } } }]);
+    mr.on(ID).given(opened).when(update({ fields: { title: 'Fix it', assigneeIds: [7] } })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Fix it', assignee_ids: [7] }, previous: { title: 'Fix', assignee_ids: [] } } }]);
     mr.on(ID).given(opened).when(update({ stateEvent: 'close' })).then([closed]);
     mr.on(ID).given(opened, closed).when(update({ stateEvent: 'close' })).then([]);
     mr.on(ID).given(opened, closed).when(update({ stateEvent: 'reopen' })).then([{ type: 'MergeRequestReopened', data: { ...ref, title: 'Fix' } }]);
@@ -93,14 +93,14 @@ describe('the merge request decider', () => {
       .given(opened)
       .when(update({ fields: { targetBranch: 'develop' }, version: retargeted }))
       .then([
-        { type: 'MergeRequestUpdated', data: { ...ref, changes: { target_branch: 'develop' } } },
+        { type: 'MergeRequestUpdated', data: { ...ref, changes: { target_branch: 'develop' }, previous: {} } },
         { type: 'MergeRequestVersionRecorded', data: { ...ref, version: retargeted } },
       ]);
     mr.on(ID)
       .given(opened, closed)
       .when(update({ fields: { targetBranch: 'develop' }, version: retargeted }))
-      .then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { target_branch: 'develop' } } }]);
-    mr.on(ID).given(opened).when(update({ fields: { title: 'Other' }, version: retargeted })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Other' } } }]);
+      .then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { target_branch: 'develop' }, previous: {} } }]);
+    mr.on(ID).given(opened).when(update({ fields: { title: 'Other' }, version: retargeted })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Other' }, previous: { title: 'Fix' } } }]);
   });
 
   it('merges an open merge request only: 405 otherwise, 406 on conflicts, 409 when the head moved', () => {

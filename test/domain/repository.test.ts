@@ -10,23 +10,27 @@ const PROJECT = 7;
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 const C = 'c'.repeat(40);
-const created = (branch: string, sha: string): RepositoryEvent => ({ type: 'BranchCreated', data: { project_id: PROJECT, branch, new_sha: sha, commits: [sha] } });
+const D = (message: string) => ({ message, author_name: 'Jane' });
+const created = (branch: string, sha: string): RepositoryEvent => ({
+  type: 'BranchCreated',
+  data: { project_id: PROJECT, branch, new_sha: sha, commits: [sha], commit_details: [D('first')] },
+});
 
 describe('repository decider', () => {
   it('creates a branch once, with a valid name', () => {
-    on(PROJECT).given().when({ type: 'CreateBranch', branch: 'master', sha: A, commits: [A] }).then([created('master', A)]);
-    on(PROJECT).given(created('master', A)).when({ type: 'CreateBranch', branch: 'master', sha: B, commits: [] }).then(rejected('bad_request', { text: 'Branch already exists' }));
-    on(PROJECT).given().when({ type: 'CreateBranch', branch: 'a..b', sha: A, commits: [] }).then(rejected('bad_request', { text: 'Branch name is invalid' }));
+    on(PROJECT).given().when({ type: 'CreateBranch', branch: 'master', sha: A, commits: [A], commitDetails: [D('first')] }).then([created('master', A)]);
+    on(PROJECT).given(created('master', A)).when({ type: 'CreateBranch', branch: 'master', sha: B, commits: [], commitDetails: [] }).then(rejected('bad_request', { text: 'Branch already exists' }));
+    on(PROJECT).given().when({ type: 'CreateBranch', branch: 'a..b', sha: A, commits: [], commitDetails: [] }).then(rejected('bad_request', { text: 'Branch name is invalid' }));
   });
 
   it('moves a branch from the head the push was built on, old and new SHA in the event', () => {
     on(PROJECT)
       .given(created('master', A))
-      .when({ type: 'PushBranch', branch: 'master', oldSha: A, newSha: B, commits: [B] })
-      .then([{ type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B] } }]);
+      .when({ type: 'PushBranch', branch: 'master', oldSha: A, newSha: B, commits: [B], commitDetails: [D('second\n\nbody')] })
+      .then([{ type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: [D('second\n\nbody')] } }]);
     on(PROJECT)
-      .given(created('master', A), { type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B] } })
-      .when({ type: 'PushBranch', branch: 'master', oldSha: A, newSha: C, commits: [C] })
+      .given(created('master', A), { type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: [D('second')] } })
+      .when({ type: 'PushBranch', branch: 'master', oldSha: A, newSha: C, commits: [C], commitDetails: [D('third')] })
       .then(rejected('conflict'));
   });
 

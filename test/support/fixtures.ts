@@ -55,6 +55,8 @@ export interface ProjectOptions {
   group?: { id: number };
   visibility?: Visibility;
   request_access_enabled?: boolean;
+  /** A README.md committed on the default branch (master). */
+  initialize_with_readme?: boolean;
 }
 
 export async function createProject(api: TestServer, options: ProjectOptions = {}): Promise<ProjectFixture> {
@@ -62,6 +64,7 @@ export async function createProject(api: TestServer, options: ProjectOptions = {
   const body: Record<string, unknown> = { name: options.name ?? path, path, visibility: options.visibility ?? 'private' };
   if (options.group) body.namespace_id = options.group.id;
   if (options.request_access_enabled !== undefined) body.request_access_enabled = options.request_access_enabled;
+  if (options.initialize_with_readme !== undefined) body.initialize_with_readme = options.initialize_with_readme;
   const res = await api.post('/projects', body, { token: options.token ?? api.rootToken });
   if (res.status !== 201) throw new Error(`POST /projects: ${res.status} ${res.text}`);
   return res.body;

@@ -129,6 +129,55 @@ const mergeRequestTarget = (actionName: string, data: { id: number; iid: number;
   target_title: data.title,
 });
 
+/** Ruby's String#strip: ASCII whitespace (and trailing NULs), not Unicode spaces as JavaScript's trim. */
+const rubyStrip = (text: string) => text.replace(/^[\t\n\v\f\r ]+/, '').replace(/[\0\t\n\v\f\r ]+$/, '');
+
+/** ActiveSupport's String#truncate(length): at most `length` characters, the last three "..." when cut. */
+function rubyTruncate(text: string, length: number): string {
+  const chars = Array.from(text);
+  return chars.length > length ? `${chars.slice(0, length - 3).join('')}...` : text;
+}
+
+/**
+ * PushEventPayloadService#commit_title: the head commit's message up to its first line
+ * break, stripped, truncated to 70 characters; null without a commit (a branch created at a
+ * commit it did not bring, a deletion) or on an event that did not record it.
+ */
+export function pushCommitTitle(message: string | null | undefined): string | null {
+  if (message === null || message === undefined) return null;
+  const index = message.indexOf('\n');
+  return rubyTruncate(rubyStrip(index < 0 ? message : message.slice(0, index + 1)), 70);
+}
+
+type PushEventData = {
+  branch: string;
+  new_sha?: string;
+  old_sha?: string;
+  commits?: readonly string[];
+  commit_details?: readonly { message: string }[] | null;
+};
+
+/**
+ * GitLab's PushEvent (EventCreateService#push with PushEventPayloadService): no target,
+ * Event#action_name "pushed new" / "pushed to" / "deleted" by the payload's action, and the
+ * payload from the ref move. `commit_count` is the commits the move brought (GitLab's
+ * `total_commits_count`), the title the head's — the first of `commits`, newest first.
+ */
+const push = (actionName: 'pushed new' | 'pushed to' | 'deleted', action: PushData['action']) => (data: PushEventData): ActivityRecord => ({
+  action_name: actionName,
+  ...noTarget,
+  push_data: {
+    commit_count: data.commits?.length ?? 0,
+    action,
+    ref_type: 'branch',
+    commit_from: action === 'created' ? null : (data.old_sha ?? null),
+    commit_to: action === 'removed' ? null : (data.new_sha ?? null),
+    ref: data.branch,
+    commit_title: action === 'removed' ? null : pushCommitTitle(data.commit_details?.[0]?.message),
+    ref_count: null,
+  },
+});
+
 // ───────────────────────────── The mapping ─────────────────────────────
 
 export const ACTIVITY = {
@@ -168,6 +217,11 @@ export const ACTIVITY = {
   MergeRequestClosed: { action: 'closed', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('closed', data) },
   MergeRequestReopened: { action: 'reopened', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('opened', data) },
   MergeRequestMerged: { action: 'merged', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('accepted', data) },
+  // GitLab: a push through the API runs the post-receive hooks (Git::BranchPushService →
+  // EventCreateService#push): a new branch, a move, a deletion. Event::TARGET_TYPES has none.
+  BranchCreated: { action: 'pushed', targetFilter: null, author: 'actor', record: push('pushed new', 'created') },
+  BranchUpdated: { action: 'pushed', targetFilter: null, author: 'actor', record: push('pushed to', 'pushed') },
+  BranchDeleted: { action: 'pushed', targetFilter: null, author: 'actor', record: push('deleted', 'removed') },
 } as const satisfies Mappings;
 
 export type ActivityEventType = keyof typeof ACTIVITY;
@@ -267,10 +321,6 @@ export const NO_ACTIVITY = {
   ContainerRepositoryCleanupScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeletionScheduled: 'GitLab records no event for the container registry',
   ContainerRepositoryDeleted: 'GitLab records no event for the container registry',
-  // repository
-  BranchCreated: "push activity comes with issue 12's push_data",
-  BranchUpdated: "push activity comes with issue 12's push_data",
-  BranchDeleted: "push activity comes with issue 12's push_data",
 } satisfies { readonly [T in Exclude<KnownEventType, ActivityEventType>]: string };
 
 // ───────────────────────────── Reading the mapping ─────────────────────────────

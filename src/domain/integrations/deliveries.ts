@@ -1,13 +1,14 @@
 import type { KnownEvent } from '../known-events.js';
+import type { CommitDetail } from '../repository/decider.js';
 import type { Properties } from './catalogue.js';
 
 /**
  * What makes an integration deliver: one row per event type of the log, the one place later
  * areas add to. GitLab 12 runs a project's services for push, tag push, issue, note, merge
  * request, pipeline, job and wiki page hooks (Project#execute_services); no event type
- * forgelog appends today is one of those, so the production table is empty. A row names the
- * integration flag that subscribes to it, the project it happens in and the chat message it
- * makes (null: none, as GitLab sends nothing for an issue's `update`).
+ * forgelog appends today is one of those but the pushes (the repository's branch events). A
+ * row names the integration flag that subscribes to it, the project it happens in and the
+ * chat message it makes (null: none, as GitLab sends nothing for an issue's `update`).
  *
  *   pushed: { flag: 'push_events', projectId: (d) => d.project_id, message: (d, facts) => ({ … }) },
  */
@@ -45,8 +46,27 @@ export type DeliveryTriggers<E extends { readonly type: string; readonly data: u
   readonly [T in E['type']]?: DeliveryTrigger<Extract<E, { type: T }>['data']>;
 };
 
-/** Production: empty until pushes and merge requests exist (issue 12). */
-export const DELIVERY_TRIGGERS = {} satisfies DeliveryTriggers;
+/**
+ * Production: the pushes (GitLab: Git::BranchPushService → Project#execute_services(push_data,
+ * :push_hooks), `push_events`). Merge requests add theirs.
+ */
+export const DELIVERY_TRIGGERS = {
+  BranchCreated: {
+    flag: 'push_events',
+    projectId: (d) => d.project_id,
+    message: (d, facts) => pushMessage({ ref: d.branch, before: BLANK_SHA, after: d.new_sha, commits: d.commits, details: d.commit_details }, facts),
+  },
+  BranchUpdated: {
+    flag: 'push_events',
+    projectId: (d) => d.project_id,
+    message: (d, facts) => pushMessage({ ref: d.branch, before: d.old_sha, after: d.new_sha, commits: d.commits, details: d.commit_details }, facts),
+  },
+  BranchDeleted: {
+    flag: 'push_events',
+    projectId: (d) => d.project_id,
+    message: (d, facts) => pushMessage({ ref: d.branch, before: d.old_sha, after: BLANK_SHA, commits: [], details: [] }, facts),
+  },
+} satisfies DeliveryTriggers;
 
 // ───────────────────────────── The message ─────────────────────────────
 
@@ -110,4 +130,62 @@ export function chatWouldNotify(message: ChatMessage, properties: Properties, fa
     return false;
   }
   return true;
+}
+
+// ───────────────────────────── Pushes ─────────────────────────────
+
+/** Gitlab::Git::BLANK_SHA: the push data's `before` of a new ref, `after` of a removed one. */
+export const BLANK_SHA = '0'.repeat(40);
+
+/** Gitlab::DataBuilder::Push: the push data carries the latest 20 commits, oldest first. */
+const PUSH_DATA_COMMITS = 20;
+
+export interface PushMove {
+  readonly ref: string;
+  readonly before: string;
+  readonly after: string;
+  /** Newest first, as the branch events record them. */
+  readonly commits: readonly string[];
+  /** One per commit, same order; null when the event did not record them (schema version 1). */
+  readonly details: readonly CommitDetail[] | null;
+}
+
+/**
+ * GitLab 12's ChatMessage::PushMessage for a branch: the summary "<user> pushed new branch
+ * <ref link> to <project link>" / "<user> removed branch <ref> from <project link>" / "<user>
+ * pushed to branch <ref link> of <project link> (<compare link>)"; for a move, the commits as
+ * its attachment ("[<sha 8>](<commit url>): <message> - <author>", blank line between, color
+ * #345), none for a new or removed branch; Microsoft Teams' activity the short summary, "in
+ * <project link>", the compare link and the avatar. The user is the push data's `user_name`
+ * (the full name). Links are Markdown; the renderers turn them into each chat's.
+ */
+export function pushMessage(move: PushMove, facts: MessageFacts): ChatMessage {
+  const web = facts.project.webUrl;
+  const projectLink = `[${facts.project.pathWithNamespace}](${web})`;
+  const refLink = `[${move.ref}](${web}/commits/${move.ref})`;
+  const compareLink = `[Compare changes](${web}/compare/${move.before}...${move.after})`;
+  const user = facts.user?.name ?? '';
+  const created = move.before === BLANK_SHA;
+  const removed = move.after === BLANK_SHA;
+  const [action, ref, target] = created
+    ? ['pushed new', refLink, `to ${projectLink}`]
+    : removed
+      ? ['removed', move.ref, `from ${projectLink}`]
+      : ['pushed to', refLink, `of ${projectLink} (${compareLink})`];
+  const short = `${user} ${action} branch ${ref}`;
+  const message: ChatMessage = {
+    projectName: facts.project.pathWithNamespace,
+    userName: user,
+    userAvatar: facts.user?.avatarUrl ?? null,
+    summary: `${short} ${target}`,
+    activity: { title: short, subtitle: `in ${projectLink}`, text: compareLink, image: facts.user?.avatarUrl ?? '' },
+    ref: { name: move.ref, tag: false },
+  };
+  if (created || removed) return message;
+  const listed = move.commits
+    .map((sha, i) => ({ sha, detail: move.details?.[i] }))
+    .slice(0, PUSH_DATA_COMMITS)
+    .reverse();
+  const text = listed.map(({ sha, detail }) => `[${sha.slice(0, 8)}](${web}/commit/${sha}): ${detail?.message ?? ''} - ${detail?.author_name ?? ''}`).join('\n\n');
+  return { ...message, details: { text, color: '#345' } };
 }

@@ -268,7 +268,7 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
       }
       if (!command.merge) throw notAcceptable('Branch cannot be merged');
       const events: MergeRequestEvent[] = [];
-      if (command.squash !== undefined && command.squash !== mr.squash) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes: { squash: command.squash } } });
+      if (command.squash !== undefined && command.squash !== mr.squash) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes: { squash: command.squash }, previous: {} } });
       events.push({
         type: 'MergeRequestMerged',
         data: { ...of, title: mr.title, by_id: command.byId, merge_commit_sha: command.merge.mergeCommitSha, squash_commit_sha: command.merge.squashCommitSha },
@@ -331,7 +331,12 @@ function decideUpdate(
   };
   const events: MergeRequestEvent[] = [];
   // A merged merge request keeps its state; its fields may still change (GitLab allows editing a merged MR's title).
-  if (Object.keys(changes).length > 0) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes } });
+  const previous = {
+    ...(changes.title !== undefined ? { title: mr.title } : {}),
+    ...(changes.description !== undefined ? { description: mr.description } : {}),
+    ...(changes.assignee_ids !== undefined ? { assignee_ids: [...mr.assigneeIds] } : {}),
+  };
+  if (Object.keys(changes).length > 0) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes, previous } });
   // reload_diff_if_branch_changed: an open merge request whose target moved gets a version against it.
   if (changes.target_branch !== undefined && command.version && mr.state === 'opened') {
     events.push({ type: 'MergeRequestVersionRecorded', data: { ...of, version: command.version } });

@@ -72,6 +72,15 @@ export const mergeRequestEvents = {
       force_remove_source_branch: changeable.force_remove_source_branch.optional(),
       allow_collaboration: changeable.allow_collaboration.optional(),
     }),
+    /**
+     * The values the changed title, description and assignees had: what the todos reactor
+     * diffs against (a newly mentioned or assigned user), as GitLab's UpdateService does.
+     */
+    previous: z.strictObject({
+      title: changeable.title.optional(),
+      description: changeable.description.optional(),
+      assignee_ids: changeable.assignee_ids.optional(),
+    }),
   }),
   /** The title rides along for the activity feed's target_title; `by_id` is GitLab's metrics' latest_closed_by. */
   MergeRequestClosed: z.strictObject({ ...ofMergeRequest, title: z.string(), by_id: z.int() }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type Decider, unhandled } from '../decider.js';
 import { conflict, serviceError } from '../errors.js';
-import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
+import type { EventOf, EventSchemas, FeedIndex, Upcasters } from '../events.js';
 
 /**
  * A project's repository: its refs. One aggregate per project, stream `repository-<project
@@ -16,15 +16,35 @@ import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
 const sha = z.string().regex(/^[0-9a-f]{40}$/);
 const ofBranch = { project_id: z.int(), branch: z.string() };
 
+/**
+ * What the push activity and the chat message show of a commit the move brought (GitLab's
+ * push data `commits[]`: `message`, `author.name`), so that both stay pure functions of the
+ * event: its whole message and its author's name as the commit object records them.
+ */
+const commitDetail = z.strictObject({ message: z.string(), author_name: z.string() });
+export type CommitDetail = z.infer<typeof commitDetail>;
+
+/**
+ * `commit_details`: one per entry of `commits`, in the same order (newest first); null on
+ * events written before schema version 2, which did not record them.
+ */
+const details = { commit_details: z.array(commitDetail).nullable() };
+
 export const repositoryEvents = {
   /** A branch pointing at `new_sha`; `commits`: the commits it brought that no branch had (newest first). */
-  BranchCreated: z.strictObject({ ...ofBranch, new_sha: sha, commits: z.array(sha) }),
+  BranchCreated: z.strictObject({ ...ofBranch, new_sha: sha, commits: z.array(sha), ...details }),
   /** A push moving a branch from `old_sha` to `new_sha`. */
-  BranchUpdated: z.strictObject({ ...ofBranch, old_sha: sha, new_sha: sha, commits: z.array(sha) }),
+  BranchUpdated: z.strictObject({ ...ofBranch, old_sha: sha, new_sha: sha, commits: z.array(sha), ...details }),
   BranchDeleted: z.strictObject({ ...ofBranch, old_sha: sha }),
 } satisfies EventSchemas;
 
 export type RepositoryEvent = EventOf<typeof repositoryEvents>;
+
+/** Schema version 2 of BranchCreated and BranchUpdated added `commit_details`; version 1 did not record them. */
+export const repositoryUpcasters: Upcasters<typeof repositoryEvents> = {
+  BranchCreated: { 1: (data: object) => ({ ...data, commit_details: null }) },
+  BranchUpdated: { 1: (data: object) => ({ ...data, commit_details: null }) },
+};
 
 export const repositoryStreamId = (projectId: number) => `repository-${projectId}`;
 
@@ -41,10 +61,20 @@ export interface RepositoryState {
 // ───────────────────────────── Commands ─────────────────────────────
 
 export type RepositoryCommand =
-  /** A new branch at `sha` (a new commit on an empty repository, or an existing commit). */
-  | { readonly type: 'CreateBranch'; readonly branch: string; readonly sha: string; readonly commits: readonly string[] }
+  /**
+   * A new branch at `sha` (a new commit on an empty repository, or an existing commit);
+   * `commitDetails`: one per entry of `commits`, same order.
+   */
+  | { readonly type: 'CreateBranch'; readonly branch: string; readonly sha: string; readonly commits: readonly string[]; readonly commitDetails: readonly CommitDetail[] }
   /** A push of new commits: `oldSha` is the head the commits were built on. */
-  | { readonly type: 'PushBranch'; readonly branch: string; readonly oldSha: string; readonly newSha: string; readonly commits: readonly string[] }
+  | {
+      readonly type: 'PushBranch';
+      readonly branch: string;
+      readonly oldSha: string;
+      readonly newSha: string;
+      readonly commits: readonly string[];
+      readonly commitDetails: readonly CommitDetail[];
+    }
   | { readonly type: 'DeleteBranch'; readonly branch: string };
 
 // ───────────────────────────── Decider ─────────────────────────────
@@ -77,6 +107,12 @@ export function validBranchName(name: string): boolean {
   return name.split('/').every((part) => !part.startsWith('.') && !part.endsWith('.lock'));
 }
 
+/** The commands' details, checked against their commits (a programming error otherwise). */
+function detailsOf(command: { readonly commits: readonly string[]; readonly commitDetails: readonly CommitDetail[] }): CommitDetail[] {
+  if (command.commitDetails.length !== command.commits.length) throw new Error('commitDetails must give one detail per commit');
+  return command.commitDetails.map(({ message, author_name }) => ({ message, author_name }));
+}
+
 function decide(command: RepositoryCommand, state: RepositoryState): RepositoryEvent[] {
   const project_id = state.projectId;
   const head = state.branches.get(command.branch);
@@ -85,12 +121,17 @@ function decide(command: RepositoryCommand, state: RepositoryState): RepositoryE
       // GitLab's Branches::CreateService / Gitlab::Git::Repository#add_branch.
       if (!validBranchName(command.branch)) throw serviceError('Branch name is invalid');
       if (head !== undefined) throw serviceError('Branch already exists');
-      return [{ type: 'BranchCreated', data: { project_id, branch: command.branch, new_sha: command.sha, commits: [...command.commits] } }];
+      return [{ type: 'BranchCreated', data: { project_id, branch: command.branch, new_sha: command.sha, commits: [...command.commits], commit_details: detailsOf(command) } }];
     case 'PushBranch':
       // The commits were built on a head another push has moved since (Gitlab::Git::CommitError).
       if (head !== command.oldSha) throw conflict('Could not update the branch: it was changed meanwhile');
       if (command.newSha === command.oldSha) return [];
-      return [{ type: 'BranchUpdated', data: { project_id, branch: command.branch, old_sha: command.oldSha, new_sha: command.newSha, commits: [...command.commits] } }];
+      return [
+        {
+          type: 'BranchUpdated',
+          data: { project_id, branch: command.branch, old_sha: command.oldSha, new_sha: command.newSha, commits: [...command.commits], commit_details: detailsOf(command) },
+        },
+      ];
     case 'DeleteBranch':
       if (head === undefined) throw serviceError('No such branch');
       return [{ type: 'BranchDeleted', data: { project_id, branch: command.branch, old_sha: head } }];

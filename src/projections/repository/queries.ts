@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { diffLines } from 'diff';
 import type { Db } from '../../database.js';
+import { type DiffEntry, diffEntries, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
 import type { FileEntry } from '../../domain/repository/files.js';
 import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
 import type { ProtectedRef, ProtectedRefRule } from '../../domain/repository/push-access.js';
@@ -191,4 +192,28 @@ export async function commitStats(db: Db, projectId: number, commit: CommitView)
     }
   }
   return { additions, deletions };
+}
+
+/** Blobs' contents by SHA, in one query. */
+export async function readBlobs(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, Uint8Array>> {
+  if (shas.length === 0) return new Map();
+  const rows = await db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', projectId).where('sha', 'in', [...shas]).execute();
+  return new Map(rows.map((row) => [row.sha, new Uint8Array(row.content)]));
+}
+
+/** The diff entries between two trees (`git diff <from> <to>`); a null `from` is the empty tree. */
+export async function diffTrees(db: Db, projectId: number, fromTree: string | null, toTree: string): Promise<DiffEntry[]> {
+  const [before, after] = await Promise.all([fromTree === null ? new Map<string, FileEntry>() : readFiles(db, projectId, fromTree), readFiles(db, projectId, toTree)]);
+  const changes = treeChanges(before, after);
+  return diffEntries(changes, await readBlobs(db, projectId, neededBlobs(changes)));
+}
+
+/**
+ * The diff entries between two commits (`git diff <from> <to>`); a null `from` is the empty
+ * tree (a root commit's diff). Unknown commits read as empty trees.
+ */
+export async function diffCommits(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<DiffEntry[]> {
+  const [from, to] = await Promise.all([fromSha === null ? undefined : findCommit(db, projectId, fromSha), findCommit(db, projectId, toSha)]);
+  if (!to) return [];
+  return diffTrees(db, projectId, from?.tree ?? null, to.tree);
 }

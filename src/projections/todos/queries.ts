@@ -31,7 +31,12 @@ function todosWithAuthor(db: Db) {
       'g.parent_id as group_parent_id',
     ])
     // A todo whose target is gone is not shown (its deletion removes it; this covers a todo marked meanwhile).
-    .where(sql<SqlBool>`(todos.target_type <> 'Epic' or exists (select 1 from epics e where e.id = todos.target_id))`);
+    .where(
+      sql<SqlBool>`case todos.target_type
+        when 'Epic' then exists (select 1 from epics e where e.id = todos.target_id)
+        when 'MergeRequest' then exists (select 1 from merge_requests m where m.id = todos.target_id)
+        else true end`,
+    );
 }
 
 export type TodoView = Awaited<ReturnType<ReturnType<typeof todosWithAuthor>['executeTakeFirstOrThrow']>>;

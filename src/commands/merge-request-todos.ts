@@ -1,0 +1,135 @@
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+import { unhandled } from '../domain/decider.js';
+import { directlyAddressedUsernames, mentionedUsernames } from '../domain/issuable-text.js';
+import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
+import { can } from '../domain/policy/can.js';
+import type { TodoAction } from '../domain/todos.js';
+import type { StoredEvent } from '../eventstore/types.js';
+import { projectAccessLevelOf, viewerOf } from '../projections/access.js';
+import type { Reactor } from '../projections/runner.js';
+import { causedBy } from './causation.js';
+import { type CommandContext, nextId } from './handler.js';
+import { todos } from './todos.js';
+
+/**
+ * GitLab's TodoService for merge requests, as a reactor over the merge request events:
+ * - opened: `assigned` for each assignee, `directly_addressed` for users mentioned at the very
+ *   start of the title or description, `mentioned` for the others mentioned there;
+ * - updated: the same for newly assigned users and for users newly mentioned by a changed
+ *   title or description (those mentioned before are skipped, as UpdateService does);
+ * - merge status checked as cannot_be_merged: `unmergeable` for the author
+ *   (MergeRequest#merge_participants; forgelog has no merge when pipeline succeeds);
+ * - merged or closed: the acting user's pending todos on it are done (mark_pending_todos_as_done).
+ * A todo is made only for a user who may read the merge request, authored by the acting user
+ * (the merge request's author for `unmergeable`), and never twice while one is pending.
+ * Group mentions (`@group`) and `@all` are not expanded yet.
+ */
+
+type Handled = MergeRequestEventOf<'MergeRequestOpened' | 'MergeRequestUpdated' | 'MergeRequestMergeStatusChecked' | 'MergeRequestMerged' | 'MergeRequestClosed'>;
+const HANDLED = ['MergeRequestOpened', 'MergeRequestUpdated', 'MergeRequestMergeStatusChecked', 'MergeRequestMerged', 'MergeRequestClosed'] as const satisfies readonly Handled['type'][];
+
+/** Mentions of some texts: who is addressed at the start of one, and who is mentioned elsewhere. */
+function mentionsOf(texts: readonly (string | null | undefined)[]) {
+  const directly = new Set(texts.flatMap((t) => directlyAddressedUsernames(t)).map((u) => u.toLowerCase()));
+  const mentioned = new Set(texts.flatMap((t) => mentionedUsernames(t)).map((u) => u.toLowerCase()).filter((u) => !directly.has(u)));
+  return { directly, mentioned };
+}
+
+/** Active users by username, case-insensitively. */
+async function usersNamed(db: Db, usernames: ReadonlySet<string>): Promise<number[]> {
+  if (usernames.size === 0) return [];
+  const { rows } = await sql<{ id: number }>`select id from users where lower(username) = any(${[...usernames]}::text[]) and state = 'active' order by id`.execute(db);
+  return rows.map((r) => r.id);
+}
+
+/** The users among `userIds` who may read the project's merge requests (ProjectPolicy read_merge_request). */
+async function readers(db: Db, projectId: number, userIds: readonly number[], today: string): Promise<number[]> {
+  if (userIds.length === 0) return [];
+  const project = await db
+    .selectFrom('projects')
+    .selectAll()
+    .select(sql<number | null>`(select n.owner_id from namespaces n where n.id = projects.namespace_id and n.kind = 'user')`.as('personal_owner_id'))
+    .where('id', '=', projectId)
+    .where('pending_delete', '=', false)
+    .executeTakeFirst();
+  if (!project) return [];
+  const users = await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', [...new Set(userIds)]).execute();
+  const allowed: number[] = [];
+  for (const user of users) {
+    if (user.state !== 'active') continue;
+    const viewer = viewerOf(user, today);
+    const role = await projectAccessLevelOf(db, viewer, projectId);
+    if (can({ kind: 'project', viewer, role, project, personalOwnerId: project.personal_owner_id }, 'read_merge_request')) allowed.push(user.id);
+  }
+  return allowed.sort((a, b) => a - b);
+}
+
+async function addTodos(ctx: CommandContext, stored: StoredEvent, userIds: readonly number[], action: Exclude<TodoAction, 'marked'>, authorId: number, data: { id: number; project_id: number }) {
+  const today = ctx.now().toISOString().slice(0, 10);
+  for (const userId of await readers(ctx.db, data.project_id, userIds, today)) {
+    const id = await nextId(ctx.db, 'todos_id_seq');
+    const command = { type: 'AddTodo' as const, id, authorId, action, targetType: 'MergeRequest' as const, targetId: data.id, projectId: data.project_id, groupId: null };
+    await todos.run(ctx, userId, command, causedBy(stored));
+  }
+}
+
+async function mentionTodos(ctx: CommandContext, stored: StoredEvent, now: readonly (string | null | undefined)[], before: readonly (string | null | undefined)[], authorId: number, data: { id: number; project_id: number }) {
+  const { directly, mentioned } = mentionsOf(now);
+  const { directly: directlyBefore, mentioned: mentionedBefore } = mentionsOf(before);
+  const skip = new Set([...directlyBefore, ...mentionedBefore]);
+  const fresh = (names: ReadonlySet<string>) => new Set([...names].filter((n) => !skip.has(n)));
+  await addTodos(ctx, stored, await usersNamed(ctx.db, fresh(directly)), 'directly_addressed', authorId, data);
+  await addTodos(ctx, stored, await usersNamed(ctx.db, fresh(mentioned)), 'mentioned', authorId, data);
+}
+
+export const mergeRequestTodosReactor: Reactor<CommandContext> = {
+  name: 'merge-request-todos',
+  handles: HANDLED,
+  // Todos are for what happens from now on: a new reactor does not replay old assignments.
+  startAt: 'head',
+  async react(stored: StoredEvent, ctx: CommandContext) {
+    const event = stored as unknown as Handled;
+    switch (event.type) {
+      case 'MergeRequestOpened': {
+        const d = event.data;
+        await addTodos(ctx, stored, d.assignee_ids, 'assigned', d.author_id, d);
+        await mentionTodos(ctx, stored, [d.title, d.description], [], d.author_id, d);
+        return;
+      }
+      case 'MergeRequestUpdated': {
+        // An update is a user's; without one (a system change) nobody is assigned or mentioned by it.
+        const actorId = stored.metadata.actor_id;
+        if (actorId == null) return;
+        const { changes, previous } = event.data;
+        if (changes.assignee_ids !== undefined) {
+          const before = new Set(previous.assignee_ids ?? []);
+          await addTodos(ctx, stored, changes.assignee_ids.filter((id) => !before.has(id)), 'assigned', actorId, event.data);
+        }
+        if (changes.title !== undefined || changes.description !== undefined) {
+          const row = await ctx.db.selectFrom('merge_requests').select(['title', 'description']).where('id', '=', event.data.id).executeTakeFirst();
+          if (!row) return;
+          const title = changes.title ?? row.title;
+          const description = changes.description !== undefined ? changes.description : row.description;
+          const oldTitle = previous.title ?? title;
+          const oldDescription = previous.description !== undefined ? previous.description : description;
+          await mentionTodos(ctx, stored, [title, description], [oldTitle, oldDescription], actorId, event.data);
+        }
+        return;
+      }
+      case 'MergeRequestMergeStatusChecked': {
+        if (event.data.merge_status !== 'cannot_be_merged') return;
+        const row = await ctx.db.selectFrom('merge_requests').select(['author_id', 'state']).where('id', '=', event.data.id).executeTakeFirst();
+        if (!row || row.state !== 'opened') return;
+        await addTodos(ctx, stored, [row.author_id], 'unmergeable', row.author_id, event.data);
+        return;
+      }
+      case 'MergeRequestMerged':
+      case 'MergeRequestClosed':
+        await todos.run(ctx, event.data.by_id, { type: 'MarkTargetTodosDone', targetType: 'MergeRequest', targetId: event.data.id }, causedBy(stored));
+        return;
+      default:
+        unhandled(event);
+    }
+  },
+};

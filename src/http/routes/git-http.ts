@@ -1,0 +1,124 @@
+import { deflateSync } from 'node:zlib';
+import { Hono, type Context } from 'hono';
+import { tokenDigest } from '../../commands/secrets.js';
+import { DomainError } from '../../domain/errors.js';
+import { findObject, listBranches } from '../../projections/repository/queries.js';
+import { findTokenWithUser } from '../../projections/users/tokens.js';
+import type { Auth } from '../kernel/auth.js';
+import { appContext, type AppEnv, today } from '../kernel/context.js';
+import { header } from '../kernel/request.js';
+import { userProject, type ProjectScope } from '../kernel/scope.js';
+
+/**
+ * `git clone <http_url_to_repo>`, read-only, over git's dumb HTTP protocol: the refs
+ * (`info/refs`), `HEAD` and loose objects (`objects/xx/yyyy…`, deflated on the fly) served
+ * from the object store. No pack files (`objects/info/packs` is empty) and no smart protocol:
+ * `info/refs?service=git-upload-pack` answers the dumb list as text/plain, which makes git
+ * fall back to dumb HTTP.
+ *
+ * Access as GitLab's Git HTTP (Repositories::GitHttpClientController, Gitlab::GitAccess, 12.x):
+ * a public project anonymously; otherwise HTTP basic auth with a personal access token as the
+ * password (any username). 401 with a Basic challenge for anonymous callers and bad
+ * credentials; 404 for a signed-in caller who may not see the project; 403 for one who sees it
+ * but may not download its code (or whose token's scopes do not allow it).
+ */
+
+const CHALLENGE = 'Basic realm="GitLab"';
+/** Gitlab::Auth#abilities_for_scopes: the token scopes that give :download_code. */
+const DOWNLOAD_SCOPES = ['api', 'read_api', 'read_repository', 'write_repository'];
+
+class GitHttpRefusal extends Error {
+  constructor(
+    readonly status: 401 | 403 | 404,
+    readonly text: string,
+  ) {
+    super(text);
+  }
+}
+
+const denied = () => new GitHttpRefusal(401, 'HTTP Basic: Access denied\n');
+const projectNotFound = () => new GitHttpRefusal(404, 'The project you were looking for could not be found.');
+
+/** The caller of HTTP basic auth: the personal access token is the password; none sent is anonymous. */
+async function basicAuth(c: Context): Promise<Auth> {
+  const authorization = header(c, 'authorization');
+  if (!authorization || !/^basic\s+/i.test(authorization)) return { user: null, token: null, sudoFrom: null };
+  const decoded = Buffer.from(authorization.replace(/^basic\s+/i, '').trim(), 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const password = colon < 0 ? '' : decoded.slice(colon + 1);
+  if (password === '') throw denied();
+  const found = await findTokenWithUser(appContext(c).db, tokenDigest(password));
+  if (!found || found.token.revoked || (found.token.expires_at !== null && found.token.expires_at <= today(c))) throw denied();
+  if (found.user.state === 'blocked') throw new GitHttpRefusal(403, 'Your account has been blocked.');
+  return { user: found.user, token: found.token, sudoFrom: null };
+}
+
+/** The project of `<full path>.git`, readable by the caller, whose code they may download. */
+async function gitProject(c: Context): Promise<ProjectScope> {
+  const auth = await basicAuth(c);
+  // http_url_to_repo is `<external url>/<full path>.git`: an external URL's own path (served
+  // behind a proxy that keeps it) is not part of the project's.
+  const prefix = new URL(appContext(c).config.externalUrl).pathname.replace(/^\/+|\/+$/g, '');
+  let path = (c.req.param('repo') ?? '').replace(/\.git$/, '');
+  if (prefix !== '' && path.toLowerCase().startsWith(`${prefix.toLowerCase()}/`)) path = path.slice(prefix.length + 1);
+  let project: ProjectScope;
+  try {
+    project = await userProject(c, auth, undefined, path);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    // Who has not signed in is asked to, never told whether the project exists.
+    throw auth.user ? projectNotFound() : denied();
+  }
+  if (!project.can('download_code') || (auth.token && !auth.token.scopes.some((scope) => DOWNLOAD_SCOPES.includes(scope)))) {
+    if (!auth.user) throw denied();
+    throw new GitHttpRefusal(403, 'You are not allowed to download code from this project.');
+  }
+  return project;
+}
+
+/** Runs a git HTTP handler, answering its refusals as GitLab's git HTTP controller (plain text). */
+const gitHttp = (handler: (c: Context, project: ProjectScope) => Promise<Response>) => async (c: Context) => {
+  try {
+    return await handler(c, await gitProject(c));
+  } catch (error) {
+    if (!(error instanceof GitHttpRefusal)) throw error;
+    if (error.status === 401) c.header('WWW-Authenticate', CHALLENGE);
+    return c.text(error.text, error.status);
+  }
+};
+
+const NO_CACHE = { 'Cache-Control': 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' };
+
+export const gitHttpRoutes = new Hono<AppEnv>()
+  // The dumb protocol's ref list: `<sha>\trefs/heads/<branch>`, sorted by ref name.
+  .get(
+    '/:repo{.+\\.git}/info/refs',
+    gitHttp(async (c, project) => {
+      const branches = await listBranches(appContext(c).db, project.row.id);
+      const refs = branches.map((b) => [`refs/heads/${b.name}`, b.sha] as const).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      return c.body(refs.map(([name, sha]) => `${sha}\t${name}\n`).join(''), 200, NO_CACHE);
+    }),
+  )
+
+  .get(
+    '/:repo{.+\\.git}/HEAD',
+    gitHttp(async (c, project) => c.body(`ref: refs/heads/${project.row.default_branch ?? 'master'}\n`, 200, NO_CACHE)),
+  )
+
+  // No pack: every object is served loose.
+  .get(
+    '/:repo{.+\\.git}/objects/info/packs',
+    gitHttp(async (c) => c.body('', 200, NO_CACHE)),
+  )
+
+  .get(
+    '/:repo{.+\\.git}/objects/:dir{[0-9a-f]{2}}/:rest{[0-9a-f]{38}}',
+    gitHttp(async (c, project) => {
+      const sha = `${c.req.param('dir')}${c.req.param('rest')}`;
+      const object = await findObject(appContext(c).db, project.row.id, sha);
+      if (!object) return c.text('Not Found', 404);
+      // A loose object is the zlib stream of `<type> <size>\0<content>`, which names itself.
+      const loose = deflateSync(Buffer.concat([Buffer.from(`${object.type} ${object.content.length}\0`), object.content]));
+      return c.body(loose, 200, { 'Content-Type': 'application/x-git-loose-object', 'Cache-Control': 'public, max-age=31536000, immutable' });
+    }),
+  );

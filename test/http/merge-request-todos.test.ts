@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mergeRequests, openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
+import { addMember } from '../support/roles.js';
+import { createProject, eventually, settled } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let api: TestServer;
+beforeAll(async () => {
+  api = await startTestServer();
+  await settled(api);
+});
+afterAll(() => api.close());
+
+const as = (user: { user: { id: number; username: string } }) => ({ actor_id: user.user.id, actor_username: user.user.username });
+
+/** A project with a README on master and a `feature` branch one commit ahead. */
+async function projectWithBranch(visibility: 'private' | 'public' = 'private') {
+  const project = await createProject(api, { visibility, initialize_with_readme: true });
+  const commit = await api.post(`/projects/${project.id}/repository/commits`, {
+    branch: 'feature',
+    start_branch: 'master',
+    commit_message: 'Add a',
+    actions: [{ action: 'create', file_path: 'a.txt', content: 'a\n' }],
+  });
+  expect(commit.status).toBe(201);
+  return project;
+}
+
+const pending = async (token: string) => (await api.get('/todos', { token })).body as any[];
+
+describe('POST /projects/:id/merge_requests/:merge_request_iid/todo', () => {
+  it('marks a todo with the project and the whole merge request; 304 while it is pending; 404 for a missing one', async () => {
+    const project = await projectWithBranch();
+    const ctx = api.runtime.app.commands;
+    await openMergeRequest(ctx, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, { actor_id: 1, actor_username: 'root' });
+    const res = await api.post(`/projects/${project.id}/merge_requests/1/todo`);
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.any(Number),
+      project: {
+        id: project.id,
+        description: null,
+        name: project.name,
+        name_with_namespace: expect.any(String),
+        path: project.path,
+        path_with_namespace: project.path_with_namespace,
+        created_at: expect.any(String),
+      },
+      author: expect.objectContaining({ id: 1, username: 'root' }),
+      action_name: 'marked',
+      target_type: 'MergeRequest',
+      target: expect.objectContaining({ iid: 1, title: 'Add a' }),
+      target_url: `${api.url}/${project.path_with_namespace}/-/merge_requests/1`,
+      body: 'Add a',
+      state: 'pending',
+      created_at: expect.any(String),
+    });
+    expect(res.body.target).toMatchObject({ iid: 1, title: 'Add a', subscribed: true, changes_count: '1', diff_refs: expect.any(Object) });
+    expect((await api.post(`/projects/${project.id}/merge_requests/1/todo`)).status).toBe(304);
+    expect((await api.get('/todos?type=MergeRequest')).body.map((t: any) => t.id)).toContain(res.body.id);
+    expect((await api.post(`/projects/${project.id}/merge_requests/2/todo`)).status).toBe(404);
+    expect((await api.post(`/projects/${project.id}/merge_requests/1/todo`, undefined, { token: '' })).status).toBe(401);
+  });
+
+  it('is 404 for a private project of someone else and 403 for a guest who may not read merge requests', async () => {
+    const project = await projectWithBranch();
+    const ctx = api.runtime.app.commands;
+    await openMergeRequest(ctx, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, { actor_id: 1, actor_username: 'root' });
+    const outsider = await api.createUser();
+    expect((await api.post(`/projects/${project.id}/merge_requests/1/todo`, undefined, { token: outsider.token })).status).toBe(404);
+    const guest = await api.createUser();
+    await addMember(api, 'projects', project.id, guest.user.id, 10);
+    expect((await api.post(`/projects/${project.id}/merge_requests/1/todo`, undefined, { token: guest.token })).status).toBe(403);
+    const reporter = await api.createUser();
+    await addMember(api, 'projects', project.id, reporter.user.id, 20);
+    expect((await api.post(`/projects/${project.id}/merge_requests/1/todo`, undefined, { token: reporter.token })).status).toBe(201);
+  });
+});
+
+describe('todos the merge request events make', () => {
+  it('assigns, mentions and addresses members who can read it, never outsiders of a private project', async () => {
+    const project = await projectWithBranch();
+    const [author, assignee, mentioned, addressed, outsider] = await Promise.all([api.createUser(), api.createUser(), api.createUser(), api.createUser(), api.createUser()]);
+    for (const member of [author, assignee, mentioned, addressed]) await addMember(api, 'projects', project.id, member.user.id, 30);
+    const ctx = api.runtime.app.commands;
+    const description = `@${addressed.user.username} please look\n\ncc @${mentioned.user.username} @${outsider.user.username}`;
+    const id = await openMergeRequest(
+      ctx,
+      { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description, assigneeIds: [assignee.user.id] } },
+      as(author),
+    );
+    const assigned = await eventually(async () => ((await pending(assignee.token)).length > 0 ? await pending(assignee.token) : undefined));
+    expect(assigned).toMatchObject([{ action_name: 'assigned', target_type: 'MergeRequest', author: { id: author.user.id }, target: { id, assignee: { id: assignee.user.id } } }]);
+    await eventually(async () => ((await pending(mentioned.token)).length > 0 ? true : undefined));
+    expect(await pending(mentioned.token)).toMatchObject([{ action_name: 'mentioned', body: 'Add a' }]);
+    await eventually(async () => ((await pending(addressed.token)).length > 0 ? true : undefined));
+    expect(await pending(addressed.token)).toMatchObject([{ action_name: 'directly_addressed' }]);
+    await settled(api);
+    expect(await pending(outsider.token)).toEqual([]);
+    expect(await pending(author.token)).toEqual([]);
+
+    // A new assignee and a newly mentioned user get theirs; those mentioned before do not get a second one.
+    const later = await api.createUser();
+    await addMember(api, 'projects', project.id, later.user.id, 20);
+    await updateMergeRequest(
+      ctx,
+      { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: { assigneeIds: [assignee.user.id, later.user.id], description: `${description} @${later.user.username}` }, byId: author.user.id },
+      as(author),
+    );
+    await eventually(async () => ((await pending(later.token)).length === 2 ? true : undefined));
+    expect((await pending(later.token)).map((t) => t.action_name).sort()).toEqual(['assigned', 'mentioned']);
+    await settled(api);
+    expect(await pending(mentioned.token)).toHaveLength(1);
+    expect(await pending(assignee.token)).toHaveLength(1);
+
+    // Closing marks the closer's pending todos on it done.
+    await updateMergeRequest(ctx, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: assignee.user.id }, as(assignee));
+    await eventually(async () => ((await pending(assignee.token)).length === 0 ? true : undefined));
+    expect((await api.get('/todos?state=done', { token: assignee.token })).body).toMatchObject([{ action_name: 'assigned', state: 'done' }]);
+    expect(await pending(later.token)).toHaveLength(2);
+  });
+
+  it('gives the author an unmergeable todo when a check finds the merge request cannot be merged, and removes todos with the merge request', async () => {
+    const project = await projectWithBranch();
+    const author = await api.createUser();
+    await addMember(api, 'projects', project.id, author.user.id, 30);
+    const ctx = api.runtime.app.commands;
+    const id = await openMergeRequest(ctx, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, as(author));
+    const row = await api.runtime.app.db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    await mergeRequests.run(ctx, id, { type: 'RecordMergeStatus', mergeStatus: 'cannot_be_merged', sourceSha: row.head_sha, targetSha: row.start_sha }, { actor_id: null, actor_username: null });
+    const todos = await eventually(async () => ((await pending(author.token)).length > 0 ? await pending(author.token) : undefined));
+    expect(todos).toMatchObject([{ action_name: 'unmergeable', author: { id: author.user.id }, target: { merge_status: 'cannot_be_merged', has_conflicts: true } }]);
+    await mergeRequests.run(ctx, id, { type: 'DeleteMergeRequest' }, as(author));
+    expect(await pending(author.token)).toEqual([]);
+  });
+});
