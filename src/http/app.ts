@@ -19,6 +19,7 @@ import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { repositoryDiffRoutes } from './routes/repository-diffs.js';
 import { gitHttpRoutes } from './routes/git-http.js';
+import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -91,6 +92,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', memberRoutes);
   api.route('/', accessRequestRoutes);
   api.route('/', environmentRoutes);
+  api.route('/', mergeRequestCrudRoutes);
   api.route('/', broadcastMessageRoutes);
   api.route('/', deployKeyRoutes);
   api.route('/', notificationSettingRoutes);
