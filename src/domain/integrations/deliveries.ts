@@ -5,8 +5,9 @@ import type { Properties } from './catalogue.js';
 /**
  * What makes an integration deliver: one row per event type of the log, the one place later
  * areas add to. GitLab 12 runs a project's services for push, tag push, issue, note, merge
- * request, pipeline, job and wiki page hooks (Project#execute_services); no event type
- * forgelog appends today is one of those but the pushes (the repository's branch events). A
+ * request, pipeline, job and wiki page hooks (Project#execute_services); of the event types
+ * forgelog appends today, the pushes (the repository's branch events) and the merge requests'
+ * open, close, reopen and merge are. A
  * row names the integration flag that subscribes to it, the project it happens in and the
  * chat message it makes (null: none, as GitLab sends nothing for an issue's `update`).
  *
