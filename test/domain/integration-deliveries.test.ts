@@ -13,11 +13,15 @@ const message = (more: Partial<ChatMessage> = {}): ChatMessage => ({
 });
 
 describe('the delivery table', () => {
-  it('has the pushes as its production rows, on push_events (the only event types of today GitLab 12 runs services for)', () => {
+  it('has the pushes and the merge requests as its production rows (the event types of today GitLab 12 runs services for)', () => {
     expect(Object.entries(DELIVERY_TRIGGERS).map(([type, t]) => [type, t.flag])).toEqual([
       ['BranchCreated', 'push_events'],
       ['BranchUpdated', 'push_events'],
       ['BranchDeleted', 'push_events'],
+      ['MergeRequestOpened', 'merge_requests_events'],
+      ['MergeRequestClosed', 'merge_requests_events'],
+      ['MergeRequestReopened', 'merge_requests_events'],
+      ['MergeRequestMerged', 'merge_requests_events'],
     ]);
   });
 

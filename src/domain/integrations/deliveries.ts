@@ -5,8 +5,9 @@ import type { Properties } from './catalogue.js';
 /**
  * What makes an integration deliver: one row per event type of the log, the one place later
  * areas add to. GitLab 12 runs a project's services for push, tag push, issue, note, merge
- * request, pipeline, job and wiki page hooks (Project#execute_services); no event type
- * forgelog appends today is one of those but the pushes (the repository's branch events). A
+ * request, pipeline, job and wiki page hooks (Project#execute_services); of the event types
+ * forgelog appends today, the pushes (the repository's branch events) and the merge requests'
+ * open, close, reopen and merge are. A
  * row names the integration flag that subscribes to it, the project it happens in and the
  * chat message it makes (null: none, as GitLab sends nothing for an issue's `update`).
  *
@@ -48,7 +49,10 @@ export type DeliveryTriggers<E extends { readonly type: string; readonly data: u
 
 /**
  * Production: the pushes (GitLab: Git::BranchPushService → Project#execute_services(push_data,
- * :push_hooks), `push_events`). Merge requests add theirs.
+ * :push_hooks), `push_events`) and the merge requests (MergeRequests::BaseService#execute_hooks
+ * → Project#execute_services(hook_data, :merge_request_hooks), `merge_requests_events`) for
+ * open, close, reopen and merge; an update sends nothing (ChatNotificationService#get_message
+ * skips `action: update`), so MergeRequestUpdated has no row.
  */
 export const DELIVERY_TRIGGERS = {
   BranchCreated: {
@@ -65,6 +69,27 @@ export const DELIVERY_TRIGGERS = {
     flag: 'push_events',
     projectId: (d) => d.project_id,
     message: (d, facts) => pushMessage({ ref: d.branch, before: d.old_sha, after: BLANK_SHA, commits: [], details: [] }, facts),
+  },
+  MergeRequestOpened: {
+    flag: 'merge_requests_events',
+    projectId: (d) => d.project_id,
+    message: (d, facts) => mergeRequestMessage({ iid: d.iid, title: d.title, state: 'opened' }, facts),
+  },
+  MergeRequestClosed: {
+    flag: 'merge_requests_events',
+    projectId: (d) => d.project_id,
+    message: (d, facts) => mergeRequestMessage({ iid: d.iid, title: d.title, state: 'closed' }, facts),
+  },
+  // The hook data's `state` is the merge request's state after the transition: a reopened one is `opened`.
+  MergeRequestReopened: {
+    flag: 'merge_requests_events',
+    projectId: (d) => d.project_id,
+    message: (d, facts) => mergeRequestMessage({ iid: d.iid, title: d.title, state: 'opened' }, facts),
+  },
+  MergeRequestMerged: {
+    flag: 'merge_requests_events',
+    projectId: (d) => d.project_id,
+    message: (d, facts) => mergeRequestMessage({ iid: d.iid, title: d.title, state: 'merged' }, facts),
   },
 } satisfies DeliveryTriggers;
 
@@ -188,4 +213,37 @@ export function pushMessage(move: PushMove, facts: MessageFacts): ChatMessage {
     .reverse();
   const text = listed.map(({ sha, detail }) => `[${sha.slice(0, 8)}](${web}/commit/${sha}): ${detail?.message ?? ''} - ${detail?.author_name ?? ''}`).join('\n\n');
   return { ...message, details: { text, color: '#345' } };
+}
+
+// ───────────────────────────── Merge requests ─────────────────────────────
+
+export interface MergeRequestMove {
+  readonly iid: number;
+  readonly title: string;
+  /** The hook data's `object_attributes.state` after the action. */
+  readonly state: 'opened' | 'closed' | 'merged';
+}
+
+/**
+ * GitLab 12's ChatMessage::MergeMessage: the summary "<user> <state> [!<iid> *<title's first
+ * line>*](<project>/merge_requests/<iid>) in [<path>](<project>)", no attachment; Microsoft
+ * Teams' activity "Merge Request <state> by <user>", "in <project link>", the merge request's
+ * link and the avatar. The user is BaseMessage's `user_combined_name`: the hook data carries
+ * `user: {name, username}`, so "<full name> (<username>)" (the username alone without a name).
+ */
+export function mergeRequestMessage(move: MergeRequestMove, facts: MessageFacts): ChatMessage {
+  const web = facts.project.webUrl;
+  const projectLink = `[${facts.project.pathWithNamespace}](${web})`;
+  // format_title: '*' + title.lines.first.chomp + '*' (Ruby's lines keep the "\n", chomp drops it and a "\r" before it).
+  const firstLine = move.title.split('\n')[0]!.replace(/\r$/, '');
+  const link = `[!${move.iid} *${firstLine}*](${web}/merge_requests/${move.iid})`;
+  const user = facts.user ? (facts.user.name !== '' ? `${facts.user.name} (${facts.user.username})` : facts.user.username) : '';
+  return {
+    projectName: facts.project.pathWithNamespace,
+    // BaseMessage#user_name is the hook's `user.username` (Discord's embed author).
+    userName: facts.user?.username ?? '',
+    userAvatar: facts.user?.avatarUrl ?? null,
+    summary: `${user} ${move.state} ${link} in ${projectLink}`,
+    activity: { title: `Merge Request ${move.state} by ${user}`, subtitle: `in ${projectLink}`, text: link, image: facts.user?.avatarUrl ?? '' },
+  };
 }
