@@ -45,7 +45,9 @@ export type RepositoryCommand =
   | { readonly type: 'CreateBranch'; readonly branch: string; readonly sha: string; readonly commits: readonly string[] }
   /** A push of new commits: `oldSha` is the head the commits were built on. */
   | { readonly type: 'PushBranch'; readonly branch: string; readonly oldSha: string; readonly newSha: string; readonly commits: readonly string[] }
-  | { readonly type: 'DeleteBranch'; readonly branch: string };
+  | { readonly type: 'DeleteBranch'; readonly branch: string }
+  /** Ref moves decided in order on one stream, all or none (an accepted merge request: its target's move, its source's deletion). */
+  | { readonly type: 'UpdateBranches'; readonly commands: readonly Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] };
 
 // ───────────────────────────── Decider ─────────────────────────────
 
@@ -79,6 +81,17 @@ export function validBranchName(name: string): boolean {
 
 function decide(command: RepositoryCommand, state: RepositoryState): RepositoryEvent[] {
   const project_id = state.projectId;
+  if (command.type === 'UpdateBranches') {
+    const events: RepositoryEvent[] = [];
+    let folded = state;
+    for (const one of command.commands) {
+      for (const event of decide(one, folded)) {
+        events.push(event);
+        folded = evolve(folded, event);
+      }
+    }
+    return events;
+  }
   const head = state.branches.get(command.branch);
   switch (command.type) {
     case 'CreateBranch':
