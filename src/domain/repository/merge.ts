@@ -1,0 +1,160 @@
+import { diff3Merge } from 'node-diff3';
+import type { FileEntry, FileMap } from './files.js';
+import { blob, type GitObject, MODES } from './objects.js';
+
+/**
+ * A three-way merge of two commits' files against their merge base, file by file, as
+ * `git merge` decides it (merge-ort without rename detection):
+ *
+ * - a path changed on one side only takes that side (content and mode, or its deletion);
+ * - a path changed the same way on both sides takes it;
+ * - a text file changed on both sides is merged line by line (node-diff3's diff3 merge,
+ *   overlapping or touching changes are a conflict as in git's xdiff merge);
+ * - else a conflict: `content` (the line merge conflicts, or a symlink changed both ways),
+ *   `add/add` (added on both sides with different content), `modify/delete` (changed on one
+ *   side, deleted on the other), `binary` (a binary file changed both ways: git's test, a NUL
+ *   in the first 8000 bytes), `mode` (the mode changed both ways), `file/directory` (one side
+ *   has a file where the other has a directory).
+ *
+ * Pure: the caller gives the contents of the blobs `blobsToRead` names. A conflicted path
+ * keeps our side in `files`; a merge with conflicts is not to be committed.
+ */
+
+export type ConflictKind = 'content' | 'add/add' | 'modify/delete' | 'binary' | 'mode' | 'file/directory';
+
+export interface MergeConflict {
+  readonly path: string;
+  readonly kind: ConflictKind;
+}
+
+export interface TreeMerge {
+  /** The merged files (a conflicted path keeps ours). */
+  readonly files: Map<string, FileEntry>;
+  /** The blobs the line merges wrote (not in any of the three trees). */
+  readonly blobs: GitObject[];
+  /** Sorted by path. */
+  readonly conflicts: MergeConflict[];
+}
+
+const same = (a: FileEntry | undefined, b: FileEntry | undefined) => a?.sha === b?.sha && a?.mode === b?.mode;
+
+/** The paths changed on both sides, differently: the only ones whose contents the merge reads. */
+function bothChanged(base: FileMap, ours: FileMap, theirs: FileMap): string[] {
+  const paths = new Set([...base.keys(), ...ours.keys(), ...theirs.keys()]);
+  return [...paths].filter((path) => {
+    const [o, a, b] = [base.get(path), ours.get(path), theirs.get(path)];
+    return !same(a, o) && !same(b, o) && !same(a, b);
+  });
+}
+
+/** The blob SHAs whose contents `mergeTrees` needs (those of paths changed on both sides). */
+export function blobsToRead(base: FileMap, ours: FileMap, theirs: FileMap): string[] {
+  const shas = new Set<string>();
+  for (const path of bothChanged(base, ours, theirs)) {
+    for (const entry of [base.get(path), ours.get(path), theirs.get(path)]) if (entry) shas.add(entry.sha);
+  }
+  return [...shas];
+}
+
+/** git's buffer_is_binary: a NUL byte in the first 8000 bytes. */
+export function isBinary(content: Uint8Array): boolean {
+  return content.subarray(0, 8000).includes(0);
+}
+
+/** Lines with their terminators ("a\nb" is ["a\n", "b"]): a missing final newline is a change of the last line, as in git. */
+function lines(content: Uint8Array): string[] {
+  const text = Buffer.from(content).toString('latin1');
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+/** The line merge of three texts, or null on a conflict. */
+export function mergeText(base: Uint8Array, ours: Uint8Array, theirs: Uint8Array): Uint8Array | null {
+  const out: string[] = [];
+  for (const block of diff3Merge(lines(ours), lines(base), lines(theirs), { excludeFalseConflicts: true })) {
+    if (block.conflict) return null;
+    out.push(...block.ok!);
+  }
+  return Buffer.from(out.join(''), 'latin1');
+}
+
+/** The merged mode, or null when both sides changed it differently. */
+function mergeMode(base: string, ours: string, theirs: string): string | null {
+  if (ours === theirs || theirs === base) return ours;
+  if (ours === base) return theirs;
+  return null;
+}
+
+export function mergeTrees(base: FileMap, ours: FileMap, theirs: FileMap, contents: ReadonlyMap<string, Uint8Array>): TreeMerge {
+  const files = new Map<string, FileEntry>();
+  const blobs: GitObject[] = [];
+  const conflicts: MergeConflict[] = [];
+  const conflicted = new Set(bothChanged(base, ours, theirs));
+  const read = (sha: string) => {
+    const content = contents.get(sha);
+    if (content === undefined) throw new Error(`mergeTrees: the content of blob ${sha} was not given`);
+    return content;
+  };
+  for (const path of new Set([...base.keys(), ...ours.keys(), ...theirs.keys()])) {
+    const [o, a, b] = [base.get(path), ours.get(path), theirs.get(path)];
+    if (!conflicted.has(path)) {
+      // One side's change, or the same change on both: the changed side (ours when neither changed).
+      const take = same(a, o) ? b : a;
+      if (take) files.set(path, take);
+      continue;
+    }
+    const conflict = (kind: ConflictKind) => {
+      conflicts.push({ path, kind });
+      if (a) files.set(path, a);
+    };
+    if (!a || !b) {
+      conflict('modify/delete');
+      continue;
+    }
+    const mode = mergeMode(o?.mode ?? a.mode, a.mode, b.mode);
+    if (mode === null) {
+      conflict('mode');
+      continue;
+    }
+    if (a.sha === b.sha) {
+      files.set(path, { mode: mode as FileEntry['mode'], sha: a.sha });
+      continue;
+    }
+    if (!o) {
+      conflict('add/add');
+      continue;
+    }
+    if (o.sha === a.sha || o.sha === b.sha) {
+      // The content changed on one side, the mode on the other.
+      files.set(path, { mode: mode as FileEntry['mode'], sha: o.sha === a.sha ? b.sha : a.sha });
+      continue;
+    }
+    if ([o.mode, a.mode, b.mode].includes(MODES.symlink)) {
+      conflict('content');
+      continue;
+    }
+    const [baseContent, ourContent, theirContent] = [read(o.sha), read(a.sha), read(b.sha)];
+    if (isBinary(baseContent) || isBinary(ourContent) || isBinary(theirContent)) {
+      conflict('binary');
+      continue;
+    }
+    const merged = mergeText(baseContent, ourContent, theirContent);
+    if (merged === null) {
+      conflict('content');
+      continue;
+    }
+    const object = blob(merged);
+    blobs.push(object);
+    files.set(path, { mode: mode as FileEntry['mode'], sha: object.sha });
+  }
+  // A file where the merged tree has a directory (one side added `a`, the other `a/b`).
+  const paths = [...files.keys()];
+  for (const path of paths) {
+    const parts = path.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      const prefix = parts.slice(0, i).join('/');
+      if (files.has(prefix) && !conflicts.some((c) => c.path === prefix)) conflicts.push({ path: prefix, kind: 'file/directory' });
+    }
+  }
+  conflicts.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  return { files, blobs, conflicts };
+}
