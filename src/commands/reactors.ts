@@ -6,6 +6,7 @@ import { integrationSecretsRemovalReactor } from './integrations.js';
 import { projectRemovalReactor } from './projects.js';
 import { scimUserRemovalReactor } from './scim.js';
 import { containerRepositoryReactor } from './container-repositories.js';
+import { mergeRequestRefreshReactor } from './merge-request-merge.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor];
+export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor, mergeRequestRefreshReactor];

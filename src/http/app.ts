@@ -30,6 +30,7 @@ import { geoNodeRoutes } from './routes/geo-nodes.js';
 import { readOnlySecondary } from './kernel/read-only.js';
 import { containerRepositoryRoutes } from './routes/container-repositories.js';
 import { containerRegistryEventRoutes } from './routes/container-registry-event.js';
+import { mergeRequestMergeRoutes } from './routes/merge-requests/merge.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -106,6 +107,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', containerRepositoryRoutes);
   api.route('/', repositoryRoutes);
   api.route('/', containerRegistryEventRoutes);
+  api.route('/', mergeRequestMergeRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
