@@ -54,7 +54,7 @@ const row = (id: number, s: TestServer = api) => s.handle.db.selectFrom('merge_r
 const head = async (projectId: number, branch: string) => (await api.get(`/projects/${projectId}/repository/branches/${branch}`)).body?.commit?.id as string | undefined;
 const merge = (p: Fixture, iid: number, body: Record<string, unknown> = {}, token?: string) => api.put(`/projects/${p.id}/merge_requests/${iid}/merge`, body, token === undefined ? {} : { token });
 /** The refresh reactor's check, once it has run. */
-const checked = (id: number) => eventually(async () => ((await row(id)).merge_status !== 'unchecked' ? (await row(id)).merge_status : undefined));
+const checked = (id: number) => eventually(async () => ((await row(id)).merge_status !== 'unchecked' ? (await row(id)).merge_status : undefined), 30_000);
 
 /** Runs git on a bare repository holding the project's objects (loose, as git stores them). */
 async function withGit<T>(projectId: number, run: (git: (...args: string[]) => string) => T): Promise<T> {
@@ -140,7 +140,7 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     expect(await checked(mr.id)).toBe('can_be_merged');
     // The target moves under it: the refresh checks again.
     await commit(p.id, 'master', 'Theirs', { 'a.txt': 'theirs\n' });
-    await eventually(async () => ((await row(mr.id)).merge_status === 'cannot_be_merged' ? true : undefined));
+    await eventually(async () => ((await row(mr.id)).merge_status === 'cannot_be_merged' ? true : undefined), 30_000);
     expect(await currentMergeStatus(api.handle.db, await row(mr.id))).toBe('cannot_be_merged');
     // MergeRequest#broken?: conflicts already found make it not mergeable (405).
     expect((await merge(p, mr.iid)).status).toBe(405);
