@@ -45,9 +45,9 @@ async function load(db: Db, projectId: number, graph: Graph, shas: Iterable<stri
 
 /**
  * Every commit reachable from `tips` (themselves included), loaded into the graph; the walk
- * stops early when `until` says so for a newly loaded commit.
+ * stops early when `until` says so for a newly loaded commit, and does not enter `skip`.
  */
-async function reachable(db: Db, projectId: number, graph: Graph, tips: readonly string[], until?: (sha: string) => boolean): Promise<Set<string>> {
+async function reachable(db: Db, projectId: number, graph: Graph, tips: readonly string[], until?: (sha: string) => boolean, skip?: ReadonlySet<string>): Promise<Set<string>> {
   const seen = new Set<string>();
   let wave = [...new Set(tips)];
   while (wave.length > 0) {
@@ -55,7 +55,7 @@ async function reachable(db: Db, projectId: number, graph: Graph, tips: readonly
     const next: string[] = [];
     for (const sha of wave) {
       const node = graph.get(sha);
-      if (!node || seen.has(sha)) continue;
+      if (!node || seen.has(sha) || skip?.has(sha)) continue;
       seen.add(sha);
       if (until?.(sha)) return seen;
       for (const parent of node.parents) if (!seen.has(parent)) next.push(parent);
@@ -132,7 +132,7 @@ export async function commitsBetween(db: Db, projectId: number, from: string | n
   const graph: Graph = new Map();
   const excluded = from === null ? new Set<string>() : await reachable(db, projectId, graph, [from]);
   if (excluded.has(to)) return [];
-  await reachable(db, projectId, graph, [to], undefined);
+  await reachable(db, projectId, graph, [to], undefined, excluded);
   const wanted = (sha: string) => !excluded.has(sha);
   return dateOrder(graph, to, wanted, wanted);
 }

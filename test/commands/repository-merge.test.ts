@@ -1,0 +1,219 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMergeCommit, divergedCommitsCount, type MergeCommitInput, mergeability } from '../../src/commands/repository-merge.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { commitsBetween, isAncestor, mergeBase, mergeBases } from '../../src/projections/repository/history.js';
+import { createProject, settled } from '../support/fixtures.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let api: TestServer;
+const dirs: string[] = [];
+beforeAll(async () => {
+  api = await startTestServer();
+  await settled(api);
+});
+afterAll(async () => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  await api.close();
+});
+
+const create = (path: string, content: string) => ({ action: 'create', file_path: path, content });
+const update = (path: string, content: string) => ({ action: 'update', file_path: path, content });
+const ten = (change: Record<number, string> = {}) => Array.from({ length: 10 }, (_, i) => `${change[i] ?? `line ${i + 1}`}\n`).join('');
+
+async function push(projectId: number, branch: string, actions: object[], startBranch?: string): Promise<string> {
+  const res = await api.post(`/projects/${projectId}/repository/commits`, { branch, start_branch: startBranch, commit_message: `on ${branch}\n`, actions });
+  expect(res.status).toBe(201);
+  return res.body.id;
+}
+
+/** The project's object store as a bare repository git reads (loose objects, zlib-deflated). */
+async function exported(projectId: number): Promise<(...args: string[]) => string> {
+  const dir = mkdtempSync(join(tmpdir(), 'forgelog-merge-'));
+  dirs.push(dir);
+  execFileSync('/usr/bin/git', ['init', '--bare', '-q', dir]);
+  const { rows } = await sql<{ sha: string; type: string; content: Buffer }>`select sha, type, content from repository_objects where project_id = ${projectId}`.execute(api.handle.db);
+  for (const row of rows) {
+    mkdirSync(join(dir, 'objects', row.sha.slice(0, 2)), { recursive: true });
+    writeFileSync(join(dir, 'objects', row.sha.slice(0, 2), row.sha.slice(2)), deflateSync(Buffer.concat([Buffer.from(`${row.type} ${row.content.length}\0`), Buffer.from(row.content)])));
+  }
+  return (...args: string[]) => {
+    const run = spawnSync('/usr/bin/git', args, { cwd: dir });
+    if (run.status !== 0 && !(args[0] === 'merge-tree' && run.status === 1)) throw new Error(`git ${args.join(' ')}: ${run.stderr.toString()}`);
+    return run.stdout.toString().trim();
+  };
+}
+
+const lines = (text: string) => (text === '' ? [] : text.split('\n'));
+const merge = (projectId: number, input: Omit<MergeCommitInput, 'author' | 'committer' | 'time'> & Partial<MergeCommitInput>) =>
+  api.handle.db.transaction().execute((trx) =>
+    createMergeCommit(trx, projectId, {
+      author: { name: 'Merger', email: 'merger@example.com' },
+      committer: { name: 'Merger', email: 'merger@example.com' },
+      time: 1_700_000_000,
+      ...input,
+    }),
+  );
+const objectCount = async (projectId: number) =>
+  Number((await sql<{ n: string }>`select count(*) as n from repository_objects where project_id = ${projectId}`.execute(api.handle.db)).rows[0]!.n);
+
+describe('history (against git merge-base and git rev-list)', () => {
+  it('finds merge bases, the commits between two commits and ancestry as git does, across merges', async () => {
+    const { id } = await createProject(api);
+    const db = api.handle.db;
+    await push(id, 'master', [create('a.txt', ten()), create('b.txt', 'b\n')]);
+    const c2 = await push(id, 'master', [update('b.txt', 'b2\n')]);
+    const f1 = await push(id, 'feature', [update('a.txt', ten({ 0: 'feature' }))], 'master');
+    const f2 = await push(id, 'feature', [create('f.txt', 'f\n')]);
+    const m3 = await push(id, 'master', [update('a.txt', ten({ 9: 'master' }))]);
+    // Merge the feature into master (a commit no ref points at yet), then both sides go on.
+    const { sha: m4 } = await merge(id, { targetSha: m3, sourceSha: f2, message: 'Merge feature\n', time: 1_700_000_100 });
+    const f3 = await push(id, 'feature', [create('g.txt', 'g\n')]);
+    // A second, criss-cross merge: master into feature (ours: feature).
+    const { sha: f4 } = await merge(id, { targetSha: f3, sourceSha: m3, message: 'Merge master\n', time: 1_700_000_200 });
+    const git = await exported(id);
+
+    const pairs: [string, string][] = [
+      [f2, m3],
+      [m3, f2],
+      [m4, f3],
+      [f4, m4],
+      [m4, c2],
+      [c2, c2],
+      [f1, f4],
+    ];
+    for (const [a, b] of pairs) {
+      expect(await mergeBase(db, id, a, b)).toBe(git('merge-base', a, b));
+      expect((await mergeBases(db, id, a, b)).sort()).toEqual(lines(git('merge-base', '--all', a, b)).sort());
+      expect(await commitsBetween(db, id, a, b)).toEqual(lines(git('rev-list', b, `^${a}`)));
+      expect(await divergedCommitsCount(db, id, a, b)).toBe(Number(git('rev-list', '--count', `${a}..${b}`)));
+      expect(await isAncestor(db, id, a, b)).toBe(lines(git('rev-list', b)).includes(a));
+    }
+    for (const tip of [m4, f4, f2]) expect(await commitsBetween(db, id, null, tip)).toEqual(lines(git('rev-list', tip)));
+    expect(await mergeBase(db, id, m4, f2)).toBe(f2);
+    expect(await isAncestor(db, id, f2, m4)).toBe(true);
+    expect(await isAncestor(db, id, m4, f2)).toBe(false);
+  });
+
+  it('answers null and nothing for commits that share no history or do not exist', async () => {
+    const { id } = await createProject(api);
+    const db = api.handle.db;
+    const a = await push(id, 'master', [create('a.txt', 'a\n')]);
+    const other = await createProject(api);
+    const foreign = await push(other.id, 'master', [create('x.txt', 'x\n')]);
+    expect(await mergeBase(db, id, a, foreign)).toBeNull();
+    expect(await mergeBase(db, id, a, 'f'.repeat(40))).toBeNull();
+    expect(await commitsBetween(db, id, null, foreign)).toEqual([]);
+    expect(await commitsBetween(db, id, a, a)).toEqual([]);
+    expect(await isAncestor(db, id, foreign, a)).toBe(false);
+  });
+});
+
+describe('mergeability and createMergeCommit (against git merge-tree, cat-file and fsck)', () => {
+  it('merges changes to different parts of a file and different files into a merge commit git reads, with git’s tree', async () => {
+    const { id } = await createProject(api);
+    const base = await push(id, 'master', [create('a.txt', ten()), create('dir/b.txt', 'b\n'), create('gone.txt', 'x\n')]);
+    const source = await push(id, 'feature', [update('a.txt', ten({ 1: 'feature' })), create('dir/new.txt', 'new\n'), { action: 'delete', file_path: 'gone.txt' }], 'master');
+    const target = await push(id, 'master', [update('a.txt', ten({ 8: 'master' })), update('dir/b.txt', 'B\n')]);
+    expect(await mergeability(api.handle.db, id, source, target)).toEqual({ canBeMerged: true, conflicts: [], mergeBase: base });
+
+    const before = await objectCount(id);
+    const result = await merge(id, { targetSha: target, sourceSha: source, message: "Merge branch 'feature' into 'master'\n\nFeature\n\nSee merge request group/project!1" });
+    expect(result.squashSha).toBeNull();
+    expect(await objectCount(id)).toBe(before + 4); // the merged a.txt, dir/, the root tree, the commit
+    const git = await exported(id);
+    expect(git('cat-file', '-p', result.sha)).toBe(
+      [
+        `tree ${git('merge-tree', '--write-tree', target, source)}`,
+        `parent ${target}`,
+        `parent ${source}`,
+        'author Merger <merger@example.com> 1700000000 +0000',
+        'committer Merger <merger@example.com> 1700000000 +0000',
+        '',
+        "Merge branch 'feature' into 'master'",
+        '',
+        'Feature',
+        '',
+        'See merge request group/project!1',
+      ].join('\n'),
+    );
+    expect(git('cat-file', '-p', `${result.sha}:a.txt`)).toBe(ten({ 1: 'feature', 8: 'master' }).trimEnd());
+    expect(git('ls-tree', '-r', '--name-only', result.sha)).toBe('a.txt\ndir/b.txt\ndir/new.txt');
+    git('update-ref', 'refs/heads/master', result.sha);
+    git('fsck', '--strict', '--no-dangling');
+    expect(lines(git('rev-list', result.sha))).toEqual(await commitsBetween(api.handle.db, id, null, result.sha));
+  });
+
+  it('reports the conflicts and refuses the merge commit with 406 Branch cannot be merged, writing nothing', async () => {
+    const { id } = await createProject(api);
+    await push(id, 'master', [create('a.txt', ten()), create('b.txt', 'b\n'), create('c.txt', 'c\n')]);
+    const source = await push(id, 'feature', [update('a.txt', ten({ 4: 'feature' })), update('b.txt', 'feature\n'), create('new.txt', 'feature\n')], 'master');
+    const target = await push(id, 'master', [update('a.txt', ten({ 4: 'master' })), { action: 'delete', file_path: 'b.txt' }, create('new.txt', 'master\n'), update('c.txt', 'C\n')]);
+    const checked = await mergeability(api.handle.db, id, source, target);
+    expect(checked).toMatchObject({
+      canBeMerged: false,
+      conflicts: [
+        { path: 'a.txt', kind: 'content' },
+        { path: 'b.txt', kind: 'modify/delete' },
+        { path: 'new.txt', kind: 'add/add' },
+      ],
+    });
+    const git = await exported(id);
+    const gitConflicts = lines(git('merge-tree', '--write-tree', '--name-only', '--no-messages', target, source)).slice(1);
+    expect(checked.conflicts.map((c) => c.path)).toEqual([...new Set(gitConflicts)].sort());
+
+    const before = await objectCount(id);
+    const refused = await merge(id, { targetSha: target, sourceSha: source, message: 'Merge\n' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(DomainError);
+    expect(refused).toMatchObject({ code: 'not_acceptable', text: 'Branch cannot be merged' });
+    expect(await objectCount(id)).toBe(before);
+  });
+
+  it('squashes the source’s changes into one commit on the target, then merges it', async () => {
+    const { id } = await createProject(api);
+    const base = await push(id, 'master', [create('a.txt', ten())]);
+    await push(id, 'feature', [update('a.txt', ten({ 0: 'one' }))], 'master');
+    const source = await push(id, 'feature', [create('b.txt', 'two\n')]);
+    const target = await push(id, 'master', [create('c.txt', 'master\n')]);
+    const result = await merge(id, {
+      targetSha: target,
+      sourceSha: source,
+      message: 'Merge feature\n',
+      squash: { message: 'Feature in one\n', author: { name: 'Author', email: 'author@example.com' } },
+    });
+    const git = await exported(id);
+    const mergedTree = git('merge-tree', '--write-tree', target, source);
+    expect(git('log', '--format=%H %P|%T|%an|%cn|%s', result.sha, `^${target}`).split('\n')).toEqual([
+      `${result.sha} ${target} ${result.squashSha}|${mergedTree}|Merger|Merger|Merge feature`,
+      `${result.squashSha} ${target}|${mergedTree}|Author|Merger|Feature in one`,
+    ]);
+    git('update-ref', 'refs/heads/master', result.sha);
+    git('fsck', '--strict', '--no-dangling');
+    expect(await mergeBase(api.handle.db, id, result.sha, source)).toBe(base);
+    expect(await divergedCommitsCount(api.handle.db, id, source, result.sha)).toBe(3);
+  });
+
+  it('merges a source already in the target to the target’s tree, and answers 404 for an unknown commit', async () => {
+    const { id } = await createProject(api);
+    const first = await push(id, 'master', [create('a.txt', 'a\n')]);
+    const target = await push(id, 'master', [update('a.txt', 'A\n')]);
+    expect(await mergeability(api.handle.db, id, first, target)).toEqual({ canBeMerged: true, conflicts: [], mergeBase: first });
+    const result = await merge(id, { targetSha: target, sourceSha: first, message: 'Merge\n' });
+    const git = await exported(id);
+    expect(git('rev-parse', `${result.sha}^{tree}`)).toBe(git('rev-parse', `${target}^{tree}`));
+    await expect(mergeability(api.handle.db, id, 'f'.repeat(40), target)).rejects.toMatchObject({ code: 'not_found', subject: 'Commit' });
+  });
+
+  it('does not read another project’s commits', async () => {
+    const { id } = await createProject(api);
+    const target = await push(id, 'master', [create('a.txt', 'a\n')]);
+    const other = await createProject(api);
+    await push(other.id, 'master', [create('b.txt', 'b\n')]);
+    await expect(mergeability(api.handle.db, id, target, (await api.get(`/projects/${other.id}/repository/branches/master`)).body.commit.id)).rejects.toMatchObject({ code: 'not_found' });
+  });
+});
