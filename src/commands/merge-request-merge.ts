@@ -4,49 +4,21 @@ import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
 import type { MergeStatus } from '../domain/merge-requests/events.js';
 import type { RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
-import { buildTrees, type FileEntry } from '../domain/repository/files.js';
-import { mergeTrees, blobsToRead } from '../domain/repository/merge.js';
-import { cleanIdent, commit, type GitObject, parseCommit, type Signature } from '../domain/repository/objects.js';
 import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
-import { commitsBetween, mergeBase } from '../projections/repository/history.js';
-import { findObject, readFiles } from '../projections/repository/queries.js';
 import type { Reactor } from '../projections/runner.js';
 import { causedBy } from './causation.js';
 import { handleCommands, type CommandContext } from './handler.js';
 import { mergeRequests, takeVersion, updateMergeRequest } from './merge-requests.js';
-import { committerOf, repository, storeObjects } from './repository.js';
+import { committerOf, repository } from './repository.js';
+import { createMergeCommit, divergedCommitsCount as countDiverged, mergeability } from './repository-merge.js';
 
 /**
  * Accepting merge requests (GitLab's MergeRequests::MergeService), their merge status
  * (MergeRequest#check_mergeability) and the refresh on pushes (MergeRequests::RefreshService).
- * The three-way merge itself is src/domain/repository/merge.ts; this module reads the trees
- * and blobs it needs and writes the commits it makes.
+ * The merges themselves are src/commands/repository-merge.ts's.
  */
-
-// ───────────────────────────── Merging trees ─────────────────────────────
-
-async function filesOf(db: Db, projectId: number, sha: string | null): Promise<Map<string, FileEntry>> {
-  if (sha === null) return new Map();
-  const object = await findObject(db, projectId, sha);
-  return object ? readFiles(db, projectId, parseCommit(object.content).tree) : new Map();
-}
-
-/** The tree `git merge` gives of `theirs` into `ours` (its new objects to store), or null when they conflict. */
-async function mergedTree(db: Db, projectId: number, ours: string, theirs: string): Promise<{ root: string; objects: GitObject[] } | null> {
-  const base = await mergeBase(db, projectId, ours, theirs);
-  const [baseFiles, ourFiles, theirFiles] = [await filesOf(db, projectId, base), await filesOf(db, projectId, ours), await filesOf(db, projectId, theirs)];
-  const contents = new Map<string, Uint8Array>();
-  for (const sha of blobsToRead(baseFiles, ourFiles, theirFiles)) {
-    const object = await findObject(db, projectId, sha);
-    if (object) contents.set(sha, object.content);
-  }
-  const merge = mergeTrees(baseFiles, ourFiles, theirFiles, contents);
-  if (merge.conflicts.length > 0) return null;
-  const { root, trees } = buildTrees(merge.files);
-  return { root, objects: [...merge.blobs, ...trees] };
-}
 
 // ───────────────────────────── Merge status ─────────────────────────────
 
@@ -69,8 +41,8 @@ export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{
   if (targetSha === undefined || sourceSha === undefined || (await versionCommitCount(db, row.latest_version_id)) === 0) {
     return { status: 'cannot_be_merged', targetSha: targetSha ?? row.start_sha };
   }
-  const tree = await mergedTree(db, row.project_id, targetSha, row.head_sha);
-  return { status: tree ? 'can_be_merged' : 'cannot_be_merged', targetSha };
+  const { canBeMerged } = await mergeability(db, row.project_id, row.head_sha, targetSha);
+  return { status: canBeMerged ? 'can_be_merged' : 'cannot_be_merged', targetSha };
 }
 
 /**
@@ -88,7 +60,7 @@ export async function divergedCommitsCount(db: Db, row: MergeRequestRow): Promis
   const sourceSha = await branchHead(db, row.project_id, row.source_branch);
   const targetSha = await branchHead(db, row.project_id, row.target_branch);
   if (sourceSha === undefined || targetSha === undefined) return 0;
-  return (await commitsBetween(db, row.project_id, sourceSha, targetSha)).length;
+  return countDiverged(db, row.project_id, sourceSha, targetSha);
 }
 
 // ───────────────────────────── Accepting ─────────────────────────────
@@ -140,36 +112,32 @@ export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, 
     };
     if (row.state !== 'opened' || targetSha === undefined || sourceSha === undefined) return { ...command, merge: null };
     const who = await committerOf(trx, input.byId);
-    const signature = (user: { name: string; email: string }): Signature => ({ name: cleanIdent(user.name), email: cleanIdent(user.email), time, tzOffset: 0 });
-    // MergeRequests::SquashService: nothing to squash for one commit and no message; else one
-    // commit on the version's start of the diff base..head (`git apply --3way`), by the
-    // merge request's author, committed by the caller (`git commit --message`).
-    let source = row.head_sha;
-    let squashSha: string | null = null;
-    if (input.squash || row.squash) {
-      const commits = await versionCommitCount(trx, row.latest_version_id);
-      if (commits >= 2 || input.squashCommitMessage !== undefined) {
-        const squashed = await mergedTree(trx, input.projectId, row.start_sha, row.head_sha);
-        if (!squashed) return { ...command, merge: null };
-        const author = await committerOf(trx, row.author_id);
-        const message = `${(input.squashCommitMessage ?? row.title).replace(/\s+$/, '')}\n`;
-        const made = commit({ tree: squashed.root, parents: [row.start_sha], author: signature(author), committer: signature(who), message });
-        // Stored before the merge reads it back (rolled back with the transaction on a refusal).
-        await storeObjects(trx, input.projectId, [...squashed.objects, made]);
-        source = made.sha;
-      }
-      squashSha = source;
+    // MergeRequests::SquashService: nothing to squash for one commit and no message (the diff
+    // head is the squash); else one commit by the merge request's author (`git commit --message`).
+    const squash = input.squash || row.squash;
+    const squashOne = squash && (await versionCommitCount(trx, row.latest_version_id)) < 2 && input.squashCommitMessage === undefined;
+    let made;
+    try {
+      made = await createMergeCommit(trx, input.projectId, {
+        targetSha,
+        sourceSha: row.head_sha,
+        message: input.mergeCommitMessage ?? defaultMergeCommitMessage(row, input.projectPath),
+        author: who,
+        committer: who,
+        time,
+        squash: squash && !squashOne ? { message: `${(input.squashCommitMessage ?? row.title).replace(/\s+$/, '')}\n`, author: await committerOf(trx, row.author_id) } : undefined,
+      });
+    } catch (error) {
+      // Conflicts: the decider answers 405 (already found) or 406.
+      if (error instanceof DomainError && error.code === 'not_acceptable') return { ...command, merge: null };
+      throw error;
     }
-    const merged = await mergedTree(trx, input.projectId, targetSha, source);
-    if (!merged) return { ...command, merge: null };
-    const message = input.mergeCommitMessage ?? defaultMergeCommitMessage(row, input.projectPath);
-    const mergeCommit = commit({ tree: merged.root, parents: [targetSha, source], author: signature(who), committer: signature(who), message });
-    await storeObjects(trx, input.projectId, [...merged.objects, mergeCommit]);
-    refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: mergeCommit.sha, commits: [mergeCommit.sha, ...(squashSha && squashSha !== row.head_sha ? [squashSha] : [])] }];
+    const squashSha = squashOne ? row.head_sha : made.squashSha;
+    refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: made.sha, commits: [made.sha, ...(made.squashSha ? [made.squashSha] : [])] }];
     // MergeService#delete_source_branch?: the call's should_remove_source_branch, else the merge request's force_remove_source_branch.
     const removeSource = input.shouldRemoveSourceBranch ?? row.force_remove_source_branch;
     if (removeSource && input.mayRemoveSourceBranch && sourceSha === row.head_sha) refs.push({ type: 'DeleteBranch', branch: row.source_branch });
-    return { ...command, merge: { mergeCommitSha: mergeCommit.sha, squashCommitSha: squashSha } };
+    return { ...command, merge: { mergeCommitSha: made.sha, squashCommitSha: squashSha } };
   };
   await handleCommands(ctx, [
     mergeRequests.spec(input.id, decideMerge, metadata),
