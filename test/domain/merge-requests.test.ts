@@ -59,7 +59,7 @@ describe('the merge request decider', () => {
   });
 
   it('refuses what MergeRequest#validate_branches refuses, and a bad title', () => {
-    mr.on(ID).given().when(open({ targetBranch: 'fix' })).then(rejected('conflict', { messages: ["You can't use same project/branch for source and target"] }));
+    mr.on(ID).given().when(open({ targetBranch: 'fix' })).then(rejected('unprocessable', { messages: ["You can't use same project/branch for source and target"] }));
     mr.on(ID)
       .given()
       .when(open({ branches: { ...branches, openDuplicateIid: 1 } }))
@@ -84,7 +84,7 @@ describe('the merge request decider', () => {
       .then(rejected('conflict', { messages: ['Another open merge request already exists for this source branch: !9'] }));
     mr.on(ID).given(opened, merged).when(update({ stateEvent: 'reopen' })).then([]);
     mr.on(ID).given(opened, merged).when(update({ stateEvent: 'close' })).then([]);
-    mr.on(ID).given(opened).when(update({ fields: { targetBranch: 'fix' } })).then(rejected('conflict', { messages: ["You can't use same project/branch for source and target"] }));
+    mr.on(ID).given(opened).when(update({ fields: { targetBranch: 'fix' } })).then(rejected('unprocessable', { messages: ["You can't use same project/branch for source and target"] }));
   });
 
   it('merges an open merge request only: 405 otherwise, 406 on conflicts, 409 when the head moved', () => {
