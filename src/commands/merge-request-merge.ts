@@ -12,7 +12,7 @@ import { causedBy } from './causation.js';
 import { handleCommands, type CommandContext } from './handler.js';
 import { mergeRequests, takeVersion, updateMergeRequest } from './merge-requests.js';
 import { committerOf, repository } from './repository.js';
-import { createMergeCommit, divergedCommitsCount as countDiverged, mergeability } from './repository-merge.js';
+import { createMergeCommit, mergeability } from './repository-merge.js';
 
 /**
  * Accepting merge requests (GitLab's MergeRequests::MergeService), their merge status
@@ -53,14 +53,6 @@ export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{
 export async function currentMergeStatus(db: Db, row: MergeRequestRow): Promise<MergeRequestRow['merge_status']> {
   if (row.merge_status !== 'unchecked' || row.state !== 'opened') return row.merge_status;
   return (await checkMergeability(db, row)).status;
-}
-
-/** MergeRequest#diverged_commits_count: the target's commits the source branch does not have. */
-export async function divergedCommitsCount(db: Db, row: MergeRequestRow): Promise<number> {
-  const sourceSha = await branchHead(db, row.project_id, row.source_branch);
-  const targetSha = await branchHead(db, row.project_id, row.target_branch);
-  if (sourceSha === undefined || targetSha === undefined) return 0;
-  return countDiverged(db, row.project_id, sourceSha, targetSha);
 }
 
 // ───────────────────────────── Accepting ─────────────────────────────

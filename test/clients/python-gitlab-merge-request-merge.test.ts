@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openMergeRequest } from '../../src/commands/merge-requests.js';
 import { eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
@@ -44,8 +43,8 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: a
       actions: [{ action: 'create', file_path: 'a.txt', content: 'a\n' }],
     });
     head = pushed.body.id;
-    const ctx = api.runtime.app.commands;
-    const id = await openMergeRequest(ctx, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, { actor_id: 1, actor_username: 'root' });
+    const opened = await api.post(`/projects/${project.id}/merge_requests`, { title: 'Add a', source_branch: 'feature', target_branch: 'master' });
+    const id = opened.body.id;
     const row = () => api.handle.db.selectFrom('merge_requests').select(['iid', 'merge_status']).where('id', '=', id).executeTakeFirstOrThrow();
     await eventually(async () => ((await row()).merge_status === 'can_be_merged' ? true : undefined), 30_000);
     out = await runPython(SCRIPT, { FORGELOG_URL: api.url, FORGELOG_TOKEN: api.rootToken, PROJECT_ID: String(project.id), IID: String((await row()).iid), HEAD: head });

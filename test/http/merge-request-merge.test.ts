@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentMergeStatus, divergedCommitsCount } from '../../src/commands/merge-request-merge.js';
-import { openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
+import { currentMergeStatus } from '../../src/commands/merge-request-merge.js';
 import { addMemberAs, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -17,7 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const metadata = { actor_id: 1, actor_username: 'root' };
 let projectCounter = 0;
 
 interface Fixture {
@@ -45,9 +43,10 @@ async function commit(projectId: number, branch: string, message: string, files:
   return res.body.id;
 }
 
-async function open(projectId: number, title = 'Add a feature', source = 'feature', fields = {}, s: TestServer = api) {
-  const id = await openMergeRequest(s.runtime.app.commands, { projectId, authorId: 1, title, sourceBranch: source, targetBranch: 'master', fields }, metadata);
-  return row(id, s);
+async function open(projectId: number, title = 'Add a feature', source = 'feature', fields: Record<string, unknown> = {}, s: TestServer = api) {
+  const res = await s.post(`/projects/${projectId}/merge_requests`, { title, source_branch: source, target_branch: 'master', ...fields });
+  expect(res.status, res.text).toBe(201);
+  return row(res.body.id, s);
 }
 
 const row = (id: number, s: TestServer = api) => s.handle.db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -144,7 +143,8 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     expect(await currentMergeStatus(api.handle.db, await row(mr.id))).toBe('cannot_be_merged');
     // MergeRequest#broken?: conflicts already found make it not mergeable (405).
     expect((await merge(p, mr.iid)).status).toBe(405);
-    expect(await divergedCommitsCount(api.handle.db, await row(mr.id))).toBe(1);
+    const shown = await api.get(`/projects/${p.id}/merge_requests/${mr.iid}`, { query: { include_diverged_commits_count: true } });
+    expect(shown.body).toMatchObject({ merge_status: 'cannot_be_merged', has_conflicts: true, diverged_commits_count: 1 });
     expect((await row(mr.id)).state).toBe('opened');
   });
 
@@ -158,15 +158,13 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     // merge_when_pipeline_succeeds without a pipeline: neither immediately nor automatically mergeable.
     expect((await merge(p, mr.iid, { merge_when_pipeline_succeeds: true })).status).toBe(405);
     expect((await merge(p, mr.iid, { squash: 'maybe' })).status).toBe(400);
-    const ctx = api.runtime.app.commands;
-    const update = (fields: object, stateEvent?: 'close' | 'reopen') =>
-      updateMergeRequest(ctx, { id: mr.id, projectId: p.id, sourceBranch: 'feature', targetBranch: 'master', fields, stateEvent, byId: 1 }, metadata);
+    const update = async (body: object) => expect((await api.put(`/projects/${p.id}/merge_requests/${mr.iid}`, body)).status).toBe(200);
     await update({ title: 'WIP: Add a feature' });
     expect((await merge(p, mr.iid)).status).toBe(405);
-    await update({ title: 'Add a feature' }, 'close');
+    await update({ title: 'Add a feature', state_event: 'close' });
     expect((await merge(p, mr.iid)).status).toBe(405);
     expect(await merge(p, 999)).toMatchObject({ status: 404, body: { message: '404 Not found' } });
-    await update({}, 'reopen');
+    await update({ state_event: 'reopen' });
     expect(await checked(mr.id)).toBe('can_be_merged');
     expect(await merge(p, mr.iid, { sha: featureHead })).toMatchObject({ status: 200, body: { state: 'merged' } });
   });
@@ -206,7 +204,7 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     expect((await row(mr.id)).state).toBe('merged');
 
     await commit(p.id, 'forced', 'Add c', { 'c.txt': 'c\n' });
-    const forced = await open(p.id, 'Forced', 'forced', { forceRemoveSourceBranch: true });
+    const forced = await open(p.id, 'Forced', 'forced', { remove_source_branch: true });
     await checked(forced.id);
     expect((await merge(p, forced.iid)).status).toBe(200);
     expect((await api.get(`/projects/${p.id}/repository/branches/forced`)).status).toBe(404);
@@ -219,7 +217,7 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     expect((await api.get(`/projects/${p.id}/repository/branches/kept`)).status).toBe(200);
   });
 
-  it('squashes the commits into one on the version start, by the author, then merges it', async () => {
+  it('squashes the commits into one on the target's head, by the author, then merges it', async () => {
     const p = await project();
     const start = (await head(p.id, 'master'))!;
     await commit(p.id, 'feature', 'First', { 'a.txt': 'a\n' });
@@ -231,6 +229,7 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     const squashSha = res.body.squash_commit_sha;
     expect(res.body).toMatchObject({ state: 'merged', squash: true, squash_commit_sha: expect.stringMatching(/^[0-9a-f]{40}$/) });
     const squashed = (await api.get(`/projects/${p.id}/repository/commits/${squashSha}`)).body;
+    // repository-merge.ts: the squash commit sits on the target's head.
     expect(squashed).toMatchObject({ parent_ids: [start], message: 'Squashed feature\n', author_name: 'Administrator' });
     const mergeCommit = (await api.get(`/projects/${p.id}/repository/commits/master`)).body;
     expect(mergeCommit.parent_ids).toEqual([start, squashSha]);
@@ -308,6 +307,9 @@ describe('a merge that checks mergeability itself', () => {
     const mr = await open(p.id, 'Conflicting', 'feature', {}, quiet);
     expect(mr.merge_status).toBe('unchecked');
     expect(await currentMergeStatus(quiet.handle.db, mr)).toBe('cannot_be_merged');
+    // The single view checks an unchecked status (GitLab's check_mergeability), without recording it.
+    const shown = await quiet.get(`/projects/${p.id}/merge_requests/${mr.iid}`);
+    expect(shown.body).toMatchObject({ merge_status: 'cannot_be_merged', has_conflicts: true });
     const res = await quiet.put(`/projects/${p.id}/merge_requests/${mr.iid}/merge`, { sha: '0'.repeat(40) });
     expect(res).toMatchObject({ status: 406, body: { message: 'Branch cannot be merged' } });
     expect(await row(mr.id, quiet)).toMatchObject({ state: 'opened', merge_status: 'unchecked' });
