@@ -217,7 +217,7 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     expect((await api.get(`/projects/${p.id}/repository/branches/kept`)).status).toBe(200);
   });
 
-  it('squashes the commits into one on the target's head, by the author, then merges it', async () => {
+  it("squashes the commits into one on the target's head, by the author, then merges it", async () => {
     const p = await project();
     const start = (await head(p.id, 'master'))!;
     await commit(p.id, 'feature', 'First', { 'a.txt': 'a\n' });
