@@ -100,6 +100,46 @@ describe('history (against git merge-base and git rev-list)', () => {
     expect(await isAncestor(db, id, m4, f2)).toBe(false);
   });
 
+  it('agrees with git on a random history of pushes, branches and merges (ties and skewed clocks)', async () => {
+    const { id } = await createProject(api);
+    const db = api.handle.db;
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const heads = new Map<string, string>([['master', await push(id, 'master', [create('0.txt', '0\n')])]]);
+    const now = Math.floor(Date.now() / 1000);
+    for (let step = 1; step <= 14; step++) {
+      const names = [...heads.keys()];
+      const pick = () => names[random(names.length)]!;
+      const op = random(3);
+      if (op === 0) {
+        const branch = pick();
+        heads.set(branch, await push(id, branch, [create(`${step}.txt`, `${step}\n`)]));
+      } else if (op === 1) {
+        const from = pick();
+        expect((await api.post(`/projects/${id}/repository/branches`, { branch: `b${step}`, ref: heads.get(from) })).status).toBe(201);
+        heads.set(`b${step}`, await push(id, `b${step}`, [create(`${step}.txt`, `${step}\n`)]));
+      } else {
+        const [target, source] = [pick(), pick()];
+        const { sha } = await merge(id, { targetSha: heads.get(target)!, sourceSha: heads.get(source)!, message: `Merge ${step}\n`, time: now + random(5) - 2 });
+        expect((await api.post(`/projects/${id}/repository/branches`, { branch: `m${step}`, ref: sha })).status).toBe(201);
+        heads.set(`m${step}`, sha);
+      }
+    }
+    const git = await exported(id);
+    const tips = [...new Set(heads.values())];
+    for (const a of tips) {
+      expect(await commitsBetween(db, id, null, a)).toEqual(lines(git('rev-list', a)));
+      for (const b of tips) {
+        expect(await mergeBase(db, id, a, b)).toBe(git('merge-base', a, b));
+        expect((await mergeBases(db, id, a, b)).sort()).toEqual(lines(git('merge-base', '--all', a, b)).sort());
+        expect(await commitsBetween(db, id, a, b)).toEqual(lines(git('rev-list', b, `^${a}`)));
+      }
+    }
+  });
+
   it('answers null and nothing for commits that share no history or do not exist', async () => {
     const { id } = await createProject(api);
     const db = api.handle.db;

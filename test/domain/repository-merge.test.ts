@@ -147,6 +147,12 @@ describe('mergeTrees (against git merge-tree)', () => {
     agrees({ 'run.sh': edit({}) }, { 'run.sh': { content: edit({ 9: 'TEN' }), mode: MODES.executable } }, { 'run.sh': edit({ 0: 'ONE' }) });
   });
 
+  it('decides a mode change on both sides and an add/add of the same content with different modes as git', () => {
+    agrees({ 'run.sh': 'x\n' }, { 'run.sh': { content: 'x\n', mode: MODES.executable } }, { 'run.sh': { content: 'x\n', mode: MODES.executable } });
+    agrees({ 'a.txt': 'a\n' }, { 'a.txt': 'a\n', 'new.sh': { content: 'x\n', mode: MODES.executable } }, { 'a.txt': 'a\n', 'new.sh': 'x\n' });
+    agrees({ link: { content: 'a.txt', mode: MODES.symlink } }, { link: { content: 'b.txt', mode: MODES.symlink } }, { link: { content: 'c.txt', mode: MODES.symlink } });
+  });
+
   it('is a conflict when one side has a file where the other has a directory', () => {
     const merge = agrees({ 'a.txt': 'a\n' }, { 'a.txt': 'a\n', thing: 'file\n' }, { 'a.txt': 'a\n', 'thing/inside.txt': 'dir\n' });
     expect(merge.conflicts).toEqual([{ path: 'thing', kind: 'file/directory' }]);
@@ -172,6 +178,44 @@ describe('mergeTrees (against git merge-tree)', () => {
     for (let round = 0; round < 60; round++) {
       const base = ten.slice(0, 4 + random(7));
       agrees({ 'f.txt': text(...base) }, { 'f.txt': text(...mutate(base)) }, { 'f.txt': text(...mutate(base)) });
+    }
+  });
+});
+
+describe('mergeTrees on random trees (against git merge-tree)', () => {
+  it('agrees with git when both sides add, delete, edit, chmod and binarise files at random', () => {
+    let seed = 1234;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pool = ['a.txt', 'b.txt', 'c.txt', 'd/e.txt', 'd/f.txt', 'd/g/h.txt', 'i.txt', 'j.txt'];
+    type Value = { content: string | Buffer; mode: Mode };
+    const editLines = (text: string) => {
+      const out = text.split('\n').slice(0, -1);
+      const at = random(out.length + 1);
+      if (random(2) === 0) out.splice(at, 0, `new ${random(100)}`);
+      else if (at < out.length) out[at] = `changed ${random(100)}`;
+      return out.map((l) => `${l}\n`).join('');
+    };
+    const mutate = (base: Record<string, Value>) => {
+      const out: Record<string, Value> = { ...base };
+      for (let k = 0, n = 1 + random(4); k < n; k++) {
+        const path = pool[random(pool.length)]!;
+        const current = out[path];
+        const op = random(5);
+        if (!current) out[path] = { content: text(`added ${random(3)}`), mode: random(4) === 0 ? MODES.executable : MODES.file };
+        else if (op === 0) delete out[path];
+        else if (op === 1) out[path] = { ...current, mode: current.mode === MODES.file ? MODES.executable : MODES.file };
+        else if (op === 2) out[path] = { ...current, content: Buffer.from([0, random(4), 10]) };
+        else if (typeof current.content === 'string') out[path] = { ...current, content: editLines(current.content) };
+      }
+      return out;
+    };
+    for (let round = 0; round < 60; round++) {
+      const base: Record<string, Value> = {};
+      for (const path of pool) if (random(3) > 0) base[path] = { content: text(...ten.slice(0, 3 + random(5))), mode: MODES.file };
+      agrees(base, mutate(base), mutate(base));
     }
   });
 });

@@ -11,7 +11,7 @@ import { blob, type GitObject, MODES } from './objects.js';
  * - a text file changed on both sides is merged line by line (node-diff3's diff3 merge,
  *   overlapping or touching changes are a conflict as in git's xdiff merge);
  * - else a conflict: `content` (the line merge conflicts, or a symlink changed both ways),
- *   `add/add` (added on both sides with different content), `modify/delete` (changed on one
+ *   `add/add` (added on both sides with different content or modes), `modify/delete` (changed on one
  *   side, deleted on the other), `binary` (a binary file changed both ways: git's test, a NUL
  *   in the first 8000 bytes), `mode` (the mode changed both ways), `file/directory` (one side
  *   has a file where the other has a directory).
@@ -110,9 +110,10 @@ export function mergeTrees(base: FileMap, ours: FileMap, theirs: FileMap, conten
       conflict('modify/delete');
       continue;
     }
-    const mode = mergeMode(o?.mode ?? a.mode, a.mode, b.mode);
+    // Added on both sides: the modes must agree too (git: add/add).
+    const mode = o ? mergeMode(o.mode, a.mode, b.mode) : a.mode === b.mode ? a.mode : null;
     if (mode === null) {
-      conflict('mode');
+      conflict(o ? 'mode' : 'add/add');
       continue;
     }
     if (a.sha === b.sha) {
