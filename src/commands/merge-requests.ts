@@ -102,9 +102,10 @@ export interface OpenInput {
  */
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
+    // The iid first: its lock (the project's) also keeps two requests from both finding no open duplicate.
+    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
     const { facts, sourceSha, targetSha } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, null);
     const version = sourceSha !== undefined && targetSha !== undefined && input.sourceBranch !== input.targetBranch ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
-    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
     return {
       type: 'OpenMergeRequest',
       projectId: input.projectId,
@@ -143,6 +144,10 @@ export interface UpdateInput {
 /** MergeRequests::UpdateService (and Close/Reopen): a changed target branch or a reopening checks the branches again. */
 export function updateMergeRequestCommand(input: UpdateInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
+    // A new target or a reopening checks for an open duplicate: under the lock openings take (nextIid's).
+    if (input.targetBranch !== input.previousTargetBranch || input.stateEvent === 'reopen') {
+      await sql`select pg_advisory_xact_lock(${MERGE_REQUEST_IIDS.lockSpace}, ${input.projectId})`.execute(trx);
+    }
     const { facts, sourceSha, targetSha } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, input.id);
     const retarget = input.previousTargetBranch !== undefined && input.targetBranch !== input.previousTargetBranch && input.targetBranch !== input.sourceBranch;
     const version = retarget && sourceSha !== undefined && targetSha !== undefined ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;

@@ -148,6 +148,15 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     expect(afterClose.status).toBe(201);
   });
 
+  it('concurrent requests for the same branches open one merge request; the others are 409', async () => {
+    const { project } = await projectWithBranches();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => api.post(base(project.id), { title: `race ${i}`, source_branch: 'feature', target_branch: 'master' })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    expect(await mrCount(project.id)).toBe(1);
+  });
+
   it('a target project other than the project is not its fork (422); an unknown one is 404', async () => {
     const { project } = await projectWithBranches();
     const other = await createProject(api);
@@ -202,6 +211,8 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     // a milestone of another project is none; assignee_id is the legacy single form.
     const second = await openOn(project.id, { assignee_ids: [stranger.user.id], milestone_id: otherMilestone.id });
     expect(second).toMatchObject({ assignees: [], assignee: null, milestone: null });
+    const unknown = await openOn(project.id, { assignee_ids: [-5, 99999999] });
+    expect(unknown.assignees).toEqual([]);
     const legacy = await openOn(project.id, { assignee_id: member.user.id, assignee_ids: [stranger.user.id] });
     expect(legacy.assignees.map((u: any) => u.id)).toEqual([member.user.id]);
     // Several assignees with the licence (starter, EE's multiple_merge_request_assignees); without it only the first one is taken.

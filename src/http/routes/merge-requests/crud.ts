@@ -103,7 +103,8 @@ async function filterAssignees(c: Context, project: ProjectScope, ids: readonly 
   const { db, config } = appContext(c);
   const asked = licensed(config.plan, 'multiple_merge_request_assignees') ? [...new Set(ids)] : ids.slice(0, 1);
   if (asked.length === 1 && asked[0] === 0) return [];
-  const users = await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', asked.filter((id) => id > 0)).execute();
+  const positive = asked.filter((id) => id > 0);
+  const users = positive.length === 0 ? [] : await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', positive).execute();
   const byId = new Map(users.map((u) => [u.id, u]));
   const kept: number[] = [];
   for (const id of asked) {
