@@ -7,6 +7,7 @@ import { projectRemovalReactor } from './projects.js';
 import { scimUserRemovalReactor } from './scim.js';
 import { containerRepositoryReactor } from './container-repositories.js';
 import { mergeRequestTodosReactor } from './merge-request-todos.js';
+import { mergeRequestRefreshReactor } from './merge-request-merge.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor, mergeRequestTodosReactor];
+export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor, mergeRequestRefreshReactor, mergeRequestTodosReactor];

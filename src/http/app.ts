@@ -37,6 +37,7 @@ import { containerRepositoryRoutes } from './routes/container-repositories.js';
 import { containerRegistryEventRoutes } from './routes/container-registry-event.js';
 import { mergeRequestTimeTrackingRoutes } from './routes/merge-requests/time-tracking.js';
 import { mergeRequestSubscriptionRoutes } from './routes/merge-requests/subscriptions.js';
+import { mergeRequestMergeRoutes } from './routes/merge-requests/merge.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -119,6 +120,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', containerRegistryEventRoutes);
   api.route('/', mergeRequestTimeTrackingRoutes);
   api.route('/', mergeRequestSubscriptionRoutes);
+  api.route('/', mergeRequestMergeRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);

@@ -109,7 +109,16 @@ describe('the merge request decider', () => {
     mr.on(ID).given(opened, closed).when(merge).then(rejected('not_allowed'));
     mr.on(ID).given(opened, merged).when(merge).then(rejected('not_allowed'));
     mr.on(ID).given(opened).when({ ...merge, merge: null }).then(rejected('not_acceptable', { text: 'Branch cannot be merged' }));
-    mr.on(ID).given(opened).when({ ...merge, expectedSha: B }).then(rejected('conflict', { text: 'SHA does not match HEAD of source branch' }));
+    mr.on(ID).given(opened).when({ ...merge, expectedSha: B }).then(rejected('conflict', { text: `SHA does not match HEAD of source branch: ${A}` }));
+    // MergeRequest#mergeable_state?: a work in progress, a missing branch, no commits, conflicts already found; merge_when_pipeline_succeeds without a pipeline.
+    const wip: MergeRequestEvent = { type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'WIP: Fix' } } };
+    mr.on(ID).given(opened, wip).when(merge).then(rejected('not_allowed'));
+    mr.on(ID).given(opened).when({ ...merge, branchesExist: false }).then(rejected('not_allowed'));
+    mr.on(ID).given(opened).when({ ...merge, whenPipelineSucceeds: true }).then(rejected('not_allowed'));
+    const checked: MergeRequestEvent = { type: 'MergeRequestMergeStatusChecked', data: { ...ref, merge_status: 'cannot_be_merged', source_sha: A, target_sha: B } };
+    mr.on(ID).given(opened, checked).when({ ...merge, merge: null }).then(rejected('not_allowed'));
+    mr.on(ID).given(opened, checked).when(merge).then([merged]);
+    mr.on(ID).given(opened).when({ ...merge, merge: null, expectedSha: B }).then(rejected('not_acceptable', { text: 'Branch cannot be merged' }));
     mr.on(ID).given().when(merge).then(rejected('not_found'));
   });
 

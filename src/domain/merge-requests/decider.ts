@@ -1,5 +1,6 @@
 import { type Claim, type ClaimChanges, type Decider, NO_CLAIMS, unhandled } from '../decider.js';
 import { conflict, invalid, notAllowed, notModified, notAcceptable, recordNotFound, unprocessable } from '../errors.js';
+import { isWorkInProgress } from '../issuable-text.js';
 import { type MergeRequestEvent, type MergeStatus, type VersionData } from './events.js';
 
 /**
@@ -98,6 +99,10 @@ export type MergeRequestCommand =
       /** The merge made in the write transaction; null when the heads conflict (406). */
       readonly merge: { readonly mergeCommitSha: string; readonly squashCommitSha: string | null } | null;
       readonly squash?: boolean | undefined;
+      /** Whether both branches exist in the write transaction (MergeRequest#branch_missing? when not). */
+      readonly branchesExist?: boolean | undefined;
+      /** `merge_when_pipeline_succeeds`: with no pipeline it is neither immediately nor automatically mergeable. */
+      readonly whenPipelineSucceeds?: boolean | undefined;
     }
   | { readonly type: 'DeleteMergeRequest' }
   | { readonly type: 'RecordVersion'; readonly version: VersionData }
@@ -263,12 +268,17 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
     case 'UpdateMergeRequest':
       return decideUpdate(command, mr, of);
     case 'MergeMergeRequest': {
-      // API::MergeRequests#merge: not_allowed! unless mergeable state; 409 when the head moved; 406 on conflicts.
-      if (mr.state !== 'opened') throw notAllowed();
-      if (command.expectedSha !== undefined && command.expectedSha !== mr.latestVersion.head_commit_sha) {
-        throw conflict('SHA does not match HEAD of source branch');
-      }
+      // API::MergeRequests#merge (12.x): not_allowed! unless MergeRequest#mergeable_state? (open, not a
+      // work in progress, not broken: commits, both branches, not already found cannot_be_merged), and
+      // with merge_when_pipeline_succeeds unless a pipeline succeeded or runs (there are none); then
+      // 406 when the merge conflicts, then 409 when `sha` is not the diff head.
+      if (mr.state !== 'opened' || isWorkInProgress(mr.title) || command.whenPipelineSucceeds === true) throw notAllowed();
+      if (command.branchesExist === false || mr.latestVersion.commit_shas.length === 0) throw notAllowed();
+      if (!command.merge && mr.mergeStatus === 'cannot_be_merged') throw notAllowed();
       if (!command.merge) throw notAcceptable('Branch cannot be merged');
+      if (command.expectedSha !== undefined && command.expectedSha !== mr.latestVersion.head_commit_sha) {
+        throw conflict(`SHA does not match HEAD of source branch: ${mr.latestVersion.head_commit_sha}`);
+      }
       const events: MergeRequestEvent[] = [];
       if (command.squash !== undefined && command.squash !== mr.squash) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes: { squash: command.squash }, previous: {} } });
       events.push({

@@ -75,7 +75,9 @@ export type RepositoryCommand =
       readonly commits: readonly string[];
       readonly commitDetails: readonly CommitDetail[];
     }
-  | { readonly type: 'DeleteBranch'; readonly branch: string };
+  | { readonly type: 'DeleteBranch'; readonly branch: string }
+  /** Ref moves decided in order on one stream, all or none (an accepted merge request: its target's move, its source's deletion). */
+  | { readonly type: 'UpdateBranches'; readonly commands: readonly Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] };
 
 // ───────────────────────────── Decider ─────────────────────────────
 
@@ -115,6 +117,17 @@ function detailsOf(command: { readonly commits: readonly string[]; readonly comm
 
 function decide(command: RepositoryCommand, state: RepositoryState): RepositoryEvent[] {
   const project_id = state.projectId;
+  if (command.type === 'UpdateBranches') {
+    const events: RepositoryEvent[] = [];
+    let folded = state;
+    for (const one of command.commands) {
+      for (const event of decide(one, folded)) {
+        events.push(event);
+        folded = evolve(folded, event);
+      }
+    }
+    return events;
+  }
   const head = state.branches.get(command.branch);
   switch (command.type) {
     case 'CreateBranch':

@@ -1,0 +1,246 @@
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+import { DomainError } from '../domain/errors.js';
+import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
+import type { MergeStatus } from '../domain/merge-requests/events.js';
+import type { RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
+import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
+import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
+import type { Reactor } from '../projections/runner.js';
+import { causedBy } from './causation.js';
+import { handleCommands, type CommandContext } from './handler.js';
+import { mergeRequests, takeVersion, updateMergeRequest } from './merge-requests.js';
+import { committerOf, repository } from './repository.js';
+import { createMergeCommit, mergeability } from './repository-merge.js';
+
+/**
+ * Accepting merge requests (GitLab's MergeRequests::MergeService), their merge status
+ * (MergeRequest#check_mergeability) and the refresh on pushes (MergeRequests::RefreshService).
+ * The merges themselves are src/commands/repository-merge.ts's.
+ */
+
+// ───────────────────────────── Merge status ─────────────────────────────
+
+const branchHead = async (db: Db, projectId: number, branch: string): Promise<string | undefined> =>
+  (await db.selectFrom('repository_branches').select('sha').where('project_id', '=', projectId).where('name', '=', branch).executeTakeFirst())?.sha;
+
+async function versionCommitCount(db: Db, versionId: number): Promise<number> {
+  const version = await db.selectFrom('merge_request_versions').select('commit_shas').where('id', '=', versionId).executeTakeFirst();
+  return version?.commit_shas.length ?? 0;
+}
+
+/**
+ * MergeRequest#check_if_can_be_merged (12.x): `!broken? && repository.can_be_merged?(diff_head_sha,
+ * target_branch)` — a merge request without commits or with a branch gone cannot be merged,
+ * else it can when the diff head merges into the target's head without conflicts.
+ */
+export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{ status: MergeStatus; targetSha: string }> {
+  const targetSha = await branchHead(db, row.project_id, row.target_branch);
+  const sourceSha = await branchHead(db, row.project_id, row.source_branch);
+  if (targetSha === undefined || sourceSha === undefined || (await versionCommitCount(db, row.latest_version_id)) === 0) {
+    return { status: 'cannot_be_merged', targetSha: targetSha ?? row.start_sha };
+  }
+  const { canBeMerged } = await mergeability(db, row.project_id, row.head_sha, targetSha);
+  return { status: canBeMerged ? 'can_be_merged' : 'cannot_be_merged', targetSha };
+}
+
+/**
+ * The merge status the single view shows: GitLab's `check_mergeability` when the stored one is
+ * `unchecked` (an open merge request whose heads moved and whose check has not run yet).
+ * Read-only: the refresh reactor records the check.
+ */
+export async function currentMergeStatus(db: Db, row: MergeRequestRow): Promise<MergeRequestRow['merge_status']> {
+  if (row.merge_status !== 'unchecked' || row.state !== 'opened') return row.merge_status;
+  return (await checkMergeability(db, row)).status;
+}
+
+// ───────────────────────────── Accepting ─────────────────────────────
+
+export interface MergeInput {
+  readonly id: number;
+  readonly projectId: number;
+  /** For "See merge request <group/project>!<iid>". */
+  readonly projectPath: string;
+  readonly byId: number;
+  readonly sha?: string | undefined;
+  /** `squash=true` (GitLab only ever sets it from the merge call). */
+  readonly squash: boolean;
+  readonly mergeCommitMessage?: string | undefined;
+  readonly squashCommitMessage?: string | undefined;
+  readonly shouldRemoveSourceBranch?: boolean | undefined;
+  readonly whenPipelineSucceeds: boolean;
+  /** MergeRequest#can_remove_source_branch? for the caller: push_code, and the source is neither protected nor the default branch. */
+  readonly mayRemoveSourceBranch: boolean;
+}
+
+/** MergeRequest#default_merge_commit_message (12.x, without closing issues: forgelog has none). */
+export const defaultMergeCommitMessage = (row: Pick<MergeRequestRow, 'source_branch' | 'target_branch' | 'title' | 'iid'>, projectPath: string) =>
+  [`Merge branch '${row.source_branch}' into '${row.target_branch}'`, row.title, `See merge request ${projectPath}!${row.iid}`].join('\n\n');
+
+const lockedHead = async (trx: Db, projectId: number, branch: string): Promise<string | undefined> =>
+  (await sql<{ sha: string }>`select sha from repository_branches where project_id = ${projectId} and name = ${branch} for update`.execute(trx)).rows[0]?.sha;
+
+/**
+ * PUT …/merge: in one transaction the squash commit (when asked), the merge commit of the diff
+ * head into the target's head (parents: target, source), the target branch's move, the merge
+ * request's Merged event and, when asked and allowed, the source branch's deletion.
+ */
+export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, metadata: EventMetadata): Promise<void> {
+  const time = Math.floor(ctx.now().getTime() / 1000);
+  let refs: RepositoryCommand[] = [];
+  const decideMerge = async (trx: Db): Promise<MergeRequestCommand> => {
+    refs = [];
+    const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', input.id).executeTakeFirstOrThrow();
+    const targetSha = await lockedHead(trx, input.projectId, row.target_branch);
+    const sourceSha = await lockedHead(trx, input.projectId, row.source_branch);
+    const command = {
+      type: 'MergeMergeRequest' as const,
+      byId: input.byId,
+      expectedSha: input.sha,
+      squash: input.squash ? true : undefined,
+      branchesExist: targetSha !== undefined && sourceSha !== undefined,
+      whenPipelineSucceeds: input.whenPipelineSucceeds,
+    };
+    if (row.state !== 'opened' || targetSha === undefined || sourceSha === undefined) return { ...command, merge: null };
+    const who = await committerOf(trx, input.byId);
+    // MergeRequests::SquashService: nothing to squash for one commit and no message (the diff
+    // head is the squash); else one commit by the merge request's author (`git commit --message`).
+    const squash = input.squash || row.squash;
+    const squashOne = squash && (await versionCommitCount(trx, row.latest_version_id)) < 2 && input.squashCommitMessage === undefined;
+    let made;
+    try {
+      made = await createMergeCommit(trx, input.projectId, {
+        targetSha,
+        sourceSha: row.head_sha,
+        message: input.mergeCommitMessage ?? defaultMergeCommitMessage(row, input.projectPath),
+        author: who,
+        committer: who,
+        time,
+        squash: squash && !squashOne ? { message: `${(input.squashCommitMessage ?? row.title).replace(/\s+$/, '')}\n`, author: await committerOf(trx, row.author_id) } : undefined,
+      });
+    } catch (error) {
+      // Conflicts: the decider answers 405 (already found) or 406.
+      if (error instanceof DomainError && error.code === 'not_acceptable') return { ...command, merge: null };
+      throw error;
+    }
+    const squashSha = squashOne ? row.head_sha : made.squashSha;
+    refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: made.sha, commits: [made.sha, ...(made.squashSha ? [made.squashSha] : [])] }];
+    // MergeService#delete_source_branch?: the call's should_remove_source_branch, else the merge request's force_remove_source_branch.
+    const removeSource = input.shouldRemoveSourceBranch ?? row.force_remove_source_branch;
+    if (removeSource && input.mayRemoveSourceBranch && sourceSha === row.head_sha) refs.push({ type: 'DeleteBranch', branch: row.source_branch });
+    return { ...command, merge: { mergeCommitSha: made.sha, squashCommitSha: squashSha } };
+  };
+  await handleCommands(ctx, [
+    mergeRequests.spec(input.id, decideMerge, metadata),
+    repository.spec(input.projectId, async (): Promise<RepositoryCommand> => ({ type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] }), metadata),
+  ]);
+}
+
+// ───────────────────────────── Refresh ─────────────────────────────
+
+/** A merge request removed meanwhile, or one no longer open, has nothing left to refresh. */
+async function ignoringGone(run: Promise<unknown>): Promise<void> {
+  try {
+    await run;
+  } catch (error) {
+    if (!(error instanceof DomainError && error.code === 'not_found')) throw error;
+  }
+}
+
+/** A command the decider drops (a check of heads no merge request has): what a reaction with nothing to do sends. */
+const NOTHING: MergeRequestCommand = { type: 'RecordMergeStatus', mergeStatus: 'cannot_be_merged', sourceSha: '0'.repeat(40), targetSha: '0'.repeat(40) };
+
+/** Records the merge status of the merge request's current heads (dropped by the decider when the heads moved since). */
+async function recordMergeStatus(ctx: CommandContext, id: number, metadata: EventMetadata): Promise<void> {
+  await ignoringGone(
+    mergeRequests.run(
+      ctx,
+      id,
+      async (trx): Promise<MergeRequestCommand> => {
+        const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
+        if (!row) return NOTHING;
+        const { status, targetSha } = await checkMergeability(trx, row);
+        return { type: 'RecordMergeStatus', mergeStatus: status, sourceSha: row.head_sha, targetSha };
+      },
+      metadata,
+    ),
+  );
+}
+
+/** A new diff version of the source branch's current head against the target's (dropped when the head is the version's already). */
+async function recordVersion(ctx: CommandContext, id: number, metadata: EventMetadata): Promise<void> {
+  await ignoringGone(
+    mergeRequests.run(
+      ctx,
+      id,
+      async (trx): Promise<MergeRequestCommand> => {
+        const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
+        if (!row) return NOTHING;
+        const source = await branchHead(trx, row.project_id, row.source_branch);
+        const target = await branchHead(trx, row.project_id, row.target_branch);
+        if (source === undefined || target === undefined || source === row.head_sha || row.state !== 'opened') return NOTHING;
+        return { type: 'RecordVersion', version: await takeVersion(trx, row.project_id, source, target) };
+      },
+      metadata,
+    ),
+  );
+}
+
+const openMergeRequests = (db: Db, projectId: number, column: 'source_branch' | 'target_branch', branch: string) =>
+  db.selectFrom('merge_requests').select(['id', 'source_branch', 'target_branch']).where('project_id', '=', projectId).where(column, '=', branch).where('state', '=', 'opened').orderBy('id').execute();
+
+type RefreshedEvent =
+  | RepositoryEvent
+  | Extract<MergeRequestEvent, { type: 'MergeRequestOpened' | 'MergeRequestReopened' | 'MergeRequestUpdated' }>;
+
+/**
+ * GitLab's MergeRequests::RefreshService and the mergeability checks that follow an opening:
+ * - a push to (or the creation of) a branch gives the open merge requests it is the source of
+ *   a new diff version, then checks the merge status of those it is the source or target of;
+ * - a branch deleted closes the open merge requests it is the source of (RefreshService#
+ *   close_upon_missing_source_branch_ref, by the pusher) and checks those it is the target of;
+ * - an opened or reopened merge request, or one whose target branch changed, is checked.
+ * Every step reads the current heads, so a replay or a late reaction records nothing stale.
+ */
+export const mergeRequestRefreshReactor: Reactor<CommandContext> = {
+  name: 'merge-request-refresh',
+  handles: ['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'MergeRequestOpened', 'MergeRequestReopened', 'MergeRequestUpdated'] satisfies RefreshedEvent['type'][],
+  async react(stored: StoredEvent, ctx: CommandContext) {
+    const event = stored as unknown as RefreshedEvent;
+    const metadata = causedBy(stored);
+    switch (event.type) {
+      case 'MergeRequestOpened':
+      case 'MergeRequestReopened':
+        await recordMergeStatus(ctx, event.data.id, metadata);
+        return;
+      case 'MergeRequestUpdated':
+        if (event.data.changes.target_branch !== undefined) await recordMergeStatus(ctx, event.data.id, metadata);
+        return;
+      case 'BranchCreated':
+      case 'BranchUpdated': {
+        const { project_id, branch } = event.data;
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'source_branch', branch)) {
+          await recordVersion(ctx, mr.id, metadata);
+          await recordMergeStatus(ctx, mr.id, metadata);
+        }
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(ctx, mr.id, metadata);
+        return;
+      }
+      case 'BranchDeleted': {
+        const { project_id, branch } = event.data;
+        const byId = stored.actorId;
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'source_branch', branch)) {
+          if (byId === null) continue;
+          // Still gone when the reaction runs: a branch created again meanwhile keeps its merge requests.
+          if ((await branchHead(ctx.db, project_id, branch)) !== undefined) continue;
+          await ignoringGone(
+            updateMergeRequest(ctx, { id: mr.id, projectId: project_id, sourceBranch: mr.source_branch, targetBranch: mr.target_branch, fields: {}, stateEvent: 'close', byId }, metadata),
+          );
+        }
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(ctx, mr.id, metadata);
+        return;
+      }
+    }
+  },
+};
