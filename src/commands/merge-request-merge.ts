@@ -108,24 +108,20 @@ export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, 
     // head is the squash); else one commit by the merge request's author (`git commit --message`).
     const squash = input.squash || row.squash;
     const squashOne = squash && (await versionCommitCount(trx, row.latest_version_id)) < 2 && input.squashCommitMessage === undefined;
+    const message = input.mergeCommitMessage ?? defaultMergeCommitMessage(row, input.projectPath);
+    const squashCommit = squash && !squashOne ? { message: `${(input.squashCommitMessage ?? row.title).replace(/\s+$/, '')}\n`, author: await committerOf(trx, row.author_id) } : undefined;
     let made;
     try {
-      made = await createMergeCommit(trx, input.projectId, {
-        targetSha,
-        sourceSha: row.head_sha,
-        message: input.mergeCommitMessage ?? defaultMergeCommitMessage(row, input.projectPath),
-        author: who,
-        committer: who,
-        time,
-        squash: squash && !squashOne ? { message: `${(input.squashCommitMessage ?? row.title).replace(/\s+$/, '')}\n`, author: await committerOf(trx, row.author_id) } : undefined,
-      });
+      made = await createMergeCommit(trx, input.projectId, { targetSha, sourceSha: row.head_sha, message, author: who, committer: who, time, squash: squashCommit });
     } catch (error) {
       // Conflicts: the decider answers 405 (already found) or 406.
       if (error instanceof DomainError && error.code === 'not_acceptable') return { ...command, merge: null };
       throw error;
     }
     const squashSha = squashOne ? row.head_sha : made.squashSha;
-    refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: made.sha, commits: [made.sha, ...(made.squashSha ? [made.squashSha] : [])] }];
+    const commits = [made.sha, ...(made.squashSha ? [made.squashSha] : [])];
+    const commitDetails = [{ message, author_name: who.name }, ...(made.squashSha && squashCommit ? [{ message: squashCommit.message, author_name: squashCommit.author.name }] : [])];
+    refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: made.sha, commits, commitDetails }];
     // MergeService#delete_source_branch?: the call's should_remove_source_branch, else the merge request's force_remove_source_branch.
     const removeSource = input.shouldRemoveSourceBranch ?? row.force_remove_source_branch;
     if (removeSource && input.mayRemoveSourceBranch && sourceSha === row.head_sha) refs.push({ type: 'DeleteBranch', branch: row.source_branch });

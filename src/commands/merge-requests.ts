@@ -19,7 +19,7 @@ import { nextIid, type IidCounter } from './iids.js';
 
 /** One merge request of a project (src/domain/merge-requests/). */
 export const mergeRequests = defineAggregate({
-  name: 'merge-requests',
+  name: 'merge_requests',
   streamId: mergeRequestStreamId,
   events: mergeRequestEvents,
   decider: mergeRequestDecider,

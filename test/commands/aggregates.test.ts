@@ -6,7 +6,7 @@ import { PROJECTORS } from '../../src/projections/registry.js';
 describe('the start-up check of event types', () => {
   it('finds every type of every aggregate projected, and every handled type defined', () => {
     expect(eventCoverageProblems(PROJECTORS, REACTORS)).toEqual([]);
-    expect(AGGREGATES.map((a) => a.name)).toEqual(['users', 'groups', 'members', 'projects', 'environments', 'broadcast_messages', 'deploy_keys', 'notification_settings', 'protected_branches', 'application_settings', 'integrations', 'feature_flags', 'scim', 'geo_nodes', 'epics', 'todos', 'container_repositories', 'milestones', 'labels', 'repository']);
+    expect(AGGREGATES.map((a) => a.name)).toEqual(['users', 'groups', 'members', 'projects', 'environments', 'broadcast_messages', 'deploy_keys', 'notification_settings', 'protected_branches', 'application_settings', 'integrations', 'feature_flags', 'scim', 'geo_nodes', 'epics', 'todos', 'container_repositories', 'milestones', 'labels', 'repository', 'merge_requests']);
   });
 
   it('names a type no projector handles, a handled type no aggregate defines, and a feed-only type that is projected', () => {

@@ -111,7 +111,7 @@ describe('the merge request decider', () => {
     mr.on(ID).given(opened).when({ ...merge, merge: null }).then(rejected('not_acceptable', { text: 'Branch cannot be merged' }));
     mr.on(ID).given(opened).when({ ...merge, expectedSha: B }).then(rejected('conflict', { text: `SHA does not match HEAD of source branch: ${A}` }));
     // MergeRequest#mergeable_state?: a work in progress, a missing branch, no commits, conflicts already found; merge_when_pipeline_succeeds without a pipeline.
-    const wip: MergeRequestEvent = { type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'WIP: Fix' } } };
+    const wip: MergeRequestEvent = { type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'WIP: Fix' }, previous: { title: 'Fix' } } };
     mr.on(ID).given(opened, wip).when(merge).then(rejected('not_allowed'));
     mr.on(ID).given(opened).when({ ...merge, branchesExist: false }).then(rejected('not_allowed'));
     mr.on(ID).given(opened).when({ ...merge, whenPipelineSucceeds: true }).then(rejected('not_allowed'));

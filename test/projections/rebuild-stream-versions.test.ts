@@ -78,6 +78,15 @@ async function writeSome(round: number) {
   ok(await api.post(commits, { branch: 'master', commit_message: 'Two', actions: [{ action: 'update', file_path: 'a.txt', content: 'b' }] }, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/repository/branches`, { branch: 'topic', ref: 'master' }, { token: bob.token }));
   ok(await api.del(`/projects/${mine.id}/repository/branches/topic`, { token: bob.token }));
+  ok(await api.post(commits, { branch: 'feature', start_branch: 'master', commit_message: 'Three', actions: [{ action: 'create', file_path: 'b.txt', content: 'b' }] }, { token: bob.token }));
+  const mergeRequest = `/projects/${mine.id}/merge_requests`;
+  const mr = ok(await api.post(mergeRequest, { title: 'Feature', source_branch: 'feature', target_branch: 'master', labels: `mr ${round}` }, { token: bob.token })).body;
+  ok(await api.put(`${mergeRequest}/${mr.iid}`, { description: 'more', state_event: 'close' }, { token: bob.token }));
+  ok(await api.put(`${mergeRequest}/${mr.iid}`, { state_event: 'reopen' }, { token: bob.token }));
+  ok(await api.post(`${mergeRequest}/${mr.iid}/time_estimate`, { duration: '1h' }, { token: bob.token }));
+  ok(await api.post(`${mergeRequest}/${mr.iid}/add_spent_time`, { duration: '30m' }, { token: bob.token }));
+  ok(await api.post(`${mergeRequest}/${mr.iid}/unsubscribe`, undefined, { token: bob.token }));
+  ok(await api.put(`${mergeRequest}/${mr.iid}/merge`, {}, { token: bob.token }));
   const review = ok(await api.post(`/projects/${mine.id}/environments`, { name: 'review/a' }, { token: bob.token })).body;
   ok(await api.put(`/projects/${mine.id}/environments/${review.id}`, { external_url: 'https://a.example.com' }, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/environments/${review.id}/stop`, undefined, { token: bob.token }));

@@ -43,7 +43,7 @@ const latest = (version: VersionData) => ({
  * versions and subscriptions with it.
  */
 export const mergeRequestsProjector: Projector = {
-  name: 'merge-requests',
+  name: 'merge_requests',
   version: 1,
   mode: 'inline',
   handles: [...eventTypesOf(mergeRequestEvents), 'ProjectDeleted'],
