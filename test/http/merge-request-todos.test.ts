@@ -120,15 +120,17 @@ describe('todos the merge request events make', () => {
     expect(await pending(later.token)).toHaveLength(2);
   });
 
-  it('gives the author an unmergeable todo when a check finds the merge request cannot be merged, and removes todos with the merge request', async () => {
+  it('gives the author an unmergeable todo when the check finds a conflict, and removes todos with the merge request', async () => {
     const project = await projectWithBranch();
+    const edit = (branch: string, content: string) =>
+      api.post(`/projects/${project.id}/repository/commits`, { branch, commit_message: `Edit on ${branch}`, actions: [{ action: 'update', file_path: 'README.md', content }] });
+    expect((await edit('feature', 'feature\n')).status).toBe(201);
+    expect((await edit('master', 'master\n')).status).toBe(201);
     const author = await api.createUser();
     await addMember(api, 'projects', project.id, author.user.id, 30);
     const ctx = api.runtime.app.commands;
     const id = await openMergeRequest(ctx, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, as(author));
-    const row = await api.runtime.app.db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    await mergeRequests.run(ctx, id, { type: 'RecordMergeStatus', mergeStatus: 'cannot_be_merged', sourceSha: row.head_sha, targetSha: row.start_sha }, { actor_id: null, actor_username: null });
-    const todos = await eventually(async () => ((await pending(author.token)).length > 0 ? await pending(author.token) : undefined));
+    const todos = await eventually(async () => ((await pending(author.token)).length > 0 ? await pending(author.token) : undefined), 30_000);
     expect(todos).toMatchObject([{ action_name: 'unmergeable', author: { id: author.user.id }, target: { merge_status: 'cannot_be_merged', has_conflicts: true } }]);
     await mergeRequests.run(ctx, id, { type: 'DeleteMergeRequest' }, as(author));
     expect(await pending(author.token)).toEqual([]);
