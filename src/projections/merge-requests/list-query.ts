@@ -94,8 +94,8 @@ const WIP = sql<SqlBool>`(merge_requests.title ilike 'WIP:%' or merge_requests.t
 
 /** Label ids of a title, in the list's projects (labels are per project). */
 function labelIdsTitled(title: string, source: MergeRequestListSource) {
-  return 'projectId' in (source as object)
-    ? sql`array(select l.id from labels l where l.project_id = ${(source as { projectId: number }).projectId} and l.title = ${title})`
+  return source !== 'everywhere' && 'projectId' in source
+    ? sql`array(select l.id from labels l where l.project_id = ${source.projectId} and l.title = ${title})`
     : sql`array(select l.id from labels l where l.title = ${title})`;
 }
 
