@@ -60,7 +60,7 @@ beforeAll(async () => {
     const made = await api.createUser({ username: `${name}${process.pid}` });
     return { id: made.user.id, token: made.token };
   };
-  [alice, bob, carol, rita, gus] = await Promise.all(['alice', 'bob', 'carol', 'rita', 'gus'].map(user));
+  [alice, bob, carol, rita, gus] = (await Promise.all(['alice', 'bob', 'carol', 'rita', 'gus'].map(user))) as [User, User, User, User, User];
   group = await createGroup(api, { visibility: 'public' });
   const sub = await api.post('/groups', { name: `sub${process.pid}`, path: `sub${process.pid}`, parent_id: group.id, visibility: 'public' });
   subgroup = sub.body;
