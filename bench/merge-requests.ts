@@ -144,19 +144,19 @@ export async function measureMergeRequestLists(gen: LoadGenerator, database: str
   const token = (await call(app, 'POST', `/users/${bench.id}/personal_access_tokens`, { name: 'bench', scopes: ['api'] })).token as string;
   const root = (await call(app, 'GET', '/user')).id as number;
   log(`  ${MR_PROJECTS} projects (one in five private; the user a reporter of every other private one) and their labels over HTTP…`);
+  // One at a time: projects created at once in one group contend for its lock (409 after the retries).
+  const made: { id: number; visibility: string }[] = [];
+  for (let i = 0; i < MR_PROJECTS; i++) {
+    const visibility = i % 5 === 4 ? 'private' : 'public';
+    made.push({ id: (await call(app, 'POST', '/projects', { name: `mr-${i}`, path: `mr-${i}`, namespace_id: group.id, visibility })).id, visibility });
+  }
   const projects: SeedProject[] = new Array(MR_PROJECTS);
-  await inParallel(
-    Array.from({ length: MR_PROJECTS }, (_, i) => i),
-    8,
-    async (i) => {
-      const visibility = i % 5 === 4 ? 'private' : 'public';
-      const project = await call(app, 'POST', '/projects', { name: `mr-${i}`, path: `mr-${i}`, namespace_id: group.id, visibility });
-      const bug = (await call(app, 'POST', `/projects/${project.id}/labels`, { name: 'bug', color: '#d9534f' })).id;
-      const feature = (await call(app, 'POST', `/projects/${project.id}/labels`, { name: 'feature', color: '#5cb85c' })).id;
-      if (visibility === 'private' && i % 10 === 4) await call(app, 'POST', `/projects/${project.id}/members`, { user_id: bench.id, access_level: 20 });
-      projects[i] = { id: project.id, labels: { bug, feature } };
-    },
-  );
+  await inParallel(made, 8, async (project, i) => {
+    const bug = (await call(app, 'POST', `/projects/${project.id}/labels`, { name: 'bug', color: '#d9534f' })).id;
+    const feature = (await call(app, 'POST', `/projects/${project.id}/labels`, { name: 'feature', color: '#5cb85c' })).id;
+    if (project.visibility === 'private' && i % 10 === 4) await call(app, 'POST', `/projects/${project.id}/members`, { user_id: bench.id, access_level: 20 });
+    projects[i] = { id: project.id, labels: { bug, feature } };
+  });
   const setupSeconds = (performance.now() - setupStarted) / 1000;
   log(`  made in ${round(setupSeconds, 1)} s; seeding the merge requests through the aggregate's append path (not HTTP), ${BATCH} per transaction, ${PARALLEL} at once…`);
   const metadata: EventMetadata = { actor_id: root, actor_username: 'root', sudo_from_id: null, impersonation: false, token_id: null, ip: '127.0.0.1', request_id: randomUUID() };
