@@ -97,14 +97,15 @@ export interface OpenInput {
 
 /**
  * MergeRequests::CreateService: the next iid of the project, the branches' facts and the
- * first diff version, all in the write transaction.
+ * first diff version, all in the write transaction. The command as a function of the
+ * transaction, for a spec committed with others (labels created on first use).
  */
-export async function openMergeRequest(ctx: CommandContext, input: OpenInput, metadata: EventMetadata): Promise<number> {
-  const id = await nextId(ctx.db, 'merge_requests_id_seq');
-  const command = async (trx: Db): Promise<MergeRequestCommand> => {
+export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
+  return async (trx) => {
+    // The iid first: its lock (the project's) also keeps two requests from both finding no open duplicate.
+    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
     const { facts, sourceSha, targetSha } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, null);
     const version = sourceSha !== undefined && targetSha !== undefined && input.sourceBranch !== input.targetBranch ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
-    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
     return {
       type: 'OpenMergeRequest',
       projectId: input.projectId,
@@ -118,7 +119,12 @@ export async function openMergeRequest(ctx: CommandContext, input: OpenInput, me
       version,
     };
   };
-  await mergeRequests.run(ctx, id, command, metadata);
+}
+
+/** Opens a merge request on its own (`openMergeRequestCommand` in one transaction); its id. */
+export async function openMergeRequest(ctx: CommandContext, input: OpenInput, metadata: EventMetadata): Promise<number> {
+  const id = await nextId(ctx.db, 'merge_requests_id_seq');
+  await mergeRequests.run(ctx, id, openMergeRequestCommand(input), metadata);
   return id;
 }
 
@@ -128,20 +134,27 @@ export interface UpdateInput {
   readonly sourceBranch: string;
   /** The target branch after the update. */
   readonly targetBranch: string;
+  /** The target branch before it: a version against the new one is taken when they differ. */
+  readonly previousTargetBranch?: string | undefined;
   readonly fields: MergeRequestFields;
   readonly stateEvent?: 'close' | 'reopen' | undefined;
   readonly byId: number;
 }
 
 /** MergeRequests::UpdateService (and Close/Reopen): a changed target branch or a reopening checks the branches again. */
+export function updateMergeRequestCommand(input: UpdateInput): (trx: Db) => Promise<MergeRequestCommand> {
+  return async (trx) => {
+    // A new target or a reopening checks for an open duplicate: under the lock openings take (nextIid's).
+    if (input.targetBranch !== input.previousTargetBranch || input.stateEvent === 'reopen') {
+      await sql`select pg_advisory_xact_lock(${MERGE_REQUEST_IIDS.lockSpace}, ${input.projectId})`.execute(trx);
+    }
+    const { facts, sourceSha, targetSha } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, input.id);
+    const retarget = input.previousTargetBranch !== undefined && input.targetBranch !== input.previousTargetBranch && input.targetBranch !== input.sourceBranch;
+    const version = retarget && sourceSha !== undefined && targetSha !== undefined ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
+    return { type: 'UpdateMergeRequest', fields: input.fields, stateEvent: input.stateEvent, byId: input.byId, branches: facts, version };
+  };
+}
+
 export async function updateMergeRequest(ctx: CommandContext, input: UpdateInput, metadata: EventMetadata): Promise<void> {
-  await mergeRequests.run(
-    ctx,
-    input.id,
-    async (trx): Promise<MergeRequestCommand> => {
-      const { facts } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, input.id);
-      return { type: 'UpdateMergeRequest', fields: input.fields, stateEvent: input.stateEvent, byId: input.byId, branches: facts };
-    },
-    metadata,
-  );
+  await mergeRequests.run(ctx, input.id, updateMergeRequestCommand(input), metadata);
 }

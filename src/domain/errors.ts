@@ -107,8 +107,9 @@ export const notAllowed = () => new DomainError('not_allowed');
 export const notAcceptable = (message: string) => new DomainError('not_acceptable', { text: message });
 /** A write that could not take its lock (or lost every retry to concurrent writers). */
 export const resourceLocked = () => new DomainError('conflict', { subject: 'Resource lock' });
-/** GitLab's `unprocessable_entity!(message)`. */
-export const unprocessable = (message?: string) => new DomainError('unprocessable', { text: message });
+/** GitLab's `unprocessable_entity!(message)`; a list of messages (`error!(model.errors[:attr], 422)`) is answered as an array. */
+export const unprocessable = (message?: string | readonly string[]) =>
+  typeof message === 'object' ? new DomainError('unprocessable', { messages: message }) : new DomainError('unprocessable', { text: message });
 /** GitLab's `destroy_conditionally!` when the resource changed after If-Unmodified-Since. */
 export const preconditionFailed = () => new DomainError('precondition_failed');
 /** GitLab's `not_modified!`: the request changes nothing (starring a starred project). */

@@ -17,6 +17,7 @@ import { mergeRequestListRoutes } from './routes/merge-requests/lists.js';
 import { todoRoutes } from './routes/todos.js';
 import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
+import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
@@ -89,6 +90,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', memberRoutes);
   api.route('/', accessRequestRoutes);
   api.route('/', environmentRoutes);
+  api.route('/', mergeRequestCrudRoutes);
   api.route('/', broadcastMessageRoutes);
   api.route('/', deployKeyRoutes);
   api.route('/', notificationSettingRoutes);

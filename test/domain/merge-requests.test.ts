@@ -59,7 +59,7 @@ describe('the merge request decider', () => {
   });
 
   it('refuses what MergeRequest#validate_branches refuses, and a bad title', () => {
-    mr.on(ID).given().when(open({ targetBranch: 'fix' })).then(rejected('conflict', { messages: ["You can't use same project/branch for source and target"] }));
+    mr.on(ID).given().when(open({ targetBranch: 'fix' })).then(rejected('unprocessable', { messages: ["You can't use same project/branch for source and target"] }));
     mr.on(ID)
       .given()
       .when(open({ branches: { ...branches, openDuplicateIid: 1 } }))
@@ -84,7 +84,23 @@ describe('the merge request decider', () => {
       .then(rejected('conflict', { messages: ['Another open merge request already exists for this source branch: !9'] }));
     mr.on(ID).given(opened, merged).when(update({ stateEvent: 'reopen' })).then([]);
     mr.on(ID).given(opened, merged).when(update({ stateEvent: 'close' })).then([]);
-    mr.on(ID).given(opened).when(update({ fields: { targetBranch: 'fix' } })).then(rejected('conflict', { messages: ["You can't use same project/branch for source and target"] }));
+    mr.on(ID).given(opened).when(update({ fields: { targetBranch: 'fix' } })).then(rejected('unprocessable', { messages: ["You can't use same project/branch for source and target"] }));
+  });
+
+  it('a new target branch of an open merge request records the version taken against it; a closed one keeps its versions', () => {
+    const retargeted: VersionData = { ...version, version_id: 2, start_commit_sha: C, base_commit_sha: C };
+    mr.on(ID)
+      .given(opened)
+      .when(update({ fields: { targetBranch: 'develop' }, version: retargeted }))
+      .then([
+        { type: 'MergeRequestUpdated', data: { ...ref, changes: { target_branch: 'develop' } } },
+        { type: 'MergeRequestVersionRecorded', data: { ...ref, version: retargeted } },
+      ]);
+    mr.on(ID)
+      .given(opened, closed)
+      .when(update({ fields: { targetBranch: 'develop' }, version: retargeted }))
+      .then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { target_branch: 'develop' } } }]);
+    mr.on(ID).given(opened).when(update({ fields: { title: 'Other' }, version: retargeted })).then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { title: 'Other' } } }]);
   });
 
   it('merges an open merge request only: 405 otherwise, 406 on conflicts, 409 when the head moved', () => {

@@ -1,5 +1,5 @@
 import { type Claim, type ClaimChanges, type Decider, NO_CLAIMS, unhandled } from '../decider.js';
-import { conflict, invalid, notAllowed, notModified, notAcceptable, recordNotFound } from '../errors.js';
+import { conflict, invalid, notAllowed, notModified, notAcceptable, recordNotFound, unprocessable } from '../errors.js';
 import { type MergeRequestEvent, type MergeStatus, type VersionData } from './events.js';
 
 /**
@@ -87,6 +87,8 @@ export type MergeRequestCommand =
       readonly byId: number;
       /** Facts of the branches the merge request would have after the update (target changed, or reopened). */
       readonly branches?: BranchFacts | undefined;
+      /** A diff version against the new target branch, when it changes (MergeRequest#reload_diff_if_branch_changed). */
+      readonly version?: VersionData | null | undefined;
     }
   | {
       readonly type: 'MergeMergeRequest';
@@ -124,11 +126,13 @@ function validateText(fields: Record<string, string[]>, title: string | undefine
 
 /**
  * MergeRequest#validate_branches and the branch checks of the create service: the same branch
- * for source and target, or another open merge request of the same branches, is GitLab's 409
- * `{"message":[…]}`; a branch that does not exist is a field error.
+ * for source and target is its `branch_conflict` error, which the API's
+ * handle_merge_request_errors! answers 422 `{"message":[…]}`; another open merge request of
+ * the same branches is `validate_branches`, answered 409 `{"message":[…]}`; a branch that
+ * does not exist is a field error.
  */
 function validateBranches(sourceBranch: string, targetBranch: string, facts: BranchFacts) {
-  if (sourceBranch === targetBranch) throw conflict(["You can't use same project/branch for source and target"]);
+  if (sourceBranch === targetBranch) throw unprocessable(["You can't use same project/branch for source and target"]);
   const fields: Record<string, string[]> = {};
   if (!facts.sourceExists) fields.source_branch = ['does not exist'];
   if (!facts.targetExists) fields.target_branch = ['does not exist'];
@@ -328,6 +332,10 @@ function decideUpdate(
   const events: MergeRequestEvent[] = [];
   // A merged merge request keeps its state; its fields may still change (GitLab allows editing a merged MR's title).
   if (Object.keys(changes).length > 0) events.push({ type: 'MergeRequestUpdated', data: { ...of, changes } });
+  // reload_diff_if_branch_changed: an open merge request whose target moved gets a version against it.
+  if (changes.target_branch !== undefined && command.version && mr.state === 'opened') {
+    events.push({ type: 'MergeRequestVersionRecorded', data: { ...of, version: command.version } });
+  }
   const title = changes.title ?? mr.title;
   if (command.stateEvent === 'close' && mr.state === 'opened') events.push({ type: 'MergeRequestClosed', data: { ...of, title, by_id: command.byId } });
   if (reopening) events.push({ type: 'MergeRequestReopened', data: { ...of, title } });

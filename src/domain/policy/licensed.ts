@@ -14,6 +14,7 @@ export const LICENSED_FEATURES = {
   ee: 'starter',
   audit_events: 'starter',
   merge_request_approvers: 'starter',
+  multiple_merge_request_assignees: 'starter',
   protected_refs_for_users: 'starter',
   repository_mirrors: 'starter',
   jenkins_integration: 'starter',

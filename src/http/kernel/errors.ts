@@ -20,6 +20,7 @@ import { DomainError, type DomainErrorCode, type FieldErrors } from '../../domai
  *   405 {"message":"405 Method Not Allowed"}          notAllowed()
  *   406 {"message":"<message>"}                       notAcceptable(message)
  *   422 {"message":"<message>"}                       unprocessable(message?)
+ *   422 {"message":["<message>", …]}               unprocessable([messages])
  *   412 {"message":"412 Precondition Failed"}         preconditionFailed()
  *   304 (no body)                                     notModified()
  *   202 {"message":"202 Accepted"}                    accepted()
@@ -184,6 +185,7 @@ export function domainErrorResponse(error: DomainError, rendering?: InvalidRende
     case 'not_modified':
       return { status, body: undefined };
     case 'conflict':
+    case 'unprocessable':
       return { status, body: { message: error.messages ?? gitlabMessage(error) } };
     default:
       return { status, body: { message: gitlabMessage(error) } };

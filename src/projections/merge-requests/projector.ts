@@ -101,7 +101,8 @@ export const mergeRequestsProjector: Projector = {
         await update({ state: 'closed', closed_by_id: event.data.by_id, closed_at: at, updated_at: at });
         return;
       case 'MergeRequestReopened':
-        await update({ state: 'opened', merge_status: 'unchecked', updated_at: at });
+        // MergeRequestMetricsService#reopen: the latest closer and closing time are cleared.
+        await update({ state: 'opened', merge_status: 'unchecked', closed_by_id: null, closed_at: null, updated_at: at });
         return;
       case 'MergeRequestMerged':
         await update({

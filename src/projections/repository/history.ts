@@ -1,36 +1,145 @@
-// TEMPORARY (replaced by the mergeengine branch's file)
 import type { Db } from '../../database.js';
-import { findCommit } from './queries.js';
+import { parseCommit } from '../../domain/repository/objects.js';
 
-async function ancestors(db: Db, projectId: number, sha: string): Promise<Set<string>> {
+/**
+ * The commit graph of a project's repository, read from `repository_objects`: merge bases,
+ * `git rev-list to ^from` and ancestry, as git computes them. The graph is read breadth
+ * first, one query per generation of the walk (all the commits of a wave in one
+ * `sha in (…)`), not one query per commit. Unknown SHAs (not a commit of this project) are
+ * simply absent from the graph: a walk stops there.
+ *
+ * Used by merge requests (src/commands/repository-merge.ts: mergeability, merge commits,
+ * diverged commits) and by anything that needs "is this branch merged".
+ */
+
+interface Node {
+  readonly parents: readonly string[];
+  /** Committer time, seconds since the epoch (git's commit date, the walk's priority). */
+  readonly time: number;
+}
+
+type Graph = Map<string, Node>;
+
+const BATCH = 500;
+
+/** Reads the commits among `shas` not yet in the graph (one query per 500 SHAs). */
+async function load(db: Db, projectId: number, graph: Graph, shas: Iterable<string>): Promise<string[]> {
+  const wanted = [...new Set(shas)].filter((sha) => !graph.has(sha));
+  const found: string[] = [];
+  for (let i = 0; i < wanted.length; i += BATCH) {
+    const rows = await db
+      .selectFrom('repository_objects')
+      .select(['sha', 'content'])
+      .where('project_id', '=', projectId)
+      .where('type', '=', 'commit')
+      .where('sha', 'in', wanted.slice(i, i + BATCH))
+      .execute();
+    for (const row of rows) {
+      const parsed = parseCommit(new Uint8Array(row.content));
+      graph.set(row.sha, { parents: parsed.parents, time: parsed.committer.time });
+      found.push(row.sha);
+    }
+  }
+  return found;
+}
+
+/**
+ * Every commit reachable from `tips` (themselves included), loaded into the graph; the walk
+ * stops early when `until` says so for a newly loaded commit.
+ */
+async function reachable(db: Db, projectId: number, graph: Graph, tips: readonly string[], until?: (sha: string) => boolean): Promise<Set<string>> {
   const seen = new Set<string>();
-  const queue = [sha];
-  while (queue.length > 0) {
-    const next = queue.shift()!;
-    if (seen.has(next)) continue;
-    seen.add(next);
-    const commit = await findCommit(db, projectId, next);
-    if (commit) queue.push(...commit.parents);
+  let wave = [...new Set(tips)];
+  while (wave.length > 0) {
+    await load(db, projectId, graph, wave);
+    const next: string[] = [];
+    for (const sha of wave) {
+      const node = graph.get(sha);
+      if (!node || seen.has(sha)) continue;
+      seen.add(sha);
+      if (until?.(sha)) return seen;
+      for (const parent of node.parents) if (!seen.has(parent)) next.push(parent);
+    }
+    wave = [...new Set(next)];
   }
   return seen;
 }
 
-export async function mergeBase(db: Db, projectId: number, a: string, b: string): Promise<string | null> {
-  const ofA = await ancestors(db, projectId, a);
-  const queue = [b];
-  const seen = new Set<string>();
+/**
+ * git's date-order walk (rev-list without --topo-order): a queue by committer date, newest
+ * first, ties first in first out; each commit once, its parents queued when it is shown.
+ */
+function dateOrder(graph: Graph, tip: string, keep: (sha: string) => boolean, walk: (sha: string) => boolean = () => true): string[] {
+  const out: string[] = [];
+  if (!graph.has(tip)) return out;
+  const seen = new Set([tip]);
+  const queue = [tip];
   while (queue.length > 0) {
-    const next = queue.shift()!;
-    if (ofA.has(next)) return next;
-    if (seen.has(next)) continue;
-    seen.add(next);
-    const commit = await findCommit(db, projectId, next);
-    if (commit) queue.push(...commit.parents);
+    const sha = queue.shift()!;
+    if (keep(sha)) out.push(sha);
+    for (const parent of graph.get(sha)!.parents) {
+      if (seen.has(parent) || !graph.has(parent) || !walk(parent)) continue;
+      seen.add(parent);
+      // Insert after every queued commit at least as new (commit_list_insert_by_date).
+      const time = graph.get(parent)!.time;
+      let at = queue.length;
+      while (at > 0 && graph.get(queue[at - 1]!)!.time < time) at--;
+      queue.splice(at, 0, parent);
+    }
   }
-  return null;
+  return out;
 }
 
+/**
+ * All the best common ancestors of `a` and `b` (`git merge-base --all`): the common
+ * ancestors that are not an ancestor of another one, newest committer date first.
+ */
+export async function mergeBases(db: Db, projectId: number, a: string, b: string): Promise<string[]> {
+  const graph: Graph = new Map();
+  const ofA = await reachable(db, projectId, graph, [a]);
+  if (ofA.size === 0) return [];
+  if (ofA.has(b)) return [b];
+  const ofB = await reachable(db, projectId, graph, [b]);
+  if (ofB.has(a)) return [a];
+  const common = [...ofA].filter((sha) => ofB.has(sha));
+  // An ancestor of a common commit is common too: mark every proper ancestor of one as redundant.
+  const redundant = new Set<string>();
+  const stack = common.flatMap((sha) => graph.get(sha)!.parents);
+  while (stack.length > 0) {
+    const sha = stack.pop()!;
+    if (redundant.has(sha) || !graph.has(sha)) continue;
+    redundant.add(sha);
+    stack.push(...graph.get(sha)!.parents);
+  }
+  const best = new Set(common.filter((sha) => !redundant.has(sha)));
+  // In the order a date walk from `a` meets them (git's paint_down_to_common keeps date order).
+  return dateOrder(graph, a, (sha) => best.has(sha));
+}
+
+/**
+ * `git merge-base a b`: the best common ancestor of two commits (the first of
+ * `mergeBases`), or null when they share no history or one is not a commit of the project.
+ */
+export async function mergeBase(db: Db, projectId: number, a: string, b: string): Promise<string | null> {
+  return (await mergeBases(db, projectId, a, b))[0] ?? null;
+}
+
+/**
+ * `git rev-list to ^from` (`from` null: `git rev-list to`): the commits reachable from `to`
+ * and not from `from`, newest first in git log's default (date) order.
+ */
 export async function commitsBetween(db: Db, projectId: number, from: string | null, to: string): Promise<string[]> {
-  const excluded = from ? await ancestors(db, projectId, from) : new Set<string>();
-  return [...(await ancestors(db, projectId, to))].filter((sha) => !excluded.has(sha));
+  const graph: Graph = new Map();
+  const excluded = from === null ? new Set<string>() : await reachable(db, projectId, graph, [from]);
+  if (excluded.has(to)) return [];
+  await reachable(db, projectId, graph, [to], undefined);
+  const wanted = (sha: string) => !excluded.has(sha);
+  return dateOrder(graph, to, wanted, wanted);
+}
+
+/** `git merge-base --is-ancestor a b`: is `a` reachable from `b` (a commit is its own ancestor)? */
+export async function isAncestor(db: Db, projectId: number, a: string, b: string): Promise<boolean> {
+  const graph: Graph = new Map();
+  const seen = await reachable(db, projectId, graph, [b], (sha) => sha === a);
+  return seen.has(a);
 }
