@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
 import { createGroup, settled } from '../support/fixtures.js';
 import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -42,16 +41,17 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: m
     await settled(api);
     const group = await createGroup(api, { visibility: 'public' });
     const project = (await api.post('/projects', { name: 'lists', namespace_id: group.id, visibility: 'public', initialize_with_readme: true })).body;
-    const bug = (await api.post(`/projects/${project.id}/labels`, { name: 'bug', color: '#ff0000' })).body.id;
-    const ctx = api.runtime.app.commands;
-    const open = async (title: string, branch: string, labelIds: number[] = []) => {
+    await api.post(`/projects/${project.id}/labels`, { name: 'bug', color: '#ff0000' });
+    const open = async (title: string, branch: string, labels?: string) => {
       await api.post(`/projects/${project.id}/repository/branches`, { branch, ref: 'master' });
-      return openMergeRequest(ctx, { projectId: project.id, authorId: 1, title, sourceBranch: branch, targetBranch: 'master', fields: { labelIds } }, { actor_id: 1 } as never);
+      const res = await api.post(`/projects/${project.id}/merge_requests`, { title, source_branch: branch, target_branch: 'master', ...(labels ? { labels } : {}) });
+      if (res.status !== 201) throw new Error(`POST merge_requests: ${res.status} ${res.text}`);
+      return res.body.iid as number;
     };
-    await open('Fix the parser', 'a', [bug]);
+    await open('Fix the parser', 'a', 'bug');
     await open('WIP: docs', 'b');
-    const third = await open('Closed bug', 'c', [bug]);
-    await updateMergeRequest(ctx, { id: third, projectId: project.id, sourceBranch: 'c', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: 1 }, { actor_id: 1 } as never);
+    const third = await open('Closed bug', 'c', 'bug');
+    await api.put(`/projects/${project.id}/merge_requests/${third}`, { state_event: 'close' });
     out = await runPython(SCRIPT, { FORGELOG_URL: api.url, FORGELOG_TOKEN: api.rootToken, PROJECT_ID: String(project.id), GROUP_ID: String(group.id) });
   }, 60_000);
   afterAll(() => api?.close());

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
-import type { MergeRequestFields } from '../../src/domain/merge-requests/decider.js';
 import { addMemberAs, createGroup, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
- * The merge request lists over HTTP. Merge requests are opened with the command the create
- * route runs (openMergeRequest), on real branches made through the API, at times the test's
- * clock sets.
+ * The merge request lists over HTTP. Merge requests are opened through the API
+ * (POST /projects/:id/merge_requests) on real branches, at times the test's clock sets.
  */
 
 let api: TestServer;
@@ -37,15 +34,24 @@ async function project(namespaceId: number, visibility: string, extra: Record<st
   return res.body as { id: number };
 }
 
-async function open(name: string, projectId: number, authorId: number, hour: number, title: string, source: string, fields: MergeRequestFields & { target?: string } = {}) {
+interface OpenOptions {
+  description?: string;
+  labels?: string;
+  milestone_id?: number;
+  assignee_ids?: number[];
+  target?: string;
+}
+
+/** POST /projects/:id/merge_requests as `token`, on a new branch, at `hour` on the test's clock. */
+async function open(name: string, projectId: number, token: string, hour: number, title: string, source: string, options: OpenOptions = {}) {
   const branch = await api.post(`/projects/${projectId}/repository/branches`, { branch: source, ref: 'master' });
   if (branch.status !== 201) throw new Error(`branch ${source}: ${branch.status} ${branch.text}`);
   clock = new Date(at(hour));
-  const ctx = api.runtime.app.commands;
-  const id = await openMergeRequest(ctx, { projectId, authorId, title, sourceBranch: source, targetBranch: fields.target ?? 'master', fields }, { actor_id: authorId } as never);
-  const row = await api.handle.db.selectFrom('merge_requests').select(['id', 'iid']).where('id', '=', id).executeTakeFirstOrThrow();
-  mr[name] = row;
-  return row;
+  const { target, ...fields } = options;
+  const res = await api.post(`/projects/${projectId}/merge_requests`, { title, source_branch: source, target_branch: target ?? 'master', ...fields }, { token });
+  if (res.status !== 201) throw new Error(`POST merge_requests: ${res.status} ${res.text}`);
+  mr[name] = { id: res.body.id, iid: res.body.iid };
+  return mr[name]!;
 }
 
 const iids = (res: { body: any[] }) => res.body.map((m) => m.iid);
@@ -75,20 +81,22 @@ beforeAll(async () => {
   await addMemberAs(api, 'projects', secret.id, gus.id, 10);
 
   await api.post(`/projects/${projectA.id}/repository/branches`, { branch: 'develop-base', ref: 'master' });
-  const bug = (await api.post(`/projects/${projectA.id}/labels`, { name: 'bug', color: '#ff0000' })).body.id;
-  const feature = (await api.post(`/projects/${projectA.id}/labels`, { name: 'feature', color: '#00ff00' })).body.id;
+  await api.post(`/projects/${projectA.id}/labels`, { name: 'bug', color: '#ff0000' });
+  await api.post(`/projects/${projectA.id}/labels`, { name: 'feature', color: '#00ff00' });
   const v1 = (await api.post(`/projects/${projectA.id}/milestones`, { title: 'v1' })).body.id;
 
-  await open('one', projectA.id, alice.id, 1, 'WIP: first parser fix', 'f1', { description: 'fixes the parser', labelIds: [bug], milestoneId: v1, assigneeIds: [bob.id] });
-  await open('two', projectA.id, alice.id, 2, '[WIP] second', 'f2', { description: 'Adds a feature flag', labelIds: [bug, feature] });
-  await open('three', projectA.id, bob.id, 3, 'Second thoughts', 'f3', { assigneeIds: [alice.id] });
-  await open('four', projectA.id, 1, 4, 'Wiping the cache', 'f4', { labelIds: [feature], target: 'develop-base' });
-  await open('five', projectB.id, alice.id, 5, 'Subgroup change', 'g1');
-  await open('six', secret.id, 1, 6, 'Secret change', 's1', { assigneeIds: [rita.id] });
-  await open('seven', closedGroupProject.id, 1, 7, 'Reporters only', 'c1');
+  const root = api.rootToken;
+  await open('one', projectA.id, alice.token, 1, 'WIP: first parser fix', 'f1', { description: 'fixes the parser', labels: 'bug', milestone_id: v1, assignee_ids: [bob.id] });
+  await open('two', projectA.id, alice.token, 2, '[WIP] second', 'f2', { description: 'Adds a feature flag', labels: 'bug,feature' });
+  await open('three', projectA.id, bob.token, 3, 'Second thoughts', 'f3', { assignee_ids: [alice.id] });
+  await open('four', projectA.id, root, 4, 'Wiping the cache', 'f4', { labels: 'feature', target: 'develop-base' });
+  await open('five', projectB.id, alice.token, 5, 'Subgroup change', 'g1');
+  await open('six', secret.id, root, 6, 'Secret change', 's1', { assignee_ids: [rita.id] });
+  await open('seven', closedGroupProject.id, root, 7, 'Reporters only', 'c1');
   // Three is closed at hour 8: its updated_at moves.
   clock = new Date(at(8));
-  await updateMergeRequest(api.runtime.app.commands, { id: mr.three!.id, projectId: projectA.id, sourceBranch: 'f3', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: bob.id }, { actor_id: bob.id } as never);
+  const closed = await api.put(`/projects/${projectA.id}/merge_requests/${mr.three!.iid}`, { state_event: 'close' }, { token: bob.token });
+  if (closed.status !== 200) throw new Error(`close: ${closed.status} ${closed.text}`);
 }, 120_000);
 afterAll(() => api?.close());
 
