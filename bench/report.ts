@@ -11,6 +11,7 @@ import type { HttpFigure } from './harness/scenarios.js';
 import { APPEND_SECONDS, CONNECTIONS, GROUP_COUNT, GROUP_SLICE_SECONDS, GROUP_USERS, GROUPS_VACUUM, MEMBER_GROUPS, PROJECT_COUNT, REBUILD_EVENTS, SECONDS, SEED_ORDER, SEED_PARALLEL, SEED_WORKERS, SLICE_SECONDS, UNLOADED_SECONDS, USERS, WARMUP_SECONDS, WORKERS } from './harness/settings.js';
 import type { Row } from './harness/table.js';
 import { MEMORY_TARGETS, memoryRows, type MemoryFigures } from './memory.js';
+import { mergeRequestRows, mergeRequestsJson, type MergeRequestFigures } from './merge-requests.js';
 import { projectAreaRows, projectAreasJson, type ProjectAreaFigures } from './project-areas.js';
 import { readRows, readsJson, type ReadFigures } from './reads.js';
 import { rebuildJson, rebuildRows, type RebuildFigures } from './rebuild.js';
@@ -22,6 +23,7 @@ export interface Figures {
   areas?: ProjectAreaFigures;
   groups?: GroupsFigures;
   feeds?: FeedFigures;
+  mergeRequests?: MergeRequestFigures;
   appends?: AppendFigure[];
   rebuild?: RebuildFigures;
   memory?: MemoryFigures;
@@ -36,6 +38,7 @@ export function report(figures: Figures, run: { serverVersion: string; poolSize:
     ...(areas ? projectAreaRows(areas) : []),
     ...(groups ? groupListRows(groups) : []),
     ...(feeds ? feedRows(feeds) : []),
+    ...(figures.mergeRequests ? mergeRequestRows(figures.mergeRequests) : []),
     ...(appends ? appendRows(appends) : []),
     ...(rebuild ? rebuildRows(rebuild) : []),
     '6. RSS of this process (app + bare servers; the load generator is a separate process)',
@@ -48,7 +51,7 @@ export function report(figures: Figures, run: { serverVersion: string; poolSize:
   const cells = rows.filter((r): r is string[] => Array.isArray(r));
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : i === 7 ? c : c.padStart(widths[i]!))).join('  ').trimEnd();
-  const http = [reads?.bare, reads?.usersById, reads?.currentUser, writes?.bare, writes?.userStatus, areas?.bare, ...(areas?.lists ?? []), groups?.bare, ...(groups?.lists ?? [])].filter((f): f is HttpFigure => f !== undefined);
+  const http = [reads?.bare, reads?.usersById, reads?.currentUser, writes?.bare, writes?.userStatus, areas?.bare, ...(areas?.lists ?? []), groups?.bare, ...(groups?.lists ?? []), figures.mergeRequests?.bare, ...(figures.mergeRequests?.lists ?? [])].filter((f): f is HttpFigure => f !== undefined);
   const noisy = [...http.map((f) => [f.name, f.cpu.other] as const), ...(appends ?? []).map((a) => [`${a.writers} writers`, a.cpu.other] as const)]
     .filter(([, other]) => other > 0.2)
     .map(([name, other]) => `${name} (${other})`);
@@ -73,6 +76,7 @@ export function report(figures: Figures, run: { serverVersion: string; poolSize:
     areas: areas && projectAreasJson(areas),
     groups: groups && groupListsJson(groups),
     feeds: feeds && feedsJson(feeds),
+    mergeRequests: figures.mergeRequests && mergeRequestsJson(figures.mergeRequests),
     appends,
     rebuild: rebuild && rebuildJson(rebuild),
     rss: { phasesMb: memory.phases, peakSampledMb: mb(memory.peakSampled), maxRssMb },

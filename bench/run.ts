@@ -20,13 +20,14 @@ import { createDatabase, type Cleanups } from './harness/setup.js';
 import { SERVER_URL, USERS } from './harness/settings.js';
 import { createUsersOverHttp, type BenchUser } from './harness/users.js';
 import { measureMemory } from './memory.js';
+import { measureMergeRequestLists } from './merge-requests.js';
 import { measureReads } from './reads.js';
 import { measureProjectAreas } from './project-areas.js';
 import { measureRebuild } from './rebuild.js';
 import { report, type Figures } from './report.js';
 import { measureWrites } from './writes.js';
 
-const ALL_PHASES = ['reads', 'writes', 'areas', 'groups', 'feeds', 'appends', 'rebuild', 'memory'] as const;
+const ALL_PHASES = ['reads', 'writes', 'areas', 'groups', 'feeds', 'mrlists', 'appends', 'rebuild', 'memory'] as const;
 /** BENCH_ONLY=reads,writes runs a subset (for profiling one path). */
 const PHASES = new Set<string>(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((p) => p.trim()) : ALL_PHASES);
 
@@ -80,6 +81,10 @@ async function main() {
     if (PHASES.has('feeds')) {
       figures.feeds = await measureFeeds(gen, database, cleanups);
       rssAfter('feeds');
+    }
+    if (PHASES.has('mrlists')) {
+      figures.mergeRequests = await measureMergeRequestLists(gen, database, cleanups);
+      rssAfter('mrlists');
     }
     if (PHASES.has('appends')) {
       figures.appends = await measureAppends(app);

@@ -13,6 +13,7 @@ import { accessRequestRoutes } from './routes/access-requests.js';
 import { epicRoutes } from './routes/epics.js';
 import { labelRoutes } from './routes/labels.js';
 import { milestoneRoutes } from './routes/milestones.js';
+import { mergeRequestListRoutes } from './routes/merge-requests/lists.js';
 import { todoRoutes } from './routes/todos.js';
 import { mergeRequestTodoRoutes } from './routes/merge-requests/todo.js';
 import { environmentRoutes } from './routes/environments.js';
@@ -111,6 +112,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', geoNodeRoutes);
   api.route('/', epicRoutes);
   api.route('/', milestoneRoutes);
+  api.route('/', mergeRequestListRoutes);
   api.route('/', labelRoutes);
   api.route('/', todoRoutes);
   api.route('/', mergeRequestTodoRoutes);
