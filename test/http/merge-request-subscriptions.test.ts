@@ -1,63 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeRequestStreamId } from '../../src/domain/merge-requests/events.js';
-import { createGroup } from '../support/fixtures.js';
+import { startMergeRequestWorld, type MergeRequestUser } from '../support/merge-requests.js';
 import { permissionMatrix } from '../support/matrix.js';
-import { addMember, createCallers, grantRoles, type Callers, type Role } from '../support/roles.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { addMember, type Callers, type Role } from '../support/roles.js';
+import type { TestServer } from '../support/server.js';
 
 let api: TestServer;
 let callers: Callers;
-let author: { id: number; username: string; token: string };
-let assignee: { id: number; username: string; token: string };
-const projects: Record<'private' | 'public', number> = { private: 0, public: 0 };
-
-/** A project of the owner's group with a README, the member roles, and the author and the assignee as developers. */
-async function projectWithBranch(visibility: 'private' | 'public') {
-  const group = await createGroup(api, { token: callers.owner.token!, visibility });
-  const created = await api.post('/projects', { name: `mrs-${visibility}`, namespace_id: group.id, visibility, initialize_with_readme: true }, { token: callers.owner.token });
-  expect(created.status).toBe(201);
-  const project = created.body;
-  await grantRoles(api, callers, { projects: project.id });
-  await addMember(api, 'projects', project.id, author.id, 30);
-  await addMember(api, 'projects', project.id, assignee.id, 30);
-  return project.id;
-}
-
-let branches = 0;
-
-/**
- * A merge request by the author, assigned to the assignee, from a new branch with one commit.
- */
-async function mergeRequest(projectId: number, title = 'Add a') {
-  const branch = `feature-${++branches}`;
-  const commit = await api.post(`/projects/${projectId}/repository/commits`, {
-    branch,
-    start_branch: 'master',
-    commit_message: title,
-    actions: [{ action: 'create', file_path: `${branch}.txt`, content: 'a\n' }],
-  });
-  expect(commit.status).toBe(201);
-  const created = await api.post(
-    `/projects/${projectId}/merge_requests`,
-    { title, source_branch: branch, target_branch: 'master', assignee_ids: [assignee.id] },
-    { token: author.token },
-  );
-  expect(created.status).toBe(201);
-  return created.body.iid as number;
-}
+let author: MergeRequestUser;
+let assignee: MergeRequestUser;
+let projects: Readonly<Record<'private' | 'public', number>>;
+let mergeRequest: (projectId: number, title?: string) => Promise<number>;
 
 beforeAll(async () => {
-  api = await startTestServer();
-  callers = await createCallers(api);
-  const a = await api.createUser({ username: 'mr-author', name: 'Mr Author' });
-  const b = await api.createUser({ username: 'mr-assignee', name: 'Mr Assignee' });
-  author = { id: a.user.id, username: a.user.username, token: a.token };
-  assignee = { id: b.user.id, username: b.user.username, token: b.token };
-  projects.private = await projectWithBranch('private');
-  projects.public = await projectWithBranch('public');
+  ({ api, callers, author, assignee, projects, mergeRequest } = await startMergeRequestWorld());
 });
 afterAll(() => api.close());
-
 describe('POST /projects/:id/merge_requests/:iid/subscribe and /unsubscribe', () => {
   it('subscribes (201, the merge request with subscribed: true), then 304; unsubscribes (201, subscribed: false), then 304', async () => {
     const iid = await mergeRequest(projects.private);

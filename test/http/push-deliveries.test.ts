@@ -1,48 +1,20 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
 import { BLANK_SHA } from '../../src/domain/integrations/deliveries.js';
 import { createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 // Pushes through the API notify the project's chat integrations: the production delivery
 // table (DELIVERY_TRIGGERS' branch rows) and the runtime's own `integration-deliveries`
 // reactor record the requests; the sender, driven here with its own clock, posts them to a
 // local receiver.
 
-class Receiver {
-  readonly received: { path: string; contentType: string | undefined; body: string }[] = [];
-  private server!: Server;
-  url = '';
-
-  async start() {
-    this.server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        this.received.push({ path: req.url ?? '', contentType: req.headers['content-type'], body });
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  at(path: string) {
-    return this.received.filter((r) => r.path === path);
-  }
-
-  close() {
-    return new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
-
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${++counter}x${process.pid}`;
 
 let api: TestServer;
-const receiver = new Receiver();
+const receiver = new WebhookReceiver();
 let me: { id: number; name: string; avatar_url: string };
 const clock = new Date(Date.now() + 3_600_000);
 

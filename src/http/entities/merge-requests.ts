@@ -23,20 +23,21 @@ function user(view: MergeRequestView, id: number | null, config: Config) {
   return found ? toUserBasic(found, config) : null;
 }
 
+/** Entities::ProjectEntity: the fields every merge request entity starts with. */
+const projectEntity = (row: MergeRequestRow) => ({
+  id: row.id,
+  iid: row.iid,
+  project_id: row.project_id,
+  title: row.title,
+  description: row.description,
+  state: row.state,
+  created_at: iso(row.created_at),
+  updated_at: iso(row.updated_at),
+});
+
 /** Entities::MergeRequestSimple (`view=simple`). */
 export function toMergeRequestSimple(view: MergeRequestView, config: Config) {
-  const { row } = view;
-  return {
-    id: row.id,
-    iid: row.iid,
-    project_id: row.project_id,
-    title: row.title,
-    description: row.description,
-    state: row.state,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-    web_url: mergeRequestWebUrl(config, view.pathWithNamespace, row.iid),
-  };
+  return { ...projectEntity(view.row), web_url: mergeRequestWebUrl(config, view.pathWithNamespace, view.row.iid) };
 }
 
 /**
@@ -50,14 +51,7 @@ export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
   const short = `!${row.iid}`;
   const assignees = row.assignee_ids.map((id) => user(view, id, config)).filter((u) => u !== null);
   return {
-    id: row.id,
-    iid: row.iid,
-    project_id: row.project_id,
-    title: row.title,
-    description: row.description,
-    state: row.state,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+    ...projectEntity(row),
     merged_by: user(view, row.merged_by_id, config),
     merged_at: iso(row.merged_at),
     closed_by: user(view, row.closed_by_id, config),
