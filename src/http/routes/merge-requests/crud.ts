@@ -19,7 +19,6 @@ import { declaration, integerCheck, optional, rawParams, required, t, type RawPa
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { userProject, type ProjectScope } from '../../kernel/scope.js';
 import { canOnMergeRequest, mergeRequestOf, presentMergeRequest } from './find.js';
-import { currentMergeStatus } from '../../../commands/merge-request-merge.js';
 
 /**
  * GitLab 12's API::MergeRequests: create, show, update and delete one merge request
@@ -251,8 +250,6 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth);
     const row = await mergeRequestOf(c, project, 'read_merge_request');
     const body = await presentMergeRequest(c, project, row, {
-      // MergeRequest#check_mergeability on the single view: an unchecked status is computed now.
-      mergeStatus: await currentMergeStatus(appContext(c).db, row),
       ...(options.include_diverged_commits_count ? { divergedCommitsCount: await divergedCommitsCount(c, row) } : {}),
     });
     return c.json({

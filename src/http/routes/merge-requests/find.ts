@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import { currentMergeStatus } from '../../../commands/merge-request-merge.js';
 import { forbidden, recordNotFound } from '../../../domain/errors.js';
 import type { ProjectAbility } from '../../../domain/policy/project.js';
 import { findMergeRequest, isSubscribedTo, mergeRequestViews } from '../../../projections/merge-requests/queries.js';
@@ -38,10 +39,15 @@ export function canOnMergeRequest(project: ProjectScope, row: MergeRequestRow, a
   return ability === 'update_merge_request' && own && project.can('read_merge_request') && !project.row.archived;
 }
 
-/** Entities::MergeRequest of a row, the single view (`subscribed` for the caller). */
+/**
+ * Entities::MergeRequest of a row, the single view (`subscribed` for the caller). As GitLab
+ * 12's entity runs MergeRequest#check_mergeability unless a list skips it, an unchecked
+ * merge status is computed now, on every single view (show, create, update, changes…).
+ */
 export async function presentMergeRequest(c: Context, project: ProjectScope, row: MergeRequestRow, detail: Partial<MergeRequestDetail> = {}) {
   const { db, config } = appContext(c);
   const [view] = await mergeRequestViews(db, [row]);
   const subscribed = detail.subscribed ?? (await isSubscribedTo(db, row, project.viewer?.id ?? null));
-  return toMergeRequest(view!, config, { ...detail, subscribed });
+  const mergeStatus = detail.mergeStatus ?? (await currentMergeStatus(db, row));
+  return toMergeRequest(view!, config, { ...detail, subscribed, mergeStatus });
 }
