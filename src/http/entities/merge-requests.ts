@@ -7,7 +7,7 @@ import { toMilestone } from './milestones.js';
 import { projectWebUrl } from './projects.js';
 import { iso, toUserBasic } from './users.js';
 
-/** Gitlab::UrlBuilder of a merge request: project_merge_request_url, by iid. */
+/** Gitlab::UrlBuilder of a merge request: project_merge_request_url, by iid (under `/-/` since GitLab 12.8). */
 export const mergeRequestWebUrl = (config: Config, pathWithNamespace: string, iid: number) => `${projectWebUrl(config, pathWithNamespace)}/-/merge_requests/${iid}`;
 
 /** Entities::IssuableTimeStats and the time tracking endpoints' answer. */

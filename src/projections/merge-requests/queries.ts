@@ -65,17 +65,20 @@ export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]
   }));
 }
 
-/** Subscribable#subscribed?: an explicit subscription, else participation (author, assignees). */
-export async function isSubscribedTo(db: Db, row: MergeRequestRow, userId: number | null): Promise<boolean> {
-  if (userId === null) return false;
+/**
+ * Subscribable#subscribed? for one user over some merge requests, in one query: an explicit
+ * subscription, else participation (author, assignees). The ids of those subscribed.
+ */
+export async function subscribedAmong(db: Db, rows: readonly MergeRequestRow[], userId: number | null): Promise<Set<number>> {
+  if (userId === null || rows.length === 0) return new Set();
   const explicit = await db
     .selectFrom('merge_request_subscriptions')
-    .select('subscribed')
-    .where('merge_request_id', '=', row.id)
+    .select(['merge_request_id', 'subscribed'])
+    .where('merge_request_id', 'in', rows.map((r) => r.id))
     .where('user_id', '=', userId)
-    .executeTakeFirst();
-  if (explicit) return explicit.subscribed;
-  return row.author_id === userId || row.assignee_ids.includes(userId);
+    .execute();
+  const chosen = new Map(explicit.map((s) => [s.merge_request_id, s.subscribed]));
+  return new Set(rows.filter((r) => chosen.get(r.id) ?? (r.author_id === userId || r.assignee_ids.includes(userId))).map((r) => r.id));
 }
 
 /** The versions of a merge request, newest first (GitLab's merge_request_diffs order). */

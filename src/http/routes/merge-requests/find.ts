@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { currentMergeStatus } from '../../../commands/merge-request-merge.js';
 import { forbidden, recordNotFound } from '../../../domain/errors.js';
 import type { ProjectAbility } from '../../../domain/policy/project.js';
-import { findMergeRequest, isSubscribedTo, mergeRequestViews } from '../../../projections/merge-requests/queries.js';
+import { findMergeRequest, mergeRequestViews, subscribedAmong } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-requests.js';
 import { appContext } from '../../kernel/context.js';
@@ -47,7 +47,7 @@ export function canOnMergeRequest(project: ProjectScope, row: MergeRequestRow, a
 export async function presentMergeRequest(c: Context, project: ProjectScope, row: MergeRequestRow, detail: Partial<MergeRequestDetail> = {}) {
   const { db, config } = appContext(c);
   const [view] = await mergeRequestViews(db, [row]);
-  const subscribed = detail.subscribed ?? (await isSubscribedTo(db, row, project.viewer?.id ?? null));
+  const subscribed = detail.subscribed ?? (await subscribedAmong(db, [row], project.viewer?.id ?? null)).has(row.id);
   const mergeStatus = detail.mergeStatus ?? (await currentMergeStatus(db, row));
   return toMergeRequest(view!, config, { ...detail, subscribed, mergeStatus });
 }
