@@ -3,10 +3,9 @@ import type { Db } from '../database.js';
 import { unhandled } from '../domain/decider.js';
 import { directlyAddressedUsernames, mentionedUsernames } from '../domain/issuable-text.js';
 import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
-import { can } from '../domain/policy/can.js';
 import type { TodoAction } from '../domain/todos.js';
 import type { StoredEvent } from '../eventstore/types.js';
-import { projectAccessLevelOf, viewerOf } from '../projections/access.js';
+import { mergeRequestReaders } from '../projections/merge-requests/queries.js';
 import type { Reactor } from '../projections/runner.js';
 import { causedBy } from './causation.js';
 import { type CommandContext, nextId } from './handler.js';
@@ -43,31 +42,10 @@ async function usersNamed(db: Db, usernames: ReadonlySet<string>): Promise<numbe
   return rows.map((r) => r.id);
 }
 
-/** The users among `userIds` who may read the project's merge requests (ProjectPolicy read_merge_request). */
-async function readers(db: Db, projectId: number, userIds: readonly number[], today: string): Promise<number[]> {
-  if (userIds.length === 0) return [];
-  const project = await db
-    .selectFrom('projects')
-    .selectAll()
-    .select(sql<number | null>`(select n.owner_id from namespaces n where n.id = projects.namespace_id and n.kind = 'user')`.as('personal_owner_id'))
-    .where('id', '=', projectId)
-    .where('pending_delete', '=', false)
-    .executeTakeFirst();
-  if (!project) return [];
-  const users = await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', [...new Set(userIds)]).execute();
-  const allowed: number[] = [];
-  for (const user of users) {
-    if (user.state !== 'active') continue;
-    const viewer = viewerOf(user, today);
-    const role = await projectAccessLevelOf(db, viewer, projectId);
-    if (can({ kind: 'project', viewer, role, project, personalOwnerId: project.personal_owner_id }, 'read_merge_request')) allowed.push(user.id);
-  }
-  return allowed.sort((a, b) => a - b);
-}
-
 async function addTodos(ctx: CommandContext, stored: StoredEvent, userIds: readonly number[], action: Exclude<TodoAction, 'marked'>, authorId: number, data: { id: number; project_id: number }) {
   const today = ctx.now().toISOString().slice(0, 10);
-  for (const userId of await readers(ctx.db, data.project_id, userIds, today)) {
+  const readers = await mergeRequestReaders(ctx.db, data.project_id, userIds, today);
+  for (const userId of [...readers].sort((a, b) => a - b)) {
     const id = await nextId(ctx.db, 'todos_id_seq');
     const command = { type: 'AddTodo' as const, id, authorId, action, targetType: 'MergeRequest' as const, targetId: data.id, projectId: data.project_id, groupId: null };
     await todos.run(ctx, userId, command, causedBy(stored));

@@ -1,4 +1,7 @@
+import { sql } from 'kysely';
 import type { Db } from '../../database.js';
+import { can } from '../../domain/policy/can.js';
+import { projectAccessLevelOf, viewerOf } from '../access.js';
 import type { LabelRow } from '../labels/tables.js';
 import type { MilestoneRow } from '../milestones/tables.js';
 import type { UserRow } from '../users.js';
@@ -88,3 +91,29 @@ export const versionsOf = (db: Db, mergeRequestId: number): Promise<MergeRequest
 /** One version of a merge request (`merge_request.merge_request_diffs.find(id)`): another merge request's is none. */
 export const findVersion = (db: Db, mergeRequestId: number, versionId: number): Promise<MergeRequestVersionRow | undefined> =>
   db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', mergeRequestId).where('id', '=', versionId).executeTakeFirst();
+
+/**
+ * The users among `userIds` who may read the project's merge requests (ProjectPolicy
+ * read_merge_request; a blocked user may do nothing): whom IssuableBaseService#filter_assignee
+ * keeps as assignees and TodoService makes todos for. Empty for a project pending deletion.
+ */
+export async function mergeRequestReaders(db: Db, projectId: number, userIds: readonly number[], today: string): Promise<Set<number>> {
+  const readers = new Set<number>();
+  if (userIds.length === 0) return readers;
+  const project = await db
+    .selectFrom('projects')
+    .selectAll()
+    .select(sql<number | null>`(select n.owner_id from namespaces n where n.id = projects.namespace_id and n.kind = 'user')`.as('personal_owner_id'))
+    .where('id', '=', projectId)
+    .where('pending_delete', '=', false)
+    .executeTakeFirst();
+  if (!project) return readers;
+  const users = await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', [...new Set(userIds)]).execute();
+  for (const user of users) {
+    if (user.state === 'blocked') continue;
+    const viewer = viewerOf(user, today);
+    const role = await projectAccessLevelOf(db, viewer, projectId);
+    if (can({ kind: 'project', viewer, role, project, personalOwnerId: project.personal_owner_id }, 'read_merge_request')) readers.add(user.id);
+  }
+  return readers;
+}

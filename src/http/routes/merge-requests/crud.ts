@@ -5,10 +5,8 @@ import { mergeRequests, openMergeRequestCommand, updateMergeRequestCommand } fro
 import type { MergeRequestFields } from '../../../domain/merge-requests/decider.js';
 import { recordNotFound, unprocessable } from '../../../domain/errors.js';
 import { licensed } from '../../../domain/policy/licensed.js';
-import { can } from '../../../domain/policy/can.js';
 import type { EventMetadata } from '../../../eventstore/types.js';
-import { projectAccessLevelOf, viewerOf } from '../../../projections/access.js';
-import { findMergeRequestById } from '../../../projections/merge-requests/queries.js';
+import { findMergeRequestById, mergeRequestReaders } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { findMilestone } from '../../../projections/milestones/queries.js';
 import { commitsBetween } from '../../../projections/repository/history.js';
@@ -102,17 +100,8 @@ async function filterAssignees(c: Context, project: ProjectScope, ids: readonly 
   const { db, config } = appContext(c);
   const asked = licensed(config.plan, 'multiple_merge_request_assignees') ? [...new Set(ids)] : ids.slice(0, 1);
   if (asked.length === 1 && asked[0] === 0) return [];
-  const positive = asked.filter((id) => id > 0);
-  const users = positive.length === 0 ? [] : await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', positive).execute();
-  const byId = new Map(users.map((u) => [u.id, u]));
-  const kept: number[] = [];
-  for (const id of asked) {
-    const user = byId.get(id);
-    if (!user || user.state === 'blocked') continue;
-    const viewer = viewerOf(user, today(c));
-    const role = await projectAccessLevelOf(db, viewer, project.row.id);
-    if (can({ ...project.subject, viewer, role }, 'read_merge_request')) kept.push(id);
-  }
+  const readers = await mergeRequestReaders(db, project.row.id, asked.filter((id) => id > 0), today(c));
+  const kept = asked.filter((id) => readers.has(id));
   return kept.length > 0 ? kept : undefined;
 }
 
