@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/event-types.ts'],
     // Cheap password hashes: the suite creates hundreds of users.
     env: { FORGELOG_PASSWORD_HASH_COST: '10' },
     pool: 'forks',

@@ -2,13 +2,13 @@
  * 4. Appends (bench/README.md): SetUserStatus commands through handleCommand, without HTTP,
  * at each BENCH_WRITERS level of concurrency: events/s and latency per command.
  */
-import { hashPassword } from '../src/commands/secrets.js';
-import type { CommandContext } from '../src/commands/handler.js';
+import { hashPassword } from '../src/security/secrets.js';
 import type { BenchApp } from './harness/app.js';
 import { cpuMeter, log, percentile, round, snapshotCounter, traceStatements, type CpuSplit, type StatementCounter } from './harness/meters.js';
 import { APPEND_SECONDS, APPEND_STREAMS, WRITER_LEVELS } from './harness/settings.js';
 import { cpuNote, type Row } from './harness/table.js';
 import { createUsersDirect, userCommand } from './harness/users.js';
+import type { CommandContext } from '../src/commands/kernel/context.js';
 
 export async function measureAppends(app: BenchApp): Promise<AppendFigure[]> {
   log(`appends through handleCommand (${APPEND_SECONDS} s per level)…`);

@@ -6,8 +6,8 @@
  * then GET /projects/:id/events and GET /audit_events at 1 connection. Target: p90 < 20 ms.
  */
 import { sql } from 'kysely';
-import { hashPassword } from '../src/commands/secrets.js';
-import type { Db } from '../src/database.js';
+import { hashPassword } from '../src/security/secrets.js';
+import type { Db } from '../src/database/database.js';
 import { memberEventIndex, membersStreamId, type MemberEvent } from '../src/domain/members.js';
 import { projectEventIndex, projectStreamId, type ProjectEvent } from '../src/domain/projects/events.js';
 import { GENESIS_HASH, appendToStream } from '../src/eventstore/store.js';

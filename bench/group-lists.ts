@@ -4,7 +4,7 @@
  */
 import { sql } from 'kysely';
 import type pg from 'pg';
-import { hashPassword } from '../src/commands/secrets.js';
+import { hashPassword } from '../src/security/secrets.js';
 import { sealPending } from '../src/eventstore/seal.js';
 import { seedGroups, type GroupSeed, type SeedUser } from './groups.js';
 import { startApp } from './harness/app.js';

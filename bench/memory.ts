@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureTemplate } from '../src/embedded/template.js';
+import { ensureTemplate } from '../src/database/embedded-template.js';
 import { log } from './harness/meters.js';
 import { databaseUrl, inParallel, withAdmin } from './harness/setup.js';
 import { SERVER_URL } from './harness/settings.js';

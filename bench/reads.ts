@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono';
 import type pg from 'pg';
-import { tokenDigest } from '../src/commands/secrets.js';
+import { tokenDigest } from '../src/security/secrets.js';
 import type { BenchApp } from './harness/app.js';
 import type { LoadGenerator } from './harness/load-generator.js';
 import { log } from './harness/meters.js';

@@ -3,9 +3,10 @@
  * replays it with rebuildProjections into fresh tables, beside the ceiling of only reading
  * it. Target: >= 50,000 events/s.
  */
+import { installEventTypes } from '../src/commands/kernel/aggregates.js';
 import { sql } from 'kysely';
 import { DEFAULT_PROFILE } from '../src/commands/users.js';
-import { openDatabase, type Db } from '../src/database.js';
+import { openDatabase, type Db } from '../src/database/database.js';
 import { userEventIndex, userStreamId, type UserEvent } from '../src/domain/users.js';
 import { GENESIS_HASH, PROJECTED_EVENT_COLUMNS, appendToStream, toLoggedEvent, toStoredEvent } from '../src/eventstore/store.js';
 import type { Projector } from '../src/projections/projector.js';
@@ -31,6 +32,7 @@ export async function measureRebuild(app: BenchApp, url: string, cleanups: Clean
   // following the log meanwhile.
   log('rebuild: closing the HTTP app and its workers; seeding and rebuilding on a fresh pool…');
   await app.close();
+  installEventTypes();
   const rebuildHandle = await openDatabase({ databaseUrl: url });
   cleanups.push(once(() => rebuildHandle.close()));
   const rebuildStatements = countStatements(rebuildHandle.pool!);

@@ -3,7 +3,8 @@
  * rebuilds the same forest from the same options and first ids, then runs its share of
  * each step it is told to, on its own pool, and reports the events it appended.
  */
-import { openDatabase, type DatabaseHandle } from '../src/database.js';
+import { installEventTypes } from '../src/commands/kernel/aggregates.js';
+import { openDatabase, type DatabaseHandle } from '../src/database/database.js';
 import { planForest, runSeedStep, type Forest, type SeedWorkerMessage, type SeedWorkerReply } from './groups.js';
 
 let handle: DatabaseHandle | undefined;
@@ -16,6 +17,7 @@ process.on('message', (message: SeedWorkerMessage) => {
   (async () => {
     if (message.type === 'init') {
       share = { worker: message.worker, workers: message.workers, parallel: message.parallel };
+      installEventTypes();
       handle = await openDatabase({ databaseUrl: message.url, poolSize: message.parallel });
       forest = planForest(message.options, message.firstGroupId, message.firstProjectId);
       reply({ type: 'ready' });

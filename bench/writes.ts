@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { tokenDigest } from '../src/commands/secrets.js';
+import { tokenDigest } from '../src/security/secrets.js';
 import { userStreamId } from '../src/domain/users.js';
 import { eventHash } from '../src/eventstore/hash.js';
 import { GENESIS_HASH } from '../src/eventstore/store.js';

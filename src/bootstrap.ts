@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { CommandContext } from './commands/handler.js';
 import { createPersonalAccessToken, createUser } from './commands/users.js';
 import type { Config } from './config.js';
-import { tokenDigest } from './commands/secrets.js';
+import { tokenDigest } from './security/secrets.js';
 import { findUserByUsername } from './projections/users/queries.js';
 import { findTokenWithUser } from './projections/users/tokens.js';
+import type { CommandContext } from './commands/kernel/context.js';
 
 export const ROOT_TOKEN_SCOPES = ['api', 'sudo', 'read_user', 'read_api'] as const;
 

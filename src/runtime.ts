@@ -1,24 +1,24 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { pino, type Logger } from 'pino';
 import { bootstrap } from './bootstrap.js';
-import type { CommandContext } from './commands/handler.js';
-import { StreamStateCache } from './commands/stream-cache.js';
+import { StreamStateCache } from './commands/kernel/stream-cache.js';
 import { StartupError, type Config } from './config.js';
-import { openDatabase, type DatabaseHandle } from './database.js';
+import { openDatabase, type DatabaseHandle } from './database/database.js';
 import { Notifier } from './eventstore/notifier.js';
 import { createApp } from './http/app.js';
 import type { AppContext } from './http/kernel/context.js';
-import { migrateToLatest } from './migrate.js';
+import { migrateToLatest } from './database/migrate.js';
 import { PROJECTORS, inlineProjectors } from './projections/registry.js';
 import { ProjectionWorker } from './projections/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
 import { DELIVERIES_SIGNAL } from './commands/integration-deliveries.js';
 import { runDeliverySender } from './commands/integration-delivery-sender.js';
-import { eventCoverageProblems } from './commands/aggregates.js';
+import { eventCoverageProblems, installEventTypes } from './commands/kernel/aggregates.js';
 import { CredentialCache } from './http/kernel/credentials.js';
-import { isConnectionError } from './pg-client.js';
+import { isConnectionError } from './database/pg-client.js';
 import { GeoReplicator } from './geo/replicator.js';
+import type { CommandContext } from './commands/kernel/context.js';
 
 /** A running forgelog: database, command path and (optionally) the HTTP server. */
 export interface Runtime {
@@ -52,6 +52,8 @@ export interface RuntimeOptions {
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  // Before anything reads the log: how each event type is upcast and checked.
+  installEventTypes();
   // No event type goes unprojected, and no projector or reactor waits for a type nobody appends.
   const problems = eventCoverageProblems(PROJECTORS, REACTORS);
   if (problems.length > 0) throw new StartupError(`the event types do not line up: ${problems.join('; ')}`);

@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/database/database.js';
 import { createApp } from '../../src/http/app.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { countStatements, log, type StatementCounter } from './meters.js';

@@ -5,7 +5,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { sql } from 'kysely';
 import type pg from 'pg';
-import type { Db } from '../../src/database.js';
+import type { Db } from '../../src/database/database.js';
 import type { LoadJob } from '../loadgen.js';
 import type { LoadGenerator } from './load-generator.js';
 import { NO_TICKS, addTicks, cpuTicks, log, round, snapshotCounter, toCores, type CpuSplit, type StatementCounter } from './meters.js';

@@ -1,7 +1,7 @@
 /** What the phases set up alike: databases on the bench's server, ids, work in parallel. */
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { Db } from '../../src/database.js';
+import type { Db } from '../../src/database/database.js';
 import { log } from './meters.js';
 import { KEEP, SERVER_URL } from './settings.js';
 

@@ -1,8 +1,10 @@
 /** The bench's users: over HTTP with tokens (as clients make them), or straight through the users aggregate. */
-import type { CommandContext } from '../../src/commands/handler.js';
-import { DEFAULT_PROFILE, users } from '../../src/commands/users.js';
+import { DEFAULT_PROFILE } from '../../src/commands/users.js';
 import type { UserCommand } from '../../src/domain/users/decider.js';
 import { inParallel, reserveIds } from './setup.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { users } from '../../src/domain/users/aggregate.js';
+import type { CommandContext } from '../../src/commands/kernel/context.js';
 
 export interface BenchUser {
   id: number;
@@ -57,5 +59,5 @@ export async function createUsersDirect(ctx: CommandContext, count: number, pass
 
 
 export function userCommand(ctx: CommandContext, id: number, command: UserCommand) {
-  return users.run(ctx, id, command, { actor_id: id, actor_username: 'bench', request_id: null });
+  return run(ctx, users, id, command, { actor_id: id, actor_username: 'bench', request_id: null });
 }

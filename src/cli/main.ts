@@ -3,11 +3,11 @@ import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { StartupError, checkGeoConfig, describeDatabaseUrl, loadConfig, type Config } from '../config.js';
-import { openDatabase, type DatabaseHandle } from '../database.js';
-import { migrateToLatest } from '../migrate.js';
+import { openDatabase, type DatabaseHandle } from '../database/database.js';
+import { migrateToLatest } from '../database/migrate.js';
 import { listen, openRuntime } from '../runtime.js';
 import { mintToken } from '../bootstrap.js';
-import { feedIndexOf } from '../commands/aggregates.js';
+import { feedIndexOf, installEventTypes } from '../commands/kernel/aggregates.js';
 import { REACTORS } from '../commands/reactors.js';
 import { recentDeliveries } from '../commands/integration-deliveries.js';
 import { PROJECTORS, asyncProjectors, inlineProjectors } from '../projections/registry.js';
@@ -295,6 +295,8 @@ function listenError(error: unknown, config: Config): unknown {
  * database — or an unwritable data directory — is one clear line before anything is written.
  */
 async function openStore(config: Config): Promise<DatabaseHandle> {
+  // Before anything reads the log: how each event type is upcast and checked.
+  installEventTypes();
   const where = config.databaseUrl ? `${describeStore(config)} (DATABASE_URL)` : `${describeStore(config)} (FORGELOG_DATA_DIR)`;
   try {
     const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });

@@ -1,8 +1,9 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import type { ClaimChanges, ClaimRefusal, Decider } from '../domain/decider.js';
 import { eventTypesOf, type EventOf, type EventSchemas, type FeedIndex, type Upcasters } from '../domain/events.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { type CommandContext, type CommandResult, type CommandSpec, handleCommand } from './handler.js';
+import { handleCommand } from './kernel/handler.js';
+import type { CommandContext, CommandResult, CommandSpec } from './kernel/context.js';
 
 /**
  * One aggregate, defined once: its stream, its events, its decider, the claims and feed

@@ -1,21 +1,14 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { SECRET_ATTRIBUTES, type SettingsChanges, type SettingValue } from '../domain/application-settings/attributes.js';
-import { applicationSettingsDecider, applicationSettingsEvents, applicationSettingsStreamId, normalizeChanges } from '../domain/application-settings/decider.js';
+import { normalizeChanges } from '../domain/application-settings/decider.js';
 import { isBlank } from '../domain/application-settings/validation.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
-import { defineAggregate } from './aggregate.js';
-import type { CommandContext } from './handler.js';
-import { openSecret, sealSecret } from './settings-secrets.js';
+import { openSecret, sealSecret } from '../security/settings-secrets.js';
+import { run } from './kernel/run.js';
+import { applicationSettings } from '../domain/application-settings/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** The instance's application settings: one stream (src/domain/application-settings/). */
-export const applicationSettings = defineAggregate({
-  name: 'application_settings',
-  streamId: applicationSettingsStreamId,
-  events: applicationSettingsEvents,
-  decider: applicationSettingsDecider,
-  index: () => ({ targetType: 'ApplicationSetting', targetId: 1 }),
-});
 
 /**
  * Seals the secrets of a change (a blank one clears it); a secret given again unchanged is
@@ -39,5 +32,5 @@ async function sealSecrets(db: Db, changes: SettingsChanges): Promise<SettingsCh
 /** PUT /application/settings: the changes as GitLab's setters take them, validated by the model's rules. */
 export async function updateApplicationSettings(ctx: CommandContext, changes: SettingsChanges, facts: { host: string }, metadata: EventMetadata) {
   const sealed = await sealSecrets(ctx.db, normalizeChanges(changes, facts));
-  return applicationSettings.run(ctx, undefined, { type: 'UpdateApplicationSettings', changes: sealed }, metadata);
+  return run(ctx, applicationSettings, undefined, { type: 'UpdateApplicationSettings', changes: sealed }, metadata);
 }

@@ -1,33 +1,17 @@
 import { sql } from 'kysely';
 import { unhandled } from '../domain/decider.js';
-import {
-  type ContainerRepositoryCommand,
-  type ContainerRepositoryEvent,
-  containerRepositoryClaims,
-  containerRepositoryDecider,
-  containerRepositoryEventIndex,
-  containerRepositoryEvents,
-  containerRepositoryStreamId,
-  type PushedTag,
-} from '../domain/container-repositories/decider.js';
+import { type ContainerRepositoryCommand, type ContainerRepositoryEvent, type PushedTag } from '../domain/container-repositories/decider.js';
 import { isDigest, isImagePath, isTagName, projectPathCandidates, repositoryName } from '../domain/container-repositories/path.js';
 import { DomainError } from '../domain/errors.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { Reactor } from '../projections/runner.js';
 import { claimHolder } from '../projections/projects/queries.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, nextId } from './handler.js';
-import { causedBy } from './causation.js';
+import { nextId } from './kernel/handler.js';
+import { causedBy } from './kernel/causation.js';
+import { run } from './kernel/run.js';
+import { containerRepositories } from '../domain/container-repositories/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** One container repository of a project and its tags (src/domain/container-repositories/). */
-export const containerRepositories = defineAggregate({
-  name: 'container_repositories',
-  streamId: containerRepositoryStreamId,
-  events: containerRepositoryEvents,
-  decider: containerRepositoryDecider,
-  claims: containerRepositoryClaims,
-  index: containerRepositoryEventIndex,
-});
 
 // ───────────────────────────── Registry notifications ─────────────────────────────
 
@@ -88,7 +72,7 @@ async function pushTo(ctx: CommandContext, projectId: number, name: string, comm
   for (let attempt = 0; ; attempt++) {
     const id = (await repositoryIdOf(ctx, projectId, name)) ?? (await nextId(ctx.db, 'container_repositories_id_seq'));
     try {
-      await containerRepositories.run(ctx, id, command, metadata);
+      await run(ctx, containerRepositories, id, command, metadata);
       return;
     } catch (error) {
       const raced = error instanceof DomainError && (error.code === 'conflict' || error.code === 'not_found');
@@ -121,7 +105,7 @@ export async function receiveRegistryEvents(ctx: CommandContext, events: readonl
       if (tag === null && digest === null) continue;
       const id = await repositoryIdOf(ctx, projectId, name);
       if (id === undefined) continue;
-      await ignoringGone(containerRepositories.run(ctx, id, { type: 'DeleteFromRegistry', tag, digest: tag === null ? digest : null, registryEventId: event.id }, metadata));
+      await ignoringGone(run(ctx, containerRepositories, id, { type: 'DeleteFromRegistry', tag, digest: tag === null ? digest : null, registryEventId: event.id }, metadata));
     }
   }
 }
@@ -155,11 +139,11 @@ export const containerRepositoryReactor: Reactor<CommandContext> = {
       case 'ContainerRepositoryCleanupScheduled': {
         const { id, name_regex_delete, name_regex_keep, keep_n, older_than } = event.data;
         const rules = { nameRegexDelete: name_regex_delete, nameRegexKeep: name_regex_keep, keepN: keep_n, olderThan: older_than };
-        await ignoringGone(containerRepositories.run(ctx, id, { type: 'CleanUpTags', rules, now: ctx.now().toISOString() }, metadata));
+        await ignoringGone(run(ctx, containerRepositories, id, { type: 'CleanUpTags', rules, now: ctx.now().toISOString() }, metadata));
         return;
       }
       case 'ContainerRepositoryDeletionScheduled':
-        await ignoringGone(containerRepositories.run(ctx, event.data.id, { type: 'DeleteRepository' }, metadata));
+        await ignoringGone(run(ctx, containerRepositories, event.data.id, { type: 'DeleteRepository' }, metadata));
         return;
       default:
         return unhandled(event);

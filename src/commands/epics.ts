@@ -1,20 +1,12 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
-import { epicClaims, epicDecider, epicEventIndex, epicEvents, epicStreamId, type EpicCommand, type EpicFields, type ParentFacts } from '../domain/epics.js';
+import type { Db } from '../database/database.js';
+import { type EpicCommand, type EpicFields, type ParentFacts, epics } from '../domain/epics.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, handleCommands, nextId } from './handler.js';
-import { nextIid, type IidCounter } from './iids.js';
+import { handleCommands, nextId } from './kernel/handler.js';
+import { nextIid, type IidCounter } from './kernel/iids.js';
+import { run, spec } from './kernel/run.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** One epic of a group (src/domain/epics.ts). */
-export const epics = defineAggregate({
-  name: 'epics',
-  streamId: epicStreamId,
-  events: epicEvents,
-  decider: epicDecider,
-  claims: epicClaims,
-  index: epicEventIndex,
-});
 
 /** Epics' iids, per group; the lock key space is 'epic' as an int. */
 const EPIC_IIDS: IidCounter = { table: 'epic_iids', scope: 'group_id', lockSpace: 0x65706963 };
@@ -46,7 +38,7 @@ export async function createEpic(
     const parent = input.parentId === undefined ? undefined : await parentFacts(trx, input.parentId);
     return { type: 'CreateEpic', groupId: input.groupId, iid, authorId: input.authorId, title: input.title, parentId: input.parentId, parent, fields: input.fields };
   };
-  await epics.run(ctx, id, command, metadata);
+  await run(ctx, epics, id, command, metadata);
   return id;
 }
 
@@ -65,6 +57,6 @@ export async function deleteEpic(ctx: CommandContext, epicId: number, metadata: 
   if (ids.length === 0) return;
   await handleCommands(
     ctx,
-    ids.map((id) => epics.spec(id, { type: 'DeleteEpic' }, metadata)),
+    ids.map((id) => spec(epics, id, { type: 'DeleteEpic' }, metadata)),
   );
 }

@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { ACCESS, restrictedVisibilityError, type Viewer } from '../domain/access.js';
 import { can } from '../domain/policy/can.js';
 import { notFound } from '../domain/errors.js';
-import { groupClaimRefusal, groupClaims } from '../domain/groups/claims.js';
-import { type GroupCommand, type GroupState, groupDecider, groupStreamId } from '../domain/groups/decider.js';
-import { type GroupEvent, groupEventIndex, groupEvents, groupUpcasters } from '../domain/groups/events.js';
+import { type GroupCommand, type GroupState } from '../domain/groups/decider.js';
+import { type GroupEvent } from '../domain/groups/events.js';
 import type { GroupChanges, GroupSettings } from '../domain/groups/settings.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { groupAccessLevelOf } from '../projections/access.js';
@@ -14,24 +13,14 @@ import type { NamespaceRow } from '../projections/groups/tables.js';
 import type { Reactor } from '../projections/runner.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, type CommandResult, handleCommands, nextId } from './handler.js';
-import { firstMember } from '../domain/members.js';
-import { members } from './members.js';
-import { projects } from './projects.js';
-import { causedBy } from './causation.js';
+import { handleCommands, nextId } from './kernel/handler.js';
+import { firstMember, members } from '../domain/members.js';
+import { causedBy } from './kernel/causation.js';
+import { spec, run } from './kernel/run.js';
+import { groups } from '../domain/groups/aggregate.js';
+import { projects } from '../domain/projects/aggregate.js';
+import type { CommandContext, CommandResult } from './kernel/context.js';
 
-/** A group: its settings, its place in the tree, its custom attributes (src/domain/groups/). */
-export const groups = defineAggregate({
-  name: 'groups',
-  streamId: groupStreamId,
-  events: groupEvents,
-  decider: groupDecider,
-  claims: groupClaims,
-  claimRefusal: groupClaimRefusal,
-  index: groupEventIndex,
-  upcasters: groupUpcasters,
-});
 
 /** A new group's settings before the caller's: GitLab 12's column defaults and instance defaults. */
 /** A new group's settings before the caller's (createGroup takes the visibility from the instance's current settings). */
@@ -82,7 +71,7 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
     return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null };
   };
   const owner = firstMember(input.creator.id, ACCESS.OWNER, metadata.actor_id ?? null);
-  const [group] = await handleCommands(ctx, [groups.spec(id, command, metadata), members.spec({ type: 'Namespace', id }, owner, metadata)]);
+  const [group] = await handleCommands(ctx, [spec(groups, id, command, metadata), spec(members, { type: 'Namespace', id }, owner, metadata)]);
   return group as CommandResult<GroupState>;
 }
 
@@ -109,7 +98,7 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
       currentShareWithGroupLock: current.share_with_group_lock,
     };
   };
-  return groups.run(ctx, group.id, command, metadata);
+  return run(ctx, groups, group.id, command, metadata);
 }
 
 /**
@@ -139,12 +128,12 @@ export const groupRemovalReactor: Reactor<CommandContext> = {
     const metadata = causedBy(event);
     await removeSubtreeProjects(ctx, id, metadata);
     for (const group of await groupSubtree(ctx.db, id)) {
-      await groups.run(ctx, group.id, { type: 'DeleteGroup', fullPath: group.full_path }, metadata);
+      await run(ctx, groups, group.id, { type: 'DeleteGroup', fullPath: group.full_path }, metadata);
     }
   },
 };
 
 async function removeSubtreeProjects(ctx: CommandContext, groupId: number, metadata: EventMetadata) {
   const { rows } = await sql<{ id: number }>`select id from projects where traversal_ids && array[${groupId}]::integer[] order by id`.execute(ctx.db);
-  for (const { id } of rows) await projects.run(ctx, id, { type: 'DeleteProject' }, metadata);
+  for (const { id } of rows) await run(ctx, projects, id, { type: 'DeleteProject' }, metadata);
 }

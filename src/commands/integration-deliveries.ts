@@ -1,11 +1,11 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { kindOf, type Properties } from '../domain/integrations/catalogue.js';
 import { renderChat, type Payload } from '../domain/integrations/chat-payloads.js';
 import { DELIVERY_TRIGGERS, chatWouldNotify, type DeliveryTrigger, type MessageFacts } from '../domain/integrations/deliveries.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import type { Reactor } from '../projections/runner.js';
 import { avatarUrl } from '../projections/users/avatar.js';
-import type { CommandContext } from './handler.js';
+import type { CommandContext } from './kernel/context.js';
 
 /** The topic the reactor signals (Notifier.signal) when it recorded something to send. */
 export const DELIVERIES_SIGNAL = 'integration-deliveries';

@@ -2,14 +2,14 @@ import { lookup as systemLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { kindOf } from '../domain/integrations/catalogue.js';
 import { chatRequest, type Payload } from '../domain/integrations/chat-payloads.js';
 import { sleep } from '../eventstore/seal.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import type { IntegrationDeliveryRow } from '../projections/integrations/tables.js';
 import { integrationSecrets } from './integrations.js';
-import { addressesBlockedReason, blockedReason, unmapped, type Resolver } from './url-blocker.js';
+import { addressesBlockedReason, blockedReason, unmapped, type Resolver } from '../security/url-blocker.js';
 
 /**
  * Integrations' outbound delivery, second half: POSTs the `pending` rows the

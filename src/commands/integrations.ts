@@ -1,24 +1,18 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { type Flags, type KindSpec, type Properties, isSecretField } from '../domain/integrations/catalogue.js';
-import { integrationDecider, integrationEventIndex, integrationEvents, integrationStreamId, type IntegrationKey } from '../domain/integrations/decider.js';
+import { type IntegrationKey } from '../domain/integrations/decider.js';
 import type { ProjectEvent } from '../domain/projects/events.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { findIntegration } from '../projections/integrations/queries.js';
 import type { Reactor } from '../projections/runner.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, nextId } from './handler.js';
-import { fingerprint, seal, unseal } from './sealing.js';
-import { blockedReason, type Resolver } from './url-blocker.js';
+import { nextId } from './kernel/handler.js';
+import { fingerprint, seal, unseal } from '../security/sealing.js';
+import { blockedReason, type Resolver } from '../security/url-blocker.js';
+import { run } from './kernel/run.js';
+import { integrations } from '../domain/integrations/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** A project's integration of one kind (src/domain/integrations/). */
-export const integrations = defineAggregate({
-  name: 'integrations',
-  streamId: integrationStreamId,
-  events: integrationEvents,
-  decider: integrationDecider,
-  index: integrationEventIndex,
-});
 
 /**
  * The secrets of integrations never reach the event log, not even sealed: they are sealed
@@ -70,8 +64,9 @@ export async function saveIntegration(ctx: CommandContext, change: IntegrationCh
   for (const [name, value] of Object.entries(secretValues)) secrets[name] = value === null ? null : await fingerprint(ctx.db, KEY, context(projectId, kind.slug, name), value);
   const errors = await urlErrors(ctx.db, change, resolve);
   const newId = await idFor(ctx.db, projectId, kind.slug);
-  return integrations.run(
+  return run(
     ctx,
+    integrations,
     { projectId, kind: kind.slug },
     async (trx) => {
       for (const [name, value] of Object.entries(secretValues)) await storeSecret(trx, projectId, kind.slug, name, value);
@@ -84,8 +79,9 @@ export async function saveIntegration(ctx: CommandContext, change: IntegrationCh
 /** DELETE /projects/:id/services/<slug>: inactive, properties nil, secrets deleted. */
 export async function disableIntegration(ctx: CommandContext, key: IntegrationKey, metadata: EventMetadata) {
   const newId = await idFor(ctx.db, key.projectId, key.kind);
-  return integrations.run(
+  return run(
     ctx,
+    integrations,
     key,
     async (trx) => {
       await trx.deleteFrom('integration_secrets').where('project_id', '=', key.projectId).where('kind', '=', key.kind).execute();

@@ -1,20 +1,11 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { DomainError, conflict } from '../domain/errors.js';
-import { type LabelCommand, labelClaimRefusal, labelClaims, labelDecider, labelEventIndex, labelEvents, labelStreamId } from '../domain/labels.js';
+import { type LabelCommand, labelDecider, labels } from '../domain/labels.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, type CommandResult, type CommandSpec, handleCommands, nextId } from './handler.js';
+import { handleCommands, nextId } from './kernel/handler.js';
+import { spec } from './kernel/run.js';
+import type { CommandContext, CommandResult, CommandSpec } from './kernel/context.js';
 
-/** One label of a project (src/domain/labels.ts). */
-export const labels = defineAggregate({
-  name: 'labels',
-  streamId: labelStreamId,
-  events: labelEvents,
-  decider: labelDecider,
-  claims: labelClaims,
-  claimRefusal: labelClaimRefusal,
-  index: labelEventIndex,
-});
 
 // ───────────────────────────── Labels on first use ─────────────────────────────
 
@@ -89,7 +80,7 @@ export async function findOrCreateLabels(
     if (!input.mayCreate || !creatable(input.projectId, title)) continue;
     const newId = await nextId(db, 'labels_id_seq');
     found.push({ id: newId, title, created: true });
-    specs.push(labels.spec(newId, { type: 'CreateLabel', projectId: input.projectId, fields: { title, color: DEFAULT_LABEL_COLOR } }, metadata));
+    specs.push(spec(labels, newId, { type: 'CreateLabel', projectId: input.projectId, fields: { title, color: DEFAULT_LABEL_COLOR } }, metadata));
   }
   return { labels: found, specs };
 }

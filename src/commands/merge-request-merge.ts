@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
 import type { MergeStatus } from '../domain/merge-requests/events.js';
@@ -8,11 +8,15 @@ import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import type { Reactor } from '../projections/runner.js';
-import { causedBy } from './causation.js';
-import { handleCommands, type CommandContext } from './handler.js';
-import { mergeRequests, takeVersion, updateMergeRequest } from './merge-requests.js';
-import { committerOf, repository } from './repository.js';
+import { causedBy } from './kernel/causation.js';
+import { handleCommands } from './kernel/handler.js';
+import { takeVersion, updateMergeRequest } from './merge-requests.js';
+import { committerOf } from './repository.js';
 import { createMergeCommit, mergeability } from './repository-merge.js';
+import { spec, run } from './kernel/run.js';
+import { mergeRequests } from '../domain/merge-requests/aggregate.js';
+import { repository } from '../domain/repository/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
 /**
  * Accepting merge requests (GitLab's MergeRequests::MergeService), their merge status
@@ -128,8 +132,8 @@ export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, 
     return { ...command, merge: { mergeCommitSha: made.sha, squashCommitSha: squashSha } };
   };
   await handleCommands(ctx, [
-    mergeRequests.spec(input.id, decideMerge, metadata),
-    repository.spec(input.projectId, async (): Promise<RepositoryCommand> => ({ type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] }), metadata),
+    spec(mergeRequests, input.id, decideMerge, metadata),
+    spec(repository, input.projectId, async (): Promise<RepositoryCommand> => ({ type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] }), metadata),
   ]);
 }
 
@@ -150,8 +154,9 @@ const NOTHING: MergeRequestCommand = { type: 'RecordMergeStatus', mergeStatus: '
 /** Records the merge status of the merge request's current heads (dropped by the decider when the heads moved since). */
 async function recordMergeStatus(ctx: CommandContext, id: number, metadata: EventMetadata): Promise<void> {
   await ignoringGone(
-    mergeRequests.run(
+    run(
       ctx,
+      mergeRequests,
       id,
       async (trx): Promise<MergeRequestCommand> => {
         const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
@@ -167,8 +172,9 @@ async function recordMergeStatus(ctx: CommandContext, id: number, metadata: Even
 /** A new diff version of the source branch's current head against the target's (dropped when the head is the version's already). */
 async function recordVersion(ctx: CommandContext, id: number, metadata: EventMetadata): Promise<void> {
   await ignoringGone(
-    mergeRequests.run(
+    run(
       ctx,
+      mergeRequests,
       id,
       async (trx): Promise<MergeRequestCommand> => {
         const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();

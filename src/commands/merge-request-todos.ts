@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { unhandled } from '../domain/decider.js';
 import { directlyAddressedUsernames, mentionedUsernames } from '../domain/issuable-text.js';
 import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
@@ -7,9 +7,11 @@ import type { TodoAction } from '../domain/todos.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { mergeRequestReaders } from '../projections/merge-requests/queries.js';
 import type { Reactor } from '../projections/runner.js';
-import { causedBy } from './causation.js';
-import { type CommandContext, nextId } from './handler.js';
-import { todos } from './todos.js';
+import { causedBy } from './kernel/causation.js';
+import { nextId } from './kernel/handler.js';
+import { todos } from '../domain/todos.js';
+import { run } from './kernel/run.js';
+import type { CommandContext } from './kernel/context.js';
 
 /**
  * GitLab's TodoService for merge requests, as a reactor over the merge request events:
@@ -48,7 +50,7 @@ async function addTodos(ctx: CommandContext, stored: StoredEvent, userIds: reado
   for (const userId of [...readers].sort((a, b) => a - b)) {
     const id = await nextId(ctx.db, 'todos_id_seq');
     const command = { type: 'AddTodo' as const, id, authorId, action, targetType: 'MergeRequest' as const, targetId: data.id, projectId: data.project_id, groupId: null };
-    await todos.run(ctx, userId, command, causedBy(stored));
+    await run(ctx, todos, userId, command, causedBy(stored));
   }
 }
 
@@ -104,7 +106,7 @@ export const mergeRequestTodosReactor: Reactor<CommandContext> = {
       }
       case 'MergeRequestMerged':
       case 'MergeRequestClosed':
-        await todos.run(ctx, event.data.by_id, { type: 'MarkTargetTodosDone', targetType: 'MergeRequest', targetId: event.data.id }, causedBy(stored));
+        await run(ctx, todos, event.data.by_id, { type: 'MarkTargetTodosDone', targetType: 'MergeRequest', targetId: event.data.id }, causedBy(stored));
         return;
       default:
         unhandled(event);

@@ -1,31 +1,18 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
-import {
-  type BranchFacts,
-  mergeRequestClaims,
-  type MergeRequestCommand,
-  mergeRequestDecider,
-  type MergeRequestFields,
-} from '../domain/merge-requests/decider.js';
-import { mergeRequestEventIndex, mergeRequestEvents, mergeRequestStreamId, type VersionData } from '../domain/merge-requests/events.js';
+import type { Db } from '../database/database.js';
+import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } from '../domain/merge-requests/decider.js';
+import { type VersionData } from '../domain/merge-requests/events.js';
 import { treeChanges } from '../domain/repository/diffs.js';
 import { parseCommit } from '../domain/repository/objects.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
 import { findObject, readFiles } from '../projections/repository/queries.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, nextId } from './handler.js';
-import { nextIid, type IidCounter } from './iids.js';
+import { nextId } from './kernel/handler.js';
+import { nextIid, type IidCounter } from './kernel/iids.js';
+import { run } from './kernel/run.js';
+import { mergeRequests } from '../domain/merge-requests/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** One merge request of a project (src/domain/merge-requests/). */
-export const mergeRequests = defineAggregate({
-  name: 'merge_requests',
-  streamId: mergeRequestStreamId,
-  events: mergeRequestEvents,
-  decider: mergeRequestDecider,
-  claims: mergeRequestClaims,
-  index: mergeRequestEventIndex,
-});
 
 /** Merge requests' iids, per project; the lock key space is 'mrqs' as an int. */
 const MERGE_REQUEST_IIDS: IidCounter = { table: 'merge_request_iids', scope: 'project_id', lockSpace: 0x6d727173 };
@@ -122,7 +109,7 @@ export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<
 /** Opens a merge request on its own (`openMergeRequestCommand` in one transaction); its id. */
 export async function openMergeRequest(ctx: CommandContext, input: OpenInput, metadata: EventMetadata): Promise<number> {
   const id = await nextId(ctx.db, 'merge_requests_id_seq');
-  await mergeRequests.run(ctx, id, openMergeRequestCommand(input), metadata);
+  await run(ctx, mergeRequests, id, openMergeRequestCommand(input), metadata);
   return id;
 }
 
@@ -154,5 +141,5 @@ export function updateMergeRequestCommand(input: UpdateInput): (trx: Db) => Prom
 }
 
 export async function updateMergeRequest(ctx: CommandContext, input: UpdateInput, metadata: EventMetadata): Promise<void> {
-  await mergeRequests.run(ctx, input.id, updateMergeRequestCommand(input), metadata);
+  await run(ctx, mergeRequests, input.id, updateMergeRequestCommand(input), metadata);
 }

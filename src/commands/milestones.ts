@@ -1,20 +1,11 @@
-import type { Db } from '../database.js';
-import { milestoneClaimRefusal, milestoneClaims, milestoneDecider, milestoneEventIndex, milestoneEvents, milestoneStreamId, type MilestoneCommand, type MilestoneFields } from '../domain/milestones.js';
+import type { Db } from '../database/database.js';
+import { type MilestoneCommand, type MilestoneFields, milestones } from '../domain/milestones.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, nextId } from './handler.js';
-import { nextIid, type IidCounter } from './iids.js';
+import { nextId } from './kernel/handler.js';
+import { nextIid, type IidCounter } from './kernel/iids.js';
+import { run } from './kernel/run.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** One milestone of a project (src/domain/milestones.ts). */
-export const milestones = defineAggregate({
-  name: 'milestones',
-  streamId: milestoneStreamId,
-  events: milestoneEvents,
-  decider: milestoneDecider,
-  claims: milestoneClaims,
-  claimRefusal: milestoneClaimRefusal,
-  index: milestoneEventIndex,
-});
 
 /** Milestones' iids, per project; the lock key space is 'mile' as an int. */
 const MILESTONE_IIDS: IidCounter = { table: 'milestone_iids', scope: 'project_id', lockSpace: 0x6d696c65 };
@@ -28,6 +19,6 @@ export async function createMilestone(ctx: CommandContext, input: { projectId: n
     const iid = await nextIid(trx, MILESTONE_IIDS, input.projectId);
     return { type: 'CreateMilestone', projectId: input.projectId, iid, title: input.title, fields: input.fields };
   };
-  await milestones.run(ctx, id, command, metadata);
+  await run(ctx, milestones, id, command, metadata);
   return id;
 }

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { ACCESS, restrictedVisibilityError, type Viewer } from '../domain/access.js';
 import { unhandled } from '../domain/decider.js';
 import { invalid, notFound } from '../domain/errors.js';
-import { projectClaimRefusal, projectClaims, projectNameClaim, projectPathClaim } from '../domain/projects/claims.js';
-import { type ProjectCommand, type ProjectNamespace, type ProjectState, projectDecider } from '../domain/projects/decider.js';
-import { type ProjectEvent, projectEventIndex, projectEvents, projectStreamId, projectUpcasters } from '../domain/projects/events.js';
-import { DEFAULT_PROJECT_SETTINGS, type ProjectChanges, type ProjectSettings } from '../domain/projects/settings.js';
+import { projectNameClaim, projectPathClaim } from '../domain/projects/claims.js';
+import { type ProjectCommand, type ProjectState } from '../domain/projects/decider.js';
+import { type ProjectEvent, projectStreamId } from '../domain/projects/events.js';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectChanges, type ProjectSettings, type ProjectNamespace } from '../domain/projects/settings.js';
 import { type UserEvent, userStreamId } from '../domain/users.js';
 import { readStream } from '../eventstore/store.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
@@ -17,24 +17,14 @@ import type { ProjectRow } from '../projections/projects/tables.js';
 import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, type CommandResult, type CommandSpec, handleCommands, nextId } from './handler.js';
-import { firstMember } from '../domain/members.js';
-import { members } from './members.js';
-import { causedBy } from './causation.js';
+import { handleCommands, nextId } from './kernel/handler.js';
+import { firstMember, members } from '../domain/members.js';
+import { causedBy } from './kernel/causation.js';
 import { lockedBranchNames, readmeSpec } from './repository.js';
+import { spec, run } from './kernel/run.js';
+import { projects } from '../domain/projects/aggregate.js';
+import type { CommandContext, CommandResult, CommandSpec } from './kernel/context.js';
 
-/** One project: settings, archiving, stars, removal (src/domain/projects/). */
-export const projects = defineAggregate({
-  name: 'projects',
-  streamId: projectStreamId,
-  events: projectEvents,
-  decider: projectDecider,
-  claims: projectClaims,
-  claimRefusal: projectClaimRefusal,
-  index: projectEventIndex,
-  upcasters: projectUpcasters,
-});
 
 export const toProjectNamespace = (row: NamespaceRow): ProjectNamespace => ({
   id: row.id,
@@ -109,9 +99,9 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
     taken: isTaken,
     personalLimit,
   });
-  const specs: CommandSpec<any, any, any>[] = [projects.spec(id, command, metadata)];
+  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, command, metadata)];
   if (personal && namespace.owner_id !== null) {
-    specs.push(members.spec({ type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, metadata.actor_id ?? null), metadata));
+    specs.push(spec(members, { type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, metadata.actor_id ?? null), metadata));
   }
   if (input.initializeWithReadme) {
     const branch = input.defaultBranch ?? 'master';
@@ -137,7 +127,7 @@ export async function updateProject(ctx: CommandContext, project: ProjectRow, na
     const branches = changes.default_branch === undefined ? [] : await lockedBranchNames(trx, project.id);
     return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken, branches };
   };
-  return projects.run(ctx, project.id, command, metadata);
+  return run(ctx, projects, project.id, command, metadata);
 }
 
 /** The namespace's row locked for the transaction; `gone()` is thrown when it is being deleted. */
@@ -164,7 +154,7 @@ export const projectRemovalReactor: Reactor<CommandContext> = {
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as RemovalTrigger;
     const metadata = causedBy(stored);
-    const deleteProject = (id: number) => projects.run(ctx, id, { type: 'DeleteProject' }, metadata);
+    const deleteProject = (id: number) => run(ctx, projects, id, { type: 'DeleteProject' }, metadata);
     switch (event.type) {
       case 'ProjectDeletionScheduled':
         await deleteProject(event.data.id);

@@ -1,5 +1,4 @@
 import type { Reactor } from '../projections/runner.js';
-import type { CommandContext } from './handler.js';
 import { groupRemovalReactor } from './groups.js';
 import { integrationDeliveries } from './integration-deliveries.js';
 import { integrationSecretsRemovalReactor } from './integrations.js';
@@ -8,6 +7,7 @@ import { scimUserRemovalReactor } from './scim.js';
 import { containerRepositoryReactor } from './container-repositories.js';
 import { mergeRequestTodosReactor } from './merge-request-todos.js';
 import { mergeRequestRefreshReactor } from './merge-request-merge.js';
+import type { CommandContext } from './kernel/context.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
 export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor, mergeRequestRefreshReactor, mergeRequestTodosReactor];

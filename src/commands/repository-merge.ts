@@ -1,4 +1,4 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { notAcceptable, notFound } from '../domain/errors.js';
 import { buildTrees, type FileEntry } from '../domain/repository/files.js';
 import { blobsToRead, type MergeConflict, mergeTrees, type TreeMerge } from '../domain/repository/merge.js';

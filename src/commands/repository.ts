@@ -1,31 +1,15 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry } from '../domain/repository/files.js';
-import {
-  type CommitDetail,
-  type RepositoryCommand,
-  repositoryDecider,
-  repositoryEventIndex,
-  repositoryEvents,
-  repositoryStreamId,
-  repositoryUpcasters,
-} from '../domain/repository/decider.js';
+import { type CommitDetail, type RepositoryCommand } from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { findObject, readFiles } from '../projections/repository/queries.js';
-import { defineAggregate } from './aggregate.js';
-import type { CommandContext } from './handler.js';
+import { run, spec } from './kernel/run.js';
+import { repository } from '../domain/repository/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** A project's repository: its branches (src/domain/repository/). */
-export const repository = defineAggregate({
-  name: 'repository',
-  streamId: repositoryStreamId,
-  events: repositoryEvents,
-  decider: repositoryDecider,
-  index: repositoryEventIndex,
-  upcasters: repositoryUpcasters,
-});
 
 /** What the events record of a commit made here: its message and author (the push activity's title, the chat's commit list). */
 const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
@@ -71,8 +55,9 @@ export interface CommitInput {
 export async function commitFiles(ctx: CommandContext, input: CommitInput, metadata: EventMetadata): Promise<string> {
   const time = Math.floor(ctx.now().getTime() / 1000);
   let sha = '';
-  await repository.run(
+  await run(
     ctx,
+    repository,
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
       const head = await lockedHead(trx, input.projectId, input.branch);
@@ -122,7 +107,7 @@ export async function committerOf(db: Db, userId: number): Promise<{ name: strin
  */
 export function readmeSpec(ctx: CommandContext, input: { projectId: number; branch: string; name: string; description: string | null; creatorId: number }, metadata: EventMetadata) {
   const time = Math.floor(ctx.now().getTime() / 1000);
-  return repository.spec(
+  return spec(repository, 
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
       const who = await committerOf(trx, input.creatorId);
@@ -139,10 +124,10 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
 
 /** POST /projects/:id/repository/branches: a branch at an existing commit (Branches::CreateService). */
 export async function createBranch(ctx: CommandContext, projectId: number, branch: string, sha: string, metadata: EventMetadata) {
-  return repository.run(ctx, projectId, { type: 'CreateBranch', branch, sha, commits: [], commitDetails: [] }, metadata);
+  return run(ctx, repository, projectId, { type: 'CreateBranch', branch, sha, commits: [], commitDetails: [] }, metadata);
 }
 
 /** DELETE /projects/:id/repository/branches/:branch (Branches::DeleteService). */
 export async function deleteBranch(ctx: CommandContext, projectId: number, branch: string, metadata: EventMetadata) {
-  return repository.run(ctx, projectId, { type: 'DeleteBranch', branch }, metadata);
+  return run(ctx, repository, projectId, { type: 'DeleteBranch', branch }, metadata);
 }

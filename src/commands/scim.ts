@@ -1,7 +1,7 @@
 import { ACCESS } from '../domain/access.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import type { MemberCommand } from '../domain/members.js';
-import { cleanPath, scimClaimRefusal, scimClaims, scimDecider, scimEventIndex, scimEvents, scimStreamId } from '../domain/scim.js';
+import { cleanPath, scim } from '../domain/scim.js';
 import { normalizeEmail, validateProfile } from '../domain/users/profile.js';
 import type { UserProfile } from '../domain/users.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
@@ -9,28 +9,20 @@ import { currentSettings } from '../projections/application-settings/queries.js'
 import { activeMemberUserIds, activeOwnerCount, directMembersQuery } from '../projections/members/members.js';
 import type { Reactor } from '../projections/runner.js';
 import { identitiesOfUser, namespacePathTaken } from '../projections/scim/queries.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, handleCommands, nextId } from './handler.js';
-import { members } from './members.js';
-import { generateToken, hashPassword, randomPassword, tokenDigest } from './secrets.js';
-import { DEFAULT_PROFILE, findUserConflict, users } from './users.js';
-import { causedBy } from './causation.js';
+import { handleCommands, nextId } from './kernel/handler.js';
+import { generateToken, hashPassword, randomPassword, tokenDigest } from '../security/secrets.js';
+import { DEFAULT_PROFILE, findUserConflict } from './users.js';
+import { causedBy } from './kernel/causation.js';
+import { members } from '../domain/members.js';
+import { run, spec } from './kernel/run.js';
+import { users } from '../domain/users/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** A top-level group's SAML SSO, SCIM token and SAML identities (src/domain/scim.ts). */
-export const scim = defineAggregate({
-  name: 'scim',
-  streamId: scimStreamId,
-  events: scimEvents,
-  decider: scimDecider,
-  claims: scimClaims,
-  claimRefusal: scimClaimRefusal,
-  index: scimEventIndex,
-});
 
 /** A new SCIM token for the group, replacing its previous one: returned once, kept as a digest. */
 export async function generateScimToken(ctx: CommandContext, groupId: number, metadata: EventMetadata): Promise<string> {
   const token = generateToken();
-  await scim.run(ctx, groupId, { type: 'GenerateScimToken', tokenDigest: tokenDigest(token) }, metadata);
+  await run(ctx, scim, groupId, { type: 'GenerateScimToken', tokenDigest: tokenDigest(token) }, metadata);
   return token;
 }
 
@@ -79,9 +71,9 @@ export async function provisionScimUser(ctx: CommandContext, groupId: number, in
   // Group#add_user(user, :guest) with no current user: nobody created the membership.
   const membership: MemberCommand = { type: 'AddMember', userId, accessLevel: ACCESS.GUEST, expiresAt: null, actorId: null, inherited: null };
   await handleCommands(ctx, [
-    users.spec(userId, { type: 'CreateUser', namespaceId, profile, passwordHash, confirmed: false, passwordResetRequired: false }, metadata),
-    members.spec({ type: 'Namespace', id: groupId }, membership, metadata),
-    scim.spec(groupId, { type: 'LinkGroupSamlIdentity', identityId, userId, externUid: input.externUid }, metadata),
+    spec(users, userId, { type: 'CreateUser', namespaceId, profile, passwordHash, confirmed: false, passwordResetRequired: false }, metadata),
+    spec(members, { type: 'Namespace', id: groupId }, membership, metadata),
+    spec(scim, groupId, { type: 'LinkGroupSamlIdentity', identityId, userId, externUid: input.externUid }, metadata),
   ]);
   return userId;
 }
@@ -94,13 +86,13 @@ export async function deprovisionScimIdentity(ctx: CommandContext, groupId: numb
   const source = { type: 'Namespace', id: groupId } as const;
   const member = await directMembersQuery(ctx.db, source, { userId: identity.userId }).executeTakeFirst();
   const lastOwner = member?.access_level === ACCESS.OWNER && (await activeOwnerCount(ctx.db, [groupId])) <= 1;
-  const unlink = scim.spec(groupId, { type: 'UnlinkGroupSamlIdentity', externUid: identity.externUid }, metadata);
+  const unlink = spec(scim, groupId, { type: 'UnlinkGroupSamlIdentity', externUid: identity.externUid }, metadata);
   if (!member || lastOwner) {
     await handleCommands(ctx, [unlink]);
     return;
   }
   const guard = { ancestorOwners: 0, activeUserIds: await activeMemberUserIds(ctx.db, source), personalOwnerId: null };
-  await handleCommands(ctx, [unlink, members.spec(source, { type: 'RemoveMember', userId: identity.userId, actorId: null, guard }, metadata)]);
+  await handleCommands(ctx, [unlink, spec(members, source, { type: 'RemoveMember', userId: identity.userId, actorId: null, guard }, metadata)]);
 }
 
 /**
@@ -115,7 +107,7 @@ export const scimUserRemovalReactor: Reactor<CommandContext> = {
     const { id } = event.data as { id: number };
     const metadata = causedBy(event);
     for (const identity of await identitiesOfUser(ctx.db, id)) {
-      await scim.run(ctx, identity.group_id, { type: 'UnlinkGroupSamlIdentity', externUid: identity.extern_uid }, metadata);
+      await run(ctx, scim, identity.group_id, { type: 'UnlinkGroupSamlIdentity', externUid: identity.extern_uid }, metadata);
     }
   },
 };

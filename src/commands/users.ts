@@ -1,25 +1,16 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { DomainError, conflict } from '../domain/errors.js';
-import { type ProfileChanges, type TokenScope, type UserProfile, userEventIndex, userEvents, userStreamId, userUpcasters } from '../domain/users.js';
-import { userClaims, userDecider } from '../domain/users/decider.js';
+import { type ProfileChanges, type TokenScope, type UserProfile, userStreamId } from '../domain/users.js';
 import { normalizeEmail, validateProfile } from '../domain/users/profile.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
-import { defineAggregate } from './aggregate.js';
-import { type CommandContext, nextId } from './handler.js';
-import { generateToken, hashPassword, randomPassword, tokenDigest } from './secrets.js';
+import { nextId } from './kernel/handler.js';
+import { generateToken, hashPassword, randomPassword, tokenDigest } from '../security/secrets.js';
+import { run } from './kernel/run.js';
+import { users } from '../domain/users/aggregate.js';
+import type { CommandContext } from './kernel/context.js';
 
-/** One user: profile, password, state, status, tokens, custom attributes (src/domain/users.ts). */
-export const users = defineAggregate({
-  name: 'users',
-  streamId: userStreamId,
-  events: userEvents,
-  decider: userDecider,
-  claims: userClaims,
-  index: userEventIndex,
-  upcasters: userUpcasters,
-});
 
 /** A new user's profile before the caller's (createUser takes projects_limit from the instance's current settings). */
 export const DEFAULT_PROFILE: Omit<UserProfile, 'name' | 'username' | 'email'> = {
@@ -92,8 +83,9 @@ export async function createUser(ctx: CommandContext, input: CreateUserInput, me
   const passwordHash = await hashPassword(password ?? randomPassword());
   const id = input.id ?? (await nextId(ctx.db, 'users_id_seq'));
   const namespaceId = await nextId(ctx.db, 'namespaces_id_seq');
-  return users.run(
+  return run(
     ctx,
+    users,
     id,
     { type: 'CreateUser', namespaceId, profile, passwordHash, confirmed: input.skipConfirmation ?? false, passwordResetRequired: Boolean(input.randomPassword) },
     metadata,
@@ -114,7 +106,7 @@ export async function updateUser(
   if (taken) throw conflict(taken);
   validateProfile(changes, password);
   const passwordHash = password === undefined ? null : await hashPassword(password);
-  return users.run(ctx, userId, { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false }, metadata);
+  return run(ctx, users, userId, { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false }, metadata);
 }
 
 export interface CreateTokenInput {
@@ -131,8 +123,9 @@ export interface CreateTokenInput {
 export async function createPersonalAccessToken(ctx: CommandContext, userId: number, input: CreateTokenInput, metadata: EventMetadata) {
   const token = input.token ?? generateToken();
   const tokenId = await nextId(ctx.db, 'personal_access_tokens_id_seq');
-  await users.run(
+  await run(
     ctx,
+    users,
     userId,
     {
       type: 'CreatePersonalAccessToken',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type Decider, unhandled } from './decider.js';
 import type { EventOf, EventSchemas, FeedIndex } from './events.js';
 import { conflict, invalid, recordNotFound } from './errors.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Broadcast messages (GitLab's BroadcastMessage, administered through API::BroadcastMessages):
@@ -152,3 +153,15 @@ export const broadcastMessageDecider: Decider<BroadcastMessageCommand, Broadcast
 
 /** GitLab's `active?`: started (now ≥ starts_at) and not ended (ends_at ≥ now). */
 export const isActive = (startsAt: Date, endsAt: Date, now: Date) => startsAt.getTime() <= now.getTime() && endsAt.getTime() >= now.getTime();
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One broadcast message (src/domain/broadcast-messages.ts); ids come from broadcast_messages_id_seq. */
+export const broadcastMessages = defineAggregate({
+  name: 'broadcast_messages',
+  streamId: broadcastMessageStreamId,
+  events: broadcastMessageEvents,
+  decider: broadcastMessageDecider,
+  index: broadcastMessageEventIndex,
+  idSequence: 'broadcast_messages_id_seq',
+});

@@ -3,6 +3,7 @@ import { type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAIMS, unhandle
 import { type FieldErrors, invalid, notFound, recordNotFound } from './errors.js';
 import type { EventOf, EventSchemas } from './events.js';
 import { type KeyRestrictions, keyErrors, parsePublicKey, sanitizeKey, titleErrors } from './ssh-keys.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Deploy keys (GitLab's DeployKey and DeployKeysProject): one aggregate per key, stream
@@ -183,3 +184,17 @@ export function deployKeyEventIndex(event: DeployKeyEvent) {
     targetId: event.data.id,
   };
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One deploy key and the projects it is enabled in (src/domain/deploy-keys.ts). */
+export const deployKeys = defineAggregate({
+  name: 'deploy_keys',
+  streamId: deployKeyStreamId,
+  events: deployKeyEvents,
+  decider: deployKeyDecider,
+  claims: deployKeyClaims,
+  claimRefusal: deployKeyClaimRefusal,
+  index: deployKeyEventIndex,
+  idSequence: 'deploy_keys_id_seq',
+});

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import { invalid, recordNotFound } from './errors.js';
 import type { EventOf, EventSchemas, FeedIndex } from './events.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Environments of a project (GitLab's `Environment`): one aggregate per environment,
@@ -202,3 +203,17 @@ export function environmentClaims(event: EnvironmentEvent, before: EnvironmentSt
       return NO_CLAIMS;
   }
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One environment of a project (src/domain/environments.ts). */
+export const environments = defineAggregate({
+  name: 'environments',
+  streamId: environmentStreamId,
+  events: environmentEvents,
+  decider: environmentDecider,
+  claims: environmentClaims,
+  claimRefusal: environmentClaimRefusal,
+  index: environmentEventIndex,
+  idSequence: 'environments_id_seq',
+});

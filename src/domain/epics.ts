@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type Claim, type ClaimChanges, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import { invalid, recordNotFound } from './errors.js';
 import type { EventOf, EventSchemas, FeedIndex } from './events.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Epics of a group (GitLab EE's `Epic`, ultimate): one aggregate per epic, stream
@@ -306,3 +307,16 @@ export const epicIidClaim = (groupId: number, iid: number): Claim => ({ kind: 'e
 export function epicClaims(event: EpicEvent): ClaimChanges {
   return event.type === 'EpicCreated' ? { acquire: [epicIidClaim(event.data.group_id, event.data.iid)], release: [] } : NO_CLAIMS;
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One epic of a group (src/domain/epics.ts). */
+export const epics = defineAggregate({
+  name: 'epics',
+  streamId: epicStreamId,
+  events: epicEvents,
+  decider: epicDecider,
+  claims: epicClaims,
+  index: epicEventIndex,
+  idSequence: 'epics_id_seq',
+});

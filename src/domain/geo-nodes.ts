@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import type { EventOf, EventSchemas, FeedIndex } from './events.js';
 import { invalid, recordNotFound } from './errors.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Geo nodes (GitLab EE's GeoNode, administered through API::GeoNodes, 12.x): one stream per
@@ -220,3 +221,17 @@ export function geoNodeClaims(event: GeoNodeEvent, before: GeoNodeState): ClaimC
       return NO_CLAIMS;
   }
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One Geo node (src/domain/geo-nodes.ts); ids come from geo_nodes_id_seq. */
+export const geoNodes = defineAggregate({
+  name: 'geo_nodes',
+  streamId: geoNodeStreamId,
+  events: geoNodeEvents,
+  decider: geoNodeDecider,
+  claims: geoNodeClaims,
+  claimRefusal: geoNodeClaimRefusal,
+  index: geoNodeEventIndex,
+  idSequence: 'geo_nodes_id_seq',
+});

@@ -3,6 +3,7 @@ import { type Claim, type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAI
 import { invalid, recordNotFound } from './errors.js';
 import type { EventOf, EventSchemas, FeedIndex } from './events.js';
 import { COLOR_NAME_TO_HEX } from './label-colors.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Labels of a project (GitLab's `ProjectLabel`): one aggregate per label, stream
@@ -180,3 +181,17 @@ export function labelClaims(event: LabelEvent, before: LabelState): ClaimChanges
       return NO_CLAIMS;
   }
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One label of a project (src/domain/labels.ts). */
+export const labels = defineAggregate({
+  name: 'labels',
+  streamId: labelStreamId,
+  events: labelEvents,
+  decider: labelDecider,
+  claims: labelClaims,
+  claimRefusal: labelClaimRefusal,
+  index: labelEventIndex,
+  idSequence: 'labels_id_seq',
+});

@@ -3,6 +3,7 @@ import { type Decider, unhandled } from './decider.js';
 import type { EventOf, EventSchemas, Upcasters } from './events.js';
 import { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, type MemberSourceType } from './access.js';
 import { conflict, forbidden, invalid, recordNotFound } from './errors.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Members and access requests of one group or project: one aggregate per source, stream
@@ -263,3 +264,15 @@ export function memberEventIndex(event: MemberEvent) {
     targetId: user_id,
   };
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** The members and access requests of one group or project (src/domain/members.ts). */
+export const members = defineAggregate({
+  name: 'members',
+  streamId: membersStreamId,
+  events: memberEvents,
+  decider: membersDecider,
+  index: memberEventIndex,
+  upcasters: memberUpcasters,
+});

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type Claim, type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import { conflict, invalid, recordNotFound } from './errors.js';
 import type { EventOf, EventSchemas, FeedIndex } from './events.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Milestones of a project (GitLab's `Milestone` with a project): one aggregate per
@@ -214,3 +215,17 @@ export function milestoneClaims(event: MilestoneEvent, before: MilestoneState): 
       return NO_CLAIMS;
   }
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One milestone of a project (src/domain/milestones.ts). */
+export const milestones = defineAggregate({
+  name: 'milestones',
+  streamId: milestoneStreamId,
+  events: milestoneEvents,
+  decider: milestoneDecider,
+  claims: milestoneClaims,
+  claimRefusal: milestoneClaimRefusal,
+  index: milestoneEventIndex,
+  idSequence: 'milestones_id_seq',
+});

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Decider } from './decider.js';
 import type { EventOf, EventSchemas } from './events.js';
 import { invalid, serviceError } from './errors.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * One user's notification settings: the global one and one per group or project, as
@@ -168,3 +169,13 @@ export const notificationSettingsDecider: Decider<NotificationSettingCommand, No
   evolve,
   decide,
 };
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One user's notification settings, global and per group or project (src/domain/notification-settings.ts). */
+export const notificationSettings = defineAggregate({
+  name: 'notification_settings',
+  streamId: notificationSettingsStreamId,
+  events: notificationSettingEvents,
+  decider: notificationSettingsDecider,
+});

@@ -3,6 +3,7 @@ import { type ClaimChanges, type Decider, NO_CLAIMS, unhandled } from './decider
 import type { EventOf, EventSchemas } from './events.js';
 import { ACCESS } from './access.js';
 import { conflict, invalid, recordNotFound } from './errors.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * Protected branches of a project (GitLab's ProtectedBranch with its push, merge and
@@ -219,3 +220,16 @@ export function protectedBranchClaims(event: ProtectedBranchEvent, before: Prote
 }
 
 export const protectedBranchEventIndex = (event: ProtectedBranchEvent) => ({ projectId: event.data.project_id, targetType: 'ProtectedBranch', targetId: event.data.id });
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** One protected branch of a project (src/domain/protected-branches.ts). */
+export const protectedBranches = defineAggregate({
+  name: 'protected_branches',
+  streamId: protectedBranchStreamId,
+  events: protectedBranchEvents,
+  decider: protectedBranchDecider,
+  claims: protectedBranchClaims,
+  index: protectedBranchEventIndex,
+  idSequence: 'protected_branches_id_seq',
+});

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type ClaimChanges, type ClaimRefusal, type Decider, NO_CLAIMS, unhandled } from './decider.js';
 import { conflict, invalid, notFound } from './errors.js';
 import type { EventOf, EventSchemas, FeedIndex } from './events.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * A top-level group's SAML single sign-on and SCIM provisioning (GitLab EE's SamlProvider,
@@ -296,3 +297,16 @@ export function parseFilter(filter: string): ScimFilter | null {
   if ((attribute !== 'extern_uid' && attribute !== 'username') || value === '') return null;
   return { attribute, value };
 }
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** A top-level group's SAML SSO, SCIM token and SAML identities (src/domain/scim.ts). */
+export const scim = defineAggregate({
+  name: 'scim',
+  streamId: scimStreamId,
+  events: scimEvents,
+  decider: scimDecider,
+  claims: scimClaims,
+  claimRefusal: scimClaimRefusal,
+  index: scimEventIndex,
+});

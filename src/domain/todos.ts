@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { type Decider, unhandled } from './decider.js';
 import { notModified } from './errors.js';
 import type { EventOf, EventSchemas } from './events.js';
+import { defineAggregate } from './aggregate.js';
 
 /**
  * A user's todos (GitLab's `Todo`): one aggregate per user, stream `todos-<user id>`, so
@@ -160,3 +161,14 @@ export const todoDecider: Decider<TodoCommand, TodoEvent, TodoListState, number>
   evolve,
   decide,
 };
+
+// ───────────────────────────── The aggregate ─────────────────────────────
+
+/** A user's todos (src/domain/todos.ts): keyed by the user's id. */
+export const todos = defineAggregate({
+  name: 'todos',
+  streamId: todoStreamId,
+  events: todoEvents,
+  decider: todoDecider,
+  idSequence: 'todos_id_seq',
+});

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../database.js';
+import type { Database } from '../database/database.js';
 import { FEED_COLUMNS, type FeedIndexOf } from './feed-index.js';
 import { readRowsAfter, sleep, type SealRecord } from './seal.js';
 import type { EventMetadataRow, EventsTable } from './tables.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Database } from '../database.js';
+import type { Database } from '../database/database.js';
 import { GENESIS_HASH, eventHash, type HashedFields } from './hash.js';
 import { afterCheckpoint, BELOW_HORIZON } from './store.js';
 import type { EventSealsTable, EventsTable } from './tables.js';

@@ -1,6 +1,6 @@
 import { sql, type CompiledQuery, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { Database } from '../database.js';
+import type { Database } from '../database/database.js';
 import { precompiled, type Slot } from '../precompiled.js';
 import { feedColumns } from './feed-index.js';
 import { GENESIS_HASH, eventHash } from './hash.js';

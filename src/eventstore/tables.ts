@@ -77,3 +77,7 @@ export interface EventStoreTables {
   event_seals: EventSealsTable;
   reactor_receipts: ReactorReceiptsTable;
 }
+
+declare module '../database/database.js' {
+  interface Database extends EventStoreTables {}
+}

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../database.js';
+import type { Database } from '../database/database.js';
 import { FEED_COLUMNS, type FeedColumns, type FeedIndexOf } from './feed-index.js';
 import { GENESIS_HASH, eventHash } from './hash.js';
 import { MerkleBuilder, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';

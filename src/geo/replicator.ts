@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { GeoConfig } from '../config.js';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import type { ExportedEvent } from '../eventstore/export.js';
 import { GENESIS_HASH, eventHash } from '../eventstore/hash.js';
 import type { Notifier } from '../eventstore/notifier.js';

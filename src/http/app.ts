@@ -1,9 +1,9 @@
 import { Hono } from 'hono';
-import type { DatabaseHandle } from '../database.js';
+import type { DatabaseHandle } from '../database/database.js';
 import { type AppContext, type AppEnv } from './kernel/context.js';
 import { errorResponse, methodNotAllowed, routeNotFound, sendError } from './kernel/errors.js';
 import { bodyLimit, parameterGuard, requestIdOf, responseHeaders } from './kernel/guards.js';
-import { isConnectionError } from '../pg-client.js';
+import { isConnectionError } from '../database/pg-client.js';
 import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
 import { groupRoutes } from './routes/groups.js';

@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REACTORS } from '../commands/reactors.js';
-import type { DatabaseHandle } from '../database.js';
+import type { DatabaseHandle } from '../database/database.js';
 import { PROJECTORS } from '../projections/registry.js';
 import { readFollowerStatus, readSealStatus } from '../projections/status.js';
 import type { AppContext, AppEnv } from './kernel/context.js';

@@ -1,4 +1,4 @@
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import type { BatchGuard } from './stream-versions.js';
 

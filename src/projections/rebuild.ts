@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
-import type { Db, DatabaseHandle } from '../database.js';
+import type { Db, DatabaseHandle } from '../database/database.js';
 import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toLoggedEvent } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, type Checkpoint, type LoggedEvent, type ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
-import { isConnectionError } from '../pg-client.js';
-import type { Db, DatabaseHandle } from '../database.js';
+import { isConnectionError } from '../database/pg-client.js';
+import type { Db, DatabaseHandle } from '../database/database.js';
 import type { Notifier } from '../eventstore/notifier.js';
 import { afterCheckpoint, readAllAfter, readTypesAfter } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint, type StoredEvent } from '../eventstore/types.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import type { Checkpoint } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import type { Reactor } from './runner.js';

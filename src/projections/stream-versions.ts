@@ -1,5 +1,5 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import type { Checkpoint, ProjectedEvent } from '../eventstore/types.js';
 
 /**

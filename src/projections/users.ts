@@ -1,5 +1,5 @@
 import { sql, type ColumnType, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
-import type { Db } from '../database.js';
+import type { Db } from '../database/database.js';
 import { eventTypesOf } from '../domain/events.js';
 import { type Identity, type UserEvent, userEvents } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
@@ -281,4 +281,8 @@ async function applyMergedUpdates(trx: Db, events: readonly Stored[]) {
                  where u.id = v.id and u.stream_version < f.first_version`.execute(trx);
     }
   }
+}
+
+declare module '../database/database.js' {
+  interface Database extends UsersReadTables {}
 }

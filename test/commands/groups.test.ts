@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAggregate } from '../../src/commands/aggregate.js';
-import { DEFAULT_GROUP_SETTINGS, groups } from '../../src/commands/groups.js';
-import { nextId } from '../../src/commands/handler.js';
-import type { DatabaseHandle } from '../../src/database.js';
+import { DEFAULT_GROUP_SETTINGS } from '../../src/commands/groups.js';
+import { nextId } from '../../src/commands/kernel/handler.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import type { GroupCommand, GroupState } from '../../src/domain/groups/decider.js';
 import type { GroupEvent } from '../../src/domain/groups/events.js';
 import { readStream } from '../../src/eventstore/store.js';
@@ -10,6 +10,8 @@ import { findGroupRow } from '../../src/projections/groups/facts.js';
 import { inlineProjectors } from '../../src/projections/registry.js';
 import { openTestDatabase } from '../support/database.js';
 import { commandContext } from '../projections/fixtures.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { groups } from '../../src/domain/groups/aggregate.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -33,12 +35,12 @@ describe('the groups aggregate', () => {
       },
     });
     const id = await nextId(handle.db, 'namespaces_id_seq');
-    await expect(defective.run(ctx, id, create('schema-check'), metadata)).rejects.toThrow(/GroupCreated does not match its schema/);
+    await expect(run(ctx, defective, id, create('schema-check'), metadata)).rejects.toThrow(/GroupCreated does not match its schema/);
     expect(await readStream(handle.db, groups.streamId(id))).toEqual([]);
     expect(await findGroupRow(handle.db, id)).toBeUndefined();
 
     // The path was not claimed: the real aggregate creates the group under it.
-    await groups.run(ctx, id, create('schema-check'), metadata);
+    await run(ctx, groups, id, create('schema-check'), metadata);
     expect((await readStream(handle.db, groups.streamId(id))).map((e) => e.type)).toEqual(['GroupCreated']);
     expect(await findGroupRow(handle.db, id)).toMatchObject({ path: 'schema-check', visibility: 'private' });
   });

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextId } from '../../src/commands/handler.js';
-import { DEFAULT_LABEL_COLOR, commitWithLabels, findOrCreateLabels, labelNames, labels } from '../../src/commands/labels.js';
-import { projects } from '../../src/commands/projects.js';
+import { nextId } from '../../src/commands/kernel/handler.js';
+import { DEFAULT_LABEL_COLOR, commitWithLabels, findOrCreateLabels, labelNames } from '../../src/commands/labels.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { labels } from '../../src/domain/labels.js';
+import { spec, run } from '../../src/commands/kernel/run.js';
+import { projects } from '../../src/domain/projects/aggregate.js';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -25,7 +27,7 @@ async function projectWithLabels(...titles: string[]): Promise<number> {
 const labelsOf = async (projectId: number) =>
   ((await api.get(`/projects/${projectId}/labels`)).body as { name: string; color: string }[]).map((l) => `${l.name} ${l.color}`);
 
-const star = (projectId: number) => projects.spec(projectId, { type: 'StarProject', userId: 1 }, metadata);
+const star = (projectId: number) => spec(projects, projectId, { type: 'StarProject', userId: 1 }, metadata);
 
 describe('labelNames (the API `labels` parameter)', () => {
   it.each([
@@ -57,7 +59,7 @@ describe('labels on first use (Labels::FindOrCreateService)', () => {
     const projectId = await projectWithLabels();
     const missing = await nextId(api.runtime.app.commands.db, 'labels_id_seq');
     const refused = commitWithLabels(ctx(), { projectId, names: ['orphan'], mayCreate: true }, metadata, () => [
-      labels.spec(missing, { type: 'UpdateLabel', fields: { description: 'x' } }, metadata),
+      spec(labels, missing, { type: 'UpdateLabel', fields: { description: 'x' } }, metadata),
     ]);
     await expect(refused).rejects.toMatchObject({ code: 'not_found' });
     expect(await labelsOf(projectId)).toEqual([]);
@@ -93,7 +95,7 @@ describe('labels on first use (Labels::FindOrCreateService)', () => {
       if (builds === 1) {
         // Another request creates the label after this one looked it up.
         const id = await nextId(api.runtime.app.commands.db, 'labels_id_seq');
-        await labels.run(ctx(), id, { type: 'CreateLabel', projectId, fields: { title: 'race', color: '#00FF00' } }, metadata);
+        await run(ctx(), labels, id, { type: 'CreateLabel', projectId, fields: { title: 'race', color: '#00FF00' } }, metadata);
       }
       return [star(projectId)];
     });

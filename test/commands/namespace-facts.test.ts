@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroup, groups, updateGroup } from '../../src/commands/groups.js';
+import { createGroup, updateGroup } from '../../src/commands/groups.js';
 import { createProject, updateProject } from '../../src/commands/projects.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { findGroupRow } from '../../src/projections/groups/facts.js';
@@ -8,6 +8,8 @@ import { findUserById } from '../../src/projections/users/queries.js';
 import { itOnPostgres } from '../support/database.js';
 import { detailOf } from '../support/decider.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { groups } from '../../src/domain/groups/aggregate.js';
 
 // A command that depends on another aggregate's row (a parent group's visibility bounds its
 // subgroups' and projects') reads that row inside its write transaction, under a lock: what
@@ -125,7 +127,7 @@ describe('commands that depend on a namespace', () => {
            'full_name', n.full_name || ' / ' || $3, 'traversal_ids', n.traversal_ids || $2::int) from namespaces n where n.id = $1))`,
         [parent.id, childId, path],
       );
-      const deletion = groups.run(api.runtime.app.commands, row.id, { type: 'ScheduleGroupDeletion', fullPath: row.full_path }, metadata);
+      const deletion = run(api.runtime.app.commands, groups, row.id, { type: 'ScheduleGroupDeletion', fullPath: row.full_path }, metadata);
       await new Promise((resolve) => setTimeout(resolve, 300)); // the deletion now waits for the parent's row
       await creator.query('commit');
       await deletion;

@@ -1,10 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CommandContext } from '../../src/commands/handler.js';
-import { PreconditionFailed } from '../../src/commands/precondition.js';
-import { recordProjections, UnrecordableProjection } from '../../src/commands/record-projections.js';
-import { StreamStateCache } from '../../src/commands/stream-cache.js';
-import type { DatabaseHandle, Db } from '../../src/database.js';
+import { PreconditionFailed } from '../../src/commands/kernel/precondition.js';
+import { recordProjections, UnrecordableProjection } from '../../src/commands/kernel/record-projections.js';
+import { StreamStateCache } from '../../src/commands/kernel/stream-cache.js';
+import type { DatabaseHandle, Db } from '../../src/database/database.js';
 import { readStream } from '../../src/eventstore/store.js';
 import type { LoggedEvent, ProjectedEvent } from '../../src/eventstore/types.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
@@ -13,6 +12,7 @@ import type { Projector } from '../../src/projections/projector.js';
 import { inlineProjectors } from '../../src/projections/registry.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
 import { commandContext, count, counterProjector, createCounterTable, ignore } from '../projections/fixtures.js';
+import type { CommandContext } from '../../src/commands/kernel/context.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAggregate } from '../../src/commands/aggregate.js';
-import { projects } from '../../src/commands/projects.js';
 import type { ProjectCommand, ProjectState } from '../../src/domain/projects/decider.js';
 import type { ProjectEvent } from '../../src/domain/projects/events.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { projects } from '../../src/domain/projects/aggregate.js';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -28,7 +29,7 @@ describe('the projects aggregate', () => {
       },
     });
 
-    await expect(defective.run(api.runtime.app.commands, id, { type: 'StarProject', userId: 1 }, metadata)).rejects.toThrow(/ProjectStarred does not match its schema/);
+    await expect(run(api.runtime.app.commands, defective, id, { type: 'StarProject', userId: 1 }, metadata)).rejects.toThrow(/ProjectStarred does not match its schema/);
     expect((await api.events(`project-${id}`)).map((e) => e.type)).toEqual(['ProjectCreated']);
     expect((await api.get(`/projects/${id}`)).body.star_count).toBe(0);
   });

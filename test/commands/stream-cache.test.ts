@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAggregate } from '../../src/commands/aggregate.js';
-import type { CommandContext } from '../../src/commands/handler.js';
-import { StreamStateCache } from '../../src/commands/stream-cache.js';
-import type { DatabaseHandle } from '../../src/database.js';
+import { StreamStateCache } from '../../src/commands/kernel/stream-cache.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import type { Decider } from '../../src/domain/decider.js';
 import type { EventOf } from '../../src/domain/events.js';
 import { conflict } from '../../src/domain/errors.js';
@@ -11,6 +10,8 @@ import { readStream } from '../../src/eventstore/store.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
 import { openTestDatabase } from '../support/database.js';
 import { commandContext, count, counterDecider } from '../projections/fixtures.js';
+import { run } from '../../src/commands/kernel/run.js';
+import type { CommandContext } from '../../src/commands/kernel/context.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -52,7 +53,7 @@ describe('folded stream cache', () => {
     },
   };
   const gauges = defineAggregate({ name: 'gauges', streamId: () => 'gauge-1', events: gaugeEvents, decider: gaugeDecider });
-  const gauge = (ctx: CommandContext, command: Gauge) => gauges.run(ctx, undefined, command, { actor_id: 1 });
+  const gauge = (ctx: CommandContext, command: Gauge) => run(ctx, gauges, undefined, command, { actor_id: 1 });
 
   it('re-decides a no-change or a refusal made on a cached state another process moved past', async () => {
     const a = { ...commandContext(handle), streamCache: new StreamStateCache() };

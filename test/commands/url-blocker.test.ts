@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressesBlockedReason, blockedReason, unmapped, type Resolver } from '../../src/commands/url-blocker.js';
+import { addressesBlockedReason, blockedReason, unmapped, type Resolver } from '../../src/security/url-blocker.js';
 
 /** Resolves from a table: no DNS in tests. */
 const fake =

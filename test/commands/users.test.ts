@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../../src/commands/users.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { users } from '../../src/domain/users/aggregate.js';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ describe('the users aggregate', () => {
     const before = await api.events(stream);
     // The decider does not check the date; the event's schema does (expires_at is an ISO date).
     const command = { type: 'CreatePersonalAccessToken', tokenId: 2_000_000_000, name: 'ci', scopes: ['api'], expiresAt: 'next week', impersonation: false, tokenDigest: 'digest' } as const;
-    await expect(users.run(api.runtime.app.commands, user.id, command, metadata)).rejects.toThrow(/PersonalAccessTokenCreated does not match its schema/);
+    await expect(run(api.runtime.app.commands, users, user.id, command, metadata)).rejects.toThrow(/PersonalAccessTokenCreated does not match its schema/);
     expect(await api.events(stream)).toEqual(before);
     expect(await api.handle.db.selectFrom('personal_access_tokens').select('id').where('id', '=', command.tokenId).executeTakeFirst()).toBeUndefined();
   });

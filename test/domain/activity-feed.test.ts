@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { AGGREGATES } from '../../src/commands/aggregates.js';
+import type { AnyAggregate } from '../../src/domain/aggregate.js';
+import { AGGREGATES as LIST } from '../../src/domain/aggregates.js';
 import { ACTIVITY, ACTIVITY_TARGET_TYPES, NO_ACTIVITY, activityRecord, activityTypes, type ActivityEventType } from '../../src/domain/feeds/activity.js';
+
+const AGGREGATES: readonly AnyAggregate[] = LIST;
 
 const defined = AGGREGATES.flatMap((aggregate) => aggregate.eventTypes.map((type) => ({ type, aggregate: aggregate.name })));
 

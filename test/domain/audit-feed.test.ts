@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { AGGREGATES } from '../../src/commands/aggregates.js';
+import type { AnyAggregate } from '../../src/domain/aggregate.js';
+import { AGGREGATES as LIST } from '../../src/domain/aggregates.js';
 import { AUDIT_ENTITY_TYPES_OF, AUDITED, AUDITED_EVENT_TYPES, NOT_AUDITED, describeAudit } from '../../src/domain/feeds/audit.js';
 import { groupEvents, groupUpcasters } from '../../src/domain/groups/events.js';
 import { memberEvents, memberUpcasters } from '../../src/domain/members.js';
 import { projectEvents, projectUpcasters } from '../../src/domain/projects/events.js';
 import { userEvents, userUpcasters } from '../../src/domain/users.js';
+
+const AGGREGATES: readonly AnyAggregate[] = LIST;
 
 const lookup = { userName: (id: number) => (id === 5 ? 'Alice' : null) };
 

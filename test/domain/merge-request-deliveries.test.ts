@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chatRequest, renderChat } from '../../src/domain/integrations/chat-payloads.js';
 import { chatWouldNotify, DELIVERY_TRIGGERS, mergeRequestMessage, type MessageFacts } from '../../src/domain/integrations/deliveries.js';
-import type { KnownEvent } from '../../src/domain/known-events.js';
+import type { KnownEvent } from '../../src/domain/aggregates.js';
 
 // GitLab 12's ChatMessage::MergeMessage for the merge request events, and what each chat
 // format makes of it (spec/models/project_services/chat_message/merge_message_spec.rb's forms).

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { projectClaims } from '../../src/domain/projects/claims.js';
-import { type CreateProjectCommand, type ProjectNamespace, projectDecider } from '../../src/domain/projects/decider.js';
+import { type CreateProjectCommand, projectDecider } from '../../src/domain/projects/decider.js';
 import type { ProjectEvent } from '../../src/domain/projects/events.js';
-import { DEFAULT_PROJECT_SETTINGS, type ProjectSettings } from '../../src/domain/projects/settings.js';
+import { DEFAULT_PROJECT_SETTINGS, type ProjectSettings, type ProjectNamespace } from '../../src/domain/projects/settings.js';
 import { NAME_FORMAT_MESSAGE, PATH_FORMAT_MESSAGE, parameterize } from '../../src/domain/projects/validation.js';
 import { deciderSpec, rejected } from '../support/decider.js';
 

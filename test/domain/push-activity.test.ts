@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { activityRecord, activityTypes, pushCommitTitle } from '../../src/domain/feeds/activity.js';
 import { repositoryEvents } from '../../src/domain/repository/decider.js';
 import { upcast } from '../../src/eventstore/upcasters.js';
-import { installEventTypes } from '../../src/commands/aggregates.js';
+import { installEventTypes } from '../../src/commands/kernel/aggregates.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);

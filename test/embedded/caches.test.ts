@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { STREAM_CACHE_CAPACITY, StreamStateCache } from '../../src/commands/stream-cache.js';
+import { STREAM_CACHE_CAPACITY, StreamStateCache } from '../../src/commands/kernel/stream-cache.js';
 import { CREDENTIAL_CACHE_CAPACITY, CredentialCache, type Credentials } from '../../src/http/kernel/credentials.js';
 import { LruMap } from '../../src/lru.js';
-import { MAX_NAMED, MAX_SEEN, StatementNames } from '../../src/pg-client.js';
+import { MAX_NAMED, MAX_SEEN, StatementNames } from '../../src/database/pg-client.js';
 
 // The per-process caches are bounded (README: Memory): filled with ten times their capacity,
 // they hold their capacity, and what they forget is what was used least recently.

@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/database.js';
+import { openDatabase } from '../../src/database/database.js';
 import { StartupError } from '../../src/config.js';
-import { LOCK_FILE } from '../../src/embedded/lock.js';
+import { LOCK_FILE } from '../../src/database/embedded-lock.js';
 import { childEnv, freshDataDir, runForgelog, startServe, stopServe } from './support.js';
 
 const dirs: string[] = [];

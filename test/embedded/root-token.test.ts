@@ -1,10 +1,12 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPersonalAccessToken, createUser, users } from '../../src/commands/users.js';
+import { createPersonalAccessToken, createUser } from '../../src/commands/users.js';
 import { loadConfig } from '../../src/config.js';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { openTestDatabase } from '../support/database.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { users } from '../../src/domain/users/aggregate.js';
 
 const ROOT_TOKEN = 'the-first-root-token';
 const CLI = { actor_id: null, actor_username: 'test' };
@@ -54,7 +56,7 @@ describe('FORGELOG_ROOT_TOKEN after the first start', () => {
     await createUser(ctx, { id: 2, profile: { username: 'alice', name: 'Alice', email: 'alice@example.com' }, randomPassword: true, skipConfirmation: true }, CLI);
     await createPersonalAccessToken(ctx, 2, { name: 'alice', scopes: ['api'], expiresAt: null, impersonation: false, token: 'alice-token' }, CLI);
     const revoked = await createPersonalAccessToken(ctx, 1, { name: 'old', scopes: ['api'], expiresAt: null, impersonation: false, token: 'revoked-root-token' }, CLI);
-    await users.run(ctx, 1, { type: 'RevokePersonalAccessToken', tokenId: revoked.tokenId, impersonation: false }, CLI);
+    await run(ctx, users, 1, { type: 'RevokePersonalAccessToken', tokenId: revoked.tokenId, impersonation: false }, CLI);
     await createPersonalAccessToken(ctx, 1, { name: 'short', scopes: ['api'], expiresAt: '2099-12-31', impersonation: false, token: 'expiring-root-token' }, CLI);
 
     const first = (token: string, now?: Date) => start(token, now).then(({ logged, text }) => ({ warning: warnings(logged)[0], text }));

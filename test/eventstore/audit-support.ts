@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from '../../src/database.js';
+import type { Db } from '../../src/database/database.js';
 import { GENESIS_HASH, eventHash } from '../../src/eventstore/hash.js';
 import { appendToStream, readStream } from '../../src/eventstore/store.js';
 import type { StoredEvent } from '../../src/eventstore/types.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { feedColumns, type FeedIndexOf } from '../../src/eventstore/feed-index.js';
 import { GENESIS_HASH, eventHash } from '../../src/eventstore/hash.js';
 import { MerkleBuilder, leafFieldsOfRow, merkleLeaf, runSealWorker, sealHash, sealPending } from '../../src/eventstore/seal.js';

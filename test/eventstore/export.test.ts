@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { exportEvents, exportSeals, parseSealLine, verifyExport, type ExportOptions } from '../../src/eventstore/export.js';
 import { Notifier } from '../../src/eventstore/notifier.js';
 import { sealPending } from '../../src/eventstore/seal.js';

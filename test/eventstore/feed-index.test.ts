@@ -1,7 +1,9 @@
 import { PassThrough } from 'node:stream';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGGREGATES, feedIndexOf, feedIndexOfAggregates } from '../../src/commands/aggregates.js';
+import type { AnyAggregate } from '../../src/domain/aggregate.js';
+import { AGGREGATES as LIST } from '../../src/domain/aggregates.js';
+import { feedIndexOf, feedIndexOfAggregates } from '../../src/commands/kernel/aggregates.js';
 import { exportEvents, verifyExport } from '../../src/eventstore/export.js';
 import { FEED_COLUMNS } from '../../src/eventstore/feed-index.js';
 import { sealPending } from '../../src/eventstore/seal.js';
@@ -9,6 +11,8 @@ import { verifyLog } from '../../src/eventstore/verify.js';
 import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tamper, waitUntilReadable } from './audit-support.js';
+
+const AGGREGATES: readonly AnyAggregate[] = LIST;
 
 /**
  * The feed index columns (actor_id, project_id, group_id, target_type, target_id) are

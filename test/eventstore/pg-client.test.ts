@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/database/database.js';
 import fc from 'fast-check';
-import { StatementNames, isStalePreparedPlan, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from '../../src/pg-client.js';
+import { StatementNames, isStalePreparedPlan, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from '../../src/database/pg-client.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
 
 type ResultLike = { addFields(fields: object[]): void; parseRow(values: (string | null)[]): Record<string, unknown> };

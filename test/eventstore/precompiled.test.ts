@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle, Db } from '../../src/database.js';
+import type { DatabaseHandle, Db } from '../../src/database/database.js';
 import { precompiled, type Slot } from '../../src/precompiled.js';
 import { openTestDatabase } from '../support/database.js';
 

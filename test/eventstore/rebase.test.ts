@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { advanceTransactionIds, rebaseTransactionIds } from '../../src/eventstore/rebase.js';
 import { sealPending } from '../../src/eventstore/seal.js';
 import { readAllAfter } from '../../src/eventstore/store.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { GENESIS_HASH, appendToStream, checkpointOf, readAllAfter, readStream, readTypesAfter } from '../../src/eventstore/store.js';
 import { LOG_START } from '../../src/eventstore/types.js';
 import { openTestDatabase } from '../support/database.js';

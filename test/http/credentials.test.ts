@@ -1,10 +1,11 @@
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../../src/commands/users.js';
 import { eventMetadata, requireUserForCommands } from '../../src/http/kernel/auth.js';
 import { appContext } from '../../src/http/kernel/context.js';
 import { sendError } from '../../src/http/kernel/errors.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { users } from '../../src/domain/users/aggregate.js';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -59,7 +60,7 @@ function statusRoute(meanwhile: () => Promise<void> = async () => {}) {
     requireUserForCommands(c, async (auth) => {
       await meanwhile();
       const message = c.req.param('message');
-      await users.run(appContext(c).commands, auth.user.id, { type: 'SetUserStatus', emoji: null, message, messageHtml: message }, eventMetadata(c, auth));
+      await run(appContext(c).commands, users, auth.user.id, { type: 'SetUserStatus', emoji: null, message, messageHtml: message }, eventMetadata(c, auth));
       return c.json({ message });
     }),
   );

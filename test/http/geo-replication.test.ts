@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type GeoConfig } from '../../src/config.js';
-import { feedIndexOf } from '../../src/commands/aggregates.js';
+import { feedIndexOf } from '../../src/commands/kernel/aggregates.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
 import { GeoReplicator } from '../../src/geo/replicator.js';
 import { tamper, waitUntilReadable } from '../eventstore/audit-support.js';

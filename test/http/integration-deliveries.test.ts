@@ -14,6 +14,7 @@ import { readStream } from '../../src/eventstore/store.js';
 import { ProjectionWorker } from '../../src/projections/runner.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
 
 // ───────────────────────────── A test-only event that triggers deliveries ─────────────────────────────
 // No production event type triggers a delivery yet (pushes arrive with issue 12): this aggregate
@@ -128,7 +129,7 @@ const advance = (ms: number) => (clock = new Date(clock.getTime() + ms));
 
 async function push(projectId: number, data: Partial<Pushed> = {}) {
   const id = unique('push');
-  await pushes.run(api.runtime.app.commands, id, { type: 'Push', data: { project_id: projectId, ref: 'main', tag: false, ...data } }, { actor_id: me.id });
+  await run(api.runtime.app.commands, pushes, id, { type: 'Push', data: { project_id: projectId, ref: 'main', tag: false, ...data } }, { actor_id: me.id });
   await reacted(api, worker, id);
 }
 
@@ -413,7 +414,7 @@ describe('which integrations get a delivery', () => {
   it('is idempotent: the reactor seeing an event twice records it once', async () => {
     const project = await projectWith('discord', { webhook: `${receiver.url}/hooks/twice/${unique('secret')}` });
     const id = unique('push');
-    await pushes.run(api.runtime.app.commands, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } }, { actor_id: me.id });
+    await run(api.runtime.app.commands, pushes, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } }, { actor_id: me.id });
     const [event] = await readStream(api.handle.db, `test-push-${id}`);
     await reactor.react(event!, api.runtime.app.commands);
     await reactor.react(event!, api.runtime.app.commands);
@@ -462,7 +463,7 @@ describe('the runtime sender', () => {
     expect((await live.put(`/projects/${project.id}/services/slack`, { webhook: `${receiver.url}${hook}` })).status).toBe(200);
     const user = (await live.get('/user')).body;
     const id = unique('push');
-    await pushes.run(live.runtime.app.commands, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } }, { actor_id: user.id });
+    await run(live.runtime.app.commands, pushes, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } }, { actor_id: user.id });
     await reacted(live, liveWorker, id);
     for (let waited = 0; receiver.at(hook).length === 0; waited += 20) {
       if (waited > 10_000) throw new Error('the runtime sender did not send');

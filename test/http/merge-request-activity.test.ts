@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeRequests } from '../../src/commands/merge-requests.js';
 import { settled } from '../support/fixtures.js';
 import { addMember } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';
 
 // A merge request opened, closed, reopened and merged is GitLab 12's activity
 // (EventCreateService#open_mr / close_mr / reopen_mr / merge_mr): `opened`, `closed`,
@@ -61,7 +62,7 @@ async function stateEvent(projectId: number, iid: number, token: string, state_e
 
 async function merge(mr: { id: number; sha: string }, by: { id: number }) {
   tick();
-  await mergeRequests.run(api.runtime.app.commands, mr.id, { type: 'MergeMergeRequest', byId: by.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } }, { actor_id: by.id });
+  await run(api.runtime.app.commands, mergeRequests, mr.id, { type: 'MergeMergeRequest', byId: by.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } }, { actor_id: by.id });
 }
 
 /** A feed's merge request events as `action_name !iid title (author)`. */

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
-import { mergeRequests } from '../../src/commands/merge-requests.js';
 import { DELIVERY_TRIGGERS } from '../../src/domain/integrations/deliveries.js';
 import { createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';
 
 // Merge requests opened, closed and reopened through the API (and merged by the merge
 // command: PUT …/merge is another branch's) notify the project's chat integrations through
@@ -86,7 +87,7 @@ async function stateEvent(projectId: number, mr: { id: number; iid: number }, st
 
 /** The merge command as PUT …/merge issues it, with the source head standing for the merge commit. */
 async function merge(mr: { id: number; sha: string }) {
-  await mergeRequests.run(api.runtime.app.commands, mr.id, { type: 'MergeMergeRequest', byId: me.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } }, { actor_id: me.id });
+  await run(api.runtime.app.commands, mergeRequests, mr.id, { type: 'MergeMergeRequest', byId: me.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } }, { actor_id: me.id });
   await reacted(`merge-request-${mr.id}`);
 }
 

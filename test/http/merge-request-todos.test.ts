@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeRequests, openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
+import { openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
 import { addMember } from '../support/roles.js';
 import { createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -132,7 +134,7 @@ describe('todos the merge request events make', () => {
     const id = await openMergeRequest(ctx, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, as(author));
     const todos = await eventually(async () => ((await pending(author.token)).length > 0 ? await pending(author.token) : undefined), 30_000);
     expect(todos).toMatchObject([{ action_name: 'unmergeable', author: { id: author.user.id }, target: { merge_status: 'cannot_be_merged', has_conflicts: true } }]);
-    await mergeRequests.run(ctx, id, { type: 'DeleteMergeRequest' }, as(author));
+    await run(ctx, mergeRequests, id, { type: 'DeleteMergeRequest' }, as(author));
     expect(await pending(author.token)).toEqual([]);
   });
 });

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mergeRequests, takeVersion } from '../../src/commands/merge-requests.js';
+import { takeVersion } from '../../src/commands/merge-requests.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { run } from '../../src/commands/kernel/run.js';
+import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';
 
 let api: TestServer;
 beforeAll(async () => {
@@ -58,7 +60,7 @@ async function recordVersion(projectId: number, mergeRequestId: number, sourceBr
   const ctx = api.runtime.app.commands;
   const head = async (name: string) => (await api.get(`/projects/${projectId}/repository/branches/${name}`)).body.commit.id as string;
   const [source, target] = [await head(sourceBranch), await head('master')];
-  await mergeRequests.run(ctx, mergeRequestId, async (trx) => ({ type: 'RecordVersion', version: await takeVersion(trx, projectId, source, target) }), { actor_id: null, actor_username: null });
+  await run(ctx, mergeRequests, mergeRequestId, async (trx) => ({ type: 'RecordVersion', version: await takeVersion(trx, projectId, source, target) }), { actor_id: null, actor_username: null });
 }
 
 /** Entities::Commit of a merge request's commit: the commit's own, with no parents (CachedCommit). */

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { StartupError } from '../../src/config.js';
-import { openDatabase, type DatabaseHandle } from '../../src/database.js';
-import { migrateToLatest } from '../../src/migrate.js';
+import { openDatabase, type DatabaseHandle } from '../../src/database/database.js';
+import { migrateToLatest } from '../../src/database/migrate.js';
 import { adminQuery, itOnPostgres } from '../support/database.js';
 import { withDatabase } from '../support/global-setup.js';
 

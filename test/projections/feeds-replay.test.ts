@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { exportEvents, type ExportedEvent } from '../../src/eventstore/export.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';

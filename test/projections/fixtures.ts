@@ -1,13 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
 import { defineAggregate } from '../../src/commands/aggregate.js';
-import type { CommandContext } from '../../src/commands/handler.js';
-import type { DatabaseHandle, Db } from '../../src/database.js';
+import type { DatabaseHandle, Db } from '../../src/database/database.js';
 import type { Decider } from '../../src/domain/decider.js';
 import type { EventOf } from '../../src/domain/events.js';
 import { Notifier } from '../../src/eventstore/notifier.js';
 import type { ProjectedEvent } from '../../src/eventstore/types.js';
 import type { Projector } from '../../src/projections/projector.js';
+import { run } from '../../src/commands/kernel/run.js';
+import type { CommandContext } from '../../src/commands/kernel/context.js';
 
 // ───────────────────────────── A tiny decider ─────────────────────────────
 
@@ -41,9 +42,9 @@ export function commandContext(handle: DatabaseHandle, inlineProjectors: readonl
 export const counters = defineAggregate({ name: 'counters', streamId: (id: string) => id, events: countEvents, decider: counterDecider });
 
 export const count = (ctx: CommandContext, streamId: string, amount: number, delayMs?: number) =>
-  counters.run(ctx, streamId, { type: 'Count', amount, delayMs }, { actor_id: 1 });
+  run(ctx, counters, streamId, { type: 'Count', amount, delayMs }, { actor_id: 1 });
 
-export const ignore = (ctx: CommandContext, streamId: string) => counters.run(ctx, streamId, { type: 'Ignore' }, { actor_id: 1 });
+export const ignore = (ctx: CommandContext, streamId: string) => run(ctx, counters, streamId, { type: 'Ignore' }, { actor_id: 1 });
 
 // ───────────────────────────── Counter projector (idempotent) ─────────────────────────────
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { GENESIS_HASH, appendToStream } from '../../src/eventstore/store.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { SHADOW_SCHEMA, rebuildProjections } from '../../src/projections/rebuild.js';

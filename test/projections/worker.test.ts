@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
-import type { CommandContext } from '../../src/commands/handler.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { ADVISORY_LOCK_CLASS } from '../../src/projections/rebuild.js';
 import { ProjectionWorker, type Reactor, type WorkerOptions } from '../../src/projections/runner.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
@@ -18,6 +17,7 @@ import {
   rowsOf,
   sleep,
 } from './fixtures.js';
+import type { CommandContext } from '../../src/commands/kernel/context.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { readStream } from '../../src/eventstore/store.js';
 import type { Projector } from '../../src/projections/projector.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/database.js';
+import type { Db } from '../../src/database/database.js';
 import { toStoredEvent } from '../../src/eventstore/store.js';
 import type { ProjectedEvent } from '../../src/eventstore/types.js';
 import { applyEvents } from '../../src/projections/rebuild.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { ProjectionWorker } from '../../src/projections/runner.js';
 import { openTestDatabase } from '../support/database.js';
 import { expectReplayEquivalence } from '../support/replay.js';

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, inject, it } from 'vitest';
-import { openDatabase, type DatabaseHandle } from '../../src/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/database/database.js';
 import { TEST_DATA_DIR, copyTemplate, withDatabase } from './global-setup.js';
 import { POSTGRES_ONLY } from './skipped-reporter.js';
 

@@ -2,8 +2,8 @@ import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { openDatabase } from '../../src/database.js';
-import { migrateToLatest } from '../../src/migrate.js';
+import { openDatabase } from '../../src/database/database.js';
+import { migrateToLatest } from '../../src/database/migrate.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { expect } from 'vitest';
-import type { DatabaseHandle, Db } from '../../src/database.js';
+import type { DatabaseHandle, Db } from '../../src/database/database.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
 

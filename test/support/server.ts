@@ -1,7 +1,7 @@
 import type { ServerType } from '@hono/node-server';
 import { pino } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
-import type { DatabaseHandle } from '../../src/database.js';
+import type { DatabaseHandle } from '../../src/database/database.js';
 import { listen, openRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { openTestDatabase } from './database.js';
 

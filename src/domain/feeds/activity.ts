@@ -1,4 +1,4 @@
-import type { DataOf, KnownEventType } from '../known-events.js';
+import type { DataOf, KnownEventType } from '../aggregates.js';
 
 /**
  * The activity feed (GitLab's `events` table, GET /events …) is not a table here: it is a

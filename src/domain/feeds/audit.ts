@@ -1,6 +1,6 @@
 import { featureFlagAuditMessage } from '../feature-flags/audit-messages.js';
 import type { FeatureFlagEvent } from '../feature-flags/events.js';
-import type { DataOf, KnownEventType } from '../known-events.js';
+import type { DataOf, KnownEventType } from '../aggregates.js';
 import { ROLE_NAMES } from '../members.js';
 import type { Visibility } from '../access.js';
 

@@ -4,7 +4,6 @@
  * of 12.10), as data: one row per kind, no code per kind.
  */
 
-import type { ChatFormat } from './chat-payloads.js';
 
 /** The event columns every integration has (Service's table), all true for a new one (`default_value_for`). */
 export const EVENT_FLAGS = [
@@ -166,3 +165,7 @@ export const shownFields = (kind: KindSpec) => kind.fields.filter((f) => !HIDDEN
  * `webhook`, whose URL is itself the credential of chat webhooks (shown as GitLab 12 does).
  */
 export const isSecretField = (name: string) => /(password|token|key)/.test(name) || name === 'webhook';
+
+/** The chat formats an integration may post in (src/domain/integrations/chat-payloads.ts). */
+export const CHAT_FORMATS = ['slack', 'microsoft-teams', 'discord', 'hangouts-chat', 'unify-circuit'] as const;
+export type ChatFormat = (typeof CHAT_FORMATS)[number];

@@ -1,4 +1,4 @@
-import type { Properties } from './catalogue.js';
+import type { ChatFormat, Properties } from './catalogue.js';
 import type { ChatMessage, DeliveryFlag } from './deliveries.js';
 
 /**
@@ -9,8 +9,6 @@ import type { ChatMessage, DeliveryFlag } from './deliveries.js';
  * not here — it is a secret, read when the request is sent.
  */
 
-export const CHAT_FORMATS = ['slack', 'microsoft-teams', 'discord', 'hangouts-chat', 'unify-circuit'] as const;
-export type ChatFormat = (typeof CHAT_FORMATS)[number];
 
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 export type Payload = { readonly [key: string]: JsonValue };

@@ -1,4 +1,4 @@
-import type { KnownEvent } from '../known-events.js';
+import type { KnownEvent } from '../aggregates.js';
 import type { CommitDetail } from '../repository/decider.js';
 import type { Properties } from './catalogue.js';
 

@@ -1,8 +1,7 @@
-import type { Visibility } from '../access.js';
 import { type Decider, unhandled } from '../decider.js';
 import { conflict, notFound, serviceError } from '../errors.js';
 import type { ProjectEvent } from './events.js';
-import { type ProjectChanges, type ProjectSettings, settingsOf } from './settings.js';
+import { type ProjectChanges, type ProjectNamespace, type ProjectSettings, settingsOf } from './settings.js';
 import { validate } from './validation.js';
 
 /**
@@ -28,16 +27,6 @@ export interface ProjectState {
 
 // ───────────────────────────── Commands ─────────────────────────────
 
-/** The namespace a project lives in, as the command saw it (read from the namespaces table). */
-export interface ProjectNamespace {
-  readonly id: number;
-  readonly kind: 'user' | 'group';
-  readonly visibility: Visibility;
-  readonly full_path: string;
-  readonly full_name: string;
-  /** Root first, ending with the namespace's id. */
-  readonly traversal_ids: readonly number[];
-}
 
 export interface CreateProjectCommand {
   readonly type: 'CreateProject';
@@ -217,4 +206,3 @@ function changedFields(settings: ProjectSettings, changes: Partial<ProjectSettin
 }
 
 export const projectDecider: Decider<ProjectCommand, ProjectEvent, ProjectState, number> = { initialState, evolve, decide };
-

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { VISIBILITIES } from '../access.js';
+import { VISIBILITIES, type Visibility } from '../access.js';
 import { DEFAULT_SETTINGS } from '../application-settings/attributes.js';
 
 /** GitLab's ProjectFeature access levels (issues, repository, merge requests, wiki, builds, snippets, pages). */
@@ -109,3 +109,14 @@ export const DEFAULT_PROJECT_SETTINGS: Omit<ProjectSettings, 'name' | 'path'> = 
   packages_enabled: true,
   service_desk_enabled: false,
 };
+
+/** The namespace a project lives in, as the command saw it (read from the namespaces table). */
+export interface ProjectNamespace {
+  readonly id: number;
+  readonly kind: 'user' | 'group';
+  readonly visibility: Visibility;
+  readonly full_path: string;
+  readonly full_name: string;
+  /** Root first, ending with the namespace's id. */
+  readonly traversal_ids: readonly number[];
+}

@@ -1,7 +1,6 @@
 import { allowedUnder } from '../access.js';
 import { invalid } from '../errors.js';
-import type { ProjectNamespace } from './decider.js';
-import type { ProjectSettings } from './settings.js';
+import { type ProjectSettings, type ProjectNamespace } from './settings.js';
 
 /** GitLab's Project model validations, and the path GitLab derives from a name. */
 

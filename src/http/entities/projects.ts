@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { ACCESS } from '../../domain/access.js';
 import { licensed } from '../../domain/policy/licensed.js';

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { findEpicsByIds } from '../../projections/epics/queries.js';
 import { mergeRequestViews, subscribedAmong } from '../../projections/merge-requests/queries.js';

@@ -1,25 +1,17 @@
 import type { Context } from 'hono';
-import { tokenDigest } from '../../commands/secrets.js';
+import { tokenDigest } from '../../security/secrets.js';
 import type { EventMetadata } from '../../eventstore/types.js';
-import { PreconditionFailed } from '../../commands/precondition.js';
+import { PreconditionFailed } from '../../commands/kernel/precondition.js';
 import type { AuthUser, TokenRow, UserRow } from '../../projections/users.js';
 import { findUserByIdOrUsername } from '../../projections/users/queries.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
-import { appContext, today, type AppContext } from './context.js';
+import { appContext, today, type AppContext, type Auth } from './context.js';
 import { credentialsStillHold, sameCredentials, type Credentials } from './credentials.js';
 import { forbidden, notFound, resourceLocked } from '../../domain/errors.js';
 import { insufficientScope, unauthorized } from './errors.js';
 import { rawParams } from './params.js';
 import { header } from './request.js';
 
-/** Who is calling: the effective user (after sudo), the token used and the sudo origin. */
-export interface Auth {
-  /** The columns authentication reads (`requireUserRow` has the whole row). */
-  readonly user: AuthUser | null;
-  readonly token: TokenRow | null;
-  /** The administrator who used sudo, when the effective user came from `sudo`. */
-  readonly sudoFrom: AuthUser | null;
-}
 
 /** Scopes that grant an endpoint: every endpoint takes `api`; GETs also `read_api`. */
 export type Scope = 'api' | 'read_api' | 'read_user' | 'sudo';

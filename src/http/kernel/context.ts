@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
-import type { CommandContext } from '../../commands/handler.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../database.js';
-import type { Auth } from './auth.js';
+import type { Db } from '../../database/database.js';
+import type { AuthUser, TokenRow } from '../../projections/users.js';
 import type { CredentialCache } from './credentials.js';
+import type { CommandContext } from '../../commands/kernel/context.js';
 
 /** What every request handler can reach: configuration, the database and the command path. */
 export interface AppContext {
@@ -27,3 +27,12 @@ export const appContext = (c: Context): AppContext => c.get('app' as never) as A
 
 /** Today's UTC date by the command clock: tokens and memberships expire against it. */
 export const today = (c: Context) => appContext(c).commands.now().toISOString().slice(0, 10);
+
+/** Who is calling: the effective user (after sudo), the token used and the sudo origin. */
+export interface Auth {
+  /** The columns authentication reads (`requireUserRow` has the whole row). */
+  readonly user: AuthUser | null;
+  readonly token: TokenRow | null;
+  /** The administrator who used sudo, when the effective user came from `sudo`. */
+  readonly sudoFrom: AuthUser | null;
+}

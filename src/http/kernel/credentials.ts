@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { LruMap } from '../../lru.js';
 import { precompiled, type Slot } from '../../precompiled.js';
 import { AUTH_USER_COLUMNS, type AuthUser, type TokenRow } from '../../projections/users.js';

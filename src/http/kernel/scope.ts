@@ -9,8 +9,7 @@ import { groupAccessLevel, projectAccessLevel, viewerOf } from '../../projection
 import { groupHasProjectVisibleTo } from '../../projections/groups/queries.js';
 import type { NamespaceRow } from '../../projections/groups/tables.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
-import type { Auth } from './auth.js';
-import { appContext, today } from './context.js';
+import { appContext, today, type Auth } from './context.js';
 import { INT4_MAX } from './params.js';
 
 /**

@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
-import { members } from '../../commands/members.js';
-import { DEFAULT_ACCESS_LEVEL } from '../../domain/members.js';
+import { DEFAULT_ACCESS_LEVEL, members } from '../../domain/members.js';
 import { accessRequestsQuery } from '../../projections/members/access-requests.js';
 import { directMembersQuery, highestGroupMembership } from '../../projections/members/members.js';
 import { toAccessRequester, toMember } from '../entities/members.js';
@@ -10,6 +9,7 @@ import { forbidden, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { params, t, withDefault } from '../kernel/params.js';
 import { SOURCE_KINDS, resolveSource, userIdParam } from './members.js';
+import { run } from '../../commands/kernel/run.js';
 
 const approveParams = {
   access_level: withDefault(t.integer(), DEFAULT_ACCESS_LEVEL as number),
@@ -37,7 +37,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       const source = await resolveSource(c, auth, type);
       if (!source.canRequestAccess) throw forbidden();
       const { db, config, commands } = appContext(c);
-      await members.run(commands, source, { type: 'RequestAccess', userId: auth.user.id }, eventMetadata(c, auth));
+      await run(commands, members, source, { type: 'RequestAccess', userId: auth.user.id }, eventMetadata(c, auth));
       const row = await accessRequestsQuery(db, source).where('r.user_id', '=', auth.user.id).executeTakeFirstOrThrow();
       return c.json(toAccessRequester(row, config), 201);
     })
@@ -53,7 +53,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!source.canManage) throw forbidden();
       const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
       const approval = { type: 'ApproveAccessRequest', userId, accessLevel: p.access_level, inherited, actorId: auth.user.id } as const;
-      await members.run(commands, source, approval, eventMetadata(c, auth));
+      await run(commands, members, source, approval, eventMetadata(c, auth));
       const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config), 201);
     })
@@ -66,7 +66,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
       // GitLab: managers deny; requesters withdraw their own request.
       if (!source.canDestroyMember(userId)) throw forbidden();
-      await members.run(commands, source, { type: 'DenyAccessRequest', userId, actorId: auth.user.id }, eventMetadata(c, auth));
+      await run(commands, members, source, { type: 'DenyAccessRequest', userId, actorId: auth.user.id }, eventMetadata(c, auth));
       return c.body(null, 204);
     });
 }

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { updateApplicationSettings } from '../../commands/application-settings.js';
-import { openSecrets } from '../../commands/settings-secrets.js';
+import { openSecrets } from '../../security/settings-secrets.js';
 import { VISIBILITIES } from '../../domain/access.js';
 import { attributeDef, type AttributeDef, type AttributeName, type SettingsChanges, type SettingValue } from '../../domain/application-settings/attributes.js';
 import { WRITABLE_ATTRIBUTES, settingsOf } from '../../domain/application-settings/decider.js';

@@ -1,8 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { broadcastMessages } from '../../commands/broadcast-messages.js';
-import { nextId } from '../../commands/handler.js';
-import { DEFAULT_COLOR, DEFAULT_FONT } from '../../domain/broadcast-messages.js';
+import { nextId } from '../../commands/kernel/handler.js';
+import { DEFAULT_COLOR, DEFAULT_FONT, broadcastMessages } from '../../domain/broadcast-messages.js';
 import { paramErrors, recordNotFound } from '../../domain/errors.js';
 import { broadcastMessagesQuery, findBroadcastMessage } from '../../projections/broadcast-messages/queries.js';
 import type { BroadcastMessageRow } from '../../projections/broadcast-messages/tables.js';
@@ -12,6 +11,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, pathId, params, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
+import { run } from '../../commands/kernel/run.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -81,8 +81,9 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     const { db, commands } = appContext(c);
     const now = commands.now();
     const id = await nextId(db, 'broadcast_messages_id_seq');
-    await broadcastMessages.run(
+    await run(
       commands,
+      broadcastMessages,
       id,
       {
         type: 'CreateBroadcastMessage',
@@ -109,8 +110,9 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     declared.done();
     const id = messageId(c);
     await existing(c, id);
-    await broadcastMessages.run(
+    await run(
       appContext(c).commands,
+      broadcastMessages,
       id,
       {
         type: 'UpdateBroadcastMessage',
@@ -133,6 +135,6 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     const id = messageId(c);
     const row = await existing(c, id);
     checkUnmodifiedSince(c, row.updated_at);
-    await broadcastMessages.run(appContext(c).commands, id, { type: 'DeleteBroadcastMessage' }, eventMetadata(c, auth));
+    await run(appContext(c).commands, broadcastMessages, id, { type: 'DeleteBroadcastMessage' }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

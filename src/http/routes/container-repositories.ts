@@ -1,6 +1,5 @@
 import { type Context, Hono } from 'hono';
 import { sql } from 'kysely';
-import { containerRepositories } from '../../commands/container-repositories.js';
 import { regexpError } from '../../domain/container-repositories/cleanup.js';
 import { forbidden, notFound, recordNotFound } from '../../domain/errors.js';
 import {
@@ -13,11 +12,13 @@ import {
   tagsOf,
 } from '../../projections/container-repositories/queries.js';
 import { toRepository, toTag, toTagDetails } from '../entities/container-repositories.js';
-import { authenticate, eventMetadata, type Auth } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { authenticate, eventMetadata } from '../kernel/auth.js';
+import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, pathId, rawParams, t, withDefault, type RawParams, type Rules, type Shape } from '../kernel/params.js';
 import { userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
+import { run } from '../../commands/kernel/run.js';
+import { containerRepositories } from '../../domain/container-repositories/aggregate.js';
 
 /**
  * GitLab's API::ProjectContainerRepositories and API::GroupContainerRepositories (12.x):
@@ -103,7 +104,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     await declared(c, {});
     const repository = await repositoryOf(c, project);
     authorize(project, 'admin_container_image');
-    await containerRepositories.run(appContext(c).commands, repository.id, { type: 'ScheduleDeletion' }, eventMetadata(c, auth));
+    await run(appContext(c).commands, containerRepositories, repository.id, { type: 'ScheduleDeletion' }, eventMetadata(c, auth));
     return statusBody(c, 202);
   })
 
@@ -135,7 +136,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
       keepN: keep_n ?? null,
       olderThan: older_than ?? null,
     };
-    await containerRepositories.run(commands, repository.id, { type: 'ScheduleCleanup', rules, at: commands.now().toISOString() }, eventMetadata(c, auth));
+    await run(commands, containerRepositories, repository.id, { type: 'ScheduleCleanup', rules, at: commands.now().toISOString() }, eventMetadata(c, auth));
     return statusBody(c, 202);
   })
 
@@ -153,7 +154,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     const repository = await repositoryOf(c, project);
     authorize(project, 'destroy_container_image');
     const tag = await tagOf(c, repository);
-    await containerRepositories.run(appContext(c).commands, repository.id, { type: 'DeleteTag', tag: tag.name }, eventMetadata(c, auth));
+    await run(appContext(c).commands, containerRepositories, repository.id, { type: 'DeleteTag', tag: tag.name }, eventMetadata(c, auth));
     return statusBody(c, 200);
   })
 

@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { deployKeys } from '../../commands/deploy-keys.js';
-import { nextId } from '../../commands/handler.js';
+import { nextId } from '../../commands/kernel/handler.js';
 import { notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { parsePublicKey, sanitizeKey } from '../../domain/ssh-keys.js';
 import {
@@ -19,6 +18,8 @@ import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, integerCheck, optional, pathId, params, rawParams, required, t } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject } from '../kernel/scope.js';
+import { deployKeys } from '../../domain/deploy-keys.js';
+import { run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab's API::DeployKeys (12.x): the instance's keys for administrators, and a project's
@@ -83,15 +84,16 @@ deployKeyRoutes
     // A key of a project the caller is a member of is enabled here too.
     const accessible = project.viewer ? await accessibleDeployKey(db, project.viewer, { key }) : undefined;
     if (accessible !== undefined) {
-      await deployKeys.run(commands, accessible, { type: 'LinkDeployKey', projectId, canPush }, eventMetadata(c, auth));
+      await run(commands, deployKeys, accessible, { type: 'LinkDeployKey', projectId, canPush }, eventMetadata(c, auth));
       return respond(accessible);
     }
 
     const id = await nextId(db, 'deploy_keys_id_seq');
     const parsed = parsePublicKey(sanitizeKey(key));
     const restrictions = await keyRestrictions(db);
-    await deployKeys.run(
+    await run(
       commands,
+      deployKeys,
       id,
       async (trx) => ({
         type: 'CreateDeployKey',
@@ -120,7 +122,7 @@ deployKeyRoutes
     const { db, commands } = appContext(c);
     const projectId = project.row.id;
     if (!(await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirst())) throw recordNotFound('Deploy Key');
-    await deployKeys.run(commands, keyId, { type: 'UpdateDeployKey', projectId, title: p.title, canPush: p.can_push }, eventMetadata(c, auth));
+    await run(commands, deployKeys, keyId, { type: 'UpdateDeployKey', projectId, title: p.title, canPush: p.can_push }, eventMetadata(c, auth));
     return c.json(toDeployKeysProject(await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirstOrThrow()));
   })
 
@@ -132,7 +134,7 @@ deployKeyRoutes
     const link = await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirst();
     if (!link) throw notFound('Deploy Key');
     checkUnmodifiedSince(c, link.link_updated_at);
-    await deployKeys.run(commands, keyId, async (trx) => ({ type: 'UnlinkDeployKey', projectId, liveProjectIds: await linkedProjectIds(trx, keyId) }), eventMetadata(c, auth));
+    await run(commands, deployKeys, keyId, async (trx) => ({ type: 'UnlinkDeployKey', projectId, liveProjectIds: await linkedProjectIds(trx, keyId) }), eventMetadata(c, auth));
     return c.body(null, 204);
   })
 
@@ -147,7 +149,7 @@ deployKeyRoutes
         ? await accessibleDeployKey(db, project.viewer, { id: keyId })
         : undefined;
     if (found === undefined) throw notFound('Deploy Key');
-    await deployKeys.run(commands, found, { type: 'LinkDeployKey', projectId: project.row.id, canPush: false }, eventMetadata(c, auth));
+    await run(commands, deployKeys, found, { type: 'LinkDeployKey', projectId: project.row.id, canPush: false }, eventMetadata(c, auth));
     const key = await findDeployKey(db, found);
     if (!key) throw notFound('Deploy Key');
     return c.json(toSshKey(key), 201);

@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { environments } from '../../commands/environments.js';
-import { nextId } from '../../commands/handler.js';
+import { nextId } from '../../commands/kernel/handler.js';
 import { recordNotFound } from '../../domain/errors.js';
 import { environmentsQuery, findEnvironment } from '../../projections/environments/queries.js';
 import { toEnvironment, toEnvironmentWithLastDeployment } from '../entities/environments.js';
@@ -12,6 +11,8 @@ import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, params, pathId, rawParams, required, t, type RawParams, type Shape } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { environments } from '../../domain/environments.js';
+import { run } from '../../commands/kernel/run.js';
 
 const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -81,8 +82,9 @@ export const environmentRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'create_environment');
     const { db, commands } = appContext(c);
     const id = await nextId(db, 'environments_id_seq');
-    await environments.run(
+    await run(
       commands,
+      environments,
       id,
       { type: 'CreateEnvironment', projectId: project.row.id, name, externalUrl: external_url ?? null, slugSuffix: slugSuffix() },
       eventMetadata(c, auth),
@@ -96,7 +98,7 @@ export const environmentRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'update_environment');
     const environment = await environmentOf(c, project.row.id);
     const { db, commands } = appContext(c);
-    await environments.run(commands, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url }, eventMetadata(c, auth));
+    await run(commands, environments, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url }, eventMetadata(c, auth));
     return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)));
   })
 
@@ -107,7 +109,7 @@ export const environmentRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'destroy_environment');
     const environment = await environmentOf(c, project.row.id);
     checkUnmodifiedSince(c, environment.updated_at);
-    await environments.run(appContext(c).commands, environment.id, { type: 'DeleteEnvironment' }, eventMetadata(c, auth));
+    await run(appContext(c).commands, environments, environment.id, { type: 'DeleteEnvironment' }, eventMetadata(c, auth));
     return c.body(null, 204);
   })
 
@@ -117,6 +119,6 @@ export const environmentRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'stop_environment');
     const environment = await environmentOf(c, project.row.id);
     const { db, commands } = appContext(c);
-    await environments.run(commands, environment.id, { type: 'StopEnvironment' }, eventMetadata(c, auth));
+    await run(commands, environments, environment.id, { type: 'StopEnvironment' }, eventMetadata(c, auth));
     return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)), 200);
   });

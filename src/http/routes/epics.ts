@@ -1,7 +1,6 @@
 import { Hono, type Context } from 'hono';
-import { createEpic, deleteEpic, epics } from '../../commands/epics.js';
-import { todos } from '../../commands/todos.js';
-import { nextId } from '../../commands/handler.js';
+import { createEpic, deleteEpic } from '../../commands/epics.js';
+import { nextId } from '../../commands/kernel/handler.js';
 import type { EpicFields } from '../../domain/epics.js';
 import { forbidden } from '../../domain/errors.js';
 import type { GroupAbility } from '../../domain/policy/group.js';
@@ -10,11 +9,14 @@ import { epicsQuery, findEpic, findEpicById, type EpicView } from '../../project
 import { findTodo } from '../../projections/todos/queries.js';
 import { canAdminEpic, toEpic } from '../entities/epics.js';
 import { presentTodos } from '../entities/todos.js';
-import { eventMetadata, requireUser, type Auth } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, integerCheck, optional, pathId, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
 import { userGroup, type GroupScope } from '../kernel/scope.js';
+import { epics } from '../../domain/epics.js';
+import { todos } from '../../domain/todos.js';
+import { run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab EE's API::Epics (12.x) and the epic todo of EE's API::Todos. Every route
@@ -150,7 +152,7 @@ export const epicRoutes = new Hono<AppEnv>()
     const parsed = await declared(c, updateShape, [(raw) => atLeastOneOf(raw, UPDATABLE)]);
     const epic = await epicOf(c, group, 'admin_epic');
     const { db, commands } = appContext(c);
-    await epics.run(commands, epic.id, { type: 'UpdateEpic', fields: { ...fieldsOf(parsed), title: parsed.title }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
+    await run(commands, epics, epic.id, { type: 'UpdateEpic', fields: { ...fieldsOf(parsed), title: parsed.title }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
     return c.json(present(c, group, (await findEpicById(db, group.viewer, epic.id))!));
   })
 
@@ -171,8 +173,9 @@ export const epicRoutes = new Hono<AppEnv>()
     const epic = await epicOf(c, group, 'read_epic');
     const { db, commands } = appContext(c);
     const id = await nextId(db, 'todos_id_seq');
-    await todos.run(
+    await run(
       commands,
+      todos,
       auth.user.id,
       { type: 'MarkTodo', id, authorId: auth.user.id, targetType: 'Epic', targetId: epic.id, projectId: null, groupId: epic.group_id },
       eventMetadata(c, auth),

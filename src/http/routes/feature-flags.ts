@@ -1,9 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { featureFlags } from '../../commands/feature-flags.js';
-import { nextId } from '../../commands/handler.js';
-import type { Db } from '../../database.js';
+import { nextId } from '../../commands/kernel/handler.js';
+import type { Db } from '../../database/database.js';
 import type { ScopeInput } from '../../domain/feature-flags/decider.js';
 import { effectiveScope } from '../../domain/feature-flags/matching.js';
 import { DomainError, forbidden, recordNotFound } from '../../domain/errors.js';
@@ -12,12 +11,14 @@ import type { ProjectAbility } from '../../domain/policy/project.js';
 import { featureFlagsQuery, findFeatureFlag, flagScopesQuery, projectScopes, scopesOf } from '../../projections/feature-flags/queries.js';
 import type { FeatureFlagRow } from '../../projections/feature-flags/tables.js';
 import { toDetailedFeatureFlagScope, toFeatureFlag, toFeatureFlagScope } from '../entities/feature-flags.js';
-import { authenticate, eventMetadata, type Auth } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { authenticate, eventMetadata } from '../kernel/auth.js';
+import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { fullMessages, rendersInvalid, routeNotFound } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, parseParams, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { run } from '../../commands/kernel/run.js';
+import { featureFlags } from '../../domain/feature-flags/aggregate.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────
 
@@ -151,8 +152,9 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     const { db, commands } = appContext(c);
     const id = await nextId(db, 'feature_flags_id_seq');
     const ids = await scopeIds(db, Math.max(1, scopes?.length ?? 0));
-    await featureFlags.run(
+    await run(
       commands,
+      featureFlags,
       id,
       { type: 'CreateFeatureFlag', projectId: project.row.id, name, description: description ?? null, active: active ?? true, scopes, scopeIds: ids },
       eventMetadata(c, auth),
@@ -186,7 +188,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     const flag = await flagOf(c, project);
     authorize(project, 'update_feature_flag');
     const { db, commands } = appContext(c);
-    await featureFlags.run(commands, flag.id, { type: 'UpdateFeatureFlag', name, description, active }, eventMetadata(c, auth));
+    await run(commands, featureFlags, flag.id, { type: 'UpdateFeatureFlag', name, description, active }, eventMetadata(c, auth));
     return c.json(await presentFlag(db, (await findFeatureFlag(db, project.row.id, name ?? flag.name))!));
   })
 
@@ -197,7 +199,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     const { db, commands } = appContext(c);
     // GitLab presents the destroyed flag (200); here with the scopes it had.
     const presented = await presentFlag(db, flag);
-    await featureFlags.run(commands, flag.id, { type: 'DeleteFeatureFlag' }, eventMetadata(c, auth));
+    await run(commands, featureFlags, flag.id, { type: 'DeleteFeatureFlag' }, eventMetadata(c, auth));
     return c.json(presented);
   })
 
@@ -216,7 +218,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     authorize(project, 'update_feature_flag');
     const { db, commands } = appContext(c);
     const [scopeId] = await scopeIds(db, 1);
-    const result = await featureFlags.run(commands, flag.id, { type: 'CreateFeatureFlagScope', scopeId: scopeId!, scope: scopeInput(p) }, eventMetadata(c, auth));
+    const result = await run(commands, featureFlags, flag.id, { type: 'CreateFeatureFlagScope', scopeId: scopeId!, scope: scopeInput(p) }, eventMetadata(c, auth));
     const created = result.state.flag!.scopes.find((s) => s.id === scopeId)!;
     return c.json(await presentScope(db, flag.id, created.environment_scope), 201);
   })
@@ -234,7 +236,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     authorize(project, 'update_feature_flag');
     const environmentScope = environmentScopeOf(c);
     const { db, commands } = appContext(c);
-    await featureFlags.run(commands, flag.id, { type: 'UpdateFeatureFlagScope', environmentScope, active, strategies }, eventMetadata(c, auth));
+    await run(commands, featureFlags, flag.id, { type: 'UpdateFeatureFlagScope', environmentScope, active, strategies }, eventMetadata(c, auth));
     return c.json(await presentScope(db, flag.id, environmentScope));
   })
 
@@ -242,6 +244,6 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     const { auth, project } = await readableProject(c);
     const flag = await flagOf(c, project);
     authorize(project, 'update_feature_flag');
-    await featureFlags.run(appContext(c).commands, flag.id, { type: 'DeleteFeatureFlagScope', environmentScope: environmentScopeOf(c) }, eventMetadata(c, auth));
+    await run(appContext(c).commands, featureFlags, flag.id, { type: 'DeleteFeatureFlagScope', environmentScope: environmentScopeOf(c) }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

@@ -1,8 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { sql } from 'kysely';
-import { geoNodes } from '../../commands/geo-nodes.js';
-import { nextId } from '../../commands/handler.js';
-import { GEO_NODE_DEFAULTS } from '../../domain/geo-nodes.js';
+import { nextId } from '../../commands/kernel/handler.js';
+import { GEO_NODE_DEFAULTS, geoNodes } from '../../domain/geo-nodes.js';
 import { forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { toExportedEvent } from '../../eventstore/export.js';
@@ -26,6 +25,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { routeNotFound, unauthorized } from '../kernel/errors.js';
 import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, params, pathId, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { run } from '../../commands/kernel/run.js';
 
 const capacities = {
   files_max_capacity: optional(t.integer()),
@@ -116,8 +116,9 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     const p = await params(c, createParams);
     const { db, commands, config } = appContext(c);
     const id = await nextId(db, 'geo_nodes_id_seq');
-    await geoNodes.run(
+    await run(
       commands,
+      geoNodes,
       id,
       {
         type: 'CreateGeoNode',
@@ -219,8 +220,9 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     declared.done();
     const node = await nodeOf(c);
     const { db, commands, config } = appContext(c);
-    await geoNodes.run(
+    await run(
       commands,
+      geoNodes,
       node.id,
       {
         type: 'UpdateGeoNode',
@@ -247,7 +249,7 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     geoAvailable(c);
     const auth = await requireAdmin(c);
     const node = await nodeOf(c);
-    await geoNodes.run(appContext(c).commands, node.id, { type: 'DeleteGeoNode' }, eventMetadata(c, auth));
+    await run(appContext(c).commands, geoNodes, node.id, { type: 'DeleteGeoNode' }, eventMetadata(c, auth));
     return c.body(null, 204);
   })
 

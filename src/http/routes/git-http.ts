@@ -1,11 +1,10 @@
 import { deflateSync } from 'node:zlib';
 import { Hono, type Context } from 'hono';
-import { tokenDigest } from '../../commands/secrets.js';
+import { tokenDigest } from '../../security/secrets.js';
 import { DomainError } from '../../domain/errors.js';
 import { findObject, listBranches } from '../../projections/repository/queries.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
-import type { Auth } from '../kernel/auth.js';
-import { appContext, type AppEnv, today } from '../kernel/context.js';
+import { appContext, type AppEnv, today, type Auth } from '../kernel/context.js';
 import { header } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 

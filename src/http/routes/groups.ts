@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { sql, type SqlBool } from 'kysely';
-import { createGroup, groups, updateGroup } from '../../commands/groups.js';
-import { groupRunnersToken } from '../../commands/runners-tokens.js';
+import { createGroup, updateGroup } from '../../commands/groups.js';
+import { groupRunnersToken } from '../../security/runners-tokens.js';
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, type Viewer } from '../../domain/access.js';
 import { accepted, forbidden, notFound, recordNotFound } from '../../domain/errors.js';
 import { licensed } from '../../domain/policy/licensed.js';
@@ -14,13 +14,15 @@ import { projectReadableBy } from '../../projections/projects/queries.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
 import { presentProjects } from '../entities/projects.js';
-import { authenticate, eventMetadata, requireAdmin, requireUser, type Auth } from '../kernel/auth.js';
-import { appContext, today, type AppEnv } from '../kernel/context.js';
+import { authenticate, eventMetadata, requireAdmin, requireUser } from '../kernel/auth.js';
+import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
 import { failedToSave, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { userGroup, type GroupScope, type Visible } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
+import { run } from '../../commands/kernel/run.js';
+import { groups } from '../../domain/groups/aggregate.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────
 
@@ -235,7 +237,7 @@ export const groupRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const group = await userGroup(c, auth, 'admin_group');
     checkUnmodifiedSince(c, group.row.updated_at);
-    await groups.run(appContext(c).commands, group.row.id, { type: 'ScheduleGroupDeletion', fullPath: group.row.full_path }, eventMetadata(c, auth));
+    await run(appContext(c).commands, groups, group.row.id, { type: 'ScheduleGroupDeletion', fullPath: group.row.full_path }, eventMetadata(c, auth));
     throw accepted();
   })
 
@@ -268,13 +270,13 @@ export const groupRoutes = new Hono<AppEnv>()
     const p = await params(c, { value: required(t.string()) });
     const group = await userGroup(c, auth);
     const key = c.req.param('key');
-    await groups.run(appContext(c).commands, group.row.id, { type: 'SetGroupCustomAttribute', key, value: p.value }, eventMetadata(c, auth));
+    await run(appContext(c).commands, groups, group.row.id, { type: 'SetGroupCustomAttribute', key, value: p.value }, eventMetadata(c, auth));
     return c.json(toCustomAttribute({ key, value: p.value }));
   })
 
   .delete('/groups/:id/custom_attributes/:key', async (c) => {
     const auth = await requireAdmin(c);
     const group = await userGroup(c, auth);
-    await groups.run(appContext(c).commands, group.row.id, { type: 'DeleteGroupCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
+    await run(appContext(c).commands, groups, group.row.id, { type: 'DeleteGroupCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

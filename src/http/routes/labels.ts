@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { labels } from '../../commands/labels.js';
-import { nextId } from '../../commands/handler.js';
+import { nextId } from '../../commands/kernel/handler.js';
 import { conflict, notFound } from '../../domain/errors.js';
 import type { LabelFields } from '../../domain/labels.js';
 import { findLabel, findLabelByTitle, labelsQuery } from '../../projections/labels/queries.js';
@@ -11,6 +10,8 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, rawParams, required, t, withDefault, type RawParams, type Shape } from '../kernel/params.js';
 import { userProject } from '../kernel/scope.js';
+import { labels } from '../../domain/labels.js';
+import { run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab's API::Labels on projects (12.4+, with API::Helpers::LabelHelpers): members and,
@@ -84,7 +85,7 @@ async function update(c: Context, selectorInPath: boolean) {
   const project = await userProject(c, auth, 'admin_label');
   const label = await labelOf(c, project.row.id, selector);
   const { db, commands } = appContext(c);
-  await labels.run(commands, label.id, { type: 'UpdateLabel', fields }, eventMetadata(c, auth));
+  await run(commands, labels, label.id, { type: 'UpdateLabel', fields }, eventMetadata(c, auth));
   return c.json(toProjectLabel((await findLabel(db, project.row.id, label.id))!));
 }
 
@@ -93,7 +94,7 @@ async function destroy(c: Context, selector: () => Promise<string | number>) {
   const idOrTitle = await selector();
   const project = await userProject(c, auth, 'admin_label');
   const label = await labelOf(c, project.row.id, idOrTitle);
-  await labels.run(appContext(c).commands, label.id, { type: 'DeleteLabel' }, eventMetadata(c, auth));
+  await run(appContext(c).commands, labels, label.id, { type: 'DeleteLabel' }, eventMetadata(c, auth));
   return c.body(null, 204);
 }
 
@@ -131,7 +132,7 @@ export const labelRoutes = new Hono<AppEnv>()
     if (await findLabelByTitle(db, project.row.id, parsed.name)) throw conflict('Label already exists');
     const id = await nextId(db, 'labels_id_seq');
     const fields = { title: parsed.name, color: parsed.color, description: parsed.description, priority: priority === null ? null : parsed.priority };
-    await labels.run(commands, id, { type: 'CreateLabel', projectId: project.row.id, fields }, eventMetadata(c, auth));
+    await run(commands, labels, id, { type: 'CreateLabel', projectId: project.row.id, fields }, eventMetadata(c, auth));
     return c.json(toProjectLabel((await findLabel(db, project.row.id, id))!), 201);
   })
 

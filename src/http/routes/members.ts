@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { members } from '../../commands/members.js';
 import type { MemberSourceType } from '../../domain/access.js';
 import type { OwnerGuard } from '../../domain/members.js';
 import { can } from '../../domain/policy/can.js';
@@ -15,13 +14,15 @@ import {
 } from '../../projections/members/members.js';
 import { findUserById } from '../../projections/users/queries.js';
 import { toMember } from '../entities/members.js';
-import { eventMetadata, requireUser, type Auth } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { conflict, forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t } from '../kernel/params.js';
 import { userGroup, userProject } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
+import { members } from '../../domain/members.js';
+import { run } from '../../commands/kernel/run.js';
 
 // ───────────────────────────── Sources ─────────────────────────────
 
@@ -173,8 +174,9 @@ for (const { plural, type } of SOURCE_KINDS) {
       if (!(await findUserById(db, p.user_id))) throw notFound('User');
       const inherited = await highestGroupMembership(db, source.inheritFrom, p.user_id);
       const expiresAt = p.expires_at === undefined ? null : toDate(p.expires_at);
-      await members.run(
+      await run(
         commands,
+        members,
         source,
         { type: 'AddMember', userId: p.user_id, accessLevel: p.access_level, expiresAt, inherited, actorId: auth.user.id },
         eventMetadata(c, auth),
@@ -196,7 +198,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       const expiresAt = p.expires_at !== undefined ? toDate(p.expires_at) : given === '' || given === null ? null : undefined;
       const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
       const guard = await ownerGuard(c, source);
-      await members.run(commands, source, { type: 'UpdateMember', userId, accessLevel: p.access_level, expiresAt, inherited, guard }, eventMetadata(c, auth));
+      await run(commands, members, source, { type: 'UpdateMember', userId, accessLevel: p.access_level, expiresAt, inherited, guard }, eventMetadata(c, auth));
       const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config));
     })
@@ -212,7 +214,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       // GitLab's member policies: managers remove anybody, a member may leave.
       if (!source.canDestroyMember(userId)) throw forbidden();
       const guard = await ownerGuard(c, source);
-      await members.run(commands, source, { type: 'RemoveMember', userId, actorId: auth.user.id, guard }, eventMetadata(c, auth));
+      await run(commands, members, source, { type: 'RemoveMember', userId, actorId: auth.user.id, guard }, eventMetadata(c, auth));
       return c.body(null, 204);
     });
 }

@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { createMilestone, milestones } from '../../commands/milestones.js';
+import { createMilestone } from '../../commands/milestones.js';
 import { recordNotFound } from '../../domain/errors.js';
 import type { MilestoneFields } from '../../domain/milestones.js';
 import { MILESTONE_ORDER, findMilestone, milestonesQuery } from '../../projections/milestones/queries.js';
@@ -11,6 +11,8 @@ import { failedTo, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, integerCheck, optional, pathId, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { milestones } from '../../domain/milestones.js';
+import { run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab's API::ProjectMilestones (12.x, with API::MilestoneResponses): members and, on an
@@ -105,7 +107,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'admin_milestone');
     const milestone = await milestoneOf(c, project.row.id);
     const { db, commands } = appContext(c);
-    await milestones.run(commands, milestone.id, { type: 'UpdateMilestone', fields: { title: parsed.title, ...fieldsOf(parsed) }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
+    await run(commands, milestones, milestone.id, { type: 'UpdateMilestone', fields: { title: parsed.title, ...fieldsOf(parsed) }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
     return c.json(present(c, project, (await findMilestone(db, project.row.id, milestone.id))!));
   })
 
@@ -114,6 +116,6 @@ export const milestoneRoutes = new Hono<AppEnv>()
     await declared(c, {});
     const project = await userProject(c, auth, 'admin_milestone');
     const milestone = await milestoneOf(c, project.row.id);
-    await milestones.run(appContext(c).commands, milestone.id, { type: 'DeleteMilestone' }, eventMetadata(c, auth));
+    await run(appContext(c).commands, milestones, milestone.id, { type: 'DeleteMilestone' }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

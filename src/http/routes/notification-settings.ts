@@ -1,13 +1,13 @@
 import { Hono, type Context } from 'hono';
-import { notificationSettings } from '../../commands/notification-settings.js';
-import { EMAIL_EVENTS, EPIC_EVENT, type EmailEvent, type EventFlags, type NotificationSource } from '../../domain/notification-settings.js';
+import { EMAIL_EVENTS, EPIC_EVENT, type EmailEvent, type EventFlags, type NotificationSource, notificationSettings } from '../../domain/notification-settings.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { findNotificationSetting } from '../../projections/notification-settings/queries.js';
 import { toGlobalNotificationSetting, toNotificationSetting } from '../entities/notification-settings.js';
-import { eventMetadata, requireUser, requireUserRow, type Auth } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { eventMetadata, requireUser, requireUserRow } from '../kernel/auth.js';
+import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { optional, params, t, type ParamDef } from '../kernel/params.js';
 import { userGroup, userProject } from '../kernel/scope.js';
+import { run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab's API::NotificationSettings: the caller's own settings, global and per group or
@@ -58,7 +58,7 @@ notificationSettingRoutes
     const given = await settingParams(c, events, true);
     const { db, commands } = appContext(c);
     const command = { type: 'UpdateNotificationSetting', source: null, ...given, ownedEmails: [auth.user.email] } as const;
-    await notificationSettings.run(commands, auth.user.id, command, eventMetadata(c, auth));
+    await run(commands, notificationSettings, auth.user.id, command, eventMetadata(c, auth));
     // Users own one email, their primary one: notification_email can only be that.
     return c.json(toGlobalNotificationSetting(await findNotificationSetting(db, auth.user.id, null), events, auth.user.email));
   });
@@ -81,7 +81,7 @@ for (const [plural, kind] of [
       const given = await settingParams(c, events, false);
       const source = await resolve(c, auth, kind);
       const { db, commands } = appContext(c);
-      await notificationSettings.run(commands, auth.user.id, { type: 'UpdateNotificationSetting', source, ...given }, eventMetadata(c, auth));
+      await run(commands, notificationSettings, auth.user.id, { type: 'UpdateNotificationSetting', source, ...given }, eventMetadata(c, auth));
       return c.json(toNotificationSetting(await findNotificationSetting(db, auth.user.id, source), events));
     });
 }

@@ -1,8 +1,8 @@
 import { Hono, type Context } from 'hono';
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
-import { createProject, projects, updateProject } from '../../commands/projects.js';
-import { projectRunnersToken } from '../../commands/runners-tokens.js';
-import type { Database } from '../../database.js';
+import { createProject, updateProject } from '../../commands/projects.js';
+import { projectRunnersToken } from '../../security/runners-tokens.js';
+import type { Database } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { accepted, forbidden, invalid, notFound, notModified } from '../../domain/errors.js';
 import { can } from '../../domain/policy/can.js';
@@ -41,6 +41,8 @@ import {
   updateParams,
   type Input,
 } from './projects/params.js';
+import { run } from '../../commands/kernel/run.js';
+import { projects } from '../../domain/projects/aggregate.js';
 
 // ───────────────────────────── Helpers ─────────────────────────────
 
@@ -212,7 +214,7 @@ export const projectRoutes = new Hono<AppEnv>()
     // GitLab: remove_project is an owner right (namespace owner, group owner, admin).
     const project = await userProject(c, auth, 'remove_project');
     checkUnmodifiedSince(c, project.row.updated_at);
-    await projects.run(appContext(c).commands, project.row.id, { type: 'ScheduleProjectDeletion' }, eventMetadata(c, auth));
+    await run(appContext(c).commands, projects, project.row.id, { type: 'ScheduleProjectDeletion' }, eventMetadata(c, auth));
     throw accepted();
   })
 
@@ -298,7 +300,7 @@ async function archiving(c: Context, archive: boolean) {
   const project = await userProject(c, auth, 'archive_project');
   const metadata = eventMetadata(c, auth);
   const { commands } = appContext(c);
-  await projects.run(commands, project.row.id, { type: archive ? 'ArchiveProject' : 'UnarchiveProject' }, metadata);
+  await run(commands, projects, project.row.id, { type: archive ? 'ArchiveProject' : 'UnarchiveProject' }, metadata);
   return c.json(await present(c, project.viewer, await reloaded(c, project.row.id)), 201);
 }
 
@@ -310,7 +312,7 @@ async function starring(c: Context, star: boolean) {
   const starred = await isStarredBy(db, project.row.id, auth.user.id);
   if (starred === star) throw notModified();
   const metadata = eventMetadata(c, auth);
-  await projects.run(commands, project.row.id, { type: star ? 'StarProject' : 'UnstarProject', userId: auth.user.id }, metadata);
+  await run(commands, projects, project.row.id, { type: star ? 'StarProject' : 'UnstarProject', userId: auth.user.id }, metadata);
   return c.json(await present(c, project.viewer, await reloaded(c, project.row.id)), 201);
 }
 

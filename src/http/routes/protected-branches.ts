@@ -1,11 +1,10 @@
 import { Hono, type Context } from 'hono';
-import { protectedBranches } from '../../commands/protected-branches.js';
 import { conflict, DomainError, recordNotFound, refused } from '../../domain/errors.js';
 import { licensed } from '../../domain/policy/licensed.js';
-import { ACCESS_KINDS, alreadyProtected, PROTECTED_REF_LEVELS, type AccessInput, type AccessKind, type RuleInput } from '../../domain/protected-branches.js';
+import { ACCESS_KINDS, alreadyProtected, PROTECTED_REF_LEVELS, type AccessInput, type AccessKind, type RuleInput, protectedBranches } from '../../domain/protected-branches.js';
 import { findProtectedBranch, protectedBranchesQuery, ruleFacts, rulesOf } from '../../projections/protected-branches/queries.js';
 import type { ProtectedBranchRow } from '../../projections/protected-branches/tables.js';
-import { nextId } from '../../commands/handler.js';
+import { nextId } from '../../commands/kernel/handler.js';
 import { toProtectedBranch } from '../entities/protected-branches.js';
 import { authenticate, eventMetadata } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
@@ -14,6 +13,7 @@ import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, parseParams, rawParams, required, t, withDefault, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject } from '../kernel/scope.js';
+import { run } from '../../commands/kernel/run.js';
 
 /**
  * GET/POST/PATCH/DELETE /projects/:id/protected_branches… (GitLab's API::ProtectedBranches
@@ -123,8 +123,9 @@ protectedBranchRoutes
     const userIds = named.flatMap((r) => (r.user_id === undefined ? [] : [r.user_id]));
     const groupIds = named.flatMap((r) => (r.group_id === undefined ? [] : [r.group_id]));
     const id = await nextId(db, 'protected_branches_id_seq');
-    await protectedBranches.run(
+    await run(
       commands,
+      protectedBranches,
       id,
       async (trx) => ({
         type: 'ProtectBranch',
@@ -151,7 +152,7 @@ protectedBranchRoutes
     const { db, commands } = appContext(c);
     const row = await findProtectedBranch(db, project.row.id, branchName(c));
     if (!row) throw recordNotFound('ProtectedBranch');
-    await protectedBranches.run(commands, row.id, { type: 'UpdateProtectedBranch', codeOwnerApprovalRequired: p.code_owner_approval_required }, eventMetadata(c, auth));
+    await run(commands, protectedBranches, row.id, { type: 'UpdateProtectedBranch', codeOwnerApprovalRequired: p.code_owner_approval_required }, eventMetadata(c, auth));
     return c.json((await present(c, [(await findProtectedBranch(db, project.row.id, row.name))!]))[0]);
   })
 
@@ -161,6 +162,6 @@ protectedBranchRoutes
     const row = await findProtectedBranch(db, project.row.id, branchName(c));
     if (!row) throw recordNotFound('ProtectedBranch');
     checkUnmodifiedSince(c, row.updated_at);
-    await protectedBranches.run(commands, row.id, { type: 'UnprotectBranch' }, eventMetadata(c, auth));
+    await run(commands, protectedBranches, row.id, { type: 'UnprotectBranch' }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

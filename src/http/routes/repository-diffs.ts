@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { notFound } from '../../domain/errors.js';
 import { limitDiffs, pruneTooLarge } from '../../domain/repository/diffs.js';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { commitsBetween, mergeBase } from '../../projections/repository/history.js';
 import { diffCommits, findCommit, resolveCommit } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';

@@ -1,20 +1,21 @@
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { sql } from 'kysely';
-import { deprovisionScimIdentity, generateScimToken, provisionScimUser, scim } from '../../commands/scim.js';
-import { tokenDigest } from '../../commands/secrets.js';
+import { deprovisionScimIdentity, generateScimToken, provisionScimUser } from '../../commands/scim.js';
+import { tokenDigest } from '../../security/secrets.js';
 import { updateUser } from '../../commands/users.js';
 import { DomainError, type FieldErrors, forbidden, notFound } from '../../domain/errors.js';
 import { licensed } from '../../domain/policy/licensed.js';
-import { updateAttributes, parseFilter } from '../../domain/scim.js';
+import { updateAttributes, parseFilter, scim } from '../../domain/scim.js';
 import { findGroupByIdOrPath, findGroupIdentity, findSamlProvider, groupIdentitiesQuery, scimTokenGroupId, userIdForUserName } from '../../projections/scim/queries.js';
 import { SCIM_CONTENT_TYPE, toSamlProvider, toScimError, toScimList, toScimToken, toScimUser } from '../entities/scim.js';
-import { type Auth, eventMetadata, requireUser } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { toErrorResponse, unauthorized } from '../kernel/errors.js';
 import { optional, params, rawParams, t, type RawParams } from '../kernel/params.js';
 import { header } from '../kernel/request.js';
 import { userGroup } from '../kernel/scope.js';
+import { run } from '../../commands/kernel/run.js';
 
 export const SCIM_PREFIX = '/api/scim/v2';
 
@@ -226,7 +227,7 @@ export const scimRoutes = new Hono<AppEnv>()
           await deprovisionScimIdentity(commands, group.id, { externUid: identity.extern_uid, userId: identity.user_id }, metadata);
         } else if (attributes.extern_uid !== undefined) {
           // GitLab 12: a new extern_uid is the only change made then.
-          await scim.run(commands, group.id, { type: 'ChangeGroupSamlIdentityUid', externUid: identity.extern_uid, newExternUid: attributes.extern_uid }, metadata);
+          await run(commands, scim, group.id, { type: 'ChangeGroupSamlIdentityUid', externUid: identity.extern_uid, newExternUid: attributes.extern_uid }, metadata);
         } else {
           const { name, email, username } = attributes;
           if (email !== undefined) {
@@ -282,7 +283,7 @@ export const groupSamlRoutes = new Hono<AppEnv>()
     const p = await params(c, samlShape);
     const group = await samlGroup(c, auth);
     const { db, commands } = appContext(c);
-    await scim.run(commands, group.row.id, { type: 'ConfigureSamlProvider', enabled: p.enabled, ssoUrl: p.sso_url, certificateFingerprint: p.certificate_fingerprint }, eventMetadata(c, auth));
+    await run(commands, scim, group.row.id, { type: 'ConfigureSamlProvider', enabled: p.enabled, ssoUrl: p.sso_url, certificateFingerprint: p.certificate_fingerprint }, eventMetadata(c, auth));
     return c.json(toSamlProvider((await findSamlProvider(db, group.row.id))!));
   })
 

@@ -1,14 +1,14 @@
 import { Hono, type Context } from 'hono';
-import { todos } from '../../commands/todos.js';
 import { recordNotFound } from '../../domain/errors.js';
-import { TODO_ACTIONS, TODO_TARGET_TYPES, type TodoAction, type TodoTargetType } from '../../domain/todos.js';
+import { TODO_ACTIONS, TODO_TARGET_TYPES, type TodoAction, type TodoTargetType, todos } from '../../domain/todos.js';
 import { findTodo, todosQuery, type TodoFilters } from '../../projections/todos/queries.js';
 import { presentTodos } from '../entities/todos.js';
-import { eventMetadata, requireUser, type Auth } from '../kernel/auth.js';
-import { appContext, today, type AppEnv } from '../kernel/context.js';
+import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { INT4_MAX, INTEGER_TEXT, declaration, integerCheck, pathId, rawParams } from '../kernel/params.js';
 import { viewerOf } from '../../projections/access.js';
+import { run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab's API::Todos (12.x): the caller's own todos. The list's filters are not declared
@@ -64,7 +64,7 @@ export const todoRoutes = new Hono<AppEnv>()
     const id = pathId(c, 'id');
     const todo = id === null ? undefined : await findTodo(db, auth.user.id, id);
     if (!todo) throw recordNotFound();
-    await todos.run(commands, auth.user.id, { type: 'MarkTodosDone', ids: [todo.id] }, eventMetadata(c, auth));
+    await run(commands, todos, auth.user.id, { type: 'MarkTodosDone', ids: [todo.id] }, eventMetadata(c, auth));
     const [done] = await presentTodos(db, config, viewer(c, auth), [(await findTodo(db, auth.user.id, todo.id))!]);
     return c.json(done, 201);
   })
@@ -73,6 +73,6 @@ export const todoRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const { db, commands } = appContext(c);
     const rows = await todosQuery(db, auth.user.id, await filtersOf(c)).select('todos.id as todo_id').execute();
-    if (rows.length > 0) await todos.run(commands, auth.user.id, { type: 'MarkTodosDone', ids: rows.map((r) => r.todo_id) }, eventMetadata(c, auth));
+    if (rows.length > 0) await run(commands, todos, auth.user.id, { type: 'MarkTodosDone', ids: rows.map((r) => r.todo_id) }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { sql } from 'kysely';
-import { createUser, updateUser, users } from '../../commands/users.js';
+import { createUser, updateUser } from '../../commands/users.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
 import { customAttributesByUser, listCustomAttributes } from '../../projections/users/custom-attributes.js';
@@ -16,6 +16,8 @@ import { checkUnmodifiedSince } from '../kernel/request.js';
 import { currentUserRoutes } from './users/status.js';
 import { userCustomAttributeRoutes } from './users/custom-attributes.js';
 import { userTokenRoutes } from './users/tokens.js';
+import { run } from '../../commands/kernel/run.js';
+import { users } from '../../domain/users/aggregate.js';
 
 export const userRoutes = new Hono<AppEnv>()
   .get('/users', async (c) => {
@@ -164,7 +166,7 @@ export const userRoutes = new Hono<AppEnv>()
     const soleOwner = await soleOwnedGroupCount(c, id);
     if (soleOwner > 0 && !p.hard_delete) throw conflict('User cannot be removed while is the sole-owner of a group');
     checkUnmodifiedSince(c, user.updated_at);
-    await users.run(appContext(c).commands, id, { type: 'DeleteUser', hardDelete: p.hard_delete ?? false, soleOwnerOfGroups: soleOwner }, eventMetadata(c, auth));
+    await run(appContext(c).commands, users, id, { type: 'DeleteUser', hardDelete: p.hard_delete ?? false, soleOwnerOfGroups: soleOwner }, eventMetadata(c, auth));
     return c.body(null, 204);
   })
 
@@ -174,7 +176,7 @@ export const userRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     mustBeAdmin(auth);
     await existingUser(c, id);
-    const result = await users.run(appContext(c).commands, id, { type: 'BlockUser' }, eventMetadata(c, auth));
+    const result = await run(appContext(c).commands, users, id, { type: 'BlockUser' }, eventMetadata(c, auth));
     return c.json(result.events.length > 0, 201);
   })
 
@@ -183,7 +185,7 @@ export const userRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     mustBeAdmin(auth);
     await existingUser(c, id);
-    const result = await users.run(appContext(c).commands, id, { type: 'UnblockUser' }, eventMetadata(c, auth));
+    const result = await run(appContext(c).commands, users, id, { type: 'UnblockUser' }, eventMetadata(c, auth));
     return c.json(result.events.length > 0, 201);
   })
   .route('/', currentUserRoutes)

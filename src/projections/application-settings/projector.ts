@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { applicationSettingsEvents, type ApplicationSettingsEvent } from '../../domain/application-settings/decider.js';
 import { unhandled } from '../../domain/decider.js';
 import { eventTypesOf } from '../../domain/events.js';

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { type Settings, keyRestrictionsOf } from '../../domain/application-settings/attributes.js';
 import type { KeyRestrictions } from '../../domain/ssh-keys.js';
 import { settingsOf } from '../../domain/application-settings/decider.js';

@@ -18,3 +18,7 @@ export interface ApplicationSettingsReadTables {
 }
 
 export type ApplicationSettingsRow = Selectable<ApplicationSettingsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends ApplicationSettingsReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { BroadcastMessageRow } from './tables.js';
 
 /** Every message (select without order: the route orders and pages it). */

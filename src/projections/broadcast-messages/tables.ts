@@ -21,3 +21,7 @@ export interface BroadcastMessagesReadTables {
 }
 
 export type BroadcastMessageRow = Selectable<BroadcastMessagesTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends BroadcastMessagesReadTables {}
+}

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { ContainerRepositoryTagRow } from './tables.js';
 
 /** A repository with its project's path, which its own path is made of (ContainerRepository#path). */

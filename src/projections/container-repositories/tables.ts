@@ -30,3 +30,7 @@ export interface ContainerRepositoriesReadTables {
 }
 
 export type ContainerRepositoryTagRow = Selectable<ContainerRepositoryTagsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends ContainerRepositoriesReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { FINGERPRINT_CLAIM } from '../../domain/deploy-keys.js';
 import { authorizedProjects } from '../access.js';

@@ -31,3 +31,7 @@ export interface DeployKeysReadTables {
 }
 
 export type DeployKeyRow = Selectable<DeployKeysTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends DeployKeysReadTables {}
+}

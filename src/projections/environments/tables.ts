@@ -21,3 +21,7 @@ export interface EnvironmentsReadTables {
 }
 
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends EnvironmentsReadTables {}
+}

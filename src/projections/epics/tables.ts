@@ -41,3 +41,7 @@ export interface EpicsReadTables {
 }
 
 export type EpicRow = Selectable<EpicsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends EpicsReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { unhandled } from '../../domain/decider.js';
 import { eventTypesOf } from '../../domain/events.js';
 import { featureFlagEvents, type FeatureFlagEvent } from '../../domain/feature-flags/events.js';

@@ -33,3 +33,7 @@ export interface FeatureFlagsReadTables {
 
 export type FeatureFlagRow = Selectable<FeatureFlagsTable>;
 export type FeatureFlagScopeRow = Selectable<FeatureFlagScopesTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends FeatureFlagsReadTables {}
+}

@@ -1,5 +1,5 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import {
   activityRecord,

@@ -1,5 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { Database, Db } from '../../database.js';
+import type { Database, Db } from '../../database/database.js';
 import {
   AUDIT_ENTITY_TYPES_OF,
   AUDITED_EVENT_TYPES,

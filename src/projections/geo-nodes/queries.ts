@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { BELOW_HORIZON } from '../../eventstore/store.js';
 import type { GeoEventFailureRow, GeoNodeRow, GeoReplicationCursorRow } from './tables.js';
 

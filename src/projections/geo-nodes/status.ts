@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { logHead, openFailures, projectsCount, replicationCursor } from './queries.js';
 import type { GeoNodeRow } from './tables.js';
 

@@ -65,3 +65,7 @@ export interface GeoNodesReadTables {
 export type GeoNodeRow = Selectable<GeoNodesTable>;
 export type GeoEventFailureRow = Selectable<GeoEventFailuresTable>;
 export type GeoReplicationCursorRow = Selectable<GeoReplicationCursorTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends GeoNodesReadTables {}
+}

@@ -1,5 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { VISIBILITY_LEVEL, type Visibility } from '../../domain/access.js';
 import type { ParentGroup } from '../../domain/groups/settings.js';
 import type { NamespaceRow } from './tables.js';

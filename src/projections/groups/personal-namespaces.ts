@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { Visibility } from '../../domain/access.js';
 import { unhandled } from '../../domain/decider.js';
 import type { UserEvent } from '../../domain/users.js';

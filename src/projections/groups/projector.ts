@@ -1,5 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { unhandled } from '../../domain/decider.js';
 import { eventTypesOf } from '../../domain/events.js';
 import { groupEvents, type GroupEvent } from '../../domain/groups/events.js';

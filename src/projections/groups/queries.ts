@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { ACCESS, VISIBILITIES, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedGroups, memberNamespaceIds, unexpired } from '../access.js';
 import { projectReadableBy } from '../projects/queries.js';

@@ -61,3 +61,7 @@ export interface GroupsReadTables {
 
 export type NamespaceRow = Selectable<NamespacesTable>;
 export type GroupCustomAttributeRow = Selectable<GroupCustomAttributesTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends GroupsReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { IntegrationRow } from './tables.js';
 
 /** A project's integration of one kind, if it was ever saved. */

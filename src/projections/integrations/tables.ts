@@ -74,3 +74,7 @@ export interface IntegrationsReadTables {
 export type IntegrationDeliveryRow = Selectable<IntegrationDeliveriesTable>;
 
 export type IntegrationRow = Selectable<IntegrationsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends IntegrationsReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { LabelRow } from './tables.js';
 
 /** A project's labels (LabelsFinder), ordered by title as GitLab's default scope orders them. */

@@ -21,3 +21,7 @@ export interface LabelsReadTables {
 }
 
 export type LabelRow = Selectable<LabelsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends LabelsReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { MemberSource } from './members.js';
 
 /** Pending access requests of a source, joined with their users (select without order). */

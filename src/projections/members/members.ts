@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { ACCESS, type MemberSourceType } from '../../domain/access.js';
 
 /** The members API's reads: direct and inherited members, and the facts the owner invariants need. */

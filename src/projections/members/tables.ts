@@ -31,3 +31,7 @@ export interface MembersReadTables {
 
 export type MemberRow = Selectable<MembersTable>;
 export type AccessRequestRow = Selectable<AccessRequestsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends MembersReadTables {}
+}

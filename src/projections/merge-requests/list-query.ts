@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedProjects } from '../access.js';
 import { fuzzyWords } from '../projects/queries.js';

@@ -1,5 +1,5 @@
 import type { Updateable } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { unhandled } from '../../domain/decider.js';
 import { eventTypesOf } from '../../domain/events.js';
 import { mergeRequestEvents, type MergeRequestEvent, type VersionData } from '../../domain/merge-requests/events.js';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { can } from '../../domain/policy/can.js';
 import { projectAccessLevelOf, viewerOf } from '../access.js';
 import type { LabelRow } from '../labels/tables.js';

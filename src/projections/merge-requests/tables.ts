@@ -80,3 +80,7 @@ export interface MergeRequestsReadTables {
 
 export type MergeRequestRow = Selectable<MergeRequestsTable>;
 export type MergeRequestVersionRow = Selectable<MergeRequestVersionsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends MergeRequestsReadTables {}
+}

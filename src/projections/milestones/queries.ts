@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { MilestoneStatus } from '../../domain/milestones.js';
 import type { MilestoneRow } from './tables.js';
 

@@ -31,3 +31,7 @@ export interface MilestonesReadTables {
 }
 
 export type MilestoneRow = Selectable<MilestonesTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends MilestonesReadTables {}
+}

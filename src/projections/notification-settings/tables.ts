@@ -18,3 +18,7 @@ export interface NotificationSettingsReadTables {
 }
 
 export type NotificationSettingRow = Selectable<NotificationSettingsTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends NotificationSettingsReadTables {}
+}

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { projectAccessLevels, unexpired } from '../access.js';
 import type { NamespaceRow } from '../groups/tables.js';

@@ -1,5 +1,5 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { Viewer, Visibility } from '../../domain/access.js';
 import { ACCESS, visibleWithoutMembership } from '../../domain/access.js';
 import { authorizedProjects, unexpired } from '../access.js';

@@ -75,3 +75,7 @@ export const COLUMN_SETTINGS = [
   'name', 'path', 'description', 'visibility', 'tag_list', 'container_registry_enabled', 'shared_runners_enabled', 'lfs_enabled',
   'public_jobs', 'request_access_enabled',
 ] as const;
+
+declare module '../../database/database.js' {
+  interface Database extends ProjectsReadTables {}
+}

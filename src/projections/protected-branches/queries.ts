@@ -1,5 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { AccessKind, RuleFacts } from '../../domain/protected-branches.js';
 import { projectAccessLevelOf } from '../access.js';
 import { fuzzyWords } from '../projects/queries.js';

@@ -30,3 +30,7 @@ export interface ProtectedBranchesReadTables {
 }
 
 export type ProtectedBranchRow = Selectable<ProtectedBranchesTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends ProtectedBranchesReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { parseCommit } from '../../domain/repository/objects.js';
 
 /**

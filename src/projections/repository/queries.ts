@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { diffLines } from 'diff';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { type DiffEntry, diffEntries, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
 import type { FileEntry } from '../../domain/repository/files.js';
 import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';

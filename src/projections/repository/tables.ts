@@ -31,3 +31,7 @@ export interface RepositoryReadTables {
 }
 
 export type RepositoryBranchRow = Selectable<RepositoryBranchesTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends RepositoryReadTables {}
+}

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { SamlProviderRow } from './tables.js';
 
 /** A group by id or full path (GitLab's `find_group`), without regard to who asks. */

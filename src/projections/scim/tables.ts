@@ -35,3 +35,7 @@ export interface ScimReadTables {
 }
 
 export type SamlProviderRow = Selectable<SamlProvidersTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends ScimReadTables {}
+}

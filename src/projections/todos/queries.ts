@@ -1,5 +1,5 @@
 import { sql, type SqlBool } from 'kysely';
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { TodoAction, TodoTargetType } from '../../domain/todos.js';
 
 export interface TodoFilters {

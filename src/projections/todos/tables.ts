@@ -25,3 +25,7 @@ export interface TodosReadTables {
 }
 
 export type TodoRow = Selectable<TodosTable>;
+
+declare module '../../database/database.js' {
+  interface Database extends TodosReadTables {}
+}

@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import type { CustomAttributeRow } from '../users.js';
 
 /** A user's custom attributes in creation order (GitLab: by id). */

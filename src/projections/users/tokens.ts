@@ -1,4 +1,4 @@
-import type { Db } from '../../database.js';
+import type { Db } from '../../database/database.js';
 import { precompiled, type Slot } from '../../precompiled.js';
 import { AUTH_USER_COLUMNS, type AuthUser, type TokenRow, type UserRow } from '../users.js';
 

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
-import { handleCommands, nextId } from '../../../commands/handler.js';
+import { handleCommands, nextId } from '../../../commands/kernel/handler.js';
 import { commitWithLabels, labelNames } from '../../../commands/labels.js';
-import { mergeRequests, openMergeRequestCommand, updateMergeRequestCommand } from '../../../commands/merge-requests.js';
+import { openMergeRequestCommand, updateMergeRequestCommand } from '../../../commands/merge-requests.js';
 import type { MergeRequestFields } from '../../../domain/merge-requests/decider.js';
 import { recordNotFound, unprocessable } from '../../../domain/errors.js';
 import { licensed } from '../../../domain/policy/licensed.js';
@@ -17,6 +17,8 @@ import { declaration, integerCheck, optional, rawParams, required, t, type RawPa
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { userProject, type ProjectScope } from '../../kernel/scope.js';
 import { canOnMergeRequest, mergeRequestOf, presentMergeRequest } from './find.js';
+import { spec, run } from '../../../commands/kernel/run.js';
+import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
 
 /**
  * GitLab 12's API::MergeRequests: create, show, update and delete one merge request
@@ -153,7 +155,7 @@ async function commitWith(
   project: ProjectScope,
   labels: string[] | undefined,
   metadata: EventMetadata,
-  build: (labelIds: number[] | undefined) => ReturnType<typeof mergeRequests.spec>,
+  build: (labelIds: number[] | undefined) => ReturnType<typeof spec<typeof mergeRequests>>,
 ) {
   const { commands } = appContext(c);
   if (labels === undefined) {
@@ -213,7 +215,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     const { fields, labels } = await fieldsOf(c, project, parsed, project.can('admin_merge_request'));
     const id = await nextId(db, 'merge_requests_id_seq');
     await commitWith(c, project, labels, metadata, (labelIds) =>
-      mergeRequests.spec(
+      spec(mergeRequests, 
         id,
         openMergeRequestCommand({
           projectId: project.row.id,
@@ -263,7 +265,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     const { fields, labels } = await fieldsOf(c, project, parsed, canOnMergeRequest(project, row, 'admin_merge_request'));
     const targetBranch = parsed.target_branch ?? row.target_branch;
     await commitWith(c, project, labels, metadata, (labelIds) =>
-      mergeRequests.spec(
+      spec(mergeRequests, 
         row.id,
         updateMergeRequestCommand({
           id: row.id,
@@ -296,6 +298,6 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     // find_project_merge_request (no read check), then authorize! :destroy_merge_request.
     const row = await mergeRequestOf(c, project, 'destroy_merge_request');
     checkUnmodifiedSince(c, row.updated_at);
-    await mergeRequests.run(appContext(c).commands, row.id, { type: 'DeleteMergeRequest' }, eventMetadata(c, auth));
+    await run(appContext(c).commands, mergeRequests, row.id, { type: 'DeleteMergeRequest' }, eventMetadata(c, auth));
     return c.body(null, 204);
   });

@@ -4,9 +4,9 @@ import { COUNT_LIMIT, paginate } from '../../kernel/pagination.js';
 import { mergeRequestListQuery, type MergeRequestListFilters, type MergeRequestListSource, type NoneOrAny } from '../../../projections/merge-requests/list-query.js';
 import { mergeRequestViews } from '../../../projections/merge-requests/queries.js';
 import { toMergeRequestBasic, toMergeRequestSimple } from '../../entities/merge-requests.js';
-import { authenticate, type Auth } from '../../kernel/auth.js';
+import { authenticate } from '../../kernel/auth.js';
 import { unauthorized } from '../../kernel/errors.js';
-import { appContext, today, type AppEnv } from '../../kernel/context.js';
+import { appContext, today, type AppEnv, type Auth } from '../../kernel/context.js';
 import { declaration, INTEGER_TEXT, INT4_MAX, optional, rawParams, t, withDefault, type RawParams, type Shape } from '../../kernel/params.js';
 import { userGroup, userProject } from '../../kernel/scope.js';
 

@@ -1,5 +1,4 @@
 import { Hono, type Context } from 'hono';
-import { mergeRequests } from '../../../commands/merge-requests.js';
 import { can } from '../../../domain/policy/can.js';
 import { projectAccessLevelOf, viewerOf } from '../../../projections/access.js';
 import { findMergeRequestById } from '../../../projections/merge-requests/queries.js';
@@ -11,6 +10,8 @@ import { pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
 import { declaration, integerCheck, rawParams } from '../../kernel/params.js';
 import { userProject, type ProjectScope } from '../../kernel/scope.js';
 import { mergeRequestOf, presentMergeRequest } from './find.js';
+import { run } from '../../../commands/kernel/run.js';
+import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
 
 /**
  * GitLab 12's API::Subscriptions for merge requests (`find_merge_request_with_access(id,
@@ -25,7 +26,7 @@ async function subscribe(c: Context, type: 'Subscribe' | 'Unsubscribe') {
   const row = await mergeRequestOf(c, project, 'update_merge_request');
   const { db, commands } = appContext(c);
   // The decider answers 304 when the caller already is (or is not) subscribed.
-  await mergeRequests.run(commands, row.id, { type, userId: auth.user.id }, eventMetadata(c, auth));
+  await run(commands, mergeRequests, row.id, { type, userId: auth.user.id }, eventMetadata(c, auth));
   return c.json(await presentMergeRequest(c, project, (await findMergeRequestById(db, row.id))!, { subscribed: type === 'Subscribe' }), 201);
 }
 

@@ -1,5 +1,4 @@
 import { Hono, type Context } from 'hono';
-import { mergeRequests } from '../../../commands/merge-requests.js';
 import type { MergeRequestCommand } from '../../../domain/merge-requests/decider.js';
 import { invalid } from '../../../domain/errors.js';
 import { parseTimeTracking } from '../../../domain/time-tracking.js';
@@ -10,6 +9,8 @@ import { appContext, type AppEnv } from '../../kernel/context.js';
 import { declaration, INT4_MAX, integerCheck, rawParams, required, t, type Shape } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
 import { mergeRequestOf } from './find.js';
+import { run } from '../../../commands/kernel/run.js';
+import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
 
 /**
  * GitLab 12's API::TimeTrackingEndpoints as API::MergeRequests includes them: the writes ask
@@ -38,7 +39,7 @@ async function write(c: Context, shape: Shape, command: (params: Record<string, 
   const project = await userProject(c, auth);
   const row = await mergeRequestOf(c, project, 'admin_merge_request');
   const { db, commands } = appContext(c);
-  await mergeRequests.run(commands, row.id, command(params, auth.user.id), eventMetadata(c, auth));
+  await run(commands, mergeRequests, row.id, command(params, auth.user.id), eventMetadata(c, auth));
   return c.json(toTimeStats((await findMergeRequestById(db, row.id))!), status);
 }
 

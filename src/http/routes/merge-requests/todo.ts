@@ -1,6 +1,5 @@
 import { Hono } from 'hono';
-import { nextId } from '../../../commands/handler.js';
-import { todos } from '../../../commands/todos.js';
+import { nextId } from '../../../commands/kernel/handler.js';
 import { findTodo } from '../../../projections/todos/queries.js';
 import { presentTodos } from '../../entities/todos.js';
 import { eventMetadata, requireUser } from '../../kernel/auth.js';
@@ -8,6 +7,8 @@ import { appContext, type AppEnv } from '../../kernel/context.js';
 import { declaration, integerCheck, rawParams } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
 import { mergeRequestOf } from './find.js';
+import { todos } from '../../../domain/todos.js';
+import { run } from '../../../commands/kernel/run.js';
 
 /** GitLab 12's API::Todos for a merge request: TodoService#mark_todo, 304 when the same pending todo exists. */
 export const mergeRequestTodoRoutes = new Hono<AppEnv>().post('/projects/:id/merge_requests/:merge_request_iid/todo', async (c) => {
@@ -20,7 +21,7 @@ export const mergeRequestTodoRoutes = new Hono<AppEnv>().post('/projects/:id/mer
   const { db, commands, config } = appContext(c);
   const id = await nextId(db, 'todos_id_seq');
   const command = { type: 'MarkTodo' as const, id, authorId: auth.user.id, targetType: 'MergeRequest' as const, targetId: mergeRequest.id, projectId: project.row.id, groupId: null };
-  await todos.run(commands, auth.user.id, command, eventMetadata(c, auth));
+  await run(commands, todos, auth.user.id, command, eventMetadata(c, auth));
   const [todo] = await presentTodos(db, config, project.viewer, [(await findTodo(db, auth.user.id, id))!]);
   return c.json(todo, 201);
 });

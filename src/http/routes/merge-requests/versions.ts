@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import type { Db } from '../../../database.js';
+import type { Db } from '../../../database/database.js';
 import { DomainError, recordNotFound } from '../../../domain/errors.js';
 import { DIFF_LIMITS, limitDiffs, type DiffEntry } from '../../../domain/repository/diffs.js';
 import { findVersion } from '../../../projections/merge-requests/queries.js';

@@ -1,14 +1,15 @@
 import { Hono, type Context } from 'hono';
-import { users } from '../../../commands/users.js';
 import type { UserRow } from '../../../projections/users.js';
 import { findCustomAttribute, listCustomAttributes } from '../../../projections/users/custom-attributes.js';
 import { findUserById } from '../../../projections/users/queries.js';
 import { toCustomAttribute } from '../../entities/users.js';
-import { USER_SCOPES, authenticate, eventMetadata, requireUser, type Auth } from '../../kernel/auth.js';
-import { appContext, type AppEnv } from '../../kernel/context.js';
+import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
+import { appContext, type AppEnv, type Auth } from '../../kernel/context.js';
 import { forbidden, notFound, recordNotFound } from '../../../domain/errors.js';
 import { rawParams, required, t, declaration } from '../../kernel/params.js';
 import { userIdFromPath } from './lookup.js';
+import { run } from '../../../commands/kernel/run.js';
+import { users } from '../../../domain/users/aggregate.js';
 
 export const userCustomAttributeRoutes = new Hono<AppEnv>()
   // ───────────────────────────── Custom attributes (admin) ─────────────────────────────
@@ -40,7 +41,7 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
     const user = await customAttributeOwner(c, id, auth);
     const key = c.req.param('key');
     const { db, commands } = appContext(c);
-    await users.run(commands, user.id, { type: 'SetUserCustomAttribute', key, value }, eventMetadata(c, auth));
+    await run(commands, users, user.id, { type: 'SetUserCustomAttribute', key, value }, eventMetadata(c, auth));
     return c.json(toCustomAttribute((await findCustomAttribute(db, user.id, key)) ?? { key, value }));
   })
 
@@ -48,7 +49,7 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
     const id = userIdFromPath(c);
     const auth = await requireUser(c);
     const user = await customAttributeOwner(c, id, auth);
-    await users.run(appContext(c).commands, user.id, { type: 'DeleteUserCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
+    await run(appContext(c).commands, users, user.id, { type: 'DeleteUserCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
     return c.body(null, 204);
   });
 

@@ -1,11 +1,11 @@
 import type { Context } from 'hono';
 import { sql, type SelectQueryBuilder } from 'kysely';
-import type { Database } from '../../../database.js';
+import type { Database } from '../../../database/database.js';
 import { soleOwnedGroupCount as soleOwnedGroups } from '../../../projections/members/members.js';
 import type { UserRow } from '../../../projections/users.js';
 import { findUserById } from '../../../projections/users/queries.js';
-import { USER_SCOPES, authenticate, type Auth } from '../../kernel/auth.js';
-import { appContext } from '../../kernel/context.js';
+import { USER_SCOPES, authenticate } from '../../kernel/auth.js';
+import { appContext, type Auth } from '../../kernel/context.js';
 import { forbidden, notFound } from '../../../domain/errors.js';
 import { routeNotFound, unauthorized } from '../../kernel/errors.js';
 

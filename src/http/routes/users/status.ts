@@ -1,5 +1,4 @@
 import { Hono } from 'hono';
-import { users } from '../../../commands/users.js';
 import { isBlank } from '../../../domain/users.js';
 import { findUserByIdOrUsername } from '../../../projections/users/queries.js';
 import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
@@ -8,6 +7,8 @@ import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../../domain/errors.js';
 import { optional, rawParams, t, declaration } from '../../kernel/params.js';
 import { statusHtml } from './lookup.js';
+import { run } from '../../../commands/kernel/run.js';
+import { users } from '../../../domain/users/aggregate.js';
 
 /** The current user and user status endpoints. */
 export const currentUserRoutes = new Hono<AppEnv>()
@@ -32,7 +33,7 @@ export const currentUserRoutes = new Hono<AppEnv>()
       // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
       const emoji = p.emoji ?? null;
       const message = p.message ?? null;
-      const { state } = await users.run(appContext(c).commands, auth.user.id, { type: 'SetUserStatus', emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
+      const { state } = await run(appContext(c).commands, users, auth.user.id, { type: 'SetUserStatus', emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
       // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
       if (isBlank(emoji) && isBlank(message)) return c.json(null);
       // Answered from the command's state: the inline projection wrote the same values.

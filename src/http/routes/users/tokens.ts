@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { createPersonalAccessToken, users } from '../../../commands/users.js';
+import { createPersonalAccessToken } from '../../../commands/users.js';
 import { TOKEN_SCOPES } from '../../../domain/users.js';
 import { toImpersonationToken, toPersonalAccessToken } from '../../entities/users.js';
 import { eventMetadata, requireUser } from '../../kernel/auth.js';
@@ -9,6 +9,8 @@ import { paginate } from '../../kernel/pagination.js';
 import { optional, rawParams, required, t, withDefault, declaration, integerCheck } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { existingUser, mustBeAdmin, requireAdminFirst } from './lookup.js';
+import { run } from '../../../commands/kernel/run.js';
+import { users } from '../../../domain/users/aggregate.js';
 
 export const userTokenRoutes = new Hono<AppEnv>()
   // ───────────── Impersonation and personal access tokens (admin) ─────────────
@@ -55,7 +57,7 @@ export const userTokenRoutes = new Hono<AppEnv>()
     const auth = await requireAdminFirst(c);
     const { user, token } = await impersonationToken(c);
     checkUnmodifiedSince(c, token.created_at);
-    await users.run(appContext(c).commands, user.id, { type: 'RevokePersonalAccessToken', tokenId: token.id, impersonation: true }, eventMetadata(c, auth));
+    await run(appContext(c).commands, users, user.id, { type: 'RevokePersonalAccessToken', tokenId: token.id, impersonation: true }, eventMetadata(c, auth));
     return c.body(null, 204);
   })
 

@@ -1,0 +1,78 @@
+import type { Db } from '../../database/database.js';
+import type { Decider, DomainEvent } from '../../domain/decider.js';
+import type { EventSchemas } from '../../domain/events.js';
+import { currentSchemaVersion } from '../../eventstore/upcasters.js';
+import type { AppendInput } from '../../eventstore/store.js';
+import type { ProjectedEvent, StoredEvent } from '../../eventstore/types.js';
+import type { Projector } from '../../projections/projector.js';
+import type { CommandContext, CommandSpec, Outcome } from './context.js';
+
+/**
+ * The steps both write paths take — the ordinary transaction (handler.ts) and the single
+ * batch (one-round-trip.ts) — written once, so a field added to one cannot be missed in the
+ * other.
+ */
+
+/** What appending `decided` at the stream's head writes (either path). */
+export function appendInput<E extends DomainEvent>(
+  ctx: CommandContext,
+  spec: Pick<CommandSpec<unknown, E, unknown>, 'streamId' | 'index' | 'metadata' | 'events'>,
+  decided: readonly E[],
+  version: number,
+  headHash: string,
+): AppendInput {
+  return {
+    streamId: spec.streamId,
+    expectedVersion: version,
+    headHash,
+    events: decided.map((event) => ({
+      type: event.type,
+      data: checked(spec.events, event),
+      schemaVersion: currentSchemaVersion(event.type),
+      index: spec.index?.(event),
+    })),
+    metadata: spec.metadata,
+    occurredAt: ctx.now(),
+  };
+}
+
+/**
+ * A decided event's payload, checked against its type's schema: a decider that emits a
+ * payload its own schema refuses is a defect, refused before anything is written.
+ */
+function checked(schemas: EventSchemas, event: DomainEvent): unknown {
+  const schema = schemas[event.type];
+  if (!schema) throw new Error(`${event.type} is not an event of this aggregate (${Object.keys(schemas).join(', ')})`);
+  const result = schema.safeParse(event.data);
+  if (!result.success) throw new Error(`${event.type} does not match its schema: ${result.error.message}`);
+  return event.data;
+}
+
+/** The outcome of appending `decided` (stored as `stored`) to a stream folded to `state` at `version`. */
+export function outcomeOf<E extends DomainEvent, S>(
+  decider: Pick<Decider<unknown, E, S>, 'evolve'>,
+  state: S,
+  version: number,
+  decided: readonly E[],
+  stored: readonly StoredEvent[],
+): Outcome<S> {
+  for (const event of decided) state = decider.evolve(state, event);
+  const newVersion = version + decided.length;
+  return { result: { state, version: newVersion, events: stored }, head: { version: newVersion, state, hash: stored.at(-1)!.hash } };
+}
+
+/** Each event through each projector that handles it, in that order; `applying` hears of each step first. */
+export async function runInlineProjections(
+  trx: Db,
+  projectors: readonly Projector[],
+  events: readonly ProjectedEvent[],
+  applying?: (projector: Projector, event: ProjectedEvent) => void,
+) {
+  for (const event of events) {
+    for (const projector of projectors) {
+      if (!projector.handles.includes(event.type)) continue;
+      applying?.(projector, event);
+      await projector.apply(event, trx);
+    }
+  }
+}

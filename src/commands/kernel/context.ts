@@ -1,0 +1,53 @@
+import type { Db, OneRoundTrip } from '../../database/database.js';
+import type { ClaimChanges, ClaimRefusal, Decider, DomainEvent } from '../../domain/decider.js';
+import type { EventSchemas } from '../../domain/events.js';
+import type { Notifier } from '../../eventstore/notifier.js';
+import type { EventIndex, EventMetadata, StoredEvent } from '../../eventstore/types.js';
+import type { Projector } from '../../projections/projector.js';
+import type { Precondition } from './precondition.js';
+import type { FoldedStream, StreamStateCache } from './stream-cache.js';
+
+/** The command kernel's types: what a command runs in, what it is, what it gives back. */
+
+/** What every command needs from the running process. */
+export interface CommandContext {
+  readonly db: Db;
+  readonly inlineProjectors: readonly Projector[];
+  readonly notifier: Notifier;
+  readonly now: () => Date;
+  /** Folded stream states between commands (optional: without it every command reads its whole stream). */
+  readonly streamCache?: StreamStateCache;
+  /** Sends a whole transaction at once (PostgreSQL): see one-round-trip.ts. */
+  readonly oneRoundTrip?: OneRoundTrip;
+  /** What the command's transaction checks first (a request's cached credentials). */
+  readonly precondition?: Precondition;
+  /** Where the instance is reached (`FORGELOG_EXTERNAL_URL`), for the links reactors write (chat notifications). */
+  readonly externalUrl?: () => string;
+}
+
+/** One command on one stream, as an aggregate builds it (src/commands/aggregate.ts). */
+export interface CommandSpec<C, E extends DomainEvent, S> {
+  readonly streamId: string;
+  /** The stream's key, which a new stream's initial state is made from. */
+  readonly key: unknown;
+  readonly decider: Decider<C, E, S, any>;
+  /** The aggregate's event schemas: every decided event is checked against them before it is appended. */
+  readonly events: EventSchemas;
+  readonly command: C | ((trx: Db) => Promise<C>);
+  readonly metadata: EventMetadata;
+  readonly claims?: (event: E, before: S) => ClaimChanges;
+  readonly claimRefusal?: ClaimRefusal;
+  readonly index?: (event: E) => EventIndex;
+}
+
+export interface CommandResult<S> {
+  readonly state: S;
+  readonly version: number;
+  readonly events: readonly StoredEvent[];
+}
+
+/** A command's result, and its stream's fold for the cache once the transaction commits. */
+export interface Outcome<S> {
+  readonly result: CommandResult<S>;
+  readonly head: FoldedStream<S>;
+}

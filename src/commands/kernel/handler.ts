@@ -1,0 +1,171 @@
+import { sql } from 'kysely';
+import type { Db } from '../../database/database.js';
+import type { ClaimChanges, ClaimRefusal, Decider, DomainEvent } from '../../domain/decider.js';
+import { DomainError, conflict, resourceLocked } from '../../domain/errors.js';
+import { GENESIS_HASH, appendToStream, readStream } from '../../eventstore/store.js';
+import { isStalePreparedPlan } from '../../database/pg-client.js';
+import { appendInput, outcomeOf, runInlineProjections } from './append-steps.js';
+import { decideInOneRoundTrip } from './one-round-trip.js';
+import { checkPrecondition } from './precondition.js';
+import type { CommandContext, CommandResult, CommandSpec, Outcome } from './context.js';
+
+const MAX_ATTEMPTS = 12;
+
+/**
+ * The one place that appends: read the stream, fold, decide, take claims, append at the
+ * expected version, run inline projections — all in one transaction — then notify.
+ * Concurrency conflicts are retried by re-reading and re-deciding.
+ */
+export async function handleCommand<C, E extends DomainEvent, S>(
+  ctx: CommandContext,
+  spec: CommandSpec<C, E, S>,
+): Promise<CommandResult<S>> {
+  const [result] = await handleCommands(ctx, [spec]);
+  return result as CommandResult<S>;
+}
+
+/**
+ * Several commands on different streams that must commit together or not at all (a new
+ * group and its first owner's membership). Each stream keeps its own expected version.
+ */
+export async function handleCommands(
+  ctx: CommandContext,
+  specs: readonly CommandSpec<any, any, any>[],
+): Promise<CommandResult<unknown>[]> {
+  if (specs.length === 1) {
+    const spec = specs[0]!;
+    try {
+      const sent = await decideInOneRoundTrip(ctx, spec);
+      if (sent) return committed(ctx, specs, [sent]);
+    } catch (error) {
+      if (!isConcurrencyConflict(error)) throw error;
+      // Another process appended to the stream: the ordinary path below reads it.
+      ctx.streamCache?.delete(spec.decider, spec.streamId);
+    }
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const outcomes = await ctx.db.transaction().execute(async (trx) => {
+        if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
+        const out: Outcome<unknown>[] = [];
+        for (const spec of specs) out.push(await decideAndAppend(trx, ctx, spec, attempt === 1));
+        return out;
+      });
+      return committed(ctx, specs, outcomes);
+    } catch (error) {
+      if (!isConcurrencyConflict(error)) throw error;
+      // GitLab answers a StaleObjectError or a lock it could not take the same way.
+      if (attempt >= MAX_ATTEMPTS) throw resourceLocked();
+      // A stale cache or plan is retried at once; writers contending for a stream back off.
+      if (error instanceof StaleCachedState) ctx.streamCache?.delete(error.decider, error.streamId);
+      else if (!isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+    }
+  }
+}
+
+/** After the commit: the streams' folds into the cache, a wake-up naming what was appended. */
+function committed(ctx: CommandContext, specs: readonly CommandSpec<any, any, any>[], outcomes: readonly Outcome<unknown>[]): CommandResult<unknown>[] {
+  specs.forEach((spec, i) => ctx.streamCache?.set(spec.decider, spec.streamId, outcomes[i]!.head));
+  const appended = outcomes.flatMap((o) => o.result.events.map((event) => event.type));
+  if (appended.length > 0) ctx.notifier.appended(appended);
+  return outcomes.map((o) => o.result);
+}
+
+async function decideAndAppend<C, E extends DomainEvent, S>(
+  trx: Db,
+  ctx: CommandContext,
+  spec: CommandSpec<C, E, S>,
+  firstAttempt: boolean,
+): Promise<Outcome<S>> {
+  const { decider } = spec;
+  const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
+  // With a cached fold the first attempt decides without reading the stream: appending at
+  // the expected version fails if another process appended meanwhile, and the retry reads.
+  // An outcome that appends nothing (no change, a refusal) is confirmed against the log.
+  const unread = firstAttempt && cached !== undefined;
+  const tail = unread ? [] : await readStream(trx, spec.streamId, cached?.version ?? 0);
+  let state = cached?.state ?? decider.initialState(spec.key);
+  for (const event of tail) state = decider.evolve(state, event as unknown as E);
+  const version = tail.at(-1)?.streamVersion ?? cached?.version ?? 0;
+  const headHash = tail.at(-1)?.hash ?? cached?.hash ?? GENESIS_HASH;
+  const confirm = async () => {
+    if (unread && (await streamMovedPast(trx, spec.streamId, version))) throw new StaleCachedState(decider, spec.streamId);
+  };
+
+  const command = typeof spec.command === 'function' ? await (spec.command as (trx: Db) => Promise<C>)(trx) : spec.command;
+  let decided: readonly E[];
+  try {
+    decided = decider.decide(command, state);
+    if (decided.length === 0) {
+      await confirm();
+      return { result: { state, version, events: [] }, head: { version, state, hash: headHash } };
+    }
+    if (spec.claims) {
+      let before = state;
+      for (const event of decided) {
+        await applyClaims(trx, spec.streamId, spec.claims(event, before), spec.claimRefusal);
+        before = decider.evolve(before, event);
+      }
+    }
+  } catch (error) {
+    if (error instanceof DomainError) await confirm();
+    throw error;
+  }
+
+  const stored = await appendToStream(trx, appendInput(ctx, spec, decided, version, headHash));
+  await runInlineProjections(trx, ctx.inlineProjectors, stored);
+  return outcomeOf(decider, state, version, decided, stored);
+}
+
+async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges, refusal?: ClaimRefusal) {
+  for (const released of changes.release) {
+    await trx
+      .deleteFrom('claims')
+      .where('kind', '=', released.kind)
+      .where('key', '=', released.key)
+      .where('stream_id', '=', streamId)
+      .execute();
+  }
+  if (changes.acquire.length === 0) return;
+  // A claim the stream already holds is kept; one held by another stream returns no row.
+  const taken = await trx
+    .insertInto('claims')
+    .values(changes.acquire.map((c) => ({ kind: c.kind, key: c.key, stream_id: streamId })))
+    .onConflict((oc) =>
+      oc.columns(['kind', 'key']).doUpdateSet({ stream_id: streamId }).where('claims.stream_id', '=', streamId),
+    )
+    .returning(['kind', 'key'])
+    .execute();
+  const held = new Set(taken.map((row) => `${row.kind}\u0000${row.key}`));
+  const refused = changes.acquire.find((c) => !held.has(`${c.kind}\u0000${c.key}`));
+  if (refused) throw refusal ? refusal(refused) : conflict(refused.conflictMessage);
+}
+
+/** The first attempt decided on a cached fold that another process's append made stale. */
+class StaleCachedState extends Error {
+  constructor(
+    readonly decider: object,
+    readonly streamId: string,
+  ) {
+    super(`stream ${streamId} moved past its cached state`);
+  }
+}
+
+async function streamMovedPast(trx: Db, streamId: string, version: number): Promise<boolean> {
+  const row = await trx.selectFrom('events').select('stream_version').where('stream_id', '=', streamId).where('stream_version', '>', version).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+function isConcurrencyConflict(error: unknown): boolean {
+  if (error instanceof StaleCachedState || isStalePreparedPlan(error)) return true;
+  const e = error as { code?: string; constraint?: string; message?: string } | undefined;
+  if (!e) return false;
+  if (e.code === '40001' || e.code === '40P01') return true;
+  return e.code === '23505' && (e.constraint === 'events_stream_version_unique' || /events_stream_version_unique/.test(e.message ?? ''));
+}
+
+/** Allocates the next integer id of a resource kind from its sequence. */
+export async function nextId(db: Db, sequence: string): Promise<number> {
+  const { rows } = await sql<{ id: string }>`select nextval(${sequence}) as id`.execute(db);
+  return Number(rows[0]!.id);
+}

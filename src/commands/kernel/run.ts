@@ -1,0 +1,74 @@
+import type { AnyAggregate, EventsOf } from '../../domain/aggregate.js';
+import type { Db } from '../../database/database.js';
+import type { EventMetadata } from '../../eventstore/types.js';
+import { handleCommand, nextId } from './handler.js';
+import type { CommandContext, CommandResult, CommandSpec } from './context.js';
+
+/**
+ * The command kernel's three verbs over an aggregate definition (src/domain/aggregate.ts):
+ *
+ *   await run(ctx, environments, id, { type: 'StopEnvironment' }, metadata);
+ *   const { id } = await create(ctx, environments, (id) => ({ type: 'CreateEnvironment', … }), metadata);
+ *   await handleCommands(ctx, [spec(groups, id, create, metadata), spec(members, …)]); // atomically
+ */
+
+/**
+ * The command, or what builds it inside the write transaction: facts from other aggregates'
+ * rows that must not change before the commit (a parent group's visibility) are read there,
+ * under a row lock that concurrent writers of those rows wait for.
+ */
+export type CommandInput<Command> = Command | ((trx: Db) => Promise<Command>);
+
+/** What an aggregate's decider takes and keeps: the types `run` and `spec` check a command against. */
+type CommandOf<A extends AnyAggregate> = Parameters<A['decider']['decide']>[0];
+type StateOf<A extends AnyAggregate> = ReturnType<A['decider']['initialState']>;
+type KeyOf<A extends AnyAggregate> = Parameters<A['decider']['initialState']>[0];
+
+/** One command on the stream of `key`, to commit with others atomically (`handleCommands`). */
+export function spec<A extends AnyAggregate>(
+  aggregate: A,
+  key: KeyOf<A>,
+  command: NoInfer<CommandInput<CommandOf<A>>>,
+  metadata: EventMetadata,
+): CommandSpec<CommandOf<A>, EventsOf<A>, StateOf<A>> {
+  const { decider, events, claims, claimRefusal, index } = aggregate;
+  return {
+    streamId: aggregate.streamId(key),
+    key,
+    decider: decider as CommandSpec<CommandOf<A>, EventsOf<A>, StateOf<A>>['decider'],
+    events,
+    command,
+    metadata,
+    ...(claims ? { claims: claims.bind(aggregate) } : {}),
+    ...(claimRefusal ? { claimRefusal } : {}),
+    ...(index ? { index: index.bind(aggregate) } : {}),
+  };
+}
+
+/** Runs one command on the stream of `key`: the only way a command reaches the log. */
+export function run<A extends AnyAggregate>(
+  ctx: CommandContext,
+  aggregate: A,
+  key: KeyOf<A>,
+  command: NoInfer<CommandInput<CommandOf<A>>>,
+  metadata: EventMetadata,
+): Promise<CommandResult<StateOf<A>>> {
+  return handleCommand(ctx, spec(aggregate, key, command, metadata));
+}
+
+/** A new id from the aggregate's sequence (`idSequence`), for a creation to name its stream by. */
+export function newId(ctx: Pick<CommandContext, 'db'>, aggregate: AnyAggregate): Promise<number> {
+  if (aggregate.idSequence === undefined) throw new Error(`${aggregate.name} has no idSequence: its streams are not keyed by an id of their own`);
+  return nextId(ctx.db, aggregate.idSequence);
+}
+
+/** Creates a stream keyed by a new id (`newId`) and answers that id with the result. */
+export async function create<A extends AnyAggregate>(
+  ctx: CommandContext,
+  aggregate: A,
+  command: (id: number) => NoInfer<CommandInput<CommandOf<A>>>,
+  metadata: EventMetadata,
+): Promise<CommandResult<StateOf<A>> & { readonly id: number }> {
+  const id = await newId(ctx, aggregate);
+  return { ...(await run(ctx, aggregate, id, command(id), metadata)), id };
+}

@@ -1,0 +1,49 @@
+import type { ClaimChanges, ClaimRefusal, Decider } from './decider.js';
+import { eventTypesOf, type EventOf, type EventSchemas, type FeedIndex, type Upcasters } from './events.js';
+
+/**
+ * One aggregate, defined once, in its domain file: its stream, its events, its decider, the
+ * claims and feed index of its events, and where its new ids come from. The list of them
+ * (src/domain/aggregates.ts) is what the kernel derives the rest from: the event union, the
+ * event store's types and upcasters, the projector and reactor checks. The command kernel
+ * runs a command on one (src/commands/kernel/run.ts):
+ *
+ *   export const members = defineAggregate({ name: 'members', streamId: membersStreamId,
+ *     events: memberEvents, decider: membersDecider, index: memberEventIndex });
+ *
+ *   await run(ctx, members, source, { type: 'AddMember', … }, metadata);
+ */
+export interface AggregateDefinition<Key, Command, Schemas extends EventSchemas, State> {
+  /** Names the projector that keeps its read tables, and their `<name>_stream_versions` table. */
+  readonly name: string;
+  streamId(key: Key): string;
+  /** A zod schema per event type: checked on append, and after upcasting on read. */
+  readonly events: Schemas;
+  readonly upcasters?: Upcasters<Schemas>;
+  /** Event types kept for the feeds and the audit only, which no projector handles (a start-up check holds both ways). */
+  readonly feedOnly?: readonly (keyof Schemas & string)[];
+  readonly decider: Decider<Command, EventOf<Schemas>, State, Key>;
+  /** Uniqueness claims an event takes or gives back, given the state before it. */
+  claims?(event: EventOf<Schemas>, before: State): ClaimChanges;
+  /** What a claim another stream holds answers; by default a 409 with the claim's message. */
+  readonly claimRefusal?: ClaimRefusal;
+  index?(event: EventOf<Schemas>): FeedIndex;
+  /** The PostgreSQL sequence a new stream's id comes from, for aggregates keyed by an id of their own (`create`). */
+  readonly idSequence?: string;
+}
+
+export interface Aggregate<Key, Command, Schemas extends EventSchemas, State> extends AggregateDefinition<Key, Command, Schemas, State> {
+  readonly eventTypes: readonly (keyof Schemas & string)[];
+}
+
+/** Any aggregate, as the lists and the kernel hold them. */
+export type AnyAggregate = Aggregate<any, any, any, any>;
+
+export function defineAggregate<Key, Command, Schemas extends EventSchemas, State>(
+  definition: AggregateDefinition<Key, Command, Schemas, State>,
+): Aggregate<Key, Command, Schemas, State> {
+  return { ...definition, eventTypes: eventTypesOf(definition.events) };
+}
+
+/** The events of an aggregate (or of a union of aggregates). */
+export type EventsOf<A> = A extends { readonly events: infer S extends EventSchemas } ? EventOf<S> : never;

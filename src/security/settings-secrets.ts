@@ -1,0 +1,23 @@
+import type { Db } from '../database/database.js';
+import { SECRET_ATTRIBUTES, type Settings, type SettingValue } from '../domain/application-settings/attributes.js';
+import { seal, unseal } from './sealing.js';
+
+/**
+ * The application settings' secrets (akismet_api_key, external_auth_client_key…) never reach
+ * the event log in clear (DESIGN.md): the log holds them sealed (src/commands/sealing.ts)
+ * under the instance key `application_settings`, which migration 0018 creates outside the
+ * log. The attribute's name is the authenticated data.
+ */
+export const sealSecret = (db: Db, attribute: string, plaintext: string) => seal(db, 'application_settings', attribute, plaintext);
+
+export const openSecret = (db: Db, attribute: string, sealed: string) => unseal(db, 'application_settings', attribute, sealed);
+
+/** The settings with their secrets in clear, for the administrators' GET. */
+export async function openSecrets(db: Db, settings: Settings): Promise<Settings> {
+  const opened: Record<string, SettingValue> = { ...settings };
+  for (const name of SECRET_ATTRIBUTES) {
+    const sealed = settings[name];
+    if (typeof sealed === 'string') opened[name] = await openSecret(db, name, sealed);
+  }
+  return opened as Settings;
+}
