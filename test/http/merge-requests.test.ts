@@ -404,7 +404,7 @@ type Visibility = 'private' | 'public';
 // prettier-ignore
 const MATRIX: MatrixTable<Role, Visibility> = {
   'POST /projects/:id/merge_requests':                     { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 201, maintainer: 201, owner: 201, admin: 201, blocked: 403 }, public: { anonymous: 401, nonMember: 403, guest: 403, reporter: 403, developer: 201 } },
-  'GET /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200, guest: 200, reporter: 200 } },
+  'GET /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200, guest: 200, reporter: 200 } },
   'PUT /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403, guest: 403, reporter: 403, developer: 200 } },
   'DELETE /projects/:id/merge_requests/:merge_request_iid': { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204, admin: 204 }, public: { anonymous: 401, nonMember: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204 } },
 };
