@@ -78,10 +78,12 @@ export const projectsProjector: Projector = {
       case 'ProjectCreated': {
         const d = event.data;
         const { columns, rest } = splitSettings(settingsOf(d));
-        // The namespace row, locked: a concurrent rename either finished before (we see its new
-        // path) or waits for this transaction (its cascade then sees this project).
+        // The namespace row, locked: a concurrent rename (an update of the row) either finished
+        // before (we see its new path) or waits for this transaction (its cascade then sees this
+        // project). `for share`, as createProject's command took it: creations in one namespace
+        // share the row, where upgrading to `for update` here deadlocked them.
         const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name'>>`
-          select traversal_ids, full_path, full_name from namespaces where id = ${d.namespace_id} for update`.execute(trx);
+          select traversal_ids, full_path, full_name from namespaces where id = ${d.namespace_id} for share`.execute(trx);
         const ns = rows[0];
         await trx
           .insertInto('projects')
