@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type RepositoryEvent, repositoryDecider, validBranchName } from '../../src/domain/repository/decider.js';
 import { applyActions, buildTrees, type FileEntry } from '../../src/domain/repository/files.js';
@@ -119,6 +120,25 @@ describe('push access', () => {
     expect(protectedRefMatches('release/*', 'release')).toBe(false);
     expect(protectedRefMatches('*-stable', 'v1/x-stable')).toBe(true);
     expect(protectedRefMatches('a.b', 'axb')).toBe(false);
+    expect(protectedRefMatches('*', '')).toBe(true);
+    expect(protectedRefMatches('a**b', 'ab')).toBe(true);
+    expect(protectedRefMatches('*aba*', 'xabax')).toBe(true);
+    expect(protectedRefMatches('ab*ba', 'aba')).toBe(false);
+    expect(protectedRefMatches('*a*b*a*', 'bab')).toBe(false);
+    expect(protectedRefMatches(`${'*a'.repeat(30)}*b`, 'a'.repeat(5000))).toBe(false);
+  });
+
+  it('matches exactly as the regular expression GitLab compiles (a lazy .*? per star), without one', () => {
+    const letters = fc.constantFrom('a', 'b', '/', '.', '*');
+    const reference = (pattern: string, branch: string) =>
+      new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*?')}$`).test(branch);
+    fc.assert(
+      fc.property(fc.string({ unit: letters, maxLength: 8 }), fc.string({ unit: letters, maxLength: 10 }), (pattern, branch) => {
+        const name = branch.replaceAll('*', '');
+        expect(protectedRefMatches(pattern, name)).toBe(pattern.includes('*') ? reference(pattern, name) : pattern === name);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('lets push_code decide on an unprotected branch, the rules on a protected one', () => {
