@@ -135,15 +135,30 @@ export const repositoryRoutes = new Hono<AppEnv>()
   // ─────────────── Commits ───────────────
   .get('/projects/:id/repository/commits', async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { ref_name: optional(t.string()), since: optional(t.datetime()), until: optional(t.datetime()), path: optional(t.string()) });
+    const p = await params(c, {
+      ref_name: optional(t.string()),
+      since: optional(t.datetime()),
+      until: optional(t.datetime()),
+      path: optional(t.string()),
+      all: optional(t.boolean()),
+    });
     const project = await userProject(c, auth, 'download_code');
     const { db } = appContext(c);
-    const ref = p.ref_name ?? project.row.default_branch ?? 'master';
-    const head = await resolveCommit(db, project.row.id, ref);
     const toSeconds = (d: Date | undefined) => (d === undefined ? undefined : Math.floor(d.getTime() / 1000));
-    const log = head ? await commitLog(db, project.row.id, head, { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until) }) : [];
-    // GitLab 12 answers an unknown ref with an empty list.
+    const filters = { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until) };
     const webUrl = webUrlOf(c, project);
+    if (p.all) {
+      // `all`: every ref's history, ref_name ignored. GitLab: Gitaly's FindCommits runs `git log --all --reverse`
+      // with --skip and --max-count, so each page holds the newest commits left, oldest first.
+      // --all walks from HEAD, then the branches in name order.
+      const branches = (await listBranches(db, project.row.id)).sort((a, b) => Number(b.name === project.row.default_branch) - Number(a.name === project.row.default_branch));
+      const heads = await Promise.all(branches.map(async (branch) => (await findCommit(db, project.row.id, branch.sha))!));
+      const log = await commitLog(db, project.row.id, heads, filters);
+      return c.json((await pageOfArray(c, log)).reverse().map((commit) => toCommit(commit, webUrl)));
+    }
+    const head = await resolveCommit(db, project.row.id, p.ref_name ?? project.row.default_branch ?? 'master');
+    // GitLab 12 answers an unknown ref with an empty list.
+    const log = head ? await commitLog(db, project.row.id, head, filters) : [];
     return c.json((await pageOfArray(c, log)).map((commit) => toCommit(commit, webUrl)));
   })
 
