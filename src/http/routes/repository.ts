@@ -270,19 +270,32 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   // ─────────────── Files ───────────────
+  // GET (and HEAD, which hono answers with GET's headers and no body) of a file: its blob_data as
+  // X-Gitlab-* headers (GitLab: lib/api/files.rb, set_http_headers(blob_data)), then the content.
   .get('/projects/:id/repository/files/:file_path/raw', async (c) => {
     const file = await fileAt(c);
-    c.header('X-Gitlab-Blob-Id', file.blobId);
-    c.header('X-Gitlab-Commit-Id', file.commitId);
+    await setFileHeaders(c, file);
     return c.body(Buffer.from(file.content), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   })
 
   .get('/projects/:id/repository/files/:file_path', async (c) => {
     const file = await fileAt(c);
-    const { db } = appContext(c);
-    const last = (await lastCommitFor(db, file.projectId, file.commit, file.path))!;
-    return c.json(toFile({ path: file.path, ref: file.ref, blobId: file.blobId, commitId: file.commit.sha, lastCommitId: last.sha, content: file.content }));
+    return c.json(await setFileHeaders(c, file));
   });
+
+/** Header values go out as bytes: a name beyond Latin-1 as its UTF-8 bytes, as Rack sends it. */
+const headerValue = (value: string) => Buffer.from(value, 'utf8').toString('latin1');
+
+/** API::Files#blob_data (last_commit_id as the GET route always read it), each field but the content also as `X-Gitlab-<Field-Name>`. */
+async function setFileHeaders(c: Context, file: Awaited<ReturnType<typeof fileAt>>) {
+  const last = (await lastCommitFor(appContext(c).db, file.projectId, file.commit, file.path))!;
+  const data = toFile({ path: file.path, ref: file.ref, blobId: file.blobId, commitId: file.commit.sha, lastCommitId: last.sha, content: file.content });
+  for (const [key, value] of Object.entries(data)) {
+    if (key === 'content') continue;
+    c.header(`X-Gitlab-${key.split('_').map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('-')}`, headerValue(String(value)));
+  }
+  return data;
+}
 
 /** API::Files: `requires :ref`; the commit of the ref (404 Commit), the blob at the path (404 File). */
 async function fileAt(c: Context): Promise<{ projectId: number; path: string; ref: string; commit: CommitView; commitId: string; blobId: string; content: Uint8Array }> {
