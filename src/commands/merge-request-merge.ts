@@ -11,7 +11,7 @@ import type { Reactor } from '../projections/runner.js';
 import { causedBy } from './causation.js';
 import { handleCommands, type CommandContext } from './handler.js';
 import { mergeRequests, takeVersion, updateMergeRequest } from './merge-requests.js';
-import { committerOf, repository } from './repository.js';
+import { checkBranchWrites, committerOf, type RefWriter, repository } from './repository.js';
 import { createMergeCommit, mergeability } from './repository-merge.js';
 
 /**
@@ -72,6 +72,8 @@ export interface MergeInput {
   readonly whenPipelineSucceeds: boolean;
   /** MergeRequest#can_remove_source_branch? for the caller: push_code, and the source is neither protected nor the default branch. */
   readonly mayRemoveSourceBranch: boolean;
+  /** The caller, whose ref moves pass the branch check (src/commands/repository.ts). */
+  readonly writer: RefWriter;
 }
 
 /** MergeRequest#default_merge_commit_message (12.x, without closing issues: forgelog has none). */
@@ -129,7 +131,15 @@ export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, 
   };
   await handleCommands(ctx, [
     mergeRequests.spec(input.id, decideMerge, metadata),
-    repository.spec(input.projectId, async (): Promise<RepositoryCommand> => ({ type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] }), metadata),
+    repository.spec(
+      input.projectId,
+      async (trx): Promise<RepositoryCommand> => {
+        // Gitaly's UserMergeBranch runs the branch check: a push of an open merge request's head.
+        await checkBranchWrites(trx, input.projectId, input.writer, refs, { mergeRequest: true });
+        return { type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] };
+      },
+      metadata,
+    ),
   ]);
 }
 

@@ -193,9 +193,12 @@ describe('POST /projects/:id/repository/commits', () => {
       ['master', true, false, false],
       ['release/1', true, true, true],
     ]);
-    // A developer deletes neither a protected branch nor HEAD.
-    expect((await api.del(repo(project.id, '/branches/release%2F1'), { token: dev })).status).toBe(403);
-    expect(await api.del(repo(project.id, '/branches/master'))).toMatchObject({ status: 405, body: { message: 'Cannot remove HEAD branch' } });
+    // A developer deletes no protected branch, nobody the default one: GitLab's branch check, answered with 400.
+    expect(await api.del(repo(project.id, '/branches/release%2F1'), { token: dev })).toMatchObject({
+      status: 400,
+      body: { message: 'You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.' },
+    });
+    expect(await api.del(repo(project.id, '/branches/master'))).toMatchObject({ status: 400, body: { message: 'The default branch of a project cannot be deleted.' } });
     expect((await api.del(repo(project.id, '/branches/release%2F1'), { token: callers.maintainer.token })).status).toBe(204);
   });
 });

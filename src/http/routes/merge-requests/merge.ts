@@ -9,6 +9,7 @@ import { appContext, type AppEnv } from '../../kernel/context.js';
 import { unauthorized } from '../../kernel/errors.js';
 import { declaration, integerCheck, optional, pathId, rawParams, t } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
+import { refWriter } from '../repository-access.js';
 import { presentMergeRequest } from './find.js';
 
 /**
@@ -40,8 +41,9 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/mer
   const row = iid === null ? undefined : await findMergeRequest(db, project.row.id, iid);
   if (!row) throw recordNotFound('Merge Request');
   const refs = await protectedRefsOf(db, project.row.id);
-  // "Merge request can not be merged because user dont have permissions to push into target branch".
-  if (!(await mergeableBy(db, project.viewer, [row])).has(row.id)) throw unauthorized();
+  const writer = refWriter(c, project);
+  // can_be_merged_by? (UserAccess#can_update_branch?): "Merge request can not be merged because user dont have permissions to push into target branch".
+  if (!writer || !(await mergeableBy(db, project.viewer, [row])).has(row.id)) throw unauthorized();
   // MergeRequest#can_remove_source_branch?: push_code, and a source that is neither protected nor the default branch.
   const mayRemoveSourceBranch = project.can('push_code') && matchingRefs(refs, row.source_branch).length === 0 && project.row.default_branch !== row.source_branch;
   await mergeMergeRequest(
@@ -58,6 +60,7 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/mer
       shouldRemoveSourceBranch: input.should_remove_source_branch,
       whenPipelineSucceeds: input.merge_when_pipeline_succeeds === true,
       mayRemoveSourceBranch,
+      writer,
     },
     eventMetadata(c, auth),
   );
