@@ -20,6 +20,7 @@ import { firstMember } from '../domain/members.js';
 import { members } from './members.js';
 import { projects } from './projects.js';
 import { causedBy } from './causation.js';
+import { type PendingUpload, withUpload } from './uploads.js';
 
 /** A group: its settings, its place in the tree, its custom attributes (src/domain/groups/). */
 export const groups = defineAggregate({
@@ -61,6 +62,8 @@ export interface CreateGroupInput {
   /** Becomes the group's first owner, in the same transaction. */
   /** The creator, who becomes the group's owner. */
   readonly creator: Pick<Viewer, 'id' | 'isAdmin'>;
+  /** The avatar, checked (src/commands/uploads.ts); stored with the group's events. */
+  readonly avatar?: PendingUpload | undefined;
 }
 
 /** Creates a group and its creator's owner membership atomically. */
@@ -79,15 +82,15 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
   const command = async (trx: Db): Promise<GroupCommand> => {
     const parent = parentId === undefined ? undefined : await lockNamespaceRow(trx, parentId, 'share');
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
-    return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null };
+    return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null, avatar: input.avatar?.ref };
   };
   const owner = firstMember(input.creator.id, ACCESS.OWNER, metadata.actor_id ?? null);
-  const [group] = await handleCommands(ctx, [groups.spec(id, command, metadata), members.spec({ type: 'Namespace', id }, owner, metadata)]);
+  const [group] = await handleCommands(ctx, [groups.spec(id, withUpload(input.avatar, command), metadata), members.spec({ type: 'Namespace', id }, owner, metadata)]);
   return group as CommandResult<GroupState>;
 }
 
 /** Applies changed settings (owner or admin, checked by the caller). */
-export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata) {
+export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata, avatar?: PendingUpload) {
   // Groups::UpdateService: a new visibility the instance restricts is refused first.
   if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
     const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(ctx.db)).restricted_visibility_levels as string[], viewer.isAdmin);
@@ -107,9 +110,10 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
       projectVisibility: changes.visibility === undefined ? null : await mostVisibleProject(trx, group.id),
       mayUnlockShareWithGroupLock: changes.share_with_group_lock === false ? await mayChangeShareLock(trx, viewer, parentRow) : true,
       currentShareWithGroupLock: current.share_with_group_lock,
+      avatar: avatar?.ref,
     };
   };
-  return groups.run(ctx, group.id, command, metadata);
+  return groups.run(ctx, group.id, withUpload(avatar, command), metadata);
 }
 
 /**

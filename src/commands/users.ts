@@ -2,13 +2,14 @@ import type { Db } from '../database.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import { type ProfileChanges, type TokenScope, type UserProfile, userEventIndex, userEvents, userStreamId, userUpcasters } from '../domain/users.js';
-import { userClaims, userDecider } from '../domain/users/decider.js';
+import { type UserCommand, userClaims, userDecider } from '../domain/users/decider.js';
 import { normalizeEmail, validateProfile } from '../domain/users/profile.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { defineAggregate } from './aggregate.js';
 import { type CommandContext, nextId } from './handler.js';
 import { generateToken, hashPassword, randomPassword, tokenDigest } from './secrets.js';
+import { type PendingUpload, withUpload } from './uploads.js';
 
 /** One user: profile, password, state, status, tokens, custom attributes (src/domain/users.ts). */
 export const users = defineAggregate({
@@ -52,6 +53,8 @@ export interface CreateUserInput {
   skipConfirmation?: boolean;
   /** Only for bootstrap: the id to use (root is 1). */
   id?: number;
+  /** The avatar, checked (src/commands/uploads.ts); stored with the user's events. */
+  avatar?: PendingUpload | undefined;
 }
 
 /**
@@ -95,7 +98,15 @@ export async function createUser(ctx: CommandContext, input: CreateUserInput, me
   return users.run(
     ctx,
     id,
-    { type: 'CreateUser', namespaceId, profile, passwordHash, confirmed: input.skipConfirmation ?? false, passwordResetRequired: Boolean(input.randomPassword) },
+    withUpload(input.avatar, {
+      type: 'CreateUser',
+      namespaceId,
+      profile,
+      passwordHash,
+      confirmed: input.skipConfirmation ?? false,
+      passwordResetRequired: Boolean(input.randomPassword),
+      avatar: input.avatar?.ref,
+    }),
     metadata,
   );
 }
@@ -106,7 +117,7 @@ export async function updateUser(
   requested: ProfileChanges,
   password: string | undefined,
   metadata: EventMetadata,
-  options: { skipReconfirmation?: boolean } = {},
+  options: { skipReconfirmation?: boolean; avatar?: PendingUpload | undefined } = {},
 ) {
   const changes = requested.email === undefined ? requested : { ...requested, email: normalizeEmail(requested.email) };
   // GitLab: PUT /users/:id checks the email, then the username, for conflicts first.
@@ -114,7 +125,8 @@ export async function updateUser(
   if (taken) throw conflict(taken);
   validateProfile(changes, password);
   const passwordHash = password === undefined ? null : await hashPassword(password);
-  return users.run(ctx, userId, { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false }, metadata);
+  const command: UserCommand = { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false, avatar: options.avatar?.ref };
+  return users.run(ctx, userId, withUpload(options.avatar, command), metadata);
 }
 
 export interface CreateTokenInput {

@@ -19,6 +19,7 @@ import type { ScimReadTables } from './scim/tables.js';
 import type { GeoNodesReadTables } from './geo-nodes/tables.js';
 import type { ContainerRepositoriesReadTables } from './container-repositories/tables.js';
 import type { RepositoryReadTables } from './repository/tables.js';
+import type { UploadsReadTables } from './uploads/tables.js';
 
 /** The read tables of every projection, gathered for the Kysely `Database` type. */
-export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables, ContainerRepositoriesReadTables, MilestonesReadTables, LabelsReadTables, RepositoryReadTables, MergeRequestsReadTables {}
+export interface ReadTables extends UsersReadTables, GroupsReadTables, ProjectsReadTables, MembersReadTables, EnvironmentsReadTables, BroadcastMessagesReadTables, DeployKeysReadTables, NotificationSettingsReadTables, ProtectedBranchesReadTables, ApplicationSettingsReadTables, IntegrationsReadTables, FeatureFlagsReadTables, ScimReadTables, GeoNodesReadTables, EpicsReadTables, TodosReadTables, ContainerRepositoriesReadTables, MilestonesReadTables, LabelsReadTables, RepositoryReadTables, MergeRequestsReadTables, UploadsReadTables {}

@@ -224,7 +224,8 @@ const DATE_COLUMN = z.preprocess(
 );
 
 const HASH = z.record(z.string(), z.preprocess(stringOf, z.string()));
-const FILE = z.unknown();
+/** Grape's `type: File`: a multipart file part; anything else is "<param> is invalid". */
+const FILE = z.custom<File>((value) => value instanceof File);
 
 /** Built once per distinct argument: routes declare their parameters on every request. */
 function memo<K, V>(build: (key: K) => V, keyOf: (key: K) => string): (key: K) => V {

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { sql } from 'kysely';
+import { avatarUpload } from '../../commands/uploads.js';
 import { createUser, updateUser, users } from '../../commands/users.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
@@ -111,6 +112,7 @@ export const userRoutes = new Hono<AppEnv>()
     const ee = declared.parse(eeAttributes);
     declared.done();
     mustBeAdmin(auth);
+    const avatar = await avatarUpload(body.avatar);
 
     const { commands, config } = appContext(c);
     const profile = profileChanges({ ...head, ...body, ...ee }, undefined, licensed(config.plan, 'ee')) as ProfileChanges & Pick<UserProfile, 'name' | 'username' | 'email'>;
@@ -121,6 +123,7 @@ export const userRoutes = new Hono<AppEnv>()
         password: head.password,
         randomPassword: Boolean(head.reset_password || body.force_random_password),
         skipConfirmation: head.skip_confirmation ?? false,
+        avatar,
       },
       eventMetadata(c, auth),
     );
@@ -146,9 +149,11 @@ export const userRoutes = new Hono<AppEnv>()
     mustBeAdmin(auth);
 
     const user = await existingUser(c, id);
+    const avatar = await avatarUpload(head.avatar);
     const { commands, config } = appContext(c);
     await updateUser(commands, id, profileChanges({ ...head, ...ee }, user, licensed(config.plan, 'ee')), head.password, eventMetadata(c, auth), {
       skipReconfirmation: head.skip_reconfirmation ?? false,
+      avatar,
     });
     return c.json(toUserWithAdmin(await existingUser(c, id), config));
   })

@@ -8,6 +8,7 @@ import type { Projector } from '../projector.js';
 import { REPLAY_GUARD, claimStreamVersion } from '../stream-versions.js';
 import { insertPersonalNamespaces, PERSONAL_NAMESPACE_EVENT_TYPES, projectPersonalNamespace, type PersonalNamespaceEvent } from './personal-namespaces.js';
 import type { NamespaceRow } from './tables.js';
+import { avatarPath } from '../../domain/uploads.js';
 
 const VERSIONS = 'namespaces_stream_versions';
 
@@ -139,6 +140,12 @@ async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
       const { id, key } = event.data;
       if (!(await advance(id))) return;
       await trx.deleteFrom('group_custom_attributes').where('group_id', '=', id).where('key', '=', key).execute();
+      return;
+    }
+    case 'GroupAvatarChanged': {
+      const { id, avatar } = event.data;
+      // The path only: the API puts the instance's URL before it.
+      await advance(id, { avatar_url: avatarPath('group', id, avatar.filename), updated_at: at });
       return;
     }
     default:

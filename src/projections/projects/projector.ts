@@ -12,6 +12,7 @@ import type { NamespaceRow } from '../groups/tables.js';
 import type { Projector } from '../projector.js';
 import { claimStreamVersion } from '../stream-versions.js';
 import { COLUMN_SETTINGS, type ProjectsTable } from './tables.js';
+import { avatarPath } from '../../domain/uploads.js';
 
 /** A feature flag column: on unless its access level is `disabled`. */
 const FEATURE_COLUMNS = {
@@ -157,6 +158,12 @@ export const projectsProjector: Projector = {
       case 'ProjectDeletionScheduled':
         await advance(event.data.id, { pending_delete: true, updated_at: at });
         return;
+      case 'ProjectAvatarChanged': {
+        const { id, avatar } = event.data;
+        // The path only: the API puts the instance's URL before it.
+        await advance(id, { avatar_url: avatarPath('project', id, avatar.filename), updated_at: at });
+        return;
+      }
       case 'ProjectDeleted': {
         const { id } = event.data;
         await trx.deleteFrom('project_stars').where('project_id', '=', id).execute();
