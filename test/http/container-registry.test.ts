@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig, StartupError } from '../../src/config.js';
 import { CLEANUP_TOO_SOON } from '../../src/domain/container-repositories/decider.js';
 import { createGroup, createProject, eventually, settled, type ProjectFixture } from '../support/fixtures.js';
@@ -195,6 +195,31 @@ describe('POST /container_registry_event/events', () => {
     expect(await notify(null, { raw: '{"events": [' })).toMatchObject({ status: 400, body: { error: expect.stringContaining('message body does not match declared format') } });
     expect(await notify(null, { raw: '{}' })).toEqual({ status: 400, body: { error: 'events is missing' } });
     expect(await notify('push')).toEqual({ status: 400, body: { error: 'events is invalid' } });
+  });
+
+  it('skips (and logs) an event whose timestamp PostgreSQL cannot store, records the others of the batch, and answers 200', async () => {
+    const project = await createProject(api);
+    const path = project.path_with_namespace;
+    const warn = vi.spyOn(api.runtime.logger, 'warn');
+    try {
+      const res = await notify([
+        pushEvent(path, 'year-zero', { at: '0000-01-01' }),
+        pushEvent(path, 'kept', { at: '2030-02-01T08:30:00.000Z' }),
+        pushEvent(path, 'past-javascript', { at: '+275760-09-13T00:00:00Z' }),
+        pushEvent(path, 'year-ten-thousand', { at: '+010000-01-01T00:00:00Z' }),
+        pushEvent(path, 'also-kept'),
+      ]);
+      // GitLab: API::ContainerRegistryEvent answers `status :ok` once every event is handled.
+      expect(res).toEqual({ status: 200, body: 200 });
+      const [repository] = (await api.get(`/projects/${project.id}/registry/repositories`)).body;
+      expect(await tagNames(project.id, repository.id)).toEqual(['also-kept', 'kept']);
+      expect((await api.get(`/projects/${project.id}/registry/repositories/${repository.id}/tags/kept`)).body.created_at).toBe('2030-02-01T08:30:00.000Z');
+      expect(await eventTypes(repository.id)).toEqual(['ContainerRepositoryCreated', 'ContainerRepositoryTagPushed', 'ContainerRepositoryTagPushed']);
+      const skipped = warn.mock.calls.filter(([, message]) => message === 'container registry event skipped');
+      expect(skipped.map(([fields]) => (fields as { tag: string }).tag)).toEqual(['year-zero', 'past-javascript', 'year-ten-thousand']);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('answers hostile bodies with 4xx: a NUL character, JSON nested too deeply, huge numbers and strings', async () => {
