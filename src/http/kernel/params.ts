@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { DomainError, paramErrors } from '../../domain/errors.js';
+import { refNameFits } from '../../domain/repository/decider.js';
 import { ApiError } from './errors.js';
 import { header } from './request.js';
 
@@ -187,6 +188,8 @@ const intString = (v: unknown) => (typeof v === 'string' && INTEGER_TEXT.test(v)
 const stringOf = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
 
 const STRING = z.preprocess(stringOf, z.string());
+/** A ref name or a pattern of them (a protected branch): no longer than git keeps one (refNameFits). */
+const REF = z.preprocess(stringOf, z.string().refine(refNameFits));
 const INTEGER = z.preprocess(intString, z.number().int().min(-INT4_MAX).max(INT4_MAX));
 const BOOLEAN = z.preprocess((v) => {
   if (typeof v === 'string') {
@@ -260,6 +263,8 @@ function arrayOf(item: z.ZodType): z.ZodType {
  */
 export const t = {
   string: () => STRING,
+  /** A ref name (or pattern) that lands in an indexed column: "<param> is invalid" past 255 bytes a component or 1,024 in all. */
+  ref: () => REF,
   integer: () => INTEGER,
   boolean: () => BOOLEAN,
   /** A value out of a fixed set: "<param> does not have a valid value". */
