@@ -98,6 +98,7 @@ export async function rawParams(c: Context): Promise<RawParams> {
   }
   if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
+  if (declared) requests.set(params, c);
   return params;
 }
 
@@ -310,8 +311,48 @@ export interface Rules {
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
+// ───────────────────────────── What routes declare ─────────────────────────────
+
+/** What a declared parameter takes, as far as the hostile-input net needs to know. */
+export interface DeclaredParam {
+  readonly kind: 'string' | 'strings' | 'other';
+  readonly required: boolean;
+}
+
+/** Route (`METHOD /api/v4/path/:id`) → the parameters it declared, while recording is on. */
+export type DeclaredParams = Map<string, Map<string, DeclaredParam>>;
+
+let declared: DeclaredParams | undefined;
+/** The request each parameter container came from, while recording is on (to name its route). */
+const requests = new WeakMap<RawParams, Context>();
+
+/**
+ * Starts recording, per matched route, the names every declaration parses (and keeps what
+ * was recorded so far): the hostile-input net learns each route's parameters from the routes
+ * themselves. Off (the default), a declaration costs one comparison more.
+ */
+export function recordDeclaredParams(): DeclaredParams {
+  declared ??= new Map();
+  return declared;
+}
+
+function kindOf(schema: z.ZodType): DeclaredParam['kind'] {
+  if (schema === STRING || schema === REF) return 'string';
+  return schema === arrays.get(STRING) ? 'strings' : 'other';
+}
+
+function record(shape: Shape, raw: RawParams) {
+  const c = requests.get(raw);
+  if (!c || !declared) return;
+  const route = `${c.req.method} ${c.req.routePath}`;
+  let names = declared.get(route);
+  if (!names) declared.set(route, (names = new Map()));
+  for (const [name, def] of Object.entries(shape)) names.set(name, { kind: kindOf(def.schema), required: def.required && def.default === undefined });
+}
+
 /** Validates raw parameters against a declaration; errors are Grape's, joined with ", ". */
 export function parseParams<S extends Shape>(shape: S, raw: RawParams, rules: Rules = {}): Parsed<S> {
+  if (declared) record(shape, raw);
   const errors: string[] = [];
   const result: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(shape)) {
