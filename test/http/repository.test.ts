@@ -346,3 +346,17 @@ describe('permissions', () => {
     return (await api.request(method, url, { token, ...(body ? { body } : {}), ...(query ? { query } : {}) })).status;
   });
 });
+
+describe('branch names PostgreSQL cannot index (issue 20, item 4)', () => {
+  it('POST …/repository/branches and POST …/repository/commits refuse a name past what git keeps (255 bytes a component): "Branch name is invalid"', async () => {
+    const project = await createProject(api, { initialize_with_readme: true });
+    for (const branch of ['b'.repeat(1024 * 1024), `feature/${'é'.repeat(128)}`, `${'a/'.repeat(600)}b`]) {
+      expect(await api.post(repo(project.id, '/branches'), { branch, ref: 'master' })).toMatchObject({ status: 400, body: { message: 'Branch name is invalid' } });
+      const commit = await commitTo(project.id, { branch, start_branch: 'master', commit_message: 'x', actions: [create('long.txt', 'x')] });
+      expect(commit).toMatchObject({ status: 400, body: { message: 'Branch name is invalid' } });
+    }
+    expect(((await api.get(repo(project.id, '/branches'))).body as any[]).map((b) => b.name)).toEqual(['master']);
+    const longest = `feature/${'z'.repeat(255)}`;
+    expect(await api.post(repo(project.id, '/branches'), { branch: longest, ref: 'master' })).toMatchObject({ status: 201, body: { name: longest } });
+  });
+});
