@@ -39,13 +39,27 @@ const CONFIG_MEDIA_TYPES = new Set(['application/vnd.docker.container.image.v1+j
  * the manifest's own size stands for total_size otherwise. created_at: the notification's
  * timestamp (GitLab reads the configuration's `created`, which no notification carries).
  */
-function pushedTag(event: RegistryEvent, tag: string, digest: string, at: Date): PushedTag {
+function pushedTag(event: RegistryEvent, tag: string, digest: string, at: Date): PushedTag | string {
   const config = event.target.references.find((ref) => ref.mediaType !== null && CONFIG_MEDIA_TYPES.has(ref.mediaType));
   const layers = event.target.references.filter((ref) => ref !== config);
   const revision = config?.digest?.split(':').pop() ?? null;
   const totalSize = layers.length > 0 && layers.every((l) => l.size !== null) ? layers.reduce((sum, l) => sum + l.size!, 0) : event.target.size;
   const stamp = event.timestamp === null ? NaN : Date.parse(event.timestamp);
-  return { tag, digest, revision, totalSize, createdAt: new Date(Number.isNaN(stamp) ? at.getTime() : stamp).toISOString() };
+  const createdAt = new Date(Number.isNaN(stamp) ? at.getTime() : stamp);
+  if (!storableYear(createdAt)) return `timestamp ${JSON.stringify(event.timestamp)} is outside the years 1 to 9999`;
+  return { tag, digest, revision, totalSize, createdAt: createdAt.toISOString() };
+}
+
+/** Years PostgreSQL's timestamptz stores and an ISO 8601 string writes with four digits (as the parameter kernel's dates). */
+const storableYear = (date: Date) => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999;
+
+/** A notification's event forgelog could not record, and why: the route logs it, the rest of the envelope is recorded. */
+export interface SkippedRegistryEvent {
+  readonly id: string | null;
+  readonly action: string;
+  readonly repository: string;
+  readonly tag: string | null;
+  readonly reason: string;
 }
 
 /** The project an image path belongs to (the longest of ContainerRegistry::Path's candidates), and the repository's name. */
@@ -85,9 +99,12 @@ async function pushTo(ctx: CommandContext, projectId: number, name: string, comm
  * GitLab's ContainerRegistry::Event, for the actions it supports (push, delete): a push of a
  * tag creates the repository if needed and records the tag; a delete removes the tag, or every
  * tag of the deleted manifest. An event naming no project, or not in the registry's grammar,
- * is ignored, as GitLab ignores it.
+ * is ignored, as GitLab ignores it. A push whose timestamp PostgreSQL cannot store is skipped
+ * and answered among the skipped events (GitLab 12.10 never reads the timestamp): the others
+ * of the envelope are recorded all the same.
  */
-export async function receiveRegistryEvents(ctx: CommandContext, events: readonly RegistryEvent[], metadata: EventMetadata): Promise<void> {
+export async function receiveRegistryEvents(ctx: CommandContext, events: readonly RegistryEvent[], metadata: EventMetadata): Promise<SkippedRegistryEvent[]> {
+  const skipped: SkippedRegistryEvent[] = [];
   for (const event of events) {
     const { repository: path, tag, digest } = event.target;
     if (path === null || !isImagePath(path)) continue;
@@ -99,7 +116,14 @@ export async function receiveRegistryEvents(ctx: CommandContext, events: readonl
     if (event.action === 'push') {
       // A push without a tag is a blob or a manifest by digest: no tag to record.
       if (tag === null || digest === null) continue;
-      const command: ContainerRepositoryCommand = { type: 'PushTag', projectId, name, registryEventId: event.id, ...pushedTag(event, tag, digest, ctx.now()) };
+      const pushed = pushedTag(event, tag, digest, ctx.now());
+      if (typeof pushed === 'string') {
+        // One event the log cannot hold must not refuse the envelope: the registry would
+        // resend it, and every other event in it, for ever.
+        skipped.push({ id: event.id, action: event.action, repository: path, tag, reason: pushed });
+        continue;
+      }
+      const command: ContainerRepositoryCommand = { type: 'PushTag', projectId, name, registryEventId: event.id, ...pushed };
       await pushTo(ctx, projectId, name, command, metadata);
     } else if (event.action === 'delete') {
       if (tag === null && digest === null) continue;
@@ -108,6 +132,7 @@ export async function receiveRegistryEvents(ctx: CommandContext, events: readonl
       await ignoringGone(run(ctx, containerRepositories, id, { type: 'DeleteFromRegistry', tag, digest: tag === null ? digest : null, registryEventId: event.id }, metadata));
     }
   }
+  return skipped;
 }
 
 /** A repository removed meanwhile has nothing left to do. */

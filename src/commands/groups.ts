@@ -16,11 +16,11 @@ import { currentSettings } from '../projections/application-settings/queries.js'
 import { handleCommands, nextId } from './kernel/handler.js';
 import { firstMember, members } from '../domain/members.js';
 import { causedBy } from './kernel/causation.js';
-import { spec, run } from './kernel/run.js';
-import { groups } from '../domain/groups/aggregate.js';
+import { type PendingUpload, withUpload } from './uploads.js';
 import { projects } from '../domain/projects/aggregate.js';
+import { spec, run } from './kernel/run.js';
 import type { CommandContext, CommandResult } from './kernel/context.js';
-
+import { groups } from '../domain/groups/aggregate.js';
 
 /** A new group's settings before the caller's: GitLab 12's column defaults and instance defaults. */
 /** A new group's settings before the caller's (createGroup takes the visibility from the instance's current settings). */
@@ -50,6 +50,8 @@ export interface CreateGroupInput {
   /** Becomes the group's first owner, in the same transaction. */
   /** The creator, who becomes the group's owner. */
   readonly creator: Pick<Viewer, 'id' | 'isAdmin'>;
+  /** The avatar, checked (src/commands/uploads.ts); stored with the group's events. */
+  readonly avatar?: PendingUpload | undefined;
 }
 
 /** Creates a group and its creator's owner membership atomically. */
@@ -68,15 +70,15 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
   const command = async (trx: Db): Promise<GroupCommand> => {
     const parent = parentId === undefined ? undefined : await lockNamespaceRow(trx, parentId, 'share');
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
-    return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null };
+    return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null, avatar: input.avatar?.ref };
   };
   const owner = firstMember(input.creator.id, ACCESS.OWNER, metadata.actor_id ?? null);
-  const [group] = await handleCommands(ctx, [spec(groups, id, command, metadata), spec(members, { type: 'Namespace', id }, owner, metadata)]);
+  const [group] = await handleCommands(ctx, [spec(groups, id, withUpload(input.avatar, command), metadata), spec(members, { type: 'Namespace', id }, owner, metadata)]);
   return group as CommandResult<GroupState>;
 }
 
 /** Applies changed settings (owner or admin, checked by the caller). */
-export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata) {
+export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata, avatar?: PendingUpload) {
   // Groups::UpdateService: a new visibility the instance restricts is refused first.
   if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
     const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(ctx.db)).restricted_visibility_levels as string[], viewer.isAdmin);
@@ -96,9 +98,10 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
       projectVisibility: changes.visibility === undefined ? null : await mostVisibleProject(trx, group.id),
       mayUnlockShareWithGroupLock: changes.share_with_group_lock === false ? await mayChangeShareLock(trx, viewer, parentRow) : true,
       currentShareWithGroupLock: current.share_with_group_lock,
+      avatar: avatar?.ref,
     };
   };
-  return run(ctx, groups, group.id, command, metadata);
+  return run(ctx, groups, group.id, withUpload(avatar, command), metadata);
 }
 
 /**

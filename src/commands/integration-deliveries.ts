@@ -112,7 +112,7 @@ async function messageFacts(ctx: CommandContext, projectId: number, actorId: num
   const base = ctx.externalUrl?.() ?? '';
   const message: MessageFacts = {
     project: { id: project.id, name: project.name_with_namespace, pathWithNamespace: project.path_with_namespace, webUrl: `${base}/${project.path_with_namespace}` },
-    user: user ? { name: user.name, username: user.username, avatarUrl: avatarUrl(user) } : null,
+    user: user ? { name: user.name, username: user.username, avatarUrl: avatarUrl(user, base) } : null,
   };
   return { message, branches: { defaultBranch: project.default_branch, protectedBranches: await protectedBranchNames(ctx.db, projectId) } };
 }

@@ -11,11 +11,11 @@ import type { Reactor } from '../projections/runner.js';
 import { causedBy } from './kernel/causation.js';
 import { handleCommands } from './kernel/handler.js';
 import { takeVersion, updateMergeRequest } from './merge-requests.js';
-import { committerOf } from './repository.js';
+import { checkBranchWrites, committerOf, type RefWriter } from './repository.js';
 import { createMergeCommit, mergeability } from './repository-merge.js';
-import { spec, run } from './kernel/run.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import { repository } from '../domain/repository/aggregate.js';
+import { spec, run } from './kernel/run.js';
 import type { CommandContext } from './kernel/context.js';
 
 /**
@@ -76,6 +76,8 @@ export interface MergeInput {
   readonly whenPipelineSucceeds: boolean;
   /** MergeRequest#can_remove_source_branch? for the caller: push_code, and the source is neither protected nor the default branch. */
   readonly mayRemoveSourceBranch: boolean;
+  /** The caller, whose ref moves pass the branch check (src/commands/repository.ts). */
+  readonly writer: RefWriter;
 }
 
 /** MergeRequest#default_merge_commit_message (12.x, without closing issues: forgelog has none). */
@@ -133,7 +135,15 @@ export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, 
   };
   await handleCommands(ctx, [
     spec(mergeRequests, input.id, decideMerge, metadata),
-    spec(repository, input.projectId, async (): Promise<RepositoryCommand> => ({ type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] }), metadata),
+    spec(repository, 
+      input.projectId,
+      async (trx): Promise<RepositoryCommand> => {
+        // Gitaly's UserMergeBranch runs the branch check: a push of an open merge request's head.
+        await checkBranchWrites(trx, input.projectId, input.writer, refs, { mergeRequest: true });
+        return { type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] };
+      },
+      metadata,
+    ),
   ]);
 }
 

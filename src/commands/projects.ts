@@ -21,10 +21,10 @@ import { handleCommands, nextId } from './kernel/handler.js';
 import { firstMember, members } from '../domain/members.js';
 import { causedBy } from './kernel/causation.js';
 import { lockedBranchNames, readmeSpec } from './repository.js';
+import { type PendingUpload, withUpload } from './uploads.js';
 import { spec, run } from './kernel/run.js';
-import { projects } from '../domain/projects/aggregate.js';
 import type { CommandContext, CommandResult, CommandSpec } from './kernel/context.js';
-
+import { projects } from '../domain/projects/aggregate.js';
 
 export const toProjectNamespace = (row: NamespaceRow): ProjectNamespace => ({
   id: row.id,
@@ -56,6 +56,8 @@ export interface CreateProjectInput {
   readonly creator: Pick<UserRow, 'id' | 'projects_limit' | 'is_admin'>;
   readonly initializeWithReadme: boolean;
   readonly defaultBranch?: string | undefined;
+  /** The avatar, checked (src/commands/uploads.ts); stored with the project's events. */
+  readonly avatar?: PendingUpload | undefined;
 }
 
 /**
@@ -98,8 +100,9 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
     defaultBranch: input.defaultBranch ?? 'master',
     taken: isTaken,
     personalLimit,
+    avatar: input.avatar?.ref,
   });
-  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, command, metadata)];
+  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, withUpload(input.avatar, command), metadata)];
   if (personal && namespace.owner_id !== null) {
     specs.push(spec(members, { type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, metadata.actor_id ?? null), metadata));
   }
@@ -112,7 +115,15 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
 }
 
 /** PUT /projects/:id: applies changed settings (authorized by the caller, `actor`). */
-export async function updateProject(ctx: CommandContext, project: ProjectRow, namespace: NamespaceRow, changes: ProjectChanges, actor: Viewer, metadata: EventMetadata) {
+export async function updateProject(
+  ctx: CommandContext,
+  project: ProjectRow,
+  namespace: NamespaceRow,
+  changes: ProjectChanges,
+  actor: Viewer,
+  metadata: EventMetadata,
+  avatar?: PendingUpload,
+) {
   // Projects::UpdateService#validate!: a new visibility the instance restricts is refused first.
   if (changes.visibility !== undefined && changes.visibility !== project.visibility) {
     const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(ctx.db)).restricted_visibility_levels as string[], actor.isAdmin);
@@ -125,9 +136,9 @@ export async function updateProject(ctx: CommandContext, project: ProjectRow, na
     const current = changes.visibility === undefined ? namespace : await lockedNamespace(trx, namespace.id, () => notFound('Project'));
     // A new default branch must exist: the repository's branches, locked against a concurrent deletion.
     const branches = changes.default_branch === undefined ? [] : await lockedBranchNames(trx, project.id);
-    return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken, branches };
+    return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken, branches, avatar: avatar?.ref };
   };
-  return run(ctx, projects, project.id, command, metadata);
+  return run(ctx, projects, project.id, withUpload(avatar, command), metadata);
 }
 
 /** The namespace's row locked for the transaction; `gone()` is thrown when it is being deleted. */

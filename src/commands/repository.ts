@@ -2,14 +2,19 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry } from '../domain/repository/files.js';
-import { type CommitDetail, type RepositoryCommand } from '../domain/repository/decider.js';
+import {
+  type CommitDetail,
+  type RepositoryCommand,
+  validBranchName,
+} from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
+import { branchCheck, type BranchChange, isProtected, type ProtectedRef, type Pusher, ruleGroupIds } from '../domain/repository/push-access.js';
 import type { EventMetadata } from '../eventstore/types.js';
-import { findObject, readFiles } from '../projections/repository/queries.js';
+import { reachableFromAny } from '../projections/repository/history.js';
+import { findObject, memberGroupIds, protectedRefsOf, readFiles, resolveCommit } from '../projections/repository/queries.js';
 import { run, spec } from './kernel/run.js';
-import { repository } from '../domain/repository/aggregate.js';
 import type { CommandContext } from './kernel/context.js';
-
+import { repository } from '../domain/repository/aggregate.js';
 
 /** What the events record of a commit made here: its message and author (the push activity's title, the chat's commit list). */
 const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
@@ -35,6 +40,58 @@ async function lockedHead(trx: Db, projectId: number, branch: string): Promise<s
   return rows[0]?.sha;
 }
 
+// ───────────────────────────── Push access ─────────────────────────────
+
+/**
+ * Who writes a ref, on which project: what Gitlab::UserAccess and Gitlab::Checks::BranchCheck
+ * know of the user and the project (src/domain/repository/push-access.ts).
+ */
+export interface RefWriter {
+  readonly userId: number;
+  readonly isAdmin: boolean;
+  /** The user's level on the project, null for none. */
+  readonly role: number | null;
+  readonly canPushCode: boolean;
+  readonly fullPath: string;
+  /** project_project_members_url, named by the check's message for an empty repository. */
+  readonly membersUrl: string;
+  readonly defaultBranch: string | null;
+}
+
+/** The project's protection rules and the writer as they judge them (its groups among those the rules name). */
+export async function pushAccess(db: Db, projectId: number, writer: RefWriter): Promise<{ refs: ProtectedRef[]; who: Pusher }> {
+  const refs = await protectedRefsOf(db, projectId);
+  const groupIds = await memberGroupIds(db, writer.userId, ruleGroupIds(refs));
+  return { refs, who: { userId: writer.userId, isAdmin: writer.isAdmin, role: writer.role, canPushCode: writer.canPushCode, groupIds } };
+}
+
+/**
+ * The one push-access check of every ref write (branch creation and deletion, commits,
+ * merges), in the transaction that writes: Gitlab::Checks::BranchCheck for each ref move of
+ * the command, in order, as Gitaly's pre-receive hook runs it. Throws GitLab's refusal, which
+ * the services answer with 400 (`mergeRequest`: the moves merge an open merge request).
+ */
+export async function checkBranchWrites(trx: Db, projectId: number, writer: RefWriter, commands: readonly RepositoryCommand[], options: { mergeRequest?: boolean } = {}) {
+  const { refs, who } = await pushAccess(trx, projectId, writer);
+  const heads = new Map((await trx.selectFrom('repository_branches').select(['name', 'sha']).where('project_id', '=', projectId).execute()).map((b) => [b.name, b.sha]));
+  const moves = commands.flatMap((command) => (command.type === 'UpdateBranches' ? command.commands : [command]));
+  for (const move of moves) {
+    let change: BranchChange;
+    if (move.type === 'CreateBranch') {
+      // safe_commit_for_new_protected_branch?: a protected branch contains the new head (asked only of a protected branch).
+      const protectedHeads = [...heads].filter(([name]) => isProtected(refs, name)).map(([, sha]) => sha);
+      const fromProtectedBranch = isProtected(refs, move.branch) && (await reachableFromAny(trx, projectId, move.sha, protectedHeads));
+      change = { kind: 'create', branch: move.branch, fromProtectedBranch };
+    } else if (move.type === 'PushBranch') change = { kind: 'push', branch: move.branch, mergeRequest: options.mergeRequest ?? false };
+    else change = { kind: 'delete', branch: move.branch, isDefault: move.branch === writer.defaultBranch };
+    const refusal = branchCheck(change, refs, who, { empty: heads.size === 0, fullPath: writer.fullPath, membersUrl: writer.membersUrl });
+    if (refusal !== null) throw serviceError(refusal);
+    if (move.type === 'CreateBranch') heads.set(move.branch, move.sha);
+    else if (move.type === 'PushBranch') heads.set(move.branch, move.newSha);
+    else heads.delete(move.branch);
+  }
+}
+
 export interface CommitInput {
   readonly projectId: number;
   readonly branch: string;
@@ -44,6 +101,7 @@ export interface CommitInput {
   readonly actions: readonly FileAction[];
   readonly author: { readonly name: string; readonly email: string };
   readonly committer: { readonly name: string; readonly email: string };
+  readonly writer: RefWriter;
 }
 
 /**
@@ -79,9 +137,12 @@ export async function commitFiles(ctx: CommandContext, input: CommitInput, metad
       await storeObjects(trx, input.projectId, [...blobs, ...trees, made]);
       sha = made.sha;
       const commitDetails = [detailOf({ message: input.message, author })];
-      return head === undefined
-        ? { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails }
-        : { type: 'PushBranch', branch: input.branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails };
+      const move: RepositoryCommand =
+        head === undefined
+          ? { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails }
+          : { type: 'PushBranch', branch: input.branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails };
+      await checkBranchWrites(trx, input.projectId, input.writer, [move]);
+      return move;
     },
     metadata,
   );
@@ -122,12 +183,61 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
   );
 }
 
-/** POST /projects/:id/repository/branches: a branch at an existing commit (Branches::CreateService). */
-export async function createBranch(ctx: CommandContext, projectId: number, branch: string, sha: string, metadata: EventMetadata) {
-  return run(ctx, repository, projectId, { type: 'CreateBranch', branch, sha, commits: [], commitDetails: [] }, metadata);
+/**
+ * POST /projects/:id/repository/branches (GitLab 12's Branches::CreateService, with
+ * `create_master_if_empty`): in an empty repository, first README.md (empty) committed to
+ * master by the caller ("Add README.md"); then the branch at the commit `ref` names. Both in
+ * one command: a refused branch leaves no master behind. Returns the branch's commit.
+ */
+export async function createBranch(ctx: CommandContext, input: { projectId: number; branch: string; ref: string; writer: RefWriter }, metadata: EventMetadata): Promise<string> {
+  const time = Math.floor(ctx.now().getTime() / 1000);
+  let sha = '';
+  await run(
+    ctx,
+    repository,
+    input.projectId,
+    async (trx): Promise<RepositoryCommand> => {
+      const { projectId, branch, ref } = input;
+      const names = await lockedBranchNames(trx, projectId);
+      const moves: Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] = [];
+      let readme: string | undefined;
+      if (names.length === 0) {
+        const who = await committerOf(trx, input.writer.userId);
+        const signature: Signature = { name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 };
+        const empty = blob('');
+        const { root, trees } = buildTrees(new Map([['README.md', { mode: MODES.file, sha: empty.sha }]]));
+        const made = commit({ tree: root, parents: [], author: signature, committer: signature, message: 'Add README.md' });
+        await storeObjects(trx, projectId, [empty, ...trees, made]);
+        readme = made.sha;
+        names.push('master');
+        moves.push({ type: 'CreateBranch', branch: 'master', sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Add README.md', author: signature })] });
+      }
+      // Branches::ValidateNewService, then Repository#add_branch's ref (an unknown ref is named first when the branch is new).
+      const target = ref === 'master' && readme !== undefined ? readme : (await resolveCommit(trx, projectId, ref))?.sha;
+      if (names.includes(branch)) throw serviceError('Branch already exists');
+      if (target === undefined) throw serviceError(`Invalid reference name: ${ref}`);
+      if (!validBranchName(branch)) throw serviceError('Branch name is invalid');
+      moves.push({ type: 'CreateBranch', branch, sha: target, commits: [], commitDetails: [] });
+      await checkBranchWrites(trx, projectId, input.writer, moves);
+      sha = target;
+      return moves.length === 1 ? moves[0]! : { type: 'UpdateBranches', commands: moves };
+    },
+    metadata,
+  );
+  return sha;
 }
 
-/** DELETE /projects/:id/repository/branches/:branch (Branches::DeleteService). */
-export async function deleteBranch(ctx: CommandContext, projectId: number, branch: string, metadata: EventMetadata) {
-  return run(ctx, repository, projectId, { type: 'DeleteBranch', branch }, metadata);
+/** DELETE /projects/:id/repository/branches/:branch (Branches::DeleteService: the branch check decides). */
+export async function deleteBranch(ctx: CommandContext, projectId: number, branch: string, writer: RefWriter, metadata: EventMetadata) {
+  return run(
+    ctx,
+    repository,
+    projectId,
+    async (trx): Promise<RepositoryCommand> => {
+      const command: RepositoryCommand = { type: 'DeleteBranch', branch };
+      await checkBranchWrites(trx, projectId, writer, [command]);
+      return command;
+    },
+    metadata,
+  );
 }

@@ -2,15 +2,16 @@ import type { Db } from '../database/database.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import { type ProfileChanges, type TokenScope, type UserProfile, userStreamId } from '../domain/users.js';
+import { type UserCommand } from '../domain/users/decider.js';
 import { normalizeEmail, validateProfile } from '../domain/users/profile.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { nextId } from './kernel/handler.js';
 import { generateToken, hashPassword, randomPassword, tokenDigest } from '../security/secrets.js';
+import { type PendingUpload, withUpload } from './uploads.js';
 import { run } from './kernel/run.js';
-import { users } from '../domain/users/aggregate.js';
 import type { CommandContext } from './kernel/context.js';
-
+import { users } from '../domain/users/aggregate.js';
 
 /** A new user's profile before the caller's (createUser takes projects_limit from the instance's current settings). */
 export const DEFAULT_PROFILE: Omit<UserProfile, 'name' | 'username' | 'email'> = {
@@ -43,6 +44,8 @@ export interface CreateUserInput {
   skipConfirmation?: boolean;
   /** Only for bootstrap: the id to use (root is 1). */
   id?: number;
+  /** The avatar, checked (src/commands/uploads.ts); stored with the user's events. */
+  avatar?: PendingUpload | undefined;
 }
 
 /**
@@ -87,7 +90,15 @@ export async function createUser(ctx: CommandContext, input: CreateUserInput, me
     ctx,
     users,
     id,
-    { type: 'CreateUser', namespaceId, profile, passwordHash, confirmed: input.skipConfirmation ?? false, passwordResetRequired: Boolean(input.randomPassword) },
+    withUpload(input.avatar, {
+      type: 'CreateUser',
+      namespaceId,
+      profile,
+      passwordHash,
+      confirmed: input.skipConfirmation ?? false,
+      passwordResetRequired: Boolean(input.randomPassword),
+      avatar: input.avatar?.ref,
+    }),
     metadata,
   );
 }
@@ -98,7 +109,7 @@ export async function updateUser(
   requested: ProfileChanges,
   password: string | undefined,
   metadata: EventMetadata,
-  options: { skipReconfirmation?: boolean } = {},
+  options: { skipReconfirmation?: boolean; avatar?: PendingUpload | undefined } = {},
 ) {
   const changes = requested.email === undefined ? requested : { ...requested, email: normalizeEmail(requested.email) };
   // GitLab: PUT /users/:id checks the email, then the username, for conflicts first.
@@ -106,7 +117,8 @@ export async function updateUser(
   if (taken) throw conflict(taken);
   validateProfile(changes, password);
   const passwordHash = password === undefined ? null : await hashPassword(password);
-  return run(ctx, users, userId, { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false }, metadata);
+  const command: UserCommand = { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false, avatar: options.avatar?.ref };
+  return run(ctx, users, userId, withUpload(options.avatar, command), metadata);
 }
 
 export interface CreateTokenInput {

@@ -26,17 +26,38 @@ const S = '[ \\t\\r\\n\\f\\v]';
  * `[ ]` / `[x]` / `[X]`, then whitespace and some text. Read on the raw description: a
  * task inside a code block counts, as in GitLab.
  */
-const TASK_ITEM = new RegExp(`(?<![^\\n])(?:>${S}{0,4})*((?:${S}*(?:[-+*]|\\d+\\.))+)${S}+(\\[${S}\\]|\\[[xX]\\])(${S}[^\\n]+)`, 'g');
+const TASK_ITEM = new RegExp(`^(?:>${S}{0,4})*((?:${S}*(?:[-+*]|\\d+\\.))+)${S}+(\\[${S}\\]|\\[[xX]\\])(${S}[^\\n]+)`);
+
+/**
+ * How many lines, from its first, a task item may span. Ruby's `\s` lets the pattern run over
+ * line breaks (`-\n\n- [ ] a` is one item); unbounded, each line of a run of marker-only lines
+ * would read the rest of the run again, and a description of them would cost time quadratic
+ * in its length. Tried on at most this many lines from each line start, it costs linear time,
+ * and only an item whose markers and checkbox stand more than this many lines apart is
+ * missed.
+ */
+const TASK_ITEM_LINES = 8;
 
 /** `task_completion_status` of an issue or merge request (TaskList::Summary of Taskable's items). */
 export function taskCompletionStatus(description: string | null | undefined): { count: number; completed_count: number } {
   // `description.blank?`: nil, empty or whitespace only.
   if (!description || description.trim() === '') return { count: 0, completed_count: 0 };
+  const starts = [0];
+  for (let at = description.indexOf('\n'); at !== -1; at = description.indexOf('\n', at + 1)) starts.push(at + 1);
   let count = 0;
   let completed = 0;
-  for (const match of description.matchAll(TASK_ITEM)) {
+  // As the global pattern scans: an item at a line start, the next one at a line start after it.
+  for (let line = 0; line < starts.length; ) {
+    const start = starts[line]!;
+    const match = TASK_ITEM.exec(description.slice(start, starts[line + TASK_ITEM_LINES] ?? description.length));
+    if (!match) {
+      line += 1;
+      continue;
+    }
     count += 1;
     if (/\[[xX]\]/.test(match[2]!)) completed += 1;
+    const end = start + match[0].length;
+    while (line < starts.length && starts[line]! < end) line += 1;
   }
   return { count, completed_count: completed };
 }

@@ -144,6 +144,13 @@ function evolve(state: ScimState, event: ScimEvent): ScimState {
   }
 }
 
+/** The longest extern_uid forgelog keeps (an indexed, case-insensitively unique column): Rails' length message past it. */
+export const EXTERN_UID_MAX = 255;
+
+function externUidFits(externUid: string) {
+  if (externUid.length > EXTERN_UID_MAX) throw invalid({ extern_uid: [`is too long (maximum is ${EXTERN_UID_MAX} characters)`] });
+}
+
 function decide(command: ScimCommand, state: ScimState): ScimEvent[] {
   const group_id = state.groupId;
   switch (command.type) {
@@ -162,12 +169,14 @@ function decide(command: ScimCommand, state: ScimState): ScimEvent[] {
     case 'GenerateScimToken':
       return [{ type: 'ScimTokenGenerated', data: { group_id, token_digest: command.tokenDigest } }];
     case 'LinkGroupSamlIdentity': {
+      externUidFits(command.externUid);
       // Identity: extern_uid and user_id are each unique per provider.
       if (state.identities.has(uidKey(command.externUid))) throw conflict('Extern uid has already been taken');
       if ([...state.identities.values()].some((identity) => identity.userId === command.userId)) throw conflict('User has already been taken');
       return [{ type: 'GroupSamlIdentityLinked', data: { group_id, identity_id: command.identityId, user_id: command.userId, extern_uid: command.externUid } }];
     }
     case 'ChangeGroupSamlIdentityUid': {
+      externUidFits(command.newExternUid);
       const identity = state.identities.get(uidKey(command.externUid));
       if (!identity) throw identityNotFound();
       if (command.newExternUid === identity.externUid) return [];

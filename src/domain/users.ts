@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { EventOf, EventSchemas, Upcasters } from './events.js';
 import { invalid } from './errors.js';
+import { uploadRef } from './uploads.js';
 
 /**
  * Users: one aggregate per user, stream `user-<id>`, holding the profile, password, state,
@@ -90,6 +91,8 @@ export const userEvents = {
   /** GitLab's custom attributes (admin-only key/value pairs on a user). */
   UserCustomAttributeSet: z.strictObject({ id, key: z.string(), value: z.string() }),
   UserCustomAttributeDeleted: z.strictObject({ id, key: z.string() }),
+  /** GitLab: `avatar` of POST /users and PUT /users/:id; the bytes are in `uploads`, under `avatar.sha256`. */
+  UserAvatarChanged: z.strictObject({ id, avatar: uploadRef }),
 } satisfies EventSchemas;
 
 export type UserEvent = EventOf<typeof userEvents>;

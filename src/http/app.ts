@@ -20,6 +20,7 @@ import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { repositoryDiffRoutes } from './routes/repository-diffs.js';
 import { gitHttpRoutes } from './routes/git-http.js';
+import { uploadRoutes } from './routes/uploads.js';
 import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
 import { mergeRequestVersionRoutes } from './routes/merge-requests/versions.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
@@ -127,6 +128,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
+  root.route('/', uploadRoutes);
   root.route('/', gitHttpRoutes);
 
   root.notFound((c) => {

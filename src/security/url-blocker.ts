@@ -9,6 +9,17 @@ import { networkInterfaces } from 'node:os';
  * allowed (`allow_local_requests_from_web_hooks_and_services`). Every address the host
  * resolves to is checked, after resolution, IPv4-mapped IPv6 addresses as their IPv4.
  *
+ * Beyond GitLab 12 (which unwraps only IPv4-mapped `::ffff:a.b.c.d`), an IPv6 address that
+ * embeds an IPv4 address is checked for that IPv4 address too, as a packet sent to it can
+ * reach it through a translator or tunnel: IPv4-compatible `::a.b.c.d` (RFC 4291),
+ * IPv4-translated `::ffff:0:a.b.c.d` (RFC 2765), NAT64's well-known prefix `64:ff9b::/96`
+ * (RFC 6052), 6to4 `2002:AABB:CCDD::/48` (RFC 3056) and Teredo `2001:0::/32` (RFC 4380: the
+ * server's address and the client's, de-obfuscated). NAT64's local-use prefix
+ * `64:ff9b:1::/48` (RFC 8215) is the local network whatever it embeds: where the IPv4
+ * address sits in it is the operator's choice (prefix lengths /48 to /96). Left alone:
+ * ISATAP interface ids (`::5efe:a.b.c.d`) and other IPv4-embedding schemes under ordinary
+ * global prefixes, which a host reaches only as the prefix's network routes them.
+ *
  * Saving an integration runs it; whoever sends to the URL runs it again at send time
  * (a host may resolve elsewhere by then: DNS rebinding).
  */
@@ -59,7 +70,8 @@ function safeDecode(text: string): string {
 }
 
 /** The order of UrlBlocker.validate!'s checks: localhost, loopback, local network, link local. */
-export function addressesBlockedReason(addresses: readonly string[]): string | null {
+export function addressesBlockedReason(resolved: readonly string[]): string | null {
+  const addresses = resolved.flatMap((a) => [a, ...embeddedIpv4(a)]);
   const own = ownAddresses();
   if (addresses.some((a) => own.has(canonical(a)))) return 'Requests to localhost are not allowed';
   if (addresses.some(isLoopback)) return 'Requests to loopback addresses are not allowed';
@@ -102,6 +114,25 @@ export function unmapped(address: string): string {
   return address;
 }
 
+const ipv4Of = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+
+/** The IPv4 addresses an IPv6 address embeds (see the header), none for any other address. */
+export function embeddedIpv4(address: string): string[] {
+  if (isIP(address) !== 6) return [];
+  const g = ipv6Groups(address);
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  // IPv4-compatible ::/96, IPv4-mapped ::ffff:0:0/96, IPv4-translated ::ffff:0:0:0/96.
+  if (zero(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return [ipv4Of(g[6]!, g[7]!)];
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return [ipv4Of(g[6]!, g[7]!)];
+  // NAT64 well-known prefix 64:ff9b::/96.
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return [ipv4Of(g[6]!, g[7]!)];
+  // 6to4 2002::/16: the IPv4 address follows the prefix.
+  if (g[0] === 0x2002) return [ipv4Of(g[1]!, g[2]!)];
+  // Teredo 2001:0::/32: the server, then the client's address with every bit flipped.
+  if (g[0] === 0x2001 && g[1] === 0) return [ipv4Of(g[2]!, g[3]!), ipv4Of(~g[6]! & 0xffff, ~g[7]! & 0xffff)];
+  return [];
+}
+
 const canonical = (address: string) => (isIP(address) === 6 ? ipv6Groups(address).join(':') : address);
 
 function isLoopback(address: string): boolean {
@@ -115,9 +146,9 @@ function isLocalNetwork(address: string): boolean {
     const [a, b] = ipv4Octets(address);
     return a === 10 || (a === 172 && b! >= 16 && b! <= 31) || (a === 192 && b === 168);
   }
-  const first = ipv6Groups(address)[0]!;
-  // Site-local fec0::/10, unique-local fc00::/7.
-  return (first & 0xffc0) === 0xfec0 || (first & 0xfe00) === 0xfc00;
+  const [first, second, third] = ipv6Groups(address) as [number, number, number];
+  // Site-local fec0::/10, unique-local fc00::/7, NAT64's local-use prefix 64:ff9b:1::/48.
+  return (first & 0xffc0) === 0xfec0 || (first & 0xfe00) === 0xfc00 || (first === 0x64 && second === 0xff9b && third === 1);
 }
 
 function isLinkLocal(address: string): boolean {

@@ -13,6 +13,12 @@ settings.domain_whitelist = ["example.com"]
 settings.save()
 again = g.settings.get()
 out["saved"] = [again.default_projects_limit, again.domain_whitelist, again.signup_enabled]
+settings = g.settings.get()
+settings.throttle_authenticated_api_enabled = True
+settings.throttle_authenticated_api_requests_per_period = 600
+settings.save()
+throttled = g.settings.get()
+out["throttled"] = [settings.throttle_authenticated_api_enabled, throttled.throttle_authenticated_api_enabled, throttled.throttle_authenticated_api_requests_per_period, throttled.throttle_authenticated_api_period_in_seconds]
 try:
     g.settings.update(new_data={"default_branch_protection": 7})
 except gitlab.exceptions.GitlabUpdateError as e:
@@ -40,6 +46,10 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: a
 
   it('changes one and reads it back: settings.save()', () => {
     expect(out.saved).toEqual([25, ['example.com'], true]);
+  });
+
+  it('round-trips a throttle setting: settings.throttle_authenticated_api_enabled = True; settings.save()', () => {
+    expect(out.throttled).toEqual([true, true, 600, 3600]);
   });
 
   it("raises GitLab's errors", () => {

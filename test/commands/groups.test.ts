@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineAggregate } from '../../src/commands/aggregate.js';
+import { defineAggregate } from '../../src/domain/aggregate.js';
 import { DEFAULT_GROUP_SETTINGS } from '../../src/commands/groups.js';
 import { nextId } from '../../src/commands/kernel/handler.js';
 import type { DatabaseHandle } from '../../src/database/database.js';

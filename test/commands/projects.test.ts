@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineAggregate } from '../../src/commands/aggregate.js';
+import { defineAggregate } from '../../src/domain/aggregate.js';
 import type { ProjectCommand, ProjectState } from '../../src/domain/projects/decider.js';
 import type { ProjectEvent } from '../../src/domain/projects/events.js';
 import { startTestServer, type TestServer } from '../support/server.js';

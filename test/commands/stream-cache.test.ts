@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineAggregate } from '../../src/commands/aggregate.js';
+import { defineAggregate } from '../../src/domain/aggregate.js';
 import { StreamStateCache } from '../../src/commands/kernel/stream-cache.js';
 import type { DatabaseHandle } from '../../src/database/database.js';
 import type { Decider } from '../../src/domain/decider.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressesBlockedReason, blockedReason, unmapped, type Resolver } from '../../src/security/url-blocker.js';
+import { addressesBlockedReason, blockedReason, embeddedIpv4, unmapped, type Resolver } from '../../src/security/url-blocker.js';
 
 /** Resolves from a table: no DNS in tests. */
 const fake =
@@ -37,5 +37,18 @@ describe('the SSRF guard', () => {
     expect(addressesBlockedReason(['2606:2800:220:1::1'])).toBeNull();
     expect(unmapped('::ffff:7f00:1')).toBe('127.0.0.1');
     expect(unmapped('::ffff:10.1.2.3')).toBe('10.1.2.3');
+  });
+
+  it('checks the IPv4 address an IPv6 address embeds (compatible, translated, NAT64, 6to4, Teredo), not ISATAP', () => {
+    expect(embeddedIpv4('::7f00:1')).toEqual(['127.0.0.1']);
+    expect(embeddedIpv4('::ffff:0:a00:1')).toEqual(['10.0.0.1']);
+    expect(embeddedIpv4('64:ff9b::c0a8:101')).toEqual(['192.168.1.1']);
+    expect(embeddedIpv4('2002:a9fe:1::')).toEqual(['169.254.0.1']);
+    expect(embeddedIpv4('2001:0:5db8:d822::a247:27dd')).toEqual(['93.184.216.34', '93.184.216.34']);
+    expect(embeddedIpv4('2001:db8::5efe:a00:1')).toEqual([]);
+    expect(embeddedIpv4('10.0.0.1')).toEqual([]);
+    expect(addressesBlockedReason(['64:ff9b:1:ab::1'])).toBe('Requests to the local network are not allowed');
+    expect(addressesBlockedReason(['::a00:1'])).toBe('Requests to the local network are not allowed');
+    expect(addressesBlockedReason(['2001:db8::5efe:a00:1'])).toBeNull();
   });
 });

@@ -1,5 +1,16 @@
+import fc from 'fast-check';
+import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
-import { type CleanupRules, type CleanupTag, regexpError, tagsToDelete } from '../../src/domain/container-repositories/cleanup.js';
+import {
+  type CleanupRules,
+  type CleanupTag,
+  PATTERN_TOO_LARGE,
+  programSizeBound,
+  REGEXP_MAX_LENGTH,
+  REGEXP_MAX_PROGRAM,
+  regexpError,
+  tagsToDelete,
+} from '../../src/domain/container-repositories/cleanup.js';
 import {
   CLEANUP_TOO_SOON,
   type ContainerRepositoryCommand,
@@ -86,6 +97,38 @@ describe('bulk tag deletion rules (CleanupTagsService, GitLab 12.10)', () => {
     expect(regexpError('(a')).toMatch(/missing closing \)/);
     expect(regexpError('(?=a)')).toBeDefined();
     expect(regexpError('(a)\\1')).toBeDefined();
+  });
+
+  it("answers RE2's 'pattern too large' for a pattern too long, or whose program may be too big, without compiling it", () => {
+    expect(regexpError('a'.repeat(REGEXP_MAX_LENGTH))).toBe(PATTERN_TOO_LARGE);
+    expect(regexpError('a'.repeat(REGEXP_MAX_LENGTH + 1))).toBe(PATTERN_TOO_LARGE);
+    expect(regexpError(`[${'a'.repeat(REGEXP_MAX_LENGTH)}]`)).toBe(PATTERN_TOO_LARGE);
+    expect(regexpError('x{1000}'.repeat(5))).toBe(PATTERN_TOO_LARGE);
+    expect(regexpError('x{0001000,0001000}'.repeat(5))).toBe(PATTERN_TOO_LARGE);
+    expect(regexpError('((a|b){1000})')).toBeUndefined();
+    expect(regexpError(`[${'a'.repeat(REGEXP_MAX_LENGTH - 2)}]`)).toBeUndefined();
+    // re2js's own limits stay its own: a nested repetition past 1000 is a syntax error.
+    expect(regexpError('(a{10}){101}')).toMatch(/invalid repeat count/);
+  });
+
+  it('bounds the program from above: programSizeBound is never below what re2js compiles', () => {
+    const token = fc.constantFrom('a', 'é', '.', '\\d', '\\pL', '[a-z]', '[^]x]', '[[:alpha:]]', '\\x{41}', '\\Q{9}\\E', '^', '$', '\\b', '|', '(', ')', '(?:', '(?i)', '*', '+', '?', '*?', '{3}', '{2,}', '{0,40}', '{7,9}', '{}', '{,3}', '(a*)*', '((a?)+)*', '(|a)*', '()', '(|)');
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 24 }), (tokens) => {
+        const pattern = tokens.join('');
+        let size: number;
+        try {
+          size = RE2JS.compile(pattern).programSize();
+        } catch {
+          return;
+        }
+        expect(programSizeBound(pattern), pattern).toBeGreaterThanOrEqual(size);
+      }),
+      { numRuns: 5000, seed: 20_01 },
+    );
+    expect(programSizeBound('.{0,1000}'.repeat(5))).toBeGreaterThan(REGEXP_MAX_PROGRAM);
+    const nested = '(((((a*)*)*)*)*)'.repeat(300);
+    expect(programSizeBound(nested)).toBeGreaterThanOrEqual(RE2JS.compile(nested).programSize());
   });
 
   it('matches in linear time: a pattern that backtracks exponentially in JavaScript returns (the test would time out otherwise)', () => {

@@ -46,6 +46,14 @@ describe('the scope in effect for an environment (HasEnvironmentScope.on_environ
     ['review.app', 'reviewXapp', null],
     ['review/*', 'review/a\nb', 1],
     ['review/*', 'review/*', 2],
+    ['a*a', 'a', null],
+    ['a*a', 'aa', 1],
+    ['*a*', 'bab', 1],
+    ['a**b', 'ab', 1],
+    ['*ab*ab', 'abab', 1],
+    ['*aa*', 'aba', null],
+    ['a*b*a', 'aba', 1],
+    ['a*b*a', 'ab', null],
   ] as const)('%j on %j ranks %j', (pattern, environment, rank) => {
     expect(matchRank(pattern, environment)).toBe(rank);
   });

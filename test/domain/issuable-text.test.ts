@@ -41,6 +41,21 @@ describe('taskCompletionStatus (Taskable)', () => {
   it('reads \\r\\n lines as GitLab (the carriage return is part of the label)', () => {
     expect(taskCompletionStatus('- [ ] a\r\n- [x] b\r\n')).toEqual({ count: 2, completed_count: 1 });
   });
+
+  it("reads over line breaks as Ruby's \\s does, within eight lines of the item's first", () => {
+    // The markers of one item on two lines; a checkbox whose text is the next line (which is then no item of its own).
+    expect(taskCompletionStatus('-\n\n- [ ] a')).toEqual({ count: 1, completed_count: 0 });
+    expect(taskCompletionStatus('- [ ]\n- [x] b')).toEqual({ count: 1, completed_count: 0 });
+    expect(taskCompletionStatus(`-${'\n'.repeat(7)}[x] a`)).toEqual({ count: 1, completed_count: 1 });
+    expect(taskCompletionStatus(`-${'\n'.repeat(8)}[x] a`)).toEqual({ count: 0, completed_count: 0 });
+  });
+
+  it('reads a description of marker-only lines in time linear in its length (issue 20: it was quadratic)', () => {
+    // 40,000 lines: unbounded, each line start read the rest of the run again (minutes); this must end well inside the test timeout.
+    const markers = '- - - - - - - - - -\n'.repeat(40_000);
+    expect(taskCompletionStatus(markers)).toEqual({ count: 0, completed_count: 0 });
+    expect(taskCompletionStatus(`${markers}- [x] done`)).toEqual({ count: 1, completed_count: 1 });
+  });
 });
 
 describe('mentionedUsernames (User.reference_pattern via UserReferenceFilter)', () => {

@@ -11,7 +11,7 @@ const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
     'protected_environments', 'service_desk', 'feature_flags',
     'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter',
     'jenkins_integration', 'github_project_service_integration',
-    'group_saml',
+    'group_saml', 'default_project_deletion_protection',
   ],
   ultimate: [
     'ee', 'audit_events', 'admin_audit_log', 'merge_request_approvers', 'multiple_merge_request_assignees', 'repository_mirrors', 'protected_refs_for_users', 'adjourned_deletion_for_projects_and_groups',
@@ -19,7 +19,7 @@ const LICENSED_TABLE: Record<Plan, readonly LicensedFeature[]> = {
     'protected_environments', 'service_desk', 'feature_flags',
     'check_namespace_plan', 'custom_file_templates', 'elastic_search', 'email_additional_text', 'geo', 'ldap_group_sync_filter', 'epics',
     'jenkins_integration', 'github_project_service_integration',
-    'group_saml',
+    'group_saml', 'default_project_deletion_protection', 'personal_access_token_expiration_policy', 'pseudonymizer',
   ],
 };
 

@@ -1,8 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type RepositoryEvent, repositoryDecider, validBranchName } from '../../src/domain/repository/decider.js';
 import { applyActions, buildTrees, type FileEntry } from '../../src/domain/repository/files.js';
 import { blob, MODES, tree } from '../../src/domain/repository/objects.js';
-import { canAccessBranch, developersCan, protectedRefMatches, type ProtectedRef, type Pusher } from '../../src/domain/repository/push-access.js';
+import { BRANCH_CHECK_MESSAGES, branchCheck, canAccessBranch, developersCan, protectedRefMatches, type ProtectedRef, type Pusher } from '../../src/domain/repository/push-access.js';
 import { deciderSpec, rejected } from '../support/decider.js';
 
 const { on } = deciderSpec(repositoryDecider);
@@ -119,6 +120,45 @@ describe('push access', () => {
     expect(protectedRefMatches('release/*', 'release')).toBe(false);
     expect(protectedRefMatches('*-stable', 'v1/x-stable')).toBe(true);
     expect(protectedRefMatches('a.b', 'axb')).toBe(false);
+    expect(protectedRefMatches('*', '')).toBe(true);
+    expect(protectedRefMatches('a**b', 'ab')).toBe(true);
+    expect(protectedRefMatches('*aba*', 'xabax')).toBe(true);
+    expect(protectedRefMatches('ab*ba', 'aba')).toBe(false);
+    expect(protectedRefMatches('*a*b*a*', 'bab')).toBe(false);
+    expect(protectedRefMatches(`${'*a'.repeat(30)}*b`, 'a'.repeat(5000))).toBe(false);
+  });
+
+  it('matches exactly as the regular expression GitLab compiles (a lazy .*? per star), without one', () => {
+    const letters = fc.constantFrom('a', 'b', '/', '.', '*');
+    const reference = (pattern: string, branch: string) =>
+      new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*?')}$`).test(branch);
+    fc.assert(
+      fc.property(fc.string({ unit: letters, maxLength: 8 }), fc.string({ unit: letters, maxLength: 10 }), (pattern, branch) => {
+        const name = branch.replaceAll('*', '');
+        expect(protectedRefMatches(pattern, name)).toBe(pattern.includes('*') ? reference(pattern, name) : pattern === name);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("refuses writes as Gitlab::Checks::BranchCheck does, in GitLab's words", () => {
+    const repository = { empty: false, fullPath: 'g/p', membersUrl: 'http://x/g/p/-/project_members' };
+    const create = (branch: string, fromProtectedBranch = false) => ({ kind: 'create' as const, branch, fromProtectedBranch });
+    expect(branchCheck(create('topic'), refs, dev, repository)).toBeNull();
+    expect(branchCheck(create('release/3'), refs, dev, repository)).toBeNull();
+    // master: developers merge but do not push; creating it needs a protected branch's commit.
+    expect(branchCheck(create('master'), refs, dev, repository)).toBe(BRANCH_CHECK_MESSAGES.invalidCommitCreateProtectedBranch);
+    expect(branchCheck(create('master', true), refs, dev, repository)).toBeNull();
+    expect(branchCheck(create('master'), refs, { ...dev, role: 20, canPushCode: false }, repository)).toBe(BRANCH_CHECK_MESSAGES.createProtectedBranch);
+    expect(branchCheck({ kind: 'push', branch: 'master', mergeRequest: false }, refs, dev, repository)).toBe(BRANCH_CHECK_MESSAGES.pushProtectedBranch);
+    expect(branchCheck({ kind: 'push', branch: 'master', mergeRequest: true }, refs, dev, repository)).toBeNull();
+    expect(branchCheck({ kind: 'push', branch: 'frozen', mergeRequest: true }, refs, maintainer, repository)).toBe(BRANCH_CHECK_MESSAGES.mergeProtectedBranch);
+    expect(branchCheck(create('master'), refs, dev, { ...repository, empty: true })).toBe(
+      '\nA default branch (e.g. master) does not yet exist for g/p\nAsk a project Owner or Maintainer to create a default branch:\n\n  http://x/g/p/-/project_members\n\n',
+    );
+    expect(branchCheck({ kind: 'delete', branch: 'release/1', isDefault: false }, refs, dev, repository)).toBe(BRANCH_CHECK_MESSAGES.deleteProtectedBranch);
+    expect(branchCheck({ kind: 'delete', branch: 'release/1', isDefault: false }, refs, maintainer, repository)).toBeNull();
+    expect(branchCheck({ kind: 'delete', branch: 'topic', isDefault: true }, refs, maintainer, repository)).toBe(BRANCH_CHECK_MESSAGES.deleteDefaultBranch);
   });
 
   it('lets push_code decide on an unprotected branch, the rules on a protected one', () => {

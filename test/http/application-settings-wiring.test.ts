@@ -111,6 +111,8 @@ describe('paid attributes: shown and taken only under their licence', () => {
     ['adjourned_deletion_for_projects_and_groups', 'deletion_adjourned_period', 14],
     ['ldap_group_sync_filter', 'allow_group_owners_to_manage_ldap', false],
     ['check_namespace_plan', 'check_namespace_plan', true],
+    ['elastic_search', 'elasticsearch_shards', 3],
+    ['default_project_deletion_protection', 'default_project_deletion_protection', true],
   ])('%s: %s', async (_feature, attribute, value) => {
     const premium = await api.put(PATH, { [attribute]: value });
     expect(premium.status).toBe(200);

@@ -6,7 +6,7 @@ import { applicationSettingsProjector } from '../../src/projections/application-
 import { permissionMatrix } from '../support/matrix.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { createCallers, type Callers } from '../support/roles.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { onPlan, startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
 let callers: Callers;
@@ -75,6 +75,90 @@ describe('GET /application/settings', () => {
   });
 });
 
+describe('GET /application/settings: the rest of GitLab 12.10\'s attributes', () => {
+  it("shows every attribute of ApplicationSettingsHelper#visible_attributes with GitLab's defaults", async () => {
+    const res = await api.get(PATH);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      throttle_authenticated_api_enabled: false,
+      throttle_authenticated_api_period_in_seconds: 3600,
+      throttle_authenticated_api_requests_per_period: 7200,
+      throttle_authenticated_web_enabled: false,
+      throttle_authenticated_web_period_in_seconds: 3600,
+      throttle_authenticated_web_requests_per_period: 7200,
+      throttle_unauthenticated_enabled: false,
+      throttle_unauthenticated_period_in_seconds: 3600,
+      throttle_unauthenticated_requests_per_period: 3600,
+      throttle_protected_paths_enabled: false,
+      throttle_protected_paths_period_in_seconds: 60,
+      throttle_protected_paths_requests_per_period: 10,
+      require_two_factor_authentication: false,
+      two_factor_grace_period: 48,
+      send_user_confirmation_email: false,
+      version_check_enabled: true,
+      usage_ping_enabled: true,
+      help_page_text: null,
+      help_page_hide_commercial_content: false,
+      help_page_support_url: null,
+      time_tracking_limit_to_hours: false,
+      unique_ips_limit_enabled: false,
+      unique_ips_limit_per_user: 10,
+      unique_ips_limit_time_window: 3600,
+      project_export_enabled: true,
+      html_emails_enabled: true,
+      hashed_storage_enabled: true,
+      housekeeping_enabled: true,
+      housekeeping_bitmaps_enabled: true,
+      housekeeping_full_repack_period: 50,
+      housekeeping_gc_period: 200,
+      housekeeping_incremental_repack_period: 10,
+      metrics_enabled: false,
+      metrics_host: 'localhost',
+      metrics_port: 8089,
+      metrics_pool_size: 16,
+      metrics_timeout: 10,
+      metrics_method_call_threshold: 10,
+      metrics_sample_interval: 15,
+      metrics_packet_size: 1,
+      receive_max_input_size: null,
+      import_sources: ['github', 'bitbucket', 'bitbucket_server', 'gitlab', 'google_code', 'fogbugz', 'git', 'gitlab_project', 'gitea', 'manifest', 'phabricator'],
+      max_artifacts_size: 100,
+      max_pages_size: 100,
+      minimum_password_length: 8,
+      mirror_available: true,
+      password_authentication_enabled_for_git: true,
+      recaptcha_enabled: false,
+      recaptcha_site_key: null,
+      recaptcha_private_key: null,
+      shared_runners_enabled: true,
+      snippet_size_limit: 52428800,
+      push_event_hooks_limit: 3,
+      push_event_activities_limit: 3,
+      sourcegraph_public_only: true,
+      user_default_external: false,
+      issues_create_limit: 300,
+      raw_blob_request_limit: 300,
+      // EE, under the test's ultimate plan.
+      mirror_max_delay: 300,
+      mirror_max_capacity: 100,
+      mirror_capacity_threshold: 50,
+      pseudonymizer_enabled: false,
+      repository_size_limit: 0,
+      shared_runners_minutes: 0,
+      elasticsearch_shards: 5,
+      elasticsearch_replicas: 1,
+    });
+  });
+
+  it('hides the paid ones under the free plan, as GitLab CE has none of them', async () => {
+    const body = await onPlan(api, 'free', async () => (await api.get(PATH)).body);
+    expect(body).toHaveProperty('throttle_authenticated_api_enabled', false);
+    for (const name of ['mirror_max_delay', 'mirror_max_capacity', 'mirror_capacity_threshold', 'pseudonymizer_enabled', 'repository_size_limit', 'help_text', 'slack_app_secret']) {
+      expect(body).not.toHaveProperty(name);
+    }
+  });
+});
+
 describe('PUT /application/settings', () => {
   it('changes attributes given as query or body, answers and keeps them, and records only what changed', async () => {
     const before = (await api.events(STREAM)).length;
@@ -94,6 +178,108 @@ describe('PUT /application/settings', () => {
     expect(await api.events(STREAM)).toHaveLength(before + 2);
     expect((await api.get(PATH)).body.updated_at).toEqual(expect.any(String));
     await put({ default_projects_limit: 100000, first_day_of_week: 0 });
+  });
+
+  it('stores and shows the throttle_* attributes given alone, and keeps them beside a known attribute', async () => {
+    const before = (await api.events(STREAM)).length;
+    const throttle = {
+      throttle_authenticated_api_enabled: true,
+      throttle_authenticated_api_requests_per_period: 100,
+      throttle_authenticated_api_period_in_seconds: 60,
+      throttle_authenticated_web_enabled: true,
+      throttle_authenticated_web_requests_per_period: 200,
+      throttle_authenticated_web_period_in_seconds: 120,
+      throttle_unauthenticated_enabled: true,
+      throttle_unauthenticated_requests_per_period: 300,
+      throttle_unauthenticated_period_in_seconds: 180,
+    };
+    const res = await put(throttle);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject(throttle);
+    expect((await api.get(PATH)).body).toMatchObject(throttle);
+    const beside = await api.put(PATH, undefined, { query: { sign_in_text: 'throttled', throttle_protected_paths_enabled: 'true', usage_ping_enabled: 'false', help_page_text: 'Ask the admins' } });
+    expect(beside.status).toBe(200);
+    expect(beside.body).toMatchObject({ sign_in_text: 'throttled', throttle_protected_paths_enabled: true, usage_ping_enabled: false, help_page_text: 'Ask the admins' });
+    const events = (await api.events(STREAM)).slice(before);
+    expect(events.map((e) => e.data)).toEqual([
+      { changes: throttle },
+      { changes: { sign_in_text: 'throttled', throttle_protected_paths_enabled: true, usage_ping_enabled: false, help_page_text: 'Ask the admins' } },
+    ]);
+    await put({
+      throttle_authenticated_api_enabled: false,
+      throttle_authenticated_web_enabled: false,
+      throttle_unauthenticated_enabled: false,
+      throttle_protected_paths_enabled: false,
+      usage_ping_enabled: true,
+      help_page_text: '',
+      sign_in_text: '',
+    });
+  });
+
+  it('takes the other attributes of GitLab 12.10 and their Grape requirements when given together', async () => {
+    const res = await put({
+      require_two_factor_authentication: true,
+      two_factor_grace_period: 0,
+      housekeeping_enabled: true,
+      housekeeping_bitmaps_enabled: false,
+      housekeeping_incremental_repack_period: 5,
+      housekeeping_full_repack_period: 5,
+      housekeeping_gc_period: 5,
+      metrics_enabled: true,
+      metrics_host: 'influx.example.com',
+      metrics_method_call_threshold: 5,
+      metrics_packet_size: 2,
+      metrics_pool_size: 4,
+      metrics_port: 8090,
+      metrics_sample_interval: 30,
+      metrics_timeout: 5,
+      import_sources: 'github,gitlab_project',
+      receive_max_input_size: 50,
+      unique_ips_limit_enabled: true,
+      unique_ips_limit_per_user: 1,
+      unique_ips_limit_time_window: 0,
+      mirror_max_capacity: 20,
+      mirror_capacity_threshold: 20,
+      pseudonymizer_enabled: true,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      require_two_factor_authentication: true,
+      two_factor_grace_period: 0,
+      housekeeping_bitmaps_enabled: false,
+      housekeeping_gc_period: 5,
+      metrics_enabled: true,
+      metrics_host: 'influx.example.com',
+      import_sources: ['github', 'gitlab_project'],
+      receive_max_input_size: 50,
+      unique_ips_limit_per_user: 1,
+      mirror_capacity_threshold: 20,
+      pseudonymizer_enabled: true,
+    });
+    await put({
+      require_two_factor_authentication: false,
+      two_factor_grace_period: 48,
+      housekeeping_enabled: true,
+      housekeeping_bitmaps_enabled: true,
+      housekeeping_incremental_repack_period: 10,
+      housekeeping_full_repack_period: 50,
+      housekeeping_gc_period: 200,
+      metrics_enabled: false,
+      unique_ips_limit_enabled: false,
+      unique_ips_limit_per_user: 10,
+      unique_ips_limit_time_window: 3600,
+      mirror_capacity_threshold: 50,
+      mirror_max_capacity: 100,
+      pseudonymizer_enabled: false,
+    });
+  });
+
+  it('refuses the paid attributes under the free plan as parameters GitLab CE does not declare', async () => {
+    const res = await onPlan(api, 'free', () => put({ mirror_max_capacity: 5 }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/ at least one parameter must be provided$/);
+    expect(res.body.error).toContain('throttle_authenticated_api_enabled');
+    expect(res.body.error).not.toContain('mirror_max_capacity');
   });
 
   it("takes GitLab's legacy names, comma-separated lists and visibility levels", async () => {
@@ -130,6 +316,23 @@ describe('PUT /application/settings', () => {
     [{ rsa_key_restriction: 1000 }, 'rsa_key_restriction does not have a valid value'],
     [{ ed25519_key_restriction: 384 }, 'ed25519_key_restriction does not have a valid value'],
     [{ external_authorization_service_timeout: 'soon' }, 'external_authorization_service_timeout is invalid'],
+    [{ throttle_authenticated_api_requests_per_period: 'many' }, 'throttle_authenticated_api_requests_per_period is invalid'],
+    [{ throttle_unauthenticated_enabled: 'maybe' }, 'throttle_unauthenticated_enabled is invalid'],
+    [{ require_two_factor_authentication: true }, 'two_factor_grace_period is missing'],
+    [{ recaptcha_enabled: true }, 'recaptcha_site_key is missing, recaptcha_private_key is missing'],
+    [{ login_recaptcha_protection_enabled: true, recaptcha_site_key: 'site' }, 'recaptcha_private_key is missing'],
+    [{ shared_runners_enabled: true }, 'shared_runners_text is missing'],
+    [{ sourcegraph_enabled: true }, 'sourcegraph_url is missing'],
+    [{ snowplow_enabled: true }, 'snowplow_collector_hostname is missing'],
+    [
+      { housekeeping_enabled: true },
+      'housekeeping_bitmaps_enabled is missing, housekeeping_full_repack_period is missing, housekeeping_gc_period is missing, housekeeping_incremental_repack_period is missing',
+    ],
+    [
+      { metrics_enabled: true },
+      'metrics_host is missing, metrics_method_call_threshold is missing, metrics_packet_size is missing, metrics_pool_size is missing, metrics_port is missing, metrics_sample_interval is missing, metrics_timeout is missing',
+    ],
+    [{ import_sources: ['github', 'svn'] }, 'import_sources does not have a valid value'],
   ])('answers Grape 400 for %j', async (body, error) => {
     const res = await put(body);
     expect(res.status).toBe(400);
@@ -155,6 +358,25 @@ describe('PUT /application/settings', () => {
     [{ restricted_visibility_levels: ['secret'] }, { restricted_visibility_levels: ["'secret' is not a valid visibility level"] }],
     [{ repository_storages: ['default', 'other'] }, { repository_storages: ["can't include: other"] }],
     [{ home_page_url: 'not a url' }, { home_page_url: ['must be a valid URL'] }],
+    [{ minimum_password_length: 4 }, { minimum_password_length: ['must be greater than or equal to 8'] }],
+    [{ minimum_password_length: 129 }, { minimum_password_length: ['must be less than or equal to 128'] }],
+    [{ require_two_factor_authentication: true, two_factor_grace_period: -1 }, { two_factor_grace_period: ['must be greater than or equal to 0'] }],
+    [{ recaptcha_enabled: true, recaptcha_site_key: '', recaptcha_private_key: '' }, { recaptcha_site_key: ["can't be blank"], recaptcha_private_key: ["can't be blank"] }],
+    [{ unique_ips_limit_enabled: true, unique_ips_limit_per_user: 0, unique_ips_limit_time_window: -1 }, { unique_ips_limit_per_user: ['must be greater than or equal to 1'], unique_ips_limit_time_window: ['must be greater than or equal to 0'] }],
+    [{ help_page_support_url: 'support' }, { help_page_support_url: ['must be a valid URL'] }],
+    [{ max_artifacts_size: 0 }, { max_artifacts_size: ['must be greater than 0'] }],
+    [{ max_pages_size: 1048576 }, { max_pages_size: ['must be less than 1048576'] }],
+    [
+      { housekeeping_enabled: true, housekeeping_bitmaps_enabled: true, housekeeping_incremental_repack_period: 0, housekeeping_full_repack_period: 50, housekeeping_gc_period: 20 },
+      { housekeeping_incremental_repack_period: ['must be greater than 0'], housekeeping_gc_period: ['must be greater than or equal to 50'] },
+    ],
+    [{ housekeeping_full_repack_period: 5 }, { housekeeping_full_repack_period: ['must be greater than or equal to 10'] }],
+    [{ static_objects_external_storage_url: 'https://cdn.example.com' }, { static_objects_external_storage_auth_token: ["can't be blank"] }],
+    [{ push_event_hooks_limit: -1, push_event_activities_limit: -1 }, { push_event_hooks_limit: ['must be greater than or equal to 0'], push_event_activities_limit: ['must be greater than or equal to 0'] }],
+    [{ snippet_size_limit: 0 }, { snippet_size_limit: ['must be greater than 0'] }],
+    [{ issues_create_limit: -1, raw_blob_request_limit: -1 }, { issues_create_limit: ['must be greater than or equal to 0'], raw_blob_request_limit: ['must be greater than or equal to 0'] }],
+    [{ mirror_max_capacity: 0 }, { mirror_max_capacity: ['must be greater than 0'], mirror_capacity_threshold: ["Project's mirror capacity threshold can't be higher than it's maximum capacity"] }],
+    [{ repository_size_limit: -1, shared_runners_minutes: -1 }, { repository_size_limit: ['must be greater than or equal to 0'], shared_runners_minutes: ['must be greater than or equal to 0'] }],
   ])("answers the model's 400 for %j, changing nothing", async (body, message) => {
     const before = await api.get(PATH);
     const res = await put({ ...body, sign_in_text: 'not kept' });
@@ -188,6 +410,10 @@ describe('secrets', () => {
     elasticsearch_aws_secret_access_key: 'es-secret-3456',
     external_auth_client_key: 'client-key-secret-7890',
     external_auth_client_key_pass: 'client-pass-secret-1357',
+    recaptcha_private_key: 'recaptcha-secret-2468',
+    static_objects_external_storage_auth_token: 'static-objects-secret-1122',
+    slack_app_secret: 'slack-app-secret-3344',
+    slack_app_verification_token: 'slack-verification-secret-5566',
   };
 
   it('are kept sealed in the log, the read table and the export; GET shows the ones GitLab shows', async () => {
@@ -198,6 +424,10 @@ describe('secrets', () => {
       elasticsearch_aws_secret_access_key: SECRETS.elasticsearch_aws_secret_access_key,
       external_auth_client_key: SECRETS.external_auth_client_key,
       external_auth_client_key_pass: SECRETS.external_auth_client_key_pass,
+      recaptcha_private_key: SECRETS.recaptcha_private_key,
+      static_objects_external_storage_auth_token: SECRETS.static_objects_external_storage_auth_token,
+      slack_app_secret: SECRETS.slack_app_secret,
+      slack_app_verification_token: SECRETS.slack_app_verification_token,
     });
     expect(res.body).not.toHaveProperty('asset_proxy_secret_key');
     expect(res.body).not.toHaveProperty('eks_secret_access_key');

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig, StartupError } from '../../src/config.js';
+import { REGEXP_MAX_LENGTH } from '../../src/domain/container-repositories/cleanup.js';
 import { CLEANUP_TOO_SOON } from '../../src/domain/container-repositories/decider.js';
 import { createGroup, createProject, eventually, settled, type ProjectFixture } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
@@ -197,6 +198,31 @@ describe('POST /container_registry_event/events', () => {
     expect(await notify('push')).toEqual({ status: 400, body: { error: 'events is invalid' } });
   });
 
+  it('skips (and logs) an event whose timestamp PostgreSQL cannot store, records the others of the batch, and answers 200', async () => {
+    const project = await createProject(api);
+    const path = project.path_with_namespace;
+    const warn = vi.spyOn(api.runtime.logger, 'warn');
+    try {
+      const res = await notify([
+        pushEvent(path, 'year-zero', { at: '0000-01-01' }),
+        pushEvent(path, 'kept', { at: '2030-02-01T08:30:00.000Z' }),
+        pushEvent(path, 'past-javascript', { at: '+275760-09-13T00:00:00Z' }),
+        pushEvent(path, 'year-ten-thousand', { at: '+010000-01-01T00:00:00Z' }),
+        pushEvent(path, 'also-kept'),
+      ]);
+      // GitLab: API::ContainerRegistryEvent answers `status :ok` once every event is handled.
+      expect(res).toEqual({ status: 200, body: 200 });
+      const [repository] = (await api.get(`/projects/${project.id}/registry/repositories`)).body;
+      expect(await tagNames(project.id, repository.id)).toEqual(['also-kept', 'kept']);
+      expect((await api.get(`/projects/${project.id}/registry/repositories/${repository.id}/tags/kept`)).body.created_at).toBe('2030-02-01T08:30:00.000Z');
+      expect(await eventTypes(repository.id)).toEqual(['ContainerRepositoryCreated', 'ContainerRepositoryTagPushed', 'ContainerRepositoryTagPushed']);
+      const skipped = warn.mock.calls.filter(([, message]) => message === 'container registry event skipped');
+      expect(skipped.map(([fields]) => (fields as { tag: string }).tag)).toEqual(['year-zero', 'past-javascript', 'year-ten-thousand']);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('answers hostile bodies with 4xx: a NUL character, JSON nested too deeply, huge numbers and strings', async () => {
     const project = await createProject(api);
     const nul = await notify(null, { raw: JSON.stringify({ events: [pushEvent(`${project.path_with_namespace}\u0000x`, 'v1')] }) });
@@ -348,6 +374,43 @@ describe('DELETE /projects/:id/registry/repositories/:repository_id/tags', () =>
     expect(await bulk(project.id, repository.id, { name_regex: '.*', name_regex_keep: '(?=a)' })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^name_regex_keep is an invalid regexp/) } });
     expect(await bulk(project.id, repository.id, { name_regex: '.*', keep_n: 'two' })).toMatchObject({ status: 400, body: { error: 'keep_n is invalid' } });
     expect(await eventTypes(repository.id)).toEqual(['ContainerRepositoryCreated', 'ContainerRepositoryTagPushed']);
+  });
+});
+
+describe('DELETE /projects/:id/registry/repositories/:repository_id/tags: hostile patterns (issue 20, item 1)', () => {
+  const bulk = (projectId: number, id: number, body: Record<string, unknown>, token?: string | null) =>
+    api.request('DELETE', `/projects/${projectId}/registry/repositories/${id}/tags`, { body, ...(token === undefined ? {} : { token }) });
+  const TOO_LARGE = 'is an invalid regexp: pattern too large - compile failed';
+
+  it('compiles no pattern for a caller who may not delete: anonymous and developers on a public project are 403 whatever the pattern', async () => {
+    const project = await createProject(api, { visibility: 'public' });
+    const repository = await repositoryWith(project, '', [{ tag: 'v1' }]);
+    const developer = await api.createUser();
+    expect((await api.post(`/projects/${project.id}/members`, { user_id: developer.user.id, access_level: 30 })).status).toBe(201);
+    for (const token of [null, developer.token]) {
+      for (const body of [{ name_regex: '(' }, { name_regex_delete: '.*', name_regex_keep: '(?=a)' }, { name_regex_delete: 'a'.repeat(200_000) }]) {
+        expect(await bulk(project.id, repository.id, body, token)).toMatchObject({ status: 403, body: { message: '403 Forbidden' } });
+      }
+    }
+    // Parameters that cost nothing to read are still Grape's 400 first, as GitLab validates them before the endpoint.
+    expect(await bulk(project.id, repository.id, { name_regex: '.*', keep_n: 'two' }, null)).toMatchObject({ status: 400, body: { error: 'keep_n is invalid' } });
+    expect(await eventTypes(repository.id)).toEqual(['ContainerRepositoryCreated', 'ContainerRepositoryTagPushed']);
+  });
+
+  it("refuses a pattern too large to compile with GitLab's RE2 message, for a maintainer, and schedules nothing", async () => {
+    const project = await createProject(api);
+    const repository = await repositoryWith(project, '', [{ tag: 'v1' }]);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name_regex_delete: 'a'.repeat(REGEXP_MAX_LENGTH + 1) }, `name_regex_delete ${TOO_LARGE}`],
+      [{ name_regex: 'x{1000}'.repeat(20) }, `name_regex ${TOO_LARGE}`],
+      [{ name_regex_delete: '.*', name_regex_keep: '.{0,1000}'.repeat(10) }, `name_regex_keep ${TOO_LARGE}`],
+      [{ name_regex_delete: '(v{1000}|w{1000}|x{1000}){9}' }, `name_regex_delete ${TOO_LARGE}`],
+      [{ name_regex: `[${'a'.repeat(9_000_000)}]` }, `name_regex ${TOO_LARGE}`],
+    ];
+    for (const [body, error] of cases) expect(await bulk(project.id, repository.id, body)).toMatchObject({ status: 400, body: { error } });
+    expect(await eventTypes(repository.id)).toEqual(['ContainerRepositoryCreated', 'ContainerRepositoryTagPushed']);
+    // Below the limits, a long pattern is a pattern.
+    expect(await bulk(project.id, repository.id, { name_regex_delete: `nothing-${'x'.repeat(2_000)}|v{1,5}[0-9]{0,300}` })).toMatchObject({ status: 202, body: 202 });
   });
 });
 

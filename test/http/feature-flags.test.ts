@@ -279,6 +279,16 @@ describe('GET /projects/:id/feature_flag_scopes', () => {
   it('requires environment', async () => {
     expect(await api.get(`/projects/${projectId}/feature_flag_scopes`)).toMatchObject({ status: 400, body: { error: 'environment is missing' } });
   });
+
+  it('matches a pattern with many * in time linear in the environment: no backtracking (the request would not return otherwise)', async () => {
+    const project = await createProject(api);
+    const pattern = `${'*a'.repeat(20)}*b`;
+    await createFlag(project.id, { name: 'starry', scopes: [{ environment_scope: '*', active: false, strategies: DEFAULT }, { environment_scope: pattern, active: true, strategies: DEFAULT }] });
+    const miss = await api.get(`/projects/${project.id}/feature_flag_scopes`, { query: { environment: 'a'.repeat(2_000) } });
+    expect(miss).toMatchObject({ status: 200, body: [{ name: 'starry', environment_scope: '*' }] });
+    const hit = await api.get(`/projects/${project.id}/feature_flag_scopes`, { query: { environment: `${'a'.repeat(2_000)}b` } });
+    expect(hit).toMatchObject({ status: 200, body: [{ name: 'starry', environment_scope: pattern }] });
+  });
 });
 
 describe('audit events', () => {

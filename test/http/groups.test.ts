@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupsProjector } from '../../src/projections/groups/projector.js';
+import { itOnPostgres } from '../support/database.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -24,6 +26,15 @@ async function createGroup(body: Record<string, unknown>, token: string | null =
   const res = await api.post('/groups', body, { token });
   if (res.status !== 201) throw new Error(`POST /groups ${res.status} ${res.text}`);
   return res.body;
+}
+
+const lastPosition = async () => Number((await sql<{ p: string | null }>`select max(global_position) as p from events`.execute(api.handle.db)).rows[0]!.p ?? 0);
+
+/** The events appended after a position, and the positions skipped among them (by a rolled-back append). */
+async function positionsSince(position: number) {
+  const { rows } = await sql<{ n: string; last: string | null }>`select count(*) as n, max(global_position) as last from events where global_position > ${position}`.execute(api.handle.db);
+  const count = Number(rows[0]!.n);
+  return { count, holes: Number(rows[0]!.last ?? position) - position - count };
 }
 
 const PATH_MESSAGE = "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-' or end in '.', '.git' or '.atom'.";
@@ -582,6 +593,20 @@ describe('concurrent writers', () => {
     const results = await Promise.all([api.post('/groups', { name: 'Race', path: 'race' }), api.post('/groups', { name: 'Race', path: 'RACE' })]);
     expect(results.map((r) => r.status).sort()).toEqual([201, 400]);
     expect(results.find((r) => r.status === 400)!.body).toEqual({ message: 'Failed to save group {:path=>["has already been taken"]}' });
+  });
+
+  // Every creation under one parent takes the parent's row the same way (`for share`, from the
+  // command to the projector), so none waits for another's: before, each upgraded its share
+  // lock to `for update` in the projector and they deadlocked. A transaction rolled back and
+  // retried leaves a hole in the log's positions (an identity is never given back).
+  itOnPostgres('create eight subgroups of one parent at once: all 201, no transaction retried', async () => {
+    const parent = await createGroup({ name: 'Crowd', path: 'crowd' });
+    const before = await lastPosition();
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => api.post('/groups', { name: `Kid ${i}`, path: `kid-${i}`, parent_id: parent.id })));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+    expect(await positionsSince(before)).toEqual({ count: 16, holes: 0 }); // GroupCreated and the owner's MemberAdded each
+    const subgroups = await api.get(`/groups/${parent.id}/subgroups`, { query: { per_page: 20 } });
+    expect((subgroups.body as { full_path: string }[]).map((g) => g.full_path).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `crowd/kid-${i}`));
   });
 
   it('keep a subgroup created during its parent’s rename under the new path', async () => {

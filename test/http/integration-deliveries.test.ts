@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineAggregate } from '../../src/commands/aggregate.js';
+import { defineAggregate } from '../../src/domain/aggregate.js';
 import { integrationDeliveriesReactor } from '../../src/commands/integration-deliveries.js';
 import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
 import type { Decider } from '../../src/domain/decider.js';
@@ -370,6 +370,25 @@ describe('the SSRF guard runs again when sending', () => {
     expect(answers).toEqual([]); // checked before the request and again by the connection's own lookup
     expect(receiver.at(hook)).toEqual([]);
     expect((await deliveries(project.id))[0]).toMatchObject({ status: 'failed', last_error: 'is blocked: Requests to localhost are not allowed' });
+  });
+
+  it.each([
+    ['an IPv4-compatible', '::7f00:1', 'Requests to localhost are not allowed'],
+    ['a NAT64', '64:ff9b::a00:5', 'Requests to the local network are not allowed'],
+    ['a 6to4', '2002:a9fe:a9fe::1', 'Requests to the link local network are not allowed'],
+  ])('a host that resolves to %s address of a local one (%s) gets no request', async (_form, address, reason) => {
+    const hook = `/hooks/embedded/${unique('secret')}`;
+    const port = new URL(receiver.url).port;
+    const project = await projectWith('slack', { webhook: `http://embedded.test:${port}${hook}` });
+    await push(project.id);
+    await setAllowLocal(false);
+    try {
+      await send({ resolve: async () => [address] });
+    } finally {
+      await setAllowLocal(true);
+    }
+    expect(receiver.at(hook)).toEqual([]);
+    expect((await deliveries(project.id))[0]).toMatchObject({ status: 'failed', attempts: 1, response_status: null, last_error: `is blocked: ${reason}` });
   });
 });
 

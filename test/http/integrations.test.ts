@@ -184,12 +184,31 @@ describe('the SSRF guard', () => {
     ['http://[::ffff:10.0.0.1]/hook', 'Requests to the local network are not allowed'],
     ['http://169.254.169.254/latest/meta-data', 'Requests to the link local network are not allowed'],
     ['http://[fe80::1]/hook', 'Requests to the link local network are not allowed'],
+    // IPv6 forms that embed an IPv4 address are refused for the address they embed (url-blocker.ts).
+    ['http://[::127.0.0.1]/h', 'Requests to localhost are not allowed'],
+    ['http://[::127.0.0.2]/h', 'Requests to loopback addresses are not allowed'],
+    ['http://[64:ff9b::7f00:1]/h', 'Requests to localhost are not allowed'],
+    ['http://[64:ff9b::10.1.2.3]/h', 'Requests to the local network are not allowed'],
+    ['http://[64:ff9b::a9fe:a9fe]/h', 'Requests to the link local network are not allowed'],
+    ['http://[64:ff9b:1::5db8:d822]/h', 'Requests to the local network are not allowed'],
+    ['http://[::ffff:0:127.0.0.3]/h', 'Requests to loopback addresses are not allowed'],
+    ['http://[2002:c0a8:1::1]/h', 'Requests to the local network are not allowed'],
+    ['http://[2002:7f00:1::1]/h', 'Requests to localhost are not allowed'],
+    ['http://[2001:0:5db8:d822:0:0:f5ff:fffe]/h', 'Requests to the local network are not allowed'],
+    ['http://[2001:0:a9fe:a9fe:0:0:a247:27dd]/h', 'Requests to the link local network are not allowed'],
   ];
 
   it.each(REFUSED)('refuses %s by default: %s', async (url, reason) => {
     const project = await createProject(api);
     expect(await api.put(path(project.id, 'slack'), { webhook: url })).toMatchObject({ status: 400, body: { message: { webhook: [`is blocked: ${reason}`] } } });
     expect(await api.events(streamOf(project.id, 'slack'))).toEqual([]);
+  });
+
+  it('takes public IPv4 addresses embedded in NAT64, 6to4 and Teredo addresses', async () => {
+    const project = await createProject(api);
+    for (const webhook of ['http://[64:ff9b::5db8:d822]/h', 'http://[2002:5db8:d822::1]/h', 'http://[2001:0:5db8:d822:0:0:a247:27dd]/h', 'http://[2606:2800:220:1::1]/h']) {
+      expect(await api.put(path(project.id, 'slack'), { webhook })).toMatchObject({ status: 200, body: { properties: { webhook } } });
+    }
   });
 
   it('guards every URL field (Jira api_url, Prometheus, Drone…), and takes local addresses once the instance allows them', async () => {

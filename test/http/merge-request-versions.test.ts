@@ -276,7 +276,8 @@ type Visibility = 'private' | 'public';
 // find_merge_request_with_access: read_merge_request. Every call needs a user; a private project
 // of others is 404; a guest of a private project is refused (the merge requests feature needs
 // reporter); on a public project anyone signed in reads.
-const READ = { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200, blocked: 403 }, public: { anonymous: 401, nonMember: 200, guest: 200, reporter: 200 } };
+// API::MergeRequests: `authenticate_non_get!` — anonymous callers read a public project's, and find no private one.
+const READ = { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200, blocked: 403 }, public: { anonymous: 200, nonMember: 200, guest: 200, reporter: 200 } };
 const MATRIX: MatrixTable<Role, Visibility> = {
   'GET /projects/:id/merge_requests/:merge_request_iid/versions': READ,
   'GET /projects/:id/merge_requests/:merge_request_iid/versions/:version_id': READ,

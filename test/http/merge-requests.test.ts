@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, settled } from '../support/fixtures.js';
+import { addMemberAs, createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { onPlan, startTestServer, type TestServer } from '../support/server.js';
@@ -95,9 +95,48 @@ describe('POST /projects/:id/merge_requests', () => {
       head_pipeline: null,
       diff_refs: { base_sha: master, head_sha: feature[1], start_sha: master },
       merge_error: null,
+      user: { can_merge: true },
     });
+    expect(Object.keys(res.body).at(-1)).toBe('user');
     // The merge-request-refresh reactor records its check asynchronously (MergeRequestMergeStatusChecked).
     expect((await api.events(`merge-request-${res.body.id}`)).map((e) => e.type).filter((type) => type !== 'MergeRequestMergeStatusChecked')).toEqual(['MergeRequestOpened']);
+  });
+});
+
+// GitLab 12 Entities::MergeRequest: `expose :user { expose :can_merge }`, MergeRequest#can_be_merged_by?
+// — Gitlab::UserAccess#can_update_branch?(target_branch): push or merge access to it, none for anonymous.
+describe('user.can_merge on the single views', () => {
+  it('says whether the caller may merge into the target branch: protected for maintainers, open to developers, closed to anonymous', async () => {
+    const { project } = await projectWithBranches({ visibility: 'public' });
+    const developer = await api.createUser({ username: 'canmerge-dev' });
+    const maintainer = await api.createUser({ username: 'canmerge-maint' });
+    await addMemberAs(api, 'projects', project.id, developer.user.id, 30);
+    await addMemberAs(api, 'projects', project.id, maintainer.user.id, 40);
+    expect((await api.post(`/projects/${project.id}/protected_branches`, { name: 'master', push_access_level: 0, merge_access_level: 40 })).status).toBe(201);
+    expect((await api.post(`/projects/${project.id}/repository/branches`, { branch: 'develop', ref: 'master' })).status).toBe(201);
+    const canMerge = (res: { status: number; body: { user?: { can_merge: boolean } } }) => [res.status, res.body.user];
+
+    // Into protected master: a maintainer may merge, a developer (its author) may not, nor may anonymous callers.
+    const created = await api.post(base(project.id), { title: 'Into master', source_branch: 'feature', target_branch: 'master' }, { token: developer.token });
+    expect(canMerge(created)).toEqual([201, { can_merge: false }]);
+    const path = `${base(project.id)}/${created.body.iid}`;
+    expect(canMerge(await api.get(path, { token: null }))).toEqual([200, { can_merge: false }]);
+    expect(canMerge(await api.get(path, { token: developer.token }))).toEqual([200, { can_merge: false }]);
+    expect(canMerge(await api.get(path, { token: maintainer.token }))).toEqual([200, { can_merge: true }]);
+    expect(canMerge(await api.get(`${path}/changes`, { token: maintainer.token }))).toEqual([200, { can_merge: true }]);
+    expect(canMerge(await api.put(path, { description: 'x' }, { token: developer.token }))).toEqual([200, { can_merge: false }]);
+    expect(canMerge(await api.put(path, { description: 'y' }, { token: maintainer.token }))).toEqual([200, { can_merge: true }]);
+    expect(canMerge(await api.post(`${path}/unsubscribe`, undefined, { token: developer.token }))).toEqual([201, { can_merge: false }]);
+    // A todo's target is Entities::MergeRequest too, for the todo's owner.
+    const todo = await api.post(`${path}/todo`, undefined, { token: maintainer.token });
+    expect([todo.status, todo.body.target.user]).toEqual([201, { can_merge: true }]);
+
+    // Retargeted to an unprotected branch: developers push to it, so they may merge.
+    expect(canMerge(await api.put(path, { target_branch: 'develop' }, { token: developer.token }))).toEqual([200, { can_merge: true }]);
+    expect(canMerge(await api.get(path, { token: null }))).toEqual([200, { can_merge: false }]);
+    const merged = await api.put(`${path}/merge`, {}, { token: developer.token });
+    expect(canMerge(merged)).toEqual([200, { can_merge: true }]);
+    expect(merged.body.state).toBe('merged');
   });
 });
 
@@ -404,7 +443,7 @@ type Visibility = 'private' | 'public';
 // prettier-ignore
 const MATRIX: MatrixTable<Role, Visibility> = {
   'POST /projects/:id/merge_requests':                     { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 201, maintainer: 201, owner: 201, admin: 201, blocked: 403 }, public: { anonymous: 401, nonMember: 403, guest: 403, reporter: 403, developer: 201 } },
-  'GET /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200, guest: 200, reporter: 200 } },
+  'GET /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200, guest: 200, reporter: 200 } },
   'PUT /projects/:id/merge_requests/:merge_request_iid':   { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403, guest: 403, reporter: 403, developer: 200 } },
   'DELETE /projects/:id/merge_requests/:merge_request_iid': { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204, admin: 204 }, public: { anonymous: 401, nonMember: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204 } },
 };

@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectsProjector } from '../../src/projections/projects/projector.js';
+import { itOnPostgres } from '../support/database.js';
 import { addMemberAs, eventually } from '../support/fixtures.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -285,6 +287,36 @@ describe('POST /projects', () => {
       status: 403,
       body: { message: ['Personal project creation is not allowed. Please contact your administrator with questions'] },
     });
+  });
+});
+
+describe('concurrent creations', () => {
+  const lastPosition = async () => Number((await sql<{ p: string | null }>`select max(global_position) as p from events`.execute(api.handle.db)).rows[0]!.p ?? 0);
+  /** The events appended after a position, and the positions skipped among them (by a rolled-back append). */
+  async function positionsSince(position: number) {
+    const { rows } = await sql<{ n: string; last: string | null }>`select count(*) as n, max(global_position) as last from events where global_position > ${position}`.execute(api.handle.db);
+    const count = Number(rows[0]!.n);
+    return { count, holes: Number(rows[0]!.last ?? position) - position - count };
+  }
+
+  // Each creation takes its namespace's row `for share`, from the command to the projector:
+  // none waits for another (before, each upgraded to `for update` and they deadlocked). A
+  // transaction rolled back and retried would leave a hole in the log's positions.
+  itOnPostgres('eight projects in one group at once: all 201, no transaction retried', async () => {
+    const namespace = await group();
+    const before = await lastPosition();
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => api.post('/projects', { path: `crowd-${i}`, namespace_id: namespace.id })));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+    expect(await positionsSince(before)).toEqual({ count: 8, holes: 0 });
+    expect(results.map((r) => r.body.path_with_namespace).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `${namespace.full_path}/crowd-${i}`));
+  });
+
+  itOnPostgres('eight projects in one personal namespace at once: all 201, no transaction retried', async () => {
+    const owner = await user();
+    const before = await lastPosition();
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => api.post('/projects', { path: `mine-${i}` }, { token: owner.token })));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+    expect(await positionsSince(before)).toEqual({ count: 16, holes: 0 }); // ProjectCreated and the owner's MemberAdded each
   });
 });
 

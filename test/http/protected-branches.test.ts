@@ -271,3 +271,16 @@ describe('deletions elsewhere', () => {
     await expectReplayEquivalence(api.handle, [protectedBranchesProjector]);
   });
 });
+
+describe('POST /projects/:id/protected_branches: names PostgreSQL cannot index (issue 20, item 4)', () => {
+  it('refuses a name with a component past 255 bytes (git keeps a ref as a file) as "name is invalid", and appends nothing', async () => {
+    const project = await createProject(api, { token: owner.token });
+    const before = (await api.get(base(project))).body.length;
+    for (const name of ['x'.repeat(1024 * 1024), `release/${'é'.repeat(128)}`, 'y'.repeat(256), `${'a/'.repeat(600)}b`]) {
+      expect(await protect(project, { name })).toMatchObject({ status: 400, body: { error: 'name is invalid' } });
+    }
+    expect((await api.get(base(project))).body).toHaveLength(before);
+    const longest = `release/${'z'.repeat(255)}`;
+    expect(await protect(project, { name: longest })).toMatchObject({ status: 201, body: { name: longest } });
+  });
+});

@@ -78,7 +78,7 @@ describe('a push notifies the chat integrations as GitLab 12 does', () => {
     expect(await send()).toBe(1);
     const second = await commit(p.id, { branch: 'main', commit_message: 'Fix the build\n\nFor good.' });
     expect(await send()).toBe(1);
-    expect((await api.del(repo(p.id, '/branches/main'))).status).toBe(405); // the default branch stays
+    expect((await api.del(repo(p.id, '/branches/main'))).status).toBe(400); // the default branch stays (BranchCheck)
     expect((await api.post(repo(p.id, '/branches'), { branch: 'topic', ref: 'main' })).status).toBe(201);
     await reacted(p.id);
     expect(await send()).toBe(1);

@@ -193,9 +193,12 @@ describe('POST /projects/:id/repository/commits', () => {
       ['master', true, false, false],
       ['release/1', true, true, true],
     ]);
-    // A developer deletes neither a protected branch nor HEAD.
-    expect((await api.del(repo(project.id, '/branches/release%2F1'), { token: dev })).status).toBe(403);
-    expect(await api.del(repo(project.id, '/branches/master'))).toMatchObject({ status: 405, body: { message: 'Cannot remove HEAD branch' } });
+    // A developer deletes no protected branch, nobody the default one: GitLab's branch check, answered with 400.
+    expect(await api.del(repo(project.id, '/branches/release%2F1'), { token: dev })).toMatchObject({
+      status: 400,
+      body: { message: 'You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.' },
+    });
+    expect(await api.del(repo(project.id, '/branches/master'))).toMatchObject({ status: 400, body: { message: 'The default branch of a project cannot be deleted.' } });
     expect((await api.del(repo(project.id, '/branches/release%2F1'), { token: callers.maintainer.token })).status).toBe(204);
   });
 });
@@ -341,5 +344,19 @@ describe('permissions', () => {
           : undefined;
     const query = path.includes('/files/') ? { ref: 'master' } : undefined;
     return (await api.request(method, url, { token, ...(body ? { body } : {}), ...(query ? { query } : {}) })).status;
+  });
+});
+
+describe('branch names PostgreSQL cannot index (issue 20, item 4)', () => {
+  it('POST …/repository/branches and POST …/repository/commits refuse a name past what git keeps (255 bytes a component): "Branch name is invalid"', async () => {
+    const project = await createProject(api, { initialize_with_readme: true });
+    for (const branch of ['b'.repeat(1024 * 1024), `feature/${'é'.repeat(128)}`, `${'a/'.repeat(600)}b`]) {
+      expect(await api.post(repo(project.id, '/branches'), { branch, ref: 'master' })).toMatchObject({ status: 400, body: { message: 'Branch name is invalid' } });
+      const commit = await commitTo(project.id, { branch, start_branch: 'master', commit_message: 'x', actions: [create('long.txt', 'x')] });
+      expect(commit).toMatchObject({ status: 400, body: { message: 'Branch name is invalid' } });
+    }
+    expect(((await api.get(repo(project.id, '/branches'))).body as any[]).map((b) => b.name)).toEqual(['master']);
+    const longest = `feature/${'z'.repeat(255)}`;
+    expect(await api.post(repo(project.id, '/branches'), { branch: longest, ref: 'master' })).toMatchObject({ status: 201, body: { name: longest } });
   });
 });

@@ -391,3 +391,20 @@ describe('hostile SCIM input', () => {
     expect((await scim('POST', users, { token, body: newUser({ externalId: 'x'.repeat(300), userName: 'y'.repeat(300) }) })).status).toBeLessThan(500);
   });
 });
+
+describe('an externalId PostgreSQL cannot index (issue 20, item 4)', () => {
+  it("POST and PATCH refuse an extern_uid past 255 characters with SCIM's 412, and record nothing", async () => {
+    const { group, token, users } = await scimGroup();
+    const long = 'u'.repeat(1024 * 1024);
+    const res = await scim('POST', users, { token, body: newUser({ externalId: long }) });
+    expect(res.status).toBe(412);
+    expect(res.body.detail).toMatch(/^Error saving user with .*: Extern uid is too long \(maximum is 255 characters\)$/s);
+    expect((await scim('GET', users, { token })).body.totalResults).toBe(0);
+    const created = (await scim('POST', users, { token, body: newUser({ externalId: 'v'.repeat(255) }) })).body;
+    expect(created.id).toBe('v'.repeat(255));
+    const before = (await api.events(`scim-${group.id}`)).length;
+    const patched = await scim('PATCH', `${users}/${created.id}`, { token, body: { Operations: [{ op: 'Replace', path: 'id', value: long }] } });
+    expect(patched).toMatchObject({ status: 412, body: { detail: expect.stringMatching(/^Error updating /) } });
+    expect(await api.events(`scim-${group.id}`)).toHaveLength(before);
+  });
+});

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { z } from 'zod';
-import { defineAggregate } from '../../src/commands/aggregate.js';
+import { defineAggregate } from '../../src/domain/aggregate.js';
 import type { DatabaseHandle, Db } from '../../src/database/database.js';
 import type { Decider } from '../../src/domain/decider.js';
 import type { EventOf } from '../../src/domain/events.js';

@@ -13,7 +13,8 @@ import { expectAuthenticationIntact } from '../support/auth-intact.js';
  * area is covered without a line here. Each route gets generated hostile requests, as an
  * anonymous caller and as an administrator, and every answer must be: never a 5xx; a 4xx in
  * one of GitLab's bodies; no event appended by a rejected request; and authentication means
- * afterwards what it meant before.
+ * afterwards what it meant before. hostile-long-strings.test.ts sends every declared string
+ * parameter of every route 1 MB long.
  */
 
 const ROUTES = [

@@ -24,8 +24,94 @@ export interface CleanupTag {
   readonly createdAt: string | null;
 }
 
-/** RE2's syntax error for a pattern, or undefined when it compiles (GitLab's UntrustedRegexp). */
+// ───────────────────────────── Untrusted patterns ─────────────────────────────
+
+/**
+ * The longest pattern forgelog compiles, in UTF-16 code units. RE2 (GitLab's UntrustedRegexp,
+ * its default max_mem of 8 MiB) refuses a program too big for its memory with "pattern too
+ * large - compile failed"; re2js, its JavaScript port, spends seconds and gigabytes on the
+ * way to its own, later limit, so forgelog decides before compiling.
+ */
+export const REGEXP_MAX_LENGTH = 10_000;
+/** The largest program forgelog compiles, in re2js instructions as `programSizeBound` counts them (an upper bound). */
+export const REGEXP_MAX_PROGRAM = 10_000;
+/** RE2's message for a program past max_mem (RE2::ErrorPatternTooLarge). */
+export const PATTERN_TOO_LARGE = 'pattern too large - compile failed';
+
+/** re2js refuses a counted repetition past 1000; a larger count costs no more than that here. */
+const REPEAT_MAX = 1001;
+const COUNTED = /\{(\d+)(,(\d*))?\}/y;
+
+function countedAt(pattern: string, at: number): RegExpExecArray | null {
+  COUNTED.lastIndex = at;
+  return COUNTED.exec(pattern);
+}
+
+/**
+ * An upper bound of the instructions re2js compiles `pattern` to, in one pass over its text
+ * and without parsing it: every literal, escape or class at most one instruction, every
+ * operator, alternative and group two or three, and a counted repetition `{n,m}` m copies of
+ * what it repeats (and as many alternatives). What is not valid RE2 may be counted too high;
+ * re2js refuses it after.
+ */
+export function programSizeBound(pattern: string): number {
+  // The cost so far of each open group, and of the last atom (what a repetition repeats).
+  const groups: { total: number; last: number }[] = [];
+  let total = 4;
+  let last = 0;
+  let counted: RegExpExecArray | null;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i];
+    if (char === '(') {
+      groups.push({ total, last });
+      // Two captures, and a no-op when it holds nothing.
+      total = 3;
+      last = 0;
+    } else if (char === ')' && groups.length > 0) {
+      const group = total;
+      ({ total, last } = groups.pop()!);
+      total += group;
+      last = group;
+    } else if (char === '|') {
+      // A split, and a no-op when an alternative is empty.
+      total += 2;
+      last = 0;
+    } else if (char === '*' || char === '+' || char === '?') {
+      // A split, and a second one when what it repeats may match nothing (`(a*)*`).
+      total += 2;
+    } else if (char === '{' && (counted = countedAt(pattern, i))) {
+      const [text, min, comma, max] = counted;
+      const count = Math.min(comma === undefined ? Number(min) : max === '' || max === undefined ? Number(min) + 1 : Math.max(Number(min), Number(max)), REPEAT_MAX);
+      const repeated = last * count + count;
+      total += repeated - last;
+      last = repeated;
+      i += text.length - 1;
+    } else if (char === '[') {
+      // To the first `]` after the opening (and a leading `^` or `]`): where RE2 ends the class, or sooner.
+      let j = i + 1;
+      if (pattern[j] === '^') j++;
+      if (pattern[j] === ']') j++;
+      while (j < pattern.length && pattern[j] !== ']') j += pattern[j] === '\\' ? 2 : 1;
+      total += 1;
+      last = 1;
+      i = j;
+    } else {
+      if (char === '\\') i++;
+      total += 1;
+      last = 1;
+    }
+  }
+  while (groups.length > 0) total += groups.pop()!.total;
+  return total;
+}
+
+/**
+ * RE2's error for a pattern, or undefined when it compiles (GitLab's UntrustedRegexp). A pattern
+ * longer than REGEXP_MAX_LENGTH, or whose program may pass REGEXP_MAX_PROGRAM, is RE2's
+ * "pattern too large" without being compiled.
+ */
 export function regexpError(pattern: string): string | undefined {
+  if (pattern.length > REGEXP_MAX_LENGTH || programSizeBound(pattern) > REGEXP_MAX_PROGRAM) return PATTERN_TOO_LARGE;
   try {
     RE2JS.compile(pattern);
     return undefined;

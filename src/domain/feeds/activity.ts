@@ -242,17 +242,20 @@ export const NO_ACTIVITY = {
   UserEmailChangeRequested: 'profile edits are not activity in GitLab',
   UserCustomAttributeSet: 'administrator metadata, not activity',
   UserCustomAttributeDeleted: 'administrator metadata, not activity',
+  UserAvatarChanged: 'profile edits are not activity in GitLab',
   // groups
   GroupUpdated: 'settings changes are not activity in GitLab',
   GroupDeleted: "the removal worker's completion of GroupDeletionScheduled (one act, one activity)",
   GroupCustomAttributeSet: 'administrator metadata, not activity',
   GroupCustomAttributeDeleted: 'administrator metadata, not activity',
+  GroupAvatarChanged: 'settings changes are not activity in GitLab',
   // members
   MemberUpdated: 'ProjectMember#post_update_hook only notifies',
   AccessRequested: 'a pending member runs no post_create_hook in GitLab',
   AccessRequestDenied: 'a pending member runs no post_destroy_hook in GitLab',
   // projects
   ProjectUpdated: 'settings changes are not activity in GitLab',
+  ProjectAvatarChanged: 'settings changes are not activity in GitLab',
   ProjectArchived: 'GitLab records no event for archiving',
   ProjectUnarchived: 'GitLab records no event for unarchiving',
   ProjectStarred: 'GitLab records no event for stars',

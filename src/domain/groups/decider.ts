@@ -3,6 +3,7 @@ import { allowedUnder } from '../access.js';
 import { type Decider, unhandled } from '../decider.js';
 import { conflict, notFound, recordNotFound } from '../errors.js';
 import { validateCustomAttribute } from '../users.js';
+import { sameUpload, type UploadRef } from '../uploads.js';
 import type { GroupEvent } from './events.js';
 import { changedSettings, type GroupChanges, type GroupSettings, joinName, joinPath, type ParentGroup, validateSettings } from './settings.js';
 
@@ -19,15 +20,19 @@ export interface GroupState {
   readonly parentId: number | null;
   readonly settings: GroupSettings | null;
   readonly customAttributes: ReadonlyMap<string, string>;
+  /** The uploaded avatar, if any. */
+  readonly avatar: UploadRef | null;
 }
 
 // ───────────────────────────── Commands ─────────────────────────────
 
 export type GroupCommand =
-  | { readonly type: 'CreateGroup'; readonly settings: GroupSettings; readonly parent: ParentGroup | null }
+  | { readonly type: 'CreateGroup'; readonly settings: GroupSettings; readonly parent: ParentGroup | null; readonly avatar?: UploadRef | undefined }
   | {
       readonly type: 'UpdateGroup';
       readonly changes: GroupChanges;
+      /** A new avatar (its bytes stored beside the events, in the same transaction). */
+      readonly avatar?: UploadRef | undefined;
       readonly parent: ParentGroup | null;
       /** The most visible direct subgroup and direct project (GitLab validates against both). */
       readonly childGroupVisibility: Visibility | null;
@@ -53,6 +58,7 @@ const initialState = (id: number): GroupState => ({
   parentId: null,
   settings: null,
   customAttributes: new Map(),
+  avatar: null,
 });
 
 function evolve(state: GroupState, event: GroupEvent): GroupState {
@@ -77,6 +83,8 @@ function evolve(state: GroupState, event: GroupEvent): GroupState {
       customAttributes.delete(event.data.key);
       return { ...state, customAttributes };
     }
+    case 'GroupAvatarChanged':
+      return { ...state, avatar: event.data.avatar };
     default:
       return state;
   }
@@ -102,6 +110,7 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
           ...settings,
         },
       },
+      ...avatarChange(id, null, command.avatar),
     ];
   }
   // DeleteGroup is how the removal reactor finishes: a group already gone needs nothing.
@@ -112,7 +121,10 @@ function decide(command: GroupCommand, state: GroupState): GroupEvent[] {
   if (!state.exists || !state.settings || state.pendingDelete) throw notFound('Group');
   switch (command.type) {
     case 'UpdateGroup':
-      return update(id, { ...state.settings, share_with_group_lock: command.currentShareWithGroupLock }, command);
+      return [
+        ...update(id, { ...state.settings, share_with_group_lock: command.currentShareWithGroupLock }, command),
+        ...avatarChange(id, state.avatar, command.avatar),
+      ];
     case 'ScheduleGroupDeletion':
       return [{ type: 'GroupDeletionScheduled', data: { id, full_path: command.fullPath } }];
     case 'SetGroupCustomAttribute':
@@ -160,5 +172,9 @@ function update(id: number, current: GroupSettings, command: Extract<GroupComman
     },
   ];
 }
+
+/** A new avatar, unless it is the one the group has (same bytes, same name). */
+const avatarChange = (id: number, current: UploadRef | null, avatar: UploadRef | undefined): GroupEvent[] =>
+  avatar && !sameUpload(current, avatar) ? [{ type: 'GroupAvatarChanged', data: { id, avatar } }] : [];
 
 export const groupDecider: Decider<GroupCommand, GroupEvent, GroupState, number> = { initialState, evolve, decide };

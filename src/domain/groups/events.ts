@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { VISIBILITIES } from '../access.js';
 import type { EventOf, EventSchemas, FeedIndex, Upcasters } from '../events.js';
+import { uploadRef } from '../uploads.js';
 import { groupSettings } from './settings.js';
 
 /** The group's full path (`top/sub`) and name (`Top / Sub`) as they are after the event; its descendants' follow. */
@@ -32,6 +33,8 @@ export const groupEvents = {
   /** GitLab's custom attributes (admin-only key/value pairs on a group). */
   GroupCustomAttributeSet: z.strictObject({ id: z.int(), key: z.string(), value: z.string() }),
   GroupCustomAttributeDeleted: z.strictObject({ id: z.int(), key: z.string() }),
+  /** GitLab: `avatar` of POST /groups and PUT /groups/:id; the bytes are in `uploads`, under `avatar.sha256`. */
+  GroupAvatarChanged: z.strictObject({ id: z.int(), avatar: uploadRef }),
 } satisfies EventSchemas;
 
 export type GroupEvent = EventOf<typeof groupEvents>;

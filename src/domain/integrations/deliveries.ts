@@ -1,5 +1,6 @@
 import type { KnownEvent } from '../aggregates.js';
 import type { CommitDetail } from '../repository/decider.js';
+import { protectedRefMatches } from '../repository/push-access.js';
 import type { Properties } from './catalogue.js';
 
 /**
@@ -128,10 +129,8 @@ export interface BranchFacts {
   readonly protectedBranches: readonly string[];
 }
 
-const wildcard = (pattern: string) => new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-
-/** ProtectedBranch.protected?: a name or a wildcard matches the branch. */
-export const isProtectedBranch = (branch: string, patterns: readonly string[]) => patterns.some((p) => (p.includes('*') ? wildcard(p).test(branch) : p === branch));
+/** ProtectedBranch.protected?: a name or a wildcard matches the branch (the one matcher, src/domain/repository/push-access.ts). */
+export const isProtectedBranch = (branch: string, patterns: readonly string[]) => patterns.some((p) => protectedRefMatches(p, branch));
 
 /**
  * ChatNotificationService's filters (12.x): `notify_for_ref?` — a tag always, a branch by

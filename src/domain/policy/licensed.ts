@@ -25,6 +25,7 @@ export const LICENSED_FEATURES = {
   check_namespace_plan: 'premium',
   custom_file_templates: 'premium',
   custom_file_templates_for_namespace: 'premium',
+  default_project_deletion_protection: 'premium',
   elastic_search: 'premium',
   email_additional_text: 'premium',
   external_authorization_service_api_management: 'premium',
@@ -37,6 +38,8 @@ export const LICENSED_FEATURES = {
   protected_environments: 'premium',
   service_desk: 'premium',
   epics: 'ultimate',
+  personal_access_token_expiration_policy: 'ultimate',
+  pseudonymizer: 'ultimate',
 } as const satisfies Record<string, Plan>;
 
 export type LicensedFeature = keyof typeof LICENSED_FEATURES;

@@ -1,5 +1,6 @@
 import { type Decider, unhandled } from '../decider.js';
 import { conflict, notFound, serviceError } from '../errors.js';
+import { sameUpload, type UploadRef } from '../uploads.js';
 import type { ProjectEvent } from './events.js';
 import { type ProjectChanges, type ProjectNamespace, type ProjectSettings, settingsOf } from './settings.js';
 import { validate } from './validation.js';
@@ -23,6 +24,8 @@ export interface ProjectState {
   readonly archived: boolean;
   readonly defaultBranch: string | null;
   readonly starredBy: ReadonlySet<number>;
+  /** The uploaded avatar, if any. */
+  readonly avatar: UploadRef | null;
 }
 
 // ───────────────────────────── Commands ─────────────────────────────
@@ -40,6 +43,7 @@ export interface CreateProjectCommand {
   readonly taken: { readonly name: boolean; readonly path: boolean };
   /** Personal namespace only: the creator's projects_limit and personal project count. */
   readonly personalLimit: { readonly limit: number; readonly count: number } | null;
+  readonly avatar?: UploadRef | undefined;
 }
 
 export type ProjectCommand =
@@ -51,6 +55,8 @@ export type ProjectCommand =
       readonly taken: { readonly name: boolean; readonly path: boolean };
       /** The repository's branches as the transaction read them (the repository is their one source of truth). */
       readonly branches: readonly string[];
+      /** A new avatar (its bytes stored beside the events, in the same transaction). */
+      readonly avatar?: UploadRef | undefined;
     }
   | { readonly type: 'ArchiveProject' }
   | { readonly type: 'UnarchiveProject' }
@@ -72,6 +78,7 @@ const initialState = (id: number): ProjectState => ({
   archived: false,
   defaultBranch: null,
   starredBy: new Set(),
+  avatar: null,
 });
 
 function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
@@ -111,6 +118,8 @@ function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
       return { ...state, pendingDelete: true };
     case 'ProjectDeleted':
       return { ...state, exists: false, deleted: true, pendingDelete: false };
+    case 'ProjectAvatarChanged':
+      return { ...state, avatar: event.data.avatar };
     default:
       return state;
   }
@@ -138,6 +147,7 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
           ...settings,
         },
       },
+      ...avatarChange(state.id, null, command.avatar),
     ];
   }
   // DeleteProject is how removals finish (the reactor, a group's removal): a project gone needs nothing.
@@ -148,37 +158,8 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
   if (!state.exists || !state.settings || state.pendingDelete) throw notFound('Project');
   const id = state.id;
   switch (command.type) {
-    case 'UpdateProject': {
-      const { default_branch, ...requested } = command.changes;
-      const changes: Record<string, unknown> = changedFields(state.settings, requested);
-      // GitLab (Projects::UpdateService): the new default branch must exist in the repository.
-      if (default_branch !== undefined && default_branch !== state.defaultBranch) {
-        if (!command.branches.includes(default_branch)) throw serviceError('Could not set the default branch');
-        changes.default_branch = default_branch;
-      }
-      if (Object.keys(changes).length === 0) return [];
-      const next: ProjectSettings = { ...state.settings, ...(changes as Partial<ProjectSettings>) };
-      const taken = { name: changes.name !== undefined && command.taken.name, path: changes.path !== undefined && command.taken.path };
-      // GitLab validates the visibility against the group only when it changes.
-      validate(next, command.namespace, taken, null, changes.visibility !== undefined);
-      const { full_path, full_name } = command.namespace;
-      return [
-        {
-          type: 'ProjectUpdated',
-          data: {
-            id,
-            changes: changes as ProjectChanges,
-            path_with_namespace: `${full_path}/${next.path}`,
-            name_with_namespace: `${full_name} / ${next.name}`,
-            previous: {
-              visibility: state.settings.visibility,
-              path_with_namespace: `${full_path}/${state.settings.path}`,
-              name_with_namespace: `${full_name} / ${state.settings.name}`,
-            },
-          },
-        },
-      ];
-    }
+    case 'UpdateProject':
+      return [...update(state, command), ...avatarChange(id, state.avatar, command.avatar)];
     // GitLab: archiving an archived project (or unarchiving an active one) changes nothing.
     case 'ArchiveProject':
       return state.archived ? [] : [{ type: 'ProjectArchived', data: { id } }];
@@ -195,6 +176,45 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
       return unhandled(command);
   }
 }
+
+/** PUT /projects/:id's settings (the avatar aside). */
+function update(state: ProjectState, command: Extract<ProjectCommand, { type: 'UpdateProject' }>): ProjectEvent[] {
+  const id = state.id;
+  const settings = state.settings!;
+  const { default_branch, ...requested } = command.changes;
+  const changes: Record<string, unknown> = changedFields(settings, requested);
+  // GitLab (Projects::UpdateService): the new default branch must exist in the repository.
+  if (default_branch !== undefined && default_branch !== state.defaultBranch) {
+    if (!command.branches.includes(default_branch)) throw serviceError('Could not set the default branch');
+    changes.default_branch = default_branch;
+  }
+  if (Object.keys(changes).length === 0) return [];
+  const next: ProjectSettings = { ...settings, ...(changes as Partial<ProjectSettings>) };
+  const taken = { name: changes.name !== undefined && command.taken.name, path: changes.path !== undefined && command.taken.path };
+  // GitLab validates the visibility against the group only when it changes.
+  validate(next, command.namespace, taken, null, changes.visibility !== undefined);
+  const { full_path, full_name } = command.namespace;
+  return [
+    {
+      type: 'ProjectUpdated',
+      data: {
+        id,
+        changes: changes as ProjectChanges,
+        path_with_namespace: `${full_path}/${next.path}`,
+        name_with_namespace: `${full_name} / ${next.name}`,
+        previous: {
+          visibility: settings.visibility,
+          path_with_namespace: `${full_path}/${settings.path}`,
+          name_with_namespace: `${full_name} / ${settings.name}`,
+        },
+      },
+    },
+  ];
+}
+
+/** A new avatar, unless it is the one the project has (same bytes, same name). */
+const avatarChange = (id: number, current: UploadRef | null, avatar: UploadRef | undefined): ProjectEvent[] =>
+  avatar && !sameUpload(current, avatar) ? [{ type: 'ProjectAvatarChanged', data: { id, avatar } }] : [];
 
 function changedFields(settings: ProjectSettings, changes: Partial<ProjectSettings>): Record<string, unknown> {
   const changed: Record<string, unknown> = {};

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { VISIBILITIES } from '../access.js';
 import type { EventOf, EventSchemas, FeedIndex, Upcasters } from '../events.js';
+import { uploadRef } from '../uploads.js';
 import { projectChanges, projectSettings } from './settings.js';
 
 /** One aggregate per project, stream `project-<id>`. */
@@ -43,6 +44,8 @@ export const projectEvents = {
   /** DELETE /projects/:id: hidden at once (pending_delete); a reactor removes it. */
   ProjectDeletionScheduled: z.strictObject({ ...ofProject, path_with_namespace: z.string() }),
   ProjectDeleted: z.strictObject({ ...ofProject, namespace_id: z.int(), path_with_namespace: z.string() }),
+  /** GitLab: `avatar` of POST /projects and PUT /projects/:id; the bytes are in `uploads`, under `avatar.sha256`. */
+  ProjectAvatarChanged: z.strictObject({ ...ofProject, avatar: uploadRef }),
 } satisfies EventSchemas;
 
 export type ProjectEvent = EventOf<typeof projectEvents>;

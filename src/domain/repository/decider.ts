@@ -97,11 +97,28 @@ function evolve(state: RepositoryState, event: RepositoryEvent): RepositoryState
   return { ...state, branches };
 }
 
+/** NAME_MAX: git keeps a loose ref as a file under refs/, so no component of a ref's name may pass 255 bytes. */
+export const REF_COMPONENT_MAX_BYTES = 255;
+/** A whole ref name, in bytes: inside PATH_MAX with the repository's path, and inside PostgreSQL's btree entry (2,704 bytes). */
+export const REF_NAME_MAX_BYTES = 1024;
+
+const utf8 = new TextEncoder();
+
+/** A ref name (or a pattern of them) no longer than git can keep: each component at most 255 bytes, the whole at most 1,024. */
+export function refNameFits(name: string): boolean {
+  // A UTF-16 code unit is at least one byte and at most three: most names are decided by their length.
+  if (name.length > REF_NAME_MAX_BYTES) return false;
+  if (name.length * 3 <= REF_COMPONENT_MAX_BYTES) return true;
+  if (utf8.encode(name).length > REF_NAME_MAX_BYTES) return false;
+  return name.split('/').every((part) => part.length * 3 <= REF_COMPONENT_MAX_BYTES || utf8.encode(part).length <= REF_COMPONENT_MAX_BYTES);
+}
+
 /**
  * Gitlab::GitRefValidator: not a full ref (refs/heads/, refs/remotes/), and a valid name
- * under refs/heads/ by git's check-ref-format rules.
+ * under refs/heads/ by git's check-ref-format rules, no longer than git can keep (refNameFits).
  */
 export function validBranchName(name: string): boolean {
+  if (!refNameFits(name)) return false;
   if (name.startsWith('refs/heads/') || name.startsWith('refs/remotes/') || name.startsWith('-')) return false;
   if (name === '' || name === '@' || name.endsWith('/') || name.endsWith('.') || name.includes('..') || name.includes('//') || name.includes('@{')) return false;
   // eslint-disable-next-line no-control-regex

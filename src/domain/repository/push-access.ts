@@ -2,8 +2,11 @@ import { ACCESS } from '../access.js';
 import type { AccessKind } from '../protected-branches.js';
 
 /**
- * Who may push to (or merge into) a branch: GitLab's ProtectedRef matching and
- * Gitlab::UserAccess#can_push_to_branch? over the project's protected branches.
+ * Who may write a branch: GitLab's ProtectedRef matching, Gitlab::UserAccess
+ * (`can_push_to_branch?`, `can_merge_to_branch?`, `can_delete_branch?`) over the project's
+ * protected branches, and Gitlab::Checks::BranchCheck — the pre-receive check Gitaly runs for
+ * every ref a user writes (the branches API, the commits API, merges), whose refusal GitLab's
+ * services answer with 400 and the check's message.
  */
 
 export interface ProtectedRefRule {
@@ -29,15 +32,37 @@ export interface Pusher {
   readonly groupIds: ReadonlySet<number>;
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Gitlab::ProtectedRefMatcher: an exact name, or a wildcard where `*` matches anything (slashes too). */
+/**
+ * Gitlab::ProtectedRefMatcher: an exact name, or a wildcard where `*` matches anything
+ * (slashes too). Matched without a regular expression: the text between the stars must
+ * appear in order, the first piece at the start and the last at the end, and taking each
+ * middle piece at its leftmost place is always right — so a pattern made of many stars costs
+ * one scan of the name, not the polynomial backtracking of a `.*?` per star.
+ */
 export function protectedRefMatches(pattern: string, branch: string): boolean {
   if (!pattern.includes('*')) return pattern === branch;
-  return new RegExp(`^${pattern.split('*').map(escape).join('.*?')}$`).test(branch);
+  const pieces = pattern.split('*');
+  const first = pieces[0]!;
+  const last = pieces[pieces.length - 1]!;
+  if (branch.length < first.length + last.length || !branch.startsWith(first) || !branch.endsWith(last)) return false;
+  const end = branch.length - last.length;
+  let at = first.length;
+  for (const piece of pieces.slice(1, -1)) {
+    if (piece === '') continue;
+    const found = branch.indexOf(piece, at);
+    if (found < 0 || found + piece.length > end) return false;
+    at = found + piece.length;
+  }
+  return true;
 }
 
 export const matchingRefs = (refs: readonly ProtectedRef[], branch: string) => refs.filter((ref) => protectedRefMatches(ref.name, branch));
+
+/** ProtectedBranch.protected?: does a rule's name or wildcard match the branch? */
+export const isProtected = (refs: readonly ProtectedRef[], branch: string) => refs.some((ref) => protectedRefMatches(ref.name, branch));
+
+/** The groups the rules name (a pusher's `groupIds` is their subset the user is a member of). */
+export const ruleGroupIds = (refs: readonly ProtectedRef[]) => [...new Set(refs.flatMap((r) => r.rules.flatMap((rule) => (rule.group_id === null ? [] : [rule.group_id]))))];
 
 /** ProtectedRefAccess#check_access (EE: a user or group rule names who it lets in); "No one" lets nobody in. */
 function allows(rule: ProtectedRefRule, who: Pusher): boolean {
@@ -58,4 +83,66 @@ export function canAccessBranch(kind: AccessKind, branch: string, refs: readonly
 /** ProtectedBranch.developers_can?: a matching protected branch gives developers the access. */
 export function developersCan(kind: AccessKind, branch: string, refs: readonly ProtectedRef[]): boolean {
   return matchingRefs(refs, branch).some((ref) => ref.rules.some((rule) => rule.kind === kind && rule.access_level === ACCESS.DEVELOPER));
+}
+
+// ───────────────────────────── The branch check ─────────────────────────────
+
+/** Gitlab::Checks::BranchCheck::ERROR_MESSAGES (12.x). */
+export const BRANCH_CHECK_MESSAGES = {
+  deleteDefaultBranch: 'The default branch of a project cannot be deleted.',
+  deleteProtectedBranch: 'You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.',
+  mergeProtectedBranch: 'You are not allowed to merge code into protected branches on this project.',
+  pushProtectedBranch: 'You are not allowed to push code to protected branches on this project.',
+  createProtectedBranch: 'You are not allowed to create protected branches on this project.',
+  invalidCommitCreateProtectedBranch: 'You can only use an existing protected branch ref as the basis of a new protected branch.',
+} as const;
+
+/**
+ * A ref write as the check sees it (always "from the web": the API writes through Gitaly's
+ * user operations, so `updated_from_web?` holds).
+ */
+export type BranchChange =
+  /** `fromProtectedBranch`: some protected branch contains the new head (safe_commit_for_new_protected_branch?). */
+  | { readonly kind: 'create'; readonly branch: string; readonly fromProtectedBranch: boolean }
+  /** `mergeRequest`: the new head is an open merge request's (Checks::MatchingMergeRequest): merging is enough. */
+  | { readonly kind: 'push'; readonly branch: string; readonly mergeRequest: boolean }
+  | { readonly kind: 'delete'; readonly branch: string; readonly isDefault: boolean };
+
+/** The project as the check's messages name it. */
+export interface CheckedRepository {
+  /** `project.empty_repo?`: no branch yet. */
+  readonly empty: boolean;
+  readonly fullPath: string;
+  /** project_project_members_url. */
+  readonly membersUrl: string;
+}
+
+/** BranchCheck#empty_project_push_message. */
+const emptyProjectPushMessage = (repository: CheckedRepository) =>
+  `\nA default branch (e.g. master) does not yet exist for ${repository.fullPath}\nAsk a project Owner or Maintainer to create a default branch:\n\n  ${repository.membersUrl}\n\n`;
+
+/**
+ * Gitlab::Checks::BranchCheck#validate! (12.x) for one branch write: GitLab's refusal, or
+ * null when the user may write it. Force pushes do not exist here (every move is a
+ * fast-forward or a merge the API made).
+ */
+export function branchCheck(change: BranchChange, refs: readonly ProtectedRef[], who: Pusher, repository: CheckedRepository): string | null {
+  if (change.kind === 'delete' && change.isDefault) return BRANCH_CHECK_MESSAGES.deleteDefaultBranch;
+  if (!isProtected(refs, change.branch)) return null;
+  const canPush = canAccessBranch('push', change.branch, refs, who);
+  const canMerge = () => canAccessBranch('merge', change.branch, refs, who);
+  // protected_branch_push_checks: an empty repository's first branch, and every push.
+  if (repository.empty || change.kind === 'push') {
+    if (change.kind === 'push' && change.mergeRequest) return canPush || canMerge() ? null : BRANCH_CHECK_MESSAGES.mergeProtectedBranch;
+    if (canPush) return null;
+    return repository.empty ? emptyProjectPushMessage(repository) : BRANCH_CHECK_MESSAGES.pushProtectedBranch;
+  }
+  if (change.kind === 'create') {
+    if (canPush) return null;
+    if (!canMerge()) return BRANCH_CHECK_MESSAGES.createProtectedBranch;
+    return change.fromProtectedBranch ? null : BRANCH_CHECK_MESSAGES.invalidCommitCreateProtectedBranch;
+  }
+  // can_delete_branch?: a protected branch by :push_to_delete_protected_branch (maintainers and up).
+  const mayDelete = who.isAdmin || (who.role ?? ACCESS.NONE) >= ACCESS.MAINTAINER;
+  return mayDelete ? null : BRANCH_CHECK_MESSAGES.deleteProtectedBranch;
 }

@@ -4,6 +4,7 @@ import { type ProfileChanges, type UserEvent, type UserProfile, validateCustomAt
 import { changedFields, checkPublicEmail } from './profile.js';
 import { requestedStatus, type UserStatus } from './status.js';
 import { type TokenRecord, validateToken } from './tokens.js';
+import { sameUpload, type UploadRef } from '../uploads.js';
 
 // ───────────────────────────── State ─────────────────────────────
 
@@ -19,16 +20,28 @@ export interface UserState {
   /** Email waiting for confirmation (Devise's unconfirmed_email). */
   readonly unconfirmedEmail: string | null;
   readonly customAttributes: ReadonlyMap<string, string>;
+  /** The uploaded avatar; null while the user shows a Gravatar. */
+  readonly avatar: UploadRef | null;
 }
 
 // ───────────────────────────── Commands ─────────────────────────────
 
 export type UserCommand =
-  | { readonly type: 'CreateUser'; readonly namespaceId: number; readonly profile: UserProfile; readonly passwordHash: string | null; readonly confirmed: boolean; readonly passwordResetRequired: boolean }
+  | {
+      readonly type: 'CreateUser';
+      readonly namespaceId: number;
+      readonly profile: UserProfile;
+      readonly passwordHash: string | null;
+      readonly confirmed: boolean;
+      readonly passwordResetRequired: boolean;
+      readonly avatar?: UploadRef | undefined;
+    }
   | {
       readonly type: 'UpdateUser';
       readonly changes: ProfileChanges;
       readonly passwordHash: string | null;
+      /** A new avatar (its bytes stored beside the events, in the same transaction). */
+      readonly avatar?: UploadRef | undefined;
       /** GitLab's skip_reconfirmation: a changed email applies at once instead of waiting for confirmation. */
       readonly skipReconfirmation?: boolean;
     }
@@ -62,6 +75,7 @@ const initialState = (id: number): UserState => ({
   tokens: new Map(),
   unconfirmedEmail: null,
   customAttributes: new Map(),
+  avatar: null,
 });
 
 function evolve(state: UserState, event: UserEvent): UserState {
@@ -109,6 +123,8 @@ function evolve(state: UserState, event: UserEvent): UserState {
       customAttributes.delete(event.data.key);
       return { ...state, customAttributes };
     }
+    case 'UserAvatarChanged':
+      return { ...state, avatar: event.data.avatar };
     default:
       return state;
   }
@@ -131,6 +147,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
           password_reset_required: command.passwordResetRequired,
         },
       },
+      ...avatarChange(id, null, command.avatar),
     ];
   }
   if (!state.exists || !state.profile) throw notFound('User');
@@ -157,6 +174,7 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       }
       // GitLab: a password set by an admin must be changed again at next login.
       if (command.passwordHash) events.push({ type: 'UserPasswordChanged', data: { id, password_hash: command.passwordHash, expires_now: true } });
+      events.push(...avatarChange(id, state.avatar, command.avatar));
       return events;
     }
     // GitLab: block/unblock of a user already in that state is no transition (the API answers false).
@@ -217,6 +235,10 @@ function decide(command: UserCommand, state: UserState): UserEvent[] {
       return unhandled(command);
   }
 }
+
+/** A new avatar, unless it is the one the user has (same bytes, same name). */
+const avatarChange = (id: number, current: UploadRef | null, avatar: UploadRef | undefined): UserEvent[] =>
+  avatar && !sameUpload(current, avatar) ? [{ type: 'UserAvatarChanged', data: { id, avatar } }] : [];
 
 /** One user's stream, keyed by the user's id. */
 export const userDecider: Decider<UserCommand, UserEvent, UserState, number> = { initialState, evolve, decide };

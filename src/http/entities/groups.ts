@@ -1,5 +1,6 @@
 import type { Config } from '../../config.js';
 import { licensed } from '../../domain/policy/licensed.js';
+import { avatarUrlOf } from '../../domain/uploads.js';
 import type { NamespaceRow } from '../../projections/groups/tables.js';
 
 export const groupWebUrl = (config: Config, fullPath: string) => `${config.externalUrl}/groups/${fullPath}`;
@@ -39,7 +40,7 @@ export function toGroup(row: NamespaceRow, config: Config, options: GroupEntityO
     subgroup_creation_level: row.subgroup_creation_level,
     emails_disabled: row.emails_disabled,
     lfs_enabled: row.lfs_enabled,
-    avatar_url: row.avatar_url,
+    avatar_url: avatarUrlOf(config.externalUrl, row.avatar_url),
     request_access_enabled: row.request_access_enabled,
     full_name: row.full_name,
     full_path: row.full_path,

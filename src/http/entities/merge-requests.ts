@@ -97,6 +97,8 @@ export interface MergeRequestDetail {
   readonly mergeStatus?: MergeRequestRow['merge_status'] | undefined;
   /** `include_diverged_commits_count=true`. */
   readonly divergedCommitsCount?: number | undefined;
+  /** MergeRequest#can_be_merged_by?(current_user): `user.can_merge`. */
+  readonly canMerge: boolean;
 }
 
 /** Entities::MergeRequest (GitLab 12.x): the single view. No pipelines: their fields are null. */
@@ -118,5 +120,7 @@ export function toMergeRequest(view: MergeRequestView, config: Config, detail: M
     diff_refs: { base_sha: row.base_sha, head_sha: row.head_sha, start_sha: row.start_sha },
     merge_error: null,
     ...(detail.divergedCommitsCount !== undefined ? { diverged_commits_count: detail.divergedCommitsCount } : {}),
+    // GitLab: `expose :user do expose :can_merge … end`, the entity's last field.
+    user: { can_merge: detail.canMerge },
   };
 }

@@ -3,6 +3,7 @@ import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { ACCESS } from '../../domain/access.js';
 import { licensed } from '../../domain/policy/licensed.js';
+import { avatarUrlOf } from '../../domain/uploads.js';
 import type { FeatureAccessLevel } from '../../domain/projects/settings.js';
 import type { NamespaceRow } from '../../projections/groups/tables.js';
 import { type SharedGroupRow, projectPresentationData } from '../../projections/projects/presentation.js';
@@ -98,7 +99,7 @@ export function toNamespaceBasic(config: Config, namespace: NamespaceRow | undef
     full_path: namespace.full_path,
     parent_id: namespace.parent_id,
     // GitLab: a personal namespace shows its owner's avatar.
-    avatar_url: personal ? (owner ? avatarUrl(owner) : null) : namespace.avatar_url,
+    avatar_url: personal ? (owner ? avatarUrl(owner, config.externalUrl) : null) : avatarUrlOf(config.externalUrl, namespace.avatar_url),
     web_url: personal ? userWebUrl(config, namespace.path) : groupWebUrl(config, namespace.full_path),
   };
 }
@@ -135,7 +136,7 @@ export function toSimpleProject(row: ProjectRow, ctx: ProjectEntityContext): Fie
     out.license_url = null;
     out.license = null;
   }
-  out.avatar_url = row.avatar_url;
+  out.avatar_url = avatarUrlOf(config.externalUrl, row.avatar_url);
   out.star_count = row.star_count;
   out.forks_count = row.forks_count;
   out.last_activity_at = iso(row.last_activity_at);

@@ -2,7 +2,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { findEpicsByIds } from '../../projections/epics/queries.js';
-import { mergeRequestViews, subscribedAmong } from '../../projections/merge-requests/queries.js';
+import { mergeableBy, mergeRequestViews, subscribedAmong } from '../../projections/merge-requests/queries.js';
 import type { TodoView } from '../../projections/todos/queries.js';
 import { canAdminEpic, epicWebPath, toEpic } from './epics.js';
 import { toMergeRequest } from './merge-requests.js';
@@ -28,14 +28,14 @@ async function epicTargets(db: Db, config: Config, viewer: Viewer | null, ids: r
   );
 }
 
-/** Merge requests as Entities::MergeRequest (the full one, `subscribed` for the caller). */
+/** Merge requests as Entities::MergeRequest (the full one, `subscribed` and `user.can_merge` for the caller). */
 async function mergeRequestTargets(db: Db, config: Config, viewer: Viewer | null, ids: readonly number[]): Promise<Map<number, Target>> {
   if (ids.length === 0) return new Map();
   const rows = await db.selectFrom('merge_requests').selectAll().where('id', 'in', [...new Set(ids)]).execute();
   const targets = new Map<number, Target>();
-  const subscribed = await subscribedAmong(db, rows, viewer?.id ?? null);
+  const [subscribed, mergeable] = await Promise.all([subscribedAmong(db, rows, viewer?.id ?? null), mergeableBy(db, viewer, rows)]);
   for (const view of await mergeRequestViews(db, rows)) {
-    const entity = toMergeRequest(view, config, { subscribed: subscribed.has(view.row.id) });
+    const entity = toMergeRequest(view, config, { subscribed: subscribed.has(view.row.id), canMerge: mergeable.has(view.row.id) });
     targets.set(view.row.id, { entity, url: entity.web_url, title: view.row.title });
   }
   return targets;

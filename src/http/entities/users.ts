@@ -39,7 +39,7 @@ function putBasic(out: Fields, row: UserReferenceRow, config: Config, options: U
   out.name = row.name;
   out.username = row.username;
   out.state = row.state;
-  out.avatar_url = avatarUrl(row);
+  out.avatar_url = avatarUrl(row, config.externalUrl);
   if (options.customAttributes) out.custom_attributes = options.customAttributes.map(toCustomAttribute);
   out.web_url = userWebUrl(config, row.username);
   return out;

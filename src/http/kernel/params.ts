@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { DomainError, paramErrors } from '../../domain/errors.js';
+import { refNameFits } from '../../domain/repository/decider.js';
 import { ApiError } from './errors.js';
 import { header } from './request.js';
 
@@ -97,6 +98,7 @@ export async function rawParams(c: Context): Promise<RawParams> {
   }
   if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
+  if (declared) requests.set(params, c);
   return params;
 }
 
@@ -187,6 +189,8 @@ const intString = (v: unknown) => (typeof v === 'string' && INTEGER_TEXT.test(v)
 const stringOf = (v: unknown) => (typeof v === 'number' || typeof v === 'boolean' ? String(v) : v);
 
 const STRING = z.preprocess(stringOf, z.string());
+/** A ref name or a pattern of them (a protected branch): no longer than git keeps one (refNameFits). */
+const REF = z.preprocess(stringOf, z.string().refine(refNameFits));
 const INTEGER = z.preprocess(intString, z.number().int().min(-INT4_MAX).max(INT4_MAX));
 const BOOLEAN = z.preprocess((v) => {
   if (typeof v === 'string') {
@@ -224,7 +228,8 @@ const DATE_COLUMN = z.preprocess(
 );
 
 const HASH = z.record(z.string(), z.preprocess(stringOf, z.string()));
-const FILE = z.unknown();
+/** Grape's `type: File`: a multipart file part; anything else is "<param> is invalid". */
+const FILE = z.custom<File>((value) => value instanceof File);
 
 /** Built once per distinct argument: routes declare their parameters on every request. */
 function memo<K, V>(build: (key: K) => V, keyOf: (key: K) => string): (key: K) => V {
@@ -260,6 +265,8 @@ function arrayOf(item: z.ZodType): z.ZodType {
  */
 export const t = {
   string: () => STRING,
+  /** A ref name (or pattern) that lands in an indexed column: "<param> is invalid" past 255 bytes a component or 1,024 in all. */
+  ref: () => REF,
   integer: () => INTEGER,
   boolean: () => BOOLEAN,
   /** A value out of a fixed set: "<param> does not have a valid value". */
@@ -305,8 +312,48 @@ export interface Rules {
 
 const present = (v: unknown) => v !== undefined && v !== null;
 
+// ───────────────────────────── What routes declare ─────────────────────────────
+
+/** What a declared parameter takes, as far as the hostile-input net needs to know. */
+export interface DeclaredParam {
+  readonly kind: 'string' | 'strings' | 'other';
+  readonly required: boolean;
+}
+
+/** Route (`METHOD /api/v4/path/:id`) → the parameters it declared, while recording is on. */
+export type DeclaredParams = Map<string, Map<string, DeclaredParam>>;
+
+let declared: DeclaredParams | undefined;
+/** The request each parameter container came from, while recording is on (to name its route). */
+const requests = new WeakMap<RawParams, Context>();
+
+/**
+ * Starts recording, per matched route, the names every declaration parses (and keeps what
+ * was recorded so far): the hostile-input net learns each route's parameters from the routes
+ * themselves. Off (the default), a declaration costs one comparison more.
+ */
+export function recordDeclaredParams(): DeclaredParams {
+  declared ??= new Map();
+  return declared;
+}
+
+function kindOf(schema: z.ZodType): DeclaredParam['kind'] {
+  if (schema === STRING || schema === REF) return 'string';
+  return schema === arrays.get(STRING) ? 'strings' : 'other';
+}
+
+function record(shape: Shape, raw: RawParams) {
+  const c = requests.get(raw);
+  if (!c || !declared) return;
+  const route = `${c.req.method} ${c.req.routePath}`;
+  let names = declared.get(route);
+  if (!names) declared.set(route, (names = new Map()));
+  for (const [name, def] of Object.entries(shape)) names.set(name, { kind: kindOf(def.schema), required: def.required && def.default === undefined });
+}
+
 /** Validates raw parameters against a declaration; errors are Grape's, joined with ", ". */
 export function parseParams<S extends Shape>(shape: S, raw: RawParams, rules: Rules = {}): Parsed<S> {
+  if (declared) record(shape, raw);
   const errors: string[] = [];
   const result: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(shape)) {

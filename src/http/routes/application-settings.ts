@@ -27,7 +27,7 @@ function paramOf(def: AttributeDef): ParamDef<unknown, false> {
     case 'float':
       return optional(FLOAT);
     case 'strings':
-      return optional(t.array(t.string()));
+      return optional(t.array(def.values ? t.values(def.values as [string, ...string[]]) : t.string()));
     case 'integers':
       return optional(t.array(t.integer()));
     case 'visibility':
@@ -54,7 +54,18 @@ const REQUIRES: ReadonlyArray<readonly [AttributeName, readonly AttributeName[]]
   ['enforce_terms', ['terms']],
   ['external_auth_client_cert', ['external_auth_client_key']],
   ['external_authorization_service_enabled', ['external_authorization_service_default_label', 'external_authorization_service_timeout', 'external_authorization_service_url']],
+  ['housekeeping_enabled', ['housekeeping_bitmaps_enabled', 'housekeeping_full_repack_period', 'housekeeping_gc_period', 'housekeeping_incremental_repack_period']],
+  [
+    'metrics_enabled',
+    ['metrics_host', 'metrics_method_call_threshold', 'metrics_packet_size', 'metrics_pool_size', 'metrics_port', 'metrics_sample_interval', 'metrics_timeout'],
+  ],
   ['plantuml_enabled', ['plantuml_url']],
+  ['recaptcha_enabled', ['recaptcha_site_key', 'recaptcha_private_key']],
+  ['login_recaptcha_protection_enabled', ['recaptcha_site_key', 'recaptcha_private_key']],
+  ['require_two_factor_authentication', ['two_factor_grace_period']],
+  ['shared_runners_enabled', ['shared_runners_text']],
+  ['sourcegraph_enabled', ['sourcegraph_url']],
+  ['snowplow_enabled', ['snowplow_collector_hostname']],
   ['elasticsearch_aws', ['elasticsearch_aws_region']],
   ['elasticsearch_indexing', ['elasticsearch_url']],
 ];

@@ -55,7 +55,7 @@ function registryEvent(value: unknown): RegistryEvent {
 }
 
 export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_registry_event/events', async (c) => {
-  const { config, commands } = appContext(c);
+  const { config, commands, logger } = appContext(c);
   if (!sameSecret(config.registryNotificationSecret, header(c, 'authorization'))) throw unauthorized();
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
   // Grape's Formatter: a body in a media type the endpoint does not read.
@@ -64,7 +64,10 @@ export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_
   const { events } = p.parse(envelopeShape);
   p.done();
   const metadata = eventMetadata(c, { user: null, token: null, sudoFrom: null });
-  await receiveRegistryEvents(commands, events.map(registryEvent), metadata);
+  const skipped = await receiveRegistryEvents(commands, events.map(registryEvent), metadata);
+  for (const { id, action, repository, tag, reason } of skipped) {
+    logger.warn({ request_id: c.var.requestId, registry_event_id: id, action, repository, tag, reason }, 'container registry event skipped');
+  }
   // `status :ok` as the endpoint's last value: the status is the body.
   return c.json(200, 200);
 });

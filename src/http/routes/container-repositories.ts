@@ -28,12 +28,21 @@ import { containerRepositories } from '../../domain/container-repositories/aggre
  */
 
 const listShape = { tags: withDefault(t.boolean(), false) };
-/** The untrusted_regexp validator: RE2 must compile the pattern. */
-const untrustedRegexp = (name: string) => (raw: RawParams) => {
-  const value = raw[name];
-  const error = typeof value === 'string' ? regexpError(value) : undefined;
-  return error === undefined ? undefined : `${name} is an invalid regexp: ${error}`;
-};
+/**
+ * The untrusted_regexp validator: RE2 must compile each pattern ("<param> is an invalid regexp:
+ * <RE2's error>", every failure together). Compiling costs in proportion to the pattern, so it
+ * runs once the repository is found and the caller may delete from it, where GitLab validates
+ * with the other parameters: no one else makes the server compile anything.
+ */
+function untrustedRegexps(raw: RawParams, names: readonly string[]) {
+  const p = declaration(raw);
+  for (const name of names) {
+    const value = raw[name];
+    const error = typeof value === 'string' ? regexpError(value) : undefined;
+    if (error !== undefined) p.check(`${name} is an invalid regexp: ${error}`);
+  }
+  p.done();
+}
 const bulkShape = {
   name_regex_delete: optional(t.string()),
   name_regex: optional(t.string()),
@@ -49,12 +58,10 @@ async function registryProject(c: Context): Promise<{ auth: Auth; project: Proje
 }
 
 /** `requires :repository_id, type: Integer` and the route's own parameters, in Grape's order, every failure together. */
-async function declared<S extends Shape>(c: Context, shape: S, rules?: Rules, checks: readonly ((raw: RawParams) => string | undefined)[] = []) {
-  const raw = await rawParams(c);
-  const p = declaration(raw);
+async function declared<S extends Shape>(c: Context, shape: S, rules?: Rules) {
+  const p = declaration(await rawParams(c));
   p.check(integerCheck(c, 'repository_id'));
   const parsed = p.parse(shape, rules);
-  for (const check of checks) p.check(check(raw));
   p.done();
   return parsed;
 }
@@ -120,14 +127,10 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
     const { auth, project } = await registryProject(c);
-    const { name_regex_delete, name_regex, name_regex_keep, keep_n, older_than } = await declared(
-      c,
-      bulkShape,
-      { atLeastOneOf: [['name_regex', 'name_regex_delete']] },
-      ['name_regex_delete', 'name_regex', 'name_regex_keep'].map(untrustedRegexp),
-    );
+    const { name_regex_delete, name_regex, name_regex_keep, keep_n, older_than } = await declared(c, bulkShape, { atLeastOneOf: [['name_regex', 'name_regex_delete']] });
     const repository = await repositoryOf(c, project);
     authorize(project, 'admin_container_image');
+    untrustedRegexps(await rawParams(c), ['name_regex_delete', 'name_regex', 'name_regex_keep']);
     const { commands } = appContext(c);
     const rules = {
       // CleanupTagsService: `params['name_regex_delete'] || params['name_regex']`.

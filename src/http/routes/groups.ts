@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { sql, type SqlBool } from 'kysely';
 import { createGroup, updateGroup } from '../../commands/groups.js';
+import { avatarUpload } from '../../commands/uploads.js';
 import { groupRunnersToken } from '../../security/runners-tokens.js';
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, type Viewer } from '../../domain/access.js';
 import { accepted, forbidden, notFound, recordNotFound } from '../../domain/errors.js';
@@ -21,8 +22,8 @@ import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { userGroup, type GroupScope, type Visible } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
-import { run } from '../../commands/kernel/run.js';
 import { groups } from '../../domain/groups/aggregate.js';
+import { run } from '../../commands/kernel/run.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────
 
@@ -42,6 +43,7 @@ const listParams = {
 const settingsParams = {
   description: optional(t.string()),
   visibility: optional(t.values(VISIBILITIES as unknown as ['private', 'internal', 'public'])),
+  avatar: optional(t.file()),
   share_with_group_lock: optional(t.boolean()),
   require_two_factor_authentication: optional(t.boolean()),
   two_factor_grace_period: optional(t.integer()),
@@ -200,7 +202,12 @@ export const groupRoutes = new Hono<AppEnv>()
     // GitLab EE: authenticated_as_admin! if params[:shared_runners_minutes_limit].
     if (licensed(config.plan, 'ee') && p.shared_runners_minutes_limit !== undefined && !viewer.isAdmin) throw forbidden();
     const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
-    const result = await createGroup(commands, { settings, parent: parent?.row ?? null, creator: { id: auth.user.id, isAdmin: auth.user.is_admin } }, eventMetadata(c, auth));
+    const avatar = await avatarUpload(p.avatar);
+    const result = await createGroup(
+      commands,
+      { settings, parent: parent?.row ?? null, creator: { id: auth.user.id, isAdmin: auth.user.is_admin }, avatar },
+      eventMetadata(c, auth),
+    );
     const group = await reloaded(c, result.state.id!, 50, viewer);
     return c.json(await presentDetail(c, group, { withProjects: true, runnersToken: false }), 201);
   })
@@ -229,7 +236,8 @@ export const groupRoutes = new Hono<AppEnv>()
     const p = await params(c, updateParams);
     const group = await userGroup(c, auth, 'admin_group');
     const { commands } = appContext(c);
-    await updateGroup(commands, group.row, settingsOf(c, p, group.viewer!), group.viewer!, eventMetadata(c, auth));
+    const avatar = await avatarUpload(p.avatar);
+    await updateGroup(commands, group.row, settingsOf(c, p, group.viewer!), group.viewer!, eventMetadata(c, auth), avatar);
     return c.json(await presentDetail(c, await reloaded(c, group.row.id, group.role, group.viewer), { withProjects: true, runnersToken: false }));
   })
 

@@ -1,6 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { createProject, updateProject } from '../../commands/projects.js';
+import { avatarUpload } from '../../commands/uploads.js';
 import { projectRunnersToken } from '../../security/runners-tokens.js';
 import type { Database } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
@@ -41,8 +42,8 @@ import {
   updateParams,
   type Input,
 } from './projects/params.js';
-import { run } from '../../commands/kernel/run.js';
 import { projects } from '../../domain/projects/aggregate.js';
+import { run } from '../../commands/kernel/run.js';
 
 // ───────────────────────────── Helpers ─────────────────────────────
 
@@ -149,6 +150,7 @@ export const projectRoutes = new Hono<AppEnv>()
       allowed = can({ kind: 'group', viewer, role: await groupAccessLevelOf(db, viewer, namespace.id), group: namespace }, 'create_projects');
     }
     if (!namespace || !allowed) throw invalid({ namespace: ['is not valid'] });
+    const avatar = await avatarUpload(p.avatar);
 
     const created = await createProject(
       commands,
@@ -158,6 +160,7 @@ export const projectRoutes = new Hono<AppEnv>()
         creator: auth.user,
         initializeWithReadme: p.initialize_with_readme ?? false,
         defaultBranch: p.default_branch,
+        avatar,
       },
       eventMetadata(c, auth),
     );
@@ -198,7 +201,8 @@ export const projectRoutes = new Hono<AppEnv>()
     const namespace = await namespaceRow(c, row.namespace_id);
     if (!namespace) throw notFound('Project');
     const changes: ProjectChanges = { ...settingsFrom(p, licensed(appContext(c).config.plan, 'ee')), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
-    await updateProject(appContext(c).commands, row, namespace, changes, viewer!, eventMetadata(c, auth));
+    const avatar = await avatarUpload(p.avatar);
+    await updateProject(appContext(c).commands, row, namespace, changes, viewer!, eventMetadata(c, auth), avatar);
     const updated = await reloaded(c, row.id);
     return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, project) }));
   })

@@ -30,7 +30,8 @@ const listParams = { search: optional(t.string()) };
 
 /** CE's declaration: the name and the role of push and merge. */
 const createParams = {
-  name: required(t.string()),
+  // A name past what git keeps cannot be a branch, nor stand in the (project, name) claim's index.
+  name: required(t.ref()),
   push_access_level: optional(levels()),
   merge_access_level: optional(levels()),
 };

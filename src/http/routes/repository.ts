@@ -1,10 +1,9 @@
 import { Hono, type Context } from 'hono';
 import { commitFiles, createBranch, deleteBranch } from '../../commands/repository.js';
-import { DomainError, forbidden, notFound, paramErrors, refused } from '../../domain/errors.js';
+import { DomainError, forbidden, notFound, paramErrors } from '../../domain/errors.js';
 import { ACTIONS, type FileAction } from '../../domain/repository/files.js';
 import { MODES } from '../../domain/repository/objects.js';
-import { canAccessBranch, developersCan, matchingRefs, type ProtectedRef } from '../../domain/repository/push-access.js';
-import { ACCESS } from '../../domain/access.js';
+import { developersCan, matchingRefs } from '../../domain/repository/push-access.js';
 import {
   commitLog,
   commitStats,
@@ -15,8 +14,6 @@ import {
   findObject,
   lastCommitFor,
   listBranches,
-  memberGroupIds,
-  protectedRefsOf,
   readTree,
   resolveCommit,
 } from '../../projections/repository/queries.js';
@@ -24,10 +21,10 @@ import { projectWebUrl } from '../entities/projects.js';
 import { toBranch, toCommit, toCommitDetail, toFile, toTreeObject } from '../entities/repository.js';
 import { eventMetadata, requireUser, authenticate } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { ApiError } from '../kernel/errors.js';
 import { pageOf, setPaginationHeaders } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { branchAccess, refWriter } from './repository-access.js';
 
 /**
  * GitLab's repository API (12.x): API::Commits, API::Branches, API::Repositories' tree and
@@ -45,16 +42,6 @@ async function pageOfArray<T>(c: Context, items: readonly T[]): Promise<T[]> {
   return items.slice(page.offset, page.offset + page.perPage);
 }
 
-/** Gitlab::UserAccess for the caller on the project: may they push to / merge into `branch`? */
-async function branchAccess(c: Context, project: ProjectScope, refs: readonly ProtectedRef[]) {
-  const viewer = project.viewer;
-  const groupIds = refs.flatMap((r) => r.rules.flatMap((rule) => (rule.group_id === null ? [] : [rule.group_id])));
-  const groups = viewer ? await memberGroupIds(appContext(c).db, viewer.id, groupIds) : new Set<number>();
-  return (kind: 'push' | 'merge', branch: string) =>
-    viewer !== null &&
-    canAccessBranch(kind, branch, refs, { userId: viewer.id, isAdmin: viewer.isAdmin, role: project.role, canPushCode: project.can('push_code'), groupIds: groups });
-}
-
 /** Is `commit` reachable from the default branch's head (repository.merged_to_root_ref?)? */
 async function mergedInto(c: Context, project: ProjectScope, branch: string) {
   const { db } = appContext(c);
@@ -66,8 +53,7 @@ async function mergedInto(c: Context, project: ProjectScope, branch: string) {
 
 async function presentBranches(c: Context, project: ProjectScope, branches: readonly { name: string; sha: string }[]) {
   const { db } = appContext(c);
-  const refs = await protectedRefsOf(db, project.row.id);
-  const access = await branchAccess(c, project, refs);
+  const { refs, may } = await branchAccess(c, project);
   const merged = await mergedInto(c, project, project.row.default_branch ?? '');
   const webUrl = webUrlOf(c, project);
   const out = [];
@@ -79,7 +65,7 @@ async function presentBranches(c: Context, project: ProjectScope, branches: read
         protected: matchingRefs(refs, branch.name).length > 0,
         developersCanPush: developersCan('push', branch.name, refs),
         developersCanMerge: developersCan('merge', branch.name, refs),
-        canPush: access('push', branch.name),
+        canPush: may('push', branch.name),
         default: project.row.default_branch === branch.name,
       }),
     );
@@ -149,15 +135,30 @@ export const repositoryRoutes = new Hono<AppEnv>()
   // ─────────────── Commits ───────────────
   .get('/projects/:id/repository/commits', async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { ref_name: optional(t.string()), since: optional(t.datetime()), until: optional(t.datetime()), path: optional(t.string()) });
+    const p = await params(c, {
+      ref_name: optional(t.string()),
+      since: optional(t.datetime()),
+      until: optional(t.datetime()),
+      path: optional(t.string()),
+      all: optional(t.boolean()),
+    });
     const project = await userProject(c, auth, 'download_code');
     const { db } = appContext(c);
-    const ref = p.ref_name ?? project.row.default_branch ?? 'master';
-    const head = await resolveCommit(db, project.row.id, ref);
     const toSeconds = (d: Date | undefined) => (d === undefined ? undefined : Math.floor(d.getTime() / 1000));
-    const log = head ? await commitLog(db, project.row.id, head, { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until) }) : [];
-    // GitLab 12 answers an unknown ref with an empty list.
+    const filters = { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until) };
     const webUrl = webUrlOf(c, project);
+    if (p.all) {
+      // `all`: every ref's history, ref_name ignored. GitLab: Gitaly's FindCommits runs `git log --all --reverse`
+      // with --skip and --max-count, so each page holds the newest commits left, oldest first.
+      // --all walks from HEAD, then the branches in name order.
+      const branches = (await listBranches(db, project.row.id)).sort((a, b) => Number(b.name === project.row.default_branch) - Number(a.name === project.row.default_branch));
+      const heads = await Promise.all(branches.map(async (branch) => (await findCommit(db, project.row.id, branch.sha))!));
+      const log = await commitLog(db, project.row.id, heads, filters);
+      return c.json((await pageOfArray(c, log)).reverse().map((commit) => toCommit(commit, webUrl)));
+    }
+    const head = await resolveCommit(db, project.row.id, p.ref_name ?? project.row.default_branch ?? 'master');
+    // GitLab 12 answers an unknown ref with an empty list.
+    const log = head ? await commitLog(db, project.row.id, head, filters) : [];
     return c.json((await pageOfArray(c, log)).map((commit) => toCommit(commit, webUrl)));
   })
 
@@ -177,15 +178,24 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'push_code');
     const { db, commands } = appContext(c);
     // authorize_push_to_branch!: the branch's protection (a new branch is protected by a matching wildcard too).
-    const access = await branchAccess(c, project, await protectedRefsOf(db, project.row.id));
-    if (!access('push', parsed.branch)) throw forbidden('You are not allowed to push into this branch');
+    const { may } = await branchAccess(c, project);
+    if (!may('push', parsed.branch)) throw forbidden('You are not allowed to push into this branch');
     const user = await db.selectFrom('users').select(['name', 'email']).where('id', '=', auth.user.id).executeTakeFirstOrThrow();
     const committer = { name: user.name, email: user.email };
     // Gitlab::Git::Repository#multi_action: the author given (both fields), else the committer.
     const author = parsed.author_email !== undefined && parsed.author_name !== undefined ? { name: parsed.author_name, email: parsed.author_email } : committer;
     const sha = await commitFiles(
       commands,
-      { projectId: project.row.id, branch: parsed.branch, startBranch: parsed.start_branch ?? parsed.branch, message: parsed.commit_message, actions, author, committer },
+      {
+        projectId: project.row.id,
+        branch: parsed.branch,
+        startBranch: parsed.start_branch ?? parsed.branch,
+        message: parsed.commit_message,
+        actions,
+        author,
+        committer,
+        writer: refWriter(c, project)!,
+      },
       eventMetadata(c, auth),
     );
     const commit = (await findCommit(db, project.row.id, sha))!;
@@ -222,29 +232,16 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const p = await params(c, { branch: required(t.string()), ref: required(t.string()) });
     const project = await userProject(c, auth, 'push_code');
-    const { db, commands } = appContext(c);
-    const target = await resolveCommit(db, project.row.id, p.ref);
-    if (!target) {
-      // Branches::CreateService validates the name first, then the ref.
-      if (await findBranch(db, project.row.id, p.branch)) throw refusedWith400('Branch already exists');
-      throw refusedWith400(`Invalid reference name: ${p.ref}`);
-    }
-    await createBranch(commands, project.row.id, p.branch, target.sha, eventMetadata(c, auth));
-    return c.json((await presentBranches(c, project, [{ name: p.branch, sha: target.sha }]))[0], 201);
+    const sha = await createBranch(appContext(c).commands, { projectId: project.row.id, branch: p.branch, ref: p.ref, writer: refWriter(c, project)! }, eventMetadata(c, auth));
+    return c.json((await presentBranches(c, project, [{ name: p.branch, sha }]))[0], 201);
   })
 
   .delete('/projects/:id/repository/branches/:branch', async (c) => {
     const auth = await requireUser(c);
     const project = await userProject(c, auth, 'push_code');
     const branch = await branchOf(c, project);
-    const { db, commands } = appContext(c);
-    // Branches::DeleteService: never HEAD; a protected branch only by who may delete it (maintainers).
-    if (project.row.default_branch === branch.name) throw new ApiError(405, { message: 'Cannot remove HEAD branch' });
-    const refs = await protectedRefsOf(db, project.row.id);
-    if (matchingRefs(refs, branch.name).length > 0 && !(project.viewer?.isAdmin || (project.role ?? 0) >= ACCESS.MAINTAINER)) {
-      throw refused('You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.');
-    }
-    await deleteBranch(commands, project.row.id, branch.name, eventMetadata(c, auth));
+    // Branches::DeleteService: the branch check refuses the default branch, and a protected one but to maintainers (400).
+    await deleteBranch(appContext(c).commands, project.row.id, branch.name, refWriter(c, project)!, eventMetadata(c, auth));
     return c.body(null, 204);
   })
 
@@ -273,22 +270,32 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   // ─────────────── Files ───────────────
+  // GET (and HEAD, which hono answers with GET's headers and no body) of a file: its blob_data as
+  // X-Gitlab-* headers (GitLab: lib/api/files.rb, set_http_headers(blob_data)), then the content.
   .get('/projects/:id/repository/files/:file_path/raw', async (c) => {
     const file = await fileAt(c);
-    c.header('X-Gitlab-Blob-Id', file.blobId);
-    c.header('X-Gitlab-Commit-Id', file.commitId);
+    await setFileHeaders(c, file);
     return c.body(Buffer.from(file.content), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   })
 
   .get('/projects/:id/repository/files/:file_path', async (c) => {
     const file = await fileAt(c);
-    const { db } = appContext(c);
-    const last = (await lastCommitFor(db, file.projectId, file.commit, file.path))!;
-    return c.json(toFile({ path: file.path, ref: file.ref, blobId: file.blobId, commitId: file.commit.sha, lastCommitId: last.sha, content: file.content }));
+    return c.json(await setFileHeaders(c, file));
   });
 
-/** render_api_error!(message, 400). */
-const refusedWith400 = (message: string) => new ApiError(400, { message });
+/** Header values go out as bytes: a name beyond Latin-1 as its UTF-8 bytes, as Rack sends it. */
+const headerValue = (value: string) => Buffer.from(value, 'utf8').toString('latin1');
+
+/** API::Files#blob_data (last_commit_id as the GET route always read it), each field but the content also as `X-Gitlab-<Field-Name>`. */
+async function setFileHeaders(c: Context, file: Awaited<ReturnType<typeof fileAt>>) {
+  const last = (await lastCommitFor(appContext(c).db, file.projectId, file.commit, file.path))!;
+  const data = toFile({ path: file.path, ref: file.ref, blobId: file.blobId, commitId: file.commit.sha, lastCommitId: last.sha, content: file.content });
+  for (const [key, value] of Object.entries(data)) {
+    if (key === 'content') continue;
+    c.header(`X-Gitlab-${key.split('_').map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('-')}`, headerValue(String(value)));
+  }
+  return data;
+}
 
 /** API::Files: `requires :ref`; the commit of the ref (404 Commit), the blob at the path (404 File). */
 async function fileAt(c: Context): Promise<{ projectId: number; path: string; ref: string; commit: CommitView; commitId: string; blobId: string; content: Uint8Array }> {

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { sql } from 'kysely';
+import { avatarUpload } from '../../commands/uploads.js';
 import { createUser, updateUser } from '../../commands/users.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
@@ -16,8 +17,8 @@ import { checkUnmodifiedSince } from '../kernel/request.js';
 import { currentUserRoutes } from './users/status.js';
 import { userCustomAttributeRoutes } from './users/custom-attributes.js';
 import { userTokenRoutes } from './users/tokens.js';
-import { run } from '../../commands/kernel/run.js';
 import { users } from '../../domain/users/aggregate.js';
+import { run } from '../../commands/kernel/run.js';
 
 export const userRoutes = new Hono<AppEnv>()
   .get('/users', async (c) => {
@@ -113,6 +114,7 @@ export const userRoutes = new Hono<AppEnv>()
     const ee = declared.parse(eeAttributes);
     declared.done();
     mustBeAdmin(auth);
+    const avatar = await avatarUpload(body.avatar);
 
     const { commands, config } = appContext(c);
     const profile = profileChanges({ ...head, ...body, ...ee }, undefined, licensed(config.plan, 'ee')) as ProfileChanges & Pick<UserProfile, 'name' | 'username' | 'email'>;
@@ -123,6 +125,7 @@ export const userRoutes = new Hono<AppEnv>()
         password: head.password,
         randomPassword: Boolean(head.reset_password || body.force_random_password),
         skipConfirmation: head.skip_confirmation ?? false,
+        avatar,
       },
       eventMetadata(c, auth),
     );
@@ -148,9 +151,11 @@ export const userRoutes = new Hono<AppEnv>()
     mustBeAdmin(auth);
 
     const user = await existingUser(c, id);
+    const avatar = await avatarUpload(head.avatar);
     const { commands, config } = appContext(c);
     await updateUser(commands, id, profileChanges({ ...head, ...ee }, user, licensed(config.plan, 'ee')), head.password, eventMetadata(c, auth), {
       skipReconfirmation: head.skip_reconfirmation ?? false,
+      avatar,
     });
     return c.json(toUserWithAdmin(await existingUser(c, id), config));
   })

@@ -18,7 +18,8 @@ export function findGroupRow(db: Db, id: number): Promise<NamespaceRow | undefin
  * A namespace's row, locked until the transaction ends: `share` to decide on it (a parent's
  * visibility), `update` to change what others decide on. Commands read such facts inside
  * their write transaction (src/commands/handler.ts), so a concurrent change of the row waits
- * for the commit, or the command sees it.
+ * for the commit, or the command sees it. A creation under the row keeps to `share` through
+ * its inline projections too: two creations that each upgrade a shared lock deadlock.
  */
 export function lockNamespaceRow(trx: Db, id: number, mode: 'share' | 'update'): Promise<NamespaceRow | undefined> {
   const query = trx.selectFrom('namespaces').selectAll().where('id', '=', id);

@@ -8,6 +8,7 @@ import type { Projector } from '../projector.js';
 import { REPLAY_GUARD, claimStreamVersion } from '../stream-versions.js';
 import { insertPersonalNamespaces, PERSONAL_NAMESPACE_EVENT_TYPES, projectPersonalNamespace, type PersonalNamespaceEvent } from './personal-namespaces.js';
 import type { NamespaceRow } from './tables.js';
+import { avatarPath } from '../../domain/uploads.js';
 
 const VERSIONS = 'namespaces_stream_versions';
 
@@ -70,8 +71,10 @@ async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
       return projectPersonalNamespace(event, trx);
     case 'GroupCreated': {
       const { id, parent_id, traversal_ids, full_path, full_name, ...settings } = event.data;
-      // The parent's row, locked: a concurrent rename, lock or deletion of the parent either
-      // finished before (we see its new state) or waits for us (its cascade then sees this row).
+      // The parent's row, locked: a concurrent rename, lock or deletion of the parent (an update
+      // of its row) either finished before (we see its new state) or waits for us (its cascade
+      // then sees this row). `for share`, as createGroup's command took it: creations under one
+      // parent share the row, where upgrading to `for update` here deadlocked them.
       const parent = parent_id === null ? undefined : await lockedRow(trx, parent_id);
       await trx
         .insertInto('namespaces')
@@ -139,6 +142,12 @@ async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
       await trx.deleteFrom('group_custom_attributes').where('group_id', '=', id).where('key', '=', key).execute();
       return;
     }
+    case 'GroupAvatarChanged': {
+      const { id, avatar } = event.data;
+      // The path only: the API puts the instance's URL before it.
+      await advance(id, { avatar_url: avatarPath('group', id, avatar.filename), updated_at: at });
+      return;
+    }
     default:
       return unhandled(event);
   }
@@ -146,7 +155,7 @@ async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
 
 async function lockedRow(trx: Db, id: number) {
   const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name' | 'share_with_group_lock' | 'pending_delete'>>`
-    select traversal_ids, full_path, full_name, share_with_group_lock, pending_delete from namespaces where id = ${id} for update`.execute(trx);
+    select traversal_ids, full_path, full_name, share_with_group_lock, pending_delete from namespaces where id = ${id} for share`.execute(trx);
   return rows[0];
 }
 

@@ -1,9 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
+import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
-import { projectAccessLevelOf, viewerOf } from '../access.js';
+import { canAccessBranch } from '../../domain/repository/push-access.js';
+import { projectAccessLevel, projectAccessLevelOf, viewerOf } from '../access.js';
 import type { LabelRow } from '../labels/tables.js';
 import type { MilestoneRow } from '../milestones/tables.js';
+import { memberGroupIds, protectedRefsOf } from '../repository/queries.js';
 import type { UserRow } from '../users.js';
 import type { MergeRequestRow, MergeRequestVersionRow } from './tables.js';
 
@@ -116,4 +119,33 @@ export async function mergeRequestReaders(db: Db, projectId: number, userIds: re
     if (can({ kind: 'project', viewer, role, project, personalOwnerId: project.personal_owner_id }, 'read_merge_request')) readers.add(user.id);
   }
   return readers;
+}
+
+/**
+ * The merge requests among `rows` the viewer may merge: MergeRequest#can_be_merged_by? (GitLab
+ * 12), Gitlab::UserAccess#can_update_branch?(target_branch) — push or merge access to the target
+ * branch over the project's protected branches (push_code when none matches); none for an
+ * anonymous caller (`can_access_git?`). Entities::MergeRequest shows it as `user.can_merge`.
+ */
+export async function mergeableBy(db: Db, viewer: Viewer | null, rows: readonly MergeRequestRow[]): Promise<Set<number>> {
+  const mergeable = new Set<number>();
+  if (!viewer || rows.length === 0) return mergeable;
+  const projects = await db
+    .selectFrom('projects')
+    .selectAll()
+    .select(projectAccessLevel(viewer, sql.ref('projects.id')).as('access_level'))
+    .select(sql<number | null>`(select n.owner_id from namespaces n where n.id = projects.namespace_id and n.kind = 'user')`.as('personal_owner_id'))
+    .where('id', 'in', [...new Set(rows.map((r) => r.project_id))])
+    .execute();
+  for (const { access_level: role, personal_owner_id: personalOwnerId, ...project } of projects) {
+    const refs = await protectedRefsOf(db, project.id);
+    const groupIds = refs.flatMap((ref) => ref.rules.flatMap((rule) => (rule.group_id === null ? [] : [rule.group_id])));
+    const canPushCode = can({ kind: 'project', viewer, role, project, personalOwnerId }, 'push_code');
+    const who = { userId: viewer.id, isAdmin: viewer.isAdmin, role, canPushCode, groupIds: await memberGroupIds(db, viewer.id, groupIds) };
+    for (const row of rows) {
+      if (row.project_id !== project.id) continue;
+      if (canAccessBranch('push', row.target_branch, refs, who) || canAccessBranch('merge', row.target_branch, refs, who)) mergeable.add(row.id);
+    }
+  }
+  return mergeable;
 }

@@ -12,6 +12,7 @@ import type { NamespaceRow } from '../groups/tables.js';
 import type { Projector } from '../projector.js';
 import { claimStreamVersion } from '../stream-versions.js';
 import { COLUMN_SETTINGS, type ProjectsTable } from './tables.js';
+import { avatarPath } from '../../domain/uploads.js';
 
 /** A feature flag column: on unless its access level is `disabled`. */
 const FEATURE_COLUMNS = {
@@ -78,10 +79,12 @@ export const projectsProjector: Projector = {
       case 'ProjectCreated': {
         const d = event.data;
         const { columns, rest } = splitSettings(settingsOf(d));
-        // The namespace row, locked: a concurrent rename either finished before (we see its new
-        // path) or waits for this transaction (its cascade then sees this project).
+        // The namespace row, locked: a concurrent rename (an update of the row) either finished
+        // before (we see its new path) or waits for this transaction (its cascade then sees this
+        // project). `for share`, as createProject's command took it: creations in one namespace
+        // share the row, where upgrading to `for update` here deadlocked them.
         const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name'>>`
-          select traversal_ids, full_path, full_name from namespaces where id = ${d.namespace_id} for update`.execute(trx);
+          select traversal_ids, full_path, full_name from namespaces where id = ${d.namespace_id} for share`.execute(trx);
         const ns = rows[0];
         await trx
           .insertInto('projects')
@@ -155,6 +158,12 @@ export const projectsProjector: Projector = {
       case 'ProjectDeletionScheduled':
         await advance(event.data.id, { pending_delete: true, updated_at: at });
         return;
+      case 'ProjectAvatarChanged': {
+        const { id, avatar } = event.data;
+        // The path only: the API puts the instance's URL before it.
+        await advance(id, { avatar_url: avatarPath('project', id, avatar.filename), updated_at: at });
+        return;
+      }
       case 'ProjectDeleted': {
         const { id } = event.data;
         await trx.deleteFrom('project_stars').where('project_id', '=', id).execute();

@@ -143,3 +143,14 @@ export async function isAncestor(db: Db, projectId: number, a: string, b: string
   const seen = await reachable(db, projectId, graph, [b], (sha) => sha === a);
   return seen.has(a);
 }
+
+/**
+ * Is `sha` reachable from one of `tips` (`git branch --contains` has an answer among them)?
+ * One walk from all the tips together, stopping as soon as it meets `sha`.
+ */
+export async function reachableFromAny(db: Db, projectId: number, sha: string, tips: readonly string[]): Promise<boolean> {
+  if (tips.length === 0) return false;
+  const graph: Graph = new Map();
+  const seen = await reachable(db, projectId, graph, tips, (found) => found === sha);
+  return seen.has(sha);
+}

@@ -100,11 +100,18 @@ async function touches(db: Db, projectId: number, commit: CommitView, path: stri
 
 /**
  * The history from a commit, newest committer date first (git log's default order: the
- * commits reachable from it, each once), filtered as GitLab's `repository.commits`.
+ * commits reachable from it, each once), filtered as GitLab's `repository.commits`. Given
+ * several heads (`git log --all`: every branch's), the history of them all.
  */
-export async function commitLog(db: Db, projectId: number, head: CommitView, filters: LogFilters = {}): Promise<CommitView[]> {
-  const seen = new Set<string>([head.sha]);
-  const queue: CommitView[] = [head];
+export async function commitLog(db: Db, projectId: number, head: CommitView | readonly CommitView[], filters: LogFilters = {}): Promise<CommitView[]> {
+  const heads = 'sha' in head ? [head] : head;
+  const seen = new Set<string>();
+  const queue: CommitView[] = [];
+  for (const one of heads) {
+    if (seen.has(one.sha)) continue;
+    seen.add(one.sha);
+    queue.push(one);
+  }
   const out: CommitView[] = [];
   while (queue.length > 0) {
     queue.sort((a, b) => b.committer.time - a.committer.time);

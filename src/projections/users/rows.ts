@@ -1,5 +1,6 @@
 import { unhandled } from '../../domain/decider.js';
 import type { UserEvent } from '../../domain/users.js';
+import { avatarPath } from '../../domain/uploads.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
 
 /**
@@ -54,6 +55,9 @@ export function rowChanges(event: Stored): Record<string, unknown> | undefined {
     case 'UserEmailChangeRequested':
       // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
       return {};
+    case 'UserAvatarChanged':
+      // The path only: the API puts the instance's URL before it.
+      return { avatar_url: avatarPath('user', event.data.id, event.data.avatar.filename) };
     case 'UserCreated':
     case 'UserDeleted':
     case 'PersonalAccessTokenCreated':

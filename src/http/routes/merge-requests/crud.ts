@@ -11,7 +11,7 @@ import type { MergeRequestRow } from '../../../projections/merge-requests/tables
 import { findMilestone } from '../../../projections/milestones/queries.js';
 import { commitsBetween } from '../../../projections/repository/history.js';
 import { findBranch } from '../../../projections/repository/queries.js';
-import { eventMetadata, requireUser } from '../../kernel/auth.js';
+import { authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
 import { declaration, integerCheck, optional, rawParams, required, t, type RawParams } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
@@ -232,7 +232,8 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid', async (c) => {
-    const auth = await requireUser(c);
+    // API::MergeRequests: `before { authenticate_non_get! }` — a public project's merge requests are anyone's to read.
+    const auth = await authenticate(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     p.check(integerCheck(c, 'merge_request_iid'));

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { currentMergeStatus } from '../../../commands/merge-request-merge.js';
 import { forbidden, recordNotFound } from '../../../domain/errors.js';
 import type { ProjectAbility } from '../../../domain/policy/project.js';
-import { findMergeRequest, mergeRequestViews, subscribedAmong } from '../../../projections/merge-requests/queries.js';
+import { findMergeRequest, mergeableBy, mergeRequestViews, subscribedAmong } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-requests.js';
 import { appContext } from '../../kernel/context.js';
@@ -40,7 +40,7 @@ export function canOnMergeRequest(project: ProjectScope, row: MergeRequestRow, a
 }
 
 /**
- * Entities::MergeRequest of a row, the single view (`subscribed` for the caller). As GitLab
+ * Entities::MergeRequest of a row, the single view (`subscribed` and `user.can_merge` for the caller). As GitLab
  * 12's entity runs MergeRequest#check_mergeability unless a list skips it, an unchecked
  * merge status is computed now, on every single view (show, create, update, changes…).
  */
@@ -49,5 +49,6 @@ export async function presentMergeRequest(c: Context, project: ProjectScope, row
   const [view] = await mergeRequestViews(db, [row]);
   const subscribed = detail.subscribed ?? (await subscribedAmong(db, [row], project.viewer?.id ?? null)).has(row.id);
   const mergeStatus = detail.mergeStatus ?? (await currentMergeStatus(db, row));
-  return toMergeRequest(view!, config, { ...detail, subscribed, mergeStatus });
+  const canMerge = detail.canMerge ?? (await mergeableBy(db, project.viewer, [row])).has(row.id);
+  return toMergeRequest(view!, config, { ...detail, subscribed, mergeStatus, canMerge });
 }

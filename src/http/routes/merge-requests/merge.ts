@@ -1,14 +1,15 @@
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { mergeMergeRequest } from '../../../commands/merge-request-merge.js';
 import { recordNotFound } from '../../../domain/errors.js';
-import { canAccessBranch, matchingRefs, type ProtectedRef } from '../../../domain/repository/push-access.js';
-import { findMergeRequest } from '../../../projections/merge-requests/queries.js';
-import { memberGroupIds, protectedRefsOf } from '../../../projections/repository/queries.js';
+import { matchingRefs } from '../../../domain/repository/push-access.js';
+import { findMergeRequest, mergeableBy } from '../../../projections/merge-requests/queries.js';
+import { protectedRefsOf } from '../../../projections/repository/queries.js';
 import { eventMetadata, requireUser } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { unauthorized } from '../../kernel/errors.js';
 import { declaration, integerCheck, optional, pathId, rawParams, t } from '../../kernel/params.js';
-import { userProject, type ProjectScope } from '../../kernel/scope.js';
+import { userProject } from '../../kernel/scope.js';
+import { refWriter } from '../repository-access.js';
 import { presentMergeRequest } from './find.js';
 
 /**
@@ -27,16 +28,6 @@ const mergeShape = {
   squash: optional(t.boolean()),
 };
 
-/** Gitlab::UserAccess for the caller: `can_push_to_branch? || can_merge_to_branch?` (can_update_branch?). */
-async function branchAccess(c: Context, project: ProjectScope, refs: readonly ProtectedRef[]) {
-  const viewer = project.viewer;
-  if (!viewer) return () => false;
-  const groupIds = refs.flatMap((r) => r.rules.flatMap((rule) => (rule.group_id === null ? [] : [rule.group_id])));
-  const groups = await memberGroupIds(appContext(c).db, viewer.id, groupIds);
-  const who = { userId: viewer.id, isAdmin: viewer.isAdmin, role: project.role, canPushCode: project.can('push_code'), groupIds: groups };
-  return (kind: 'push' | 'merge', branch: string) => canAccessBranch(kind, branch, refs, who);
-}
-
 export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/merge_requests/:merge_request_iid/merge', async (c) => {
   const auth = await requireUser(c);
   const p = declaration(await rawParams(c));
@@ -50,9 +41,9 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/mer
   const row = iid === null ? undefined : await findMergeRequest(db, project.row.id, iid);
   if (!row) throw recordNotFound('Merge Request');
   const refs = await protectedRefsOf(db, project.row.id);
-  const may = await branchAccess(c, project, refs);
-  // "Merge request can not be merged because user dont have permissions to push into target branch".
-  if (!may('push', row.target_branch) && !may('merge', row.target_branch)) throw unauthorized();
+  const writer = refWriter(c, project);
+  // can_be_merged_by? (UserAccess#can_update_branch?): "Merge request can not be merged because user dont have permissions to push into target branch".
+  if (!writer || !(await mergeableBy(db, project.viewer, [row])).has(row.id)) throw unauthorized();
   // MergeRequest#can_remove_source_branch?: push_code, and a source that is neither protected nor the default branch.
   const mayRemoveSourceBranch = project.can('push_code') && matchingRefs(refs, row.source_branch).length === 0 && project.row.default_branch !== row.source_branch;
   await mergeMergeRequest(
@@ -69,9 +60,10 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/mer
       shouldRemoveSourceBranch: input.should_remove_source_branch,
       whenPipelineSucceeds: input.merge_when_pipeline_succeeds === true,
       mayRemoveSourceBranch,
+      writer,
     },
     eventMetadata(c, auth),
   );
   const merged = (await findMergeRequest(db, project.row.id, row.iid))!;
-  return c.json(await presentMergeRequest(c, project, merged));
+  return c.json(await presentMergeRequest(c, project, merged, { canMerge: true }));
 });

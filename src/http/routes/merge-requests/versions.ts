@@ -8,7 +8,7 @@ import { type CommitView, diffCommits, findCommit } from '../../../projections/r
 import { toMergeRequestDiff, toMergeRequestDiffFull, toVersionCommit, VERSION_MAX_FILES, VERSION_MAX_LINES } from '../../entities/merge-request-versions.js';
 import { projectWebUrl } from '../../entities/projects.js';
 import { toDiff } from '../../entities/repository-diffs.js';
-import { requireUser } from '../../kernel/auth.js';
+import { authenticate } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { type Page, pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
 import { declaration, integerCheck, pathId, rawParams } from '../../kernel/params.js';
@@ -65,9 +65,10 @@ async function latestVersion(db: Db, mergeRequestId: number, versionId: number):
   return version;
 }
 
+// API::MergeRequests: `before { authenticate_non_get! }` — a public project's merge requests are anyone's to read.
 export const mergeRequestVersionRoutes = new Hono<AppEnv>()
   .get('/projects/:id/merge_requests/:merge_request_iid/versions', async (c) => {
-    const auth = await requireUser(c);
+    const auth = await authenticate(c);
     const page = (await parsePath(c, ['merge_request_iid'], true))!;
     const project = await userProject(c, auth);
     const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
@@ -82,7 +83,7 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid/versions/:version_id', async (c) => {
-    const auth = await requireUser(c);
+    const auth = await authenticate(c);
     await parsePath(c, ['merge_request_iid', 'version_id'], false);
     const project = await userProject(c, auth);
     const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
@@ -95,7 +96,7 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid/commits', async (c) => {
-    const auth = await requireUser(c);
+    const auth = await authenticate(c);
     const page = (await parsePath(c, ['merge_request_iid'], true))!;
     const project = await userProject(c, auth);
     const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
@@ -110,7 +111,7 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid/changes', async (c) => {
-    const auth = await requireUser(c);
+    const auth = await authenticate(c);
     await parsePath(c, ['merge_request_iid'], false);
     const project = await userProject(c, auth);
     const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');

@@ -1,0 +1,37 @@
+import type { Context } from 'hono';
+import { pushAccess, type RefWriter } from '../../commands/repository.js';
+import { canAccessBranch, type ProtectedRef } from '../../domain/repository/push-access.js';
+import { protectedRefsOf } from '../../projections/repository/queries.js';
+import { projectWebUrl } from '../entities/projects.js';
+import { appContext } from '../kernel/context.js';
+import type { ProjectScope } from '../kernel/scope.js';
+
+/**
+ * The caller as a writer of the project's refs, for the repository's and merge requests'
+ * routes: the one push-access model (src/domain/repository/push-access.ts) that the ref
+ * writes' branch check (src/commands/repository.ts, checkBranchWrites) applies too.
+ */
+
+/** The caller as the branch check knows them; null for an anonymous caller. */
+export function refWriter(c: Context, project: ProjectScope): RefWriter | null {
+  const viewer = project.viewer;
+  if (!viewer) return null;
+  return {
+    userId: viewer.id,
+    isAdmin: viewer.isAdmin,
+    role: project.role,
+    canPushCode: project.can('push_code'),
+    fullPath: project.row.path_with_namespace,
+    membersUrl: `${projectWebUrl(appContext(c).config, project.row.path_with_namespace)}/-/project_members`,
+    defaultBranch: project.row.default_branch,
+  };
+}
+
+/** Gitlab::UserAccess for the caller: the protection rules, and whether they may push to / merge into a branch. */
+export async function branchAccess(c: Context, project: ProjectScope): Promise<{ refs: ProtectedRef[]; may: (kind: 'push' | 'merge', branch: string) => boolean }> {
+  const { db } = appContext(c);
+  const writer = refWriter(c, project);
+  if (!writer) return { refs: await protectedRefsOf(db, project.row.id), may: () => false };
+  const { refs, who } = await pushAccess(db, project.row.id, writer);
+  return { refs, may: (kind, branch) => canAccessBranch(kind, branch, refs, who) };
+}
