@@ -52,6 +52,8 @@ export interface UsersTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   stream_version: number;
+  /** The upload `avatar_url` serves: its SHA-256 in `uploads` (migration 0051). Never shown by the API. */
+  avatar_sha256: string | null;
 }
 
 export interface PersonalAccessTokensTable {
@@ -128,7 +130,8 @@ const VERSIONS = 'users_stream_versions';
  */
 export const usersProjector: Projector = {
   name: 'users',
-  version: 1,
+  // 2: avatar_sha256 (migration 0051), filled in for the avatars set before it by the rebuild a bump brings.
+  version: 2,
   mode: 'inline',
   handles: eventTypesOf(userEvents),
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes', VERSIONS],

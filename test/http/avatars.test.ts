@@ -291,10 +291,104 @@ describe('POST /projects and PUT /projects/:id', () => {
 });
 
 describe('the log and the uploads', () => {
-  it('rebuilds the same avatar_url rows from the log, verifies, and still serves the avatars', async () => {
-    const user = await multipart('POST', '/users', { ...userFields(unique('rb')), avatar: { bytes: png(15), filename: 'replay.png' } });
+  /** A user, a group and a project, each with an avatar of its own. */
+  async function threeAvatars(n: number) {
+    const bytes = { user: png(n), group: png(n + 1), project: png(n + 2) };
+    const user = await multipart('POST', '/users', { ...userFields(unique('rb')), avatar: { bytes: bytes.user, filename: 'replay.png' } });
+    const path = unique('rg');
+    const group = await multipart('POST', '/groups', { name: path, path, visibility: 'private', avatar: { bytes: bytes.group, filename: 'g.png' } });
+    const project = await multipart('POST', '/projects', { name: unique('rp'), visibility: 'private', avatar: { bytes: bytes.project, filename: 'p.png' } });
+    for (const res of [user, group, project]) expect(res.status).toBe(201);
+    return { bytes, user: user.body, group: group.body, project: project.body };
+  }
+
+  /** The hash each read row holds, as the projectors wrote it. */
+  async function projectedHashes(ids: { user: number; group: number; project: number }) {
+    const db = api.handle.db;
+    const user = await db.selectFrom('users').select('avatar_sha256').where('id', '=', ids.user).executeTakeFirst();
+    const group = await db.selectFrom('namespaces').select('avatar_sha256').where('id', '=', ids.group).executeTakeFirst();
+    const project = await db.selectFrom('projects').select('avatar_sha256').where('id', '=', ids.project).executeTakeFirst();
+    return { user: user?.avatar_sha256, group: group?.avatar_sha256, project: project?.avatar_sha256 };
+  }
+
+  /**
+   * The statements that read the event log while `run` runs, other than the log's followers
+   * (the in-process projection worker and sealer read it after a checkpoint, in gap-free order).
+   */
+  async function logReadsDuring(run: () => Promise<void>): Promise<string[]> {
+    const executor = Object.getPrototypeOf(api.handle.db.getExecutor()) as { executeQuery: (query: { sql: string }) => Promise<unknown> };
+    const original = executor.executeQuery;
+    const reads: string[] = [];
+    executor.executeQuery = function (this: unknown, query: { sql: string }) {
+      const follower = /pg_snapshot_xmin|\(\s*"?transaction_id"?\s*,\s*"?global_position"?\s*\)\s*>/.test(query.sql);
+      if (/\b(from|join)\s+"?events"?(\s|$)/i.test(query.sql) && !follower) reads.push(query.sql);
+      return original.call(this, query);
+    };
+    try {
+      await run();
+    } finally {
+      executor.executeQuery = original;
+    }
+    return reads;
+  }
+
+  it("projects each avatar's hash onto the row the route reads, and serves it without reading the log", async () => {
+    const { bytes, user, group, project } = await threeAvatars(20);
+    expect(await projectedHashes({ user: user.id, group: group.id, project: project.id })).toEqual({
+      user: sha256(bytes.user),
+      group: sha256(bytes.group),
+      project: sha256(bytes.project),
+    });
+    const served: Buffer[] = [];
+    const reads = await logReadsDuring(async () => {
+      for (const url of [user.avatar_url, group.avatar_url, project.avatar_url]) {
+        const res = await download(url, api.rootToken);
+        expect(res.status).toBe(200);
+        served.push(res.bytes);
+      }
+    });
+    expect(reads).toEqual([]);
+    expect(served.map((b) => b.toString('hex'))).toEqual([bytes.user, bytes.group, bytes.project].map((b) => b.toString('hex')));
+
+    // A replaced avatar's row holds the new hash.
+    const replaced = await multipart('PUT', `/projects/${project.id}`, { avatar: { bytes: JPEG, filename: 'n.jpg' } });
+    expect(replaced.status).toBe(200);
+    expect((await projectedHashes({ user: user.id, group: group.id, project: project.id })).project).toBe(sha256(JPEG));
+  });
+
+  it('never shows the stored hash in the API (users, groups, projects)', async () => {
+    const { bytes, user, group, project } = await threeAvatars(30);
+    const { token } = await api.createUser({ username: unique('viewer') });
+    for (const [path, hash] of [
+      [`/users/${user.id}`, sha256(bytes.user)],
+      [`/users?username=${user.username}`, sha256(bytes.user)],
+      [`/groups/${group.id}`, sha256(bytes.group)],
+      ['/groups', sha256(bytes.group)],
+      [`/projects/${project.id}`, sha256(bytes.project)],
+      ['/projects', sha256(bytes.project)],
+    ] as const) {
+      const res = await api.get(path);
+      expect(res.status, path).toBe(200);
+      expect(res.text, path).toContain('avatar_url');
+      expect(res.text, path).not.toContain('avatar_sha256');
+      expect(res.text, path).not.toContain(hash);
+    }
+    const own = await api.get('/user', { token });
+    expect(own.text).not.toContain('avatar_sha256');
+  });
+
+  it('rebuilds the same avatar rows from the log, verifies, and still serves the avatars', async () => {
+    const { bytes, user, group, project } = await threeAvatars(15);
     await expectReplayEquivalence(api.handle, [usersProjector, groupsProjector, projectsProjector]);
     expect(await verifyLog(api.handle.db, { feedIndex: feedIndexOf })).toMatchObject({ ok: true });
-    expect((await download(user.body.avatar_url)).bytes.equals(png(15))).toBe(true);
+    // The rebuilt rows carry the hashes (both paths agreeing on nulls would pass the equivalence).
+    expect(await projectedHashes({ user: user.id, group: group.id, project: project.id })).toEqual({
+      user: sha256(bytes.user),
+      group: sha256(bytes.group),
+      project: sha256(bytes.project),
+    });
+    expect((await download(user.avatar_url)).bytes.equals(bytes.user)).toBe(true);
+    expect((await download(group.avatar_url, api.rootToken)).bytes.equals(bytes.group)).toBe(true);
+    expect((await download(project.avatar_url, api.rootToken)).bytes.equals(bytes.project)).toBe(true);
   });
 });

@@ -1,7 +1,6 @@
 import { Hono, type Context } from 'hono';
-import type { Db } from '../../database/database.js';
 import { DomainError } from '../../domain/errors.js';
-import { avatarContentType, avatarPath, type AvatarModel, type UploadRef } from '../../domain/uploads.js';
+import { avatarContentType, avatarPath, type AvatarModel } from '../../domain/uploads.js';
 import { findUpload } from '../../projections/uploads/queries.js';
 import { authenticate } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
@@ -18,45 +17,30 @@ import { userGroup, userProject } from '../kernel/scope.js';
  * caller is authenticated as by the API (a token), when a token is sent.
  */
 
-const STREAMS: Record<AvatarModel, { stream: (id: number) => string; event: string }> = {
-  user: { stream: (id) => `user-${id}`, event: 'UserAvatarChanged' },
-  group: { stream: (id) => `group-${id}`, event: 'GroupAvatarChanged' },
-  project: { stream: (id) => `project-${id}`, event: 'ProjectAvatarChanged' },
-};
+const MODELS: readonly AvatarModel[] = ['user', 'group', 'project'];
+const isModel = (model: string): model is AvatarModel => (MODELS as readonly string[]).includes(model);
 
-/** The model's current avatar path (its read row), or undefined when the caller may not see the model. */
-async function currentAvatarPath(c: Context, model: AvatarModel, id: number): Promise<string | null | undefined> {
+type AvatarColumns = { readonly avatar_url: string | null; readonly avatar_sha256: string | null };
+
+/**
+ * The model's current avatar (path and upload) from its read row, as the avatar events
+ * projected them; undefined when the caller may not see the model.
+ */
+async function currentAvatar(c: Context, model: AvatarModel, id: number): Promise<AvatarColumns | undefined> {
   const { db } = appContext(c);
   if (model === 'user') {
     // GitLab: `when User then true` — a user's avatar is public.
-    const row = await db.selectFrom('users').select('avatar_url').where('id', '=', id).executeTakeFirst();
-    return row?.avatar_url;
+    return db.selectFrom('users').select(['avatar_url', 'avatar_sha256']).where('id', '=', id).executeTakeFirst();
   }
   const auth = await authenticate(c);
   try {
     const scope = model === 'group' ? await userGroup(c, auth, undefined, String(id)) : await userProject(c, auth, undefined, String(id));
-    return scope.row.avatar_url;
+    return scope.row;
   } catch (error) {
     if (error instanceof DomainError && error.code === 'not_found') return undefined;
     throw error;
   }
 }
-
-/** The last avatar event of the model's stream: what its current avatar's bytes are. */
-async function lastAvatar(db: Db, model: AvatarModel, id: number): Promise<UploadRef | undefined> {
-  const { stream, event } = STREAMS[model];
-  const row = await db
-    .selectFrom('events')
-    .select('data')
-    .where('stream_id', '=', stream(id))
-    .where('event_type', '=', event)
-    .orderBy('stream_version', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return (row?.data as { avatar: UploadRef } | undefined)?.avatar;
-}
-
-const isModel = (model: string): model is AvatarModel => Object.hasOwn(STREAMS, model);
 
 // Constraints checked here, not in the pattern: the app's 405 finder reads patterns without them.
 export const uploadRoutes = new Hono<AppEnv>().get('/uploads/-/system/:model/avatar/:id/:filename', async (c) => {
@@ -64,12 +48,10 @@ export const uploadRoutes = new Hono<AppEnv>().get('/uploads/-/system/:model/ava
   const id = Number(c.req.param('id'));
   const filename = c.req.param('filename');
   if (!isModel(model) || !/^[0-9]+$/.test(c.req.param('id')) || id < 1 || id > INT4_MAX) throw routeNotFound();
-  const path = await currentAvatarPath(c, model, id);
+  const avatar = await currentAvatar(c, model, id);
   // GitLab: the uploader's file must be the one named (an older avatar's URL is gone).
-  if (!path || path !== avatarPath(model, id, filename)) throw routeNotFound();
-  const { db } = appContext(c);
-  const avatar = await lastAvatar(db, model, id);
-  const content = avatar && avatar.filename === filename ? await findUpload(db, avatar.sha256) : undefined;
+  if (!avatar?.avatar_url || !avatar.avatar_sha256 || avatar.avatar_url !== avatarPath(model, id, filename)) throw routeNotFound();
+  const content = await findUpload(appContext(c).db, avatar.avatar_sha256);
   if (!content) throw routeNotFound();
   return c.body(content as Uint8Array<ArrayBuffer>, 200, {
     'Content-Type': avatarContentType(filename) ?? 'application/octet-stream',

@@ -88,6 +88,7 @@ const PERSONAL_DEFAULTS = {
   lfs_enabled: true,
   request_access_enabled: false,
   avatar_url: null,
+  avatar_sha256: null,
   file_template_project_id: null,
   shared_runners_minutes_limit: null,
   extra_shared_runners_minutes_limit: null,

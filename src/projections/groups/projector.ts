@@ -22,7 +22,8 @@ const VERSIONS = 'namespaces_stream_versions';
 export const groupsProjector: Projector = {
   // Stored: the projection's checkpoint and its namespaces_stream_versions table carry this name.
   name: 'namespaces',
-  version: 1,
+  // 2: avatar_sha256 (migration 0051), filled in for the avatars set before it by the rebuild a bump brings.
+  version: 2,
   mode: 'inline',
   handles: [...PERSONAL_NAMESPACE_EVENT_TYPES, ...eventTypesOf(groupEvents)],
   tables: ['namespaces', 'group_custom_attributes', VERSIONS],
@@ -89,6 +90,7 @@ async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
           full_path: parent ? `${parent.full_path}/${settings.path}` : full_path,
           full_name: parent ? `${parent.full_name} / ${settings.name}` : full_name,
           avatar_url: null,
+          avatar_sha256: null,
           runners_token: null,
           pending_delete: parent?.pending_delete ?? false,
           created_at: at,
@@ -144,8 +146,8 @@ async function project(stored: ProjectedEvent, trx: Db): Promise<void> {
     }
     case 'GroupAvatarChanged': {
       const { id, avatar } = event.data;
-      // The path only: the API puts the instance's URL before it.
-      await advance(id, { avatar_url: avatarPath('group', id, avatar.filename), updated_at: at });
+      // The path only (the API puts the instance's URL before it), and the upload it serves.
+      await advance(id, { avatar_url: avatarPath('group', id, avatar.filename), avatar_sha256: avatar.sha256, updated_at: at });
       return;
     }
     default:

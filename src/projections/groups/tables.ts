@@ -42,6 +42,8 @@ export interface NamespacesTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   stream_version: number;
+  /** The upload `avatar_url` serves: its SHA-256 in `uploads` (migration 0051). Never shown by the API. */
+  avatar_sha256: string | null;
 }
 
 /** GitLab's group custom attributes (admin-only key/value pairs). */

@@ -54,7 +54,8 @@ const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(eventTypesOf(projectEvents)
  */
 export const projectsProjector: Projector = {
   name: 'projects',
-  version: 1,
+  // 2: avatar_sha256 (migration 0051), filled in for the avatars set before it by the rebuild a bump brings.
+  version: 2,
   mode: 'inline',
   handles: [...eventTypesOf(projectEvents), ...FOREIGN_EVENT_TYPES],
   tables: ['projects', 'project_stars', 'project_group_links', 'projects_stream_versions'],
@@ -107,6 +108,7 @@ export const projectsProjector: Projector = {
             forks_count: 0,
             open_issues_count: 0,
             avatar_url: null,
+            avatar_sha256: null,
             settings: JSON.stringify({ ...rest, readme: d.readme }),
             pending_delete: false,
             created_at: at,
@@ -160,8 +162,8 @@ export const projectsProjector: Projector = {
         return;
       case 'ProjectAvatarChanged': {
         const { id, avatar } = event.data;
-        // The path only: the API puts the instance's URL before it.
-        await advance(id, { avatar_url: avatarPath('project', id, avatar.filename), updated_at: at });
+        // The path only (the API puts the instance's URL before it), and the upload it serves.
+        await advance(id, { avatar_url: avatarPath('project', id, avatar.filename), avatar_sha256: avatar.sha256, updated_at: at });
         return;
       }
       case 'ProjectDeleted': {

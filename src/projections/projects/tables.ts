@@ -41,6 +41,8 @@ export interface ProjectsTable {
   last_activity_at: Timestamp;
   updated_at: Timestamp;
   stream_version: number;
+  /** The upload `avatar_url` serves: its SHA-256 in `uploads` (migration 0051). Never shown by the API. */
+  avatar_sha256: string | null;
 }
 
 /** What `projects.settings` holds: the settings without a column of their own, and the README flag. */

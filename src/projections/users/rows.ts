@@ -19,6 +19,7 @@ export function createdRow(event: Extract<Stored, { type: 'UserCreated' }>) {
   return Object.assign(profile, {
     state: 'active' as const,
     avatar_url: null,
+    avatar_sha256: null,
     two_factor_enabled: false,
     confirmed_at: confirmed ? at : null,
     password_expires_at: null,
@@ -56,8 +57,8 @@ export function rowChanges(event: Stored): Record<string, unknown> | undefined {
       // Not shown by the API (GitLab keeps unconfirmed_email for the confirmation mail).
       return {};
     case 'UserAvatarChanged':
-      // The path only: the API puts the instance's URL before it.
-      return { avatar_url: avatarPath('user', event.data.id, event.data.avatar.filename) };
+      // The path only (the API puts the instance's URL before it), and the upload it serves.
+      return { avatar_url: avatarPath('user', event.data.id, event.data.avatar.filename), avatar_sha256: event.data.avatar.sha256 };
     case 'UserCreated':
     case 'UserDeleted':
     case 'PersonalAccessTokenCreated':
