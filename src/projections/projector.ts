@@ -1,10 +1,13 @@
 import type { Db } from '../database/database.js';
+import type { DataOf, KnownEventType } from '../domain/aggregates.js';
+import type { DomainEvent } from '../domain/decider.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
-import type { BatchGuard } from './stream-versions.js';
+import { REPLAY_GUARD, claimStreamVersion, recordStreamVersion, type BatchGuard } from './stream-versions.js';
 
 /**
- * A projector keeps read tables from events with idempotent statements (upserts guarded by
- * the stream version), so the same code runs inline, in the async worker and in rebuild.
+ * A projector keeps read tables from events with idempotent statements, so the same code runs
+ * inline (in the append's transaction), in the async worker and in rebuild. Areas define one
+ * with `defineProjector`; this is what the runner, the rebuild and the command kernel see.
  */
 export interface Projector {
   readonly name: string;
@@ -13,6 +16,11 @@ export interface Projector {
   /** Inline projections run in the append transaction (tables the REST API reads). */
   readonly mode: 'inline' | 'async';
   readonly handles: readonly string[];
+  /**
+   * The handled types whose streams' versions the projection records (`<name>_stream_versions`):
+   * an event of one of them is applied once. The others (cascades) are applied every time.
+   */
+  readonly guarded?: readonly string[];
   /** The read tables this projector owns (rebuilt and swapped together). */
   readonly tables: readonly string[];
   /**
@@ -21,17 +29,93 @@ export interface Projector {
    * by side, each on its own connection.
    */
   readonly reads?: readonly string[];
-  /**
-   * When `apply` reads none of its statements' results (no select, no `returning`, no row
-   * counts), the command handler sends them together with the append, in one round trip;
-   * it finds that out by itself (src/commands/record-projections.ts).
-   */
+  /** Applies an event that may have been applied before (the worker, a replay, a Geo secondary): guarded. */
   apply(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
-   * Optional fast path for the async worker and rebuild: applies the handled events of a
-   * batch (in log order) at once. Must leave the same rows as `apply` on each in turn
-   * (test/properties/apply-batch.test.ts holds every projector that has one to it), and
-   * keep its stream versions the way `guard` says (REPLAY_GUARD when not given).
+   * Applies an event the same transaction has just appended, so it is new to every
+   * projection: the guard only records its version, reading nothing back, and a projector
+   * whose handlers read nothing either is sent with the append in one round trip
+   * (src/commands/kernel/record-projections.ts finds that out by itself).
+   */
+  applyNew?(event: ProjectedEvent, trx: Db): Promise<void>;
+  /**
+   * Applies the handled events of a batch (in log order), keeping the stream versions the way
+   * `guard` says (REPLAY_GUARD when not given): the async worker's and rebuild's path. Must
+   * leave the same rows as `apply` on each in turn (test/properties/apply-batch.test.ts).
    */
   applyBatch?(events: readonly ProjectedEvent[], trx: Db, guard?: BatchGuard): Promise<void>;
+}
+
+/** An event of one of the types `T` as a projector's handler receives it. */
+export type Projected<T extends KnownEventType> = T extends KnownEventType
+  ? Omit<ProjectedEvent, 'type' | 'data'> & { readonly type: T; readonly data: DataOf<T> }
+  : never;
+
+type Handler<E> = (event: E, trx: Db) => Promise<unknown>;
+
+/** A handler per event type, each typed by its event: no cast, no switch. */
+export type Handlers<E extends DomainEvent = KnownEventTypeEvents> = {
+  readonly [T in E['type']]?: Handler<Omit<ProjectedEvent, 'type' | 'data'> & Extract<E, { type: T }>>;
+};
+type KnownEventTypeEvents = { [T in KnownEventType]: { readonly type: T; readonly data: DataOf<T> } }[KnownEventType];
+
+export interface ProjectorDefinition<E extends DomainEvent = KnownEventTypeEvents> {
+  /** Also names the stream versions table, `<name>_stream_versions`, which the kernel adds to `tables`. */
+  readonly name: string;
+  /** 1 unless given; bump it to rebuild the projection from the log. */
+  readonly version?: number;
+  /** Inline unless given. */
+  readonly mode?: 'inline' | 'async';
+  /** The read tables it writes, without its stream versions table. */
+  readonly tables: readonly string[];
+  readonly reads?: readonly string[];
+  /** What each event of the area (or another's it keeps rows for) does: applied once per event, the kernel guarding by stream version. */
+  readonly on: Handlers<E>;
+  /**
+   * Other areas' events applied every time they come, unguarded: deletions that cascade,
+   * renames that propagate. Each statement must hold by itself on a replay (an absolute
+   * condition: "delete where project_id = …").
+   */
+  readonly cascades?: Handlers<E>;
+  /** A faster batch path of its own (it must keep the versions as `guard` says). */
+  readonly applyBatch?: Projector['applyBatch'];
+}
+
+/**
+ * The projector an area defines: its tables, a handler per event type, its cascades. The
+ * kernel derives the rest: the types it handles, its stream versions table, the guard on
+ * every path (write-only when the event was just appended), and a batch path.
+ */
+export function defineProjector<E extends DomainEvent = KnownEventTypeEvents>(definition: ProjectorDefinition<E>): Projector {
+  const versions = `${definition.name}_stream_versions`;
+  const on = definition.on as Record<string, Handler<ProjectedEvent> | undefined>;
+  const cascades = (definition.cascades ?? {}) as Record<string, Handler<ProjectedEvent> | undefined>;
+  const guarded = Object.keys(on);
+  for (const type of Object.keys(cascades)) if (on[type]) throw new Error(`${definition.name}: ${type} is both guarded and a cascade`);
+  const isGuarded = (type: string) => on[type] !== undefined;
+  const handler = (event: ProjectedEvent) => (on[event.type] ?? cascades[event.type])!;
+  return {
+    name: definition.name,
+    version: definition.version ?? 1,
+    mode: definition.mode ?? 'inline',
+    handles: [...guarded, ...Object.keys(cascades)],
+    guarded,
+    tables: [...definition.tables, versions],
+    ...(definition.reads ? { reads: definition.reads } : {}),
+    async apply(event, trx) {
+      if (isGuarded(event.type) && !(await claimStreamVersion(trx, versions, event))) return;
+      await handler(event)(event, trx);
+    },
+    async applyNew(event, trx) {
+      await handler(event)(event, trx);
+      if (isGuarded(event.type)) await recordStreamVersion(trx, versions, event);
+    },
+    applyBatch:
+      definition.applyBatch ??
+      (async (events, trx, guard = REPLAY_GUARD) => {
+        const fresh = new Set(await guard.keep(trx, versions, events.filter((event) => isGuarded(event.type))));
+        for (const event of events) if (fresh.has(event) || !isGuarded(event.type)) await handler(event)(event, trx);
+        await guard.record(trx, versions, [...fresh]);
+      }),
+  };
 }

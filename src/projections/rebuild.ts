@@ -129,7 +129,7 @@ export async function rebuildProjections(
     const settled = await Promise.allSettled([
       ...projectors.map(async (projector) => {
         const table = versionsLeftToRebuild(projector);
-        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, table, projector.handles, after));
+        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, table, projector.guarded ?? projector.handles, after));
       }),
       ...indexes.map((index) => sql.raw(index).execute(handle.db)),
     ]);
@@ -350,10 +350,7 @@ function handledTypes(projector: Projector): ReadonlySet<string> {
   return set;
 }
 
-/**
- * Applies the events a projector handles, in order: its batch fast path, keeping the stream
- * versions as `guard` says, when it has one.
- */
+/** Applies the events a projector handles, in order, keeping the stream versions as `guard` says. */
 export async function applyEvents(projector: Projector, events: readonly ProjectedEvent[], trx: Db, guard: BatchGuard = REPLAY_GUARD): Promise<void> {
   const handles = handledTypes(projector);
   const handled = events.filter((e) => handles.has(e.type));
@@ -362,10 +359,7 @@ export async function applyEvents(projector: Projector, events: readonly Project
   for (const event of handled) await projector.apply(event, trx);
 }
 
-/**
- * The stream versions table (stream-versions.ts) whose recording the bulk replay's batches
- * leave to the rebuild (EMPTY_TABLES); `apply` records its own.
- */
+/** The stream versions table (stream-versions.ts) whose recording the bulk replay's batches leave to the rebuild (EMPTY_TABLES). */
 function versionsLeftToRebuild(projector: Projector): string | undefined {
   const table = `${projector.name}_stream_versions`;
   return projector.applyBatch && projector.tables.includes(table) ? table : undefined;

@@ -196,7 +196,7 @@ describe('applyBatch', () => {
       }),
       { numRuns: 8, endOnFailure: true },
     );
-    // Each batching projector had events to apply.
-    for (const [name, count] of applied) expect(count, name).toBeGreaterThan(0);
+    // The commands are users' and groups': the projectors with batch paths of their own had events to apply.
+    for (const name of ['users', 'namespaces']) expect(applied.get(name), name).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -61,7 +61,7 @@ export function outcomeOf<E extends DomainEvent, S>(
   return { result: { state, version: newVersion, events: stored }, head: { version: newVersion, state, hash: stored.at(-1)!.hash } };
 }
 
-/** Each event through each projector that handles it, in that order; `applying` hears of each step first. */
+/** Each event, just appended, through each projector that handles it, in that order; `applying` hears of each step first. */
 export async function runInlineProjections(
   trx: Db,
   projectors: readonly Projector[],
@@ -72,7 +72,7 @@ export async function runInlineProjections(
     for (const projector of projectors) {
       if (!projector.handles.includes(event.type)) continue;
       applying?.(projector, event);
-      await projector.apply(event, trx);
+      await (projector.applyNew ? projector.applyNew(event, trx) : projector.apply(event, trx));
     }
   }
 }
