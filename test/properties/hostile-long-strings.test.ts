@@ -182,6 +182,10 @@ function pathIn(world: World, path: string): string {
         return 'ab';
       case 'rest':
         return 'c'.repeat(38);
+      case 'model':
+        return 'user';
+      case 'filename':
+        return 'avatar.png';
       default:
         throw new Error(`no resource for :${param} in ${path}`);
     }
