@@ -3,7 +3,7 @@
  * from /proc/<pid>/status — VmHWM (the kernel's peak RSS) and VmRSS (now).
  *
  * - embedded: the first start on a new data directory (from the install-time template,
- *   src/embedded/template.ts), peak and idle; then a restart on the same directory, idle.
+ *   src/database/embedded-template.ts), peak and idle; then a restart on the same directory, idle.
  * - PostgreSQL: a server on a fresh database, idle; then BENCH_MEMORY_STREAMS groups created
  *   through the API (each a new stream the command path folds and caches), then ten times as
  *   many: the peak under that load, and the idle RSS after each round. The per-process caches

@@ -92,7 +92,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     const db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) });
     return { db, kind: 'pglite', pglite, close: () => db.destroy() };
   }
-  // One process per data directory (src/embedded/lock.ts); a new one starts from the template.
+  // One process per data directory (src/database/embedded-lock.ts); a new one starts from the template.
   const unlock = lockDataDir(dataDir);
   try {
     if (!isInitialised(dataDir)) await copyTemplateInto(dataDir);

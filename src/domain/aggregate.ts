@@ -28,7 +28,7 @@ export interface AggregateDefinition<Key, Command, Schemas extends EventSchemas,
   /** What a claim another stream holds answers; by default a 409 with the claim's message. */
   readonly claimRefusal?: ClaimRefusal;
   index?(event: EventOf<Schemas>): FeedIndex;
-  /** The PostgreSQL sequence a new stream's id comes from, for aggregates keyed by an id of their own (`create`). */
+  /** The PostgreSQL sequence its new ids come from (`create`, `newId`): a new stream's, or a new item's where a stream holds many (a user's todos). */
   readonly idSequence?: string;
 }
 

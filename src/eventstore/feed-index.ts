@@ -33,6 +33,6 @@ export function feedColumns(index: EventIndex | undefined, metadata: EventMetada
  * Recomputes an event's feed columns from its type, its data (upcast to the current schema)
  * and its metadata, with the aggregate index the append used; `undefined` when no aggregate
  * defines the type. The event store knows no area: verify takes this as an option, and
- * src/commands/aggregates.ts builds it (`feedIndexOf`).
+ * src/commands/kernel/aggregates.ts builds it from the aggregates (`feedIndexOf`).
  */
 export type FeedIndexOf = (type: string, data: unknown, metadata: EventMetadata) => FeedColumns | undefined;

@@ -38,7 +38,7 @@ export interface StoredEvent<T extends string = string, D = unknown> {
  * What a projector reads of an event. Not its metadata, actor or hash: a rebuild reads and
  * decodes only the columns of a LoggedEvent (PROJECTED_EVENT_COLUMNS in store.ts). Nor its
  * place in the log: a write may send its projections' statements before the database has
- * given the event one (src/commands/one-round-trip.ts).
+ * given the event one (src/commands/kernel/one-round-trip.ts).
  */
 export type ProjectedEvent<T extends string = string, D = unknown> = Omit<StoredEvent<T, D>, 'metadata' | 'actorId' | 'hash' | 'globalPosition' | 'transactionId'>;
 

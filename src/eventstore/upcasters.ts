@@ -2,7 +2,8 @@
  * What the log knows of each event type: the upcasters that turn a stored event of an older
  * schema_version into the current shape, one version step at a time, and the check the
  * result must pass. Stored events are never rewritten; they are upcast on read. The
- * aggregates register their types when the database opens (src/commands/aggregates.ts).
+ * composition root registers every aggregate's types before anything reads the log
+ * (installEventTypes, src/commands/kernel/aggregates.ts).
  */
 type Upcaster = (data: any) => unknown;
 

@@ -34,7 +34,7 @@ export async function claimStreamVersion(trx: Db, table: string, event: Versione
 
 /**
  * For projectors that read no results, so that their statements go with the append in one
- * round trip (src/commands/record-projections.ts): the SQL condition "this event is new to
+ * round trip (src/commands/kernel/record-projections.ts): the SQL condition "this event is new to
  * the projection", to guard each of the event's statements, followed by
  * `recordStreamVersion` as the event's last statement.
  */

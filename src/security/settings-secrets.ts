@@ -4,7 +4,7 @@ import { seal, unseal } from './sealing.js';
 
 /**
  * The application settings' secrets (akismet_api_key, external_auth_client_key…) never reach
- * the event log in clear (DESIGN.md): the log holds them sealed (src/commands/sealing.ts)
+ * the event log in clear (DESIGN.md): the log holds them sealed (src/security/sealing.ts)
  * under the instance key `application_settings`, which migration 0018 creates outside the
  * log. The attribute's name is the authenticated data.
  */

@@ -13,7 +13,7 @@ import { withDatabase } from '../support/global-setup.js';
 /**
  * migrations/ holds one file per area; databases migrated before that hold the records of
  * the first layout (0001–0011, kept verbatim in first-layout-migrations/ as deployed
- * databases have them). src/migrate.ts renames those records; the schema must not move.
+ * databases have them). src/database/migrate.ts renames those records; the schema must not move.
  */
 
 const FIRST_LAYOUT_DIR = join(dirname(fileURLToPath(import.meta.url)), 'first-layout-migrations');

@@ -25,7 +25,7 @@ export interface CommandContext {
   readonly externalUrl?: () => string;
 }
 
-/** One command on one stream, as an aggregate builds it (src/commands/aggregate.ts). */
+/** One command on one stream, as an aggregate builds it (src/commands/kernel/run.ts). */
 export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly streamId: string;
   /** The stream's key, which a new stream's initial state is made from. */

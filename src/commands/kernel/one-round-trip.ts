@@ -10,7 +10,7 @@ import type { CommandContext, CommandSpec, Outcome } from './context.js';
 
 /**
  * A command's whole transaction in one round trip to PostgreSQL: the append and the inline
- * projections' statements go out as one batch (StatementBatch in src/pg-client.ts), which
+ * projections' statements go out as one batch (StatementBatch in src/database/pg-client.ts), which
  * commits whole or not at all. Each round trip costs Node and the database a wake-up, a
  * read and a write on both sides; a status change made five of them (BEGIN, INSERT,
  * UPDATE, COMMIT and authentication) and now makes one (see requireUserForCommands).

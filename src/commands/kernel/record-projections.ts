@@ -47,7 +47,7 @@ export class UnrecordableProjection extends Error {
     readonly eventType: string,
     what: string,
   ) {
-    super(`the ${projector.name} projector, applying ${eventType}, ${what}: its statements cannot be sent before they have run (src/commands/record-projections.ts)`);
+    super(`the ${projector.name} projector, applying ${eventType}, ${what}: its statements cannot be sent before they have run (src/commands/kernel/record-projections.ts)`);
   }
 }
 

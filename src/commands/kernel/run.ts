@@ -66,7 +66,7 @@ export function newId(ctx: Pick<CommandContext, 'db'>, aggregate: AnyAggregate):
 export async function create<A extends AnyAggregate>(
   ctx: CommandContext,
   aggregate: A,
-  command: (id: number) => NoInfer<CommandInput<CommandOf<A>>>,
+  command: NoInfer<(id: number) => CommandInput<CommandOf<A>>>,
   metadata: EventMetadata,
 ): Promise<CommandResult<StateOf<A>> & { readonly id: number }> {
   const id = await newId(ctx, aggregate);

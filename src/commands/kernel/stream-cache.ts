@@ -3,7 +3,7 @@ import { LruMap } from '../../lru.js';
 /**
  * Folded stream states kept between commands, so a command need not read its stream. A
  * stale entry is harmless: the append's expected version catches a writer in another
- * process (src/commands/handler.ts). Entries are stored only after their transaction commits.
+ * process (src/commands/kernel/handler.ts). Entries are stored only after their transaction commits.
  */
 export interface FoldedStream<S> {
   readonly version: number;

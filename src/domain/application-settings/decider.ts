@@ -15,7 +15,7 @@ import { isBlank, validateSettings } from './validation.js';
 export const APPLICATION_SETTINGS_STREAM = 'application-settings';
 export const applicationSettingsStreamId = () => APPLICATION_SETTINGS_STREAM;
 
-/** A sealed secret: `v1.<iv>.<tag>.<ciphertext>`, base64url (src/commands/settings-secrets.ts). */
+/** A sealed secret: `v1.<iv>.<tag>.<ciphertext>`, base64url (src/security/settings-secrets.ts). */
 export const SEALED_SECRET = /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 function valueSchema(def: AttributeDef): z.ZodType {

@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { nextId } from '../../commands/kernel/handler.js';
 import { DEFAULT_COLOR, DEFAULT_FONT, broadcastMessages } from '../../domain/broadcast-messages.js';
 import { paramErrors, recordNotFound } from '../../domain/errors.js';
 import { broadcastMessagesQuery, findBroadcastMessage } from '../../projections/broadcast-messages/queries.js';
@@ -11,7 +10,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, pathId, params, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
-import { run } from '../../commands/kernel/run.js';
+import { newId, run } from '../../commands/kernel/run.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -80,7 +79,7 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     const p = await params(c, createParams);
     const { db, commands } = appContext(c);
     const now = commands.now();
-    const id = await nextId(db, 'broadcast_messages_id_seq');
+    const id = await newId(commands, broadcastMessages);
     await run(
       commands,
       broadcastMessages,

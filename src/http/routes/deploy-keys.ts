@@ -1,5 +1,4 @@
 import { Hono, type Context } from 'hono';
-import { nextId } from '../../commands/kernel/handler.js';
 import { notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { parsePublicKey, sanitizeKey } from '../../domain/ssh-keys.js';
 import {
@@ -19,7 +18,7 @@ import { atLeastOneOf, declaration, integerCheck, optional, pathId, params, rawP
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject } from '../kernel/scope.js';
 import { deployKeys } from '../../domain/deploy-keys.js';
-import { run } from '../../commands/kernel/run.js';
+import { newId, run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab's API::DeployKeys (12.x): the instance's keys for administrators, and a project's
@@ -88,7 +87,7 @@ deployKeyRoutes
       return respond(accessible);
     }
 
-    const id = await nextId(db, 'deploy_keys_id_seq');
+    const id = await newId(appContext(c).commands, deployKeys);
     const parsed = parsePublicKey(sanitizeKey(key));
     const restrictions = await keyRestrictions(db);
     await run(

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { nextId } from '../../commands/kernel/handler.js';
 import { recordNotFound } from '../../domain/errors.js';
 import { environmentsQuery, findEnvironment } from '../../projections/environments/queries.js';
 import { toEnvironment, toEnvironmentWithLastDeployment } from '../entities/environments.js';
@@ -12,7 +11,7 @@ import { declaration, integerCheck, optional, params, pathId, rawParams, require
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 import { environments } from '../../domain/environments.js';
-import { run } from '../../commands/kernel/run.js';
+import { create, run } from '../../commands/kernel/run.js';
 
 const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -81,12 +80,10 @@ export const environmentRoutes = new Hono<AppEnv>()
     p.done();
     const project = await userProject(c, auth, 'create_environment');
     const { db, commands } = appContext(c);
-    const id = await nextId(db, 'environments_id_seq');
-    await run(
+    const { id } = await create(
       commands,
       environments,
-      id,
-      { type: 'CreateEnvironment', projectId: project.row.id, name, externalUrl: external_url ?? null, slugSuffix: slugSuffix() },
+      () => ({ type: 'CreateEnvironment', projectId: project.row.id, name, externalUrl: external_url ?? null, slugSuffix: slugSuffix() }),
       eventMetadata(c, auth),
     );
     return c.json(toEnvironment((await findEnvironment(db, project.row.id, id))!, await embedded(c, project)), 201);

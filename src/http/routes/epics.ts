@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
 import { createEpic, deleteEpic } from '../../commands/epics.js';
-import { nextId } from '../../commands/kernel/handler.js';
 import type { EpicFields } from '../../domain/epics.js';
 import { forbidden } from '../../domain/errors.js';
 import type { GroupAbility } from '../../domain/policy/group.js';
@@ -16,7 +15,7 @@ import { atLeastOneOf, declaration, integerCheck, optional, pathId, rawParams, r
 import { userGroup, type GroupScope } from '../kernel/scope.js';
 import { epics } from '../../domain/epics.js';
 import { todos } from '../../domain/todos.js';
-import { run } from '../../commands/kernel/run.js';
+import { newId, run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab EE's API::Epics (12.x) and the epic todo of EE's API::Todos. Every route
@@ -172,7 +171,7 @@ export const epicRoutes = new Hono<AppEnv>()
     await declared(c, {});
     const epic = await epicOf(c, group, 'read_epic');
     const { db, commands } = appContext(c);
-    const id = await nextId(db, 'todos_id_seq');
+    const id = await newId(commands, todos);
     await run(
       commands,
       todos,

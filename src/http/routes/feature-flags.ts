@@ -1,7 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { sql } from 'kysely';
 import { z } from 'zod';
-import { nextId } from '../../commands/kernel/handler.js';
 import type { Db } from '../../database/database.js';
 import type { ScopeInput } from '../../domain/feature-flags/decider.js';
 import { effectiveScope } from '../../domain/feature-flags/matching.js';
@@ -17,7 +16,7 @@ import { fullMessages, rendersInvalid, routeNotFound } from '../kernel/errors.js
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, parseParams, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
-import { run } from '../../commands/kernel/run.js';
+import { newId, run } from '../../commands/kernel/run.js';
 import { featureFlags } from '../../domain/feature-flags/aggregate.js';
 
 // ───────────────────────────── Parameters ─────────────────────────────
@@ -150,7 +149,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     p.done();
     authorize(project, 'create_feature_flag');
     const { db, commands } = appContext(c);
-    const id = await nextId(db, 'feature_flags_id_seq');
+    const id = await newId(commands, featureFlags);
     const ids = await scopeIds(db, Math.max(1, scopes?.length ?? 0));
     await run(
       commands,

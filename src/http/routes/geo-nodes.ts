@@ -1,6 +1,5 @@
 import { Hono, type Context } from 'hono';
 import { sql } from 'kysely';
-import { nextId } from '../../commands/kernel/handler.js';
 import { GEO_NODE_DEFAULTS, geoNodes } from '../../domain/geo-nodes.js';
 import { forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { licensed } from '../../domain/policy/licensed.js';
@@ -25,7 +24,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { routeNotFound, unauthorized } from '../kernel/errors.js';
 import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, params, pathId, rawParams, required, t, withDefault } from '../kernel/params.js';
-import { run } from '../../commands/kernel/run.js';
+import { newId, run } from '../../commands/kernel/run.js';
 
 const capacities = {
   files_max_capacity: optional(t.integer()),
@@ -115,7 +114,7 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     const auth = await requireAdmin(c);
     const p = await params(c, createParams);
     const { db, commands, config } = appContext(c);
-    const id = await nextId(db, 'geo_nodes_id_seq');
+    const id = await newId(commands, geoNodes);
     await run(
       commands,
       geoNodes,

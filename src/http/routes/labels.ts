@@ -1,5 +1,4 @@
 import { Hono, type Context } from 'hono';
-import { nextId } from '../../commands/kernel/handler.js';
 import { conflict, notFound } from '../../domain/errors.js';
 import type { LabelFields } from '../../domain/labels.js';
 import { findLabel, findLabelByTitle, labelsQuery } from '../../projections/labels/queries.js';
@@ -11,7 +10,7 @@ import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, rawParams, required, t, withDefault, type RawParams, type Shape } from '../kernel/params.js';
 import { userProject } from '../kernel/scope.js';
 import { labels } from '../../domain/labels.js';
-import { run } from '../../commands/kernel/run.js';
+import { newId, run } from '../../commands/kernel/run.js';
 
 /**
  * GitLab's API::Labels on projects (12.4+, with API::Helpers::LabelHelpers): members and,
@@ -130,7 +129,7 @@ export const labelRoutes = new Hono<AppEnv>()
     // LabelHelpers#create_label: the name as sent already a title is a 409 before any
     // validation; a title taken once stripped is the model's uniqueness error (400).
     if (await findLabelByTitle(db, project.row.id, parsed.name)) throw conflict('Label already exists');
-    const id = await nextId(db, 'labels_id_seq');
+    const id = await newId(commands, labels);
     const fields = { title: parsed.name, color: parsed.color, description: parsed.description, priority: priority === null ? null : parsed.priority };
     await run(commands, labels, id, { type: 'CreateLabel', projectId: project.row.id, fields }, eventMetadata(c, auth));
     return c.json(toProjectLabel((await findLabel(db, project.row.id, id))!), 201);

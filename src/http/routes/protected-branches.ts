@@ -4,7 +4,6 @@ import { licensed } from '../../domain/policy/licensed.js';
 import { ACCESS_KINDS, alreadyProtected, PROTECTED_REF_LEVELS, type AccessInput, type AccessKind, type RuleInput, protectedBranches } from '../../domain/protected-branches.js';
 import { findProtectedBranch, protectedBranchesQuery, ruleFacts, rulesOf } from '../../projections/protected-branches/queries.js';
 import type { ProtectedBranchRow } from '../../projections/protected-branches/tables.js';
-import { nextId } from '../../commands/kernel/handler.js';
 import { toProtectedBranch } from '../entities/protected-branches.js';
 import { authenticate, eventMetadata } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
@@ -13,7 +12,7 @@ import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, parseParams, rawParams, required, t, withDefault, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject } from '../kernel/scope.js';
-import { run } from '../../commands/kernel/run.js';
+import { newId, run } from '../../commands/kernel/run.js';
 
 /**
  * GET/POST/PATCH/DELETE /projects/:id/protected_branches… (GitLab's API::ProtectedBranches
@@ -123,7 +122,7 @@ protectedBranchRoutes
     const named = ACCESS_KINDS.flatMap((kind) => allowed[kind]);
     const userIds = named.flatMap((r) => (r.user_id === undefined ? [] : [r.user_id]));
     const groupIds = named.flatMap((r) => (r.group_id === undefined ? [] : [r.group_id]));
-    const id = await nextId(db, 'protected_branches_id_seq');
+    const id = await newId(appContext(c).commands, protectedBranches);
     await run(
       commands,
       protectedBranches,

@@ -17,7 +17,7 @@ export function findGroupRow(db: Db, id: number): Promise<NamespaceRow | undefin
 /**
  * A namespace's row, locked until the transaction ends: `share` to decide on it (a parent's
  * visibility), `update` to change what others decide on. Commands read such facts inside
- * their write transaction (src/commands/handler.ts), so a concurrent change of the row waits
+ * their write transaction (src/commands/kernel/handler.ts), so a concurrent change of the row waits
  * for the commit, or the command sees it. A creation under the row keeps to `share` through
  * its inline projections too: two creations that each upgrade a shared lock deadlock.
  */

@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { handleCommands, nextId } from '../../../commands/kernel/handler.js';
+import { handleCommands } from '../../../commands/kernel/handler.js';
 import { commitWithLabels, labelNames } from '../../../commands/labels.js';
 import { openMergeRequestCommand, updateMergeRequestCommand } from '../../../commands/merge-requests.js';
 import type { MergeRequestFields } from '../../../domain/merge-requests/decider.js';
@@ -17,7 +17,7 @@ import { declaration, integerCheck, optional, rawParams, required, t, type RawPa
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { userProject, type ProjectScope } from '../../kernel/scope.js';
 import { canOnMergeRequest, mergeRequestOf, presentMergeRequest } from './find.js';
-import { spec, run } from '../../../commands/kernel/run.js';
+import { newId, run, spec } from '../../../commands/kernel/run.js';
 import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
 
 /**
@@ -213,7 +213,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     const { db } = appContext(c);
     const metadata = eventMetadata(c, auth);
     const { fields, labels } = await fieldsOf(c, project, parsed, project.can('admin_merge_request'));
-    const id = await nextId(db, 'merge_requests_id_seq');
+    const id = await newId(appContext(c).commands, mergeRequests);
     await commitWith(c, project, labels, metadata, (labelIds) =>
       spec(mergeRequests, 
         id,

@@ -1,5 +1,4 @@
 import { Hono } from 'hono';
-import { nextId } from '../../../commands/kernel/handler.js';
 import { findTodo } from '../../../projections/todos/queries.js';
 import { presentTodos } from '../../entities/todos.js';
 import { eventMetadata, requireUser } from '../../kernel/auth.js';
@@ -8,7 +7,7 @@ import { declaration, integerCheck, rawParams } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
 import { mergeRequestOf } from './find.js';
 import { todos } from '../../../domain/todos.js';
-import { run } from '../../../commands/kernel/run.js';
+import { newId, run } from '../../../commands/kernel/run.js';
 
 /** GitLab 12's API::Todos for a merge request: TodoService#mark_todo, 304 when the same pending todo exists. */
 export const mergeRequestTodoRoutes = new Hono<AppEnv>().post('/projects/:id/merge_requests/:merge_request_iid/todo', async (c) => {
@@ -19,7 +18,7 @@ export const mergeRequestTodoRoutes = new Hono<AppEnv>().post('/projects/:id/mer
   p.done();
   const mergeRequest = await mergeRequestOf(c, project);
   const { db, commands, config } = appContext(c);
-  const id = await nextId(db, 'todos_id_seq');
+  const id = await newId(commands, todos);
   const command = { type: 'MarkTodo' as const, id, authorId: auth.user.id, targetType: 'MergeRequest' as const, targetId: mergeRequest.id, projectId: project.row.id, groupId: null };
   await run(commands, todos, auth.user.id, command, eventMetadata(c, auth));
   const [todo] = await presentTodos(db, config, project.viewer, [(await findTodo(db, auth.user.id, id))!]);
