@@ -98,7 +98,7 @@ export async function rawParams(c: Context): Promise<RawParams> {
   }
   if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
-  if (declared) requests.set(params, c);
+  if (recording) requests.set(params, c);
   return params;
 }
 
@@ -323,7 +323,7 @@ export interface DeclaredParam {
 /** Route (`METHOD /api/v4/path/:id`) → the parameters it declared, while recording is on. */
 export type DeclaredParams = Map<string, Map<string, DeclaredParam>>;
 
-let declared: DeclaredParams | undefined;
+let recording: DeclaredParams | undefined;
 /** The request each parameter container came from, while recording is on (to name its route). */
 const requests = new WeakMap<RawParams, Context>();
 
@@ -333,8 +333,8 @@ const requests = new WeakMap<RawParams, Context>();
  * themselves. Off (the default), a declaration costs one comparison more.
  */
 export function recordDeclaredParams(): DeclaredParams {
-  declared ??= new Map();
-  return declared;
+  recording ??= new Map();
+  return recording;
 }
 
 function kindOf(schema: z.ZodType): DeclaredParam['kind'] {
@@ -344,16 +344,16 @@ function kindOf(schema: z.ZodType): DeclaredParam['kind'] {
 
 function record(shape: Shape, raw: RawParams) {
   const c = requests.get(raw);
-  if (!c || !declared) return;
+  if (!c || !recording) return;
   const route = `${c.req.method} ${c.req.routePath}`;
-  let names = declared.get(route);
-  if (!names) declared.set(route, (names = new Map()));
+  let names = recording.get(route);
+  if (!names) recording.set(route, (names = new Map()));
   for (const [name, def] of Object.entries(shape)) names.set(name, { kind: kindOf(def.schema), required: def.required && def.default === undefined });
 }
 
 /** Validates raw parameters against a declaration; errors are Grape's, joined with ", ". */
 export function parseParams<S extends Shape>(shape: S, raw: RawParams, rules: Rules = {}): Parsed<S> {
-  if (declared) record(shape, raw);
+  if (recording) record(shape, raw);
   const errors: string[] = [];
   const result: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(shape)) {
@@ -435,6 +435,30 @@ export const atLeastOneOf = (raw: RawParams, names: readonly string[]) =>
 export function allOrNoneOf(raw: RawParams, names: readonly string[]) {
   const count = names.filter((name) => present(raw[name])).length;
   return count > 0 && count < names.length ? `${names.join(', ')} provide all or none of parameters` : undefined;
+}
+
+/** What a route declares beyond its parameters' shape (`declared`). */
+export interface Declaration {
+  /** Path integers the route requires (`requires :environment_id, type: Integer`), checked first. */
+  readonly pathIds?: readonly string[];
+  readonly rules?: Rules;
+  /** Checks of the raw parameters after the shape's (`absence`, a group's at_least_one_of…), in order. */
+  readonly checks?: readonly ((raw: RawParams) => string | undefined)[];
+}
+
+/**
+ * Grape's declaration of a route: its path integers, its parameters and rules, then its
+ * checks, every failure reported together in that order (`{"error":"environment_id is
+ * invalid, name is missing"}`).
+ */
+export async function declared<S extends Shape>(c: Context, shape: S, options: Declaration = {}): Promise<Parsed<S>> {
+  const raw = await rawParams(c);
+  const p = declaration(raw);
+  for (const name of options.pathIds ?? []) p.check(integerCheck(c, name));
+  const parsed = p.parse(shape, options.rules);
+  for (const check of options.checks ?? []) p.check(check(raw));
+  p.done();
+  return parsed;
 }
 
 /** A path integer declared `requires :x, type: Integer` (not a route requirement): "x is invalid". */

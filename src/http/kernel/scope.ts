@@ -1,4 +1,5 @@
 import type { Context } from 'hono';
+import type { Db } from '../../database/database.js';
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Viewer } from '../../domain/access.js';
 import { forbidden, notFound } from '../../domain/errors.js';
@@ -10,7 +11,7 @@ import { groupHasProjectVisibleTo } from '../../projections/groups/queries.js';
 import type { NamespaceRow } from '../../projections/groups/tables.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import { appContext, today, type Auth } from './context.js';
-import { INT4_MAX } from './params.js';
+import { INT4_MAX, pathId } from './params.js';
 
 /**
  * The group or project a route acts on, as GitLab's `user_group` / `user_project` +
@@ -95,4 +96,16 @@ export async function userGroup(c: Context, auth: Auth, ability?: GroupAbility, 
   if (!can(subject, 'read_group')) throw notFound('Group');
   if (ability && !can(subject, ability)) throw forbidden();
   return { row, role, viewer, subject, can: (asked) => can(subject, asked) };
+}
+
+/**
+ * `scope.things.find(params[:thing_id])`: the row the path integer `param` names (read by
+ * `find` within the scope the caller already holds), or the route's 404 — also for an id no
+ * row can have.
+ */
+export async function pathRow<R>(c: Context, param: string, find: (db: Db, id: number) => Promise<R | undefined>, notFound: () => Error): Promise<R> {
+  const id = pathId(c, param);
+  const row = id === null ? undefined : await find(appContext(c).db, id);
+  if (row === undefined) throw notFound();
+  return row;
 }

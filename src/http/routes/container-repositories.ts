@@ -15,8 +15,8 @@ import { toRepository, toTag, toTagDetails } from '../entities/container-reposit
 import { authenticate, eventMetadata } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, pathId, rawParams, t, withDefault, type RawParams, type Rules, type Shape } from '../kernel/params.js';
-import { userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
+import { declaration, optional, rawParams, t, withDefault, type RawParams, declared } from '../kernel/params.js';
+import { userGroup, userProject, type ProjectScope, pathRow } from '../kernel/scope.js';
 import { run } from '../../commands/kernel/run.js';
 import { containerRepositories } from '../../domain/container-repositories/aggregate.js';
 
@@ -57,22 +57,12 @@ async function registryProject(c: Context): Promise<{ auth: Auth; project: Proje
   return { auth, project: await userProject(c, auth, 'read_container_image') };
 }
 
-/** `requires :repository_id, type: Integer` and the route's own parameters, in Grape's order, every failure together. */
-async function declared<S extends Shape>(c: Context, shape: S, rules?: Rules) {
-  const p = declaration(await rawParams(c));
-  p.check(integerCheck(c, 'repository_id'));
-  const parsed = p.parse(shape, rules);
-  p.done();
-  return parsed;
-}
+/** `requires :repository_id, type: Integer`. */
+const ON_REPOSITORY = { pathIds: ['repository_id'] } as const;
 
 /** `user_project.container_repositories.find(params[:repository_id])`: "404 Not found". */
-async function repositoryOf(c: Context, project: ProjectScope): Promise<ContainerRepositoryRow> {
-  const id = pathId(c, 'repository_id');
-  const row = id === null ? undefined : await findProjectRepository(appContext(c).db, project.row.id, id);
-  if (!row) throw recordNotFound('ContainerRepository');
-  return row;
-}
+const repositoryOf = (c: Context, project: ProjectScope): Promise<ContainerRepositoryRow> =>
+  pathRow(c, 'repository_id', (db, id) => findProjectRepository(db, project.row.id, id), () => recordNotFound('ContainerRepository'));
 
 /** `authorize! ability, repository` (ContainerRepositoryPolicy delegates to the project). */
 function authorize(project: ProjectScope, ability: 'read_container_image' | 'destroy_container_image' | 'admin_container_image') {
@@ -108,7 +98,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/registry/repositories/:repository_id', async (c) => {
     const { auth, project } = await registryProject(c);
-    await declared(c, {});
+    await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
     authorize(project, 'admin_container_image');
     await run(appContext(c).commands, containerRepositories, repository.id, { type: 'ScheduleDeletion' }, eventMetadata(c, auth));
@@ -117,7 +107,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .get('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
     const { project } = await registryProject(c);
-    await declared(c, {});
+    await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
     authorize(project, 'read_container_image');
     const { db, config } = appContext(c);
@@ -127,7 +117,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
     const { auth, project } = await registryProject(c);
-    const { name_regex_delete, name_regex, name_regex_keep, keep_n, older_than } = await declared(c, bulkShape, { atLeastOneOf: [['name_regex', 'name_regex_delete']] });
+    const { name_regex_delete, name_regex, name_regex_keep, keep_n, older_than } = await declared(c, bulkShape, { ...ON_REPOSITORY, rules: { atLeastOneOf: [['name_regex', 'name_regex_delete']] } });
     const repository = await repositoryOf(c, project);
     authorize(project, 'admin_container_image');
     untrustedRegexps(await rawParams(c), ['name_regex_delete', 'name_regex', 'name_regex_keep']);
@@ -145,7 +135,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .get('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', async (c) => {
     const { project } = await registryProject(c);
-    await declared(c, {});
+    await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
     authorize(project, 'read_container_image');
     return c.json(toTagDetails(appContext(c).config.registryHost, repository, await tagOf(c, repository)));
@@ -153,7 +143,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', async (c) => {
     const { auth, project } = await registryProject(c);
-    await declared(c, {});
+    await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
     authorize(project, 'destroy_container_image');
     const tag = await tagOf(c, repository);

@@ -7,9 +7,9 @@ import { presentProjectBasic } from '../entities/projects.js';
 import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, params, pathId, rawParams, required, t, type RawParams, type Shape } from '../kernel/params.js';
+import { declaration, optional, params, rawParams, required, t, type RawParams, declared } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
-import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { userProject, type ProjectScope, pathRow } from '../kernel/scope.js';
 import { environments } from '../../domain/environments.js';
 import { create, run } from '../../commands/kernel/run.js';
 
@@ -21,27 +21,11 @@ const slugSuffix = () => Array.from({ length: 6 }, () => SUFFIX_CHARS[randomInt(
 /** `optional :slug, absence: { message: … }`: the slug is never the caller's. */
 const slugAbsence = (raw: RawParams) => (raw.slug === undefined ? undefined : 'slug is automatically generated and cannot be changed');
 
-/**
- * Grape's declaration of a route on one environment: `requires :environment_id, type:
- * Integer` and the route's own parameters, every failure reported together.
- */
-async function declared<S extends Shape>(c: Context, shape: S, checks: ((raw: RawParams) => string | undefined)[] = []) {
-  const raw = await rawParams(c);
-  const p = declaration(raw);
-  p.check(integerCheck(c, 'environment_id'));
-  const parsed = p.parse(shape);
-  for (const check of checks) p.check(check(raw));
-  p.done();
-  return parsed;
-}
+/** `requires :environment_id, type: Integer`. */
+const ON_ENVIRONMENT = { pathIds: ['environment_id'] } as const;
 
 /** `user_project.environments.find(params[:environment_id])`: another project's id is "404 Not found". */
-async function environmentOf(c: Context, projectId: number) {
-  const id = pathId(c, 'environment_id');
-  const row = id === null ? undefined : await findEnvironment(appContext(c).db, projectId, id);
-  if (!row) throw recordNotFound('Environment');
-  return row;
-}
+const environmentOf = (c: Context, projectId: number) => pathRow(c, 'environment_id', (db, id) => findEnvironment(db, projectId, id), () => recordNotFound('Environment'));
 
 /** The project as every environment of a response embeds it (Entities::BasicProjectDetails). */
 function embedded(c: Context, project: ProjectScope) {
@@ -66,7 +50,7 @@ export const environmentRoutes = new Hono<AppEnv>()
 
   .get('/projects/:id/environments/:environment_id', async (c) => {
     const auth = await requireUser(c);
-    await declared(c, {});
+    await declared(c, {}, ON_ENVIRONMENT);
     const project = await userProject(c, auth, 'read_environment');
     return c.json(toEnvironmentWithLastDeployment(await environmentOf(c, project.row.id)));
   })
@@ -91,7 +75,7 @@ export const environmentRoutes = new Hono<AppEnv>()
 
   .put('/projects/:id/environments/:environment_id', async (c) => {
     const auth = await requireUser(c);
-    const { name, external_url } = await declared(c, updateShape, [slugAbsence]);
+    const { name, external_url } = await declared(c, updateShape, { ...ON_ENVIRONMENT, checks: [slugAbsence] });
     const project = await userProject(c, auth, 'update_environment');
     const environment = await environmentOf(c, project.row.id);
     const { db, commands } = appContext(c);
@@ -101,7 +85,7 @@ export const environmentRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/environments/:environment_id', async (c) => {
     const auth = await requireUser(c);
-    await declared(c, {});
+    await declared(c, {}, ON_ENVIRONMENT);
     // GitLab 12 asks update_environment here; destroy_environment is the same roles.
     const project = await userProject(c, auth, 'destroy_environment');
     const environment = await environmentOf(c, project.row.id);
@@ -112,7 +96,7 @@ export const environmentRoutes = new Hono<AppEnv>()
 
   .post('/projects/:id/environments/:environment_id/stop', async (c) => {
     const auth = await requireUser(c);
-    await declared(c, {});
+    await declared(c, {}, ON_ENVIRONMENT);
     const project = await userProject(c, auth, 'stop_environment');
     const environment = await environmentOf(c, project.row.id);
     const { db, commands } = appContext(c);

@@ -11,7 +11,7 @@ import { presentTodos } from '../entities/todos.js';
 import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { atLeastOneOf, declaration, integerCheck, optional, pathId, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
+import { atLeastOneOf, declaration, optional, pathId, rawParams, required, t, withDefault, type Shape, declared } from '../kernel/params.js';
 import { userGroup, type GroupScope } from '../kernel/scope.js';
 import { epics } from '../../domain/epics.js';
 import { todos } from '../../domain/todos.js';
@@ -85,16 +85,8 @@ function fieldsOf(p: { description?: string | undefined; start_date_is_fixed?: b
   };
 }
 
-/** `requires :epic_iid, type: Integer` and the route's own declaration, every failure together. */
-async function declared<S extends Shape>(c: Context, shape: S, rules: ((raw: Record<string, unknown>) => string | undefined)[] = []) {
-  const raw = await rawParams(c);
-  const p = declaration(raw);
-  p.check(integerCheck(c, 'epic_iid'));
-  const parsed = p.parse(shape);
-  for (const rule of rules) p.check(rule(raw));
-  p.done();
-  return parsed;
-}
+/** `requires :epic_iid, type: Integer`. */
+const ON_EPIC = { pathIds: ['epic_iid'] } as const;
 
 export const epicRoutes = new Hono<AppEnv>()
   .get('/groups/:id/epics', async (c) => {
@@ -124,7 +116,7 @@ export const epicRoutes = new Hono<AppEnv>()
   .get('/groups/:id/epics/:epic_iid', async (c) => {
     const auth = await requireUser(c);
     const group = await epicsGroup(c, auth);
-    await declared(c, {});
+    await declared(c, {}, ON_EPIC);
     const epic = await epicOf(c, group, 'read_epic');
     return c.json(present(c, group, epic, true));
   })
@@ -148,7 +140,7 @@ export const epicRoutes = new Hono<AppEnv>()
   .put('/groups/:id/epics/:epic_iid', async (c) => {
     const auth = await requireUser(c);
     const group = await epicsGroup(c, auth);
-    const parsed = await declared(c, updateShape, [(raw) => atLeastOneOf(raw, UPDATABLE)]);
+    const parsed = await declared(c, updateShape, { ...ON_EPIC, checks: [(raw) => atLeastOneOf(raw, UPDATABLE)] });
     const epic = await epicOf(c, group, 'admin_epic');
     const { db, commands } = appContext(c);
     await run(commands, epics, epic.id, { type: 'UpdateEpic', fields: { ...fieldsOf(parsed), title: parsed.title }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
@@ -158,7 +150,7 @@ export const epicRoutes = new Hono<AppEnv>()
   .delete('/groups/:id/epics/:epic_iid', async (c) => {
     const auth = await requireUser(c);
     const group = await epicsGroup(c, auth);
-    await declared(c, {});
+    await declared(c, {}, ON_EPIC);
     const epic = await epicOf(c, group, 'destroy_epic');
     await deleteEpic(appContext(c).commands, epic.id, eventMetadata(c, auth));
     return c.body(null, 204);
@@ -168,7 +160,7 @@ export const epicRoutes = new Hono<AppEnv>()
   .post('/groups/:id/epics/:epic_iid/todo', async (c) => {
     const auth = await requireUser(c);
     const group = await epicsGroup(c, auth);
-    await declared(c, {});
+    await declared(c, {}, ON_EPIC);
     const epic = await epicOf(c, group, 'read_epic');
     const { db, commands } = appContext(c);
     const id = await newId(commands, todos);

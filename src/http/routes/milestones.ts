@@ -9,8 +9,8 @@ import { eventMetadata, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { failedTo, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
-import { atLeastOneOf, declaration, integerCheck, optional, pathId, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
-import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { atLeastOneOf, declaration, optional, rawParams, required, t, withDefault, type Shape, declared } from '../kernel/params.js';
+import { userProject, type ProjectScope, pathRow } from '../kernel/scope.js';
 import { milestones } from '../../domain/milestones.js';
 import { run } from '../../commands/kernel/run.js';
 
@@ -34,24 +34,12 @@ const fieldsShape = { description: optional(t.string()), due_date: optional(t.da
 const createShape = { title: required(t.string()), ...fieldsShape } satisfies Shape;
 const updateShape = { title: optional(t.string()), state_event: optional(t.values(['close', 'activate'])), ...fieldsShape } satisfies Shape;
 
-/** `requires :milestone_id, type: Integer` and the route's own declaration, every failure together. */
-async function declared<S extends Shape>(c: Context, shape: S, rules: ((raw: Record<string, unknown>) => string | undefined)[] = []) {
-  const raw = await rawParams(c);
-  const p = declaration(raw);
-  p.check(integerCheck(c, 'milestone_id'));
-  const parsed = p.parse(shape);
-  for (const rule of rules) p.check(rule(raw));
-  p.done();
-  return parsed;
-}
+/** `requires :milestone_id, type: Integer`. */
+const ON_MILESTONE = { pathIds: ['milestone_id'] } as const;
 
 /** `parent.milestones.find(params[:milestone_id])`: another project's id is "404 Not found". */
-async function milestoneOf(c: Context, projectId: number): Promise<MilestoneRow> {
-  const id = pathId(c, 'milestone_id');
-  const row = id === null ? undefined : await findMilestone(appContext(c).db, projectId, id);
-  if (!row) throw recordNotFound('Milestone');
-  return row;
-}
+const milestoneOf = (c: Context, projectId: number): Promise<MilestoneRow> =>
+  pathRow(c, 'milestone_id', (db, id) => findMilestone(db, projectId, id), () => recordNotFound('Milestone'));
 
 function present(c: Context, project: ProjectScope, row: MilestoneRow) {
   return toMilestone(row, appContext(c).config, project.row.path_with_namespace);
@@ -85,7 +73,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
 
   .get('/projects/:id/milestones/:milestone_id', async (c) => {
     const auth = await requireUser(c);
-    await declared(c, {});
+    await declared(c, {}, ON_MILESTONE);
     const project = await userProject(c, auth, 'read_milestone');
     return c.json(present(c, project, await milestoneOf(c, project.row.id)));
   })
@@ -103,7 +91,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
 
   .put('/projects/:id/milestones/:milestone_id', rendersInvalid(failedTo('update milestone')), async (c) => {
     const auth = await requireUser(c);
-    const parsed = await declared(c, updateShape, [(raw) => atLeastOneOf(raw, ['title', 'description', 'start_date', 'due_date', 'state_event'])]);
+    const parsed = await declared(c, updateShape, { ...ON_MILESTONE, checks: [(raw) => atLeastOneOf(raw, ['title', 'description', 'start_date', 'due_date', 'state_event'])] });
     const project = await userProject(c, auth, 'admin_milestone');
     const milestone = await milestoneOf(c, project.row.id);
     const { db, commands } = appContext(c);
@@ -113,7 +101,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/milestones/:milestone_id', async (c) => {
     const auth = await requireUser(c);
-    await declared(c, {});
+    await declared(c, {}, ON_MILESTONE);
     const project = await userProject(c, auth, 'admin_milestone');
     const milestone = await milestoneOf(c, project.row.id);
     await run(appContext(c).commands, milestones, milestone.id, { type: 'DeleteMilestone' }, eventMetadata(c, auth));
