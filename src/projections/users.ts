@@ -1,13 +1,12 @@
-import { sql, type ColumnType, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type ColumnType, type Selectable } from 'kysely';
 import type { Db } from '../database/database.js';
-import { eventTypesOf } from '../domain/events.js';
-import { type Identity, type UserEvent, userEvents } from '../domain/users.js';
+import type { Identity, UserEvent } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import { precompiledPerShape, type Slot } from '../precompiled.js';
-import type { Projector } from './projector.js';
+import { defineProjector, type Handlers } from './projector.js';
 import { recordset } from './recordset.js';
-import { REPLAY_GUARD, recordStreamVersion, unapplied, type StreamVersionsTable } from './stream-versions.js';
-import { createdRow, rowChanges } from './users/rows.js';
+import { REPLAY_GUARD, type StreamVersionsTable } from './stream-versions.js';
+import { createdRow, rowChanges, type RowUpdate } from './users/rows.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
@@ -120,26 +119,79 @@ const rowUpdate = precompiledPerShape((columns) => (db: Db, ...values: Slot<unkn
 
 const VERSIONS = 'users_stream_versions';
 
+/** A change of the user's row: guarded by the row's stream version too, so a replayed event changes nothing. */
+async function updateRow(event: RowUpdate, trx: Db) {
+  const values = jsonColumn(rowChanges(event));
+  const columns = Object.keys(values);
+  await rowUpdate(columns).send(trx, ...columns.map((column) => values[column]), event.occurredAt.toISOString(), event.streamVersion, event.data.id);
+}
+
+/** What each event does, once it is known to be new to the projection (the kernel or the batch path checked its stream version). */
+const on: Handlers = {
+  UserCreated: async (event, trx) =>
+    sql`insert into users select * from ${recordset('users', [createdRow(event)])} on conflict (id) do nothing`.execute(trx),
+  UserProfileUpdated: updateRow,
+  UserPasswordChanged: updateRow,
+  UserBlocked: updateRow,
+  UserUnblocked: updateRow,
+  UserStatusSet: updateRow,
+  UserStatusCleared: updateRow,
+  UserEmailChangeRequested: updateRow,
+  UserAvatarChanged: updateRow,
+  UserDeleted: async ({ data }, trx) => {
+    await trx.deleteFrom('personal_access_tokens').where('user_id', '=', data.id).execute();
+    await trx.deleteFrom('user_custom_attributes').where('user_id', '=', data.id).execute();
+    await trx.deleteFrom('users').where('id', '=', data.id).execute();
+  },
+  PersonalAccessTokenCreated: async ({ data: d, occurredAt }, trx) => {
+    const row = {
+      id: d.id,
+      user_id: d.user_id,
+      name: d.name,
+      token_digest: d.token_digest,
+      scopes: [...d.scopes],
+      impersonation: d.impersonation,
+      revoked: false,
+      expires_at: d.expires_at,
+      created_at: occurredAt.toISOString(),
+    };
+    await sql`insert into personal_access_tokens select * from ${recordset('personal_access_tokens', [row])} on conflict (id) do nothing`.execute(trx);
+  },
+  PersonalAccessTokenRevoked: async ({ data }, trx) => trx.updateTable('personal_access_tokens').set({ revoked: true }).where('id', '=', data.id).execute(),
+  UserCustomAttributeSet: async ({ data, occurredAt, streamVersion: v }, trx) => {
+    const at = occurredAt.toISOString();
+    const { id, key, value } = data;
+    await sql`
+      insert into user_custom_attributes as a (user_id, key, value, created_version, created_at, updated_at, stream_version)
+      select ${id}::integer, ${key}::text, ${value}::text, ${v}::integer, ${at}::timestamptz, ${at}::timestamptz, ${v}::integer
+      on conflict (user_id, key) do update set value = excluded.value, updated_at = excluded.updated_at, stream_version = excluded.stream_version
+       where a.stream_version < excluded.stream_version`.execute(trx);
+  },
+  UserCustomAttributeDeleted: async ({ data, streamVersion }, trx) =>
+    trx
+      .deleteFrom('user_custom_attributes')
+      .where('user_id', '=', data.id)
+      .where('key', '=', data.key)
+      .where('stream_version', '<', streamVersion)
+      .execute(),
+};
+
+/** The batch path's dispatch to `on` (the kernel's own does the same). */
+const project = (event: ProjectedEvent, trx: Db) => (on as Record<string, (event: ProjectedEvent, trx: Db) => Promise<unknown>>)[event.type]!(event, trx);
+
 /**
- * Every event of a user stream is applied once. Writes-only, so the guard is in the SQL:
- * the statements that create rows (a user, a token, a custom attribute) run only while the
- * event is above the stream version recorded in users_stream_versions, which outlives the
- * rows (UserCreated or UserCustomAttributeSet replayed after a deletion write nothing), and
- * the event's last statement records its version. Row updates are guarded by the row's
- * stream_version; deletions and revocations set absolute values.
+ * Every event of a user stream is applied once: the kernel guards it by the stream version
+ * recorded in users_stream_versions, which outlives the rows (UserCreated or
+ * UserCustomAttributeSet replayed after a deletion write nothing). Writes only, so a
+ * command's events are projected with its append in one round trip. Row updates are guarded
+ * by the row's stream_version too; deletions and revocations set absolute values.
  */
-export const usersProjector: Projector = {
+export const usersProjector = defineProjector({
   name: 'users',
   // 2: avatar_sha256 (migration 0051), filled in for the avatars set before it by the rebuild a bump brings.
   version: 2,
-  mode: 'inline',
-  handles: eventTypesOf(userEvents),
-  tables: ['users', 'personal_access_tokens', 'user_custom_attributes', VERSIONS],
-
-  async apply(stored: ProjectedEvent, trx: Db) {
-    await project(stored as Stored, trx, unapplied(VERSIONS, stored));
-    await recordStreamVersion(trx, VERSIONS, stored);
-  },
+  tables: ['users', 'personal_access_tokens', 'user_custom_attributes'],
+  on,
 
   /**
    * Rebuild path, the same rows as `apply` event by event in a few statements per page: a
@@ -151,7 +203,7 @@ export const usersProjector: Projector = {
    * projection has applied already (at or below their stream's recorded version) are left
    * out first, and the batch's versions recorded last.
    */
-  async applyBatch(batch: readonly ProjectedEvent[], trx: Db, guard = REPLAY_GUARD) {
+  async applyBatch(batch, trx, guard = REPLAY_GUARD) {
     const events = await guard.keep(trx, VERSIONS, batch);
     const created = new Map<number, { row: ReturnType<typeof createdRow>; folded: Stored[] }>();
     const updates: Stored[] = [];
@@ -170,73 +222,10 @@ export const usersProjector: Projector = {
     // A row that was there already (a creation replayed) takes its updates the guarded way.
     for (const id of await insertCreated(trx, [...created.values()].map((c) => c.row))) updates.push(...created.get(id)!.folded);
     if (updates.length > 0) await applyMergedUpdates(trx, updates);
-    for (const event of rest) await project(event, trx, sql<SqlBool>`true`);
+    for (const event of rest) await project(event, trx);
     await guard.record(trx, VERSIONS, events);
   },
-};
-
-/**
- * Applies one event; `fresh` is the SQL condition that the event is new to the projection
- * (`true` where the caller checked it already), guarding the statements that create rows.
- */
-async function project(event: Stored, trx: Db, fresh: RawBuilder<SqlBool>): Promise<void> {
-  const at = event.occurredAt.toISOString();
-  const v = event.streamVersion;
-  const changes = rowChanges(event);
-  if (changes) {
-    // Every row change is guarded by the stream version, so a replayed event changes nothing.
-    const values = jsonColumn(changes);
-    const columns = Object.keys(values);
-    await rowUpdate(columns).send(trx, ...columns.map((column) => values[column]), at, v, event.data.id);
-    return;
-  }
-  switch (event.type) {
-    case 'UserCreated':
-      await sql`insert into users select * from ${recordset('users', [createdRow(event)])} where ${fresh} on conflict (id) do nothing`.execute(trx);
-      return;
-    case 'UserDeleted':
-      await trx.deleteFrom('personal_access_tokens').where('user_id', '=', event.data.id).execute();
-      await trx.deleteFrom('user_custom_attributes').where('user_id', '=', event.data.id).execute();
-      await trx.deleteFrom('users').where('id', '=', event.data.id).execute();
-      return;
-    case 'PersonalAccessTokenCreated': {
-      const d = event.data;
-      const row = {
-        id: d.id,
-        user_id: d.user_id,
-        name: d.name,
-        token_digest: d.token_digest,
-        scopes: [...d.scopes],
-        impersonation: d.impersonation,
-        revoked: false,
-        expires_at: d.expires_at,
-        created_at: at,
-      };
-      await sql`insert into personal_access_tokens select * from ${recordset('personal_access_tokens', [row])} where ${fresh} on conflict (id) do nothing`.execute(trx);
-      return;
-    }
-    case 'PersonalAccessTokenRevoked':
-      await trx.updateTable('personal_access_tokens').set({ revoked: true }).where('id', '=', event.data.id).execute();
-      return;
-    case 'UserCustomAttributeSet': {
-      const { id, key, value } = event.data;
-      await sql`
-        insert into user_custom_attributes as a (user_id, key, value, created_version, created_at, updated_at, stream_version)
-        select ${id}::integer, ${key}::text, ${value}::text, ${v}::integer, ${at}::timestamptz, ${at}::timestamptz, ${v}::integer where ${fresh}
-        on conflict (user_id, key) do update set value = excluded.value, updated_at = excluded.updated_at, stream_version = excluded.stream_version
-         where a.stream_version < excluded.stream_version`.execute(trx);
-      return;
-    }
-    case 'UserCustomAttributeDeleted':
-      await trx
-        .deleteFrom('user_custom_attributes')
-        .where('user_id', '=', event.data.id)
-        .where('key', '=', event.data.key)
-        .where('stream_version', '<', v)
-        .execute();
-      return;
-  }
-}
+});
 
 const ROWS_PER_STATEMENT = 2000;
 

@@ -1,49 +1,37 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Visibility } from '../../domain/access.js';
-import { unhandled } from '../../domain/decider.js';
 import type { UserEvent } from '../../domain/users.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
+import type { Projected } from '../projector.js';
 import { recordset } from '../recordset.js';
 
 /**
  * Every user has a personal namespace (kind 'user', GitLab's `Namespace` owned by the user):
- * the groups projection keeps it from the user's stream, guarded by the same stream versions.
+ * the groups projection keeps it from the user's stream (UserCreated, UserProfileUpdated,
+ * UserDeleted), guarded by the same stream versions.
  */
-export const PERSONAL_NAMESPACE_EVENT_TYPES = ['UserCreated', 'UserProfileUpdated', 'UserDeleted'] as const satisfies readonly UserEvent['type'][];
-export type PersonalNamespaceEvent = Extract<UserEvent, { type: (typeof PERSONAL_NAMESPACE_EVENT_TYPES)[number] }>;
 
-/** Applies a user's event that is new to the projection (the callers checked its stream version). */
-export async function projectPersonalNamespace(event: PersonalNamespaceEvent & ProjectedEvent, trx: Db): Promise<void> {
-  const at = event.occurredAt.toISOString();
-  const v = event.streamVersion;
-  switch (event.type) {
-    case 'UserCreated':
-      await insertPersonalNamespaces(trx, [event]);
-      return;
-    case 'UserProfileUpdated': {
-      const { username, name } = event.data.changes;
-      if (username === undefined && name === undefined) return;
-      await trx
-        .updateTable('namespaces')
-        .set({
-          ...(username !== undefined ? { path: username, full_path: username } : {}),
-          ...(name !== undefined ? { name, full_name: name } : {}),
-          updated_at: at,
-          stream_version: v,
-        })
-        .where('kind', '=', 'user')
-        .where('owner_id', '=', event.data.id)
-        .where('stream_version', '<', v)
-        .execute();
-      return;
-    }
-    case 'UserDeleted':
-      await trx.deleteFrom('namespaces').where('kind', '=', 'user').where('owner_id', '=', event.data.id).execute();
-      return;
-    default:
-      return unhandled(event);
-  }
+/** A user's rename renames their namespace. */
+export async function renamePersonalNamespace({ data, occurredAt, streamVersion: v }: Projected<'UserProfileUpdated'>, trx: Db): Promise<void> {
+  const { username, name } = data.changes;
+  if (username === undefined && name === undefined) return;
+  await trx
+    .updateTable('namespaces')
+    .set({
+      ...(username !== undefined ? { path: username, full_path: username } : {}),
+      ...(name !== undefined ? { name, full_name: name } : {}),
+      updated_at: occurredAt.toISOString(),
+      stream_version: v,
+    })
+    .where('kind', '=', 'user')
+    .where('owner_id', '=', data.id)
+    .where('stream_version', '<', v)
+    .execute();
+}
+
+export async function deletePersonalNamespace({ data }: Projected<'UserDeleted'>, trx: Db): Promise<void> {
+  await trx.deleteFrom('namespaces').where('kind', '=', 'user').where('owner_id', '=', data.id).execute();
 }
 
 /** Personal namespaces of new users (idempotent: an existing id is left alone). */

@@ -1,16 +1,9 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
-import { unhandled } from '../../domain/decider.js';
-import { eventTypesOf } from '../../domain/events.js';
-import type { GroupEvent } from '../../domain/groups/events.js';
-import { type ProjectEvent, projectEvents } from '../../domain/projects/events.js';
 import { type ProjectSettings, settingsOf } from '../../domain/projects/settings.js';
-import type { RepositoryEvent } from '../../domain/repository/decider.js';
-import { type UserEvent, userStreamId } from '../../domain/users.js';
-import type { ProjectedEvent } from '../../eventstore/types.js';
+import { userStreamId } from '../../domain/users.js';
 import type { NamespaceRow } from '../groups/tables.js';
-import type { Projector } from '../projector.js';
-import { claimStreamVersion } from '../stream-versions.js';
+import { defineProjector, type Projected } from '../projector.js';
 import { COLUMN_SETTINGS, type ProjectsTable } from './tables.js';
 import { avatarPath } from '../../domain/uploads.js';
 
@@ -37,178 +30,157 @@ function splitSettings(settings: Partial<ProjectSettings>): { columns: Record<st
   return { columns, rest };
 }
 
-/** Events of other areas that move projects' paths or hide them. */
-const FOREIGN_EVENT_TYPES = ['GroupUpdated', 'GroupDeletionScheduled', 'UserProfileUpdated', 'UserDeleted', 'BranchCreated'] as const;
-type ForeignEvent = Extract<GroupEvent | UserEvent | RepositoryEvent, { type: (typeof FOREIGN_EVENT_TYPES)[number] }>;
+/** Moves a project row to the event's version; false when the event was applied already. */
+async function advance(trx: Db, v: number, id: number, values: Record<string, unknown> = {}) {
+  const result = await trx
+    .updateTable('projects')
+    .set({ ...values, stream_version: v })
+    .where('id', '=', id)
+    .where('stream_version', '<', v)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
 
-const OWN_EVENT_TYPES: ReadonlySet<string> = new Set(eventTypesOf(projectEvents));
+const archive = async ({ type, data, occurredAt, streamVersion }: Projected<'ProjectArchived' | 'ProjectUnarchived'>, trx: Db) => {
+  await advance(trx, streamVersion, data.id, { archived: type === 'ProjectArchived', updated_at: occurredAt.toISOString() });
+};
+
+const star = async ({ type, data, occurredAt, streamVersion }: Projected<'ProjectStarred' | 'ProjectUnstarred'>, trx: Db) => {
+  const { id, user_id } = data;
+  if (!(await advance(trx, streamVersion, id))) return;
+  if (type === 'ProjectStarred') {
+    await trx
+      .insertInto('project_stars')
+      .values({ project_id: id, user_id, created_at: occurredAt.toISOString() })
+      .onConflict((oc) => oc.columns(['project_id', 'user_id']).doNothing())
+      .execute();
+  } else {
+    await trx.deleteFrom('project_stars').where('project_id', '=', id).where('user_id', '=', user_id).execute();
+  }
+  await sql`update projects set star_count = (select count(*) from project_stars where project_id = ${id}) where id = ${id}`.execute(trx);
+};
 
 /**
  * Inline: the projects API reads what it just wrote. An event of a project stream is applied
- * once: guarded by the stream version in projects_stream_versions, which outlives the rows (a
- * ProjectCreated or ProjectStarred replayed after ProjectDeleted writes nothing); the rows keep
- * their own stream_version too. What comes from namespaces (paths and names with the
- * namespace, hiding a removed owner's projects) is recomputed from the namespace rows, so
- * replays change nothing. Runs after the groups projector (registry order): renames read
- * the renamed rows.
+ * once: the kernel guards it by the stream version in projects_stream_versions, which outlives
+ * the rows (a ProjectCreated or ProjectStarred replayed after ProjectDeleted writes nothing);
+ * the rows keep their own stream_version too. What comes from namespaces (paths and names
+ * with the namespace, hiding a removed owner's projects) is recomputed from the namespace
+ * rows, so replays change nothing. Runs after the groups projector (registry order): renames
+ * read the renamed rows.
  */
-export const projectsProjector: Projector = {
+export const projectsProjector = defineProjector({
   name: 'projects',
   // 2: avatar_sha256 (migration 0051), filled in for the avatars set before it by the rebuild a bump brings.
   version: 2,
-  mode: 'inline',
-  handles: [...eventTypesOf(projectEvents), ...FOREIGN_EVENT_TYPES],
-  tables: ['projects', 'project_stars', 'project_group_links', 'projects_stream_versions'],
+  tables: ['projects', 'project_stars', 'project_group_links'],
   // Paths and names come from the namespace rows.
   reads: ['namespaces'],
-  async apply(stored: ProjectedEvent, trx: Db) {
-    const event = stored as unknown as (ProjectEvent | ForeignEvent) & ProjectedEvent;
-    const at = stored.occurredAt.toISOString();
-    const v = stored.streamVersion;
-    if (OWN_EVENT_TYPES.has(stored.type) && !(await claimStreamVersion(trx, 'projects_stream_versions', stored))) return;
-    /** Moves a project row to this event's version; false when the event was applied already. */
-    const advance = async (id: number, values: Record<string, unknown> = {}) => {
-      const result = await trx
-        .updateTable('projects')
-        .set({ ...values, stream_version: v })
-        .where('id', '=', id)
-        .where('stream_version', '<', v)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0;
-    };
-    switch (event.type) {
-      case 'ProjectCreated': {
-        const d = event.data;
-        const { columns, rest } = splitSettings(settingsOf(d));
-        // The namespace row, locked: a concurrent rename (an update of the row) either finished
-        // before (we see its new path) or waits for this transaction (its cascade then sees this
-        // project). `for share`, as createProject's command took it: creations in one namespace
-        // share the row, where upgrading to `for update` here deadlocked them.
-        const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name'>>`
-          select traversal_ids, full_path, full_name from namespaces where id = ${d.namespace_id} for share`.execute(trx);
-        const ns = rows[0];
-        await trx
-          .insertInto('projects')
-          .values({
-            ...(columns as Pick<ProjectsTable, (typeof COLUMN_SETTINGS)[number]>),
-            issues_enabled: d.issues_access_level !== 'disabled',
-            merge_requests_enabled: d.merge_requests_access_level !== 'disabled',
-            wiki_enabled: d.wiki_access_level !== 'disabled',
-            jobs_enabled: d.builds_access_level !== 'disabled',
-            snippets_enabled: d.snippets_access_level !== 'disabled',
-            id: d.id,
-            namespace_id: d.namespace_id,
-            creator_id: d.creator_id,
-            path_with_namespace: ns ? `${ns.full_path}/${d.path}` : d.path_with_namespace,
-            name_with_namespace: ns ? `${ns.full_name} / ${d.name}` : d.name_with_namespace,
-            traversal_ids: ns ? ns.traversal_ids : [...d.traversal_ids],
-            default_branch: d.default_branch,
-            archived: false,
-            star_count: 0,
-            forks_count: 0,
-            open_issues_count: 0,
-            avatar_url: null,
-            avatar_sha256: null,
-            settings: JSON.stringify({ ...rest, readme: d.readme }),
-            pending_delete: false,
-            created_at: at,
-            last_activity_at: at,
-            updated_at: at,
-            stream_version: v,
-          })
-          .onConflict((oc) => oc.column('id').doNothing())
-          .execute();
-        return;
+  on: {
+    ProjectCreated: async ({ data: d, occurredAt, streamVersion: v }, trx) => {
+      const at = occurredAt.toISOString();
+      const { columns, rest } = splitSettings(settingsOf(d));
+      // The namespace row, locked: a concurrent rename (an update of the row) either finished
+      // before (we see its new path) or waits for this transaction (its cascade then sees this
+      // project). `for share`, as createProject's command took it: creations in one namespace
+      // share the row, where upgrading to `for update` here deadlocked them.
+      const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name'>>`
+        select traversal_ids, full_path, full_name from namespaces where id = ${d.namespace_id} for share`.execute(trx);
+      const ns = rows[0];
+      await trx
+        .insertInto('projects')
+        .values({
+          ...(columns as Pick<ProjectsTable, (typeof COLUMN_SETTINGS)[number]>),
+          issues_enabled: d.issues_access_level !== 'disabled',
+          merge_requests_enabled: d.merge_requests_access_level !== 'disabled',
+          wiki_enabled: d.wiki_access_level !== 'disabled',
+          jobs_enabled: d.builds_access_level !== 'disabled',
+          snippets_enabled: d.snippets_access_level !== 'disabled',
+          id: d.id,
+          namespace_id: d.namespace_id,
+          creator_id: d.creator_id,
+          path_with_namespace: ns ? `${ns.full_path}/${d.path}` : d.path_with_namespace,
+          name_with_namespace: ns ? `${ns.full_name} / ${d.name}` : d.name_with_namespace,
+          traversal_ids: ns ? ns.traversal_ids : [...d.traversal_ids],
+          default_branch: d.default_branch,
+          archived: false,
+          star_count: 0,
+          forks_count: 0,
+          open_issues_count: 0,
+          avatar_url: null,
+          avatar_sha256: null,
+          settings: JSON.stringify({ ...rest, readme: d.readme }),
+          pending_delete: false,
+          created_at: at,
+          last_activity_at: at,
+          updated_at: at,
+          stream_version: v,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    },
+    ProjectUpdated: async ({ data, occurredAt, streamVersion }, trx) => {
+      const { id, changes } = data;
+      const { default_branch, ...settings } = changes;
+      const { columns, rest } = splitSettings(settings);
+      const values: Record<string, unknown> = { ...columns, updated_at: occurredAt.toISOString() };
+      if (default_branch !== undefined) values.default_branch = default_branch;
+      if (Object.keys(rest).length > 0) values.settings = sql`settings || ${JSON.stringify(rest)}::jsonb`;
+      // SET expressions see the row before the update: swap the last segment only.
+      if (settings.path !== undefined) {
+        values.path_with_namespace = sql`left(path_with_namespace, length(path_with_namespace) - length(path)) || ${settings.path}`;
       }
-      case 'ProjectUpdated': {
-        const { id, changes } = event.data;
-        const { default_branch, ...settings } = changes;
-        const { columns, rest } = splitSettings(settings);
-        const values: Record<string, unknown> = { ...columns, updated_at: at };
-        if (default_branch !== undefined) values.default_branch = default_branch;
-        if (Object.keys(rest).length > 0) values.settings = sql`settings || ${JSON.stringify(rest)}::jsonb`;
-        // SET expressions see the row before the update: swap the last segment only.
-        if (settings.path !== undefined) {
-          values.path_with_namespace = sql`left(path_with_namespace, length(path_with_namespace) - length(path)) || ${settings.path}`;
-        }
-        if (settings.name !== undefined) {
-          values.name_with_namespace = sql`left(name_with_namespace, length(name_with_namespace) - length(name)) || ${settings.name}`;
-        }
-        await advance(id, values);
-        return;
+      if (settings.name !== undefined) {
+        values.name_with_namespace = sql`left(name_with_namespace, length(name_with_namespace) - length(name)) || ${settings.name}`;
       }
-      case 'ProjectArchived':
-      case 'ProjectUnarchived':
-        await advance(event.data.id, { archived: event.type === 'ProjectArchived', updated_at: at });
-        return;
-      case 'ProjectStarred':
-      case 'ProjectUnstarred': {
-        const { id, user_id } = event.data;
-        if (!(await advance(id))) return;
-        if (event.type === 'ProjectStarred') {
-          await trx
-            .insertInto('project_stars')
-            .values({ project_id: id, user_id, created_at: at })
-            .onConflict((oc) => oc.columns(['project_id', 'user_id']).doNothing())
-            .execute();
-        } else {
-          await trx.deleteFrom('project_stars').where('project_id', '=', id).where('user_id', '=', user_id).execute();
-        }
-        await sql`update projects set star_count = (select count(*) from project_stars where project_id = ${id}) where id = ${id}`.execute(trx);
-        return;
-      }
-      case 'ProjectDeletionScheduled':
-        await advance(event.data.id, { pending_delete: true, updated_at: at });
-        return;
-      case 'ProjectAvatarChanged': {
-        const { id, avatar } = event.data;
-        // The path only (the API puts the instance's URL before it), and the upload it serves.
-        await advance(id, { avatar_url: avatarPath('project', id, avatar.filename), avatar_sha256: avatar.sha256, updated_at: at });
-        return;
-      }
-      case 'ProjectDeleted': {
-        const { id } = event.data;
-        await trx.deleteFrom('project_stars').where('project_id', '=', id).execute();
-        await trx.deleteFrom('project_group_links').where('project_id', '=', id).execute();
-        await trx.deleteFrom('projects').where('id', '=', id).execute();
-        return;
-      }
-
-      // ───────── namespaces ─────────
-      case 'GroupUpdated': {
-        const { id, changes } = event.data;
-        if (changes.path === undefined && changes.name === undefined) return;
-        await recomputeNamespacedNames(trx, sql<SqlBool>`p.traversal_ids && array[${id}]::integer[]`);
-        return;
-      }
-      case 'UserProfileUpdated': {
-        const { id, changes } = event.data;
-        if (changes.username === undefined && changes.name === undefined) return;
-        await recomputeNamespacedNames(trx, sql<SqlBool>`p.namespace_id in (select id from namespaces where kind = 'user' and owner_id = ${id})`);
-        return;
-      }
-      // GitLab: a group being removed hides its projects at once.
-      case 'GroupDeletionScheduled':
-        await sql`update projects set pending_delete = true where traversal_ids && array[${event.data.id}]::integer[] and not pending_delete`.execute(trx);
-        return;
-      // GitLab (Users::DestroyService): a removed user's personal projects go with them. The
-      // namespace id comes from the log, so this holds whatever order projectors run in.
-      case 'UserDeleted':
-        await sql`update projects set pending_delete = true
-                   where namespace_id = (select (data->>'namespace_id')::integer from events
-                                          where stream_id = ${userStreamId(event.data.id)} and event_type = 'UserCreated' limit 1)
-                     and not pending_delete`.execute(trx);
-        return;
-      // GitLab (Git::BranchPushService#update_default_branch?): the first branch pushed to an
-      // empty repository becomes its HEAD, the project's default branch.
-      case 'BranchCreated':
-        await trx.updateTable('projects').set({ default_branch: event.data.branch }).where('id', '=', event.data.project_id).where('default_branch', 'is', null).execute();
-        return;
-      default:
-        return unhandled(event);
-    }
+      await advance(trx, streamVersion, id, values);
+    },
+    ProjectArchived: archive,
+    ProjectUnarchived: archive,
+    ProjectStarred: star,
+    ProjectUnstarred: star,
+    ProjectDeletionScheduled: async ({ data, occurredAt, streamVersion }, trx) =>
+      advance(trx, streamVersion, data.id, { pending_delete: true, updated_at: occurredAt.toISOString() }),
+    ProjectAvatarChanged: async ({ data, occurredAt, streamVersion }, trx) => {
+      const { id, avatar } = data;
+      // The path only (the API puts the instance's URL before it), and the upload it serves.
+      await advance(trx, streamVersion, id, { avatar_url: avatarPath('project', id, avatar.filename), avatar_sha256: avatar.sha256, updated_at: occurredAt.toISOString() });
+    },
+    ProjectDeleted: async ({ data }, trx) => {
+      const { id } = data;
+      await trx.deleteFrom('project_stars').where('project_id', '=', id).execute();
+      await trx.deleteFrom('project_group_links').where('project_id', '=', id).execute();
+      await trx.deleteFrom('projects').where('id', '=', id).execute();
+    },
   },
-};
+  // Other areas' events that move projects' paths or hide them: applied every time, recomputed from the rows.
+  cascades: {
+    GroupUpdated: async ({ data }, trx) => {
+      const { id, changes } = data;
+      if (changes.path === undefined && changes.name === undefined) return;
+      await recomputeNamespacedNames(trx, sql<SqlBool>`p.traversal_ids && array[${id}]::integer[]`);
+    },
+    UserProfileUpdated: async ({ data }, trx) => {
+      const { id, changes } = data;
+      if (changes.username === undefined && changes.name === undefined) return;
+      await recomputeNamespacedNames(trx, sql<SqlBool>`p.namespace_id in (select id from namespaces where kind = 'user' and owner_id = ${id})`);
+    },
+    // GitLab: a group being removed hides its projects at once.
+    GroupDeletionScheduled: async ({ data }, trx) =>
+      sql`update projects set pending_delete = true where traversal_ids && array[${data.id}]::integer[] and not pending_delete`.execute(trx),
+    // GitLab (Users::DestroyService): a removed user's personal projects go with them. The
+    // namespace id comes from the log, so this holds whatever order projectors run in.
+    UserDeleted: async ({ data }, trx) =>
+      sql`update projects set pending_delete = true
+           where namespace_id = (select (data->>'namespace_id')::integer from events
+                                  where stream_id = ${userStreamId(data.id)} and event_type = 'UserCreated' limit 1)
+             and not pending_delete`.execute(trx),
+    // GitLab (Git::BranchPushService#update_default_branch?): the first branch pushed to an
+    // empty repository becomes its HEAD, the project's default branch.
+    BranchCreated: async ({ data }, trx) =>
+      trx.updateTable('projects').set({ default_branch: data.branch }).where('id', '=', data.project_id).where('default_branch', 'is', null).execute(),
+  },
+});
 
 /** path_with_namespace and name_with_namespace from the projects' namespace rows. */
 async function recomputeNamespacedNames(trx: Db, which: Expression<SqlBool>) {

@@ -2,6 +2,7 @@ import { unhandled } from '../../domain/decider.js';
 import type { UserEvent } from '../../domain/users.js';
 import { avatarPath } from '../../domain/uploads.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
+import type { Projected } from '../projector.js';
 
 /**
  * What each user event writes to the user's `users` row (src/projections/users.ts writes
@@ -35,10 +36,17 @@ export function createdRow(event: Extract<Stored, { type: 'UserCreated' }>) {
   });
 }
 
+/** The events that change the user's `users` row (and only that). */
+export type RowUpdate = Projected<
+  'UserProfileUpdated' | 'UserPasswordChanged' | 'UserBlocked' | 'UserUnblocked' | 'UserStatusSet' | 'UserStatusCleared' | 'UserEmailChangeRequested' | 'UserAvatarChanged'
+>;
+
 /**
  * The `users` columns an updating event sets (besides updated_at and stream_version), or
  * undefined for the events that create or delete the row or write the other tables.
  */
+export function rowChanges(event: RowUpdate): Record<string, unknown>;
+export function rowChanges(event: Stored): Record<string, unknown> | undefined;
 export function rowChanges(event: Stored): Record<string, unknown> | undefined {
   switch (event.type) {
     case 'UserProfileUpdated':
