@@ -20,7 +20,7 @@ export interface Projector {
    * The handled types whose streams' versions the projection records (`<name>_stream_versions`):
    * an event of one of them is applied once. The others (cascades) are applied every time.
    */
-  readonly guarded?: readonly string[];
+  readonly guarded: readonly string[];
   /** The read tables this projector owns (rebuilt and swapped together). */
   readonly tables: readonly string[];
   /**
@@ -37,13 +37,13 @@ export interface Projector {
    * whose handlers read nothing either is sent with the append in one round trip
    * (src/commands/kernel/record-projections.ts finds that out by itself).
    */
-  applyNew?(event: ProjectedEvent, trx: Db): Promise<void>;
+  applyNew(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
    * Applies the handled events of a batch (in log order), keeping the stream versions the way
    * `guard` says (REPLAY_GUARD when not given): the async worker's and rebuild's path. Must
    * leave the same rows as `apply` on each in turn (test/properties/apply-batch.test.ts).
    */
-  applyBatch?(events: readonly ProjectedEvent[], trx: Db, guard?: BatchGuard): Promise<void>;
+  applyBatch(events: readonly ProjectedEvent[], trx: Db, guard?: BatchGuard): Promise<void>;
 }
 
 /** An event of one of the types `T` as a projector's handler receives it. */
@@ -77,8 +77,12 @@ export interface ProjectorDefinition<E extends DomainEvent = KnownEventTypeEvent
    * condition: "delete where project_id = …").
    */
   readonly cascades?: Handlers<E>;
-  /** A faster batch path of its own (it must keep the versions as `guard` says). */
-  readonly applyBatch?: Projector['applyBatch'];
+  /**
+   * A faster path of its own for a batch: `events` are the batch's events to apply, in log
+   * order (those the guard lets through, and cascades); `handle` applies one the ordinary way.
+   * The kernel keeps the stream versions around it.
+   */
+  readonly batch?: (events: readonly ProjectedEvent[], trx: Db, handle: (event: ProjectedEvent) => Promise<unknown>) => Promise<void>;
 }
 
 /**
@@ -110,12 +114,14 @@ export function defineProjector<E extends DomainEvent = KnownEventTypeEvents>(de
       await handler(event)(event, trx);
       if (isGuarded(event.type)) await recordStreamVersion(trx, versions, event);
     },
-    applyBatch:
-      definition.applyBatch ??
-      (async (events, trx, guard = REPLAY_GUARD) => {
-        const fresh = new Set(await guard.keep(trx, versions, events.filter((event) => isGuarded(event.type))));
-        for (const event of events) if (fresh.has(event) || !isGuarded(event.type)) await handler(event)(event, trx);
-        await guard.record(trx, versions, [...fresh]);
-      }),
+    async applyBatch(events, trx, guard = REPLAY_GUARD) {
+      const fresh = await guard.keep(trx, versions, events.filter((event) => isGuarded(event.type)));
+      const kept = new Set(fresh);
+      const applied = events.filter((event) => kept.has(event) || !isGuarded(event.type));
+      const handle = (event: ProjectedEvent) => handler(event)(event, trx);
+      if (definition.batch) await definition.batch(applied, trx, handle);
+      else for (const event of applied) await handle(event);
+      await guard.record(trx, versions, fresh);
+    },
   };
 }

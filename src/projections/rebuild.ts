@@ -129,7 +129,7 @@ export async function rebuildProjections(
     const settled = await Promise.allSettled([
       ...projectors.map(async (projector) => {
         const table = versionsLeftToRebuild(projector);
-        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, table, projector.guarded ?? projector.handles, after));
+        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, table, projector.guarded, after));
       }),
       ...indexes.map((index) => sql.raw(index).execute(handle.db)),
     ]);
@@ -355,14 +355,13 @@ export async function applyEvents(projector: Projector, events: readonly Project
   const handles = handledTypes(projector);
   const handled = events.filter((e) => handles.has(e.type));
   if (handled.length === 0) return;
-  if (projector.applyBatch) return projector.applyBatch(handled, trx, guard);
-  for (const event of handled) await projector.apply(event, trx);
+  await projector.applyBatch(handled, trx, guard);
 }
 
 /** The stream versions table (stream-versions.ts) whose recording the bulk replay's batches leave to the rebuild (EMPTY_TABLES). */
 function versionsLeftToRebuild(projector: Projector): string | undefined {
   const table = `${projector.name}_stream_versions`;
-  return projector.applyBatch && projector.tables.includes(table) ? table : undefined;
+  return projector.tables.includes(table) ? table : undefined;
 }
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import type { Checkpoint, ProjectedEvent } from '../eventstore/types.js';
 
@@ -22,7 +22,7 @@ type Versioned = Pick<ProjectedEvent, 'streamId' | 'streamVersion'>;
 
 /**
  * Records the event's version and answers whether it is new to the projection (apply it) or
- * a replay (skip it). One statement, for projectors that read results.
+ * a replay (skip it): the guard of an event that may have been applied before.
  */
 export async function claimStreamVersion(trx: Db, table: string, event: Versioned): Promise<boolean> {
   const { rows } = await sql`
@@ -32,16 +32,7 @@ export async function claimStreamVersion(trx: Db, table: string, event: Versione
   return rows.length > 0;
 }
 
-/**
- * For projectors that read no results, so that their statements go with the append in one
- * round trip (src/commands/kernel/record-projections.ts): the SQL condition "this event is new to
- * the projection", to guard each of the event's statements, followed by
- * `recordStreamVersion` as the event's last statement.
- */
-export const unapplied = (table: string, event: Versioned): RawBuilder<SqlBool> =>
-  sql<SqlBool>`${event.streamVersion}::integer > coalesce((select version from ${sql.table(table)} where stream_id = ${event.streamId}), 0)`;
-
-/** Records the event's version (a write only: nothing is read back). */
+/** Records the version of an event its own transaction has just appended (new to every projection): a write only, nothing read back. */
 export async function recordStreamVersion(trx: Db, table: string, event: Versioned): Promise<void> {
   await sql`
     insert into ${sql.table(table)} as t (stream_id, version) values (${event.streamId}, ${event.streamVersion})

@@ -5,7 +5,7 @@ import type { ProjectedEvent } from '../eventstore/types.js';
 import { precompiledPerShape, type Slot } from '../precompiled.js';
 import { defineProjector, type Handlers } from './projector.js';
 import { recordset } from './recordset.js';
-import { REPLAY_GUARD, type StreamVersionsTable } from './stream-versions.js';
+import { type StreamVersionsTable } from './stream-versions.js';
 import { createdRow, rowChanges, type RowUpdate } from './users/rows.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
@@ -117,7 +117,6 @@ const rowUpdate = precompiledPerShape((columns) => (db: Db, ...values: Slot<unkn
     .where('stream_version', '<', values[n + 1] as Slot<number>);
 });
 
-const VERSIONS = 'users_stream_versions';
 
 /** A change of the user's row: guarded by the row's stream version too, so a replayed event changes nothing. */
 async function updateRow(event: RowUpdate, trx: Db) {
@@ -176,9 +175,6 @@ const on: Handlers = {
       .execute(),
 };
 
-/** The batch path's dispatch to `on` (the kernel's own does the same). */
-const project = (event: ProjectedEvent, trx: Db) => (on as Record<string, (event: ProjectedEvent, trx: Db) => Promise<unknown>>)[event.type]!(event, trx);
-
 /**
  * Every event of a user stream is applied once: the kernel guards it by the stream version
  * recorded in users_stream_versions, which outlives the rows (UserCreated or
@@ -199,12 +195,9 @@ export const usersProjector = defineProjector({
    * folded in (a stream's version 1 precedes everything else of that user); other users'
    * updates are merged per user into one UPDATE per changed-column set; then the remaining
    * events (tokens, custom attributes, deletions) in log order. No remaining event of a
-   * user is followed by an update of that user's row: deletion is the last. Events the
-   * projection has applied already (at or below their stream's recorded version) are left
-   * out first, and the batch's versions recorded last.
+   * user is followed by an update of that user's row: deletion is the last.
    */
-  async applyBatch(batch, trx, guard = REPLAY_GUARD) {
-    const events = await guard.keep(trx, VERSIONS, batch);
+  async batch(events, trx, handle) {
     const created = new Map<number, { row: ReturnType<typeof createdRow>; folded: Stored[] }>();
     const updates: Stored[] = [];
     const rest: Stored[] = [];
@@ -222,8 +215,7 @@ export const usersProjector = defineProjector({
     // A row that was there already (a creation replayed) takes its updates the guarded way.
     for (const id of await insertCreated(trx, [...created.values()].map((c) => c.row))) updates.push(...created.get(id)!.folded);
     if (updates.length > 0) await applyMergedUpdates(trx, updates);
-    for (const event of rest) await project(event, trx);
-    await guard.record(trx, VERSIONS, events);
+    for (const event of rest) await handle(event);
   },
 });
 

@@ -11,7 +11,7 @@ import { precompiled, type Slot } from '../../src/precompiled.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { inlineProjectors } from '../../src/projections/registry.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
-import { commandContext, count, counterProjector, createCounterTable, ignore } from '../projections/fixtures.js';
+import { commandContext, count, counterProjector, createCounterTable, handWritten, ignore } from '../projections/fixtures.js';
 import type { CommandContext } from '../../src/commands/kernel/context.js';
 
 let handle: DatabaseHandle;
@@ -32,7 +32,7 @@ const writing: Projector = counterProjector({ mode: 'inline', batch: false });
  */
 function readingProjector() {
   const applied = { times: 0 };
-  const projector: Projector = {
+  const projector = handWritten({
     ...writing,
     name: 'reading counts',
     async apply(event, trx) {
@@ -45,7 +45,7 @@ function readingProjector() {
         on conflict (stream_id) do update set events = excluded.events, total = excluded.total, last_version = excluded.last_version
         where test_counts.last_version < excluded.last_version`.execute(trx);
     },
-  };
+  });
   return { projector, applied };
 }
 
@@ -152,7 +152,7 @@ describe('a command precondition', () => {
 
 const counted: ProjectedEvent = { streamId: 'rec-1', streamVersion: 4, eventId: '018f0000-0000-7000-8000-000000000000', type: 'Counted', schemaVersion: 1, data: { amount: 2 }, occurredAt: new Date() };
 type Probe = (trx: Db, k: Kysely<any>, event: ProjectedEvent) => Promise<unknown>;
-const probe = (apply: Probe): Projector => ({ ...writing, name: 'probe', apply: async (event, trx) => void (await apply(trx, trx as unknown as Kysely<any>, event)) });
+const probe = (apply: Probe): Projector => handWritten({ ...writing, name: 'probe', apply: async (event, trx) => void (await apply(trx, trx as unknown as Kysely<any>, event)) });
 const removeCount = precompiled((db: Kysely<any>, id: Slot<string>) => db.deleteFrom('test_counts').where('stream_id', '=', id));
 
 describe('recorded projections', () => {

@@ -74,7 +74,7 @@ export function counterProjector(options: {
   const table = options.table ?? 'test_counts';
   const factor = options.factor ?? 1;
   const amountOf = (e: ProjectedEvent) => (e.data as { amount: number }).amount * factor;
-  const projector: Projector = {
+  const projector = handWritten({
     name: options.name ?? 'counts',
     version: options.version ?? 1,
     mode: options.mode ?? 'async',
@@ -90,7 +90,7 @@ export function counterProjector(options: {
               last_version = excluded.last_version
         where ${sql.table(table)}.last_version < excluded.last_version`.execute(trx);
     },
-  };
+  });
   if (options.batch === false) return projector;
   return {
     ...projector,
@@ -127,7 +127,7 @@ export async function createDeliveryTable(db: Db, table = 'test_deliveries') {
 
 export function deliveryProjector(options: { name?: string; table?: string; handles?: readonly string[] } = {}): Projector {
   const table = options.table ?? 'test_deliveries';
-  return {
+  return handWritten({
     name: options.name ?? 'deliveries',
     version: 1,
     mode: 'async',
@@ -136,7 +136,7 @@ export function deliveryProjector(options: { name?: string; table?: string; hand
     async apply(event, trx) {
       await sql`insert into ${sql.table(table)} (event_id, stream_id, stream_version) values (${event.eventId}, ${event.streamId}, ${event.streamVersion})`.execute(trx);
     },
-  };
+  });
 }
 
 export async function deliveries(db: Db, table = 'test_deliveries') {
@@ -157,3 +157,28 @@ export async function eventsInLog(db: Kysely<any>) {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A projector written out by hand, to test the runner's own contract (its own guard, or
+ * none: a deliberately non-idempotent one): no kernel guard, and its inline and batch paths
+ * apply event by event unless it brings a batch path of its own.
+ */
+export function handWritten(p: Omit<Projector, 'guarded' | 'applyNew' | 'applyBatch'> & { applyBatch?: Projector['applyBatch'] | undefined }): Projector {
+  const { name, version, mode, handles, tables, reads, apply } = p;
+  return {
+    name,
+    version,
+    mode,
+    handles,
+    tables,
+    ...(reads ? { reads } : {}),
+    guarded: [],
+    apply,
+    applyNew: apply,
+    applyBatch:
+      p.applyBatch ??
+      (async (events, trx) => {
+        for (const event of events) await apply(event, trx);
+      }),
+  };
+}

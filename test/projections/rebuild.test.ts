@@ -2,21 +2,11 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database/database.js';
 import { GENESIS_HASH, appendToStream } from '../../src/eventstore/store.js';
-import type { Projector } from '../../src/projections/projector.js';
 import { SHADOW_SCHEMA, rebuildProjections } from '../../src/projections/rebuild.js';
 import { ProjectionWorker } from '../../src/projections/runner.js';
 import { openTestDatabase } from '../support/database.js';
 import { expectReplayEquivalence, snapshotTables } from '../support/replay.js';
-import {
-  commandContext,
-  count,
-  counterProjector,
-  createCounterTable,
-  createDeliveryTable,
-  deliveries,
-  deliveryProjector,
-  ignore,
-} from './fixtures.js';
+import { commandContext, count, counterProjector, createCounterTable, createDeliveryTable, deliveries, deliveryProjector, ignore, handWritten } from './fixtures.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -117,13 +107,13 @@ describe('rebuildProjections', () => {
 
     const before = await snapshotTables(handle.db, ['test_counts']);
     const oid = await tableOid('test_counts');
-    const broken: Projector = {
+    const broken = handWritten({
       ...inlineCounter,
       applyBatch: undefined,
       async apply(event) {
         if (event.streamId === 'r3') throw new Error('projector bug');
       },
-    };
+    });
     await expect(rebuildProjections(handle, [broken], { batchSize: 7 })).rejects.toThrow('projector bug');
     expect(await shadowSchemaExists()).toBe(false);
     expect(await tableOid('test_counts')).toBe(oid);

@@ -2,16 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Checkpoint, LoggedEvent } from '../../src/eventstore/types.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { PageReader, sequencesOf } from '../../src/projections/replay-pages.js';
+import { handWritten } from './fixtures.js';
 
-const projector = (name: string, tables: string[], reads?: string[]): Projector => ({
-  name,
-  version: 1,
-  mode: 'inline',
-  handles: [],
-  tables,
-  ...(reads ? { reads } : {}),
-  apply: async () => {},
-});
+const projector = (name: string, tables: string[], reads?: string[]): Projector =>
+  handWritten({ name, version: 1, mode: 'inline', handles: [], tables, ...(reads ? { reads } : {}), apply: async () => {} });
 
 describe('sequencesOf', () => {
   it('puts a projector with the owners of the tables it reads, in their order, and leaves the others alone', () => {

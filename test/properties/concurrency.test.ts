@@ -4,10 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database/database.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { readStream } from '../../src/eventstore/store.js';
-import type { Projector } from '../../src/projections/projector.js';
 import { ProjectionWorker } from '../../src/projections/runner.js';
 import { openTestDatabase } from '../support/database.js';
-import { commandContext, count, createDeliveryTable, deliveries, deliveryProjector, ignore } from '../projections/fixtures.js';
+import { commandContext, count, createDeliveryTable, deliveries, deliveryProjector, ignore, handWritten } from '../projections/fixtures.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -17,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => handle.close());
 
 /** Holds the append transaction open for the event's `delayMs` before it commits. */
-const delayCommit: Projector = {
+const delayCommit = handWritten({
   name: 'delay-commit',
   version: 1,
   mode: 'inline',
@@ -27,7 +26,7 @@ const delayCommit: Projector = {
     const delayMs = (event.data as { delayMs?: number }).delayMs;
     if (delayMs) await sql`select pg_sleep(${delayMs / 1000})`.execute(trx);
   },
-};
+});
 
 /** Runs the tasks with at most `concurrency` in flight. */
 async function runConcurrently<T>(tasks: readonly (() => Promise<T>)[], concurrency: number): Promise<PromiseSettledResult<T>[]> {

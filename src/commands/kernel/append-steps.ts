@@ -72,7 +72,7 @@ export async function runInlineProjections(
     for (const projector of projectors) {
       if (!projector.handles.includes(event.type)) continue;
       applying?.(projector, event);
-      await (projector.applyNew ? projector.applyNew(event, trx) : projector.apply(event, trx));
+      await projector.applyNew(event, trx);
     }
   }
 }

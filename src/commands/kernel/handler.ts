@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
-import type { ClaimChanges, ClaimRefusal, Decider, DomainEvent } from '../../domain/decider.js';
+import type { ClaimChanges, ClaimRefusal, DomainEvent } from '../../domain/decider.js';
 import { DomainError, conflict, resourceLocked } from '../../domain/errors.js';
 import { GENESIS_HASH, appendToStream, readStream } from '../../eventstore/store.js';
 import { isStalePreparedPlan } from '../../database/pg-client.js';

@@ -77,7 +77,7 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
   .post('/broadcast_messages', async (c) => {
     const auth = await requireAdmin(c);
     const p = await params(c, createParams);
-    const { db, commands } = appContext(c);
+    const { commands } = appContext(c);
     const now = commands.now();
     const id = await newId(commands, broadcastMessages);
     await run(

@@ -2,12 +2,10 @@ import { sql, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
 import { defineProjector, type Handlers } from '../projector.js';
-import { REPLAY_GUARD } from '../stream-versions.js';
 import { deletePersonalNamespace, insertPersonalNamespaces, renamePersonalNamespace } from './personal-namespaces.js';
 import type { NamespaceRow } from './tables.js';
 import { avatarPath } from '../../domain/uploads.js';
 
-const VERSIONS = 'namespaces_stream_versions';
 
 /** Moves a group row to the event's version; false when the event was applied already. */
 async function advance(trx: Db, v: number, id: number, values: Record<string, unknown> = {}) {
@@ -104,9 +102,6 @@ const on: Handlers = {
   },
 };
 
-/** The batch path's dispatch to `on` (the kernel's own does the same). */
-const project = (event: ProjectedEvent, trx: Db) => (on as Record<string, (event: ProjectedEvent, trx: Db) => Promise<unknown>>)[event.type]!(event, trx);
-
 /**
  * Personal namespaces (from the user stream) and groups (from group streams). Every event is
  * applied once: the kernel guards it by its stream version in namespaces_stream_versions, which
@@ -124,20 +119,18 @@ export const groupsProjector = defineProjector({
   on,
 
   /** Rebuild path: runs of consecutive UserCreated become one multi-row insert. */
-  async applyBatch(events, trx, guard = REPLAY_GUARD) {
-    const fresh = await guard.keep(trx, VERSIONS, events);
+  async batch(events, trx, handle) {
     let created: ProjectedEvent[] = [];
-    for (const event of fresh) {
+    for (const event of events) {
       if (event.type === 'UserCreated') {
         created.push(event);
         continue;
       }
       if (created.length > 0) await insertPersonalNamespaces(trx, created);
       created = [];
-      await project(event, trx);
+      await handle(event);
     }
     if (created.length > 0) await insertPersonalNamespaces(trx, created);
-    await guard.record(trx, VERSIONS, fresh);
   },
 });
 

@@ -210,7 +210,6 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
       });
       throw unprocessable(['Source project is not a fork of the target project']);
     }
-    const { db } = appContext(c);
     const metadata = eventMetadata(c, auth);
     const { fields, labels } = await fieldsOf(c, project, parsed, project.can('admin_merge_request'));
     const id = await newId(appContext(c).commands, mergeRequests);
