@@ -7,11 +7,10 @@ import { defineProjector, type Handlers } from './projector.js';
 import { recordset } from './recordset.js';
 import { type StreamVersionsTable } from './stream-versions.js';
 import { createdRow, rowChanges, type RowUpdate } from './users/rows.js';
+import type { Timestamp, NullableTimestamp } from '../database/columns.js';
 
 // ───────────────────────────── Tables ─────────────────────────────
 
-type Timestamp = ColumnType<Date, string, string>;
-type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
 
 export interface UsersTable {
   id: number;

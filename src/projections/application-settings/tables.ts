@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { SettingsChanges } from '../../domain/application-settings/attributes.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 /** The one row of the settings: what the log set over the defaults (secrets sealed). No row: all defaults. */
 export interface ApplicationSettingsTable {

@@ -1,7 +1,7 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 export interface ContainerRepositoriesTable {
   id: number;

@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { EnvironmentStatus } from '../../domain/environments.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 export interface EnvironmentsTable {
   id: number;

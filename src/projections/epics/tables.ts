@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { EpicStatus } from '../../domain/epics.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 /** GitLab's `epics`; dates are 'YYYY-MM-DD' text, the composite ones kept by the projector. */
 export interface EpicsTable {

@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { Strategy } from '../../domain/feature-flags/rules.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 export interface FeatureFlagsTable {
   id: number;

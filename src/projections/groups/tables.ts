@@ -2,13 +2,13 @@ import type { ColumnType, Selectable } from 'kysely';
 import type { Visibility } from '../../domain/access.js';
 import type { ProjectCreationLevel, SubgroupCreationLevel } from '../../domain/groups/settings.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
 /**
  * The groups projection's tables. `namespaces` is GitLab's table: it holds groups and the
  * personal namespaces of users (kept from the users' events, src/projections/groups/personal-namespaces.ts).
  */
 
-type Timestamp = ColumnType<Date, string, string>;
 
 /** Groups and personal (user) namespaces; `traversal_ids` runs from the root to this namespace. */
 export interface NamespacesTable {

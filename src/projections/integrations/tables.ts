@@ -1,8 +1,8 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Properties } from '../../domain/integrations/catalogue.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 export interface IntegrationsTable {
   id: number;

@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { MemberSourceType } from '../../domain/access.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 /** Direct memberships of groups (source_type 'Namespace') and projects ('Project'). */
 export interface MembersTable {

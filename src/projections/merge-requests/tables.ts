@@ -2,9 +2,8 @@ import type { ColumnType, Selectable } from 'kysely';
 import type { MergeRequestStatus } from '../../domain/merge-requests/decider.js';
 import type { MergeStatus } from '../../domain/merge-requests/events.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp, NullableTimestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
-type NullableTimestamp = ColumnType<Date | null, string | null, string | null>;
 
 /** GitLab's `merge_requests`, with its metrics (merged/closed by and at) and time tracking totals on the row. */
 export interface MergeRequestsTable {

@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { MilestoneStatus } from '../../domain/milestones.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 /** GitLab's `milestones` of projects; dates are 'YYYY-MM-DD' text. */
 export interface MilestonesTable {

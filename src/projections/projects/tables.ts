@@ -2,8 +2,8 @@ import type { ColumnType, Selectable } from 'kysely';
 import type { Visibility } from '../../domain/access.js';
 import type { ProjectSettings } from '../../domain/projects/settings.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 /** Projects; `traversal_ids` are the namespace's (root → the project's namespace). */
 export interface ProjectsTable {

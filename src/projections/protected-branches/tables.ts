@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { AccessKind } from '../../domain/protected-branches.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 export interface ProtectedBranchesTable {
   id: number;

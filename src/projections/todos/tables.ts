@@ -1,8 +1,8 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { TodoAction, TodoTargetType } from '../../domain/todos.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
+import type { Timestamp } from '../../database/columns.js';
 
-type Timestamp = ColumnType<Date, string, string>;
 
 /** GitLab's `todos`. */
 export interface TodosTable {
