@@ -1,6 +1,6 @@
 // `npm run lint`: the direction of imports that makes the layout tell the architecture
 // (docs/architecture.md, "Where things live"): domain < database < eventstore < projections
-// < commands < http < runtime and cli, with security (hashing, sealing, the SSRF guard)
+// < commands < worker < http < runtime and cli, with security (hashing, sealing, the SSRF guard)
 // beside the database. Type-only imports count for every rule, cycles included.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -24,35 +24,42 @@ module.exports = {
       comment: 'The database layer opens, migrates and types the database; it knows no event, projection or area.',
       severity: 'error',
       from: { path: '^src/database/' },
-      to: { path: '^src/(domain|eventstore|projections|commands|security|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
+      to: { path: '^src/(domain|eventstore|projections|commands|security|worker|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
     },
     {
       name: 'security-is-a-leaf',
       comment: 'Hashing, sealing and the SSRF guard serve commands and HTTP alike; they know neither.',
       severity: 'error',
       from: { path: '^src/security/' },
-      to: { path: '^src/(eventstore|projections|commands|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
+      to: { path: '^src/(eventstore|projections|commands|worker|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
     },
     {
       name: 'projections-below-commands-and-http',
       comment: 'Projections read and write tables from events; they issue no commands and know no HTTP.',
       severity: 'error',
       from: { path: '^src/projections/' },
-      to: { path: '^src/(commands|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
+      to: { path: '^src/(commands|worker|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
     },
     {
       name: 'commands-below-http',
       comment: 'Commands know nothing of HTTP.',
       severity: 'error',
       from: { path: '^src/commands/' },
-      to: { path: '^src/(http|cli)/|^src/(runtime|bootstrap)\\.ts$' },
+      to: { path: '^src/(worker|http|cli)/|^src/(runtime|bootstrap)\\.ts$' },
     },
     {
       name: 'eventstore-is-the-base',
       comment: 'The event store knows no area: not their domain, commands, projections or HTTP.',
       severity: 'error',
       from: { path: '^src/eventstore/' },
-      to: { path: '^src/(domain|commands|projections|security|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
+      to: { path: '^src/(domain|commands|projections|security|worker|http|cli|geo)/|^src/(runtime|bootstrap)\\.ts$' },
+    },
+    {
+      name: 'worker-below-http',
+      comment: 'The worker follows the log for projections and reactors; it knows no HTTP.',
+      severity: 'error',
+      from: { path: '^src/worker/' },
+      to: { path: '^src/(http|cli)/|^src/runtime\\.ts$' },
     },
     {
       name: 'http-not-to-cli',

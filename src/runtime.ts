@@ -9,7 +9,7 @@ import { createApp } from './http/app.js';
 import type { AppContext } from './http/kernel/context.js';
 import { migrateToLatest } from './database/migrate.js';
 import { PROJECTORS, inlineProjectors } from './projections/registry.js';
-import { ProjectionWorker } from './projections/runner.js';
+import { ProjectionWorker } from './worker/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
 import { DELIVERIES_SIGNAL } from './commands/integration-deliveries.js';

@@ -4,13 +4,13 @@ import { type ContainerRepositoryCommand, type ContainerRepositoryEvent, type Pu
 import { isDigest, isImagePath, isTagName, projectPathCandidates, repositoryName } from '../domain/container-repositories/path.js';
 import { DomainError } from '../domain/errors.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
-import type { Reactor } from '../projections/runner.js';
 import { claimHolder } from '../projections/projects/queries.js';
 import { nextId } from './kernel/handler.js';
 import { causedBy } from './kernel/causation.js';
 import { run } from './kernel/run.js';
 import { containerRepositories } from '../domain/container-repositories/aggregate.js';
 import type { CommandContext } from './kernel/context.js';
+import type { Reactor } from './kernel/reactor.js';
 
 
 // ───────────────────────────── Registry notifications ─────────────────────────────
@@ -154,7 +154,7 @@ type Scheduled = Extract<ContainerRepositoryEvent, { type: 'ContainerRepositoryC
  * runs, by the command clock) and DeleteContainerRepositoryWorker (a repository's removal).
  * Idempotent: a repository already gone appends nothing.
  */
-export const containerRepositoryReactor: Reactor<CommandContext> = {
+export const containerRepositoryReactor: Reactor = {
   name: 'container-repository-cleanup',
   handles: ['ContainerRepositoryCleanupScheduled', 'ContainerRepositoryDeletionScheduled'] satisfies Scheduled['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {

@@ -10,7 +10,6 @@ import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { groupAccessLevelOf } from '../projections/access.js';
 import { findGroupRow, groupSubtree, lockNamespaceRow, mostVisibleProject, mostVisibleSubgroup, toParentGroup } from '../projections/groups/facts.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
-import type { Reactor } from '../projections/runner.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { handleCommands, nextId } from './kernel/handler.js';
@@ -21,6 +20,7 @@ import { projects } from '../domain/projects/aggregate.js';
 import { spec, run } from './kernel/run.js';
 import type { CommandContext, CommandResult } from './kernel/context.js';
 import { groups } from '../domain/groups/aggregate.js';
+import type { Reactor } from './kernel/reactor.js';
 
 /** A new group's settings before the caller's: GitLab 12's column defaults and instance defaults. */
 /** A new group's settings before the caller's (createGroup takes the visibility from the instance's current settings). */
@@ -123,7 +123,7 @@ async function mayChangeShareLock(db: Db, viewer: Viewer, parent: NamespaceRow |
  * deepest first. Idempotent: a group already gone appends nothing, and the runner keeps a
  * receipt per triggering event.
  */
-export const groupRemovalReactor: Reactor<CommandContext> = {
+export const groupRemovalReactor: Reactor = {
   name: 'group-removal',
   handles: ['GroupDeletionScheduled'] satisfies GroupEvent['type'][],
   async react(event: StoredEvent, ctx: CommandContext) {

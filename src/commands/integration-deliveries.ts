@@ -3,9 +3,9 @@ import { kindOf, type Properties } from '../domain/integrations/catalogue.js';
 import { renderChat, type Payload } from '../domain/integrations/chat-payloads.js';
 import { DELIVERY_TRIGGERS, chatWouldNotify, type DeliveryTrigger, type MessageFacts } from '../domain/integrations/deliveries.js';
 import type { StoredEvent } from '../eventstore/types.js';
-import type { Reactor } from '../projections/runner.js';
 import { avatarUrl } from '../projections/users/avatar.js';
 import type { CommandContext } from './kernel/context.js';
+import type { Reactor } from './kernel/reactor.js';
 
 /** The topic the reactor signals (Notifier.signal) when it recorded something to send. */
 export const DELIVERIES_SIGNAL = 'integration-deliveries';
@@ -24,7 +24,7 @@ type Triggers = { readonly [type: string]: DeliveryTrigger<any> | undefined };
  * It starts at the head of the log: deploying it (or a new row in the table) notifies about
  * what happens next, never replays history into chats.
  */
-export function integrationDeliveriesReactor(triggers: Triggers, name = 'integration-deliveries'): Reactor<CommandContext> {
+export function integrationDeliveriesReactor(triggers: Triggers, name = 'integration-deliveries'): Reactor {
   return {
     name,
     handles: Object.keys(triggers),

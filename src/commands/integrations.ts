@@ -5,13 +5,13 @@ import type { ProjectEvent } from '../domain/projects/events.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { findIntegration } from '../projections/integrations/queries.js';
-import type { Reactor } from '../projections/runner.js';
 import { nextId } from './kernel/handler.js';
 import { fingerprint, seal, unseal } from '../security/sealing.js';
 import { blockedReason, type Resolver } from '../security/url-blocker.js';
 import { run } from './kernel/run.js';
 import { integrations } from '../domain/integrations/aggregate.js';
 import type { CommandContext } from './kernel/context.js';
+import type { Reactor } from './kernel/reactor.js';
 
 
 /**
@@ -120,7 +120,7 @@ type ProjectDeleted = Extract<ProjectEvent, { type: 'ProjectDeleted' }>;
  * projection). Not a projection: the secrets are no read table, and a rebuild must never
  * touch them. Idempotent: deleting what is gone deletes nothing.
  */
-export const integrationSecretsRemovalReactor: Reactor<CommandContext> = {
+export const integrationSecretsRemovalReactor: Reactor = {
   name: 'integration-secrets-removal',
   handles: ['ProjectDeleted'] satisfies ProjectDeleted['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {

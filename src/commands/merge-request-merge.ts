@@ -2,62 +2,27 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
-import type { MergeStatus } from '../domain/merge-requests/events.js';
 import type { RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
 import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
-import type { Reactor } from '../projections/runner.js';
 import { causedBy } from './kernel/causation.js';
 import { handleCommands } from './kernel/handler.js';
 import { takeVersion, updateMergeRequest } from './merge-requests.js';
 import { checkBranchWrites, committerOf, type RefWriter } from './repository.js';
-import { createMergeCommit, mergeability } from './repository-merge.js';
+import { createMergeCommit } from './repository-merge.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import { repository } from '../domain/repository/aggregate.js';
 import { spec, run } from './kernel/run.js';
 import type { CommandContext } from './kernel/context.js';
+import type { Reactor } from './kernel/reactor.js';
+import { branchHead, checkMergeability, versionCommitCount } from '../projections/merge-requests/mergeability.js';
 
 /**
  * Accepting merge requests (GitLab's MergeRequests::MergeService), their merge status
  * (MergeRequest#check_mergeability) and the refresh on pushes (MergeRequests::RefreshService).
  * The merges themselves are src/commands/repository-merge.ts's.
  */
-
-// ───────────────────────────── Merge status ─────────────────────────────
-
-const branchHead = async (db: Db, projectId: number, branch: string): Promise<string | undefined> =>
-  (await db.selectFrom('repository_branches').select('sha').where('project_id', '=', projectId).where('name', '=', branch).executeTakeFirst())?.sha;
-
-async function versionCommitCount(db: Db, versionId: number): Promise<number> {
-  const version = await db.selectFrom('merge_request_versions').select('commit_shas').where('id', '=', versionId).executeTakeFirst();
-  return version?.commit_shas.length ?? 0;
-}
-
-/**
- * MergeRequest#check_if_can_be_merged (12.x): `!broken? && repository.can_be_merged?(diff_head_sha,
- * target_branch)` — a merge request without commits or with a branch gone cannot be merged,
- * else it can when the diff head merges into the target's head without conflicts.
- */
-export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{ status: MergeStatus; targetSha: string }> {
-  const targetSha = await branchHead(db, row.project_id, row.target_branch);
-  const sourceSha = await branchHead(db, row.project_id, row.source_branch);
-  if (targetSha === undefined || sourceSha === undefined || (await versionCommitCount(db, row.latest_version_id)) === 0) {
-    return { status: 'cannot_be_merged', targetSha: targetSha ?? row.start_sha };
-  }
-  const { canBeMerged } = await mergeability(db, row.project_id, row.head_sha, targetSha);
-  return { status: canBeMerged ? 'can_be_merged' : 'cannot_be_merged', targetSha };
-}
-
-/**
- * The merge status the single view shows: GitLab's `check_mergeability` when the stored one is
- * `unchecked` (an open merge request whose heads moved and whose check has not run yet).
- * Read-only: the refresh reactor records the check.
- */
-export async function currentMergeStatus(db: Db, row: MergeRequestRow): Promise<MergeRequestRow['merge_status']> {
-  if (row.merge_status !== 'unchecked' || row.state !== 'opened') return row.merge_status;
-  return (await checkMergeability(db, row)).status;
-}
 
 // ───────────────────────────── Accepting ─────────────────────────────
 
@@ -215,7 +180,7 @@ type RefreshedEvent =
  * - an opened or reopened merge request, or one whose target branch changed, is checked.
  * Every step reads the current heads, so a replay or a late reaction records nothing stale.
  */
-export const mergeRequestRefreshReactor: Reactor<CommandContext> = {
+export const mergeRequestRefreshReactor: Reactor = {
   name: 'merge-request-refresh',
   handles: ['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'MergeRequestOpened', 'MergeRequestReopened', 'MergeRequestUpdated'] satisfies RefreshedEvent['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {

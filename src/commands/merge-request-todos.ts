@@ -6,12 +6,12 @@ import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
 import type { TodoAction } from '../domain/todos.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { mergeRequestReaders } from '../projections/merge-requests/queries.js';
-import type { Reactor } from '../projections/runner.js';
 import { causedBy } from './kernel/causation.js';
 import { nextId } from './kernel/handler.js';
 import { todos } from '../domain/todos.js';
 import { run } from './kernel/run.js';
 import type { CommandContext } from './kernel/context.js';
+import type { Reactor } from './kernel/reactor.js';
 
 /**
  * GitLab's TodoService for merge requests, as a reactor over the merge request events:
@@ -63,7 +63,7 @@ async function mentionTodos(ctx: CommandContext, stored: StoredEvent, now: reado
   await addTodos(ctx, stored, await usersNamed(ctx.db, fresh(mentioned)), 'mentioned', authorId, data);
 }
 
-export const mergeRequestTodosReactor: Reactor<CommandContext> = {
+export const mergeRequestTodosReactor: Reactor = {
   name: 'merge-request-todos',
   handles: HANDLED,
   // Todos are for what happens from now on: a new reactor does not replay old assignments.

@@ -14,7 +14,6 @@ import { lockNamespaceRow } from '../projections/groups/facts.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
 import { claimHolder, personalProjectCount } from '../projections/projects/queries.js';
 import type { ProjectRow } from '../projections/projects/tables.js';
-import type { Reactor } from '../projections/runner.js';
 import type { UserRow } from '../projections/users.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { handleCommands, nextId } from './kernel/handler.js';
@@ -25,6 +24,7 @@ import { type PendingUpload, withUpload } from './uploads.js';
 import { spec, run } from './kernel/run.js';
 import type { CommandContext, CommandResult, CommandSpec } from './kernel/context.js';
 import { projects } from '../domain/projects/aggregate.js';
+import type { Reactor } from './kernel/reactor.js';
 
 export const toProjectNamespace = (row: NamespaceRow): ProjectNamespace => ({
   id: row.id,
@@ -159,7 +159,7 @@ type UserCreatedData = Extract<UserEvent, { type: 'UserCreated' }>['data'];
  * which removes a deleted user's personal projects. Idempotent: a project already gone
  * appends nothing, and the runner keeps a receipt per triggering event.
  */
-export const projectRemovalReactor: Reactor<CommandContext> = {
+export const projectRemovalReactor: Reactor = {
   name: 'project-removal',
   handles: ['ProjectDeletionScheduled', 'UserDeleted'] satisfies RemovalTrigger['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {

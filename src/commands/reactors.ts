@@ -1,4 +1,3 @@
-import type { Reactor } from '../projections/runner.js';
 import { groupRemovalReactor } from './groups.js';
 import { integrationDeliveries } from './integration-deliveries.js';
 import { integrationSecretsRemovalReactor } from './integrations.js';
@@ -7,7 +6,7 @@ import { scimUserRemovalReactor } from './scim.js';
 import { containerRepositoryReactor } from './container-repositories.js';
 import { mergeRequestTodosReactor } from './merge-request-todos.js';
 import { mergeRequestRefreshReactor } from './merge-request-merge.js';
-import type { CommandContext } from './kernel/context.js';
+import type { Reactor } from './kernel/reactor.js';
 
 /** Every reactor: async subscribers that issue commands (asynchronous removals, fan-out). */
-export const REACTORS: readonly Reactor<CommandContext>[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor, mergeRequestRefreshReactor, mergeRequestTodosReactor];
+export const REACTORS: readonly Reactor[] = [groupRemovalReactor, projectRemovalReactor, integrationSecretsRemovalReactor, scimUserRemovalReactor, integrationDeliveries, containerRepositoryReactor, mergeRequestRefreshReactor, mergeRequestTodosReactor];

@@ -1,10 +1,9 @@
 import type { Db } from '../database/database.js';
-import { notAcceptable, notFound } from '../domain/errors.js';
-import { buildTrees, type FileEntry } from '../domain/repository/files.js';
-import { blobsToRead, type MergeConflict, mergeTrees, type TreeMerge } from '../domain/repository/merge.js';
+import { notAcceptable } from '../domain/errors.js';
+import { buildTrees } from '../domain/repository/files.js';
 import { cleanIdent, commit, type Signature } from '../domain/repository/objects.js';
-import { commitsBetween, mergeBase } from '../projections/repository/history.js';
-import { findCommit, readFiles } from '../projections/repository/queries.js';
+import { commitsBetween } from '../projections/repository/history.js';
+import { mergeCommits } from '../projections/repository/merges.js';
 import { storeObjects } from './repository.js';
 
 /**
@@ -15,60 +14,6 @@ import { storeObjects } from './repository.js';
  * transaction, as `commitFiles`: the objects are stored in it, the ref move (the target's
  * BranchUpdated) is the caller's command. See docs/repository.md, "History and merges".
  */
-
-export interface Mergeability {
-  readonly canBeMerged: boolean;
-  /** The conflicted paths, sorted (empty when it merges). */
-  readonly conflicts: readonly MergeConflict[];
-  /** The best common ancestor, or null for unrelated histories (then merged against the empty tree). */
-  readonly mergeBase: string | null;
-}
-
-interface Merged extends TreeMerge {
-  readonly mergeBase: string | null;
-}
-
-/** The three-way merge of `sourceSha` into `targetSha` (ours: the target). */
-async function mergeCommits(db: Db, projectId: number, sourceSha: string, targetSha: string): Promise<Merged> {
-  const [source, target] = await Promise.all([findCommit(db, projectId, sourceSha), findCommit(db, projectId, targetSha)]);
-  if (!source || !target) throw notFound('Commit');
-  const base = await mergeBase(db, projectId, targetSha, sourceSha);
-  const baseCommit = base === null ? undefined : await findCommit(db, projectId, base);
-  const [baseFiles, ours, theirs] = await Promise.all([
-    baseCommit ? readFiles(db, projectId, baseCommit.tree) : new Map<string, FileEntry>(),
-    readFiles(db, projectId, target.tree),
-    readFiles(db, projectId, source.tree),
-  ]);
-  const contents = await readBlobs(db, projectId, blobsToRead(baseFiles, ours, theirs));
-  return { ...mergeTrees(baseFiles, ours, theirs, contents), mergeBase: base };
-}
-
-/** Blob contents by SHA, in one query per 500. */
-async function readBlobs(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, Uint8Array>> {
-  const contents = new Map<string, Uint8Array>();
-  for (let i = 0; i < shas.length; i += 500) {
-    const rows = await db
-      .selectFrom('repository_objects')
-      .select(['sha', 'content'])
-      .where('project_id', '=', projectId)
-      .where('type', '=', 'blob')
-      .where('sha', 'in', shas.slice(i, i + 500))
-      .execute();
-    for (const row of rows) contents.set(row.sha, new Uint8Array(row.content));
-  }
-  return contents;
-}
-
-/**
- * Can `sourceSha` be merged into `targetSha` without conflicts (GitLab's
- * `repository.can_be_merged?(source_sha, target_branch)`)? A source already in the
- * target merges (to the target's tree). Throws notFound('Commit') when either is not a
- * commit of the project.
- */
-export async function mergeability(db: Db, projectId: number, sourceSha: string, targetSha: string): Promise<Mergeability> {
-  const merged = await mergeCommits(db, projectId, sourceSha, targetSha);
-  return { canBeMerged: merged.conflicts.length === 0, conflicts: merged.conflicts, mergeBase: merged.mergeBase };
-}
 
 export interface Person {
   readonly name: string;

@@ -7,7 +7,6 @@ import type { UserProfile } from '../domain/users.js';
 import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { activeMemberUserIds, activeOwnerCount, directMembersQuery } from '../projections/members/members.js';
-import type { Reactor } from '../projections/runner.js';
 import { identitiesOfUser, namespacePathTaken } from '../projections/scim/queries.js';
 import { handleCommands, nextId } from './kernel/handler.js';
 import { generateToken, hashPassword, randomPassword, tokenDigest } from '../security/secrets.js';
@@ -17,6 +16,7 @@ import { members } from '../domain/members.js';
 import { run, spec } from './kernel/run.js';
 import { users } from '../domain/users/aggregate.js';
 import type { CommandContext } from './kernel/context.js';
+import type { Reactor } from './kernel/reactor.js';
 
 
 /** A new SCIM token for the group, replacing its previous one: returned once, kept as a digest. */
@@ -100,7 +100,7 @@ export async function deprovisionScimIdentity(ctx: CommandContext, groupId: numb
  * :destroy`), so its extern_uid can be provisioned again. Idempotent: an identity already
  * unlinked is no longer listed.
  */
-export const scimUserRemovalReactor: Reactor<CommandContext> = {
+export const scimUserRemovalReactor: Reactor = {
   name: 'scim-user-removal',
   handles: ['UserDeleted'],
   async react(event: StoredEvent, ctx: CommandContext) {

@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import type { Checkpoint } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
-import type { Reactor } from './runner.js';
 
 /**
  * Where each projection and reactor stands against the log, read from the database (so any
@@ -41,7 +40,7 @@ const CAP = 100_000;
 
 export async function readFollowerStatus(
   db: Db,
-  followers: { projectors: readonly Projector[]; reactors: readonly Reactor[] },
+  followers: { projectors: readonly Projector[]; reactors: readonly { readonly name: string }[] },
   now = Date.now(),
 ): Promise<FollowerStatus[]> {
   const { rows } = await sql<{ name: string; version: number; transaction_id: string; global_position: string; behind: string; oldest: Date | string | null }>`
@@ -106,4 +105,23 @@ async function distanceFromStart(db: Db, now: number): Promise<{ eventsBehind: n
 function age(at: Date | string | null, now: number): number {
   if (at === null) return 0;
   return Math.max(0, (now - new Date(at).getTime()) / 1000);
+}
+
+/**
+ * Checkpoints and distance to the head (events after the checkpoint, capped at 100,000) of
+ * the named projections and reactors, or of all of them. For `lag()`, metrics and the CLI.
+ */
+export async function readProjectionLag(
+  db: Db,
+  names?: readonly string[],
+): Promise<{ name: string; version: number; checkpoint: Checkpoint; eventsBehind: number }[]> {
+  if (names && names.length === 0) return [];
+  const { rows } = await sql<{ name: string; version: number; transaction_id: string; global_position: string; behind: string }>`
+    select c.name, c.version, c.transaction_id::text as transaction_id, c.global_position,
+           (select count(*) from (select 1 from events e
+              where (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position) limit 100000) behind) as behind
+      from projection_checkpoints c
+     where ${names ? sql`c.name in (${sql.join(names)})` : sql`true`}
+     order by c.name`.execute(db);
+  return rows.map((row) => ({ name: row.name, version: row.version, checkpoint: { transactionId: String(row.transaction_id), globalPosition: String(row.global_position) }, eventsBehind: Number(row.behind) }));
 }

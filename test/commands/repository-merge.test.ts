@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMergeCommit, divergedCommitsCount, type MergeCommitInput, mergeability } from '../../src/commands/repository-merge.js';
+import { createMergeCommit, divergedCommitsCount, type MergeCommitInput } from '../../src/commands/repository-merge.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { commitsBetween, isAncestor, mergeBase, mergeBases } from '../../src/projections/repository/history.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { mergeability } from '../../src/projections/repository/merges.js';
 
 let api: TestServer;
 const dirs: string[] = [];

@@ -11,7 +11,7 @@ import type { Decider } from '../../src/domain/decider.js';
 import type { EventOf } from '../../src/domain/events.js';
 import type { ChatMessage, DeliveryTriggers } from '../../src/domain/integrations/deliveries.js';
 import { readStream } from '../../src/eventstore/store.js';
-import { ProjectionWorker } from '../../src/projections/runner.js';
+import { ProjectionWorker } from '../../src/worker/runner.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { run } from '../../src/commands/kernel/run.js';

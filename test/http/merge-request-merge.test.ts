@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentMergeStatus } from '../../src/commands/merge-request-merge.js';
 import { addMemberAs, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { currentMergeStatus } from '../../src/projections/merge-requests/mergeability.js';
 
 let api: TestServer;
 beforeAll(async () => {

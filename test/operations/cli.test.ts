@@ -11,7 +11,7 @@ import { mintToken } from '../../src/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { REACTORS } from '../../src/commands/reactors.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
-import { readProjectionLag } from '../../src/projections/runner.js';
+import { readProjectionLag } from '../../src/projections/status.js';
 import { openRuntime } from '../../src/runtime.js';
 import { freshTestStore, itOnPostgres, onPostgres, type TestStore } from '../support/database.js';
 import { TEST_DATA_DIR, withDatabase } from '../support/global-setup.js';

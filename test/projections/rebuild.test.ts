@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database/database.js';
 import { GENESIS_HASH, appendToStream } from '../../src/eventstore/store.js';
 import { SHADOW_SCHEMA, rebuildProjections } from '../../src/projections/rebuild.js';
-import { ProjectionWorker } from '../../src/projections/runner.js';
+import { ProjectionWorker } from '../../src/worker/runner.js';
 import { openTestDatabase } from '../support/database.js';
 import { expectReplayEquivalence, snapshotTables } from '../support/replay.js';
 import { commandContext, count, counterProjector, createCounterTable, createDeliveryTable, deliveries, deliveryProjector, ignore, handWritten } from './fixtures.js';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database/database.js';
 import { ADVISORY_LOCK_CLASS } from '../../src/projections/rebuild.js';
-import { ProjectionWorker, type Reactor, type WorkerOptions } from '../../src/projections/runner.js';
+import { ProjectionWorker, type WorkerOptions } from '../../src/worker/runner.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
 import {
   commandContext,
@@ -18,6 +18,7 @@ import {
   sleep,
 } from './fixtures.js';
 import type { CommandContext } from '../../src/commands/kernel/context.js';
+import type { Reactor } from '../../src/commands/kernel/reactor.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {

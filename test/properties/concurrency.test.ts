@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database/database.js';
 import { DomainError } from '../../src/domain/errors.js';
 import { readStream } from '../../src/eventstore/store.js';
-import { ProjectionWorker } from '../../src/projections/runner.js';
+import { ProjectionWorker } from '../../src/worker/runner.js';
 import { openTestDatabase } from '../support/database.js';
 import { commandContext, count, createDeliveryTable, deliveries, deliveryProjector, ignore, handWritten } from '../projections/fixtures.js';
 

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database/database.js';
-import { ProjectionWorker } from '../../src/projections/runner.js';
+import { ProjectionWorker } from '../../src/worker/runner.js';
 import { openTestDatabase } from '../support/database.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { commandContext, count, counterProjector, createCounterTable, ignore } from '../projections/fixtures.js';

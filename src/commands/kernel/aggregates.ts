@@ -3,7 +3,7 @@ import type { AnyAggregate } from '../../domain/aggregate.js';
 import { feedColumns, type FeedIndexOf } from '../../eventstore/feed-index.js';
 import { registerEventType } from '../../eventstore/upcasters.js';
 import type { Projector } from '../../projections/projector.js';
-import type { Reactor } from '../../projections/runner.js';
+import type { Reactor } from './reactor.js';
 
 /**
  * Tells the event store each event type's upcasters and schema (checked after upcasting).

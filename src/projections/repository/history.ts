@@ -8,8 +8,9 @@ import { parseCommit } from '../../domain/repository/objects.js';
  * `sha in (…)`), not one query per commit. Unknown SHAs (not a commit of this project) are
  * simply absent from the graph: a walk stops there.
  *
- * Used by merge requests (src/commands/repository-merge.ts: mergeability, merge commits,
- * diverged commits) and by anything that needs "is this branch merged".
+ * Used by merge requests (src/projections/repository/merges.ts: mergeability;
+ * src/commands/repository-merge.ts: merge commits, diverged commits) and by anything that
+ * needs "is this branch merged".
  */
 
 interface Node {

@@ -1,5 +1,4 @@
 import type { Context } from 'hono';
-import { currentMergeStatus } from '../../../commands/merge-request-merge.js';
 import { forbidden, recordNotFound } from '../../../domain/errors.js';
 import type { ProjectAbility } from '../../../domain/policy/project.js';
 import { findMergeRequest, mergeableBy, mergeRequestViews, subscribedAmong } from '../../../projections/merge-requests/queries.js';
@@ -8,6 +7,7 @@ import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-re
 import { appContext } from '../../kernel/context.js';
 import { pathId } from '../../kernel/params.js';
 import type { ProjectScope } from '../../kernel/scope.js';
+import { currentMergeStatus } from '../../../projections/merge-requests/mergeability.js';
 
 /**
  * What every route under /projects/:id/merge_requests/:merge_request_iid shares: finding the

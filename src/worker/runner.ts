@@ -4,9 +4,11 @@ import { isConnectionError } from '../database/pg-client.js';
 import type { Db, DatabaseHandle } from '../database/database.js';
 import type { Notifier } from '../eventstore/notifier.js';
 import { afterCheckpoint, readAllAfter, readTypesAfter } from '../eventstore/store.js';
-import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint, type StoredEvent } from '../eventstore/types.js';
-import type { Projector } from './projector.js';
-import { ADVISORY_LOCK_CLASS, applyEvents, rebuildProjections, type RebuildOptions } from './rebuild.js';
+import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint } from '../eventstore/types.js';
+import type { Projector } from '../projections/projector.js';
+import { ADVISORY_LOCK_CLASS, applyEvents, rebuildProjections, type RebuildOptions } from '../projections/rebuild.js';
+import type { Reactor } from '../commands/kernel/reactor.js';
+import { readProjectionLag } from '../projections/status.js';
 
 /**
  * The async side of the read path: one worker follows the log for a set of projections and
@@ -28,19 +30,6 @@ import { ADVISORY_LOCK_CLASS, applyEvents, rebuildProjections, type RebuildOptio
  * - A projector whose stored version is older than its code is rebuilt first (rebuild.ts);
  *   an inline projector is only checked and rebuilt, never followed (commands keep it).
  */
-
-/**
- * An async subscriber that issues commands, through the context the worker was given (the
- * command context: the runner only passes it on, so projections need not know commands).
- * Idempotent on the triggering event id.
- */
-export interface Reactor<Context = unknown> {
-  readonly name: string;
-  readonly handles: readonly string[];
-  /** Where a reactor without a checkpoint starts: the whole log (default) or what comes next. */
-  readonly startAt?: 'log-start' | 'head';
-  react(event: StoredEvent, context: Context): Promise<void>;
-}
 
 export interface WorkerOptions<Context = unknown> {
   projectors?: readonly Projector[];
@@ -520,25 +509,6 @@ async function headOf(db: Db): Promise<Checkpoint> {
     select transaction_id::text as transaction_id, global_position from events
      order by transaction_id desc, global_position desc limit 1`.execute(db);
   return rows[0] ? toCheckpoint(rows[0]) : LOG_START;
-}
-
-/**
- * Checkpoints and distance to the head (events after the checkpoint, capped at 100,000) of
- * the named projections and reactors, or of all of them. For `lag()`, metrics and the CLI.
- */
-export async function readProjectionLag(
-  db: Db,
-  names?: readonly string[],
-): Promise<{ name: string; version: number; checkpoint: Checkpoint; eventsBehind: number }[]> {
-  if (names && names.length === 0) return [];
-  const { rows } = await sql<{ name: string; version: number; transaction_id: string; global_position: string; behind: string }>`
-    select c.name, c.version, c.transaction_id::text as transaction_id, c.global_position,
-           (select count(*) from (select 1 from events e
-              where (e.transaction_id, e.global_position) > (c.transaction_id, c.global_position) limit 100000) behind) as behind
-      from projection_checkpoints c
-     where ${names ? sql`c.name in (${sql.join(names)})` : sql`true`}
-     order by c.name`.execute(db);
-  return rows.map((row) => ({ name: row.name, version: row.version, checkpoint: toCheckpoint(row), eventsBehind: Number(row.behind) }));
 }
 
 function toCheckpoint(row: { transaction_id: string; global_position: string }): Checkpoint {
