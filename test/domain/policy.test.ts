@@ -91,6 +91,8 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   // GitLab 12: reporter_access or public_access downloads code; developers push.
   download_code: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
   push_code: { private: developers, internal: developers, public: developers },
+  // GitLab 12: reporter_access reads a project's statistics.
+  read_statistics: { private: reporters, internal: reporters, public: reporters },
   // GitLab 12: reporter_access or public_access reads merge requests; developers open, update and
   // administer them; owners and administrators delete them.
   read_merge_request: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },

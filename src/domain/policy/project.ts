@@ -149,6 +149,8 @@ export const PROJECT_POLICY = {
   // pushes; both off with the repository feature, pushes off on an archived project.
   download_code: (s) => (reporterAccess(s) || openToViewer(s)) && repositoryAvailable(s),
   push_code: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  // The project's statistics in its entity (`statistics=true`): reporter_access.
+  read_statistics: reporterAccess,
   // Merge requests: reporter_access or public_access reads them (a guest of a private project
   // does not); developer_access opens (create_merge_request_from: the source is this project),
   // updates and administers them; the owner and administrators delete them. All off with the

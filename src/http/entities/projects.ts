@@ -2,6 +2,8 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { ACCESS } from '../../domain/access.js';
+import { can } from '../../domain/policy/can.js';
+import type { ProjectSubject } from '../../domain/policy/project.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { avatarUrlOf } from '../../domain/uploads.js';
 import type { FeatureAccessLevel } from '../../domain/projects/settings.js';
@@ -58,13 +60,10 @@ function featureAvailable(row: ProjectRow, feature: string, ctx: Pick<ProjectEnt
   }
 }
 
-/** GitLab: :download_code — reporters, administrators, and anyone the project is open to. */
-function canDownloadCode(row: ProjectRow, ctx: Pick<ProjectEntityContext, 'viewer' | 'role'>): boolean {
-  if (ctx.viewer?.isAdmin) return true;
-  const repository = level(row, 'repository');
-  if (repository === 'disabled') return false;
-  if ((ctx.role ?? 0) >= ACCESS.REPORTER) return true;
-  return repository === 'enabled' && openTo(row, ctx.viewer);
+/** The project as the policy asks of it, for the viewer of this entity. */
+function policySubject(row: ProjectRow, ctx: Pick<ProjectEntityContext, 'viewer' | 'role' | 'namespace'>): ProjectSubject {
+  const personalOwnerId = ctx.namespace?.kind === 'user' ? ctx.namespace.owner_id : null;
+  return { kind: 'project', viewer: ctx.viewer, role: ctx.role, project: row, personalOwnerId };
 }
 
 /** GitLab: :create_merge_request_in — signed in, the project readable as a guest, merge requests on, not archived. */
@@ -126,7 +125,7 @@ export function toSimpleProject(row: ProjectRow, ctx: ProjectEntityContext): Fie
   out.path = row.path;
   out.path_with_namespace = row.path_with_namespace;
   out.created_at = iso(row.created_at);
-  if (canDownloadCode(row, ctx)) out.default_branch = row.default_branch;
+  if (can(policySubject(row, ctx), 'download_code')) out.default_branch = row.default_branch;
   out.tag_list = [...row.tag_list].sort();
   out.ssh_url_to_repo = sshUrlToRepo(config, row.path_with_namespace);
   out.http_url_to_repo = `${webUrl}.git`;
@@ -201,7 +200,7 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   out.build_timeout = s.build_timeout ?? 3600;
   out.auto_cancel_pending_pipelines = s.auto_cancel_pending_pipelines ?? 'enabled';
   out.build_coverage_regex = s.build_coverage_regex ?? null;
-  if (canDownloadCode(row, ctx)) out.ci_config_path = s.ci_config_path ?? null;
+  if (can(policySubject(row, ctx), 'download_code')) out.ci_config_path = s.ci_config_path ?? null;
   out.shared_with_groups = (ctx.sharedWithGroups ?? []).map((share) => ({
     group_id: share.group_id,
     group_name: share.group_name,
@@ -216,7 +215,7 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   out.printing_merge_request_link_enabled = s.printing_merge_request_link_enabled ?? true;
   out.merge_method = s.merge_method ?? 'merge';
   out.suggestion_commit_message = s.suggestion_commit_message ?? null;
-  if (ctx.statistics && (ctx.viewer?.isAdmin || (ctx.role ?? 0) >= ACCESS.REPORTER)) {
+  if (ctx.statistics && can(policySubject(row, ctx), 'read_statistics')) {
     // No repositories are stored: every size is 0.
     out.statistics = { commit_count: row.default_branch === null ? 0 : 1, storage_size: 0, repository_size: 0, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0 };
   }
