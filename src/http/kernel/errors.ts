@@ -49,6 +49,8 @@ export const insufficientScope = (scopes: readonly string[]) =>
   });
 /** Grape: no route matches the path (a route requirement failed, or an unknown path). */
 export const routeNotFound = () => new ApiError(404, { error: '404 Not Found' });
+/** Grape's Formatter: a body in a media type the endpoint does not read. */
+export const unsupportedMediaType = (type: string) => new ApiError(415, { error: `The provided content-type '${type}' is not supported.` });
 /** Grape's 405 for a path without the method, or GitLab's `error!(message, 405)`. */
 export const methodNotAllowed = (error = '405 Not Allowed') => new ApiError(405, { error });
 

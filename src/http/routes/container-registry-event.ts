@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { receiveRegistryEvents, type RegistryEvent } from '../../commands/container-repositories.js';
 import { eventMetadata } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { ApiError, unauthorized } from '../kernel/errors.js';
+import { unauthorized, unsupportedMediaType } from '../kernel/errors.js';
 import { declaration, rawParams, required } from '../kernel/params.js';
 import { header } from '../kernel/request.js';
 
@@ -58,8 +58,7 @@ export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_
   const { config, commands, logger } = appContext(c);
   if (!sameSecret(config.registryNotificationSecret, header(c, 'authorization'))) throw unauthorized();
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
-  // Grape's Formatter: a body in a media type the endpoint does not read.
-  if (type && !ACCEPTED_TYPES.includes(type)) throw new ApiError(415, { error: `The provided content-type '${type}' is not supported.` });
+  if (type && !ACCEPTED_TYPES.includes(type)) throw unsupportedMediaType(type);
   const p = declaration(await rawParams(c));
   const { events } = p.parse(envelopeShape);
   p.done();
