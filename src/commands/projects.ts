@@ -183,3 +183,22 @@ export const projectRemovalReactor: Reactor = {
     }
   },
 };
+
+/** POST /projects/:id/share: a new link on the project's stream, its id from project_group_links_id_seq. */
+export async function shareProjectWithGroup(
+  ctx: CommandContext,
+  project: ProjectRow,
+  share: { readonly groupId: number; readonly groupAccess: number; readonly expiresAt: string | null },
+  metadata: EventMetadata,
+): Promise<number> {
+  const linkId = await nextId(ctx.db, 'project_group_links_id_seq');
+  const command: ProjectCommand = {
+    type: 'ShareProjectWithGroup',
+    linkId,
+    ...share,
+    namespaceTraversalIds: project.traversal_ids,
+    pathWithNamespace: project.path_with_namespace,
+  };
+  await run(ctx, projects, project.id, command, metadata);
+  return linkId;
+}

@@ -86,6 +86,8 @@ function describe(code: DomainErrorCode, { subject, text, record, fields, params
 export const notFound = (resource?: string) => new DomainError('not_found', { subject: resource });
 /** A `find_by!` miss (ActiveRecord::RecordNotFound, answered without the resource's name); the resource is for the log only. */
 export const recordNotFound = (resource?: string) => new DomainError('not_found', { subject: resource, record: true });
+/** A service's 404 rendered as it is (`render_api_error!(result[:message], 404)`): `{"message":"Not Found"}`. */
+export const serviceNotFound = (message: string) => new DomainError('not_found', { text: message });
 /** GitLab's `forbidden!(reason)`. */
 export const forbidden = (reason?: string) => new DomainError('forbidden', { subject: reason });
 /** GitLab's `render_api_error!(message, 403)`: a refusal in GitLab's own words (a feature not licensed). */

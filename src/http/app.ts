@@ -8,6 +8,7 @@ import { healthRoutes, metaRoutes } from './routes/meta.js';
 import { userRoutes } from './routes/users.js';
 import { groupRoutes } from './routes/groups.js';
 import { projectRoutes } from './routes/projects.js';
+import { projectShareRoutes } from './routes/projects/share.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
 import { epicRoutes } from './routes/epics.js';
@@ -95,6 +96,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', userRoutes);
   api.route('/', groupRoutes);
   api.route('/', projectRoutes);
+  api.route('/', projectShareRoutes);
   api.route('/', memberRoutes);
   api.route('/', accessRequestRoutes);
   api.route('/', environmentRoutes);

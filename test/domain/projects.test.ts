@@ -226,3 +226,23 @@ describe('archive, stars, deletion', () => {
     expect(projectClaims(deleted.at(-1)!, state).release.map((c) => c.key)).toEqual(['7/Site', '7/site']);
   });
 });
+
+describe('sharing with a group', () => {
+  const share = { type: 'ShareProjectWithGroup', linkId: 4, groupId: 9, groupAccess: 20, expiresAt: null, namespaceTraversalIds: [3, 7], pathWithNamespace: 'acme/web/site' } as const;
+  const linked: ProjectEvent = {
+    type: 'ProjectGroupLinkCreated',
+    data: { id: 11, link_id: 4, group_id: 9, group_access: 20, expires_at: null, path_with_namespace: 'acme/web/site' },
+  };
+
+  it('links a group once; the project’s group and its ancestors never (ProjectGroupLink validations, one sentence)', () => {
+    given(...created()).when(share).then([linked]);
+    given(...created(), linked).when({ ...share, linkId: 5 }).then(rejected('conflict', { text: 'Group already shared with this group' }));
+    given(...created()).when({ ...share, groupId: 3 }).then(rejected('conflict', { text: 'Project cannot be shared with the group it is in or one of its ancestors.' }));
+  });
+
+  it('removes an existing link only', () => {
+    const unshare = { type: 'UnshareProjectWithGroup', groupId: 9, pathWithNamespace: 'acme/web/site' } as const;
+    given(...created(), linked).when(unshare).then([{ type: 'ProjectGroupLinkDeleted', data: { id: 11, link_id: 4, group_id: 9, path_with_namespace: 'acme/web/site' } }]);
+    given(...created()).when(unshare).then(rejected('not_found', { subject: 'Group Link' }));
+  });
+});

@@ -532,10 +532,7 @@ describe('groups and their projects', () => {
     const closed = await createProject({ name: 'Closed', namespace_id: g.id, visibility: 'private' }, owner.token);
     await createProject({ name: 'Below', namespace_id: sub.id, visibility: 'internal' }, owner.token);
     const elsewhere = await createProject({ name: 'Elsewhere', visibility: 'internal' }, other.token);
-    await api.handle.db
-      .insertInto('project_group_links')
-      .values({ project_id: elsewhere.id, group_id: g.id, group_access: 30, expires_at: null, created_at: new Date().toISOString() })
-      .execute();
+    expect((await api.post(`/projects/${elsewhere.id}/share`, { group_id: g.id, group_access: 30 }, { token: other.token })).status).toBe(201);
 
     const asOwner = (await api.get(`/groups/${g.id}`, { token: owner.token })).body;
     expect(asOwner.projects.map((p: any) => p.id)).toEqual([closed.id, open.id]);

@@ -47,11 +47,9 @@ beforeAll(async () => {
   await create('Theta Archived', { path: 'theta', namespace_id: team.id, visibility: 'public' });
   await api.post(`/projects/${ids['Theta Archived']}/archive`);
   await api.post(`/projects/${ids['Alpha Public']}/star`, undefined, { token: tokens.bob });
-  // Eta is shared with Team (no share API yet: the read table's row).
-  await api.handle.db
-    .insertInto('project_group_links')
-    .values({ project_id: ids['Eta Other']!, group_id: team.id, group_access: 20, expires_at: null, created_at: new Date().toISOString() })
-    .execute();
+  // Eta is shared with Team.
+  const shared = await api.post(`/projects/${ids['Eta Other']}/share`, { group_id: team.id, group_access: 20 });
+  if (shared.status !== 201) throw new Error(`POST /projects/:id/share ${shared.status} ${shared.text}`);
 });
 
 const names = (body: any[]) => body.map((p) => p.name);

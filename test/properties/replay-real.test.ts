@@ -37,6 +37,10 @@ describe('replay equivalence of the real projections', () => {
     const personal = ok(await api.post('/projects', { name: 'Mine' }, { token: alice.token })).body;
     ok(await api.post(`/projects/${project.id}/star`, undefined, { token: alice.token }));
     ok(await api.post(`/projects/${project.id}/archive`));
+    // Shares: one kept, one removed (project_group_links from the log).
+    ok(await api.post(`/projects/${personal.id}/share`, { group_id: parent.id, group_access: 20, expires_at: '2999-01-01' }, { token: alice.token }));
+    ok(await api.post(`/projects/${personal.id}/share`, { group_id: child.id, group_access: 30 }, { token: alice.token }));
+    ok(await api.del(`/projects/${personal.id}/share/${child.id}`, { token: alice.token }));
     ok(await api.put(`/projects/${personal.id}`, { description: 'renamed below', path: 'mine2' }, { token: alice.token }));
     ok(await api.put(`/groups/${child.id}`, { path: 'kid', name: 'Kid' }));
     ok(await api.post(`/projects/${personal.id}/members`, { user_id: bob.user.id, access_level: 30 }, { token: alice.token }));
@@ -57,6 +61,8 @@ describe('replay equivalence of the real projections', () => {
     const fetched = ok(await api.get(`/projects/${project.id}`)).body;
     expect(fetched.path_with_namespace).toBe('parent/kid/tool');
     expect(fetched.archived).toBe(true);
+    const shares = ok(await api.get(`/projects/${personal.id}`, { token: alice.token })).body.shared_with_groups;
+    expect(shares.map((g: any) => [g.group_id, g.group_access_level, g.expires_at])).toEqual([[parent.id, 20, '2999-01-01']]);
   });
 
   it("the batch paths leave apply's rows however the log is cut into batches, also over rows already there", async () => {

@@ -256,6 +256,8 @@ export const NO_ACTIVITY = {
   // projects
   ProjectUpdated: 'settings changes are not activity in GitLab',
   ProjectAvatarChanged: 'settings changes are not activity in GitLab',
+  ProjectGroupLinkCreated: 'Projects::GroupLinks::CreateService records no event (EventCreateService is not called)',
+  ProjectGroupLinkDeleted: 'Projects::GroupLinks::DestroyService records no event',
   ProjectArchived: 'GitLab records no event for archiving',
   ProjectUnarchived: 'GitLab records no event for unarchiving',
   ProjectStarred: 'GitLab records no event for stars',

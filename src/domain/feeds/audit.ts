@@ -91,6 +91,13 @@ const featureFlagRecord = (event: FeatureFlagEvent): AuditDescription => ({
   target: { target_id: event.data.id, target_type: 'Operations::FeatureFlag', target_details: event.data.name },
 });
 
+/** AuditEventService#for_project_group_link: the shared group's record, the project (its id and full path) as target. */
+const projectGroupLinkRecord = (data: { id: number; group_id: number; path_with_namespace: string }, action: Record<string, unknown>): AuditDescription => ({
+  entity: { type: 'Group', id: data.group_id },
+  action,
+  target: { target_id: data.id, target_type: 'Project', target_details: data.path_with_namespace },
+});
+
 // ───────────────────────────── The mapping ─────────────────────────────
 
 /** GitLab's EE::Audit::ProjectChangesAuditor order; one record per event (see docs/architecture.md "Audit events"). */
@@ -125,6 +132,10 @@ export const AUDITED = {
       return changeRecord(entity, 'name', previous?.name_with_namespace ?? null, d.name_with_namespace, path, d.path_with_namespace);
     },
   },
+
+  // Project group links (EE::Projects::GroupLinks::CreateService, DestroyService: the group's security event, the project as target).
+  ProjectGroupLinkCreated: { describe: (d) => projectGroupLinkRecord(d, { add: 'project_access', as: role(d.group_access) }) },
+  ProjectGroupLinkDeleted: { describe: (d) => projectGroupLinkRecord(d, { remove: 'project_access' }) },
 
   // Groups (EE::Groups::CreateService, DestroyService, GroupChangesAuditor: visibility only in 12.x).
   GroupCreated: { describe: (d) => customModel({ type: 'Group', id: d.id }, 'group', 'add', d.full_path) },
@@ -260,6 +271,8 @@ export const AUDIT_ENTITY_TYPES_OF: { readonly [T in AuditedEventType]: readonly
   ProjectCreated: ['Project'],
   ProjectDeletionScheduled: ['Project'],
   ProjectUpdated: ['Project'],
+  ProjectGroupLinkCreated: ['Group'],
+  ProjectGroupLinkDeleted: ['Group'],
   GroupCreated: ['Group'],
   GroupDeletionScheduled: ['Group'],
   GroupUpdated: ['Group'],

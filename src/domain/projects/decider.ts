@@ -26,6 +26,8 @@ export interface ProjectState {
   readonly starredBy: ReadonlySet<number>;
   /** The uploaded avatar, if any. */
   readonly avatar: UploadRef | null;
+  /** The groups the project is shared with: group id → the link's id. */
+  readonly groupLinks: ReadonlyMap<number, number>;
 }
 
 // ───────────────────────────── Commands ─────────────────────────────
@@ -46,6 +48,20 @@ export interface CreateProjectCommand {
   readonly avatar?: UploadRef | undefined;
 }
 
+/** POST /projects/:id/share: the caller may read the group (checked before, as GitLab's service does). */
+export interface ShareProjectWithGroupCommand {
+  readonly type: 'ShareProjectWithGroup';
+  /** The new link's id (project_group_links_id_seq). */
+  readonly linkId: number;
+  readonly groupId: number;
+  readonly groupAccess: number;
+  readonly expiresAt: string | null;
+  /** The project's namespace and its ancestors (its traversal ids): none of them can be shared with. */
+  readonly namespaceTraversalIds: readonly number[];
+  /** The project's full path as the read model has it now (the audit's target; a group rename moves it). */
+  readonly pathWithNamespace: string;
+}
+
 export type ProjectCommand =
   | CreateProjectCommand
   | {
@@ -62,6 +78,8 @@ export type ProjectCommand =
   | { readonly type: 'UnarchiveProject' }
   | { readonly type: 'StarProject'; readonly userId: number }
   | { readonly type: 'UnstarProject'; readonly userId: number }
+  | ShareProjectWithGroupCommand
+  | { readonly type: 'UnshareProjectWithGroup'; readonly groupId: number; readonly pathWithNamespace: string }
   | { readonly type: 'ScheduleProjectDeletion' }
   | { readonly type: 'DeleteProject' };
 
@@ -79,6 +97,7 @@ const initialState = (id: number): ProjectState => ({
   defaultBranch: null,
   starredBy: new Set(),
   avatar: null,
+  groupLinks: new Map(),
 });
 
 function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
@@ -120,6 +139,13 @@ function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
       return { ...state, exists: false, deleted: true, pendingDelete: false };
     case 'ProjectAvatarChanged':
       return { ...state, avatar: event.data.avatar };
+    case 'ProjectGroupLinkCreated':
+      return { ...state, groupLinks: new Map([...state.groupLinks, [event.data.group_id, event.data.link_id]]) };
+    case 'ProjectGroupLinkDeleted': {
+      const groupLinks = new Map(state.groupLinks);
+      groupLinks.delete(event.data.group_id);
+      return { ...state, groupLinks };
+    }
     default:
       return state;
   }
@@ -170,6 +196,13 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
       return state.starredBy.has(command.userId) ? [] : [{ type: 'ProjectStarred', data: { id, user_id: command.userId } }];
     case 'UnstarProject':
       return state.starredBy.has(command.userId) ? [{ type: 'ProjectUnstarred', data: { id, user_id: command.userId } }] : [];
+    case 'ShareProjectWithGroup':
+      return [share(state, command)];
+    case 'UnshareProjectWithGroup': {
+      const linkId = state.groupLinks.get(command.groupId);
+      if (linkId === undefined) throw notFound('Group Link');
+      return [{ type: 'ProjectGroupLinkDeleted', data: { id, link_id: linkId, group_id: command.groupId, path_with_namespace: command.pathWithNamespace } }];
+    }
     case 'ScheduleProjectDeletion':
       return [{ type: 'ProjectDeletionScheduled', data: { id, path_with_namespace: state.pathWithNamespace ?? '' } }];
     default:
@@ -210,6 +243,30 @@ function update(state: ProjectState, command: Extract<ProjectCommand, { type: 'U
       },
     },
   ];
+}
+
+/**
+ * ProjectGroupLink's validations, every failure in one sentence (GitLab: the service answers
+ * `link.errors.full_messages.to_sentence` with 409): the group is not shared already, and it is
+ * neither the project's group nor one of its ancestors (`different_group`).
+ */
+function share(state: ProjectState, command: ShareProjectWithGroupCommand): ProjectEvent {
+  const { groupId } = command;
+  const errors: string[] = [];
+  if (state.groupLinks.has(groupId)) errors.push('Group already shared with this group');
+  if (command.namespaceTraversalIds.includes(groupId)) errors.push('Project cannot be shared with the group it is in or one of its ancestors.');
+  if (errors.length > 0) throw conflict(errors.join(' and '));
+  return {
+    type: 'ProjectGroupLinkCreated',
+    data: {
+      id: state.id,
+      link_id: command.linkId,
+      group_id: groupId,
+      group_access: command.groupAccess,
+      expires_at: command.expiresAt,
+      path_with_namespace: command.pathWithNamespace,
+    },
+  };
 }
 
 /** A new avatar, unless it is the one the project has (same bytes, same name). */

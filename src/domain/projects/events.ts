@@ -46,6 +46,21 @@ export const projectEvents = {
   ProjectDeleted: z.strictObject({ ...ofProject, namespace_id: z.int(), path_with_namespace: z.string() }),
   /** GitLab: `avatar` of POST /projects and PUT /projects/:id; the bytes are in `uploads`, under `avatar.sha256`. */
   ProjectAvatarChanged: z.strictObject({ ...ofProject, avatar: uploadRef }),
+  /**
+   * POST /projects/:id/share (GitLab's ProjectGroupLink): the group's members get access to the
+   * project, capped by `group_access`, until `expires_at` (a date, or null). `link_id` is the
+   * link's own id; `path_with_namespace` is what the audit shows as its target.
+   */
+  ProjectGroupLinkCreated: z.strictObject({
+    ...ofProject,
+    link_id: z.int(),
+    group_id: z.int(),
+    group_access: z.int(),
+    expires_at: z.iso.date().nullable(),
+    path_with_namespace: z.string(),
+  }),
+  /** DELETE /projects/:id/share/:group_id. */
+  ProjectGroupLinkDeleted: z.strictObject({ ...ofProject, link_id: z.int(), group_id: z.int(), path_with_namespace: z.string() }),
 } satisfies EventSchemas;
 
 export type ProjectEvent = EventOf<typeof projectEvents>;
@@ -55,4 +70,14 @@ export const projectUpcasters: Upcasters<typeof projectEvents> = {
   ProjectUpdated: { 1: (data: object) => ({ ...data, path_with_namespace: null, name_with_namespace: null, previous: null }) },
 };
 
-export const projectEventIndex = (event: ProjectEvent): FeedIndex => ({ projectId: event.data.id, targetType: 'Project', targetId: event.data.id });
+export const projectEventIndex = (event: ProjectEvent): FeedIndex => {
+  switch (event.type) {
+    // GitLab (EE::Projects::GroupLinks::CreateService, DestroyService): the audit event is the
+    // shared group's, its target the project; indexed as a group's event so the group's audit lists it.
+    case 'ProjectGroupLinkCreated':
+    case 'ProjectGroupLinkDeleted':
+      return { groupId: event.data.group_id, targetType: 'Project', targetId: event.data.id };
+    default:
+      return { projectId: event.data.id, targetType: 'Project', targetId: event.data.id };
+  }
+};

@@ -315,3 +315,12 @@ export async function presentProjectBasic(db: Db, config: Config, project: { row
     namespace?.kind === 'user' && namespace.owner_id !== null ? await db.selectFrom('users').selectAll().where('id', '=', namespace.owner_id).executeTakeFirst() : undefined;
   return toSimpleProject(project.row, { config, viewer: project.viewer, role: project.role, namespace, owner });
 }
+
+/** GitLab's Entities::ProjectGroupLink. */
+export const toProjectGroupLink = (link: { id: number; project_id: number; group_id: number; group_access: number; expires_at: string | null }) => ({
+  id: link.id,
+  project_id: link.project_id,
+  group_id: link.group_id,
+  group_access: link.group_access,
+  expires_at: link.expires_at,
+});

@@ -8,6 +8,7 @@ import { DomainError, type DomainErrorCode, type FieldErrors } from '../../domai
  *
  *   404 {"message":"404 Project Not Found"}           notFound('Project')
  *   404 {"message":"404 Not found"}                   recordNotFound()  (ActiveRecord::RecordNotFound)
+ *   404 {"message":"<a service's message>"}           serviceNotFound(message)
  *   403 {"message":"403 Forbidden - <reason>"}        forbidden(reason?)
  *   403 {"message":"<message>"}                       refused(message)
  *   400 {"message":"400 Bad request - <reason>"}      badRequest(reason?)

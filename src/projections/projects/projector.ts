@@ -146,6 +146,19 @@ export const projectsProjector = defineProjector({
       // The path only (the API puts the instance's URL before it), and the upload it serves.
       await advance(trx, streamVersion, id, { avatar_url: avatarPath('project', id, avatar.filename), avatar_sha256: avatar.sha256, updated_at: occurredAt.toISOString() });
     },
+    ProjectGroupLinkCreated: async ({ data, occurredAt, streamVersion }, trx) => {
+      const { id, link_id, group_id, group_access, expires_at } = data;
+      if (!(await advance(trx, streamVersion, id))) return;
+      await trx
+        .insertInto('project_group_links')
+        .values({ id: link_id, project_id: id, group_id, group_access, expires_at, created_at: occurredAt.toISOString() })
+        .onConflict((oc) => oc.columns(['project_id', 'group_id']).doNothing())
+        .execute();
+    },
+    ProjectGroupLinkDeleted: async ({ data, streamVersion }, trx) => {
+      if (!(await advance(trx, streamVersion, data.id))) return;
+      await trx.deleteFrom('project_group_links').where('project_id', '=', data.id).where('group_id', '=', data.group_id).execute();
+    },
     ProjectDeleted: async ({ data }, trx) => {
       const { id } = data;
       await trx.deleteFrom('project_stars').where('project_id', '=', id).execute();
@@ -155,6 +168,8 @@ export const projectsProjector = defineProjector({
   },
   // Other areas' events that move projects' paths or hide them: applied every time, recomputed from the rows.
   cascades: {
+    // GitLab: project_group_links.group_id references namespaces on delete cascade.
+    GroupDeleted: async ({ data }, trx) => trx.deleteFrom('project_group_links').where('group_id', '=', data.id).execute(),
     GroupUpdated: async ({ data }, trx) => {
       const { id, changes } = data;
       if (changes.path === undefined && changes.name === undefined) return;

@@ -56,6 +56,8 @@ export interface ProjectStarsTable {
 
 /** Projects shared with groups (`shared_with_groups`, a group's `shared_projects`). */
 export interface ProjectGroupLinksTable {
+  /** The link's own id (migration 0052), from its creation event. */
+  id: number;
   project_id: number;
   group_id: number;
   group_access: number;
