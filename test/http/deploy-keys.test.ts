@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deployKeysProjector } from '../../src/projections/deploy-keys/projector.js';
-import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
@@ -260,7 +260,7 @@ describe('a deleted project', () => {
 });
 
 it('rebuilds the same tables from the log', async () => {
-  await addMemberAs(api, 'projects', (await fresh()).id, otto.user.id, 30);
+  await addMember(api, 'projects', (await fresh()).id, otto.user.id, 30);
   await expectReplayEquivalence(api.handle, [deployKeysProjector]);
 });
 

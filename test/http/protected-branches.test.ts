@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protectedBranchesProjector } from '../../src/projections/protected-branches/projector.js';
-import { addMemberAs, createGroup, createProject, settled, type ProjectFixture } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled, type ProjectFixture } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
@@ -22,7 +22,7 @@ afterAll(() => api.close());
 async function fresh(): Promise<ProjectFixture> {
   const group = await createGroup(api, { token: owner.token });
   const project = await createProject(api, { token: owner.token, group });
-  await addMemberAs(api, 'projects', project.id, anna.user.id, 30);
+  await addMember(api, 'projects', project.id, anna.user.id, 30);
   return project;
 }
 
@@ -256,7 +256,7 @@ describe('deletions elsewhere', () => {
   it("drops a deleted project's protected branches and a deleted user's rules", async () => {
     const p = await fresh();
     const bert = await api.createUser({ name: 'Bert' });
-    await addMemberAs(api, 'projects', p.id, bert.user.id, 30);
+    await addMember(api, 'projects', p.id, bert.user.id, 30);
     await protect(p, { name: 'main', allowed_to_push: [{ user_id: bert.user.id }] });
     expect((await api.del(`/users/${bert.user.id}`)).status).toBe(204);
     const rules = () => api.handle.db.selectFrom('protected_branch_access_levels').select('user_id').where('user_id', '=', bert.user.id).execute();
