@@ -1,7 +1,6 @@
 import { Gitlab } from '@gitbeaker/rest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, settled } from '../support/fixtures.js';
-import { addMember } from '../support/roles.js';
+import { addMember, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // A real GitLab client (@gitbeaker/rest 43.8.0) reading the activity feeds.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createProject, eventually, settled } from '../support/fixtures.js';
+import { addMember, createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
@@ -41,7 +41,7 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: m
     await settled(api);
     const project = await createProject(api, { initialize_with_readme: true });
     const developer = await api.createUser({ username: 'mr-todo-dev' });
-    await addMemberAs(api, 'projects', project.id, developer.user.id, 30);
+    await addMember(api, 'projects', project.id, developer.user.id, 30);
     author = await runPython(AUTHOR, { FORGELOG_URL: api.url, FORGELOG_TOKEN: api.rootToken, PROJECT_ID: String(project.id), ASSIGNEE_ID: String(developer.user.id) });
     await eventually(async () => ((await api.get('/todos', { token: developer.token })).body.length > 0 ? true : undefined), 30_000);
     assignee = await runPython(ASSIGNEE, { FORGELOG_URL: api.url, FORGELOG_TOKEN: developer.token });

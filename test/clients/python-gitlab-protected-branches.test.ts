@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { clientScript, pythonGitlabAvailable, pythonGitlabVersion, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 
@@ -42,7 +42,7 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: p
     await settled(api);
     alice = await api.createUser({ name: 'Alice Py' });
     const project = await createProject(api, { group: await createGroup(api) });
-    await addMemberAs(api, 'projects', project.id, alice.user.id, 30);
+    await addMember(api, 'projects', project.id, alice.user.id, 30);
     out = await runPython(SCRIPT, { FORGELOG_URL: api.url, FORGELOG_TOKEN: api.rootToken, PROJECT_ID: String(project.id), ALICE_ID: String(alice.user.id) });
   });
   afterAll(() => api?.close());

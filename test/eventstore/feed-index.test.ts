@@ -8,7 +8,7 @@ import { exportEvents, verifyExport } from '../../src/eventstore/export.js';
 import { FEED_COLUMNS } from '../../src/eventstore/feed-index.js';
 import { sealPending } from '../../src/eventstore/seal.js';
 import { verifyLog } from '../../src/eventstore/verify.js';
-import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { tamper, waitUntilReadable } from './audit-support.js';
 
@@ -33,8 +33,8 @@ beforeAll(async () => {
   bob = await api.createUser();
   group = await createGroup(api, { token: alice.token });
   project = await createProject(api, { token: alice.token, group });
-  await addMemberAs(api, 'groups', group.id, bob.user.id, 30);
-  await addMemberAs(api, 'projects', project.id, bob.user.id, 40);
+  await addMember(api, 'groups', group.id, bob.user.id, 30);
+  await addMember(api, 'projects', project.id, bob.user.id, 40);
   const environment = await api.post(`/projects/${project.id}/environments`, { name: 'production', external_url: 'https://example.com' }, { token: alice.token });
   expect(environment.status).toBe(201);
   expect((await api.post('/broadcast_messages', { message: 'maintenance tonight' })).status).toBe(201);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -71,7 +71,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/access_requests', (kind) =>
 
     it('is 403 for members (direct or inherited), administrators, and when requests are off', async () => {
       const source = await fresh(kind);
-      await addMemberAs(api, kind, source.id, member.user.id, 10);
+      await addMember(api, kind, source.id, member.user.id, 10);
       for (const token of [member.token, owner.token, api.rootToken]) {
         const res = await api.post(`/${kind}/${source.id}/access_requests`, undefined, { token });
         expect(res.status).toBe(403);

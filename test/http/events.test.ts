@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
-import { createGroup, createProject, eventually, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, eventually, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
-import { addMember, createCallers, sourceWithRoles, withScopes, type Callers, type Role } from '../support/roles.js';
+import { createCallers, sourceWithRoles, withScopes, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // The command clock: every event is dated by it, and the feeds' retention is judged on it.

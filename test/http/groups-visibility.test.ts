@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Visibility } from '../../src/domain/access.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
-import { addMember, createCallers, grantRoles, type Callers, type Role } from '../support/roles.js';
+import { addMember } from '../support/fixtures.js';
+import { createCallers, grantRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { membersProjector } from '../../src/projections/members/projector.js';
-import { addMemberAs, createGroup, createProject, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled } from '../support/fixtures.js';
+import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { expectReplayEquivalence } from '../support/replay.js';
+import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -87,7 +89,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('filters by query (name, username or exact email) and user_ids[]', async () => {
       const source = await fresh(kind);
-      for (const u of [anna, bert]) await addMemberAs(api, kind, source.id, u.user.id, 20);
+      for (const u of [anna, bert]) await addMember(api, kind, source.id, u.user.id, 20);
       const ids = (res: any) => res.body.map((m: any) => m.id);
       expect(ids(await api.get(`/${kind}/${source.id}/members`, { query: { query: 'anna' } }))).toEqual([anna.user.id]);
       expect(ids(await api.get(`/${kind}/${source.id}/members`, { query: { query: 'zed' } }))).toEqual([anna.user.id, bert.user.id]);
@@ -99,7 +101,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
 
     it('paginates with GitLab offset headers', async () => {
       const source = await fresh(kind);
-      for (const u of pool.slice(0, 3)) await addMemberAs(api, kind, source.id, u.user.id, 10);
+      for (const u of pool.slice(0, 3)) await addMember(api, kind, source.id, u.user.id, 10);
       const total = kind === 'groups' ? 4 : 3;
       const res = await api.get(`/${kind}/${source.id}/members`, { query: { per_page: 2, page: 2 } });
       expect(res.status).toBe(200);
@@ -121,7 +123,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('shows a direct member; 404 "Not found" otherwise; 400 for a non-integer id', async () => {
       const source = await fresh(kind);
       const alice = pool[0]!;
-      await addMemberAs(api, kind, source.id, alice.user.id, 20);
+      await addMember(api, kind, source.id, alice.user.id, 20);
       const res = await api.get(`/${kind}/${source.id}/members/${alice.user.id}`, { token: alice.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(memberOf(alice.user, 20));
@@ -179,7 +181,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('is 409 "Member already exists" for a member', async () => {
       const source = await fresh(kind);
       const alice = pool[0]!;
-      await addMemberAs(api, kind, source.id, alice.user.id, 20);
+      await addMember(api, kind, source.id, alice.user.id, 20);
       const before = (await api.events(source.stream)).length;
       const res = await api.post(`/${kind}/${source.id}/members`, { user_id: alice.user.id, access_level: 30 });
       expect(res.status).toBe(409);
@@ -229,7 +231,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
         const sub = await createGroup(api, { token: owner.token, parent: { id: source.id } });
         target = { ...source, id: sub.id };
       }
-      await addMemberAs(api, 'groups', source.groupId, alice.user.id, 30);
+      await addMember(api, 'groups', source.groupId, alice.user.id, 30);
       const res = await api.post(`/${kind}/${target.id}/members`, { user_id: alice.user.id, access_level: 20 });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: { access_level: [`should be greater than or equal to Developer inherited membership from group ${parentName}`] } });
@@ -241,7 +243,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('changes the level and expiry (MemberUpdated); an empty expires_at clears it', async () => {
       const source = await fresh(kind);
       const alice = pool[0]!;
-      await addMemberAs(api, kind, source.id, alice.user.id, 20);
+      await addMember(api, kind, source.id, alice.user.id, 20);
       const res = await api.put(`/${kind}/${source.id}/members/${alice.user.id}`, { access_level: 40, expires_at: '2034-02-03' }, { token: owner.token });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(memberOf(alice.user, 40, '2034-02-03'));
@@ -260,7 +262,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('is 404 for a non-member, 400 for a missing or invalid level', async () => {
       const source = await fresh(kind);
       const alice = pool[0]!;
-      await addMemberAs(api, kind, source.id, alice.user.id, 20);
+      await addMember(api, kind, source.id, alice.user.id, 20);
       const missing = await api.put(`/${kind}/${source.id}/members/999999`, { access_level: 30 });
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({ message: '404 Not found' });
@@ -277,7 +279,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('removes a member (204, MemberRemoved)', async () => {
       const source = await fresh(kind);
       const alice = pool[0]!;
-      await addMemberAs(api, kind, source.id, alice.user.id, 20);
+      await addMember(api, kind, source.id, alice.user.id, 20);
       const res = await api.del(`/${kind}/${source.id}/members/${alice.user.id}`, { token: owner.token });
       expect(res.status).toBe(204);
       expect(res.text).toBe('');
@@ -291,8 +293,8 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('lets a member leave, but not remove somebody else', async () => {
       const source = await fresh(kind);
       const [alice, bob] = [pool[0]!, pool[1]!];
-      await addMemberAs(api, kind, source.id, alice.user.id, 10);
-      await addMemberAs(api, kind, source.id, bob.user.id, 30);
+      await addMember(api, kind, source.id, alice.user.id, 10);
+      await addMember(api, kind, source.id, bob.user.id, 30);
       const other = await api.del(`/${kind}/${source.id}/members/${alice.user.id}`, { token: bob.token });
       expect(other.status).toBe(403);
       expect(other.body).toEqual({ message: '403 Forbidden' });
@@ -303,7 +305,7 @@ describe.each<Kind>(['groups', 'projects'])('/%s/:id/members', (kind) => {
     it('is 412 when the membership changed after If-Unmodified-Since', async () => {
       const source = await fresh(kind);
       const alice = pool[0]!;
-      await addMemberAs(api, kind, source.id, alice.user.id, 20);
+      await addMember(api, kind, source.id, alice.user.id, 20);
       const res = await api.del(`/${kind}/${source.id}/members/${alice.user.id}`, { headers: { 'If-Unmodified-Since': 'Thu, 01 Jan 2015 00:00:00 GMT' } });
       expect(res.status).toBe(412);
       expect(res.body).toEqual({ message: '412 Precondition Failed' });
@@ -327,7 +329,7 @@ describe('the owners of a group', () => {
   it('lets an owner go while another active owner remains', async () => {
     const group = await createGroup(api, { token: owner.token });
     const second = await api.createUser();
-    await addMemberAs(api, 'groups', group.id, second.user.id, 50);
+    await addMember(api, 'groups', group.id, second.user.id, 50);
     // A blocked owner does not count (GitLab: members_with_parents counts active users).
     expect((await api.post(`/users/${second.user.id}/block`)).status).toBe(201);
     expect((await api.put(`/groups/${group.id}/members/${owner.user.id}`, { access_level: 40 })).status).toBe(403);
@@ -339,7 +341,7 @@ describe('the owners of a group', () => {
   it("counts the ancestors' owners: a subgroup's only direct owner can leave", async () => {
     const top = await createGroup(api, { token: owner.token });
     const founder = pool[0]!;
-    await addMemberAs(api, 'groups', top.id, founder.user.id, 40);
+    await addMember(api, 'groups', top.id, founder.user.id, 40);
     const sub = await createGroup(api, { token: founder.token, parent: top });
     const members = await api.get(`/groups/${sub.id}/members`);
     expect(members.body.map((m: any) => [m.id, m.access_level])).toEqual([[founder.user.id, 50]]);
@@ -372,13 +374,13 @@ describe('GET /:sources/:id/members/all (inherited through two levels of subgrou
     mid = await createGroup(api, { token: owner.token, parent: top });
     leaf = await createGroup(api, { token: owner.token, parent: mid });
     project = await createProject(api, { token: owner.token, group: leaf });
-    await addMemberAs(api, 'groups', top.id, alice.user.id, 10);
-    await addMemberAs(api, 'groups', top.id, bob.user.id, 20);
-    await addMemberAs(api, 'groups', mid.id, alice.user.id, 30);
-    await addMemberAs(api, 'groups', leaf.id, bob.user.id, 40);
-    await addMemberAs(api, 'groups', leaf.id, carol.user.id, 20);
-    await addMemberAs(api, 'projects', project.id, alice.user.id, 40);
-    await addMemberAs(api, 'projects', project.id, dave.user.id, 30);
+    await addMember(api, 'groups', top.id, alice.user.id, 10);
+    await addMember(api, 'groups', top.id, bob.user.id, 20);
+    await addMember(api, 'groups', mid.id, alice.user.id, 30);
+    await addMember(api, 'groups', leaf.id, bob.user.id, 40);
+    await addMember(api, 'groups', leaf.id, carol.user.id, 20);
+    await addMember(api, 'projects', project.id, alice.user.id, 40);
+    await addMember(api, 'projects', project.id, dave.user.id, 30);
   });
 
   const levels = (res: any) => Object.fromEntries(res.body.map((m: any) => [m.username, m.access_level]));
@@ -458,9 +460,9 @@ describe('memberships of deleted users and groups', () => {
     expect(soft.status).toBe(409);
     expect(soft.body).toEqual({ message: 'User cannot be removed while is the sole-owner of a group' });
 
-    await addMemberAs(api, 'groups', group.id, leaver.user.id, 50);
+    await addMember(api, 'groups', group.id, leaver.user.id, 50);
     const project = await createProject(api, { token: founder.token });
-    await addMemberAs(api, 'projects', project.id, leaver.user.id, 30);
+    await addMember(api, 'projects', project.id, leaver.user.id, 30);
     // Two owners: neither is a sole owner now.
     expect((await api.del(`/users/${leaver.user.id}`)).status).toBe(204);
     const rows = await api.handle.db.selectFrom('members').selectAll().where('user_id', '=', leaver.user.id).execute();
@@ -473,7 +475,7 @@ describe('memberships of deleted users and groups', () => {
   it('drops the memberships of a deleted group', async () => {
     const group = await createGroup(api, { token: owner.token });
     const alice = pool[0]!;
-    await addMemberAs(api, 'groups', group.id, alice.user.id, 30);
+    await addMember(api, 'groups', group.id, alice.user.id, 30);
     const res = await api.del(`/groups/${group.id}`, { token: owner.token });
     expect(res.status).toBe(202);
     const count = () =>
@@ -484,7 +486,7 @@ describe('memberships of deleted users and groups', () => {
 
   it('drops the memberships of a deleted project', async () => {
     const project = await createProject(api, { token: owner.token, group: await createGroup(api, { token: owner.token }) });
-    await addMemberAs(api, 'projects', project.id, pool[0]!.user.id, 30);
+    await addMember(api, 'projects', project.id, pool[0]!.user.id, 30);
     expect((await api.del(`/projects/${project.id}`, { token: owner.token })).status).toBe(202);
     const count = () =>
       api.handle.db.selectFrom('members').select('user_id').where('source_type', '=', 'Project').where('source_id', '=', project.id).execute();
@@ -494,5 +496,125 @@ describe('memberships of deleted users and groups', () => {
 
   it('rebuilds the same rows from the log (replay equivalence)', async () => {
     await expectReplayEquivalence(api.handle, [membersProjector]);
+  });
+});
+
+/**
+ * Who may list and manage members (GitLab: listing needs a signed-in caller who sees the
+ * source; managing needs owner on groups, maintainer on projects, or admin; a source the
+ * caller cannot see is 404, never 403). On a public source only outsiders fare differently.
+ */
+describe('permissions', () => {
+  type Visibility = 'private' | 'public';
+
+  // prettier-ignore
+  const GROUPS: MatrixTable<Role, Visibility> = {
+    'GET /groups/:id/members':              { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+    'GET /groups/:id/members/all':          { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+    'GET /groups/:id/members/:user_id':     { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+    'POST /groups/:id/members':             { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 201, admin: 201 }, public: { anonymous: 401, nonMember: 403 } },
+    'PUT /groups/:id/members/:user_id':     { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+    'DELETE /groups/:id/members/:user_id':  { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 204, admin: 204 }, public: { anonymous: 401, nonMember: 403 } },
+    'GET /groups/:id/access_requests':      { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 403, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+  };
+
+  // Projects: maintainers manage members too.
+  // prettier-ignore
+  const PROJECTS: MatrixTable<Role, Visibility> = {
+    'GET /projects/:id/members':             { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+    'GET /projects/:id/members/all':         { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+    'GET /projects/:id/members/:user_id':    { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, developer: 200, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 200 } },
+    'POST /projects/:id/members':            { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 201, owner: 201, admin: 201 }, public: { anonymous: 401, nonMember: 403 } },
+    'PUT /projects/:id/members/:user_id':    { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+    'DELETE /projects/:id/members/:user_id': { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 204, owner: 204, admin: 204 }, public: { anonymous: 401, nonMember: 403 } },
+    'GET /projects/:id/access_requests':     { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: 200, owner: 200, admin: 200 }, public: { anonymous: 401, nonMember: 403 } },
+  };
+
+  let callers: Callers;
+  const sources = new Map<string, number>();
+  /** A member of every source that refused calls may aim at (a successful call gets a fresh user). */
+  let subjectId: number;
+
+  beforeAll(async () => {
+    callers = await createCallers(api);
+    targets = await Promise.all(Array.from({ length: 16 }, createTarget));
+    subjectId = await newUserId();
+    for (const kind of ['groups', 'projects'] as const) {
+      for (const visibility of ['private', 'public'] as const) {
+        // groups: the owner created the group; projects: the owner owns the project's group.
+        const id = await sourceWithRoles(api, callers, kind, visibility);
+        sources.set(`${kind}:${visibility}`, id);
+        await addMember(api, kind, id, subjectId, 10);
+      }
+    }
+  });
+
+  let counter = 0;
+  /** A user without a token (one request). */
+  async function createTarget(): Promise<number> {
+    const username = `target${++counter}_${process.pid}`;
+    const res = await api.post('/users', { email: `${username}@example.com`, username, name: username, password: 'password123', skip_confirmation: true });
+    return res.body.id;
+  }
+  /** Targets of the calls that succeed, made up front in parallel (each hashes a password). */
+  let targets: number[] = [];
+  async function newUserId(): Promise<number> {
+    return targets.pop() ?? (await createTarget());
+  }
+
+  /** A member to change or remove: somebody else, a fresh one when the call should succeed. */
+  async function target(kind: Kind, id: number, fresh: boolean): Promise<number> {
+    if (!fresh) return subjectId;
+    const userId = await newUserId();
+    await addMember(api, kind, id, userId, 10);
+    return userId;
+  }
+
+  interface Operation {
+    /** The status of a call that is allowed. */
+    ok: number;
+    /** `fresh`: the call is expected to succeed and needs a target of its own. */
+    run(kind: Kind, id: number, token: string | null, fresh: boolean): Promise<number>;
+  }
+
+  /** The calls, by method and the path below /:kind/:id/. */
+  const OPERATIONS: Record<string, Operation> = {
+    'GET members': { ok: 200, run: async (k, id, token) => (await api.get(`/${k}/${id}/members`, { token })).status },
+    'GET members/all': { ok: 200, run: async (k, id, token) => (await api.get(`/${k}/${id}/members/all`, { token })).status },
+    'GET members/:user_id': {
+      ok: 200,
+      run: async (k, id, token) => {
+        const [first] = (await api.get(`/${k}/${id}/members`)).body;
+        return (await api.get(`/${k}/${id}/members/${first.id}`, { token })).status;
+      },
+    },
+    'POST members': {
+      ok: 201,
+      run: async (k, id, token, fresh) => (await api.post(`/${k}/${id}/members`, { user_id: fresh ? await newUserId() : callers.nonMember.user!.id, access_level: 10 }, { token })).status,
+    },
+    'PUT members/:user_id': {
+      ok: 200,
+      run: async (k, id, token, fresh) => (await api.put(`/${k}/${id}/members/${await target(k, id, fresh)}`, { access_level: 20 }, { token })).status,
+    },
+    'DELETE members/:user_id': {
+      ok: 204,
+      run: async (k, id, token, fresh) => (await api.del(`/${k}/${id}/members/${await target(k, id, fresh)}`, { token })).status,
+    },
+    'GET access_requests': { ok: 200, run: async (k, id, token) => (await api.get(`/${k}/${id}/access_requests`, { token })).status },
+  };
+
+  describe.each([
+    ['groups', GROUPS],
+    ['projects', PROJECTS],
+  ] as const)('%s', (kind, table) => {
+    permissionMatrix(table, async ({ endpoint, caller, visibility, status }) => {
+      const [method, path] = endpoint.split(' ') as [string, string];
+      const operation = OPERATIONS[`${method} ${path.slice(`/${kind}/:id/`.length)}`];
+      expect(operation, endpoint).toBeDefined();
+      const id = sources.get(`${kind}:${visibility}`)!;
+      // A call that should succeed and changes members acts on a fresh member of its own.
+      const fresh = status === operation!.ok && method !== 'GET';
+      return operation!.run(kind, id, callers[caller].token, fresh);
+    });
   });
 });

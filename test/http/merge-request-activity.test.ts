@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settled } from '../support/fixtures.js';
-import { addMember } from '../support/roles.js';
+import { addMember, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { run } from '../../src/commands/kernel/run.js';
 import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';

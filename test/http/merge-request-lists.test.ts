@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createGroup, settled } from '../support/fixtures.js';
+import { addMember, createGroup, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -70,15 +70,15 @@ beforeAll(async () => {
   group = await createGroup(api, { visibility: 'public' });
   const sub = await api.post('/groups', { name: `sub${process.pid}`, path: `sub${process.pid}`, parent_id: group.id, visibility: 'public' });
   subgroup = sub.body;
-  await addMemberAs(api, 'groups', group.id, alice.id, 30);
-  await addMemberAs(api, 'groups', group.id, bob.id, 30);
+  await addMember(api, 'groups', group.id, alice.id, 30);
+  await addMember(api, 'groups', group.id, bob.id, 30);
   projectA = await project(group.id, 'public');
   projectB = await project(subgroup.id, 'public');
   secret = await project(group.id, 'private');
   // Public, with the merge requests feature private: reporters and above only.
   closedGroupProject = await project(group.id, 'public', { merge_requests_access_level: 'private' });
-  await addMemberAs(api, 'projects', secret.id, rita.id, 20);
-  await addMemberAs(api, 'projects', secret.id, gus.id, 10);
+  await addMember(api, 'projects', secret.id, rita.id, 20);
+  await addMember(api, 'projects', secret.id, gus.id, 10);
 
   await api.post(`/projects/${projectA.id}/repository/branches`, { branch: 'develop-base', ref: 'master' });
   await api.post(`/projects/${projectA.id}/labels`, { name: 'bug', color: '#ff0000' });
@@ -304,7 +304,7 @@ describe('visibility follows membership changes', () => {
   it('a new reporter of the private project sees its merge requests in the global list', async () => {
     const before = titles(await list('/merge_requests', { scope: 'all', per_page: 100 }, carol.token));
     expect(before).not.toContain('Secret change');
-    await addMemberAs(api, 'projects', secret.id, carol.id, 20);
+    await addMember(api, 'projects', secret.id, carol.id, 20);
     expect(titles(await list('/merge_requests', { scope: 'all', per_page: 100 }, carol.token))).toContain('Secret change');
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, eventually, settled } from '../support/fixtures.js';
+import { addMember, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { currentMergeStatus } from '../../src/projections/merge-requests/mergeability.js';
 
@@ -175,8 +175,8 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     const mr = await open(p.id);
     await checked(mr.id);
     const [developer, reporter, stranger] = [await api.createUser(), await api.createUser(), await api.createUser()];
-    await addMemberAs(api, 'projects', p.id, developer.user.id, 30);
-    await addMemberAs(api, 'projects', p.id, reporter.user.id, 20);
+    await addMember(api, 'projects', p.id, developer.user.id, 30);
+    await addMember(api, 'projects', p.id, reporter.user.id, 20);
     expect((await merge(p, mr.iid, {}, stranger.token)).status).toBe(404);
     expect((await api.put(`/projects/${p.id}/merge_requests/${mr.iid}/merge`, {}, { token: null })).status).toBe(401);
     expect(await merge(p, mr.iid, {}, reporter.token)).toMatchObject({ status: 401, body: { message: '401 Unauthorized' } });

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mergeRequestStreamId } from '../../src/domain/merge-requests/events.js';
 import { startMergeRequestWorld, type MergeRequestUser } from '../support/merge-requests.js';
 import { permissionMatrix } from '../support/matrix.js';
-import { addMember, type Callers, type Role } from '../support/roles.js';
+import { addMember } from '../support/fixtures.js';
+import type { Callers, Role } from '../support/roles.js';
 import type { TestServer } from '../support/server.js';
 
 let api: TestServer;

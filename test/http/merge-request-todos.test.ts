@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
-import { addMember } from '../support/roles.js';
-import { createProject, eventually, settled } from '../support/fixtures.js';
+import { addMember, createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { run } from '../../src/commands/kernel/run.js';
 import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createProject, settled } from '../support/fixtures.js';
+import { addMember, createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { onPlan, startTestServer, type TestServer } from '../support/server.js';
@@ -110,8 +110,8 @@ describe('user.can_merge on the single views', () => {
     const { project } = await projectWithBranches({ visibility: 'public' });
     const developer = await api.createUser({ username: 'canmerge-dev' });
     const maintainer = await api.createUser({ username: 'canmerge-maint' });
-    await addMemberAs(api, 'projects', project.id, developer.user.id, 30);
-    await addMemberAs(api, 'projects', project.id, maintainer.user.id, 40);
+    await addMember(api, 'projects', project.id, developer.user.id, 30);
+    await addMember(api, 'projects', project.id, maintainer.user.id, 40);
     expect((await api.post(`/projects/${project.id}/protected_branches`, { name: 'master', push_access_level: 0, merge_access_level: 40 })).status).toBe(201);
     expect((await api.post(`/projects/${project.id}/repository/branches`, { branch: 'develop', ref: 'master' })).status).toBe(201);
     const canMerge = (res: { status: number; body: { user?: { can_merge: boolean } } }) => [res.status, res.body.user];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs } from '../support/fixtures.js';
+import { addMember } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -34,7 +34,7 @@ beforeAll(async () => {
   team = (await api.post('/groups', { name: 'Team', path: 'team', visibility: 'public' })).body;
   sub = (await api.post('/groups', { name: 'Sub', path: 'sub', parent_id: team.id, visibility: 'public' })).body;
   other = (await api.post('/groups', { name: 'Other', path: 'other', visibility: 'private' })).body;
-  await addMemberAs(api, 'groups', team.id, userIds.bob, 30);
+  await addMember(api, 'groups', team.id, userIds.bob, 30);
 
   // In creation order (the default order is created_at desc).
   await create('Alpha Public', { path: 'alpha', visibility: 'public', description: 'the first one' }, tokens.alice);

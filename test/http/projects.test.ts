@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectsProjector } from '../../src/projections/projects/projector.js';
 import { itOnPostgres } from '../support/database.js';
-import { addMemberAs, eventually } from '../support/fixtures.js';
+import { addMember, eventually } from '../support/fixtures.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -223,8 +223,8 @@ describe('POST /projects', () => {
     const g = await group({ visibility: 'internal' });
     const reporter = await user();
     const developer = await user();
-    await addMemberAs(api, 'groups', g.id, reporter.user.id, 20);
-    await addMemberAs(api, 'groups', g.id, developer.user.id, 30);
+    await addMember(api, 'groups', g.id, reporter.user.id, 20);
+    await addMember(api, 'groups', g.id, developer.user.id, 30);
     expect((await api.post('/projects', { name: 'r', namespace_id: g.id }, { token: reporter.token })).status).toBe(400);
     const res = await api.post('/projects', { name: 'Dev Tools', namespace_id: g.id }, { token: developer.token });
     expect(res.status).toBe(201);
@@ -359,8 +359,8 @@ describe('GET /projects/:id', () => {
     const sub = (await api.post('/groups', { name: 'sub', path: 'sub', parent_id: top.id })).body;
     const p = await project({ namespace_id: sub.id });
     const dev = await user();
-    await addMemberAs(api, 'groups', top.id, dev.user.id, 30);
-    await addMemberAs(api, 'projects', p.id, dev.user.id, 40);
+    await addMember(api, 'groups', top.id, dev.user.id, 30);
+    await addMember(api, 'projects', p.id, dev.user.id, 40);
     const res = await api.get(`/projects/${p.id}`, { token: dev.token, query: { statistics: true, license: true } });
     expect(res.body.permissions).toEqual({ project_access: { access_level: 40, notification_level: 3 }, group_access: { access_level: 30, notification_level: 3 } });
     expect(res.body).toMatchObject({ license_url: null, license: null, runners_token: expect.any(String) });
@@ -375,7 +375,7 @@ describe('GET /projects/:id', () => {
   it('hides the default branch and ci_config_path from a guest of a private project', async () => {
     const p = await project({ initialize_with_readme: true });
     const guest = await user();
-    await addMemberAs(api, 'projects', p.id, guest.user.id, 10);
+    await addMember(api, 'projects', p.id, guest.user.id, 10);
     const res = await api.get(`/projects/${p.id}`, { token: guest.token });
     expect(res.status).toBe(200);
     expect('default_branch' in res.body).toBe(false);
@@ -388,7 +388,7 @@ describe('PUT /projects/:id', () => {
   it('lets a maintainer change settings, appending only what changed', async () => {
     const p = await project({ initialize_with_readme: true });
     const maintainer = await user();
-    await addMemberAs(api, 'projects', p.id, maintainer.user.id, 40);
+    await addMember(api, 'projects', p.id, maintainer.user.id, 40);
     const res = await api.put(`/projects/${p.id}`, { description: 'Edited', merge_requests_enabled: false, tag_list: ['b', 'a'], merge_method: 'merge', default_branch: 'master' }, { token: maintainer.token });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ description: 'Edited', merge_requests_enabled: false, merge_requests_access_level: 'disabled', tag_list: ['a', 'b'] });
@@ -405,13 +405,13 @@ describe('PUT /projects/:id', () => {
     const g = await group({ visibility: 'public' });
     const p = await project({ namespace_id: g.id, name: 'Old Name', path: 'old-path' });
     const maintainer = await user();
-    await addMemberAs(api, 'projects', p.id, maintainer.user.id, 40);
+    await addMember(api, 'projects', p.id, maintainer.user.id, 40);
     expect(await api.put(`/projects/${p.id}`, { name: 'New' }, { token: maintainer.token })).toMatchObject({ status: 403, body: { message: '403 Forbidden' } });
     expect((await api.put(`/projects/${p.id}`, { visibility: 'public' }, { token: maintainer.token })).status).toBe(403);
     expect((await api.put(`/projects/${p.id}`, { path: 'moved' }, { token: maintainer.token })).status).toBe(200);
 
     const owner = await user();
-    await addMemberAs(api, 'groups', g.id, owner.user.id, 50);
+    await addMember(api, 'groups', g.id, owner.user.id, 50);
     const res = await api.put(`/projects/${p.id}`, { name: 'New Name', visibility: 'internal' }, { token: owner.token });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'New Name', name_with_namespace: `${g.name} / New Name`, path_with_namespace: `${g.full_path}/moved`, visibility: 'internal' });
@@ -439,7 +439,7 @@ describe('PUT /projects/:id', () => {
   it('answers 401, 404 and 403 by who asks', async () => {
     const p = await project({ visibility: 'internal' });
     const developer = await user();
-    await addMemberAs(api, 'projects', p.id, developer.user.id, 30);
+    await addMember(api, 'projects', p.id, developer.user.id, 30);
     const outsider = await user({ external: true });
     expect((await api.put(`/projects/${p.id}`, { description: 'x' }, { token: null })).status).toBe(401);
     expect(await api.put(`/projects/${p.id}`, { description: 'x' }, { token: outsider.token })).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
@@ -466,7 +466,7 @@ describe('POST /projects/:id/archive and /unarchive', () => {
     const g = await group();
     const p = await project({ namespace_id: g.id });
     const maintainer = await user();
-    await addMemberAs(api, 'groups', g.id, maintainer.user.id, 40);
+    await addMember(api, 'groups', g.id, maintainer.user.id, 40);
     expect(await api.post(`/projects/${p.id}/archive`, undefined, { token: maintainer.token })).toMatchObject({ status: 403, body: { message: '403 Forbidden' } });
     expect((await api.post(`/projects/${p.id}/archive`, undefined, { token: null })).status).toBe(401);
   });
@@ -517,8 +517,8 @@ describe('DELETE /projects/:id', () => {
     const p = await project({ namespace_id: sub.id });
     const maintainer = await user();
     const owner = await user();
-    await addMemberAs(api, 'projects', p.id, maintainer.user.id, 40);
-    await addMemberAs(api, 'groups', top.id, owner.user.id, 50);
+    await addMember(api, 'projects', p.id, maintainer.user.id, 40);
+    await addMember(api, 'groups', top.id, owner.user.id, 50);
     expect(await api.del(`/projects/${p.id}`, { token: maintainer.token })).toMatchObject({ status: 403, body: { message: '403 Forbidden' } });
     expect((await api.del(`/projects/${p.id}`, { token: null })).status).toBe(401);
     expect(await api.del(`/projects/${p.id}`, { token: owner.token, headers: { 'If-Unmodified-Since': 'Mon, 01 Jan 2001 00:00:00 GMT' } })).toMatchObject({

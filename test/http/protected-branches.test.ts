@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protectedBranchesProjector } from '../../src/projections/protected-branches/projector.js';
-import { addMemberAs, createGroup, createProject, settled, type ProjectFixture } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled, type ProjectFixture } from '../support/fixtures.js';
+import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { expectReplayEquivalence } from '../support/replay.js';
+import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -20,7 +22,7 @@ afterAll(() => api.close());
 async function fresh(): Promise<ProjectFixture> {
   const group = await createGroup(api, { token: owner.token });
   const project = await createProject(api, { token: owner.token, group });
-  await addMemberAs(api, 'projects', project.id, anna.user.id, 30);
+  await addMember(api, 'projects', project.id, anna.user.id, 30);
   return project;
 }
 
@@ -254,7 +256,7 @@ describe('deletions elsewhere', () => {
   it("drops a deleted project's protected branches and a deleted user's rules", async () => {
     const p = await fresh();
     const bert = await api.createUser({ name: 'Bert' });
-    await addMemberAs(api, 'projects', p.id, bert.user.id, 30);
+    await addMember(api, 'projects', p.id, bert.user.id, 30);
     await protect(p, { name: 'main', allowed_to_push: [{ user_id: bert.user.id }] });
     expect((await api.del(`/users/${bert.user.id}`)).status).toBe(204);
     const rules = () => api.handle.db.selectFrom('protected_branch_access_levels').select('user_id').where('user_id', '=', bert.user.id).execute();
@@ -282,5 +284,51 @@ describe('POST /projects/:id/protected_branches: names PostgreSQL cannot index (
     expect((await api.get(base(project))).body).toHaveLength(before);
     const longest = `release/${'z'.repeat(255)}`;
     expect(await protect(project, { name: longest })).toMatchObject({ status: 201, body: { name: longest } });
+  });
+});
+
+/**
+ * Who may read and manage protected branches (GitLab: `before { authorize_admin_project }`
+ * on every endpoint, reads included — maintainers, owners and administrators; a project the
+ * caller cannot see is 404, one they see without the ability 403, anonymous callers too).
+ */
+describe('permissions', () => {
+  type Visibility = 'private' | 'public';
+
+  const outsiders = (ok: number) => ({
+    private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 403, developer: 403, maintainer: ok, owner: ok, admin: ok },
+    public: { anonymous: 403, nonMember: 403 },
+  });
+
+  const TABLE: MatrixTable<Role, Visibility> = {
+    'GET /projects/:id/protected_branches': outsiders(200),
+    'GET /projects/:id/protected_branches/:name': outsiders(200),
+    'POST /projects/:id/protected_branches': outsiders(201),
+    'PATCH /projects/:id/protected_branches/:name': outsiders(200),
+    'DELETE /projects/:id/protected_branches/:name': outsiders(204),
+  };
+
+  let callers: Callers;
+  const projects = new Map<Visibility, number>();
+  let counter = 0;
+
+  beforeAll(async () => {
+    callers = await createCallers(api);
+    for (const visibility of ['private', 'public'] as const) projects.set(visibility, await sourceWithRoles(api, callers, 'projects', visibility));
+  });
+
+  permissionMatrix(TABLE, async ({ endpoint, caller, visibility }) => {
+    const [method, path] = endpoint.split(' ') as [string, string];
+    const project = projects.get(visibility)!;
+    const name = `matrix-${++counter}/*`;
+    // Each call gets its own protected branch, made by root (POST makes it itself).
+    if (method !== 'POST') {
+      const made = await api.post(`/projects/${project}/protected_branches`, { name });
+      if (made.status !== 201) throw new Error(`POST protected_branches: ${made.status} ${made.text}`);
+    }
+    const url = path.replace(':id', String(project)).replace(':name', encodeURIComponent(name));
+    const token = callers[caller].token;
+    const res = await api.request(method, url, { token, ...(method === 'POST' ? { body: { name } } : method === 'PATCH' ? { body: { code_owner_approval_required: true } } : {}) });
+    return res.status;
   });
 });

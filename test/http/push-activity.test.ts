@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GENESIS_HASH } from '../../src/eventstore/hash.js';
 import { appendToStream } from '../../src/eventstore/store.js';
-import { createProject, settled } from '../support/fixtures.js';
-import { addMember } from '../support/roles.js';
+import { addMember, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 // A push through the API (a commit, a branch created or deleted) is GitLab's PushEvent in the

@@ -10,8 +10,7 @@ import { PROJECTORS } from '../../src/projections/registry.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
 import { listen, openRuntime, type Runtime } from '../../src/runtime.js';
 import { freshTestStore, type TestStore } from '../support/database.js';
-import { createGroup, createProject, eventually, settled } from '../support/fixtures.js';
-import { addMember } from '../support/roles.js';
+import { addMember, createGroup, createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**

@@ -70,8 +70,8 @@ export async function createProject(api: TestServer, options: ProjectOptions = {
   return res.body;
 }
 
-/** Adds a member through the API as root (the creator of fixtures). */
-export async function addMemberAs(api: TestServer, kind: 'groups' | 'projects', sourceId: number, userId: number, accessLevel: number) {
+/** A membership, added by root (the creator of fixtures) through the members API; the member entity it answers. */
+export async function addMember(api: TestServer, kind: 'groups' | 'projects', sourceId: number, userId: number, accessLevel: number) {
   const res = await api.post(`/${kind}/${sourceId}/members`, { user_id: userId, access_level: accessLevel });
   if (res.status !== 201) throw new Error(`POST /${kind}/${sourceId}/members: ${res.status} ${res.text}`);
   return res.body;

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { createGroup } from './fixtures.js';
-import { addMember, createCallers, grantRoles, type Callers } from './roles.js';
+import { addMember, createGroup } from './fixtures.js';
+import { createCallers, grantRoles, type Callers } from './roles.js';
 import { startTestServer, type TestServer } from './server.js';
 
 export interface MergeRequestUser {

@@ -1,5 +1,5 @@
 import type { Visibility } from '../../src/domain/access.js';
-import { createGroup, createProject } from './fixtures.js';
+import { addMember, createGroup, createProject } from './fixtures.js';
 import type { TestServer } from './server.js';
 
 /**
@@ -67,12 +67,6 @@ export async function grantRoles(api: TestServer, callers: Callers, source: Sour
   const [kind, id] = 'groups' in source ? (['groups', source.groups] as const) : (['projects', source.projects] as const);
   const roles: MemberRole[] = ['guest', 'reporter', 'developer', 'maintainer', ...(options.owner ? (['owner'] as const) : [])];
   for (const role of roles) await addMember(api, kind, id, callers[role].user!.id, ROLE_LEVEL[role]);
-}
-
-/** A membership, added by root through the members API. */
-export async function addMember(api: TestServer, kind: 'groups' | 'projects', sourceId: number, userId: number, accessLevel: number): Promise<void> {
-  const res = await api.post(`/${kind}/${sourceId}/members`, { user_id: userId, access_level: accessLevel });
-  if (res.status !== 201) throw new Error(`POST /${kind}/${sourceId}/members: ${res.status} ${res.text}`);
 }
 
 /**
