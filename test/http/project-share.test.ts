@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMemberAs, createGroup, createProject } from '../support/fixtures.js';
+import { addMember, createGroup, createProject } from '../support/fixtures.js';
 import { permissionMatrix } from '../support/matrix.js';
 import { clientScript, pythonGitlabAvailable, runPython, warnIfUnavailable } from '../support/python-gitlab.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
@@ -60,7 +60,7 @@ describe('POST /projects/:id/share', () => {
     const project = await createProject(api, { visibility: 'private' });
     const group = await createGroup(api, { visibility: 'private' });
     const member = await api.createUser();
-    await addMemberAs(api, 'groups', group.id, member.user.id, 30);
+    await addMember(api, 'groups', group.id, member.user.id, 30);
     expect((await api.get(`/projects/${project.id}`, { token: member.token })).status).toBe(404);
 
     const res = await api.post(`/projects/${project.id}/share`, { group_id: group.id, group_access: 20, expires_at: '2999-12-31' });
