@@ -1,5 +1,5 @@
 import type { Db } from '../database/database.js';
-import type { DataOf, KnownEventType } from '../domain/aggregates.js';
+import type { DataOf, KnownEvent, KnownEventType } from '../domain/aggregates.js';
 import type { DomainEvent } from '../domain/decider.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import { REPLAY_GUARD, claimStreamVersion, recordStreamVersion, type BatchGuard } from './stream-versions.js';
@@ -54,12 +54,11 @@ export type Projected<T extends KnownEventType> = T extends KnownEventType
 type Handler<E> = (event: E, trx: Db) => Promise<unknown>;
 
 /** A handler per event type, each typed by its event: no cast, no switch. */
-export type Handlers<E extends DomainEvent = KnownEventTypeEvents> = {
+export type Handlers<E extends DomainEvent = KnownEvent> = {
   readonly [T in E['type']]?: Handler<Omit<ProjectedEvent, 'type' | 'data'> & Extract<E, { type: T }>>;
 };
-type KnownEventTypeEvents = { [T in KnownEventType]: { readonly type: T; readonly data: DataOf<T> } }[KnownEventType];
 
-export interface ProjectorDefinition<E extends DomainEvent = KnownEventTypeEvents> {
+export interface ProjectorDefinition<E extends DomainEvent = KnownEvent> {
   /** Also names the stream versions table, `<name>_stream_versions`, which the kernel adds to `tables`. */
   readonly name: string;
   /** 1 unless given; bump it to rebuild the projection from the log. */
@@ -90,7 +89,7 @@ export interface ProjectorDefinition<E extends DomainEvent = KnownEventTypeEvent
  * kernel derives the rest: the types it handles, its stream versions table, the guard on
  * every path (write-only when the event was just appended), and a batch path.
  */
-export function defineProjector<E extends DomainEvent = KnownEventTypeEvents>(definition: ProjectorDefinition<E>): Projector {
+export function defineProjector<E extends DomainEvent = KnownEvent>(definition: ProjectorDefinition<E>): Projector {
   const versions = `${definition.name}_stream_versions`;
   const on = definition.on as Record<string, Handler<ProjectedEvent> | undefined>;
   const cascades = (definition.cascades ?? {}) as Record<string, Handler<ProjectedEvent> | undefined>;
