@@ -142,6 +142,8 @@ function pathIn(world: World, path: string): string {
         return path.includes('/access_requests/') ? world.requester : world.user;
       case 'group':
         return encodeURIComponent(world.groupPath);
+      case 'group_id':
+        return world.group;
       case 'key':
         return 'key';
       case 'impersonation_token_id':
