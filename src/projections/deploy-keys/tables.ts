@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { StreamVersionsTable } from '../stream-versions.js';
 import type { Timestamp } from '../../database/columns.js';
 

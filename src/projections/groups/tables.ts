@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Visibility } from '../../domain/access.js';
 import type { ProjectCreationLevel, SubgroupCreationLevel } from '../../domain/groups/settings.js';
 import type { StreamVersionsTable } from '../stream-versions.js';

@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { MergeRequestStatus } from '../../domain/merge-requests/decider.js';
 import type { MergeStatus } from '../../domain/merge-requests/events.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
