@@ -1,3 +1,4 @@
+import { wildcardMatches } from '../wildcard.js';
 import { DEFAULT_SCOPE } from './rules.js';
 
 /**
@@ -18,27 +19,6 @@ export function matchRank(scope: string, environment: string): number | null {
   if (scope === DEFAULT_SCOPE) return 0;
   if (scope === environment) return 2;
   return wildcardMatches(scope, environment) ? 1 : null;
-}
-
-/**
- * `*` as any characters, all else literal, over the whole of `text`: the first part a prefix,
- * the last a suffix, each part between found leftmost after the one before. No backtracking
- * (a RegExp of `.*` parts backtracks polynomially in the number of `*`).
- */
-function wildcardMatches(pattern: string, text: string): boolean {
-  const parts = pattern.split('*');
-  if (parts.length === 1) return pattern === text;
-  const head = parts[0]!;
-  const tail = parts[parts.length - 1]!;
-  if (text.length < head.length + tail.length || !text.startsWith(head) || !text.endsWith(tail)) return false;
-  const end = text.length - tail.length;
-  let at = head.length;
-  for (const part of parts.slice(1, -1)) {
-    const found = text.indexOf(part, at);
-    if (found === -1 || found + part.length > end) return false;
-    at = found + part.length;
-  }
-  return true;
 }
 
 /**

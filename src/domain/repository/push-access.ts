@@ -1,4 +1,5 @@
 import { ACCESS } from '../access.js';
+import { wildcardMatches } from '../wildcard.js';
 import type { AccessKind } from '../protected-branches.js';
 
 /**
@@ -32,29 +33,8 @@ export interface Pusher {
   readonly groupIds: ReadonlySet<number>;
 }
 
-/**
- * Gitlab::ProtectedRefMatcher: an exact name, or a wildcard where `*` matches anything
- * (slashes too). Matched without a regular expression: the text between the stars must
- * appear in order, the first piece at the start and the last at the end, and taking each
- * middle piece at its leftmost place is always right — so a pattern made of many stars costs
- * one scan of the name, not the polynomial backtracking of a `.*?` per star.
- */
-export function protectedRefMatches(pattern: string, branch: string): boolean {
-  if (!pattern.includes('*')) return pattern === branch;
-  const pieces = pattern.split('*');
-  const first = pieces[0]!;
-  const last = pieces[pieces.length - 1]!;
-  if (branch.length < first.length + last.length || !branch.startsWith(first) || !branch.endsWith(last)) return false;
-  const end = branch.length - last.length;
-  let at = first.length;
-  for (const piece of pieces.slice(1, -1)) {
-    if (piece === '') continue;
-    const found = branch.indexOf(piece, at);
-    if (found < 0 || found + piece.length > end) return false;
-    at = found + piece.length;
-  }
-  return true;
-}
+/** Gitlab::ProtectedRefMatcher: an exact name, or a wildcard where `*` matches anything (slashes too). */
+export const protectedRefMatches = (pattern: string, branch: string): boolean => wildcardMatches(pattern, branch);
 
 export const matchingRefs = (refs: readonly ProtectedRef[], branch: string) => refs.filter((ref) => protectedRefMatches(ref.name, branch));
 
