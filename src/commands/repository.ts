@@ -8,10 +8,10 @@ import {
   validBranchName,
 } from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
-import { branchCheck, type BranchChange, isProtected, type ProtectedRef, type Pusher, ruleGroupIds } from '../domain/repository/push-access.js';
+import { branchCheck, type BranchChange, isProtected } from '../domain/repository/push-access.js';
 import type { EventMetadata } from '../eventstore/types.js';
 import { reachableFromAny } from '../projections/repository/history.js';
-import { findObject, memberGroupIds, protectedRefsOf, readFiles, resolveCommit } from '../projections/repository/queries.js';
+import { findObject, readFiles, resolveCommit, pushAccess } from '../projections/repository/queries.js';
 import { run, spec } from './kernel/run.js';
 import type { CommandContext } from './kernel/context.js';
 import { repository } from '../domain/repository/aggregate.js';
@@ -56,13 +56,6 @@ export interface RefWriter {
   /** project_project_members_url, named by the check's message for an empty repository. */
   readonly membersUrl: string;
   readonly defaultBranch: string | null;
-}
-
-/** The project's protection rules and the writer as they judge them (its groups among those the rules name). */
-export async function pushAccess(db: Db, projectId: number, writer: RefWriter): Promise<{ refs: ProtectedRef[]; who: Pusher }> {
-  const refs = await protectedRefsOf(db, projectId);
-  const groupIds = await memberGroupIds(db, writer.userId, ruleGroupIds(refs));
-  return { refs, who: { userId: writer.userId, isAdmin: writer.isAdmin, role: writer.role, canPushCode: writer.canPushCode, groupIds } };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import { pushAccess, type RefWriter } from '../../commands/repository.js';
+import { type RefWriter } from '../../commands/repository.js';
 import { canAccessBranch, type ProtectedRef } from '../../domain/repository/push-access.js';
-import { protectedRefsOf } from '../../projections/repository/queries.js';
+import { protectedRefsOf, pushAccess } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
 import { appContext } from '../kernel/context.js';
 import type { ProjectScope } from '../kernel/scope.js';

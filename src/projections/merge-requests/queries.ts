@@ -6,7 +6,7 @@ import { canAccessBranch } from '../../domain/repository/push-access.js';
 import { projectAccessLevel, projectAccessLevelOf, viewerOf } from '../access.js';
 import type { LabelRow } from '../labels/tables.js';
 import type { MilestoneRow } from '../milestones/tables.js';
-import { memberGroupIds, protectedRefsOf } from '../repository/queries.js';
+import { pushAccess } from '../repository/queries.js';
 import type { UserRow } from '../users.js';
 import type { MergeRequestRow, MergeRequestVersionRow } from './tables.js';
 
@@ -138,10 +138,8 @@ export async function mergeableBy(db: Db, viewer: Viewer | null, rows: readonly 
     .where('id', 'in', [...new Set(rows.map((r) => r.project_id))])
     .execute();
   for (const { access_level: role, personal_owner_id: personalOwnerId, ...project } of projects) {
-    const refs = await protectedRefsOf(db, project.id);
-    const groupIds = refs.flatMap((ref) => ref.rules.flatMap((rule) => (rule.group_id === null ? [] : [rule.group_id])));
     const canPushCode = can({ kind: 'project', viewer, role, project, personalOwnerId }, 'push_code');
-    const who = { userId: viewer.id, isAdmin: viewer.isAdmin, role, canPushCode, groupIds: await memberGroupIds(db, viewer.id, groupIds) };
+    const { refs, who } = await pushAccess(db, project.id, { userId: viewer.id, isAdmin: viewer.isAdmin, role, canPushCode });
     for (const row of rows) {
       if (row.project_id !== project.id) continue;
       if (canAccessBranch('push', row.target_branch, refs, who) || canAccessBranch('merge', row.target_branch, refs, who)) mergeable.add(row.id);

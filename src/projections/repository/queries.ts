@@ -4,7 +4,7 @@ import type { Db } from '../../database/database.js';
 import { type DiffEntry, diffEntries, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
 import type { FileEntry } from '../../domain/repository/files.js';
 import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
-import type { ProtectedRef, ProtectedRefRule } from '../../domain/repository/push-access.js';
+import { type ProtectedRef, type ProtectedRefRule, type Pusher, ruleGroupIds } from '../../domain/repository/push-access.js';
 import type { RepositoryBranchRow, RepositoryObjectsTable } from './tables.js';
 
 /** The repository's reads: branches, objects, commits and their history, trees and paths. */
@@ -157,6 +157,17 @@ export async function protectedRefsOf(db: Db, projectId: number): Promise<Protec
     if (row.kind !== null) ref.rules.push({ kind: row.kind, access_level: row.access_level!, user_id: row.user_id, group_id: row.group_id });
   }
   return [...refs.values()];
+}
+
+/**
+ * The project's protection rules and a user as they judge them (Gitlab::UserAccess): the
+ * user's groups among those the rules name. For the ref writes' branch check and for
+ * `can_merge`.
+ */
+export async function pushAccess(db: Db, projectId: number, user: Omit<Pusher, 'groupIds'>): Promise<{ refs: ProtectedRef[]; who: Pusher }> {
+  const refs = await protectedRefsOf(db, projectId);
+  const groupIds = await memberGroupIds(db, user.userId, ruleGroupIds(refs));
+  return { refs, who: { userId: user.userId, isAdmin: user.isAdmin, role: user.role, canPushCode: user.canPushCode, groupIds } };
 }
 
 /** Of some groups, those the user is a direct member of (EE's `group.users`). */
