@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createApp } from '../../src/http/app.js';
-import type { AppContext } from '../../src/http/kernel/context.js';
 import { type DeclaredParams, recordDeclaredParams } from '../../src/http/kernel/params.js';
 import { settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { sshPublicKey } from '../support/ssh-keys.js';
+import { APP_ROUTES } from '../support/routes.js';
 
 /**
  * Issue 20, item 4: the hostile-input net (hostile-input.test.ts) at full length. Every string
@@ -25,13 +23,7 @@ const QUERY_VALUE = 'a'.repeat(3_000);
 /** Long parameters sent together (4 MB, under the server's 10 MB body limit). */
 const GROUP = 4;
 
-const ROUTES = [
-  ...new Map(
-    createApp({ config: loadConfig({}) } as unknown as AppContext)
-      .routes.filter((route) => route.method !== 'ALL')
-      .map((route) => [`${route.method} ${route.path}`, { method: route.method, path: route.path }]),
-  ).values(),
-];
+const ROUTES = APP_ROUTES;
 
 /** The ids and names of one world of resources, what the routes' path parameters name. */
 type World = Awaited<ReturnType<typeof buildWorld>>;
