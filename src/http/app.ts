@@ -135,8 +135,9 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
 
   root.notFound((c) => {
     const path = new URL(c.req.url).pathname.replace(/\.json$/, '');
-    const allowed = new Set(root.routes.filter((r) => r.method !== 'ALL' && routeMatches(r.path, path)).map((r) => r.method));
-    // Grape: 405 with an Allow header naming the path's methods (RFC 9110).
+    // Grape (the API under /api): 405 with an Allow header naming the path's methods (RFC 9110).
+    // Rails' routes (git over HTTP, uploads) answer another method with 404.
+    const allowed = new Set(root.routes.filter((r) => r.method !== 'ALL' && r.path.startsWith('/api/') && routeMatches(r.path, path)).map((r) => r.method));
     if (allowed.size > 0) {
       c.header('Allow', [...allowed, ...(allowed.has('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', '));
       // Grape answers OPTIONS on a known path itself: 204 with the Allow header.
@@ -163,15 +164,44 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
 }
 
 const patternCache = new Map<string, RegExp>();
+
+/**
+ * Whether a route template matches a path, as the router reads it: `:name` is one segment,
+ * `:name{regex}` what its constraint allows (slashes too: `:repo{.+\.git}`), `*` anything.
+ */
 function routeMatches(pattern: string, path: string): boolean {
   let regex = patternCache.get(pattern);
   if (!regex) {
-    const source = pattern
-      .split('/')
-      .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-      .join('/');
-    regex = new RegExp(`^${source}/?$`);
+    regex = new RegExp(`^${templateSource(pattern)}/?$`);
     patternCache.set(pattern, regex);
   }
   return regex.test(path);
+}
+
+function templateSource(pattern: string): string {
+  let source = '';
+  for (let i = 0; i < pattern.length; ) {
+    const param = /^:\w+/.exec(pattern.slice(i));
+    if (!param) {
+      const char = pattern[i]!;
+      source += char === '*' ? '.*' : char.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      i += 1;
+      continue;
+    }
+    i += param[0].length;
+    if (pattern[i] !== '{') {
+      source += '[^/]+';
+      continue;
+    }
+    // The constraint runs to its matching brace (it may hold quantifiers: `{[0-9a-f]{2}}`).
+    let depth = 0;
+    const start = i + 1;
+    for (; i < pattern.length; i++) {
+      if (pattern[i] === '{') depth += 1;
+      else if (pattern[i] === '}' && --depth === 0) break;
+    }
+    source += `(?:${pattern.slice(start, i)})`;
+    i += 1;
+  }
+  return source;
 }

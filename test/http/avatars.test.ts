@@ -76,6 +76,9 @@ describe('POST /users', () => {
     expect(served.type).toBe('image/png');
     expect(served.bytes.equals(bytes)).toBe(true);
     expect(served.headers.get('x-content-type-options')).toBe('nosniff');
+    // Rails' routes answer another method with 404, not Grape's 405; an unknown model is no route either.
+    expect((await fetch(res.body.avatar_url, { method: 'POST' })).status).toBe(404);
+    expect((await download(res.body.avatar_url.replace('/user/', '/note/'))).status).toBe(404);
   });
 
   it('records the upload by hash, size and filename in the event, never its bytes', async () => {

@@ -42,12 +42,11 @@ async function currentAvatar(c: Context, model: AvatarModel, id: number): Promis
   }
 }
 
-// Constraints checked here, not in the pattern: the app's 405 finder reads patterns without them.
-export const uploadRoutes = new Hono<AppEnv>().get('/uploads/-/system/:model/avatar/:id/:filename', async (c) => {
+export const uploadRoutes = new Hono<AppEnv>().get('/uploads/-/system/:model{user|group|project}/avatar/:id{[0-9]+}/:filename', async (c) => {
   const model = c.req.param('model');
   const id = Number(c.req.param('id'));
   const filename = c.req.param('filename');
-  if (!isModel(model) || !/^[0-9]+$/.test(c.req.param('id')) || id < 1 || id > INT4_MAX) throw routeNotFound();
+  if (!isModel(model) || id < 1 || id > INT4_MAX) throw routeNotFound();
   const avatar = await currentAvatar(c, model, id);
   // GitLab: the uploader's file must be the one named (an older avatar's URL is gone).
   if (!avatar?.avatar_url || !avatar.avatar_sha256 || avatar.avatar_url !== avatarPath(model, id, filename)) throw routeNotFound();
