@@ -94,9 +94,9 @@ export function defineProjector<E extends DomainEvent = KnownEvent>(definition: 
   const on = definition.on as Record<string, Handler<ProjectedEvent> | undefined>;
   const cascades = (definition.cascades ?? {}) as Record<string, Handler<ProjectedEvent> | undefined>;
   const guarded = Object.keys(on);
-  for (const type of Object.keys(cascades)) if (on[type]) throw new Error(`${definition.name}: ${type} is both guarded and a cascade`);
-  const isGuarded = (type: string) => on[type] !== undefined;
-  const handler = (event: ProjectedEvent) => (on[event.type] ?? cascades[event.type])!;
+  for (const type of Object.keys(cascades)) if (Object.hasOwn(on, type)) throw new Error(`${definition.name}: ${type} is both guarded and a cascade`);
+  const isGuarded = (type: string) => Object.hasOwn(on, type);
+  const handler = (event: ProjectedEvent) => (isGuarded(event.type) ? on[event.type] : cascades[event.type])!;
   return {
     name: definition.name,
     version: definition.version ?? 1,

@@ -39,9 +39,9 @@ export function spec<A extends AnyAggregate>(
     events,
     command,
     metadata,
-    ...(claims ? { claims: claims.bind(aggregate) } : {}),
+    ...(claims ? { claims } : {}),
     ...(claimRefusal ? { claimRefusal } : {}),
-    ...(index ? { index: index.bind(aggregate) } : {}),
+    ...(index ? { index } : {}),
   };
 }
 
