@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ACCESS, type Viewer, type Visibility } from '../../src/domain/access.js';
 import { can } from '../../src/domain/policy/can.js';
 import { GROUP_POLICY, type GroupAbility, type GroupSubject, type PolicyGroup } from '../../src/domain/policy/group.js';
-import { PROJECT_POLICY, type PolicyProject, type ProjectAbility, type ProjectSubject } from '../../src/domain/policy/project.js';
+import { featureAvailable, PROJECT_POLICY, type PolicyProject, type ProjectAbility, type ProjectFeature, type ProjectSubject } from '../../src/domain/policy/project.js';
 
 /**
  * The policy table against GitLab 12.10's ProjectPolicy, GroupPolicy, NamespacePolicy and the
@@ -31,12 +31,23 @@ const PROJECT_ACTORS = {
 type ProjectActor = keyof typeof PROJECT_ACTORS;
 const PROJECT_ACTOR_NAMES = Object.keys(PROJECT_ACTORS) as ProjectActor[];
 
+/** Every feature enabled, but those `levels` names. */
+const features = (levels: Partial<PolicyProject['settings']> = {}): PolicyProject['settings'] => ({
+  issues_access_level: 'enabled',
+  merge_requests_access_level: 'enabled',
+  wiki_access_level: 'enabled',
+  snippets_access_level: 'enabled',
+  builds_access_level: 'enabled',
+  repository_access_level: 'enabled',
+  ...levels,
+});
+
 const openProject = (visibility: Visibility, extra: Partial<PolicyProject> = {}): PolicyProject => ({
   visibility,
   archived: false,
   request_access_enabled: true,
   container_registry_enabled: true,
-  settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled' },
+  settings: features(),
   ...extra,
 });
 
@@ -100,6 +111,8 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   update_merge_request: { private: developers, internal: developers, public: developers },
   admin_merge_request: { private: developers, internal: developers, public: developers },
   destroy_merge_request: { private: owners, internal: owners, public: owners },
+  // GitLab 12: guest_access — members, and signed-in users who can see the project (public_user_access).
+  create_merge_request_in: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external'] },
 };
 
 const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [
@@ -141,22 +154,22 @@ describe('ProjectPolicy', () => {
 
   it('turns environments and deployments off with builds or the repository, for administrators too', () => {
     for (const off of [{ builds_access_level: 'disabled' }, { repository_access_level: 'disabled' }] as const) {
-      const project = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled', ...off } });
+      const project = openProject('public', { settings: features({ builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled', ...off }) });
       for (const ability of [...ENVIRONMENT_WRITES, 'read_environment', 'read_deployment'] as const) expect(whoMayProject(ability, project)).toEqual([]);
       expect(sorted(whoMayProject('admin_project', project))).toEqual(sorted(maintainers));
     }
   });
 
   it('keeps private builds to members (and administrators)', () => {
-    const project = openProject('public', { settings: { builds_access_level: 'private', repository_access_level: 'private', merge_requests_access_level: 'enabled' } });
+    const project = openProject('public', { settings: features({ builds_access_level: 'private', repository_access_level: 'private', merge_requests_access_level: 'enabled' }) });
     expect(sorted(whoMayProject('read_environment', project))).toEqual(sorted(reporters));
     expect(sorted(whoMayProject('create_deployment', project))).toEqual(sorted(developers));
   });
 
   it('turns feature flags off with the repository, and makes them read-only on an archived project', () => {
-    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled', merge_requests_access_level: 'enabled' } });
+    const noRepository = openProject('public', { settings: features({ builds_access_level: 'enabled', repository_access_level: 'disabled', merge_requests_access_level: 'enabled' }) });
     const archived = openProject('public', { archived: true });
-    const noBuilds = openProject('public', { settings: { builds_access_level: 'disabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled' } });
+    const noBuilds = openProject('public', { settings: features({ builds_access_level: 'disabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled' }) });
     for (const ability of ['read_feature_flag', 'create_feature_flag', 'update_feature_flag', 'destroy_feature_flag'] as const) {
       expect(whoMayProject(ability, noRepository)).toEqual([]);
       expect(sorted(whoMayProject(ability, noBuilds))).toEqual(sorted(developers));
@@ -165,7 +178,7 @@ describe('ProjectPolicy', () => {
   });
 
   it('turns the repository off with its feature, and its pushes on an archived project', () => {
-    const noRepository = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'disabled', merge_requests_access_level: 'enabled' } });
+    const noRepository = openProject('public', { settings: features({ builds_access_level: 'enabled', repository_access_level: 'disabled', merge_requests_access_level: 'enabled' }) });
     expect(whoMayProject('download_code', noRepository)).toEqual([]);
     expect(whoMayProject('push_code', noRepository)).toEqual([]);
     const archived = openProject('private', { archived: true });
@@ -176,14 +189,30 @@ describe('ProjectPolicy', () => {
   it('turns merge requests off with their feature or the repository, a private feature for members only, writes on an archived project', () => {
     const abilities = ['read_merge_request', 'create_merge_request_from', 'update_merge_request', 'admin_merge_request'] as const;
     for (const off of [{ merge_requests_access_level: 'disabled' }, { repository_access_level: 'disabled' }] as const) {
-      const project = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled', ...off } });
+      const project = openProject('public', { settings: features({ builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'enabled', ...off }) });
       for (const ability of [...abilities, 'destroy_merge_request'] as const) expect(whoMayProject(ability, project)).toEqual([]);
     }
-    const privateFeature = openProject('public', { settings: { builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'private' } });
+    const privateFeature = openProject('public', { settings: features({ builds_access_level: 'enabled', repository_access_level: 'enabled', merge_requests_access_level: 'private' }) });
     expect(sorted(whoMayProject('read_merge_request', privateFeature))).toEqual(sorted(reporters));
+    // A private merge requests feature needs a reporter to open one into the project too.
+    expect(sorted(whoMayProject('create_merge_request_in', privateFeature))).toEqual(sorted(reporters));
+    for (const off of [{ merge_requests_access_level: 'disabled' }, { repository_access_level: 'disabled' }] as const) {
+      expect(whoMayProject('create_merge_request_in', openProject('public', { settings: features(off) }))).toEqual([]);
+    }
+    expect(whoMayProject('create_merge_request_in', openProject('public', { archived: true }))).toEqual([]);
     const archived = openProject('private', { archived: true });
     expect(sorted(whoMayProject('read_merge_request', archived))).toEqual(sorted(reporters));
     for (const ability of abilities.slice(1)) expect(whoMayProject(ability, archived)).toEqual([]);
+  });
+
+  it('makes a private feature available to members at its minimum level (reporter for merge requests, guest for the rest) and administrators', () => {
+    const byFeature = (feature: ProjectFeature, level: 'enabled' | 'private' | 'disabled') =>
+      PROJECT_ACTOR_NAMES.filter((actor) => featureAvailable(projectSubject(actor, openProject('public', { settings: features({ [`${feature}_access_level`]: level }) })), feature));
+    for (const feature of ['issues', 'merge_requests', 'wiki', 'snippets', 'builds', 'repository'] as const) {
+      expect(sorted(byFeature(feature, 'enabled')), feature).toEqual(sorted(PROJECT_ACTOR_NAMES));
+      expect(byFeature(feature, 'disabled'), feature).toEqual([]);
+      expect(sorted(byFeature(feature, 'private')), feature).toEqual(sorted(feature === 'merge_requests' ? reporters : members));
+    }
   });
 
   it("turns container images off with the project's registry, and their writes on an archived project", () => {

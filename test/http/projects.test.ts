@@ -382,6 +382,30 @@ describe('GET /projects/:id', () => {
     expect('ci_config_path' in res.body).toBe(false);
     expect('runners_token' in res.body).toBe(false);
   });
+
+  it('shows a private merge requests feature to reporters and up (ProjectFeature::PRIVATE_FEATURES_MIN_ACCESS_LEVEL), a private issues feature to guests', async () => {
+    const g = await group({ visibility: 'public' });
+    const p = await project({ namespace_id: g.id, visibility: 'public', merge_requests_access_level: 'private', issues_access_level: 'private' });
+    const [guest, reporter, outsider] = [await user(), await user(), await user()];
+    await addMember(api, 'projects', p.id, guest.user.id, 10);
+    await addMember(api, 'projects', p.id, reporter.user.id, 20);
+    const seen = async (token: string) => {
+      const { body } = await api.get(`/projects/${p.id}`, { token });
+      return { issues: body.issues_enabled, mergeRequests: body.merge_requests_enabled, mrLink: 'merge_requests' in body._links, createIn: body.can_create_merge_request_in };
+    };
+    expect(await seen(outsider.token)).toEqual({ issues: false, mergeRequests: false, mrLink: false, createIn: false });
+    expect(await seen(guest.token)).toEqual({ issues: true, mergeRequests: false, mrLink: false, createIn: false });
+    expect(await seen(reporter.token)).toEqual({ issues: true, mergeRequests: true, mrLink: true, createIn: true });
+    // GitLab 12's list filters: with_issues_enabled asks the same rule (with_feature_available_for_user);
+    // with_merge_requests_enabled only that the feature is not disabled.
+    const listed = async (token: string, filter: string) => (await api.get('/projects', { token, query: { [filter]: true, search: p.path } })).body.map((r: any) => r.id);
+    expect(await listed(guest.token, 'with_issues_enabled')).toEqual([p.id]);
+    expect(await listed(outsider.token, 'with_issues_enabled')).toEqual([]);
+    expect(await listed(outsider.token, 'with_merge_requests_enabled')).toEqual([p.id]);
+    const inGroup = async (token: string, filter: string) => (await api.get(`/groups/${g.id}/projects`, { token, query: { [filter]: true } })).body.map((r: any) => r.id);
+    expect(await inGroup(outsider.token, 'with_issues_enabled')).toEqual([]);
+    expect(await inGroup(outsider.token, 'with_merge_requests_enabled')).toEqual([p.id]);
+  });
 });
 
 describe('PUT /projects/:id', () => {

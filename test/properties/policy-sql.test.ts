@@ -6,7 +6,8 @@ import { can } from '../../src/domain/policy/can.js';
 import { groupAccessLevelOf, projectAccessLevelOf, viewerOf } from '../../src/projections/access.js';
 import { groupHasProjectVisibleTo, groupReadableBy } from '../../src/projections/groups/queries.js';
 import { mergeRequestReadableProjectIds } from '../../src/projections/merge-requests/list-query.js';
-import { projectReadableBy } from '../../src/projections/projects/queries.js';
+import { featureAvailable } from '../../src/domain/policy/project.js';
+import { featureAvailableTo, projectReadableBy } from '../../src/projections/projects/queries.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -17,9 +18,12 @@ import { startTestServer, type TestServer } from '../support/server.js';
  *   read_project: projectReadableBy (the project lists, feeds) and `can`;
  *   read_group: groupReadableBy (the group lists, epics, feeds) and `can`, its has_projects
  *     taken from the pure read_project of the projects inside — which the routes' query
- *     groupHasProjectVisibleTo answers too.
+ *     groupHasProjectVisibleTo answers too;
+ *   a feature available (issues, merge requests): featureAvailableTo (the project lists'
+ *     with_issues_enabled / with_merge_requests_enabled) and `featureAvailable` (the entity's
+ *     issues_enabled / merge_requests_enabled).
  * Worlds: groups and subgroups, group and personal projects, visibilities, the merge requests
- * and repository features enabled / private / disabled, archived projects, memberships at
+ * issues and repository features enabled / private / disabled, archived projects, memberships at
  * random levels; viewers anonymous, regular, external and administrator. All built through
  * the API.
  */
@@ -51,6 +55,7 @@ const worldArbitrary = fc.record({
       /** A group (by index modulo), or (undefined) user 0's personal namespace. */
       group: fc.option(fc.nat(), { nil: undefined, freq: 4 }),
       visibility: fc.constantFrom(...VISIBILITIES),
+      issues: fc.constantFrom(...FEATURE),
       mergeRequests: fc.constantFrom(...FEATURE),
       repository: fc.constantFrom(...FEATURE),
       archived: fc.boolean(),
@@ -89,7 +94,7 @@ async function build(world: World) {
   const projects: { id: number; groupPath: number[] }[] = [];
   for (const p of world.projects) {
     const name = `polsql-p${++serial}`;
-    const features = { merge_requests_access_level: p.mergeRequests, repository_access_level: p.repository };
+    const features = { issues_access_level: p.issues, merge_requests_access_level: p.mergeRequests, repository_access_level: p.repository };
     let created;
     if (p.group === undefined) {
       created = ok(await api.post('/projects', { name, visibility: p.visibility, ...features }, { token: users[0]!.token }), 'POST /projects').body;
@@ -136,12 +141,13 @@ async function check(built: Built) {
   const viewers: [string, Viewer | null][] = [['anonymous', null], ...rowsOf.map((u): [string, Viewer | null] => [`user ${u.id}${u.is_admin ? ' (admin)' : u.external ? ' (external)' : ''}`, viewerOf(u, today)])];
 
   for (const [who, viewer] of viewers) {
-    const pure = { read_project: [] as number[], read_merge_request: [] as number[] };
+    const pure = { read_project: [] as number[], read_merge_request: [] as number[], issues: [] as number[], merge_requests: [] as number[] };
     for (const { personal_owner_id: personalOwnerId, ...project } of projectRows) {
       const role = await projectAccessLevelOf(db, viewer, project.id);
       const subject = { kind: 'project' as const, viewer, role, project, personalOwnerId };
       if (can(subject, 'read_project')) pure.read_project.push(project.id);
       if (can(subject, 'read_merge_request')) pure.read_merge_request.push(project.id);
+      for (const feature of ['issues', 'merge_requests'] as const) if (featureAvailable(subject, feature)) pure[feature].push(project.id);
     }
     const readGroup: number[] = [];
     for (const group of groupRows) {
@@ -151,13 +157,16 @@ async function check(built: Built) {
       expect(await groupHasProjectVisibleTo(db, viewer, group.id), `${who}, has_projects of group ${group.id}`).toBe(hasProjects);
       if (can({ kind: 'group', viewer, role, group, hasProjects }, 'read_group')) readGroup.push(group.id);
     }
-    const why = (ability: string) => `${who}, ${ability}; projects ${JSON.stringify(projectRows.map((p) => [p.id, p.visibility, p.settings.merge_requests_access_level, p.settings.repository_access_level, p.archived]))}`;
+    const why = (ability: string) => `${who}, ${ability}; projects ${JSON.stringify(projectRows.map((p) => [p.id, p.visibility, p.settings.issues_access_level, p.settings.merge_requests_access_level, p.settings.repository_access_level, p.archived]))}`;
     const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
     expect(await sqlAnswer('projects', projectIds, sql<SqlBool>`projects.id in (${mergeRequestReadableProjectIds(viewer)})`), why('read_merge_request')).toEqual(
       sorted(pure.read_merge_request),
     );
     expect(await sqlAnswer('projects', projectIds, projectReadableBy(viewer)), why('read_project')).toEqual(sorted(pure.read_project));
     expect(await sqlAnswer('namespaces', groupIds, groupReadableBy(viewer)), why('read_group')).toEqual(sorted(readGroup));
+    for (const feature of ['issues', 'merge_requests'] as const) {
+      expect(await sqlAnswer('projects', projectIds, featureAvailableTo(viewer, feature)), why(`${feature} available`)).toEqual(sorted(pure[feature]));
+    }
   }
 }
 

@@ -12,8 +12,11 @@ export interface PolicyProject {
   readonly archived: boolean;
   readonly request_access_enabled: boolean;
   readonly container_registry_enabled: boolean;
-  readonly settings: Pick<ProjectSettings, 'builds_access_level' | 'repository_access_level' | 'merge_requests_access_level'>;
+  readonly settings: Pick<ProjectSettings, `${ProjectFeature}_access_level`>;
 }
+
+/** GitLab's ProjectFeature::FEATURES that carry an access level (pages aside: its `public` is another matter). */
+export type ProjectFeature = 'issues' | 'merge_requests' | 'wiki' | 'snippets' | 'builds' | 'repository';
 
 export interface ProjectSubject {
   readonly kind: 'project';
@@ -60,29 +63,42 @@ const archived: Rule = (s) => s.project.archived;
 const registryEnabled: Rule = (s) => s.project.container_registry_enabled;
 
 /**
- * ~(builds_disabled | repository_disabled): ProjectFeature#feature_available? of both — a
- * disabled feature is off for everyone, a private one for non-members (administrators pass).
+ * ProjectFeature::PRIVATE_FEATURES_MIN_ACCESS_LEVEL (12.10): the level a member needs to use a
+ * private feature — reporter for merge requests, guest for the rest.
  */
-const cicdAvailable: Rule = (s) =>
-  [s.project.settings.builds_access_level, s.project.settings.repository_access_level].every(
-    (level) => level === 'enabled' || (level === 'private' && (admin(s) || guest(s))),
-  );
-
-/** ~repository_disabled: the repository feature on for the viewer (a private one for members and administrators). */
-const repositoryAvailable: Rule = (s) => {
-  const level = s.project.settings.repository_access_level;
-  return level === 'enabled' || (level === 'private' && (admin(s) || guest(s)));
+export const PRIVATE_FEATURE_MIN_ACCESS_LEVEL: Readonly<Record<ProjectFeature, number>> = {
+  issues: ACCESS.GUEST,
+  merge_requests: ACCESS.REPORTER,
+  wiki: ACCESS.GUEST,
+  snippets: ACCESS.GUEST,
+  builds: ACCESS.GUEST,
+  repository: ACCESS.GUEST,
 };
 
 /**
- * ~(merge_requests_disabled | repository_disabled): both features on for the viewer. A private
- * merge requests feature needs reporter (ProjectFeature::PRIVATE_FEATURES_MIN_ACCESS_LEVEL), a
- * private repository a member; administrators pass.
+ * GitLab's ProjectFeature#feature_available?: a disabled feature is off for everyone, an
+ * enabled one on, a private one on for administrators (full_private_access?) and members at
+ * the feature's minimum level (`team.member?(user, min)`). The project entity's
+ * `*_enabled` fields answer it; the `~<feature>_disabled` conditions of the policy are it.
+ * Its SQL form for lists is `featureAvailableTo` (src/projections/projects/queries.ts).
  */
-const mergeRequestsAvailable: Rule = (s) => {
-  const level = s.project.settings.merge_requests_access_level;
-  return repositoryAvailable(s) && (level === 'enabled' || (level === 'private' && reporterAccess(s)));
-};
+export function featureAvailable(s: ProjectSubject, feature: ProjectFeature): boolean {
+  switch (s.project.settings[`${feature}_access_level`]) {
+    case 'disabled':
+      return false;
+    case 'private':
+      return admin(s) || atLeast(PRIVATE_FEATURE_MIN_ACCESS_LEVEL[feature])(s);
+    default:
+      return true;
+  }
+}
+
+/** ~(builds_disabled | repository_disabled). */
+const cicdAvailable: Rule = (s) => featureAvailable(s, 'builds') && featureAvailable(s, 'repository');
+/** ~repository_disabled. */
+const repositoryAvailable: Rule = (s) => featureAvailable(s, 'repository');
+/** ~(merge_requests_disabled | repository_disabled). */
+const mergeRequestsAvailable: Rule = (s) => featureAvailable(s, 'merge_requests') && featureAvailable(s, 'repository');
 
 // ───────────────────────────── Abilities ─────────────────────────────
 
@@ -157,6 +173,8 @@ export const PROJECT_POLICY = {
   // merge requests or repository feature, writes off on an archived project. The author and
   // assignees may also update their own (IssuablePolicy), asked of the merge request, not here.
   read_merge_request: (s) => (reporterAccess(s) || openToViewer(s)) && mergeRequestsAvailable(s),
+  /** guest_access (public_user_access grants it: any signed-in user who can see the project) opens a merge request into it. */
+  create_merge_request_in: (s) => (ownerAccess(s) || guest(s) || publicUserAccess(s)) && mergeRequestsAvailable(s) && !archived(s),
   create_merge_request_from: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),
   update_merge_request: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),
   admin_merge_request: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),

@@ -1,9 +1,8 @@
 import type { Config } from '../../config.js';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
-import { ACCESS } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
-import type { ProjectSubject } from '../../domain/policy/project.js';
+import { featureAvailable, type ProjectSubject } from '../../domain/policy/project.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { avatarUrlOf } from '../../domain/uploads.js';
 import type { FeatureAccessLevel } from '../../domain/projects/settings.js';
@@ -39,37 +38,15 @@ export interface ProjectEntityContext {
   readonly license?: boolean;
 }
 
-// ───────────────────────────── Abilities (GitLab's ProjectPolicy, as far as the record needs) ─────────────────────────────
+// ───────────────────────────── The policy's subject ─────────────────────────────
 
 const settingsOf = (row: ProjectRow) => row.settings as unknown as Record<string, unknown>;
 const level = (row: ProjectRow, feature: string): FeatureAccessLevel => (settingsOf(row)[`${feature}_access_level`] as FeatureAccessLevel | undefined) ?? 'enabled';
-
-/** Open to the viewer without membership: public, or internal for signed-in non-external users. */
-const openTo = (row: ProjectRow, viewer: Viewer | null) =>
-  row.visibility === 'public' || (row.visibility === 'internal' && viewer !== null && !viewer.external);
-
-/** GitLab: ProjectFeature#feature_available? — private features need membership. */
-function featureAvailable(row: ProjectRow, feature: string, ctx: Pick<ProjectEntityContext, 'viewer' | 'role'>): boolean {
-  switch (level(row, feature)) {
-    case 'disabled':
-      return false;
-    case 'private':
-      return Boolean(ctx.viewer?.isAdmin) || (ctx.role ?? 0) >= ACCESS.GUEST;
-    default:
-      return true;
-  }
-}
 
 /** The project as the policy asks of it, for the viewer of this entity. */
 function policySubject(row: ProjectRow, ctx: Pick<ProjectEntityContext, 'viewer' | 'role' | 'namespace'>): ProjectSubject {
   const personalOwnerId = ctx.namespace?.kind === 'user' ? ctx.namespace.owner_id : null;
   return { kind: 'project', viewer: ctx.viewer, role: ctx.role, project: row, personalOwnerId };
-}
-
-/** GitLab: :create_merge_request_in — signed in, the project readable as a guest, merge requests on, not archived. */
-function canCreateMergeRequestIn(row: ProjectRow, ctx: Pick<ProjectEntityContext, 'viewer' | 'role'>): boolean {
-  if (!ctx.viewer || row.archived || !featureAvailable(row, 'merge_requests', ctx)) return false;
-  return ctx.viewer.isAdmin || (ctx.role ?? 0) >= ACCESS.GUEST || openTo(row, ctx.viewer);
 }
 
 // ───────────────────────────── Entities ─────────────────────────────
@@ -154,8 +131,9 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   const { config } = ctx;
   const s = settingsOf(row);
   const api = `${config.externalUrl}/api/v4/projects/${row.id}`;
-  const issues = featureAvailable(row, 'issues', ctx);
-  const mergeRequests = featureAvailable(row, 'merge_requests', ctx);
+  const subject = policySubject(row, ctx);
+  const issues = featureAvailable(subject, 'issues');
+  const mergeRequests = featureAvailable(subject, 'merge_requests');
   const personal = ctx.namespace?.kind === 'user';
   const canAdmin = ctx.canAdmin ?? false;
   const out = toSimpleProject(row, ctx);
@@ -175,10 +153,10 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   out.container_registry_enabled = row.container_registry_enabled;
   out.issues_enabled = issues;
   out.merge_requests_enabled = mergeRequests;
-  out.wiki_enabled = featureAvailable(row, 'wiki', ctx);
-  out.jobs_enabled = featureAvailable(row, 'builds', ctx);
-  out.snippets_enabled = featureAvailable(row, 'snippets', ctx);
-  out.can_create_merge_request_in = canCreateMergeRequestIn(row, ctx);
+  out.wiki_enabled = featureAvailable(subject, 'wiki');
+  out.jobs_enabled = featureAvailable(subject, 'builds');
+  out.snippets_enabled = featureAvailable(subject, 'snippets');
+  out.can_create_merge_request_in = can(subject, 'create_merge_request_in');
   out.issues_access_level = level(row, 'issues');
   out.repository_access_level = level(row, 'repository');
   out.merge_requests_access_level = level(row, 'merge_requests');
@@ -200,7 +178,7 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   out.build_timeout = s.build_timeout ?? 3600;
   out.auto_cancel_pending_pipelines = s.auto_cancel_pending_pipelines ?? 'enabled';
   out.build_coverage_regex = s.build_coverage_regex ?? null;
-  if (can(policySubject(row, ctx), 'download_code')) out.ci_config_path = s.ci_config_path ?? null;
+  if (can(subject, 'download_code')) out.ci_config_path = s.ci_config_path ?? null;
   out.shared_with_groups = (ctx.sharedWithGroups ?? []).map((share) => ({
     group_id: share.group_id,
     group_name: share.group_name,
@@ -215,7 +193,7 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   out.printing_merge_request_link_enabled = s.printing_merge_request_link_enabled ?? true;
   out.merge_method = s.merge_method ?? 'merge';
   out.suggestion_commit_message = s.suggestion_commit_message ?? null;
-  if (ctx.statistics && can(policySubject(row, ctx), 'read_statistics')) {
+  if (ctx.statistics && can(subject, 'read_statistics')) {
     // No repositories are stored: every size is 0.
     out.statistics = { commit_count: row.default_branch === null ? 0 : 1, storage_size: 0, repository_size: 0, wiki_size: 0, lfs_objects_size: 0, job_artifacts_size: 0 };
   }

@@ -2,6 +2,7 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer, Visibility } from '../../domain/access.js';
 import { ACCESS, visibleWithoutMembership } from '../../domain/access.js';
+import { PRIVATE_FEATURE_MIN_ACCESS_LEVEL } from '../../domain/policy/project.js';
 import { authorizedProjects, unexpired } from '../access.js';
 import type { ProjectRow } from './tables.js';
 
@@ -92,13 +93,14 @@ export function fuzzyWords(query: string): string[] {
 }
 
 /**
- * A feature usable by the viewer (GitLab: with_feature_available_for_user): enabled, or
- * private and the viewer is a member (or an administrator).
+ * The projects whose `feature` the viewer may use (GitLab: with_feature_available_for_user):
+ * enabled, or private and the viewer a member at the feature's minimum level — the SQL form of
+ * the policy's `featureAvailable`; administrators use any feature that is not disabled.
  */
-export function featureAvailableTo(viewer: Viewer | null, level: 'issues_access_level' | 'merge_requests_access_level', alias = 'projects'): Expression<SqlBool> {
-  const access = sql`${sql.ref(`${alias}.settings`)}->>${level}`;
+export function featureAvailableTo(viewer: Viewer | null, feature: 'issues' | 'merge_requests', alias = 'projects'): Expression<SqlBool> {
+  const access = sql`${sql.ref(`${alias}.settings`)}->>${`${feature}_access_level`}`;
   if (viewer?.isAdmin) return sql<SqlBool>`coalesce(${access}, 'enabled') <> 'disabled'`;
-  const member = viewer ? authorizedProjects(viewer, ACCESS.GUEST, alias) : sql<SqlBool>`false`;
+  const member = viewer ? authorizedProjects(viewer, PRIVATE_FEATURE_MIN_ACCESS_LEVEL[feature], alias) : sql<SqlBool>`false`;
   return sql<SqlBool>`(coalesce(${access}, 'enabled') = 'enabled' or (${access} = 'private' and ${member}))`;
 }
 
@@ -131,6 +133,10 @@ function applyFilters<Q extends { where: (...args: any[]) => any }>(query: Q, vi
   if (filters.archived !== undefined) q = q.where('projects.archived', '=', filters.archived);
   if (filters.idAfter !== undefined) q = q.where('projects.id', '>', filters.idAfter);
   if (filters.idBefore !== undefined) q = q.where('projects.id', '<', filters.idBefore);
+  // GitLab 12's API (Projects#apply_filters, Groups#find_group_projects): issues available to
+  // the viewer, but merge requests merely not disabled (with_merge_requests_enabled).
+  if (filters.withIssuesEnabled) q = q.where(featureAvailableTo(viewer, 'issues'));
+  if (filters.withMergeRequestsEnabled) q = q.where(sql<SqlBool>`coalesce(projects.settings->>'merge_requests_access_level', 'enabled') <> 'disabled'`);
   return q as Q;
 }
 
@@ -152,11 +158,7 @@ export function projectListQuery(db: Db, viewer: Viewer | null, filters: Project
   else if (filters.minAccessLevel !== undefined) query = query.where(authorizedProjects(viewer, filters.minAccessLevel));
   else if (filters.membership) query = query.where(authorizedProjects(viewer));
   else query = query.where(projectReadableBy(viewer));
-  query = applyFilters(query, viewer, filters);
-  if (filters.withIssuesEnabled) query = query.where(featureAvailableTo(viewer, 'issues_access_level'));
-  // GitLab 12 (GET /projects): with_merge_requests_enabled is the feature not being disabled.
-  if (filters.withMergeRequestsEnabled) query = query.where(sql<SqlBool>`coalesce(projects.settings->>'merge_requests_access_level', 'enabled') <> 'disabled'`);
-  return query;
+  return applyFilters(query, viewer, filters);
 }
 
 export interface GroupProjectFilters extends ProjectListFilters {
@@ -184,8 +186,5 @@ export function groupProjectsQuery(db: Db, viewer: Viewer | null, groupId: numbe
   else query = query.where(projectReadableBy(viewer));
   // GitLab's docs: owned limits to the caller's own projects (GroupProjectsFinder: owner access).
   if (filters.owned) query = viewer ? query.where(ownedBy(viewer)) : query.where(sql<SqlBool>`false`);
-  query = applyFilters(query, viewer, filters);
-  if (filters.withIssuesEnabled) query = query.where(featureAvailableTo(viewer, 'issues_access_level'));
-  if (filters.withMergeRequestsEnabled) query = query.where(featureAvailableTo(viewer, 'merge_requests_access_level'));
-  return query;
+  return applyFilters(query, viewer, filters);
 }
