@@ -103,9 +103,18 @@ export async function userGroup(c: Context, auth: Auth, ability?: GroupAbility, 
  * `find` within the scope the caller already holds), or the route's 404 — also for an id no
  * row can have.
  */
-export async function pathRow<R>(c: Context, param: string, find: (db: Db, id: number) => Promise<R | undefined>, notFound: () => Error): Promise<R> {
-  const id = pathId(c, param);
-  const row = id === null ? undefined : await find(appContext(c).db, id);
+export function pathRow<R>(c: Context, param: string, find: (db: Db, id: number) => Promise<R | undefined>, notFound: () => Error): Promise<R> {
+  return found(c, pathId(c, param), find, notFound);
+}
+
+/** `scope.things.find_by!(name: params[:name])`: the row the path segment `param` names as it is, or the route's 404. */
+export function pathNamed<R>(c: Context, param: string, find: (db: Db, name: string) => Promise<R | undefined>, notFound: (name: string) => Error): Promise<R> {
+  const name = c.req.param(param) ?? '';
+  return found(c, name, find, () => notFound(name));
+}
+
+async function found<K, R>(c: Context, key: K | null, find: (db: Db, key: K) => Promise<R | undefined>, notFound: () => Error): Promise<R> {
+  const row = key === null ? undefined : await find(appContext(c).db, key);
   if (row === undefined) throw notFound();
   return row;
 }

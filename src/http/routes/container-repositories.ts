@@ -16,7 +16,7 @@ import { authenticate, eventMetadata } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, rawParams, t, withDefault, type RawParams, declared } from '../kernel/params.js';
-import { userGroup, userProject, type ProjectScope, pathRow } from '../kernel/scope.js';
+import { pathNamed, pathRow, userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
 import { run } from '../../commands/kernel/run.js';
 import { containerRepositories } from '../../domain/container-repositories/aggregate.js';
 
@@ -70,11 +70,7 @@ function authorize(project: ProjectScope, ability: 'read_container_image' | 'des
 }
 
 /** `validate_tag!`: a tag the registry does not list is "404 Tag Not Found". */
-async function tagOf(c: Context, repository: ContainerRepositoryRow) {
-  const tag = await findTag(appContext(c).db, repository.id, c.req.param('tag_name') ?? '');
-  if (!tag) throw notFound('Tag');
-  return tag;
-}
+const tagOf = (c: Context, repository: ContainerRepositoryRow) => pathNamed(c, 'tag_name', (db, name) => findTag(db, repository.id, name), () => notFound('Tag'));
 
 /** Grape's `status :ok` / `status :accepted` as an endpoint's last value: the status is the body. */
 const statusBody = (c: Context, status: 200 | 202) => c.json(status, status);

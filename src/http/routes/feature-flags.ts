@@ -15,7 +15,7 @@ import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { fullMessages, rendersInvalid, routeNotFound } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, parseParams, rawParams, required, t, type RawParams } from '../kernel/params.js';
-import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { pathNamed, userProject, type ProjectScope } from '../kernel/scope.js';
 import { newId, run } from '../../commands/kernel/run.js';
 import { featureFlags } from '../../domain/feature-flags/aggregate.js';
 
@@ -99,11 +99,8 @@ function authorize(project: ProjectScope, ability: ProjectAbility) {
 }
 
 /** `user_project.operations_feature_flags.find_by_name!(params[:name])`: "404 Not found". */
-async function flagOf(c: Context, project: ProjectScope): Promise<FeatureFlagRow> {
-  const flag = await findFeatureFlag(appContext(c).db, project.row.id, c.req.param('name') ?? '');
-  if (!flag) throw recordNotFound('FeatureFlag');
-  return flag;
-}
+const flagOf = (c: Context, project: ProjectScope): Promise<FeatureFlagRow> =>
+  pathNamed(c, 'name', (db, name) => findFeatureFlag(db, project.row.id, name), () => recordNotFound('FeatureFlag'));
 
 /** `CGI.unescape(params[:environment_scope])`: the path segment decoded, a '+' a space. */
 const environmentScopeOf = (c: Context) => (c.req.param('environment_scope') ?? '').replace(/\+/g, ' ');

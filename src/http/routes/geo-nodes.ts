@@ -23,7 +23,8 @@ import { eventMetadata, requireAdmin } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { routeNotFound, unauthorized } from '../kernel/errors.js';
 import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, params, pathId, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { declaration, integerCheck, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { pathRow } from '../kernel/scope.js';
 import { newId, run } from '../../commands/kernel/run.js';
 
 const capacities = {
@@ -70,10 +71,7 @@ function geoAvailable(c: Context): void {
 async function nodeOf(c: Context): Promise<GeoNodeRow> {
   const check = integerCheck(c, 'id');
   if (check) throw paramErrors([check]);
-  const id = pathId(c, 'id');
-  const row = id === null ? undefined : await findGeoNode(appContext(c).db, id);
-  if (!row) throw recordNotFound('GeoNode');
-  return row;
+  return pathRow(c, 'id', findGeoNode, () => recordNotFound('GeoNode'));
 }
 
 /** GitLab's Gitlab::Geo.current_node: the node named as this instance is. */

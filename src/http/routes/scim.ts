@@ -14,7 +14,7 @@ import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { toErrorResponse, unauthorized } from '../kernel/errors.js';
 import { optional, params, rawParams, t, type RawParams } from '../kernel/params.js';
 import { header } from '../kernel/request.js';
-import { userGroup } from '../kernel/scope.js';
+import { pathNamed, userGroup } from '../kernel/scope.js';
 import { run } from '../../commands/kernel/run.js';
 
 export const SCIM_PREFIX = '/api/scim/v2';
@@ -103,12 +103,8 @@ async function scimGroup(c: Context) {
 /** The identity provider is nobody of ours: its events have no actor. */
 const NOBODY: Auth = { user: null, token: null, sudoFrom: null };
 
-async function identityOf(c: Context, groupId: number) {
-  const id = c.req.param('id') ?? '';
-  const identity = await findGroupIdentity(appContext(c).db, groupId, id);
-  if (!identity) throw new ScimFailure(404, `Resource ${id} not found`);
-  return identity;
-}
+const identityOf = (c: Context, groupId: number) =>
+  pathNamed(c, 'id', (db, id) => findGroupIdentity(db, groupId, id), (id) => new ScimFailure(404, `Resource ${id} not found`));
 
 // ───────────────────────────── Parameters ─────────────────────────────
 

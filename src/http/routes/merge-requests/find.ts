@@ -5,8 +5,7 @@ import { findMergeRequest, mergeableBy, mergeRequestViews, subscribedAmong } fro
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-requests.js';
 import { appContext } from '../../kernel/context.js';
-import { pathId } from '../../kernel/params.js';
-import type { ProjectScope } from '../../kernel/scope.js';
+import { pathRow, type ProjectScope } from '../../kernel/scope.js';
 import { currentMergeStatus } from '../../../projections/merge-requests/mergeability.js';
 
 /**
@@ -20,9 +19,7 @@ import { currentMergeStatus } from '../../../projections/merge-requests/mergeabi
  * already answered 404 for a project the caller may not see.
  */
 export async function mergeRequestOf(c: Context, project: ProjectScope, ability: ProjectAbility = 'read_merge_request'): Promise<MergeRequestRow> {
-  const iid = pathId(c, 'merge_request_iid');
-  const row = iid === null ? undefined : await findMergeRequest(appContext(c).db, project.row.id, iid);
-  if (!row) throw recordNotFound('Merge Request');
+  const row = await pathRow(c, 'merge_request_iid', (db, iid) => findMergeRequest(db, project.row.id, iid), () => recordNotFound('Merge Request'));
   if (!canOnMergeRequest(project, row, ability)) throw forbidden();
   return row;
 }
