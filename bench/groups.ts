@@ -298,7 +298,7 @@ function buildForest(options: ForestOptions, firstGroupId: number, firstProjectI
 
 // ───────────────────────────── Appending ─────────────────────────────
 
-/** The metadata an HTTP command carries (eventMetadata in src/http/kernel/auth.ts), with the seed's actor. */
+/** The metadata an HTTP command carries (writerFor in src/http/kernel/auth.ts), with the seed's actor. */
 const metadataOf = (actor: SeedUser): EventMetadata => ({
   actor_id: actor.id,
   actor_username: actor.username,

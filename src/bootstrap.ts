@@ -20,17 +20,15 @@ export async function bootstrap(ctx: CommandContext, config: Config): Promise<{ 
   }
   const metadata = { actor_id: null, actor_username: 'bootstrap' };
   await createUser(
-    ctx,
+    { ctx, metadata },
     { id: 1, profile: { username: 'root', name: 'Administrator', email: 'admin@example.com', is_admin: true }, randomPassword: true, skipConfirmation: true },
-    metadata,
   );
   // Later ids continue after root's.
   await sql`select setval('users_id_seq', greatest((select max(id) from users), 1))`.execute(ctx.db);
   const { token } = await createPersonalAccessToken(
-    ctx,
+    { ctx, metadata: { ...metadata, actor_id: 1, actor_username: 'root' } },
     1,
     { name: 'bootstrap', scopes: [...ROOT_TOKEN_SCOPES], expiresAt: null, impersonation: false, ...(config.rootToken ? { token: config.rootToken } : {}) },
-    { ...metadata, actor_id: 1, actor_username: 'root' },
   );
   return { created: true, token };
 }
@@ -58,9 +56,8 @@ export async function mintToken(ctx: CommandContext, username: string, scopes: s
   const user = await findUserByUsername(ctx.db, username);
   if (!user) throw new Error(`no user named ${username}`);
   return createPersonalAccessToken(
-    ctx,
+    { ctx, metadata: { actor_id: null, actor_username: 'forgelog-cli' } },
     user.id,
     { name, scopes: scopes as (typeof ROOT_TOKEN_SCOPES)[number][], expiresAt: null, impersonation: false },
-    { actor_id: null, actor_username: 'forgelog-cli' },
   );
 }

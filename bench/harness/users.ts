@@ -59,5 +59,5 @@ export async function createUsersDirect(ctx: CommandContext, count: number, pass
 
 
 export function userCommand(ctx: CommandContext, id: number, command: UserCommand) {
-  return run(ctx, users, id, command, { actor_id: id, actor_username: 'bench', request_id: null });
+  return run({ ctx, metadata: { actor_id: id, actor_username: 'bench', request_id: null } }, users, id, command);
 }

@@ -2,12 +2,11 @@ import type { Db } from '../database/database.js';
 import { SECRET_ATTRIBUTES, type SettingsChanges, type SettingValue } from '../domain/application-settings/attributes.js';
 import { normalizeChanges } from '../domain/application-settings/decider.js';
 import { isBlank } from '../domain/application-settings/validation.js';
-import type { EventMetadata } from '../eventstore/types.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { openSecret, sealSecret } from '../security/settings-secrets.js';
 import { run } from './kernel/run.js';
 import { applicationSettings } from '../domain/application-settings/aggregate.js';
-import type { CommandContext } from './kernel/context.js';
+import type { Writer } from './kernel/context.js';
 
 
 /**
@@ -30,7 +29,7 @@ async function sealSecrets(db: Db, changes: SettingsChanges): Promise<SettingsCh
 }
 
 /** PUT /application/settings: the changes as GitLab's setters take them, validated by the model's rules. */
-export async function updateApplicationSettings(ctx: CommandContext, changes: SettingsChanges, facts: { host: string }, metadata: EventMetadata) {
-  const sealed = await sealSecrets(ctx.db, normalizeChanges(changes, facts));
-  return run(ctx, applicationSettings, undefined, { type: 'UpdateApplicationSettings', changes: sealed }, metadata);
+export async function updateApplicationSettings(w: Writer, changes: SettingsChanges, facts: { host: string }) {
+  const sealed = await sealSecrets(w.ctx.db, normalizeChanges(changes, facts));
+  return run(w, applicationSettings, undefined, { type: 'UpdateApplicationSettings', changes: sealed });
 }

@@ -3,13 +3,13 @@ import { unhandled } from '../domain/decider.js';
 import { type ContainerRepositoryCommand, type ContainerRepositoryEvent, type PushedTag } from '../domain/container-repositories/decider.js';
 import { isDigest, isImagePath, isTagName, projectPathCandidates, repositoryName } from '../domain/container-repositories/path.js';
 import { DomainError } from '../domain/errors.js';
-import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { StoredEvent } from '../eventstore/types.js';
 import { claimHolder } from '../projections/projects/queries.js';
 import { nextId } from './kernel/handler.js';
 import { causedBy } from './kernel/causation.js';
 import { run } from './kernel/run.js';
 import { containerRepositories } from '../domain/container-repositories/aggregate.js';
-import type { CommandContext } from './kernel/context.js';
+import type { CommandContext, Writer } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 
 
@@ -82,11 +82,11 @@ const repositoryIdOf = async (ctx: CommandContext, projectId: number, name: stri
  * A push: the repository's stream if it exists, else a new one. Two first pushes racing for
  * the same path: one takes the path's claim, the other finds it taken and pushes to that one.
  */
-async function pushTo(ctx: CommandContext, projectId: number, name: string, command: ContainerRepositoryCommand, metadata: EventMetadata) {
+async function pushTo(w: Writer, projectId: number, name: string, command: ContainerRepositoryCommand) {
   for (let attempt = 0; ; attempt++) {
-    const id = (await repositoryIdOf(ctx, projectId, name)) ?? (await nextId(ctx.db, 'container_repositories_id_seq'));
+    const id = (await repositoryIdOf(w.ctx, projectId, name)) ?? (await nextId(w.ctx.db, 'container_repositories_id_seq'));
     try {
-      await run(ctx, containerRepositories, id, command, metadata);
+      await run(w, containerRepositories, id, command);
       return;
     } catch (error) {
       const raced = error instanceof DomainError && (error.code === 'conflict' || error.code === 'not_found');
@@ -103,20 +103,20 @@ async function pushTo(ctx: CommandContext, projectId: number, name: string, comm
  * and answered among the skipped events (GitLab 12.10 never reads the timestamp): the others
  * of the envelope are recorded all the same.
  */
-export async function receiveRegistryEvents(ctx: CommandContext, events: readonly RegistryEvent[], metadata: EventMetadata): Promise<SkippedRegistryEvent[]> {
+export async function receiveRegistryEvents(w: Writer, events: readonly RegistryEvent[]): Promise<SkippedRegistryEvent[]> {
   const skipped: SkippedRegistryEvent[] = [];
   for (const event of events) {
     const { repository: path, tag, digest } = event.target;
     if (path === null || !isImagePath(path)) continue;
     if (tag !== null && !isTagName(tag)) continue;
     if (digest !== null && !isDigest(digest)) continue;
-    const located = await locate(ctx, path);
+    const located = await locate(w.ctx, path);
     if (!located) continue;
     const { projectId, name } = located;
     if (event.action === 'push') {
       // A push without a tag is a blob or a manifest by digest: no tag to record.
       if (tag === null || digest === null) continue;
-      const pushed = pushedTag(event, tag, digest, ctx.now());
+      const pushed = pushedTag(event, tag, digest, w.ctx.now());
       if (typeof pushed === 'string') {
         // One event the log cannot hold must not refuse the envelope: the registry would
         // resend it, and every other event in it, for ever.
@@ -124,12 +124,12 @@ export async function receiveRegistryEvents(ctx: CommandContext, events: readonl
         continue;
       }
       const command: ContainerRepositoryCommand = { type: 'PushTag', projectId, name, registryEventId: event.id, ...pushed };
-      await pushTo(ctx, projectId, name, command, metadata);
+      await pushTo(w, projectId, name, command);
     } else if (event.action === 'delete') {
       if (tag === null && digest === null) continue;
-      const id = await repositoryIdOf(ctx, projectId, name);
+      const id = await repositoryIdOf(w.ctx, projectId, name);
       if (id === undefined) continue;
-      await ignoringGone(run(ctx, containerRepositories, id, { type: 'DeleteFromRegistry', tag, digest: tag === null ? digest : null, registryEventId: event.id }, metadata));
+      await ignoringGone(run(w, containerRepositories, id, { type: 'DeleteFromRegistry', tag, digest: tag === null ? digest : null, registryEventId: event.id }));
     }
   }
   return skipped;
@@ -159,16 +159,16 @@ export const containerRepositoryReactor: Reactor = {
   handles: ['ContainerRepositoryCleanupScheduled', 'ContainerRepositoryDeletionScheduled'] satisfies Scheduled['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as Scheduled;
-    const metadata = causedBy(stored);
+    const w = causedBy(ctx, stored);
     switch (event.type) {
       case 'ContainerRepositoryCleanupScheduled': {
         const { id, name_regex_delete, name_regex_keep, keep_n, older_than } = event.data;
         const rules = { nameRegexDelete: name_regex_delete, nameRegexKeep: name_regex_keep, keepN: keep_n, olderThan: older_than };
-        await ignoringGone(run(ctx, containerRepositories, id, { type: 'CleanUpTags', rules, now: ctx.now().toISOString() }, metadata));
+        await ignoringGone(run(w, containerRepositories, id, { type: 'CleanUpTags', rules, now: ctx.now().toISOString() }));
         return;
       }
       case 'ContainerRepositoryDeletionScheduled':
-        await ignoringGone(run(ctx, containerRepositories, event.data.id, { type: 'DeleteRepository' }, metadata));
+        await ignoringGone(run(w, containerRepositories, event.data.id, { type: 'DeleteRepository' }));
         return;
       default:
         return unhandled(event);

@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type EpicCommand, type EpicFields, type ParentFacts, epics } from '../domain/epics.js';
-import type { EventMetadata } from '../eventstore/types.js';
 import { handleCommands, nextId } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { run, spec } from './kernel/run.js';
-import type { CommandContext } from './kernel/context.js';
+import type { Writer } from './kernel/context.js';
 
 
 /** Epics' iids, per group; the lock key space is 'epic' as an int. */
@@ -28,17 +27,16 @@ async function parentFacts(trx: Db, parentId: number): Promise<ParentFacts | nul
  * Epics::CreateService, with the next iid of the group (nextIid).
  */
 export async function createEpic(
-  ctx: CommandContext,
+  w: Writer,
   input: { groupId: number; authorId: number; title: string; parentId?: number | undefined; fields: EpicFields },
-  metadata: EventMetadata,
 ): Promise<number> {
-  const id = await nextId(ctx.db, 'epics_id_seq');
+  const id = await nextId(w.ctx.db, 'epics_id_seq');
   const command = async (trx: Db): Promise<EpicCommand> => {
     const iid = await nextIid(trx, EPIC_IIDS, input.groupId);
     const parent = input.parentId === undefined ? undefined : await parentFacts(trx, input.parentId);
     return { type: 'CreateEpic', groupId: input.groupId, iid, authorId: input.authorId, title: input.title, parentId: input.parentId, parent, fields: input.fields };
   };
-  await run(ctx, epics, id, command, metadata);
+  await run(w, epics, id, command);
   return id;
 }
 
@@ -47,16 +45,16 @@ export async function createEpic(
  * (on delete cascade) does, every epic below it — each stream gets its deletion, all in one
  * transaction.
  */
-export async function deleteEpic(ctx: CommandContext, epicId: number, metadata: EventMetadata): Promise<void> {
+export async function deleteEpic(w: Writer, epicId: number): Promise<void> {
   const { rows } = await sql<{ id: number }>`
     with recursive tree(id) as (
       select id from epics where id = ${epicId}
       union all select e.id from epics e join tree t on e.parent_id = t.id
-    ) select id from tree`.execute(ctx.db);
+    ) select id from tree`.execute(w.ctx.db);
   const ids = rows.map((r) => r.id).sort((a, b) => b - a);
   if (ids.length === 0) return;
   await handleCommands(
-    ctx,
-    ids.map((id) => spec(epics, id, { type: 'DeleteEpic' }, metadata)),
+    w,
+    ids.map((id) => spec(epics, id, { type: 'DeleteEpic' })),
   );
 }

@@ -6,7 +6,7 @@ import { notFound } from '../domain/errors.js';
 import { type GroupCommand, type GroupState } from '../domain/groups/decider.js';
 import { type GroupEvent } from '../domain/groups/events.js';
 import type { GroupChanges, GroupSettings } from '../domain/groups/settings.js';
-import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { StoredEvent } from '../eventstore/types.js';
 import { groupAccessLevelOf } from '../projections/access.js';
 import { findGroupRow, groupSubtree, lockNamespaceRow, mostVisibleProject, mostVisibleSubgroup, toParentGroup } from '../projections/groups/facts.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
@@ -18,7 +18,7 @@ import { causedBy } from './kernel/causation.js';
 import { type PendingUpload, withUpload } from './uploads.js';
 import { projects } from '../domain/projects/aggregate.js';
 import { spec, run } from './kernel/run.js';
-import type { CommandContext, CommandResult } from './kernel/context.js';
+import type { CommandContext, CommandResult, Writer } from './kernel/context.js';
 import { groups } from '../domain/groups/aggregate.js';
 import type { Reactor } from './kernel/reactor.js';
 
@@ -55,11 +55,11 @@ export interface CreateGroupInput {
 }
 
 /** Creates a group and its creator's owner membership atomically. */
-export async function createGroup(ctx: CommandContext, input: CreateGroupInput, metadata: EventMetadata): Promise<CommandResult<GroupState>> {
-  const id = await nextId(ctx.db, 'namespaces_id_seq');
+export async function createGroup(w: Writer, input: CreateGroupInput): Promise<CommandResult<GroupState>> {
+  const id = await nextId(w.ctx.db, 'namespaces_id_seq');
   // GitLab (Groups::CreateService#set_visibility_level): Gitlab::CurrentSettings.default_group_visibility when not given;
   // then a level the instance restricts is refused before anything else.
-  const instance = await currentSettings(ctx.db);
+  const instance = await currentSettings(w.ctx.db);
   const visibility = input.settings.visibility ?? (instance.default_group_visibility as GroupSettings['visibility']);
   const restricted = restrictedVisibilityError(visibility, instance.restricted_visibility_levels as string[], input.creator.isAdmin);
   if (restricted) throw restricted;
@@ -72,16 +72,16 @@ export async function createGroup(ctx: CommandContext, input: CreateGroupInput, 
     if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
     return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null, avatar: input.avatar?.ref };
   };
-  const owner = firstMember(input.creator.id, ACCESS.OWNER, metadata.actor_id ?? null);
-  const [group] = await handleCommands(ctx, [spec(groups, id, withUpload(input.avatar, command), metadata), spec(members, { type: 'Namespace', id }, owner, metadata)]);
+  const owner = firstMember(input.creator.id, ACCESS.OWNER, w.metadata.actor_id ?? null);
+  const [group] = await handleCommands(w, [spec(groups, id, withUpload(input.avatar, command)), spec(members, { type: 'Namespace', id }, owner)]);
   return group as CommandResult<GroupState>;
 }
 
 /** Applies changed settings (owner or admin, checked by the caller). */
-export async function updateGroup(ctx: CommandContext, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, metadata: EventMetadata, avatar?: PendingUpload) {
+export async function updateGroup(w: Writer, group: NamespaceRow, changes: GroupChanges, viewer: Viewer, avatar?: PendingUpload) {
   // Groups::UpdateService: a new visibility the instance restricts is refused first.
   if (changes.visibility !== undefined && changes.visibility !== group.visibility) {
-    const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(ctx.db)).restricted_visibility_levels as string[], viewer.isAdmin);
+    const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(w.ctx.db)).restricted_visibility_levels as string[], viewer.isAdmin);
     if (restricted) throw restricted;
   }
   // Read in the write transaction: when the visibility changes, the group's row first,
@@ -101,7 +101,7 @@ export async function updateGroup(ctx: CommandContext, group: NamespaceRow, chan
       avatar: avatar?.ref,
     };
   };
-  return run(ctx, groups, group.id, withUpload(avatar, command), metadata);
+  return run(w, groups, group.id, withUpload(avatar, command));
 }
 
 /**
@@ -128,15 +128,15 @@ export const groupRemovalReactor: Reactor = {
   handles: ['GroupDeletionScheduled'] satisfies GroupEvent['type'][],
   async react(event: StoredEvent, ctx: CommandContext) {
     const { id } = event.data as Extract<GroupEvent, { type: 'GroupDeletionScheduled' }>['data'];
-    const metadata = causedBy(event);
-    await removeSubtreeProjects(ctx, id, metadata);
+    const w = causedBy(ctx, event);
+    await removeSubtreeProjects(w, id);
     for (const group of await groupSubtree(ctx.db, id)) {
-      await run(ctx, groups, group.id, { type: 'DeleteGroup', fullPath: group.full_path }, metadata);
+      await run(w, groups, group.id, { type: 'DeleteGroup', fullPath: group.full_path });
     }
   },
 };
 
-async function removeSubtreeProjects(ctx: CommandContext, groupId: number, metadata: EventMetadata) {
-  const { rows } = await sql<{ id: number }>`select id from projects where traversal_ids && array[${groupId}]::integer[] order by id`.execute(ctx.db);
-  for (const { id } of rows) await run(ctx, projects, id, { type: 'DeleteProject' }, metadata);
+async function removeSubtreeProjects(w: Writer, groupId: number) {
+  const { rows } = await sql<{ id: number }>`select id from projects where traversal_ids && array[${groupId}]::integer[] order by id`.execute(w.ctx.db);
+  for (const { id } of rows) await run(w, projects, id, { type: 'DeleteProject' });
 }

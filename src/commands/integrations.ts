@@ -2,7 +2,7 @@ import type { Db } from '../database/database.js';
 import { type Flags, type KindSpec, type Properties, isSecretField } from '../domain/integrations/catalogue.js';
 import { type IntegrationKey } from '../domain/integrations/decider.js';
 import type { ProjectEvent } from '../domain/projects/events.js';
-import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { StoredEvent } from '../eventstore/types.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { findIntegration } from '../projections/integrations/queries.js';
 import { nextId } from './kernel/handler.js';
@@ -10,7 +10,7 @@ import { fingerprint, seal, unseal } from '../security/sealing.js';
 import { blockedReason, type Resolver } from '../security/url-blocker.js';
 import { run } from './kernel/run.js';
 import { integrations } from '../domain/integrations/aggregate.js';
-import type { CommandContext } from './kernel/context.js';
+import type { CommandContext, Writer } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 
 
@@ -52,7 +52,7 @@ async function urlErrors(db: Db, change: IntegrationChange, resolve?: Resolver):
 }
 
 /** PUT /projects/:id/services/<slug>: create or change, active. */
-export async function saveIntegration(ctx: CommandContext, change: IntegrationChange, metadata: EventMetadata, resolve?: Resolver) {
+export async function saveIntegration(w: Writer, change: IntegrationChange, resolve?: Resolver) {
   const { projectId, kind } = change;
   const properties: Record<string, string | number | boolean> = {};
   const secretValues: Record<string, string | null> = {};
@@ -61,33 +61,31 @@ export async function saveIntegration(ctx: CommandContext, change: IntegrationCh
     else secretValues[name] = String(value).trim() === '' ? null : String(value);
   }
   const secrets: Record<string, string | null> = {};
-  for (const [name, value] of Object.entries(secretValues)) secrets[name] = value === null ? null : await fingerprint(ctx.db, KEY, context(projectId, kind.slug, name), value);
-  const errors = await urlErrors(ctx.db, change, resolve);
-  const newId = await idFor(ctx.db, projectId, kind.slug);
+  for (const [name, value] of Object.entries(secretValues)) secrets[name] = value === null ? null : await fingerprint(w.ctx.db, KEY, context(projectId, kind.slug, name), value);
+  const errors = await urlErrors(w.ctx.db, change, resolve);
+  const newId = await idFor(w.ctx.db, projectId, kind.slug);
   return run(
-    ctx,
+    w,
     integrations,
     { projectId, kind: kind.slug },
     async (trx) => {
       for (const [name, value] of Object.entries(secretValues)) await storeSecret(trx, projectId, kind.slug, name, value);
       return { type: 'SaveIntegration', newId, properties: properties as Properties, flags: change.flags, secrets, urlErrors: errors };
     },
-    metadata,
   );
 }
 
 /** DELETE /projects/:id/services/<slug>: inactive, properties nil, secrets deleted. */
-export async function disableIntegration(ctx: CommandContext, key: IntegrationKey, metadata: EventMetadata) {
-  const newId = await idFor(ctx.db, key.projectId, key.kind);
+export async function disableIntegration(w: Writer, key: IntegrationKey) {
+  const newId = await idFor(w.ctx.db, key.projectId, key.kind);
   return run(
-    ctx,
+    w,
     integrations,
     key,
     async (trx) => {
       await trx.deleteFrom('integration_secrets').where('project_id', '=', key.projectId).where('kind', '=', key.kind).execute();
       return { type: 'DisableIntegration', newId };
     },
-    metadata,
   );
 }
 

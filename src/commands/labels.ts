@@ -1,10 +1,9 @@
 import type { Db } from '../database/database.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import { type LabelCommand, labelDecider, labels } from '../domain/labels.js';
-import type { EventMetadata } from '../eventstore/types.js';
 import { handleCommands, nextId } from './kernel/handler.js';
 import { spec } from './kernel/run.js';
-import type { CommandContext, CommandResult, CommandSpec } from './kernel/context.js';
+import type { CommandResult, CommandSpec, Writer } from './kernel/context.js';
 
 
 // ───────────────────────────── Labels on first use ─────────────────────────────
@@ -63,7 +62,6 @@ function creatable(projectId: number, title: string): boolean {
 export async function findOrCreateLabels(
   db: Db,
   input: { readonly projectId: number; readonly names: readonly string[]; readonly mayCreate: boolean },
-  metadata: EventMetadata,
 ): Promise<LabelsOnFirstUse> {
   const names = [...new Set(input.names.map((name) => name.trim()).filter((name) => name !== ''))];
   if (names.length === 0) return { labels: [], specs: [] };
@@ -80,7 +78,7 @@ export async function findOrCreateLabels(
     if (!input.mayCreate || !creatable(input.projectId, title)) continue;
     const newId = await nextId(db, 'labels_id_seq');
     found.push({ id: newId, title, created: true });
-    specs.push(spec(labels, newId, { type: 'CreateLabel', projectId: input.projectId, fields: { title, color: DEFAULT_LABEL_COLOR } }, metadata));
+    specs.push(spec(labels, newId, { type: 'CreateLabel', projectId: input.projectId, fields: { title, color: DEFAULT_LABEL_COLOR } }));
   }
   return { labels: found, specs };
 }
@@ -95,23 +93,22 @@ const ATTEMPTS = 3;
  * refuses the creation; the labels are looked up again (finding it now) and the whole is
  * retried.
  *
- *   const { labels, results } = await commitWithLabels(ctx,
- *     { projectId, names: labelNames(params.labels), mayCreate: project.can('admin_label') }, metadata,
- *     (labels) => [mergeRequests.spec(id, { type: 'CreateMergeRequest', labelIds: labels.map((l) => l.id), … }, metadata)]);
+ *   const { labels, results } = await commitWithLabels(w,
+ *     { projectId, names: labelNames(params.labels), mayCreate: project.can('admin_label') },
+ *     (labels) => [mergeRequests.spec(id, { type: 'CreateMergeRequest', labelIds: labels.map((l) => l.id), … })]);
  */
 export async function commitWithLabels(
-  ctx: CommandContext,
+  w: Writer,
   input: { readonly projectId: number; readonly names: readonly string[]; readonly mayCreate: boolean },
-  metadata: EventMetadata,
   build: (labels: readonly IssuableLabel[]) => readonly CommandSpec<any, any, any>[] | Promise<readonly CommandSpec<any, any, any>[]>,
 ): Promise<{ labels: readonly IssuableLabel[]; results: CommandResult<unknown>[] }> {
   for (let attempt = 1; ; attempt++) {
-    const planned = await findOrCreateLabels(ctx.db, input, metadata);
+    const planned = await findOrCreateLabels(w.ctx.db, input);
     const raced = conflict('Label already exists');
     const creations = planned.specs.map((spec) => ({ ...spec, claimRefusal: () => raced }));
     const own = await build(planned.labels);
     try {
-      const results = await handleCommands(ctx, [...creations, ...own]);
+      const results = await handleCommands(w, [...creations, ...own]);
       return { labels: planned.labels, results: results.slice(creations.length) };
     } catch (error) {
       if (error !== raced || attempt >= ATTEMPTS) throw error;

@@ -4,7 +4,7 @@ import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
 import type { RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
 import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
-import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { StoredEvent } from '../eventstore/types.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import { causedBy } from './kernel/causation.js';
 import { handleCommands } from './kernel/handler.js';
@@ -14,7 +14,7 @@ import { createMergeCommit } from './repository-merge.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import { repository } from '../domain/repository/aggregate.js';
 import { spec, run } from './kernel/run.js';
-import type { CommandContext } from './kernel/context.js';
+import type { CommandContext, Writer } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 import { branchHead, checkMergeability, versionCommitCount } from '../projections/merge-requests/mergeability.js';
 
@@ -57,8 +57,8 @@ const lockedHead = async (trx: Db, projectId: number, branch: string): Promise<s
  * head into the target's head (parents: target, source), the target branch's move, the merge
  * request's Merged event and, when asked and allowed, the source branch's deletion.
  */
-export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, metadata: EventMetadata): Promise<void> {
-  const time = Math.floor(ctx.now().getTime() / 1000);
+export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<void> {
+  const time = Math.floor(w.ctx.now().getTime() / 1000);
   let refs: RepositoryCommand[] = [];
   const decideMerge = async (trx: Db): Promise<MergeRequestCommand> => {
     refs = [];
@@ -98,8 +98,8 @@ export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, 
     if (removeSource && input.mayRemoveSourceBranch && sourceSha === row.head_sha) refs.push({ type: 'DeleteBranch', branch: row.source_branch });
     return { ...command, merge: { mergeCommitSha: made.sha, squashCommitSha: squashSha } };
   };
-  await handleCommands(ctx, [
-    spec(mergeRequests, input.id, decideMerge, metadata),
+  await handleCommands(w, [
+    spec(mergeRequests, input.id, decideMerge),
     spec(repository, 
       input.projectId,
       async (trx): Promise<RepositoryCommand> => {
@@ -107,7 +107,6 @@ export async function mergeMergeRequest(ctx: CommandContext, input: MergeInput, 
         await checkBranchWrites(trx, input.projectId, input.writer, refs, { mergeRequest: true });
         return { type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] };
       },
-      metadata,
     ),
   ]);
 }
@@ -127,10 +126,10 @@ async function ignoringGone(run: Promise<unknown>): Promise<void> {
 const NOTHING: MergeRequestCommand = { type: 'RecordMergeStatus', mergeStatus: 'cannot_be_merged', sourceSha: '0'.repeat(40), targetSha: '0'.repeat(40) };
 
 /** Records the merge status of the merge request's current heads (dropped by the decider when the heads moved since). */
-async function recordMergeStatus(ctx: CommandContext, id: number, metadata: EventMetadata): Promise<void> {
+async function recordMergeStatus(w: Writer, id: number): Promise<void> {
   await ignoringGone(
     run(
-      ctx,
+      w,
       mergeRequests,
       id,
       async (trx): Promise<MergeRequestCommand> => {
@@ -139,16 +138,15 @@ async function recordMergeStatus(ctx: CommandContext, id: number, metadata: Even
         const { status, targetSha } = await checkMergeability(trx, row);
         return { type: 'RecordMergeStatus', mergeStatus: status, sourceSha: row.head_sha, targetSha };
       },
-      metadata,
     ),
   );
 }
 
 /** A new diff version of the source branch's current head against the target's (dropped when the head is the version's already). */
-async function recordVersion(ctx: CommandContext, id: number, metadata: EventMetadata): Promise<void> {
+async function recordVersion(w: Writer, id: number): Promise<void> {
   await ignoringGone(
     run(
-      ctx,
+      w,
       mergeRequests,
       id,
       async (trx): Promise<MergeRequestCommand> => {
@@ -159,7 +157,6 @@ async function recordVersion(ctx: CommandContext, id: number, metadata: EventMet
         if (source === undefined || target === undefined || source === row.head_sha || row.state !== 'opened') return NOTHING;
         return { type: 'RecordVersion', version: await takeVersion(trx, row.project_id, source, target) };
       },
-      metadata,
     ),
   );
 }
@@ -185,23 +182,23 @@ export const mergeRequestRefreshReactor: Reactor = {
   handles: ['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'MergeRequestOpened', 'MergeRequestReopened', 'MergeRequestUpdated'] satisfies RefreshedEvent['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as RefreshedEvent;
-    const metadata = causedBy(stored);
+    const w = causedBy(ctx, stored);
     switch (event.type) {
       case 'MergeRequestOpened':
       case 'MergeRequestReopened':
-        await recordMergeStatus(ctx, event.data.id, metadata);
+        await recordMergeStatus(w, event.data.id);
         return;
       case 'MergeRequestUpdated':
-        if (event.data.changes.target_branch !== undefined) await recordMergeStatus(ctx, event.data.id, metadata);
+        if (event.data.changes.target_branch !== undefined) await recordMergeStatus(w, event.data.id);
         return;
       case 'BranchCreated':
       case 'BranchUpdated': {
         const { project_id, branch } = event.data;
         for (const mr of await openMergeRequests(ctx.db, project_id, 'source_branch', branch)) {
-          await recordVersion(ctx, mr.id, metadata);
-          await recordMergeStatus(ctx, mr.id, metadata);
+          await recordVersion(w, mr.id);
+          await recordMergeStatus(w, mr.id);
         }
-        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(ctx, mr.id, metadata);
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(w, mr.id);
         return;
       }
       case 'BranchDeleted': {
@@ -212,10 +209,10 @@ export const mergeRequestRefreshReactor: Reactor = {
           // Still gone when the reaction runs: a branch created again meanwhile keeps its merge requests.
           if ((await branchHead(ctx.db, project_id, branch)) !== undefined) continue;
           await ignoringGone(
-            updateMergeRequest(ctx, { id: mr.id, projectId: project_id, sourceBranch: mr.source_branch, targetBranch: mr.target_branch, fields: {}, stateEvent: 'close', byId }, metadata),
+            updateMergeRequest(w, { id: mr.id, projectId: project_id, sourceBranch: mr.source_branch, targetBranch: mr.target_branch, fields: {}, stateEvent: 'close', byId }),
           );
         }
-        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(ctx, mr.id, metadata);
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(w, mr.id);
         return;
       }
     }

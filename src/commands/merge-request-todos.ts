@@ -50,7 +50,7 @@ async function addTodos(ctx: CommandContext, stored: StoredEvent, userIds: reado
   for (const userId of [...readers].sort((a, b) => a - b)) {
     const id = await nextId(ctx.db, 'todos_id_seq');
     const command = { type: 'AddTodo' as const, id, authorId, action, targetType: 'MergeRequest' as const, targetId: data.id, projectId: data.project_id, groupId: null };
-    await run(ctx, todos, userId, command, causedBy(stored));
+    await run(causedBy(ctx, stored), todos, userId, command);
   }
 }
 
@@ -106,7 +106,7 @@ export const mergeRequestTodosReactor: Reactor = {
       }
       case 'MergeRequestMerged':
       case 'MergeRequestClosed':
-        await run(ctx, todos, event.data.by_id, { type: 'MarkTargetTodosDone', targetType: 'MergeRequest', targetId: event.data.id }, causedBy(stored));
+        await run(causedBy(ctx, stored), todos, event.data.by_id, { type: 'MarkTargetTodosDone', targetType: 'MergeRequest', targetId: event.data.id });
         return;
       default:
         unhandled(event);

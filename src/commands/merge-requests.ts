@@ -4,14 +4,13 @@ import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } f
 import { type VersionData } from '../domain/merge-requests/events.js';
 import { treeChanges } from '../domain/repository/diffs.js';
 import { parseCommit } from '../domain/repository/objects.js';
-import type { EventMetadata } from '../eventstore/types.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
 import { findObject, readFiles } from '../projections/repository/queries.js';
 import { nextId } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { run } from './kernel/run.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
-import type { CommandContext } from './kernel/context.js';
+import type { Writer } from './kernel/context.js';
 
 
 /** Merge requests' iids, per project; the lock key space is 'mrqs' as an int. */
@@ -107,9 +106,9 @@ export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<
 }
 
 /** Opens a merge request on its own (`openMergeRequestCommand` in one transaction); its id. */
-export async function openMergeRequest(ctx: CommandContext, input: OpenInput, metadata: EventMetadata): Promise<number> {
-  const id = await nextId(ctx.db, 'merge_requests_id_seq');
-  await run(ctx, mergeRequests, id, openMergeRequestCommand(input), metadata);
+export async function openMergeRequest(w: Writer, input: OpenInput): Promise<number> {
+  const id = await nextId(w.ctx.db, 'merge_requests_id_seq');
+  await run(w, mergeRequests, id, openMergeRequestCommand(input));
   return id;
 }
 
@@ -140,6 +139,6 @@ export function updateMergeRequestCommand(input: UpdateInput): (trx: Db) => Prom
   };
 }
 
-export async function updateMergeRequest(ctx: CommandContext, input: UpdateInput, metadata: EventMetadata): Promise<void> {
-  await run(ctx, mergeRequests, input.id, updateMergeRequestCommand(input), metadata);
+export async function updateMergeRequest(w: Writer, input: UpdateInput): Promise<void> {
+  await run(w, mergeRequests, input.id, updateMergeRequestCommand(input));
 }

@@ -1,10 +1,9 @@
 import type { Db } from '../database/database.js';
 import { type MilestoneCommand, type MilestoneFields, milestones } from '../domain/milestones.js';
-import type { EventMetadata } from '../eventstore/types.js';
 import { nextId } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { run } from './kernel/run.js';
-import type { CommandContext } from './kernel/context.js';
+import type { Writer } from './kernel/context.js';
 
 
 /** Milestones' iids, per project; the lock key space is 'mile' as an int. */
@@ -13,12 +12,12 @@ const MILESTONE_IIDS: IidCounter = { table: 'milestone_iids', scope: 'project_id
 /**
  * Milestones::CreateService, with the next iid of the project (nextIid).
  */
-export async function createMilestone(ctx: CommandContext, input: { projectId: number; title: string; fields: MilestoneFields }, metadata: EventMetadata): Promise<number> {
-  const id = await nextId(ctx.db, 'milestones_id_seq');
+export async function createMilestone(w: Writer, input: { projectId: number; title: string; fields: MilestoneFields }): Promise<number> {
+  const id = await nextId(w.ctx.db, 'milestones_id_seq');
   const command = async (trx: Db): Promise<MilestoneCommand> => {
     const iid = await nextIid(trx, MILESTONE_IIDS, input.projectId);
     return { type: 'CreateMilestone', projectId: input.projectId, iid, title: input.title, fields: input.fields };
   };
-  await run(ctx, milestones, id, command, metadata);
+  await run(w, milestones, id, command);
   return id;
 }

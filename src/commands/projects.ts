@@ -9,7 +9,7 @@ import { type ProjectEvent, projectStreamId } from '../domain/projects/events.js
 import { DEFAULT_PROJECT_SETTINGS, type ProjectChanges, type ProjectSettings, type ProjectNamespace } from '../domain/projects/settings.js';
 import { type UserEvent, userStreamId } from '../domain/users.js';
 import { readStream } from '../eventstore/store.js';
-import type { EventMetadata, StoredEvent } from '../eventstore/types.js';
+import type { StoredEvent } from '../eventstore/types.js';
 import { lockNamespaceRow } from '../projections/groups/facts.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
 import { claimHolder, personalProjectCount } from '../projections/projects/queries.js';
@@ -22,7 +22,7 @@ import { causedBy } from './kernel/causation.js';
 import { lockedBranchNames, readmeSpec } from './repository.js';
 import { type PendingUpload, withUpload } from './uploads.js';
 import { spec, run } from './kernel/run.js';
-import type { CommandContext, CommandResult, CommandSpec } from './kernel/context.js';
+import type { CommandContext, CommandResult, CommandSpec, Writer } from './kernel/context.js';
 import { projects } from '../domain/projects/aggregate.js';
 import type { Reactor } from './kernel/reactor.js';
 
@@ -65,12 +65,12 @@ export interface CreateProjectInput {
  * transaction (GitLab: Projects::CreateService adds the namespace owner; in a group nobody
  * is added, the group's members have access).
  */
-export async function createProject(ctx: CommandContext, input: CreateProjectInput, metadata: EventMetadata): Promise<CommandResult<ProjectState>> {
+export async function createProject(w: Writer, input: CreateProjectInput): Promise<CommandResult<ProjectState>> {
   const { namespace, creator } = input;
   // GitLab (ProjectFeature): pages are open on a public project, members-only otherwise.
   // GitLab (Project's default_value_for): Gitlab::CurrentSettings.default_project_visibility when not given;
   // Projects::CreateService then refuses a level the instance restricts, before any other check.
-  const instance = await currentSettings(ctx.db);
+  const instance = await currentSettings(w.ctx.db);
   const visibility = input.settings.visibility ?? (instance.default_project_visibility as ProjectSettings['visibility']);
   const restricted = restrictedVisibilityError(visibility, instance.restricted_visibility_levels as string[], creator.is_admin);
   if (restricted) throw restricted;
@@ -82,12 +82,12 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
   };
   const personal = namespace.kind === 'user';
   const [isTaken, count] = await Promise.all([
-    taken(ctx.db, namespace.id, settings.name, settings.path, null),
-    personal ? personalProjectCount(ctx.db, namespace.id) : Promise.resolve(0),
+    taken(w.ctx.db, namespace.id, settings.name, settings.path, null),
+    personal ? personalProjectCount(w.ctx.db, namespace.id) : Promise.resolve(0),
   ]);
   // GitLab: Project#check_personal_projects_limit counts the creator's own personal projects.
   const personalLimit = personal && namespace.owner_id === creator.id ? { limit: creator.projects_limit, count } : null;
-  const id = await nextId(ctx.db, 'projects_id_seq');
+  const id = await nextId(w.ctx.db, 'projects_id_seq');
   // The namespace as the transaction finds it (its visibility bounds the project's), locked
   // against a concurrent change or removal until the commit.
   const command = async (trx: Db): Promise<ProjectCommand> => ({
@@ -102,34 +102,33 @@ export async function createProject(ctx: CommandContext, input: CreateProjectInp
     personalLimit,
     avatar: input.avatar?.ref,
   });
-  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, withUpload(input.avatar, command), metadata)];
+  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, withUpload(input.avatar, command))];
   if (personal && namespace.owner_id !== null) {
-    specs.push(spec(members, { type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, metadata.actor_id ?? null), metadata));
+    specs.push(spec(members, { type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, w.metadata.actor_id ?? null)));
   }
   if (input.initializeWithReadme) {
     const branch = input.defaultBranch ?? 'master';
-    specs.push(readmeSpec(ctx, { projectId: id, branch, name: settings.name, description: settings.description ?? null, creatorId: creator.id }, metadata));
+    specs.push(readmeSpec(w.ctx, { projectId: id, branch, name: settings.name, description: settings.description ?? null, creatorId: creator.id }));
   }
-  const [project] = await handleCommands(ctx, specs);
+  const [project] = await handleCommands(w, specs);
   return project as CommandResult<ProjectState>;
 }
 
 /** PUT /projects/:id: applies changed settings (authorized by the caller, `actor`). */
 export async function updateProject(
-  ctx: CommandContext,
+  w: Writer,
   project: ProjectRow,
   namespace: NamespaceRow,
   changes: ProjectChanges,
   actor: Viewer,
-  metadata: EventMetadata,
   avatar?: PendingUpload,
 ) {
   // Projects::UpdateService#validate!: a new visibility the instance restricts is refused first.
   if (changes.visibility !== undefined && changes.visibility !== project.visibility) {
-    const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(ctx.db)).restricted_visibility_levels as string[], actor.isAdmin);
+    const restricted = restrictedVisibilityError(changes.visibility, (await currentSettings(w.ctx.db)).restricted_visibility_levels as string[], actor.isAdmin);
     if (restricted) throw restricted;
   }
-  const isTaken = await taken(ctx.db, project.namespace_id, changes.name, changes.path, project.id);
+  const isTaken = await taken(w.ctx.db, project.namespace_id, changes.name, changes.path, project.id);
   // A visibility change is bounded by the namespace's: read and locked in the transaction.
   const command = async (trx: Db): Promise<ProjectCommand> => {
     // Its namespace gone meanwhile, the project is being deleted with it.
@@ -138,7 +137,7 @@ export async function updateProject(
     const branches = changes.default_branch === undefined ? [] : await lockedBranchNames(trx, project.id);
     return { type: 'UpdateProject', changes, namespace: toProjectNamespace(current), taken: isTaken, branches, avatar: avatar?.ref };
   };
-  return run(ctx, projects, project.id, withUpload(avatar, command), metadata);
+  return run(w, projects, project.id, withUpload(avatar, command));
 }
 
 /** The namespace's row locked for the transaction; `gone()` is thrown when it is being deleted. */
@@ -164,8 +163,8 @@ export const projectRemovalReactor: Reactor = {
   handles: ['ProjectDeletionScheduled', 'UserDeleted'] satisfies RemovalTrigger['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as RemovalTrigger;
-    const metadata = causedBy(stored);
-    const deleteProject = (id: number) => run(ctx, projects, id, { type: 'DeleteProject' }, metadata);
+    const w = causedBy(ctx, stored);
+    const deleteProject = (id: number) => run(w, projects, id, { type: 'DeleteProject' });
     switch (event.type) {
       case 'ProjectDeletionScheduled':
         await deleteProject(event.data.id);
@@ -186,12 +185,11 @@ export const projectRemovalReactor: Reactor = {
 
 /** POST /projects/:id/share: a new link on the project's stream, its id from project_group_links_id_seq. */
 export async function shareProjectWithGroup(
-  ctx: CommandContext,
+  w: Writer,
   project: ProjectRow,
   share: { readonly groupId: number; readonly groupAccess: number; readonly expiresAt: string | null },
-  metadata: EventMetadata,
 ): Promise<number> {
-  const linkId = await nextId(ctx.db, 'project_group_links_id_seq');
+  const linkId = await nextId(w.ctx.db, 'project_group_links_id_seq');
   const command: ProjectCommand = {
     type: 'ShareProjectWithGroup',
     linkId,
@@ -199,6 +197,6 @@ export async function shareProjectWithGroup(
     namespaceTraversalIds: project.traversal_ids,
     pathWithNamespace: project.path_with_namespace,
   };
-  await run(ctx, projects, project.id, command, metadata);
+  await run(w, projects, project.id, command);
   return linkId;
 }

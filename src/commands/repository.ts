@@ -9,12 +9,11 @@ import {
 } from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import { branchCheck, type BranchChange, isProtected } from '../domain/repository/push-access.js';
-import type { EventMetadata } from '../eventstore/types.js';
 import { reachableFromAny } from '../projections/repository/history.js';
 import { findObject, readFiles, resolveCommit, pushAccess } from '../projections/repository/queries.js';
 import { run, spec } from './kernel/run.js';
-import type { CommandContext } from './kernel/context.js';
 import { repository } from '../domain/repository/aggregate.js';
+import type { CommandContext, Writer } from './kernel/context.js';
 
 /** What the events record of a commit made here: its message and author (the push activity's title, the chat's commit list). */
 const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
@@ -103,11 +102,11 @@ export interface CommitInput {
  * the root commit of an empty repository. The time is the command's, so the SHA is fixed
  * once the event is written.
  */
-export async function commitFiles(ctx: CommandContext, input: CommitInput, metadata: EventMetadata): Promise<string> {
-  const time = Math.floor(ctx.now().getTime() / 1000);
+export async function commitFiles(w: Writer, input: CommitInput): Promise<string> {
+  const time = Math.floor(w.ctx.now().getTime() / 1000);
   let sha = '';
   await run(
-    ctx,
+    w,
     repository,
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
@@ -137,7 +136,6 @@ export async function commitFiles(ctx: CommandContext, input: CommitInput, metad
       await checkBranchWrites(trx, input.projectId, input.writer, [move]);
       return move;
     },
-    metadata,
   );
   return sha;
 }
@@ -159,7 +157,7 @@ export async function committerOf(db: Db, userId: number): Promise<{ name: strin
  * content (Projects::CreateService#create_readme: `# <name>\n\n<description>`, "Initial
  * commit"), authored and committed by the creator. A spec to commit with the project.
  */
-export function readmeSpec(ctx: CommandContext, input: { projectId: number; branch: string; name: string; description: string | null; creatorId: number }, metadata: EventMetadata) {
+export function readmeSpec(ctx: CommandContext, input: { projectId: number; branch: string; name: string; description: string | null; creatorId: number }) {
   const time = Math.floor(ctx.now().getTime() / 1000);
   return spec(repository, 
     input.projectId,
@@ -172,7 +170,6 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
       await storeObjects(trx, input.projectId, [readme, ...trees, made]);
       return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Initial commit', author: signature })] };
     },
-    metadata,
   );
 }
 
@@ -182,11 +179,11 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
  * master by the caller ("Add README.md"); then the branch at the commit `ref` names. Both in
  * one command: a refused branch leaves no master behind. Returns the branch's commit.
  */
-export async function createBranch(ctx: CommandContext, input: { projectId: number; branch: string; ref: string; writer: RefWriter }, metadata: EventMetadata): Promise<string> {
-  const time = Math.floor(ctx.now().getTime() / 1000);
+export async function createBranch(w: Writer, input: { projectId: number; branch: string; ref: string; writer: RefWriter }): Promise<string> {
+  const time = Math.floor(w.ctx.now().getTime() / 1000);
   let sha = '';
   await run(
-    ctx,
+    w,
     repository,
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
@@ -215,15 +212,14 @@ export async function createBranch(ctx: CommandContext, input: { projectId: numb
       sha = target;
       return moves.length === 1 ? moves[0]! : { type: 'UpdateBranches', commands: moves };
     },
-    metadata,
   );
   return sha;
 }
 
 /** DELETE /projects/:id/repository/branches/:branch (Branches::DeleteService: the branch check decides). */
-export async function deleteBranch(ctx: CommandContext, projectId: number, branch: string, writer: RefWriter, metadata: EventMetadata) {
+export async function deleteBranch(w: Writer, projectId: number, branch: string, writer: RefWriter) {
   return run(
-    ctx,
+    w,
     repository,
     projectId,
     async (trx): Promise<RepositoryCommand> => {
@@ -231,6 +227,5 @@ export async function deleteBranch(ctx: CommandContext, projectId: number, branc
       await checkBranchWrites(trx, projectId, writer, [command]);
       return command;
     },
-    metadata,
   );
 }

@@ -1,5 +1,4 @@
 import type { Db } from '../database/database.js';
-import type { EventMetadata } from '../eventstore/types.js';
 import { DomainError, conflict } from '../domain/errors.js';
 import { type ProfileChanges, type TokenScope, type UserProfile, userStreamId } from '../domain/users.js';
 import { type UserCommand } from '../domain/users/decider.js';
@@ -10,8 +9,8 @@ import { nextId } from './kernel/handler.js';
 import { generateToken, hashPassword, randomPassword, tokenDigest } from '../security/secrets.js';
 import { type PendingUpload, withUpload } from './uploads.js';
 import { run } from './kernel/run.js';
-import type { CommandContext } from './kernel/context.js';
 import { users } from '../domain/users/aggregate.js';
+import type { Writer } from './kernel/context.js';
 
 /** A new user's profile before the caller's (createUser takes projects_limit from the instance's current settings). */
 export const DEFAULT_PROFILE: Omit<UserProfile, 'name' | 'username' | 'email'> = {
@@ -76,18 +75,18 @@ async function validateOrConflict(db: Db, exceptUserId: number | null, profile: 
   }
 }
 
-export async function createUser(ctx: CommandContext, input: CreateUserInput, metadata: EventMetadata) {
+export async function createUser(w: Writer, input: CreateUserInput) {
   // GitLab (Users::BuildService): projects_limit defaults to Gitlab::CurrentSettings.default_projects_limit.
-  const projectsLimit = input.profile.projects_limit ?? ((await currentSettings(ctx.db)).default_projects_limit as number);
+  const projectsLimit = input.profile.projects_limit ?? ((await currentSettings(w.ctx.db)).default_projects_limit as number);
   const profile: UserProfile = { ...DEFAULT_PROFILE, projects_limit: projectsLimit, ...input.profile, email: normalizeEmail(input.profile.email) };
   // GitLab: reset_password / force_random_password win over password; without them a password is required.
   const password = input.randomPassword ? undefined : (input.password ?? '');
-  await validateOrConflict(ctx.db, null, profile, password);
+  await validateOrConflict(w.ctx.db, null, profile, password);
   const passwordHash = await hashPassword(password ?? randomPassword());
-  const id = input.id ?? (await nextId(ctx.db, 'users_id_seq'));
-  const namespaceId = await nextId(ctx.db, 'namespaces_id_seq');
+  const id = input.id ?? (await nextId(w.ctx.db, 'users_id_seq'));
+  const namespaceId = await nextId(w.ctx.db, 'namespaces_id_seq');
   return run(
-    ctx,
+    w,
     users,
     id,
     withUpload(input.avatar, {
@@ -99,26 +98,24 @@ export async function createUser(ctx: CommandContext, input: CreateUserInput, me
       passwordResetRequired: Boolean(input.randomPassword),
       avatar: input.avatar?.ref,
     }),
-    metadata,
   );
 }
 
 export async function updateUser(
-  ctx: CommandContext,
+  w: Writer,
   userId: number,
   requested: ProfileChanges,
   password: string | undefined,
-  metadata: EventMetadata,
   options: { skipReconfirmation?: boolean; avatar?: PendingUpload | undefined } = {},
 ) {
   const changes = requested.email === undefined ? requested : { ...requested, email: normalizeEmail(requested.email) };
   // GitLab: PUT /users/:id checks the email, then the username, for conflicts first.
-  const taken = await findUserConflict(ctx.db, userId, changes);
+  const taken = await findUserConflict(w.ctx.db, userId, changes);
   if (taken) throw conflict(taken);
   validateProfile(changes, password);
   const passwordHash = password === undefined ? null : await hashPassword(password);
   const command: UserCommand = { type: 'UpdateUser', changes, passwordHash, skipReconfirmation: options.skipReconfirmation ?? false, avatar: options.avatar?.ref };
-  return run(ctx, users, userId, withUpload(options.avatar, command), metadata);
+  return run(w, users, userId, withUpload(options.avatar, command));
 }
 
 export interface CreateTokenInput {
@@ -132,11 +129,11 @@ export interface CreateTokenInput {
 }
 
 /** Returns the token string once; only its digest is stored. */
-export async function createPersonalAccessToken(ctx: CommandContext, userId: number, input: CreateTokenInput, metadata: EventMetadata) {
+export async function createPersonalAccessToken(w: Writer, userId: number, input: CreateTokenInput) {
   const token = input.token ?? generateToken();
-  const tokenId = await nextId(ctx.db, 'personal_access_tokens_id_seq');
+  const tokenId = await nextId(w.ctx.db, 'personal_access_tokens_id_seq');
   await run(
-    ctx,
+    w,
     users,
     userId,
     {
@@ -148,7 +145,6 @@ export async function createPersonalAccessToken(ctx: CommandContext, userId: num
       impersonation: input.impersonation,
       tokenDigest: tokenDigest(token),
     },
-    metadata,
   );
   return { token, tokenId };
 }

@@ -11,7 +11,7 @@ import { eventTypesOf, type EventOf, type EventSchemas, type FeedIndex, type Upc
  *   export const members = defineAggregate({ name: 'members', streamId: membersStreamId,
  *     events: memberEvents, decider: membersDecider, index: memberEventIndex });
  *
- *   await run(ctx, members, source, { type: 'AddMember', … }, metadata);
+ *   await run(w, members, source, { type: 'AddMember', … });
  */
 export interface AggregateDefinition<Key, Command, Schemas extends EventSchemas, State> {
   /** Names the projector that keeps its read tables, and their `<name>_stream_versions` table. */

@@ -35,12 +35,12 @@ describe('the groups aggregate', () => {
       },
     });
     const id = await nextId(handle.db, 'namespaces_id_seq');
-    await expect(run(ctx, defective, id, create('schema-check'), metadata)).rejects.toThrow(/GroupCreated does not match its schema/);
+    await expect(run({ ctx, metadata }, defective, id, create('schema-check'))).rejects.toThrow(/GroupCreated does not match its schema/);
     expect(await readStream(handle.db, groups.streamId(id))).toEqual([]);
     expect(await findGroupRow(handle.db, id)).toBeUndefined();
 
     // The path was not claimed: the real aggregate creates the group under it.
-    await run(ctx, groups, id, create('schema-check'), metadata);
+    await run({ ctx, metadata }, groups, id, create('schema-check'));
     expect((await readStream(handle.db, groups.streamId(id))).map((e) => e.type)).toEqual(['GroupCreated']);
     expect(await findGroupRow(handle.db, id)).toMatchObject({ path: 'schema-check', visibility: 'private' });
   });

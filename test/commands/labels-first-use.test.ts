@@ -12,8 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const metadata = { actor_id: 1, actor_username: 'root' };
-const ctx = () => api.runtime.app.commands;
+const root = () => ({ ctx: api.runtime.app.commands, metadata: { actor_id: 1, actor_username: 'root' } });
 
 let projectCounter = 0;
 async function projectWithLabels(...titles: string[]): Promise<number> {
@@ -27,7 +26,7 @@ async function projectWithLabels(...titles: string[]): Promise<number> {
 const labelsOf = async (projectId: number) =>
   ((await api.get(`/projects/${projectId}/labels`)).body as { name: string; color: string }[]).map((l) => `${l.name} ${l.color}`);
 
-const star = (projectId: number) => spec(projects, projectId, { type: 'StarProject', userId: 1 }, metadata);
+const star = (projectId: number) => spec(projects, projectId, { type: 'StarProject', userId: 1 });
 
 describe('labelNames (the API `labels` parameter)', () => {
   it.each([
@@ -45,7 +44,7 @@ describe('labelNames (the API `labels` parameter)', () => {
 describe('labels on first use (Labels::FindOrCreateService)', () => {
   it('finds the existing labels and creates the missing ones in the default colour, with the issuable in one commit', async () => {
     const projectId = await projectWithLabels('bug');
-    const { labels: found, results } = await commitWithLabels(ctx(), { projectId, names: ['bug', 'feature'], mayCreate: true }, metadata, () => [star(projectId)]);
+    const { labels: found, results } = await commitWithLabels(root(), { projectId, names: ['bug', 'feature'], mayCreate: true }, () => [star(projectId)]);
 
     expect(found.map((l) => [l.title, l.created])).toEqual([['bug', false], ['feature', true]]);
     expect(results.map((r) => r.events.map((e) => e.type))).toEqual([['ProjectStarred']]);
@@ -58,8 +57,8 @@ describe('labels on first use (Labels::FindOrCreateService)', () => {
   it('creates nothing when the issuable is refused', async () => {
     const projectId = await projectWithLabels();
     const missing = await nextId(api.runtime.app.commands.db, 'labels_id_seq');
-    const refused = commitWithLabels(ctx(), { projectId, names: ['orphan'], mayCreate: true }, metadata, () => [
-      spec(labels, missing, { type: 'UpdateLabel', fields: { description: 'x' } }, metadata),
+    const refused = commitWithLabels(root(), { projectId, names: ['orphan'], mayCreate: true }, () => [
+      spec(labels, missing, { type: 'UpdateLabel', fields: { description: 'x' } }),
     ]);
     await expect(refused).rejects.toMatchObject({ code: 'not_found' });
     expect(await labelsOf(projectId)).toEqual([]);
@@ -67,14 +66,14 @@ describe('labels on first use (Labels::FindOrCreateService)', () => {
 
   it('only finds, and leaves out the rest, for a caller who may not create labels', async () => {
     const projectId = await projectWithLabels('bug');
-    const planned = await findOrCreateLabels(api.runtime.app.commands.db, { projectId, names: ['new', 'bug'], mayCreate: false }, metadata);
+    const planned = await findOrCreateLabels(api.runtime.app.commands.db, { projectId, names: ['new', 'bug'], mayCreate: false });
     expect(planned.labels.map((l) => l.title)).toEqual(['bug']);
     expect(planned.specs).toEqual([]);
   });
 
   it('matches titles exactly, case included, as find_by(title:)', async () => {
     const projectId = await projectWithLabels('Bug');
-    const { labels: found } = await commitWithLabels(ctx(), { projectId, names: ['bug', 'Bug'], mayCreate: true }, metadata, () => []);
+    const { labels: found } = await commitWithLabels(root(), { projectId, names: ['bug', 'Bug'], mayCreate: true }, () => []);
     expect(found.map((l) => [l.title, l.created])).toEqual([['bug', true], ['Bug', false]]);
     // Compared as sets: the order of `Bug` and `bug` is the database collation's.
     expect((await labelsOf(projectId)).sort()).toEqual([`Bug #FF0000`, `bug ${DEFAULT_LABEL_COLOR}`].sort());
@@ -82,7 +81,7 @@ describe('labels on first use (Labels::FindOrCreateService)', () => {
 
   it('leaves out a name the Label model refuses, without an error, as GitLab does', async () => {
     const projectId = await projectWithLabels();
-    const { labels: found } = await commitWithLabels(ctx(), { projectId, names: ['x'.repeat(256), 'ok', 'ok'], mayCreate: true }, metadata, () => []);
+    const { labels: found } = await commitWithLabels(root(), { projectId, names: ['x'.repeat(256), 'ok', 'ok'], mayCreate: true }, () => []);
     expect(found.map((l) => l.title)).toEqual(['ok']);
     expect(await labelsOf(projectId)).toEqual([`ok ${DEFAULT_LABEL_COLOR}`]);
   });
@@ -90,12 +89,12 @@ describe('labels on first use (Labels::FindOrCreateService)', () => {
   it('finds a label a concurrent request created in between, and retries the commit', async () => {
     const projectId = await projectWithLabels();
     let builds = 0;
-    const { labels: found } = await commitWithLabels(ctx(), { projectId, names: ['race'], mayCreate: true }, metadata, async () => {
+    const { labels: found } = await commitWithLabels(root(), { projectId, names: ['race'], mayCreate: true }, async () => {
       builds += 1;
       if (builds === 1) {
         // Another request creates the label after this one looked it up.
         const id = await nextId(api.runtime.app.commands.db, 'labels_id_seq');
-        await run(ctx(), labels, id, { type: 'CreateLabel', projectId, fields: { title: 'race', color: '#00FF00' } }, metadata);
+        await run(root(), labels, id, { type: 'CreateLabel', projectId, fields: { title: 'race', color: '#00FF00' } });
       }
       return [star(projectId)];
     });
@@ -107,6 +106,6 @@ describe('labels on first use (Labels::FindOrCreateService)', () => {
 
   it('finds nothing for no names', async () => {
     const projectId = await projectWithLabels('bug');
-    expect(await findOrCreateLabels(api.runtime.app.commands.db, { projectId, names: [' ', ''], mayCreate: true }, metadata)).toEqual({ labels: [], specs: [] });
+    expect(await findOrCreateLabels(api.runtime.app.commands.db, { projectId, names: [' ', ''], mayCreate: true })).toEqual({ labels: [], specs: [] });
   });
 });

@@ -47,14 +47,14 @@ describe('commands that depend on a namespace', () => {
     expect((await api.put(`/groups/${parent.id}`, { visibility: 'private' })).status).toBe(200);
 
     const path = unique('child');
-    const refused = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: stale, creator: { id: 1, isAdmin: true } }, metadata));
+    const refused = await refusal(createGroup({ ctx: api.runtime.app.commands, metadata }, { settings: { name: path, path, visibility: 'public' }, parent: stale, creator: { id: 1, isAdmin: true } }));
     expect(refused).toMatchObject({ code: 'invalid', fields: { visibility_level: ['public is not allowed since the parent group has a private visibility.'] } });
 
     // A parent scheduled for deletion meanwhile takes no subgroup.
     const doomed = await group('public');
     const staleDoomed = (await findGroupRow(api.handle.db, doomed.id))!;
     expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
-    const gone = await refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'private' }, parent: staleDoomed, creator: { id: 1, isAdmin: true } }, metadata));
+    const gone = await refusal(createGroup({ ctx: api.runtime.app.commands, metadata }, { settings: { name: path, path, visibility: 'private' }, parent: staleDoomed, creator: { id: 1, isAdmin: true } }));
     expect(gone).toMatchObject({ code: 'not_found', subject: 'Group' });
   });
 
@@ -68,13 +68,13 @@ describe('commands that depend on a namespace', () => {
 
     const path = unique('p');
     const created = await refusal(
-      createProject(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, namespace: stale, creator: root, initializeWithReadme: false }, metadata),
+      createProject({ ctx: api.runtime.app.commands, metadata }, { settings: { name: path, path, visibility: 'public' }, namespace: stale, creator: root, initializeWithReadme: false }),
     );
     expect(created).toMatchObject({ code: 'invalid' });
     expect(JSON.stringify(created)).toMatch(/visibility_level/);
 
     const row = (await findProjectRow(api.handle.db, project.body.id))!;
-    const opened = await refusal(updateProject(api.runtime.app.commands, row, stale, { visibility: 'public' }, rootViewer, metadata));
+    const opened = await refusal(updateProject({ ctx: api.runtime.app.commands, metadata }, row, stale, { visibility: 'public' }, rootViewer));
     expect(opened).toMatchObject({ code: 'invalid' });
     expect(JSON.stringify(opened)).toMatch(/visibility_level/);
     expect((await api.get(`/projects/${project.body.id}`)).body.visibility).toBe('private');
@@ -85,7 +85,7 @@ describe('commands that depend on a namespace', () => {
     const staleDoomed = (await findGroupRow(api.handle.db, doomed.id))!;
     expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
     const gone = await refusal(
-      createProject(api.runtime.app.commands, { settings: { name: path, path, visibility: 'private' }, namespace: staleDoomed, creator: root, initializeWithReadme: false }, metadata),
+      createProject({ ctx: api.runtime.app.commands, metadata }, { settings: { name: path, path, visibility: 'private' }, namespace: staleDoomed, creator: root, initializeWithReadme: false }),
     );
     expect(gone).toMatchObject({ code: 'invalid', fields: { namespace: ['is not valid'] } });
   });
@@ -97,8 +97,8 @@ describe('commands that depend on a namespace', () => {
       const row = (await findGroupRow(api.handle.db, parent.id))!;
       const path = unique('race');
       const [lowered, created] = await Promise.all([
-        refusal(updateGroup(api.runtime.app.commands, row, { visibility: 'private' }, viewer, metadata)),
-        refusal(createGroup(api.runtime.app.commands, { settings: { name: path, path, visibility: 'public' }, parent: row, creator: { id: 1, isAdmin: true } }, metadata)),
+        refusal(updateGroup({ ctx: api.runtime.app.commands, metadata }, row, { visibility: 'private' }, viewer)),
+        refusal(createGroup({ ctx: api.runtime.app.commands, metadata }, { settings: { name: path, path, visibility: 'public' }, parent: row, creator: { id: 1, isAdmin: true } })),
       ]);
       // One of the two wins; the other is refused, never both applied.
       expect([lowered, created].filter((outcome) => outcome === undefined)).toHaveLength(1);
@@ -127,7 +127,7 @@ describe('commands that depend on a namespace', () => {
            'full_name', n.full_name || ' / ' || $3, 'traversal_ids', n.traversal_ids || $2::int) from namespaces n where n.id = $1))`,
         [parent.id, childId, path],
       );
-      const deletion = run(api.runtime.app.commands, groups, row.id, { type: 'ScheduleGroupDeletion', fullPath: row.full_path }, metadata);
+      const deletion = run({ ctx: api.runtime.app.commands, metadata }, groups, row.id, { type: 'ScheduleGroupDeletion', fullPath: row.full_path });
       await new Promise((resolve) => setTimeout(resolve, 300)); // the deletion now waits for the parent's row
       await creator.query('commit');
       await deletion;

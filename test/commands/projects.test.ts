@@ -29,7 +29,7 @@ describe('the projects aggregate', () => {
       },
     });
 
-    await expect(run(api.runtime.app.commands, defective, id, { type: 'StarProject', userId: 1 }, metadata)).rejects.toThrow(/ProjectStarred does not match its schema/);
+    await expect(run({ ctx: api.runtime.app.commands, metadata }, defective, id, { type: 'StarProject', userId: 1 })).rejects.toThrow(/ProjectStarred does not match its schema/);
     expect((await api.events(`project-${id}`)).map((e) => e.type)).toEqual(['ProjectCreated']);
     expect((await api.get(`/projects/${id}`)).body.star_count).toBe(0);
   });

@@ -53,7 +53,7 @@ describe('folded stream cache', () => {
     },
   };
   const gauges = defineAggregate({ name: 'gauges', streamId: () => 'gauge-1', events: gaugeEvents, decider: gaugeDecider });
-  const gauge = (ctx: CommandContext, command: Gauge) => run(ctx, gauges, undefined, command, { actor_id: 1 });
+  const gauge = (ctx: CommandContext, command: Gauge) => run({ ctx, metadata: { actor_id: 1 } }, gauges, undefined, command);
 
   it('re-decides a no-change or a refusal made on a cached state another process moved past', async () => {
     const a = { ...commandContext(handle), streamCache: new StreamStateCache() };

@@ -18,7 +18,7 @@ describe('the users aggregate', () => {
     const before = await api.events(stream);
     // The decider does not check the date; the event's schema does (expires_at is an ISO date).
     const command = { type: 'CreatePersonalAccessToken', tokenId: 2_000_000_000, name: 'ci', scopes: ['api'], expiresAt: 'next week', impersonation: false, tokenDigest: 'digest' } as const;
-    await expect(run(api.runtime.app.commands, users, user.id, command, metadata)).rejects.toThrow(/PersonalAccessTokenCreated does not match its schema/);
+    await expect(run({ ctx: api.runtime.app.commands, metadata }, users, user.id, command)).rejects.toThrow(/PersonalAccessTokenCreated does not match its schema/);
     expect(await api.events(stream)).toEqual(before);
     expect(await api.handle.db.selectFrom('personal_access_tokens').select('id').where('id', '=', command.tokenId).executeTakeFirst()).toBeUndefined();
   });

@@ -52,12 +52,12 @@ describe('FORGELOG_ROOT_TOKEN after the first start', () => {
 
   it("warns when it is another user's token, a revoked token of root's or an expired one", async () => {
     const { runtime } = await start(ROOT_TOKEN);
-    const ctx = runtime.app.commands;
-    await createUser(ctx, { id: 2, profile: { username: 'alice', name: 'Alice', email: 'alice@example.com' }, randomPassword: true, skipConfirmation: true }, CLI);
-    await createPersonalAccessToken(ctx, 2, { name: 'alice', scopes: ['api'], expiresAt: null, impersonation: false, token: 'alice-token' }, CLI);
-    const revoked = await createPersonalAccessToken(ctx, 1, { name: 'old', scopes: ['api'], expiresAt: null, impersonation: false, token: 'revoked-root-token' }, CLI);
-    await run(ctx, users, 1, { type: 'RevokePersonalAccessToken', tokenId: revoked.tokenId, impersonation: false }, CLI);
-    await createPersonalAccessToken(ctx, 1, { name: 'short', scopes: ['api'], expiresAt: '2099-12-31', impersonation: false, token: 'expiring-root-token' }, CLI);
+    const cli = { ctx: runtime.app.commands, metadata: CLI };
+    await createUser(cli, { id: 2, profile: { username: 'alice', name: 'Alice', email: 'alice@example.com' }, randomPassword: true, skipConfirmation: true });
+    await createPersonalAccessToken(cli, 2, { name: 'alice', scopes: ['api'], expiresAt: null, impersonation: false, token: 'alice-token' });
+    const revoked = await createPersonalAccessToken(cli, 1, { name: 'old', scopes: ['api'], expiresAt: null, impersonation: false, token: 'revoked-root-token' });
+    await run(cli, users, 1, { type: 'RevokePersonalAccessToken', tokenId: revoked.tokenId, impersonation: false });
+    await createPersonalAccessToken(cli, 1, { name: 'short', scopes: ['api'], expiresAt: '2099-12-31', impersonation: false, token: 'expiring-root-token' });
 
     const first = (token: string, now?: Date) => start(token, now).then(({ logged, text }) => ({ warning: warnings(logged)[0], text }));
     const alice = await first('alice-token');

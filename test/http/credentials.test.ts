@@ -1,9 +1,9 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventMetadata, requireUserForCommands } from '../../src/http/kernel/auth.js';
-import { appContext } from '../../src/http/kernel/context.js';
+import { withWriter, writerFor, type RequestWriter } from '../../src/http/kernel/auth.js';
 import { sendError } from '../../src/http/kernel/errors.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import type { Writer } from '../../src/commands/kernel/context.js';
 import { run } from '../../src/commands/kernel/run.js';
 import { users } from '../../src/domain/users/aggregate.js';
 
@@ -23,12 +23,12 @@ function probe() {
     c.set('app' as never, api.runtime.app as never);
     await next();
   });
-  app.put('/probe', (c) => requireUserForCommands(c, async (auth) => c.json({ username: auth.user.username, is_admin: auth.user.is_admin })));
+  app.put('/probe', (c) => withWriter(c, async ({ auth }) => c.json({ username: auth.user.username, is_admin: auth.user.is_admin })));
   app.onError((error, c) => sendError(c, error) ?? c.json({ message: '500' }, 500));
   return (token: string) => app.request('/probe', { method: 'PUT', headers: { 'PRIVATE-TOKEN': token } });
 }
 
-describe('requireUserForCommands', () => {
+describe('withWriter', () => {
   it('answers a route that ran no command on the credentials as they are now, not as cached', async () => {
     const call = probe();
     const pat = await api.createUser({ username: `Pat_${process.pid}` });
@@ -46,21 +46,21 @@ describe('requireUserForCommands', () => {
 });
 
 /**
- * A route on the kernel's cached credentials whose command takes the request's command
- * context (`appContext(c).commands`), like every route does. `meanwhile` runs after the
+ * A route on the kernel's cached credentials whose command takes the writer `writerOf` gives:
+ * the one the route is handed, or one it builds itself. `meanwhile` runs after the
  * authorization and before the command: what another process could do in between.
  */
-function statusRoute(meanwhile: () => Promise<void> = async () => {}) {
+function statusRoute(meanwhile: () => Promise<void> = async () => {}, writerOf: (c: Context, w: RequestWriter) => Writer = (_c, w) => w) {
   const app = new Hono();
   app.use('*', async (c, next) => {
     c.set('app' as never, api.runtime.app as never);
     await next();
   });
   app.put('/status/:message', (c) =>
-    requireUserForCommands(c, async (auth) => {
+    withWriter(c, async (w) => {
       await meanwhile();
       const message = c.req.param('message');
-      await run(appContext(c).commands, users, auth.user.id, { type: 'SetUserStatus', emoji: null, message, messageHtml: message }, eventMetadata(c, auth));
+      await run(writerOf(c, w), users, w.auth.user.id, { type: 'SetUserStatus', emoji: null, message, messageHtml: message });
       return c.json({ message });
     }),
   );
@@ -71,8 +71,8 @@ function statusRoute(meanwhile: () => Promise<void> = async () => {}) {
 const statusMessages = async (id: number) => (await api.events(`user-${id}`)).filter((e) => e.type === 'UserStatusSet').map((e) => e.data.message);
 
 describe('a command of a route authorized on cached credentials', () => {
-  it('is refused when the user was blocked since the credentials were cached, through appContext(c).commands too', async () => {
-    const put = statusRoute();
+  it('is refused when the user was blocked since the credentials were cached, through a writer the route builds too', async () => {
+    const put = statusRoute(undefined, (c, w) => writerFor(c, w.auth));
     const kai = await api.createUser({ username: `Kai_${process.pid}` });
     expect((await api.get('/user', { token: kai.token })).status).toBe(200); // the process reads (and keeps) the token
     expect(await (await put(kai.token, 'cached')).json()).toEqual({ message: 'cached' });

@@ -129,7 +129,7 @@ const advance = (ms: number) => (clock = new Date(clock.getTime() + ms));
 
 async function push(projectId: number, data: Partial<Pushed> = {}) {
   const id = unique('push');
-  await run(api.runtime.app.commands, pushes, id, { type: 'Push', data: { project_id: projectId, ref: 'main', tag: false, ...data } }, { actor_id: me.id });
+  await run({ ctx: api.runtime.app.commands, metadata: { actor_id: me.id } }, pushes, id, { type: 'Push', data: { project_id: projectId, ref: 'main', tag: false, ...data } });
   await reacted(api, worker, id);
 }
 
@@ -433,7 +433,7 @@ describe('which integrations get a delivery', () => {
   it('is idempotent: the reactor seeing an event twice records it once', async () => {
     const project = await projectWith('discord', { webhook: `${receiver.url}/hooks/twice/${unique('secret')}` });
     const id = unique('push');
-    await run(api.runtime.app.commands, pushes, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } }, { actor_id: me.id });
+    await run({ ctx: api.runtime.app.commands, metadata: { actor_id: me.id } }, pushes, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } });
     const [event] = await readStream(api.handle.db, `test-push-${id}`);
     await reactor.react(event!, api.runtime.app.commands);
     await reactor.react(event!, api.runtime.app.commands);
@@ -482,7 +482,7 @@ describe('the runtime sender', () => {
     expect((await live.put(`/projects/${project.id}/services/slack`, { webhook: `${receiver.url}${hook}` })).status).toBe(200);
     const user = (await live.get('/user')).body;
     const id = unique('push');
-    await run(live.runtime.app.commands, pushes, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } }, { actor_id: user.id });
+    await run({ ctx: live.runtime.app.commands, metadata: { actor_id: user.id } }, pushes, id, { type: 'Push', data: { project_id: project.id, ref: 'main', tag: false } });
     await reacted(live, liveWorker, id);
     for (let waited = 0; receiver.at(hook).length === 0; waited += 20) {
       if (waited > 10_000) throw new Error('the runtime sender did not send');

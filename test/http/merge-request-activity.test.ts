@@ -61,7 +61,7 @@ async function stateEvent(projectId: number, iid: number, token: string, state_e
 
 async function merge(mr: { id: number; sha: string }, by: { id: number }) {
   tick();
-  await run(api.runtime.app.commands, mergeRequests, mr.id, { type: 'MergeMergeRequest', byId: by.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } }, { actor_id: by.id });
+  await run({ ctx: api.runtime.app.commands, metadata: { actor_id: by.id } }, mergeRequests, mr.id, { type: 'MergeMergeRequest', byId: by.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } });
 }
 
 /** A feed's merge request events as `action_name !iid title (author)`. */

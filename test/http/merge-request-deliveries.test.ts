@@ -87,7 +87,7 @@ async function stateEvent(projectId: number, mr: { id: number; iid: number }, st
 
 /** The merge command as PUT …/merge issues it, with the source head standing for the merge commit. */
 async function merge(mr: { id: number; sha: string }) {
-  await run(api.runtime.app.commands, mergeRequests, mr.id, { type: 'MergeMergeRequest', byId: me.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } }, { actor_id: me.id });
+  await run({ ctx: api.runtime.app.commands, metadata: { actor_id: me.id } }, mergeRequests, mr.id, { type: 'MergeMergeRequest', byId: me.id, merge: { mergeCommitSha: mr.sha, squashCommitSha: null } });
   await reacted(`merge-request-${mr.id}`);
 }
 

@@ -33,7 +33,7 @@ describe('POST /projects/:id/merge_requests/:merge_request_iid/todo', () => {
   it('marks a todo with the project and the whole merge request; 304 while it is pending; 404 for a missing one', async () => {
     const project = await projectWithBranch();
     const ctx = api.runtime.app.commands;
-    await openMergeRequest(ctx, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, { actor_id: 1, actor_username: 'root' });
+    await openMergeRequest({ ctx, metadata: { actor_id: 1, actor_username: 'root' } }, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
     const res = await api.post(`/projects/${project.id}/merge_requests/1/todo`);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -66,7 +66,7 @@ describe('POST /projects/:id/merge_requests/:merge_request_iid/todo', () => {
   it('is 404 for a private project of someone else and 403 for a guest who may not read merge requests', async () => {
     const project = await projectWithBranch();
     const ctx = api.runtime.app.commands;
-    await openMergeRequest(ctx, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, { actor_id: 1, actor_username: 'root' });
+    await openMergeRequest({ ctx, metadata: { actor_id: 1, actor_username: 'root' } }, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
     const outsider = await api.createUser();
     expect((await api.post(`/projects/${project.id}/merge_requests/1/todo`, undefined, { token: outsider.token })).status).toBe(404);
     const guest = await api.createUser();
@@ -86,9 +86,8 @@ describe('todos the merge request events make', () => {
     const ctx = api.runtime.app.commands;
     const description = `@${addressed.user.username} please look\n\ncc @${mentioned.user.username} @${outsider.user.username}`;
     const id = await openMergeRequest(
-      ctx,
+      { ctx, metadata: as(author) },
       { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description, assigneeIds: [assignee.user.id] } },
-      as(author),
     );
     const assigned = await eventually(async () => ((await pending(assignee.token)).length > 0 ? await pending(assignee.token) : undefined));
     expect(assigned).toMatchObject([{ action_name: 'assigned', target_type: 'MergeRequest', author: { id: author.user.id }, target: { id, assignee: { id: assignee.user.id } } }]);
@@ -104,9 +103,8 @@ describe('todos the merge request events make', () => {
     const later = await api.createUser();
     await addMember(api, 'projects', project.id, later.user.id, 20);
     await updateMergeRequest(
-      ctx,
+      { ctx, metadata: as(author) },
       { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: { assigneeIds: [assignee.user.id, later.user.id], description: `${description} @${later.user.username}` }, byId: author.user.id },
-      as(author),
     );
     await eventually(async () => ((await pending(later.token)).length === 2 ? true : undefined));
     expect((await pending(later.token)).map((t) => t.action_name).sort()).toEqual(['assigned', 'mentioned']);
@@ -115,7 +113,7 @@ describe('todos the merge request events make', () => {
     expect(await pending(assignee.token)).toHaveLength(1);
 
     // Closing marks the closer's pending todos on it done.
-    await updateMergeRequest(ctx, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: assignee.user.id }, as(assignee));
+    await updateMergeRequest({ ctx, metadata: as(assignee) }, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: assignee.user.id });
     await eventually(async () => ((await pending(assignee.token)).length === 0 ? true : undefined));
     expect((await api.get('/todos?state=done', { token: assignee.token })).body).toMatchObject([{ action_name: 'assigned', state: 'done' }]);
     expect(await pending(later.token)).toHaveLength(2);
@@ -130,10 +128,10 @@ describe('todos the merge request events make', () => {
     const author = await api.createUser();
     await addMember(api, 'projects', project.id, author.user.id, 30);
     const ctx = api.runtime.app.commands;
-    const id = await openMergeRequest(ctx, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} }, as(author));
+    const id = await openMergeRequest({ ctx, metadata: as(author) }, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
     const todos = await eventually(async () => ((await pending(author.token)).length > 0 ? await pending(author.token) : undefined), 30_000);
     expect(todos).toMatchObject([{ action_name: 'unmergeable', author: { id: author.user.id }, target: { merge_status: 'cannot_be_merged', has_conflicts: true } }]);
-    await run(ctx, mergeRequests, id, { type: 'DeleteMergeRequest' }, as(author));
+    await run({ ctx, metadata: as(author) }, mergeRequests, id, { type: 'DeleteMergeRequest' });
     expect(await pending(author.token)).toEqual([]);
   });
 });

@@ -60,7 +60,7 @@ async function recordVersion(projectId: number, mergeRequestId: number, sourceBr
   const ctx = api.runtime.app.commands;
   const head = async (name: string) => (await api.get(`/projects/${projectId}/repository/branches/${name}`)).body.commit.id as string;
   const [source, target] = [await head(sourceBranch), await head('master')];
-  await run(ctx, mergeRequests, mergeRequestId, async (trx) => ({ type: 'RecordVersion', version: await takeVersion(trx, projectId, source, target) }), { actor_id: null, actor_username: null });
+  await run({ ctx, metadata: { actor_id: null, actor_username: null } }, mergeRequests, mergeRequestId, async (trx) => ({ type: 'RecordVersion', version: await takeVersion(trx, projectId, source, target) }));
 }
 
 /** Entities::Commit of a merge request's commit: the commit's own, with no parents (CachedCommit). */

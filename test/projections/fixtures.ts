@@ -42,9 +42,9 @@ export function commandContext(handle: DatabaseHandle, inlineProjectors: readonl
 export const counters = defineAggregate({ name: 'counters', streamId: (id: string) => id, events: countEvents, decider: counterDecider });
 
 export const count = (ctx: CommandContext, streamId: string, amount: number, delayMs?: number) =>
-  run(ctx, counters, streamId, { type: 'Count', amount, delayMs }, { actor_id: 1 });
+  run({ ctx, metadata: { actor_id: 1 } }, counters, streamId, { type: 'Count', amount, delayMs });
 
-export const ignore = (ctx: CommandContext, streamId: string) => run(ctx, counters, streamId, { type: 'Ignore' }, { actor_id: 1 });
+export const ignore = (ctx: CommandContext, streamId: string) => run({ ctx, metadata: { actor_id: 1 } }, counters, streamId, { type: 'Ignore' });
 
 // ───────────────────────────── Counter projector (idempotent) ─────────────────────────────
 

@@ -5,7 +5,7 @@ import { currentSchemaVersion } from '../../eventstore/upcasters.js';
 import type { AppendInput } from '../../eventstore/store.js';
 import type { ProjectedEvent, StoredEvent } from '../../eventstore/types.js';
 import type { Projector } from '../../projections/projector.js';
-import type { CommandContext, CommandSpec, Outcome } from './context.js';
+import type { CommandSpec, Outcome, Writer } from './context.js';
 
 /**
  * The steps both write paths take — the ordinary transaction (handler.ts) and the single
@@ -15,8 +15,8 @@ import type { CommandContext, CommandSpec, Outcome } from './context.js';
 
 /** What appending `decided` at the stream's head writes (either path). */
 export function appendInput<E extends DomainEvent>(
-  ctx: CommandContext,
-  spec: Pick<CommandSpec<unknown, E, unknown>, 'streamId' | 'index' | 'metadata' | 'events'>,
+  w: Writer,
+  spec: Pick<CommandSpec<unknown, E, unknown>, 'streamId' | 'index' | 'events'>,
   decided: readonly E[],
   version: number,
   headHash: string,
@@ -31,8 +31,8 @@ export function appendInput<E extends DomainEvent>(
       schemaVersion: currentSchemaVersion(event.type),
       index: spec.index?.(event),
     })),
-    metadata: spec.metadata,
-    occurredAt: ctx.now(),
+    metadata: w.metadata,
+    occurredAt: w.ctx.now(),
   };
 }
 

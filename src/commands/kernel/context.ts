@@ -25,6 +25,16 @@ export interface CommandContext {
   readonly externalUrl?: () => string;
 }
 
+/**
+ * What a write is made with: the command context, and the metadata every event it appends
+ * carries — a request's actor, token and IP (src/http/kernel/auth.ts), a reactor's cause
+ * (causation.ts), a CLI command's name.
+ */
+export interface Writer {
+  readonly ctx: CommandContext;
+  readonly metadata: EventMetadata;
+}
+
 /** One command on one stream, as an aggregate builds it (src/commands/kernel/run.ts). */
 export interface CommandSpec<C, E extends DomainEvent, S> {
   readonly streamId: string;
@@ -34,7 +44,6 @@ export interface CommandSpec<C, E extends DomainEvent, S> {
   /** The aggregate's event schemas: every decided event is checked against them before it is appended. */
   readonly events: EventSchemas;
   readonly command: C | ((trx: Db) => Promise<C>);
-  readonly metadata: EventMetadata;
   readonly claims?: (event: E, before: S) => ClaimChanges;
   readonly claimRefusal?: ClaimRefusal;
   readonly index?: (event: E) => EventIndex;

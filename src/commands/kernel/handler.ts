@@ -7,7 +7,7 @@ import { isStalePreparedPlan } from '../../database/pg-client.js';
 import { appendInput, outcomeOf, runInlineProjections } from './append-steps.js';
 import { decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
-import type { CommandContext, CommandResult, CommandSpec, Outcome } from './context.js';
+import type { CommandContext, CommandResult, CommandSpec, Outcome, Writer } from './context.js';
 
 const MAX_ATTEMPTS = 12;
 
@@ -17,25 +17,27 @@ const MAX_ATTEMPTS = 12;
  * Concurrency conflicts are retried by re-reading and re-deciding.
  */
 export async function handleCommand<C, E extends DomainEvent, S>(
-  ctx: CommandContext,
+  w: Writer,
   spec: CommandSpec<C, E, S>,
 ): Promise<CommandResult<S>> {
-  const [result] = await handleCommands(ctx, [spec]);
+  const [result] = await handleCommands(w, [spec]);
   return result as CommandResult<S>;
 }
 
 /**
  * Several commands on different streams that must commit together or not at all (a new
- * group and its first owner's membership). Each stream keeps its own expected version.
+ * group and its first owner's membership), their events carrying the writer's metadata.
+ * Each stream keeps its own expected version.
  */
 export async function handleCommands(
-  ctx: CommandContext,
+  w: Writer,
   specs: readonly CommandSpec<any, any, any>[],
 ): Promise<CommandResult<unknown>[]> {
+  const { ctx } = w;
   if (specs.length === 1) {
     const spec = specs[0]!;
     try {
-      const sent = await decideInOneRoundTrip(ctx, spec);
+      const sent = await decideInOneRoundTrip(w, spec);
       if (sent) return committed(ctx, specs, [sent]);
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;
@@ -48,7 +50,7 @@ export async function handleCommands(
       const outcomes = await ctx.db.transaction().execute(async (trx) => {
         if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
         const out: Outcome<unknown>[] = [];
-        for (const spec of specs) out.push(await decideAndAppend(trx, ctx, spec, attempt === 1));
+        for (const spec of specs) out.push(await decideAndAppend(trx, w, spec, attempt === 1));
         return out;
       });
       return committed(ctx, specs, outcomes);
@@ -73,10 +75,11 @@ function committed(ctx: CommandContext, specs: readonly CommandSpec<any, any, an
 
 async function decideAndAppend<C, E extends DomainEvent, S>(
   trx: Db,
-  ctx: CommandContext,
+  w: Writer,
   spec: CommandSpec<C, E, S>,
   firstAttempt: boolean,
 ): Promise<Outcome<S>> {
+  const { ctx } = w;
   const { decider } = spec;
   const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
   // With a cached fold the first attempt decides without reading the stream: appending at
@@ -112,7 +115,7 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
     throw error;
   }
 
-  const stored = await appendToStream(trx, appendInput(ctx, spec, decided, version, headHash));
+  const stored = await appendToStream(trx, appendInput(w, spec, decided, version, headHash));
   await runInlineProjections(trx, ctx.inlineProjectors, stored);
   return outcomeOf(decider, state, version, decided, stored);
 }

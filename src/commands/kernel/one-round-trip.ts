@@ -6,14 +6,14 @@ import { appendInput, outcomeOf } from './append-steps.js';
 import { asPreconditionFailure } from './precondition.js';
 import { recordProjections, UnrecordableProjection } from './record-projections.js';
 import type { Projector } from '../../projections/projector.js';
-import type { CommandContext, CommandSpec, Outcome } from './context.js';
+import type { CommandSpec, Outcome, Writer } from './context.js';
 
 /**
  * A command's whole transaction in one round trip to PostgreSQL: the append and the inline
  * projections' statements go out as one batch (StatementBatch in src/database/pg-client.ts), which
  * commits whole or not at all. Each round trip costs Node and the database a wake-up, a
  * read and a write on both sides; a status change made five of them (BEGIN, INSERT,
- * UPDATE, COMMIT and authentication) and now makes one (see requireUserForCommands).
+ * UPDATE, COMMIT and authentication) and now makes one (see withWriter in src/http/kernel/auth.ts).
  *
  * It applies when nothing in the transaction depends on what an earlier statement returns:
  * - the decision is made on the process's cached fold, without reading the stream (a
@@ -30,9 +30,10 @@ import type { CommandContext, CommandSpec, Outcome } from './context.js';
  * it answers `undefined` and the caller runs the ordinary path.
  */
 export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
-  ctx: CommandContext,
+  w: Writer,
   spec: CommandSpec<C, E, S>,
 ): Promise<Outcome<S> | undefined> {
+  const { ctx } = w;
   if (!ctx.oneRoundTrip || typeof spec.command === 'function') return undefined;
   const { decider } = spec;
   const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
@@ -49,7 +50,7 @@ export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
   const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
   if (projectors.some((p) => decided.some((event) => readsResults.get(p)?.has(event.type)))) return undefined;
 
-  const plan = planAppend(ctx.db, appendInput(ctx, spec, decided, cached.version, cached.hash));
+  const plan = planAppend(ctx.db, appendInput(w, spec, decided, cached.version, cached.hash));
   const projections = await recordProjections(projectors, plan.pending());
   if (projections instanceof UnrecordableProjection) {
     const types = readsResults.get(projections.projector) ?? new Set<string>();

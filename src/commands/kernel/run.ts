@@ -1,15 +1,15 @@
 import type { AnyAggregate, EventsOf } from '../../domain/aggregate.js';
 import type { Db } from '../../database/database.js';
-import type { EventMetadata } from '../../eventstore/types.js';
 import { handleCommand, nextId } from './handler.js';
-import type { CommandContext, CommandResult, CommandSpec } from './context.js';
+import type { CommandResult, CommandSpec, Writer } from './context.js';
 
 /**
- * The command kernel's three verbs over an aggregate definition (src/domain/aggregate.ts):
+ * The command kernel's three verbs over an aggregate definition (src/domain/aggregate.ts),
+ * each given the writer (context.ts) whose metadata the events carry:
  *
- *   await run(ctx, environments, id, { type: 'StopEnvironment' }, metadata);
- *   const { id } = await create(ctx, environments, (id) => ({ type: 'CreateEnvironment', … }), metadata);
- *   await handleCommands(ctx, [spec(groups, id, create, metadata), spec(members, …)]); // atomically
+ *   await run(w, environments, id, { type: 'StopEnvironment' });
+ *   const { id } = await create(w, environments, (id) => ({ type: 'CreateEnvironment', … }));
+ *   await handleCommands(w, [spec(groups, id, create), spec(members, …)]); // atomically
  */
 
 /**
@@ -29,7 +29,6 @@ export function spec<A extends AnyAggregate>(
   aggregate: A,
   key: KeyOf<A>,
   command: NoInfer<CommandInput<CommandOf<A>>>,
-  metadata: EventMetadata,
 ): CommandSpec<CommandOf<A>, EventsOf<A>, StateOf<A>> {
   const { decider, events, claims, claimRefusal, index } = aggregate;
   return {
@@ -38,7 +37,6 @@ export function spec<A extends AnyAggregate>(
     decider: decider as CommandSpec<CommandOf<A>, EventsOf<A>, StateOf<A>>['decider'],
     events,
     command,
-    metadata,
     ...(claims ? { claims } : {}),
     ...(claimRefusal ? { claimRefusal } : {}),
     ...(index ? { index } : {}),
@@ -47,28 +45,26 @@ export function spec<A extends AnyAggregate>(
 
 /** Runs one command on the stream of `key`: the only way a command reaches the log. */
 export function run<A extends AnyAggregate>(
-  ctx: CommandContext,
+  w: Writer,
   aggregate: A,
   key: KeyOf<A>,
   command: NoInfer<CommandInput<CommandOf<A>>>,
-  metadata: EventMetadata,
 ): Promise<CommandResult<StateOf<A>>> {
-  return handleCommand(ctx, spec(aggregate, key, command, metadata));
+  return handleCommand(w, spec(aggregate, key, command));
 }
 
 /** A new id from the aggregate's sequence (`idSequence`), for a creation to name its stream by. */
-export function newId(ctx: Pick<CommandContext, 'db'>, aggregate: AnyAggregate): Promise<number> {
+export function newId(w: Writer, aggregate: AnyAggregate): Promise<number> {
   if (aggregate.idSequence === undefined) throw new Error(`${aggregate.name} has no idSequence: its streams are not keyed by an id of their own`);
-  return nextId(ctx.db, aggregate.idSequence);
+  return nextId(w.ctx.db, aggregate.idSequence);
 }
 
 /** Creates a stream keyed by a new id (`newId`) and answers that id with the result. */
 export async function create<A extends AnyAggregate>(
-  ctx: CommandContext,
+  w: Writer,
   aggregate: A,
   command: NoInfer<(id: number) => CommandInput<CommandOf<A>>>,
-  metadata: EventMetadata,
 ): Promise<CommandResult<StateOf<A>> & { readonly id: number }> {
-  const id = await newId(ctx, aggregate);
-  return { ...(await run(ctx, aggregate, id, command(id), metadata)), id };
+  const id = await newId(w, aggregate);
+  return { ...(await run(w, aggregate, id, command(id))), id };
 }

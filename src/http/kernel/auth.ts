@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { tokenDigest } from '../../security/secrets.js';
 import type { EventMetadata } from '../../eventstore/types.js';
 import { PreconditionFailed } from '../../commands/kernel/precondition.js';
+import type { Writer } from '../../commands/kernel/context.js';
 import type { AuthUser, TokenRow, UserRow } from '../../projections/users.js';
 import { findUserByIdOrUsername } from '../../projections/users/queries.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
@@ -106,42 +107,65 @@ export async function requireUser(c: Context, scopes?: readonly Scope[]): Promis
   return auth as Auth & { user: AuthUser };
 }
 
+/** What a request writes with (src/commands/kernel/context.ts), and the caller it authenticated. */
+export interface RequestWriter<A extends Auth = Auth & { user: AuthUser }> extends Writer {
+  readonly auth: A;
+}
+
 /**
- * For a route whose effect is its commands: authorizes like `requireUser`, but without the
- * authentication query when this process has read the token before (CredentialCache). The
- * caller is then taken as cached, and while `run` runs, the request's command context
- * (`appContext(c).commands`) carries a precondition, so no command of the route escapes
- * it: each first checks in its own transaction that the token and its user are still as
- * cached — in the same round trip. When they are not, the request is authorized again by a
- * query (401 for a revoked or expired token, 403 for a blocked user) and `run` goes again on
- * the fresh row, unless one of its commands had already passed the check (it committed: a
- * conflict). A `run` that ends, by an answer or an error, without any check is checked by a
- * query too, and goes again if what it ran on has changed.
+ * The request's writer as `auth`: the command context, and the metadata every event of the
+ * request carries. The routes that write as nobody (SCIM's bearer token, the registry's
+ * notification) give the anonymous Auth.
  */
-export async function requireUserForCommands<T>(c: Context, run: (auth: Auth & { user: AuthUser }) => Promise<T>, scopes: readonly Scope[] = API_SCOPES(c)): Promise<T> {
-  const app = appContext(c);
+export function writerFor<A extends Auth>(c: Context, auth: A): RequestWriter<A> {
+  return { auth, ctx: appContext(c).commands, metadata: eventMetadata(c, auth) };
+}
+
+/**
+ * A write endpoint's first call: authenticates like `requireUser` (`admin`: like
+ * `requireAdmin`) and gives the request's writer.
+ */
+export async function requireWriter(c: Context, options: { scopes?: readonly Scope[]; admin?: boolean } = {}): Promise<RequestWriter> {
+  const auth = options.admin ? await requireAdmin(c, options.scopes) : await requireUser(c, options.scopes);
+  return writerFor(c, auth);
+}
+
+/**
+ * `requireWriter` for a route whose effect is its commands, without the authentication query
+ * when this process has read the token before (CredentialCache). The caller is then taken as
+ * cached, and while `run` runs, the request's command context carries a precondition — in
+ * the writer `run` gets and in any the route builds (`writerFor`) — so no command of the
+ * route escapes it: each first checks in its own transaction that the token and its user are
+ * still as cached — in the same round trip. When they are not, the request is authorized
+ * again by a query (401 for a revoked or expired token, 403 for a blocked user) and `run`
+ * goes again on the fresh row, unless one of its commands had already passed the check (it
+ * committed: a conflict). A `run` that ends, by an answer or an error, without any check is
+ * checked by a query too, and goes again if what it ran on has changed.
+ */
+export async function withWriter<T>(c: Context, run: (w: RequestWriter) => Promise<T>, scopes: readonly Scope[] = API_SCOPES(c)): Promise<T> {
   const cached = await cachedCredentials(c, scopes);
-  if (!cached) return run(await requireUser(c, scopes));
+  if (!cached) return run(await requireWriter(c, { scopes }));
+  const app = appContext(c);
   let held = false;
   const precondition = { statement: credentialsStillHold(app.db, cached, today(c)), held: () => void (held = true) };
   const auth = { user: cached.user, token: cached.token, sudoFrom: null };
   c.set('auth' as never, auth as never);
   let result: T;
   try {
-    result = await withAppContext(c, { ...app, commands: { ...app.commands, precondition } }, () => run(auth));
+    result = await withAppContext(c, { ...app, commands: { ...app.commands, precondition } }, () => run(writerFor(c, auth)));
   } catch (error) {
     const stale = error instanceof PreconditionFailed;
     if (held && !stale) throw error;
     if (stale) app.credentials.delete(cached.digest);
-    const fresh = await requireUser(c, scopes);
+    const fresh = await requireWriter(c, { scopes });
     // An earlier command of this request committed on these credentials: a rerun would repeat it.
     if (held) throw resourceLocked();
-    if (stale || !sameCredentials(cached, fresh)) return run(fresh);
+    if (stale || !sameCredentials(cached, fresh.auth)) return run(fresh);
     throw error;
   }
   if (held) return result;
-  const fresh = await requireUser(c, scopes);
-  return sameCredentials(cached, fresh) ? result : run(fresh);
+  const fresh = await requireWriter(c, { scopes });
+  return sameCredentials(cached, fresh.auth) ? result : run(fresh);
 }
 
 /** `run` with the request's application context (and so its command context) replaced by `app`. */
@@ -184,7 +208,7 @@ export async function requireAdmin(c: Context, scopes?: readonly Scope[]): Promi
 }
 
 /** The metadata every event of this request carries: actor, sudo origin, token, IP, request id. */
-export function eventMetadata(c: Context, auth: Auth): EventMetadata {
+function eventMetadata(c: Context, auth: Auth): EventMetadata {
   // What @hono/node-server's getConnInfo reads, without the family and port it also looks up
   // (which cost more than the rest of the metadata). Requests not from a socket have no IP.
   const socket = (c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined)?.incoming?.socket;

@@ -36,3 +36,6 @@ export interface Auth {
   /** The administrator who used sudo, when the effective user came from `sudo`. */
   readonly sudoFrom: AuthUser | null;
 }
+
+/** No caller: a request its own secret authenticated (SCIM's token, the registry's notification), whose events have no actor. */
+export const NOBODY: Auth = { user: null, token: null, sudoFrom: null };

@@ -12,7 +12,7 @@ export interface Credentials {
 /**
  * Valid credentials as this process last read them, by token digest: every authentication
  * query refreshes its entry. Only a hint — a write authorized on an entry verifies it in its
- * own transaction (`requireUserForCommands` in auth.ts), so an entry made stale by another
+ * own transaction (`withWriter` in auth.ts), so an entry made stale by another
  * process (a revoked token, a blocked user) is never acted on. Bounded (README: Memory): the
  * least recently used entry goes when a new one would pass the capacity; its token is then
  * authenticated by the query again.

@@ -3,7 +3,7 @@ import { DEFAULT_ACCESS_LEVEL, members } from '../../domain/members.js';
 import { accessRequestsQuery } from '../../projections/members/access-requests.js';
 import { directMembersQuery, highestGroupMembership } from '../../projections/members/members.js';
 import { toAccessRequester, toMember } from '../entities/members.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { forbidden, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
@@ -33,40 +33,40 @@ for (const { plural, type } of SOURCE_KINDS) {
     })
 
     .post(base, async (c) => {
-      const auth = await requireUser(c);
-      const source = await resolveSource(c, auth, type);
+      const w = await requireWriter(c);
+      const source = await resolveSource(c, w.auth, type);
       if (!source.canRequestAccess) throw forbidden();
-      const { db, config, commands } = appContext(c);
-      await run(commands, members, source, { type: 'RequestAccess', userId: auth.user.id }, eventMetadata(c, auth));
-      const row = await accessRequestsQuery(db, source).where('r.user_id', '=', auth.user.id).executeTakeFirstOrThrow();
+      const { db, config } = appContext(c);
+      await run(w, members, source, { type: 'RequestAccess', userId: w.auth.user.id });
+      const row = await accessRequestsQuery(db, source).where('r.user_id', '=', w.auth.user.id).executeTakeFirstOrThrow();
       return c.json(toAccessRequester(row, config), 201);
     })
 
     .put(`${base}/:user_id/approve`, async (c) => {
-      const auth = await requireUser(c);
+      const w = await requireWriter(c);
       const userId = userIdParam(c);
       const p = await params(c, approveParams);
-      const source = await resolveSource(c, auth, type);
-      const { db, config, commands } = appContext(c);
+      const source = await resolveSource(c, w.auth, type);
+      const { db, config } = appContext(c);
       // GitLab: requesters.find_by! (404) comes before the update_member permission (403).
       if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
       if (!source.canManage) throw forbidden();
       const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
-      const approval = { type: 'ApproveAccessRequest', userId, accessLevel: p.access_level, inherited, actorId: auth.user.id } as const;
-      await run(commands, members, source, approval, eventMetadata(c, auth));
+      const approval = { type: 'ApproveAccessRequest', userId, accessLevel: p.access_level, inherited, actorId: w.auth.user.id } as const;
+      await run(w, members, source, approval);
       const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config), 201);
     })
 
     .delete(`${base}/:user_id`, async (c) => {
-      const auth = await requireUser(c);
+      const w = await requireWriter(c);
       const userId = userIdParam(c);
-      const source = await resolveSource(c, auth, type);
-      const { db, commands } = appContext(c);
+      const source = await resolveSource(c, w.auth, type);
+      const { db } = appContext(c);
       if (!(await accessRequestsQuery(db, source).where('r.user_id', '=', userId).executeTakeFirst())) throw recordNotFound();
       // GitLab: managers deny; requesters withdraw their own request.
       if (!source.canDestroyMember(userId)) throw forbidden();
-      await run(commands, members, source, { type: 'DenyAccessRequest', userId, actorId: auth.user.id }, eventMetadata(c, auth));
+      await run(w, members, source, { type: 'DenyAccessRequest', userId, actorId: w.auth.user.id });
       return c.body(null, 204);
     });
 }

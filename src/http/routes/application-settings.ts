@@ -9,7 +9,7 @@ import { WRITABLE_ATTRIBUTES, settingsOf } from '../../domain/application-settin
 import { licensed, type Plan } from '../../domain/policy/licensed.js';
 import { settingsRow } from '../../projections/application-settings/queries.js';
 import { instanceHost, toApplicationSettings } from '../entities/application-settings.js';
-import { eventMetadata, requireAdmin } from '../kernel/auth.js';
+import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { atLeastOneOf, declaration, optional, rawParams, t, type ParamDef } from '../kernel/params.js';
 
@@ -110,9 +110,9 @@ export const applicationSettingsRoutes = new Hono<AppEnv>()
   })
 
   .put('/application/settings', async (c) => {
-    const auth = await requireAdmin(c);
-    const { commands, config } = appContext(c);
+    const w = await requireWriter(c, { admin: true });
+    const { config } = appContext(c);
     const changes = await settingsChanges(c, config.plan);
-    await updateApplicationSettings(commands, changes, { host: instanceHost(config.externalUrl) }, eventMetadata(c, auth));
+    await updateApplicationSettings(w, changes, { host: instanceHost(config.externalUrl) });
     return c.json(await present(c));
   });

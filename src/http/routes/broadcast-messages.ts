@@ -5,7 +5,7 @@ import { paramErrors, recordNotFound } from '../../domain/errors.js';
 import { broadcastMessagesQuery, findBroadcastMessage } from '../../projections/broadcast-messages/queries.js';
 import type { BroadcastMessageRow } from '../../projections/broadcast-messages/tables.js';
 import { toBroadcastMessage } from '../entities/broadcast-messages.js';
-import { eventMetadata, requireAdmin } from '../kernel/auth.js';
+import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, pathId, params, rawParams, required, t, type RawParams } from '../kernel/params.js';
@@ -75,13 +75,12 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
   })
 
   .post('/broadcast_messages', async (c) => {
-    const auth = await requireAdmin(c);
+    const w = await requireWriter(c, { admin: true });
     const p = await params(c, createParams);
-    const { commands } = appContext(c);
-    const now = commands.now();
-    const id = await newId(commands, broadcastMessages);
+    const now = w.ctx.now();
+    const id = await newId(w, broadcastMessages);
     await run(
-      commands,
+      w,
       broadcastMessages,
       id,
       {
@@ -95,13 +94,12 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
           target_path: p.target_path ?? null,
         },
       },
-      eventMetadata(c, auth),
     );
     return present(c, id, 201);
   })
 
   .put('/broadcast_messages/:id', async (c) => {
-    const auth = await requireAdmin(c);
+    const w = await requireWriter(c, { admin: true });
     const raw = await rawParams(c);
     const declared = declaration(raw);
     declared.check(integerCheck(c, 'id'));
@@ -110,7 +108,7 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     const id = messageId(c);
     await existing(c, id);
     await run(
-      appContext(c).commands,
+      w,
       broadcastMessages,
       id,
       {
@@ -124,16 +122,15 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
           target_path: sent(raw, 'target_path', p.target_path),
         },
       },
-      eventMetadata(c, auth),
     );
     return present(c, id);
   })
 
   .delete('/broadcast_messages/:id', async (c) => {
-    const auth = await requireAdmin(c);
+    const w = await requireWriter(c, { admin: true });
     const id = messageId(c);
     const row = await existing(c, id);
     checkUnmodifiedSince(c, row.updated_at);
-    await run(appContext(c).commands, broadcastMessages, id, { type: 'DeleteBroadcastMessage' }, eventMetadata(c, auth));
+    await run(w, broadcastMessages, id, { type: 'DeleteBroadcastMessage' });
     return c.body(null, 204);
   });

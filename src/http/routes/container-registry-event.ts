@@ -2,8 +2,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { receiveRegistryEvents, type RegistryEvent } from '../../commands/container-repositories.js';
-import { eventMetadata } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { writerFor } from '../kernel/auth.js';
+import { appContext, NOBODY, type AppEnv } from '../kernel/context.js';
 import { unauthorized, unsupportedMediaType } from '../kernel/errors.js';
 import { declaration, rawParams, required } from '../kernel/params.js';
 import { header } from '../kernel/request.js';
@@ -55,15 +55,14 @@ function registryEvent(value: unknown): RegistryEvent {
 }
 
 export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_registry_event/events', async (c) => {
-  const { config, commands, logger } = appContext(c);
+  const { config, logger } = appContext(c);
   if (!sameSecret(config.registryNotificationSecret, header(c, 'authorization'))) throw unauthorized();
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
   if (type && !ACCEPTED_TYPES.includes(type)) throw unsupportedMediaType(type);
   const p = declaration(await rawParams(c));
   const { events } = p.parse(envelopeShape);
   p.done();
-  const metadata = eventMetadata(c, { user: null, token: null, sudoFrom: null });
-  const skipped = await receiveRegistryEvents(commands, events.map(registryEvent), metadata);
+  const skipped = await receiveRegistryEvents(writerFor(c, NOBODY), events.map(registryEvent));
   for (const { id, action, repository, tag, reason } of skipped) {
     logger.warn({ request_id: c.var.requestId, registry_event_id: id, action, repository, tag, reason }, 'container registry event skipped');
   }

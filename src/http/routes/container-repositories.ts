@@ -12,7 +12,7 @@ import {
   tagsOf,
 } from '../../projections/container-repositories/queries.js';
 import { toRepository, toTag, toTagDetails } from '../entities/container-repositories.js';
-import { authenticate, eventMetadata } from '../kernel/auth.js';
+import { authenticate, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, rawParams, t, withDefault, type RawParams, declared } from '../kernel/params.js';
@@ -94,10 +94,11 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/registry/repositories/:repository_id', async (c) => {
     const { auth, project } = await registryProject(c);
+    const w = writerFor(c, auth);
     await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
     authorize(project, 'admin_container_image');
-    await run(appContext(c).commands, containerRepositories, repository.id, { type: 'ScheduleDeletion' }, eventMetadata(c, auth));
+    await run(w, containerRepositories, repository.id, { type: 'ScheduleDeletion' });
     return statusBody(c, 202);
   })
 
@@ -113,11 +114,11 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
     const { auth, project } = await registryProject(c);
+    const w = writerFor(c, auth);
     const { name_regex_delete, name_regex, name_regex_keep, keep_n, older_than } = await declared(c, bulkShape, { ...ON_REPOSITORY, rules: { atLeastOneOf: [['name_regex', 'name_regex_delete']] } });
     const repository = await repositoryOf(c, project);
     authorize(project, 'admin_container_image');
     untrustedRegexps(await rawParams(c), ['name_regex_delete', 'name_regex', 'name_regex_keep']);
-    const { commands } = appContext(c);
     const rules = {
       // CleanupTagsService: `params['name_regex_delete'] || params['name_regex']`.
       nameRegexDelete: (name_regex_delete ?? name_regex)!,
@@ -125,7 +126,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
       keepN: keep_n ?? null,
       olderThan: older_than ?? null,
     };
-    await run(commands, containerRepositories, repository.id, { type: 'ScheduleCleanup', rules, at: commands.now().toISOString() }, eventMetadata(c, auth));
+    await run(w, containerRepositories, repository.id, { type: 'ScheduleCleanup', rules, at: w.ctx.now().toISOString() });
     return statusBody(c, 202);
   })
 
@@ -139,11 +140,12 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
 
   .delete('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', async (c) => {
     const { auth, project } = await registryProject(c);
+    const w = writerFor(c, auth);
     await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
     authorize(project, 'destroy_container_image');
     const tag = await tagOf(c, repository);
-    await run(appContext(c).commands, containerRepositories, repository.id, { type: 'DeleteTag', tag: tag.name }, eventMetadata(c, auth));
+    await run(w, containerRepositories, repository.id, { type: 'DeleteTag', tag: tag.name });
     return statusBody(c, 200);
   })
 

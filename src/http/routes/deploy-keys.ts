@@ -11,7 +11,7 @@ import {
 } from '../../projections/deploy-keys/queries.js';
 import { keyRestrictions } from '../../projections/application-settings/queries.js';
 import { toDeployKeysProject, toSshKey } from '../entities/deploy-keys.js';
-import { eventMetadata, requireAdmin, requireUser } from '../kernel/auth.js';
+import { requireAdmin, requireUser, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, integerCheck, optional, pathId, params, rawParams, required, t } from '../kernel/params.js';
@@ -69,8 +69,9 @@ deployKeyRoutes
 
   .post('/projects/:id/deploy_keys', async (c) => {
     const { auth, project } = await adminProject(c);
+    const w = writerFor(c, auth);
     const p = await params(c, createParams);
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     const projectId = project.row.id;
     const key = p.key.trim();
     const canPush = p.can_push ?? false;
@@ -83,15 +84,15 @@ deployKeyRoutes
     // A key of a project the caller is a member of is enabled here too.
     const accessible = project.viewer ? await accessibleDeployKey(db, project.viewer, { key }) : undefined;
     if (accessible !== undefined) {
-      await run(commands, deployKeys, accessible, { type: 'LinkDeployKey', projectId, canPush }, eventMetadata(c, auth));
+      await run(w, deployKeys, accessible, { type: 'LinkDeployKey', projectId, canPush });
       return respond(accessible);
     }
 
-    const id = await newId(appContext(c).commands, deployKeys);
+    const id = await newId(w, deployKeys);
     const parsed = parsePublicKey(sanitizeKey(key));
     const restrictions = await keyRestrictions(db);
     await run(
-      commands,
+      w,
       deployKeys,
       id,
       async (trx) => ({
@@ -104,13 +105,13 @@ deployKeyRoutes
         restrictions,
         fingerprintTaken: parsed ? await fingerprintTaken(trx, parsed.fingerprint) : false,
       }),
-      eventMetadata(c, auth),
     );
     return respond(id);
   })
 
   .put('/projects/:id/deploy_keys/:key_id', async (c) => {
     const { auth, project } = await adminProject(c);
+    const w = writerFor(c, auth);
     const raw = await rawParams(c);
     const declared = declaration(raw);
     declared.check(integerCheck(c, 'key_id'));
@@ -118,29 +119,31 @@ deployKeyRoutes
     declared.check(atLeastOneOf(raw, ['title', 'can_push']));
     declared.done();
     const keyId = keyIdOf(c);
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     const projectId = project.row.id;
     if (!(await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirst())) throw recordNotFound('Deploy Key');
-    await run(commands, deployKeys, keyId, { type: 'UpdateDeployKey', projectId, title: p.title, canPush: p.can_push }, eventMetadata(c, auth));
+    await run(w, deployKeys, keyId, { type: 'UpdateDeployKey', projectId, title: p.title, canPush: p.can_push });
     return c.json(toDeployKeysProject(await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirstOrThrow()));
   })
 
   .delete('/projects/:id/deploy_keys/:key_id', async (c) => {
     const { auth, project } = await adminProject(c);
+    const w = writerFor(c, auth);
     const keyId = keyIdOf(c);
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     const projectId = project.row.id;
     const link = await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirst();
     if (!link) throw notFound('Deploy Key');
     checkUnmodifiedSince(c, link.link_updated_at);
-    await run(commands, deployKeys, keyId, async (trx) => ({ type: 'UnlinkDeployKey', projectId, liveProjectIds: await linkedProjectIds(trx, keyId) }), eventMetadata(c, auth));
+    await run(w, deployKeys, keyId, async (trx) => ({ type: 'UnlinkDeployKey', projectId, liveProjectIds: await linkedProjectIds(trx, keyId) }));
     return c.body(null, 204);
   })
 
   .post('/projects/:id/deploy_keys/:key_id/enable', async (c) => {
     const { auth, project } = await adminProject(c);
+    const w = writerFor(c, auth);
     const keyId = keyIdOf(c);
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     // Projects::EnableDeployKeyService: administrators enable any key, others a key of a project they are a member of.
     const found = auth.user.is_admin
       ? (await findDeployKey(db, keyId))?.id
@@ -148,7 +151,7 @@ deployKeyRoutes
         ? await accessibleDeployKey(db, project.viewer, { id: keyId })
         : undefined;
     if (found === undefined) throw notFound('Deploy Key');
-    await run(commands, deployKeys, found, { type: 'LinkDeployKey', projectId: project.row.id, canPush: false }, eventMetadata(c, auth));
+    await run(w, deployKeys, found, { type: 'LinkDeployKey', projectId: project.row.id, canPush: false });
     const key = await findDeployKey(db, found);
     if (!key) throw notFound('Deploy Key');
     return c.json(toSshKey(key), 201);

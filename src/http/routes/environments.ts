@@ -4,7 +4,7 @@ import { recordNotFound } from '../../domain/errors.js';
 import { environmentsQuery, findEnvironment } from '../../projections/environments/queries.js';
 import { toEnvironment, toEnvironmentWithLastDeployment } from '../entities/environments.js';
 import { presentProjectBasic } from '../entities/projects.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, type RawParams, declared } from '../kernel/params.js';
@@ -56,50 +56,49 @@ export const environmentRoutes = new Hono<AppEnv>()
   })
 
   .post('/projects/:id/environments', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     const { name, external_url } = p.parse(createShape);
     p.check(slugAbsence(raw));
     p.done();
-    const project = await userProject(c, auth, 'create_environment');
-    const { db, commands } = appContext(c);
+    const project = await userProject(c, w.auth, 'create_environment');
+    const { db } = appContext(c);
     const { id } = await create(
-      commands,
+      w,
       environments,
       () => ({ type: 'CreateEnvironment', projectId: project.row.id, name, externalUrl: external_url ?? null, slugSuffix: slugSuffix() }),
-      eventMetadata(c, auth),
     );
     return c.json(toEnvironment((await findEnvironment(db, project.row.id, id))!, await embedded(c, project)), 201);
   })
 
   .put('/projects/:id/environments/:environment_id', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const { name, external_url } = await declared(c, updateShape, { ...ON_ENVIRONMENT, checks: [slugAbsence] });
-    const project = await userProject(c, auth, 'update_environment');
+    const project = await userProject(c, w.auth, 'update_environment');
     const environment = await environmentOf(c, project.row.id);
-    const { db, commands } = appContext(c);
-    await run(commands, environments, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url }, eventMetadata(c, auth));
+    const { db } = appContext(c);
+    await run(w, environments, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url });
     return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)));
   })
 
   .delete('/projects/:id/environments/:environment_id', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     await declared(c, {}, ON_ENVIRONMENT);
     // GitLab 12 asks update_environment here; destroy_environment is the same roles.
-    const project = await userProject(c, auth, 'destroy_environment');
+    const project = await userProject(c, w.auth, 'destroy_environment');
     const environment = await environmentOf(c, project.row.id);
     checkUnmodifiedSince(c, environment.updated_at);
-    await run(appContext(c).commands, environments, environment.id, { type: 'DeleteEnvironment' }, eventMetadata(c, auth));
+    await run(w, environments, environment.id, { type: 'DeleteEnvironment' });
     return c.body(null, 204);
   })
 
   .post('/projects/:id/environments/:environment_id/stop', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     await declared(c, {}, ON_ENVIRONMENT);
-    const project = await userProject(c, auth, 'stop_environment');
+    const project = await userProject(c, w.auth, 'stop_environment');
     const environment = await environmentOf(c, project.row.id);
-    const { db, commands } = appContext(c);
-    await run(commands, environments, environment.id, { type: 'StopEnvironment' }, eventMetadata(c, auth));
+    const { db } = appContext(c);
+    await run(w, environments, environment.id, { type: 'StopEnvironment' });
     return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)), 200);
   });

@@ -8,7 +8,7 @@ import { epicsQuery, findEpic, findEpicById, type EpicView } from '../../project
 import { findTodo } from '../../projections/todos/queries.js';
 import { canAdminEpic, toEpic } from '../entities/epics.js';
 import { presentTodos } from '../entities/todos.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, optional, pathId, rawParams, required, t, withDefault, type Shape, declared } from '../kernel/params.js';
@@ -122,55 +122,53 @@ export const epicRoutes = new Hono<AppEnv>()
   })
 
   .post('/groups/:id/epics', async (c) => {
-    const auth = await requireUser(c);
-    const group = await epicsGroup(c, auth);
+    const w = await requireWriter(c);
+    const group = await epicsGroup(c, w.auth);
     const p = declaration(await rawParams(c));
     const parsed = p.parse(createShape);
     p.done();
     if (!group.can('admin_epic')) throw forbidden();
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     const id = await createEpic(
-      commands,
-      { groupId: group.row.id, authorId: auth.user.id, title: parsed.title, parentId: parsed.parent_id, fields: fieldsOf(parsed) },
-      eventMetadata(c, auth),
+      w,
+      { groupId: group.row.id, authorId: w.auth.user.id, title: parsed.title, parentId: parsed.parent_id, fields: fieldsOf(parsed) },
     );
     return c.json(present(c, group, (await findEpicById(db, group.viewer, id))!), 201);
   })
 
   .put('/groups/:id/epics/:epic_iid', async (c) => {
-    const auth = await requireUser(c);
-    const group = await epicsGroup(c, auth);
+    const w = await requireWriter(c);
+    const group = await epicsGroup(c, w.auth);
     const parsed = await declared(c, updateShape, { ...ON_EPIC, checks: [(raw) => atLeastOneOf(raw, UPDATABLE)] });
     const epic = await epicOf(c, group, 'admin_epic');
-    const { db, commands } = appContext(c);
-    await run(commands, epics, epic.id, { type: 'UpdateEpic', fields: { ...fieldsOf(parsed), title: parsed.title }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
+    const { db } = appContext(c);
+    await run(w, epics, epic.id, { type: 'UpdateEpic', fields: { ...fieldsOf(parsed), title: parsed.title }, stateEvent: parsed.state_event });
     return c.json(present(c, group, (await findEpicById(db, group.viewer, epic.id))!));
   })
 
   .delete('/groups/:id/epics/:epic_iid', async (c) => {
-    const auth = await requireUser(c);
-    const group = await epicsGroup(c, auth);
+    const w = await requireWriter(c);
+    const group = await epicsGroup(c, w.auth);
     await declared(c, {}, ON_EPIC);
     const epic = await epicOf(c, group, 'destroy_epic');
-    await deleteEpic(appContext(c).commands, epic.id, eventMetadata(c, auth));
+    await deleteEpic(w, epic.id);
     return c.body(null, 204);
   })
 
   // EE::API::Todos: TodoService#mark_todo, 304 when the same pending todo exists.
   .post('/groups/:id/epics/:epic_iid/todo', async (c) => {
-    const auth = await requireUser(c);
-    const group = await epicsGroup(c, auth);
+    const w = await requireWriter(c);
+    const group = await epicsGroup(c, w.auth);
     await declared(c, {}, ON_EPIC);
     const epic = await epicOf(c, group, 'read_epic');
-    const { db, commands } = appContext(c);
-    const id = await newId(commands, todos);
+    const { db } = appContext(c);
+    const id = await newId(w, todos);
     await run(
-      commands,
+      w,
       todos,
-      auth.user.id,
-      { type: 'MarkTodo', id, authorId: auth.user.id, targetType: 'Epic', targetId: epic.id, projectId: null, groupId: epic.group_id },
-      eventMetadata(c, auth),
+      w.auth.user.id,
+      { type: 'MarkTodo', id, authorId: w.auth.user.id, targetType: 'Epic', targetId: epic.id, projectId: null, groupId: epic.group_id },
     );
-    const [todo] = await presentTodos(db, appContext(c).config, group.viewer, [(await findTodo(db, auth.user.id, id))!]);
+    const [todo] = await presentTodos(db, appContext(c).config, group.viewer, [(await findTodo(db, w.auth.user.id, id))!]);
     return c.json(todo, 201);
   });

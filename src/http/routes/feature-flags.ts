@@ -10,7 +10,7 @@ import type { ProjectAbility } from '../../domain/policy/project.js';
 import { featureFlagsQuery, findFeatureFlag, flagScopesQuery, projectScopes, scopesOf } from '../../projections/feature-flags/queries.js';
 import type { FeatureFlagRow } from '../../projections/feature-flags/tables.js';
 import { toDetailedFeatureFlagScope, toFeatureFlag, toFeatureFlagScope } from '../entities/feature-flags.js';
-import { authenticate, eventMetadata } from '../kernel/auth.js';
+import { authenticate, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { fullMessages, rendersInvalid, routeNotFound } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
@@ -139,21 +139,21 @@ export const featureFlagRoutes = new Hono<AppEnv>()
 
   .post('/projects/:id/feature_flags', failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
+    const w = writerFor(c, auth);
     const raw = await rawParams(c);
     const p = declaration(raw);
     const { name, description, active } = p.parse(createShape);
     const scopes = scopesParam(raw, (message) => p.check(message));
     p.done();
     authorize(project, 'create_feature_flag');
-    const { db, commands } = appContext(c);
-    const id = await newId(commands, featureFlags);
+    const { db } = appContext(c);
+    const id = await newId(w, featureFlags);
     const ids = await scopeIds(db, Math.max(1, scopes?.length ?? 0));
     await run(
-      commands,
+      w,
       featureFlags,
       id,
       { type: 'CreateFeatureFlag', projectId: project.row.id, name, description: description ?? null, active: active ?? true, scopes, scopeIds: ids },
-      eventMetadata(c, auth),
     );
     return c.json(await presentFlag(db, (await findFeatureFlag(db, project.row.id, name))!), 201);
   })
@@ -180,22 +180,24 @@ export const featureFlagRoutes = new Hono<AppEnv>()
   // Not in GitLab 12 (README, "Extensions beyond GitLab"): FeatureFlags::UpdateService's name, description, active.
   .put('/projects/:id/feature_flags/:name', failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
+    const w = writerFor(c, auth);
     const { name, description, active } = await params(c, updateShape);
     const flag = await flagOf(c, project);
     authorize(project, 'update_feature_flag');
-    const { db, commands } = appContext(c);
-    await run(commands, featureFlags, flag.id, { type: 'UpdateFeatureFlag', name, description, active }, eventMetadata(c, auth));
+    const { db } = appContext(c);
+    await run(w, featureFlags, flag.id, { type: 'UpdateFeatureFlag', name, description, active });
     return c.json(await presentFlag(db, (await findFeatureFlag(db, project.row.id, name ?? flag.name))!));
   })
 
   .delete('/projects/:id/feature_flags/:name', async (c) => {
     const { auth, project } = await readableProject(c);
+    const w = writerFor(c, auth);
     const flag = await flagOf(c, project);
     authorize(project, 'destroy_feature_flag');
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     // GitLab presents the destroyed flag (200); here with the scopes it had.
     const presented = await presentFlag(db, flag);
-    await run(commands, featureFlags, flag.id, { type: 'DeleteFeatureFlag' }, eventMetadata(c, auth));
+    await run(w, featureFlags, flag.id, { type: 'DeleteFeatureFlag' });
     return c.json(presented);
   })
 
@@ -209,12 +211,13 @@ export const featureFlagRoutes = new Hono<AppEnv>()
 
   .post('/projects/:id/feature_flags/:name/scopes', failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
+    const w = writerFor(c, auth);
     const p = await params(c, scopeShape);
     const flag = await flagOf(c, project);
     authorize(project, 'update_feature_flag');
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     const [scopeId] = await scopeIds(db, 1);
-    const result = await run(commands, featureFlags, flag.id, { type: 'CreateFeatureFlagScope', scopeId: scopeId!, scope: scopeInput(p) }, eventMetadata(c, auth));
+    const result = await run(w, featureFlags, flag.id, { type: 'CreateFeatureFlagScope', scopeId: scopeId!, scope: scopeInput(p) });
     const created = result.state.flag!.scopes.find((s) => s.id === scopeId)!;
     return c.json(await presentScope(db, flag.id, created.environment_scope), 201);
   })
@@ -227,19 +230,21 @@ export const featureFlagRoutes = new Hono<AppEnv>()
 
   .put('/projects/:id/feature_flags/:name/scopes/:environment_scope', failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
+    const w = writerFor(c, auth);
     const { active, strategies } = await params(c, scopeUpdateShape);
     const flag = await flagOf(c, project);
     authorize(project, 'update_feature_flag');
     const environmentScope = environmentScopeOf(c);
-    const { db, commands } = appContext(c);
-    await run(commands, featureFlags, flag.id, { type: 'UpdateFeatureFlagScope', environmentScope, active, strategies }, eventMetadata(c, auth));
+    const { db } = appContext(c);
+    await run(w, featureFlags, flag.id, { type: 'UpdateFeatureFlagScope', environmentScope, active, strategies });
     return c.json(await presentScope(db, flag.id, environmentScope));
   })
 
   .delete('/projects/:id/feature_flags/:name/scopes/:environment_scope', failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
+    const w = writerFor(c, auth);
     const flag = await flagOf(c, project);
     authorize(project, 'update_feature_flag');
-    await run(appContext(c).commands, featureFlags, flag.id, { type: 'DeleteFeatureFlagScope', environmentScope: environmentScopeOf(c) }, eventMetadata(c, auth));
+    await run(w, featureFlags, flag.id, { type: 'DeleteFeatureFlagScope', environmentScope: environmentScopeOf(c) });
     return c.body(null, 204);
   });

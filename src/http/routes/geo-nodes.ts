@@ -19,7 +19,7 @@ import { geoNodeStatusFigures, measurePrimary, measureSecondary, type GeoNodeSta
 import type { GeoNodeRow } from '../../projections/geo-nodes/tables.js';
 import { REVISION, VERSION } from '../../version.js';
 import { toGeoFailure, toGeoNode, toGeoNodeStatus } from '../entities/geo-nodes.js';
-import { eventMetadata, requireAdmin } from '../kernel/auth.js';
+import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { routeNotFound, unauthorized } from '../kernel/errors.js';
 import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
@@ -109,12 +109,12 @@ async function requireGeoNode(c: Context): Promise<GeoNodeRow> {
 export const geoNodeRoutes = new Hono<AppEnv>()
   .post('/geo_nodes', async (c) => {
     geoAvailable(c);
-    const auth = await requireAdmin(c);
+    const w = await requireWriter(c, { admin: true });
     const p = await params(c, createParams);
-    const { db, commands, config } = appContext(c);
-    const id = await newId(commands, geoNodes);
+    const { db, config } = appContext(c);
+    const id = await newId(w, geoNodes);
     await run(
-      commands,
+      w,
       geoNodes,
       id,
       {
@@ -133,7 +133,6 @@ export const geoNodeRoutes = new Hono<AppEnv>()
           sync_object_storage: p.sync_object_storage ?? GEO_NODE_DEFAULTS.sync_object_storage,
         },
       },
-      eventMetadata(c, auth),
     );
     return c.json(toGeoNode((await findGeoNode(db, id))!, config), 201);
   })
@@ -209,16 +208,16 @@ export const geoNodeRoutes = new Hono<AppEnv>()
 
   .put('/geo_nodes/:id', async (c) => {
     geoAvailable(c);
-    const auth = await requireAdmin(c);
+    const w = await requireWriter(c, { admin: true });
     const raw = await rawParams(c);
     const declared = declaration(raw);
     declared.check(integerCheck(c, 'id'));
     const p = declared.parse(updateParams);
     declared.done();
     const node = await nodeOf(c);
-    const { db, commands, config } = appContext(c);
+    const { db, config } = appContext(c);
     await run(
-      commands,
+      w,
       geoNodes,
       node.id,
       {
@@ -237,16 +236,15 @@ export const geoNodeRoutes = new Hono<AppEnv>()
           sync_object_storage: p.sync_object_storage,
         },
       },
-      eventMetadata(c, auth),
     );
     return c.json(toGeoNode((await findGeoNode(db, node.id))!, config));
   })
 
   .delete('/geo_nodes/:id', async (c) => {
     geoAvailable(c);
-    const auth = await requireAdmin(c);
+    const w = await requireWriter(c, { admin: true });
     const node = await nodeOf(c);
-    await run(appContext(c).commands, geoNodes, node.id, { type: 'DeleteGeoNode' }, eventMetadata(c, auth));
+    await run(w, geoNodes, node.id, { type: 'DeleteGeoNode' });
     return c.body(null, 204);
   })
 

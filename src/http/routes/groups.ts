@@ -15,7 +15,7 @@ import { projectReadableBy } from '../../projections/projects/queries.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js';
 import { presentProjects } from '../entities/projects.js';
-import { authenticate, eventMetadata, requireAdmin, requireUser } from '../kernel/auth.js';
+import { authenticate, requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
 import { failedToSave, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
@@ -189,14 +189,14 @@ export const groupRoutes = new Hono<AppEnv>()
   .get('/groups', async (c) => listGroups(c, await authenticate(c)))
 
   .post('/groups', rendersInvalid(failedToSave('group')), async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = await params(c, createParams);
-    const { commands, config } = appContext(c);
-    const viewer = viewerOf(auth.user, today(c))!;
+    const { config } = appContext(c);
+    const viewer = viewerOf(w.auth.user, today(c))!;
     let parent: GroupScope | null = null;
     if (p.parent_id !== undefined) {
-      parent = await userGroup(c, auth, 'create_subgroup', String(p.parent_id));
-    } else if (!auth.user.can_create_group) {
+      parent = await userGroup(c, w.auth, 'create_subgroup', String(p.parent_id));
+    } else if (!w.auth.user.can_create_group) {
       throw forbidden();
     }
     // GitLab EE: authenticated_as_admin! if params[:shared_runners_minutes_limit].
@@ -204,9 +204,8 @@ export const groupRoutes = new Hono<AppEnv>()
     const settings = settingsOf(c, p, viewer) as GroupChanges & Pick<GroupSettings, 'name' | 'path'>;
     const avatar = await avatarUpload(p.avatar);
     const result = await createGroup(
-      commands,
-      { settings, parent: parent?.row ?? null, creator: { id: auth.user.id, isAdmin: auth.user.is_admin }, avatar },
-      eventMetadata(c, auth),
+      w,
+      { settings, parent: parent?.row ?? null, creator: { id: w.auth.user.id, isAdmin: w.auth.user.is_admin }, avatar },
     );
     const group = await reloaded(c, result.state.id!, 50, viewer);
     return c.json(await presentDetail(c, group, { withProjects: true, runnersToken: false }), 201);
@@ -232,20 +231,19 @@ export const groupRoutes = new Hono<AppEnv>()
   })
 
   .put('/groups/:id', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = await params(c, updateParams);
-    const group = await userGroup(c, auth, 'admin_group');
-    const { commands } = appContext(c);
+    const group = await userGroup(c, w.auth, 'admin_group');
     const avatar = await avatarUpload(p.avatar);
-    await updateGroup(commands, group.row, settingsOf(c, p, group.viewer!), group.viewer!, eventMetadata(c, auth), avatar);
+    await updateGroup(w, group.row, settingsOf(c, p, group.viewer!), group.viewer!, avatar);
     return c.json(await presentDetail(c, await reloaded(c, group.row.id, group.role, group.viewer), { withProjects: true, runnersToken: false }));
   })
 
   .delete('/groups/:id', async (c) => {
-    const auth = await requireUser(c);
-    const group = await userGroup(c, auth, 'admin_group');
+    const w = await requireWriter(c);
+    const group = await userGroup(c, w.auth, 'admin_group');
     checkUnmodifiedSince(c, group.row.updated_at);
-    await run(appContext(c).commands, groups, group.row.id, { type: 'ScheduleGroupDeletion', fullPath: group.row.full_path }, eventMetadata(c, auth));
+    await run(w, groups, group.row.id, { type: 'ScheduleGroupDeletion', fullPath: group.row.full_path });
     throw accepted();
   })
 
@@ -274,17 +272,17 @@ export const groupRoutes = new Hono<AppEnv>()
   })
 
   .put('/groups/:id/custom_attributes/:key', async (c) => {
-    const auth = await requireAdmin(c);
+    const w = await requireWriter(c, { admin: true });
     const p = await params(c, { value: required(t.string()) });
-    const group = await userGroup(c, auth);
+    const group = await userGroup(c, w.auth);
     const key = c.req.param('key');
-    await run(appContext(c).commands, groups, group.row.id, { type: 'SetGroupCustomAttribute', key, value: p.value }, eventMetadata(c, auth));
+    await run(w, groups, group.row.id, { type: 'SetGroupCustomAttribute', key, value: p.value });
     return c.json(toCustomAttribute({ key, value: p.value }));
   })
 
   .delete('/groups/:id/custom_attributes/:key', async (c) => {
-    const auth = await requireAdmin(c);
-    const group = await userGroup(c, auth);
-    await run(appContext(c).commands, groups, group.row.id, { type: 'DeleteGroupCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
+    const w = await requireWriter(c, { admin: true });
+    const group = await userGroup(c, w.auth);
+    await run(w, groups, group.row.id, { type: 'DeleteGroupCustomAttribute', key: c.req.param('key') });
     return c.body(null, 204);
   });

@@ -5,7 +5,7 @@ import { ALIASES, BRANCH_CHOICES, type EventFlag, type FieldSpec, type KindSpec,
 import { licensed } from '../../domain/policy/licensed.js';
 import { activeIntegrations, findIntegration } from '../../projections/integrations/queries.js';
 import { toIntegration, toIntegrationBasic } from '../entities/integrations.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { routeNotFound } from '../kernel/errors.js';
 import { declaration, optional, params, rawParams, required, t, type Shape } from '../kernel/params.js';
@@ -102,21 +102,21 @@ function routesUnder(prefix: 'services' | 'integrations') {
       // One route per kind in GitLab: an unknown slug matches none.
       const kind = servedKind(c, c.req.param('slug'));
       if (!kind) throw routeNotFound();
-      const auth = await requireUser(c);
-      const project = await userProject(c, auth, 'admin_project');
+      const w = await requireWriter(c);
+      const project = await userProject(c, w.auth, 'admin_project');
       const p = declaration(await rawParams(c));
       const parsed = p.parse(putShape(kind)) as Record<string, unknown>;
       p.done();
       const { values, flags } = changeOf(kind, parsed);
-      await saveIntegration(appContext(c).commands, { projectId: project.row.id, kind, values, flags }, eventMetadata(c, auth));
+      await saveIntegration(w, { projectId: project.row.id, kind, values, flags });
       return c.json(await present(c, project.row.id, kind));
     })
 
     .delete(`/projects/:id/${prefix}/:slug`, async (c) => {
-      const auth = await requireUser(c);
-      const project = await userProject(c, auth, 'admin_project');
+      const w = await requireWriter(c);
+      const project = await userProject(c, w.auth, 'admin_project');
       const kind = await slugParam(c, slugName);
-      await disableIntegration(appContext(c).commands, { projectId: project.row.id, kind: kind.slug }, eventMetadata(c, auth));
+      await disableIntegration(w, { projectId: project.row.id, kind: kind.slug });
       return c.body(null, 204);
     });
 }

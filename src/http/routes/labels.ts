@@ -4,7 +4,7 @@ import type { LabelFields } from '../../domain/labels.js';
 import { findLabel, findLabelByTitle, labelsQuery } from '../../projections/labels/queries.js';
 import type { LabelRow } from '../../projections/labels/tables.js';
 import { toProjectLabel } from '../entities/labels.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, rawParams, required, t, withDefault, type RawParams, type Shape } from '../kernel/params.js';
@@ -79,21 +79,21 @@ async function selectorDeclaration(c: Context): Promise<string | number> {
 }
 
 async function update(c: Context, selectorInPath: boolean) {
-  const auth = await requireUser(c);
+  const w = await requireWriter(c);
   const { selector, update: fields } = await updateDeclaration(c, selectorInPath);
-  const project = await userProject(c, auth, 'admin_label');
+  const project = await userProject(c, w.auth, 'admin_label');
   const label = await labelOf(c, project.row.id, selector);
-  const { db, commands } = appContext(c);
-  await run(commands, labels, label.id, { type: 'UpdateLabel', fields }, eventMetadata(c, auth));
+  const { db } = appContext(c);
+  await run(w, labels, label.id, { type: 'UpdateLabel', fields });
   return c.json(toProjectLabel((await findLabel(db, project.row.id, label.id))!));
 }
 
 async function destroy(c: Context, selector: () => Promise<string | number>) {
-  const auth = await requireUser(c);
+  const w = await requireWriter(c);
   const idOrTitle = await selector();
-  const project = await userProject(c, auth, 'admin_label');
+  const project = await userProject(c, w.auth, 'admin_label');
   const label = await labelOf(c, project.row.id, idOrTitle);
-  await run(appContext(c).commands, labels, label.id, { type: 'DeleteLabel' }, eventMetadata(c, auth));
+  await run(w, labels, label.id, { type: 'DeleteLabel' });
   return c.body(null, 204);
 }
 
@@ -119,19 +119,19 @@ export const labelRoutes = new Hono<AppEnv>()
   })
 
   .post('/projects/:id/labels', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const { raw, priority } = withBlankPriority(await rawParams(c));
     const p = declaration(raw);
     const parsed = p.parse(createShape);
     p.done();
-    const project = await userProject(c, auth, 'admin_label');
-    const { db, commands } = appContext(c);
+    const project = await userProject(c, w.auth, 'admin_label');
+    const { db } = appContext(c);
     // LabelHelpers#create_label: the name as sent already a title is a 409 before any
     // validation; a title taken once stripped is the model's uniqueness error (400).
     if (await findLabelByTitle(db, project.row.id, parsed.name)) throw conflict('Label already exists');
-    const id = await newId(commands, labels);
+    const id = await newId(w, labels);
     const fields = { title: parsed.name, color: parsed.color, description: parsed.description, priority: priority === null ? null : parsed.priority };
-    await run(commands, labels, id, { type: 'CreateLabel', projectId: project.row.id, fields }, eventMetadata(c, auth));
+    await run(w, labels, id, { type: 'CreateLabel', projectId: project.row.id, fields });
     return c.json(toProjectLabel((await findLabel(db, project.row.id, id))!), 201);
   })
 

@@ -14,7 +14,7 @@ import {
 } from '../../projections/members/members.js';
 import { findUserById } from '../../projections/users/queries.js';
 import { toMember } from '../entities/members.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { conflict, forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
@@ -163,11 +163,11 @@ for (const { plural, type } of SOURCE_KINDS) {
     .get(`${base}/:user_id`, (c) => one(c, false))
 
     .post(base, async (c) => {
-      const auth = await requireUser(c);
+      const w = await requireWriter(c);
       const p = await params(c, createParams);
-      const source = await resolveSource(c, auth, type);
+      const source = await resolveSource(c, w.auth, type);
       if (!source.canManage) throw forbidden();
-      const { db, config, commands } = appContext(c);
+      const { db, config } = appContext(c);
       if (await directMembersQuery(db, source, { userId: p.user_id }).executeTakeFirst()) {
         throw conflict('Member already exists');
       }
@@ -175,46 +175,45 @@ for (const { plural, type } of SOURCE_KINDS) {
       const inherited = await highestGroupMembership(db, source.inheritFrom, p.user_id);
       const expiresAt = p.expires_at === undefined ? null : toDate(p.expires_at);
       await run(
-        commands,
+        w,
         members,
         source,
-        { type: 'AddMember', userId: p.user_id, accessLevel: p.access_level, expiresAt, inherited, actorId: auth.user.id },
-        eventMetadata(c, auth),
+        { type: 'AddMember', userId: p.user_id, accessLevel: p.access_level, expiresAt, inherited, actorId: w.auth.user.id },
       );
       const row = await directMembersQuery(db, source, { userId: p.user_id }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config), 201);
     })
 
     .put(`${base}/:user_id`, async (c) => {
-      const auth = await requireUser(c);
+      const w = await requireWriter(c);
       const userId = userIdParam(c);
       const given = (await rawParams(c)).expires_at;
       const p = await params(c, updateParams);
-      const source = await resolveSource(c, auth, type);
+      const source = await resolveSource(c, w.auth, type);
       if (!source.canManage) throw forbidden();
-      const { db, config, commands } = appContext(c);
+      const { db, config } = appContext(c);
       if (!(await directMembersQuery(db, source, { userId }).executeTakeFirst())) throw recordNotFound();
       // An empty expires_at clears the date; an absent one keeps it.
       const expiresAt = p.expires_at !== undefined ? toDate(p.expires_at) : given === '' || given === null ? null : undefined;
       const inherited = await highestGroupMembership(db, source.inheritFrom, userId);
       const guard = await ownerGuard(c, source);
-      await run(commands, members, source, { type: 'UpdateMember', userId, accessLevel: p.access_level, expiresAt, inherited, guard }, eventMetadata(c, auth));
+      await run(w, members, source, { type: 'UpdateMember', userId, accessLevel: p.access_level, expiresAt, inherited, guard });
       const row = await directMembersQuery(db, source, { userId }).executeTakeFirstOrThrow();
       return c.json(toMember(row, config));
     })
 
     .delete(`${base}/:user_id`, async (c) => {
-      const auth = await requireUser(c);
+      const w = await requireWriter(c);
       const userId = userIdParam(c);
-      const source = await resolveSource(c, auth, type);
-      const { db, commands } = appContext(c);
+      const source = await resolveSource(c, w.auth, type);
+      const { db } = appContext(c);
       const member = await directMembersQuery(db, source, { userId }).executeTakeFirst();
       if (!member) throw recordNotFound();
       checkUnmodifiedSince(c, member.updated_at);
       // GitLab's member policies: managers remove anybody, a member may leave.
       if (!source.canDestroyMember(userId)) throw forbidden();
       const guard = await ownerGuard(c, source);
-      await run(commands, members, source, { type: 'RemoveMember', userId, actorId: auth.user.id, guard }, eventMetadata(c, auth));
+      await run(w, members, source, { type: 'RemoveMember', userId, actorId: w.auth.user.id, guard });
       return c.body(null, 204);
     });
 }

@@ -5,7 +5,7 @@ import type { MilestoneFields } from '../../domain/milestones.js';
 import { MILESTONE_ORDER, findMilestone, milestonesQuery } from '../../projections/milestones/queries.js';
 import type { MilestoneRow } from '../../projections/milestones/tables.js';
 import { toMilestone } from '../entities/milestones.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { failedTo, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
@@ -79,31 +79,31 @@ export const milestoneRoutes = new Hono<AppEnv>()
   })
 
   .post('/projects/:id/milestones', rendersInvalid(failedTo('create milestone')), async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
     const parsed = p.parse(createShape);
     p.done();
-    const project = await userProject(c, auth, 'admin_milestone');
-    const { db, commands } = appContext(c);
-    const id = await createMilestone(commands, { projectId: project.row.id, title: parsed.title, fields: fieldsOf(parsed) }, eventMetadata(c, auth));
+    const project = await userProject(c, w.auth, 'admin_milestone');
+    const { db } = appContext(c);
+    const id = await createMilestone(w, { projectId: project.row.id, title: parsed.title, fields: fieldsOf(parsed) });
     return c.json(present(c, project, (await findMilestone(db, project.row.id, id))!), 201);
   })
 
   .put('/projects/:id/milestones/:milestone_id', rendersInvalid(failedTo('update milestone')), async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const parsed = await declared(c, updateShape, { ...ON_MILESTONE, checks: [(raw) => atLeastOneOf(raw, ['title', 'description', 'start_date', 'due_date', 'state_event'])] });
-    const project = await userProject(c, auth, 'admin_milestone');
+    const project = await userProject(c, w.auth, 'admin_milestone');
     const milestone = await milestoneOf(c, project.row.id);
-    const { db, commands } = appContext(c);
-    await run(commands, milestones, milestone.id, { type: 'UpdateMilestone', fields: { title: parsed.title, ...fieldsOf(parsed) }, stateEvent: parsed.state_event }, eventMetadata(c, auth));
+    const { db } = appContext(c);
+    await run(w, milestones, milestone.id, { type: 'UpdateMilestone', fields: { title: parsed.title, ...fieldsOf(parsed) }, stateEvent: parsed.state_event });
     return c.json(present(c, project, (await findMilestone(db, project.row.id, milestone.id))!));
   })
 
   .delete('/projects/:id/milestones/:milestone_id', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     await declared(c, {}, ON_MILESTONE);
-    const project = await userProject(c, auth, 'admin_milestone');
+    const project = await userProject(c, w.auth, 'admin_milestone');
     const milestone = await milestoneOf(c, project.row.id);
-    await run(appContext(c).commands, milestones, milestone.id, { type: 'DeleteMilestone' }, eventMetadata(c, auth));
+    await run(w, milestones, milestone.id, { type: 'DeleteMilestone' });
     return c.body(null, 204);
   });

@@ -3,7 +3,7 @@ import { EMAIL_EVENTS, EPIC_EVENT, type EmailEvent, type EventFlags, type Notifi
 import { licensed } from '../../domain/policy/licensed.js';
 import { findNotificationSetting } from '../../projections/notification-settings/queries.js';
 import { toGlobalNotificationSetting, toNotificationSetting } from '../entities/notification-settings.js';
-import { eventMetadata, requireUser, requireUserRow } from '../kernel/auth.js';
+import { requireUser, requireUserRow, requireWriter, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
 import { optional, params, t, type ParamDef } from '../kernel/params.js';
 import { userGroup, userProject } from '../kernel/scope.js';
@@ -56,9 +56,9 @@ notificationSettingRoutes
     const auth = await requireUserRow(c);
     const events = emailEvents(c, 'global');
     const given = await settingParams(c, events, true);
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     const command = { type: 'UpdateNotificationSetting', source: null, ...given, ownedEmails: [auth.user.email] } as const;
-    await run(commands, notificationSettings, auth.user.id, command, eventMetadata(c, auth));
+    await run(writerFor(c, auth), notificationSettings, auth.user.id, command);
     // Users own one email, their primary one: notification_email can only be that.
     return c.json(toGlobalNotificationSetting(await findNotificationSetting(db, auth.user.id, null), events, auth.user.email));
   });
@@ -76,12 +76,12 @@ for (const [plural, kind] of [
       return c.json(toNotificationSetting(setting, emailEvents(c, kind)));
     })
     .put(path, async (c) => {
-      const auth = await requireUser(c);
+      const w = await requireWriter(c);
       const events = emailEvents(c, kind);
       const given = await settingParams(c, events, false);
-      const source = await resolve(c, auth, kind);
-      const { db, commands } = appContext(c);
-      await run(commands, notificationSettings, auth.user.id, { type: 'UpdateNotificationSetting', source, ...given }, eventMetadata(c, auth));
-      return c.json(toNotificationSetting(await findNotificationSetting(db, auth.user.id, source), events));
+      const source = await resolve(c, w.auth, kind);
+      const { db } = appContext(c);
+      await run(w, notificationSettings, w.auth.user.id, { type: 'UpdateNotificationSetting', source, ...given });
+      return c.json(toNotificationSetting(await findNotificationSetting(db, w.auth.user.id, source), events));
     });
 }

@@ -25,7 +25,7 @@ import {
 } from '../../projections/projects/queries.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import { presentProjects, type ProjectsView } from '../entities/projects.js';
-import { authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
+import { authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { limitReachedFirst, methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
 import { pageOf, paginate, setKeysetNextLink } from '../kernel/pagination.js';
@@ -122,10 +122,10 @@ export const projectRoutes = new Hono<AppEnv>()
   .get('/users/:user_id/starred_projects', async (c) => userProjects(c, 'starred'))
 
   .post('/projects', rendersInvalid(limitReachedFirst), async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = await params(c, createParams, createRules);
-    const { commands, db } = appContext(c);
-    const viewer = viewerOf(auth.user, today(c))!;
+    const { db } = appContext(c);
+    const viewer = viewerOf(w.auth.user, today(c))!;
     const settings = settingsFrom(p, licensed(appContext(c).config.plan, 'ee'));
     // GitLab (Projects::CreateService): the name from the path, or the path from the name.
     if (settings.name === undefined || settings.name === '') {
@@ -138,13 +138,13 @@ export const projectRoutes = new Hono<AppEnv>()
     settings.path ??= '';
 
     // GitLab: the caller's personal namespace by default; another needs create_projects on it.
-    const namespaceId = p.namespace_id ?? (await personalNamespaceId(db, auth.user.id));
+    const namespaceId = p.namespace_id ?? (await personalNamespaceId(db, w.auth.user.id));
     const namespace = namespaceId === undefined ? undefined : await namespaceRow(c, namespaceId);
     let allowed = false;
     if (namespace?.kind === 'user') {
       // GitLab (NamespacePolicy): a named personal namespace also needs the caller to be under
       // their own project limit; without namespace_id the limit is the model's 403 instead.
-      const canCreatePersonalProject = p.namespace_id === undefined || (await underProjectLimit(c, auth.user));
+      const canCreatePersonalProject = p.namespace_id === undefined || (await underProjectLimit(c, w.auth.user));
       allowed = can({ kind: 'namespace', viewer, ownerId: namespace.owner_id, canCreatePersonalProject }, 'create_projects');
     } else if (namespace) {
       allowed = can({ kind: 'group', viewer, role: await groupAccessLevelOf(db, viewer, namespace.id), group: namespace }, 'create_projects');
@@ -153,18 +153,17 @@ export const projectRoutes = new Hono<AppEnv>()
     const avatar = await avatarUpload(p.avatar);
 
     const created = await createProject(
-      commands,
+      w,
       {
         settings: settings as Pick<ProjectSettings, 'name' | 'path'> & Partial<ProjectSettings>,
         namespace,
-        creator: auth.user,
+        creator: w.auth.user,
         initializeWithReadme: p.initialize_with_readme ?? false,
         defaultBranch: p.default_branch,
         avatar,
       },
-      eventMetadata(c, auth),
     );
-    const project = await userProject(c, auth, undefined, String(created.state.id));
+    const project = await userProject(c, w.auth, undefined, String(created.state.id));
     return c.json(await present(c, viewer, project.row, { adminTokens: await adminTokens(c, project) }), 201);
   })
 
@@ -191,10 +190,10 @@ export const projectRoutes = new Hono<AppEnv>()
   })
 
   .put('/projects/:id', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = await params(c, updateParams, { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF] });
     // GitLab: authorize_admin_project, then rename_project for a name, change_visibility_level for a visibility.
-    const project = await userProject(c, auth, 'admin_project');
+    const project = await userProject(c, w.auth, 'admin_project');
     const { viewer, row } = project;
     if (p.name !== undefined && p.name !== '' && !project.can('rename_project')) throw forbidden();
     if (p.visibility !== undefined && !project.can('change_visibility_level')) throw forbidden();
@@ -202,7 +201,7 @@ export const projectRoutes = new Hono<AppEnv>()
     if (!namespace) throw notFound('Project');
     const changes: ProjectChanges = { ...settingsFrom(p, licensed(appContext(c).config.plan, 'ee')), ...(p.default_branch !== undefined ? { default_branch: p.default_branch } : {}) };
     const avatar = await avatarUpload(p.avatar);
-    await updateProject(appContext(c).commands, row, namespace, changes, viewer!, eventMetadata(c, auth), avatar);
+    await updateProject(w, row, namespace, changes, viewer!, avatar);
     const updated = await reloaded(c, row.id);
     return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, project) }));
   })
@@ -214,11 +213,11 @@ export const projectRoutes = new Hono<AppEnv>()
   .post('/projects/:id/unstar', async (c) => starring(c, false))
 
   .delete('/projects/:id', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     // GitLab: remove_project is an owner right (namespace owner, group owner, admin).
-    const project = await userProject(c, auth, 'remove_project');
+    const project = await userProject(c, w.auth, 'remove_project');
     checkUnmodifiedSince(c, project.row.updated_at);
-    await run(appContext(c).commands, projects, project.row.id, { type: 'ScheduleProjectDeletion' }, eventMetadata(c, auth));
+    await run(w, projects, project.row.id, { type: 'ScheduleProjectDeletion' });
     throw accepted();
   })
 
@@ -299,24 +298,21 @@ async function userProjects(c: Context, kind: 'personal' | 'starred') {
 
 /** POST /projects/:id/archive and /unarchive: owner rights; 201 with the project. */
 async function archiving(c: Context, archive: boolean) {
-  const auth = await requireUser(c);
+  const w = await requireWriter(c);
   // GitLab: archive_project is an owner right (namespace owner, group owner, admin).
-  const project = await userProject(c, auth, 'archive_project');
-  const metadata = eventMetadata(c, auth);
-  const { commands } = appContext(c);
-  await run(commands, projects, project.row.id, { type: archive ? 'ArchiveProject' : 'UnarchiveProject' }, metadata);
+  const project = await userProject(c, w.auth, 'archive_project');
+  await run(w, projects, project.row.id, { type: archive ? 'ArchiveProject' : 'UnarchiveProject' });
   return c.json(await present(c, project.viewer, await reloaded(c, project.row.id)), 201);
 }
 
 /** POST /projects/:id/star and /unstar: 201 with the project, 304 when nothing changes. */
 async function starring(c: Context, star: boolean) {
-  const auth = await requireUser(c);
-  const project = await userProject(c, auth);
-  const { commands, db } = appContext(c);
-  const starred = await isStarredBy(db, project.row.id, auth.user.id);
+  const w = await requireWriter(c);
+  const project = await userProject(c, w.auth);
+  const { db } = appContext(c);
+  const starred = await isStarredBy(db, project.row.id, w.auth.user.id);
   if (starred === star) throw notModified();
-  const metadata = eventMetadata(c, auth);
-  await run(commands, projects, project.row.id, { type: star ? 'StarProject' : 'UnstarProject', userId: auth.user.id }, metadata);
+  await run(w, projects, project.row.id, { type: star ? 'StarProject' : 'UnstarProject', userId: w.auth.user.id });
   return c.json(await present(c, project.viewer, await reloaded(c, project.row.id)), 201);
 }
 

@@ -5,7 +5,7 @@ import { ACCESS_KINDS, alreadyProtected, PROTECTED_REF_LEVELS, type AccessInput,
 import { findProtectedBranch, protectedBranchesQuery, ruleFacts, rulesOf } from '../../projections/protected-branches/queries.js';
 import type { ProtectedBranchRow } from '../../projections/protected-branches/tables.js';
 import { toProtectedBranch } from '../entities/protected-branches.js';
-import { authenticate, eventMetadata } from '../kernel/auth.js';
+import { authenticate, writerFor } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { fullMessages, rendersInvalid, routeNotFound } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
@@ -102,7 +102,8 @@ protectedBranchRoutes
 
   .post('/projects/:id/protected_branches', rendersInvalid(fullMessages(422)), async (c) => {
     const { auth, project } = await adminProject(c);
-    const { db, config, commands } = appContext(c);
+    const w = writerFor(c, auth);
+    const { db, config } = appContext(c);
     const ee = licensed(config.plan, 'ee');
     const byUser = licensed(config.plan, 'protected_refs_for_users');
     // Grape's order: name, push, merge, then EE's unprotect, allowed_to_*, code_owner_approval_required.
@@ -122,9 +123,9 @@ protectedBranchRoutes
     const named = ACCESS_KINDS.flatMap((kind) => allowed[kind]);
     const userIds = named.flatMap((r) => (r.user_id === undefined ? [] : [r.user_id]));
     const groupIds = named.flatMap((r) => (r.group_id === undefined ? [] : [r.group_id]));
-    const id = await newId(appContext(c).commands, protectedBranches);
+    const id = await newId(w, protectedBranches);
     await run(
-      commands,
+      w,
       protectedBranches,
       id,
       async (trx) => ({
@@ -136,7 +137,6 @@ protectedBranchRoutes
         codeOwnerApprovalRequired: licensed(config.plan, 'code_owner_approval_required') && codeOwners,
         facts: await ruleFacts(trx, project.row.id, userIds, groupIds, today(c)),
       }),
-      eventMetadata(c, auth),
     );
     const row = await findProtectedBranch(db, project.row.id, p.name);
     return c.json((await present(c, [row!]))[0], 201);
@@ -147,21 +147,23 @@ protectedBranchRoutes
     // EE's endpoint: CE has no such route.
     if (!licensed(config.plan, 'ee')) throw routeNotFound();
     const { auth, project } = await adminProject(c);
+    const w = writerFor(c, auth);
     const p = await params(c, { code_owner_approval_required: withDefault(t.boolean(), false) });
     if (!licensed(config.plan, 'code_owner_approval_required')) throw refused("Feature 'Code Owner Approval Required' is not enabled");
-    const { db, commands } = appContext(c);
+    const { db } = appContext(c);
     const row = await findProtectedBranch(db, project.row.id, branchName(c));
     if (!row) throw recordNotFound('ProtectedBranch');
-    await run(commands, protectedBranches, row.id, { type: 'UpdateProtectedBranch', codeOwnerApprovalRequired: p.code_owner_approval_required }, eventMetadata(c, auth));
+    await run(w, protectedBranches, row.id, { type: 'UpdateProtectedBranch', codeOwnerApprovalRequired: p.code_owner_approval_required });
     return c.json((await present(c, [(await findProtectedBranch(db, project.row.id, row.name))!]))[0]);
   })
 
   .delete('/projects/:id/protected_branches/:name', async (c) => {
     const { auth, project } = await adminProject(c);
-    const { db, commands } = appContext(c);
+    const w = writerFor(c, auth);
+    const { db } = appContext(c);
     const row = await findProtectedBranch(db, project.row.id, branchName(c));
     if (!row) throw recordNotFound('ProtectedBranch');
     checkUnmodifiedSince(c, row.updated_at);
-    await run(commands, protectedBranches, row.id, { type: 'UnprotectBranch' }, eventMetadata(c, auth));
+    await run(w, protectedBranches, row.id, { type: 'UnprotectBranch' });
     return c.body(null, 204);
   });

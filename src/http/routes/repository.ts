@@ -19,7 +19,7 @@ import {
 } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
 import { toBranch, toCommit, toCommitDetail, toFile, toTreeObject } from '../entities/repository.js';
-import { eventMetadata, requireUser, authenticate } from '../kernel/auth.js';
+import { authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { pageOf, setPaginationHeaders } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
@@ -163,7 +163,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   .post('/projects/:id/repository/commits', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     const parsed = p.parse(createCommitShape);
@@ -175,17 +175,17 @@ export const repositoryRoutes = new Hono<AppEnv>()
       for (const message of error.params ?? []) p.check(message);
     }
     p.done();
-    const project = await userProject(c, auth, 'push_code');
-    const { db, commands } = appContext(c);
+    const project = await userProject(c, w.auth, 'push_code');
+    const { db } = appContext(c);
     // authorize_push_to_branch!: the branch's protection (a new branch is protected by a matching wildcard too).
     const { may } = await branchAccess(c, project);
     if (!may('push', parsed.branch)) throw forbidden('You are not allowed to push into this branch');
-    const user = await db.selectFrom('users').select(['name', 'email']).where('id', '=', auth.user.id).executeTakeFirstOrThrow();
+    const user = await db.selectFrom('users').select(['name', 'email']).where('id', '=', w.auth.user.id).executeTakeFirstOrThrow();
     const committer = { name: user.name, email: user.email };
     // Gitlab::Git::Repository#multi_action: the author given (both fields), else the committer.
     const author = parsed.author_email !== undefined && parsed.author_name !== undefined ? { name: parsed.author_name, email: parsed.author_email } : committer;
     const sha = await commitFiles(
-      commands,
+      w,
       {
         projectId: project.row.id,
         branch: parsed.branch,
@@ -196,7 +196,6 @@ export const repositoryRoutes = new Hono<AppEnv>()
         committer,
         writer: refWriter(c, project)!,
       },
-      eventMetadata(c, auth),
     );
     const commit = (await findCommit(db, project.row.id, sha))!;
     const stats = parsed.stats ? await commitStats(db, project.row.id, commit) : null;
@@ -229,19 +228,19 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   .post('/projects/:id/repository/branches', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = await params(c, { branch: required(t.string()), ref: required(t.string()) });
-    const project = await userProject(c, auth, 'push_code');
-    const sha = await createBranch(appContext(c).commands, { projectId: project.row.id, branch: p.branch, ref: p.ref, writer: refWriter(c, project)! }, eventMetadata(c, auth));
+    const project = await userProject(c, w.auth, 'push_code');
+    const sha = await createBranch(w, { projectId: project.row.id, branch: p.branch, ref: p.ref, writer: refWriter(c, project)! });
     return c.json((await presentBranches(c, project, [{ name: p.branch, sha }]))[0], 201);
   })
 
   .delete('/projects/:id/repository/branches/:branch', async (c) => {
-    const auth = await requireUser(c);
-    const project = await userProject(c, auth, 'push_code');
+    const w = await requireWriter(c);
+    const project = await userProject(c, w.auth, 'push_code');
     const branch = await branchOf(c, project);
     // Branches::DeleteService: the branch check refuses the default branch, and a protected one but to maintainers (400).
-    await deleteBranch(appContext(c).commands, project.row.id, branch.name, refWriter(c, project)!, eventMetadata(c, auth));
+    await deleteBranch(w, project.row.id, branch.name, refWriter(c, project)!);
     return c.body(null, 204);
   })
 

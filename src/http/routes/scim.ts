@@ -9,8 +9,8 @@ import { licensed } from '../../domain/policy/licensed.js';
 import { updateAttributes, parseFilter, scim } from '../../domain/scim.js';
 import { findGroupByIdOrPath, findGroupIdentity, findSamlProvider, groupIdentitiesQuery, scimTokenGroupId, userIdForUserName } from '../../projections/scim/queries.js';
 import { SCIM_CONTENT_TYPE, toSamlProvider, toScimError, toScimList, toScimToken, toScimUser } from '../entities/scim.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
-import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
+import { requireWriter, writerFor } from '../kernel/auth.js';
+import { appContext, NOBODY, type AppEnv, type Auth } from '../kernel/context.js';
 import { toErrorResponse, unauthorized } from '../kernel/errors.js';
 import { optional, params, rawParams, t, type RawParams } from '../kernel/params.js';
 import { header } from '../kernel/request.js';
@@ -100,9 +100,6 @@ async function scimGroup(c: Context) {
   return group;
 }
 
-/** The identity provider is nobody of ours: its events have no actor. */
-const NOBODY: Auth = { user: null, token: null, sudoFrom: null };
-
 const identityOf = (c: Context, groupId: number) =>
   pathNamed(c, 'id', (db, id) => findGroupIdentity(db, groupId, id), (id) => new ScimFailure(404, `Resource ${id} not found`));
 
@@ -143,7 +140,7 @@ function postAttributes(raw: RawParams) {
 const provision = scimEndpoint(async (c) => {
   const raw = await rawParams(c);
   const group = await scimGroup(c);
-  const { db, commands } = appContext(c);
+  const { db } = appContext(c);
   const input = postAttributes(raw);
   const missing = [input.externUid === undefined ? ':extern_uid' : null, input.email === undefined ? ':email' : null, input.username === undefined ? ':username' : null].filter(Boolean);
   if (missing.length > 0) throw new ScimFailure(412, `Error saving user with ${paramsInspect(c, raw)}: Missing params: [${missing.join(', ')}]`);
@@ -153,7 +150,7 @@ const provision = scimEndpoint(async (c) => {
   const member = existing && (await db.selectFrom('members').select('user_id').where('source_type', '=', 'Namespace').where('source_id', '=', group.id).where('user_id', '=', existing.user_id).executeTakeFirst());
   if (existing && member) return scimJson(c, toScimUser(existing), 201);
   try {
-    await provisionScimUser(commands, group.id, { externUid, username, email, name: input.name }, eventMetadata(c, NOBODY));
+    await provisionScimUser(writerFor(c, NOBODY), group.id, { externUid, username, email, name: input.name });
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     const saving = `Error saving user with ${paramsInspect(c, raw)}`;
@@ -213,17 +210,17 @@ export const scimRoutes = new Hono<AppEnv>()
       const raw = await rawParams(c);
       const group = await scimGroup(c);
       const identity = await identityOf(c, group.id);
-      const { db, commands } = appContext(c);
+      const { db } = appContext(c);
       const failed = () => new ScimFailure(412, `Error updating ${identity.name} with ${paramsInspect(c, raw)}`);
       if (!Array.isArray(raw.Operations)) throw failed();
       const attributes = updateAttributes(raw.Operations);
-      const metadata = eventMetadata(c, NOBODY);
+      const w = writerFor(c, NOBODY);
       try {
         if (attributes.active === false) {
-          await deprovisionScimIdentity(commands, group.id, { externUid: identity.extern_uid, userId: identity.user_id }, metadata);
+          await deprovisionScimIdentity(w, group.id, { externUid: identity.extern_uid, userId: identity.user_id });
         } else if (attributes.extern_uid !== undefined) {
           // GitLab 12: a new extern_uid is the only change made then.
-          await run(commands, scim, group.id, { type: 'ChangeGroupSamlIdentityUid', externUid: identity.extern_uid, newExternUid: attributes.extern_uid }, metadata);
+          await run(w, scim, group.id, { type: 'ChangeGroupSamlIdentityUid', externUid: identity.extern_uid, newExternUid: attributes.extern_uid });
         } else {
           const { name, email, username } = attributes;
           if (email !== undefined) {
@@ -231,7 +228,7 @@ export const scimRoutes = new Hono<AppEnv>()
             if (taken) throw new ScimFailure(409, 'Email has already been taken');
           }
           const changes = { ...(name !== undefined ? { name } : {}), ...(email !== undefined ? { email } : {}), ...(username !== undefined ? { username } : {}) };
-          if (Object.keys(changes).length > 0) await updateUser(commands, identity.user_id, changes, undefined, metadata);
+          if (Object.keys(changes).length > 0) await updateUser(w, identity.user_id, changes, undefined);
         }
       } catch (error) {
         if (error instanceof DomainError) throw failed();
@@ -247,7 +244,7 @@ export const scimRoutes = new Hono<AppEnv>()
       const group = await scimGroup(c);
       const identity = await identityOf(c, group.id);
       try {
-        await deprovisionScimIdentity(appContext(c).commands, group.id, { externUid: identity.extern_uid, userId: identity.user_id }, eventMetadata(c, NOBODY));
+        await deprovisionScimIdentity(writerFor(c, NOBODY), group.id, { externUid: identity.extern_uid, userId: identity.user_id });
       } catch (error) {
         if (error instanceof DomainError) throw new ScimFailure(404, `Resource ${c.req.param('id')} not found`);
         throw error;
@@ -275,18 +272,18 @@ const samlShape = { enabled: optional(t.boolean()), sso_url: optional(t.string()
 
 export const groupSamlRoutes = new Hono<AppEnv>()
   .put('/groups/:id/saml', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = await params(c, samlShape);
-    const group = await samlGroup(c, auth);
-    const { db, commands } = appContext(c);
-    await run(commands, scim, group.row.id, { type: 'ConfigureSamlProvider', enabled: p.enabled, ssoUrl: p.sso_url, certificateFingerprint: p.certificate_fingerprint }, eventMetadata(c, auth));
+    const group = await samlGroup(c, w.auth);
+    const { db } = appContext(c);
+    await run(w, scim, group.row.id, { type: 'ConfigureSamlProvider', enabled: p.enabled, ssoUrl: p.sso_url, certificateFingerprint: p.certificate_fingerprint });
     return c.json(toSamlProvider((await findSamlProvider(db, group.row.id))!));
   })
 
   .post('/groups/:id/scim/token', async (c) => {
-    const auth = await requireUser(c);
-    const group = await samlGroup(c, auth);
-    const { commands, config } = appContext(c);
-    const token = await generateScimToken(commands, group.row.id, eventMetadata(c, auth));
+    const w = await requireWriter(c);
+    const group = await samlGroup(c, w.auth);
+    const { config } = appContext(c);
+    const token = await generateScimToken(w, group.row.id);
     return c.json(toScimToken(`${config.externalUrl}${SCIM_PREFIX}/groups/${group.row.full_path}`, token), 201);
   });

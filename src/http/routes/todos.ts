@@ -3,7 +3,7 @@ import { recordNotFound } from '../../domain/errors.js';
 import { TODO_ACTIONS, TODO_TARGET_TYPES, type TodoAction, type TodoTargetType, todos } from '../../domain/todos.js';
 import { findTodo, todosQuery, type TodoFilters } from '../../projections/todos/queries.js';
 import { presentTodos } from '../entities/todos.js';
-import { eventMetadata, requireUser } from '../kernel/auth.js';
+import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
 import { INT4_MAX, INTEGER_TEXT, declaration, integerCheck, pathId, rawParams } from '../kernel/params.js';
@@ -56,23 +56,23 @@ export const todoRoutes = new Hono<AppEnv>()
   })
 
   .post('/todos/:id/mark_as_done', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
     p.check(integerCheck(c, 'id'));
     p.done();
-    const { db, config, commands } = appContext(c);
+    const { db, config } = appContext(c);
     const id = pathId(c, 'id');
-    const todo = id === null ? undefined : await findTodo(db, auth.user.id, id);
+    const todo = id === null ? undefined : await findTodo(db, w.auth.user.id, id);
     if (!todo) throw recordNotFound();
-    await run(commands, todos, auth.user.id, { type: 'MarkTodosDone', ids: [todo.id] }, eventMetadata(c, auth));
-    const [done] = await presentTodos(db, config, viewer(c, auth), [(await findTodo(db, auth.user.id, todo.id))!]);
+    await run(w, todos, w.auth.user.id, { type: 'MarkTodosDone', ids: [todo.id] });
+    const [done] = await presentTodos(db, config, viewer(c, w.auth), [(await findTodo(db, w.auth.user.id, todo.id))!]);
     return c.json(done, 201);
   })
 
   .post('/todos/mark_as_done', async (c) => {
-    const auth = await requireUser(c);
-    const { db, commands } = appContext(c);
-    const rows = await todosQuery(db, auth.user.id, await filtersOf(c)).select('todos.id as todo_id').execute();
-    if (rows.length > 0) await run(commands, todos, auth.user.id, { type: 'MarkTodosDone', ids: rows.map((r) => r.todo_id) }, eventMetadata(c, auth));
+    const w = await requireWriter(c);
+    const { db } = appContext(c);
+    const rows = await todosQuery(db, w.auth.user.id, await filtersOf(c)).select('todos.id as todo_id').execute();
+    if (rows.length > 0) await run(w, todos, w.auth.user.id, { type: 'MarkTodosDone', ids: rows.map((r) => r.todo_id) });
     return c.body(null, 204);
   });

@@ -6,7 +6,7 @@ import { licensed } from '../../domain/policy/licensed.js';
 import { isBlank, type ProfileChanges, type UserProfile } from '../../domain/users.js';
 import { customAttributesByUser, listCustomAttributes } from '../../projections/users/custom-attributes.js';
 import { toUser, toUserBasic, toUserWithAdmin } from '../entities/users.js';
-import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../kernel/auth.js';
+import { USER_SCOPES, authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { conflict, forbidden } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
@@ -99,7 +99,7 @@ export const userRoutes = new Hono<AppEnv>()
   })
 
   .post('/users', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const raw = await rawParams(c);
     const declared = declaration(raw);
     const head = declared.parse({
@@ -113,13 +113,13 @@ export const userRoutes = new Hono<AppEnv>()
     declared.check(allOrNoneOf(raw, ['extern_uid', 'provider']));
     const ee = declared.parse(eeAttributes);
     declared.done();
-    mustBeAdmin(auth);
+    mustBeAdmin(w.auth);
     const avatar = await avatarUpload(body.avatar);
 
-    const { commands, config } = appContext(c);
+    const { config } = appContext(c);
     const profile = profileChanges({ ...head, ...body, ...ee }, undefined, licensed(config.plan, 'ee')) as ProfileChanges & Pick<UserProfile, 'name' | 'username' | 'email'>;
     const result = await createUser(
-      commands,
+      w,
       {
         profile,
         password: head.password,
@@ -127,14 +127,13 @@ export const userRoutes = new Hono<AppEnv>()
         skipConfirmation: head.skip_confirmation ?? false,
         avatar,
       },
-      eventMetadata(c, auth),
     );
     return c.json(toUserWithAdmin(await existingUser(c, result.state.id!), config), 201);
   })
 
   .put('/users/:id', async (c) => {
     const id = userIdFromPath(c);
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const raw = await rawParams(c);
     const declared = declaration(raw);
     const head = declared.parse({
@@ -148,12 +147,12 @@ export const userRoutes = new Hono<AppEnv>()
     declared.check(allOrNoneOf(raw, ['extern_uid', 'provider']));
     const ee = declared.parse(eeAttributes);
     declared.done();
-    mustBeAdmin(auth);
+    mustBeAdmin(w.auth);
 
     const user = await existingUser(c, id);
     const avatar = await avatarUpload(head.avatar);
-    const { commands, config } = appContext(c);
-    await updateUser(commands, id, profileChanges({ ...head, ...ee }, user, licensed(config.plan, 'ee')), head.password, eventMetadata(c, auth), {
+    const { config } = appContext(c);
+    await updateUser(w, id, profileChanges({ ...head, ...ee }, user, licensed(config.plan, 'ee')), head.password, {
       skipReconfirmation: head.skip_reconfirmation ?? false,
       avatar,
     });
@@ -162,35 +161,35 @@ export const userRoutes = new Hono<AppEnv>()
 
   .delete('/users/:id', async (c) => {
     const id = userIdFromPath(c);
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const declared = declaration(await rawParams(c));
     const p = declared.parse({ hard_delete: optional(t.boolean()) });
     declared.done();
-    mustBeAdmin(auth);
+    mustBeAdmin(w.auth);
     const user = await existingUser(c, id);
     const soleOwner = await soleOwnedGroupCount(c, id);
     if (soleOwner > 0 && !p.hard_delete) throw conflict('User cannot be removed while is the sole-owner of a group');
     checkUnmodifiedSince(c, user.updated_at);
-    await run(appContext(c).commands, users, id, { type: 'DeleteUser', hardDelete: p.hard_delete ?? false, soleOwnerOfGroups: soleOwner }, eventMetadata(c, auth));
+    await run(w, users, id, { type: 'DeleteUser', hardDelete: p.hard_delete ?? false, soleOwnerOfGroups: soleOwner });
     return c.body(null, 204);
   })
 
   // GitLab: `user.block` / `user.activate` — the answer is whether the state changed.
   .post('/users/:id/block', async (c) => {
     const id = userIdFromPath(c);
-    const auth = await requireUser(c);
-    mustBeAdmin(auth);
+    const w = await requireWriter(c);
+    mustBeAdmin(w.auth);
     await existingUser(c, id);
-    const result = await run(appContext(c).commands, users, id, { type: 'BlockUser' }, eventMetadata(c, auth));
+    const result = await run(w, users, id, { type: 'BlockUser' });
     return c.json(result.events.length > 0, 201);
   })
 
   .post('/users/:id/unblock', async (c) => {
     const id = userIdFromPath(c);
-    const auth = await requireUser(c);
-    mustBeAdmin(auth);
+    const w = await requireWriter(c);
+    mustBeAdmin(w.auth);
     await existingUser(c, id);
-    const result = await run(appContext(c).commands, users, id, { type: 'UnblockUser' }, eventMetadata(c, auth));
+    const result = await run(w, users, id, { type: 'UnblockUser' });
     return c.json(result.events.length > 0, 201);
   })
   .route('/', currentUserRoutes)

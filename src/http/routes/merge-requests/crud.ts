@@ -5,13 +5,12 @@ import { openMergeRequestCommand, updateMergeRequestCommand } from '../../../com
 import type { MergeRequestFields } from '../../../domain/merge-requests/decider.js';
 import { recordNotFound, unprocessable } from '../../../domain/errors.js';
 import { licensed } from '../../../domain/policy/licensed.js';
-import type { EventMetadata } from '../../../eventstore/types.js';
 import { findMergeRequestById, mergeRequestReaders } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { findMilestone } from '../../../projections/milestones/queries.js';
 import { commitsBetween } from '../../../projections/repository/history.js';
 import { findBranch } from '../../../projections/repository/queries.js';
-import { authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
+import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
 import { declaration, integerCheck, optional, rawParams, required, t, type RawParams } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
@@ -19,6 +18,7 @@ import { userProject, type ProjectScope } from '../../kernel/scope.js';
 import { canOnMergeRequest, mergeRequestOf, presentMergeRequest } from './find.js';
 import { newId, run, spec } from '../../../commands/kernel/run.js';
 import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
+import type { Writer } from '../../../commands/kernel/context.js';
 
 /**
  * GitLab 12's API::MergeRequests: create, show, update and delete one merge request
@@ -151,18 +151,16 @@ async function fieldsOf(
 
 /** Labels::FindOrCreateService for the names given (admin_label creates), then the merge request's own command, in one transaction. */
 async function commitWith(
-  c: Context,
+  w: Writer,
   project: ProjectScope,
   labels: string[] | undefined,
-  metadata: EventMetadata,
   build: (labelIds: number[] | undefined) => ReturnType<typeof spec<typeof mergeRequests>>,
 ) {
-  const { commands } = appContext(c);
   if (labels === undefined) {
-    await handleCommands(commands, [build(undefined)]);
+    await handleCommands(w, [build(undefined)]);
     return;
   }
-  await commitWithLabels(commands, { projectId: project.row.id, names: labels, mayCreate: project.can('admin_label') }, metadata, (found) => [
+  await commitWithLabels(w, { projectId: project.row.id, names: labels, mayCreate: project.can('admin_label') }, (found) => [
     build(found.map((l) => l.id).sort((a, b) => a - b)),
   ]);
 }
@@ -197,34 +195,32 @@ async function present(c: Context, project: ProjectScope, id: number, status: 20
 
 export const mergeRequestCrudRoutes = new Hono<AppEnv>()
   .post('/projects/:id/merge_requests', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     const parsed = p.parse(createShape);
     p.done();
-    const project = await userProject(c, auth, 'create_merge_request_from');
+    const project = await userProject(c, w.auth, 'create_merge_request_from');
     // set_projects! and MergeRequest#validate_fork: forgelog has no forks, so another target project is never one's fork.
     if (parsed.target_project_id !== undefined && parsed.target_project_id !== project.row.id) {
-      await userProject(c, auth, 'read_project', String(parsed.target_project_id)).catch(() => {
+      await userProject(c, w.auth, 'read_project', String(parsed.target_project_id)).catch(() => {
         throw recordNotFound('Project');
       });
       throw unprocessable(['Source project is not a fork of the target project']);
     }
-    const metadata = eventMetadata(c, auth);
     const { fields, labels } = await fieldsOf(c, project, parsed, project.can('admin_merge_request'));
-    const id = await newId(appContext(c).commands, mergeRequests);
-    await commitWith(c, project, labels, metadata, (labelIds) =>
+    const id = await newId(w, mergeRequests);
+    await commitWith(w, project, labels, (labelIds) =>
       spec(mergeRequests, 
         id,
         openMergeRequestCommand({
           projectId: project.row.id,
-          authorId: auth.user.id,
+          authorId: w.auth.user.id,
           title: parsed.title,
           sourceBranch: parsed.source_branch,
           targetBranch: parsed.target_branch,
           fields: { ...fields, ...(labelIds !== undefined ? { labelIds } : {}) },
         }),
-        metadata,
       ),
     );
     return present(c, project, id, 201);
@@ -252,19 +248,18 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
   })
 
   .put('/projects/:id/merge_requests/:merge_request_iid', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     const parsed = p.parse(updateShape, { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF] });
     p.check(blankCheck(raw, 'title'));
     p.check(blankCheck(raw, 'target_branch'));
     p.done();
-    const project = await userProject(c, auth);
+    const project = await userProject(c, w.auth);
     const row = await mergeRequestOf(c, project, 'update_merge_request');
-    const metadata = eventMetadata(c, auth);
     const { fields, labels } = await fieldsOf(c, project, parsed, canOnMergeRequest(project, row, 'admin_merge_request'));
     const targetBranch = parsed.target_branch ?? row.target_branch;
-    await commitWith(c, project, labels, metadata, (labelIds) =>
+    await commitWith(w, project, labels, (labelIds) =>
       spec(mergeRequests, 
         row.id,
         updateMergeRequestCommand({
@@ -280,24 +275,23 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
             ...(labelIds !== undefined ? { labelIds } : {}),
           },
           stateEvent: parsed.state_event,
-          byId: auth.user.id,
+          byId: w.auth.user.id,
         }),
-        metadata,
       ),
     );
     return present(c, project, row.id);
   })
 
   .delete('/projects/:id/merge_requests/:merge_request_iid', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     p.check(integerCheck(c, 'merge_request_iid'));
     p.done();
-    const project = await userProject(c, auth);
+    const project = await userProject(c, w.auth);
     // find_project_merge_request (no read check), then authorize! :destroy_merge_request.
     const row = await mergeRequestOf(c, project, 'destroy_merge_request');
     checkUnmodifiedSince(c, row.updated_at);
-    await run(appContext(c).commands, mergeRequests, row.id, { type: 'DeleteMergeRequest' }, eventMetadata(c, auth));
+    await run(w, mergeRequests, row.id, { type: 'DeleteMergeRequest' });
     return c.body(null, 204);
   });

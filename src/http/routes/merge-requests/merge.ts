@@ -4,7 +4,7 @@ import { recordNotFound } from '../../../domain/errors.js';
 import { matchingRefs } from '../../../domain/repository/push-access.js';
 import { findMergeRequest, mergeableBy } from '../../../projections/merge-requests/queries.js';
 import { protectedRefsOf } from '../../../projections/repository/queries.js';
-import { eventMetadata, requireUser } from '../../kernel/auth.js';
+import { requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { unauthorized } from '../../kernel/errors.js';
 import { declaration, integerCheck, optional, pathId, rawParams, t } from '../../kernel/params.js';
@@ -29,13 +29,13 @@ const mergeShape = {
 };
 
 export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/merge_requests/:merge_request_iid/merge', async (c) => {
-  const auth = await requireUser(c);
+  const w = await requireWriter(c);
   const p = declaration(await rawParams(c));
   p.check(integerCheck(c, 'merge_request_iid'));
   const input = p.parse(mergeShape);
   p.done();
-  const project = await userProject(c, auth);
-  const { db, commands } = appContext(c);
+  const project = await userProject(c, w.auth);
+  const { db } = appContext(c);
   // find_project_merge_request: the project's merge request by iid, whatever the caller may read of it.
   const iid = pathId(c, 'merge_request_iid');
   const row = iid === null ? undefined : await findMergeRequest(db, project.row.id, iid);
@@ -47,12 +47,12 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/mer
   // MergeRequest#can_remove_source_branch?: push_code, and a source that is neither protected nor the default branch.
   const mayRemoveSourceBranch = project.can('push_code') && matchingRefs(refs, row.source_branch).length === 0 && project.row.default_branch !== row.source_branch;
   await mergeMergeRequest(
-    commands,
+    w,
     {
       id: row.id,
       projectId: project.row.id,
       projectPath: project.row.path_with_namespace,
-      byId: auth.user.id,
+      byId: w.auth.user.id,
       sha: input.sha,
       squash: input.squash === true,
       mergeCommitMessage: input.merge_commit_message,
@@ -62,7 +62,6 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>().put('/projects/:id/mer
       mayRemoveSourceBranch,
       writer,
     },
-    eventMetadata(c, auth),
   );
   const merged = (await findMergeRequest(db, project.row.id, row.iid))!;
   return c.json(await presentMergeRequest(c, project, merged, { canMerge: true }));

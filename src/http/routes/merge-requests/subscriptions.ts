@@ -4,7 +4,7 @@ import { projectAccessLevelOf, viewerOf } from '../../../projections/access.js';
 import { findMergeRequestById } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { toUserBasic } from '../../entities/users.js';
-import { authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
+import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
 import { pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
 import { declaration, integerCheck, rawParams } from '../../kernel/params.js';
@@ -21,12 +21,12 @@ import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
 
 /** The subscribable's id is `requires :subscribable_id, type: String`: anything not an iid finds nothing (404). */
 async function subscribe(c: Context, type: 'Subscribe' | 'Unsubscribe') {
-  const auth = await requireUser(c);
-  const project = await userProject(c, auth);
+  const w = await requireWriter(c);
+  const project = await userProject(c, w.auth);
   const row = await mergeRequestOf(c, project, 'update_merge_request');
-  const { db, commands } = appContext(c);
+  const { db } = appContext(c);
   // The decider answers 304 when the caller already is (or is not) subscribed.
-  await run(commands, mergeRequests, row.id, { type, userId: auth.user.id }, eventMetadata(c, auth));
+  await run(w, mergeRequests, row.id, { type, userId: w.auth.user.id });
   return c.json(await presentMergeRequest(c, project, (await findMergeRequestById(db, row.id))!, { subscribed: type === 'Subscribe' }), 201);
 }
 

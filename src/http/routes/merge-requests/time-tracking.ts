@@ -4,7 +4,7 @@ import { invalid } from '../../../domain/errors.js';
 import { parseTimeTracking } from '../../../domain/time-tracking.js';
 import { findMergeRequestById } from '../../../projections/merge-requests/queries.js';
 import { toTimeStats } from '../../entities/merge-requests.js';
-import { authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
+import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { declaration, INT4_MAX, integerCheck, rawParams, required, t, type Shape } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
@@ -34,12 +34,12 @@ const duration = (text: string): number | undefined => parseTimeTracking(text);
 
 /** One time-tracking write: the project, the merge request with `admin_merge_request`, the command, the stats. */
 async function write(c: Context, shape: Shape, command: (params: Record<string, unknown>, userId: number) => MergeRequestCommand, status: 200 | 201) {
-  const auth = await requireUser(c);
+  const w = await requireWriter(c);
   const params = await declared(c, shape);
-  const project = await userProject(c, auth);
+  const project = await userProject(c, w.auth);
   const row = await mergeRequestOf(c, project, 'admin_merge_request');
-  const { db, commands } = appContext(c);
-  await run(commands, mergeRequests, row.id, command(params, auth.user.id), eventMetadata(c, auth));
+  const { db } = appContext(c);
+  await run(w, mergeRequests, row.id, command(params, w.auth.user.id));
   return c.json(toTimeStats((await findMergeRequestById(db, row.id))!), status);
 }
 

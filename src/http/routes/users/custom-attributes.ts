@@ -3,7 +3,7 @@ import type { UserRow } from '../../../projections/users.js';
 import { findCustomAttribute, listCustomAttributes } from '../../../projections/users/custom-attributes.js';
 import { findUserById } from '../../../projections/users/queries.js';
 import { toCustomAttribute } from '../../entities/users.js';
-import { USER_SCOPES, authenticate, eventMetadata, requireUser } from '../../kernel/auth.js';
+import { USER_SCOPES, authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../../kernel/context.js';
 import { forbidden, notFound, recordNotFound } from '../../../domain/errors.js';
 import { rawParams, required, t, declaration } from '../../kernel/params.js';
@@ -34,22 +34,22 @@ export const userCustomAttributeRoutes = new Hono<AppEnv>()
 
   .put('/users/:id/custom_attributes/:key', async (c) => {
     const id = userIdFromPath(c);
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const declared = declaration(await rawParams(c));
     const { value } = declared.parse({ value: required(t.string()) });
     declared.done();
-    const user = await customAttributeOwner(c, id, auth);
+    const user = await customAttributeOwner(c, id, w.auth);
     const key = c.req.param('key');
-    const { db, commands } = appContext(c);
-    await run(commands, users, user.id, { type: 'SetUserCustomAttribute', key, value }, eventMetadata(c, auth));
+    const { db } = appContext(c);
+    await run(w, users, user.id, { type: 'SetUserCustomAttribute', key, value });
     return c.json(toCustomAttribute((await findCustomAttribute(db, user.id, key)) ?? { key, value }));
   })
 
   .delete('/users/:id/custom_attributes/:key', async (c) => {
     const id = userIdFromPath(c);
-    const auth = await requireUser(c);
-    const user = await customAttributeOwner(c, id, auth);
-    await run(appContext(c).commands, users, user.id, { type: 'DeleteUserCustomAttribute', key: c.req.param('key') }, eventMetadata(c, auth));
+    const w = await requireWriter(c);
+    const user = await customAttributeOwner(c, id, w.auth);
+    await run(w, users, user.id, { type: 'DeleteUserCustomAttribute', key: c.req.param('key') });
     return c.body(null, 204);
   });
 

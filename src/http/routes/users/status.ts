@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { isBlank } from '../../../domain/users.js';
 import { findUserByIdOrUsername } from '../../../projections/users/queries.js';
 import { toUserPublic, toUserStatus, toUserWithAdmin } from '../../entities/users.js';
-import { USER_SCOPES, authenticate, eventMetadata, requireUserForCommands, requireUserRow } from '../../kernel/auth.js';
+import { USER_SCOPES, authenticate, requireUserRow, withWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../../domain/errors.js';
 import { optional, rawParams, t, declaration } from '../../kernel/params.js';
@@ -26,14 +26,14 @@ export const currentUserRoutes = new Hono<AppEnv>()
   })
 
   .put('/user/status', (c) =>
-    requireUserForCommands(c, async (auth) => {
+    withWriter(c, async (w) => {
       const declared = declaration(await rawParams(c));
       const p = declared.parse({ emoji: optional(t.string()), message: optional(t.string()) });
       declared.done();
       // GitLab: declared_params keeps an omitted field as nil, so it is stored as null.
       const emoji = p.emoji ?? null;
       const message = p.message ?? null;
-      const { state } = await run(appContext(c).commands, users, auth.user.id, { type: 'SetUserStatus', emoji, message, messageHtml: statusHtml(message) }, eventMetadata(c, auth));
+      const { state } = await run(w, users, w.auth.user.id, { type: 'SetUserStatus', emoji, message, messageHtml: statusHtml(message) });
       // GitLab presents `current_user.status`, which is nil once cleared: the body is `null`.
       if (isBlank(emoji) && isBlank(message)) return c.json(null);
       // Answered from the command's state: the inline projection wrote the same values.

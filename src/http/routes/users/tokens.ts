@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { createPersonalAccessToken } from '../../../commands/users.js';
 import { TOKEN_SCOPES } from '../../../domain/users.js';
 import { toImpersonationToken, toPersonalAccessToken } from '../../entities/users.js';
-import { eventMetadata, requireUser } from '../../kernel/auth.js';
+import { requireWriter } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
 import { notFound } from '../../../domain/errors.js';
 import { paginate } from '../../kernel/pagination.js';
@@ -31,7 +31,7 @@ export const userTokenRoutes = new Hono<AppEnv>()
   })
 
   .post('/users/:user_id/impersonation_tokens', async (c) => {
-    const auth = await requireAdminFirst(c);
+    const w = await requireWriter(c, { admin: true });
     const declared = declaration(await rawParams(c));
     declared.check(integerCheck(c, 'user_id'));
     // GitLab 12: scopes is an optional Array here; the token model validates it.
@@ -39,10 +39,9 @@ export const userTokenRoutes = new Hono<AppEnv>()
     declared.done();
     const user = await existingUser(c, Number(c.req.param('user_id')));
     const { token, tokenId } = await createPersonalAccessToken(
-      appContext(c).commands,
+      w,
       user.id,
       { name: p.name, scopes: p.scopes ?? [], expiresAt: p.expires_at ?? null, impersonation: true },
-      eventMetadata(c, auth),
     );
     return c.json(toImpersonationToken(await tokenRow(c, tokenId), today(c), token), 201);
   })
@@ -54,16 +53,16 @@ export const userTokenRoutes = new Hono<AppEnv>()
   })
 
   .delete('/users/:user_id/impersonation_tokens/:impersonation_token_id', async (c) => {
-    const auth = await requireAdminFirst(c);
+    const w = await requireWriter(c, { admin: true });
     const { user, token } = await impersonationToken(c);
     checkUnmodifiedSince(c, token.created_at);
-    await run(appContext(c).commands, users, user.id, { type: 'RevokePersonalAccessToken', tokenId: token.id, impersonation: true }, eventMetadata(c, auth));
+    await run(w, users, user.id, { type: 'RevokePersonalAccessToken', tokenId: token.id, impersonation: true });
     return c.body(null, 204);
   })
 
   // GitLab 13.6: an administrator creates a personal access token for a user.
   .post('/users/:user_id/personal_access_tokens', async (c) => {
-    const auth = await requireUser(c);
+    const w = await requireWriter(c);
     const declared = declaration(await rawParams(c));
     declared.check(integerCheck(c, 'user_id'));
     const p = declared.parse({
@@ -72,13 +71,12 @@ export const userTokenRoutes = new Hono<AppEnv>()
       expires_at: optional(t.date()),
     });
     declared.done();
-    mustBeAdmin(auth);
+    mustBeAdmin(w.auth);
     const user = await existingUser(c, Number(c.req.param('user_id')));
     const { token, tokenId } = await createPersonalAccessToken(
-      appContext(c).commands,
+      w,
       user.id,
       { name: p.name, scopes: p.scopes, expiresAt: p.expires_at ?? null, impersonation: false },
-      eventMetadata(c, auth),
     );
     return c.json(toPersonalAccessToken(await tokenRow(c, tokenId), today(c), token), 201);
   });
