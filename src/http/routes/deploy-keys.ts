@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
+import { notFound, recordNotFound } from '../../domain/errors.js';
 import { parsePublicKey, sanitizeKey } from '../../domain/ssh-keys.js';
 import {
   accessibleDeployKey,
@@ -11,12 +11,12 @@ import {
 } from '../../projections/deploy-keys/queries.js';
 import { keyRestrictions } from '../../projections/application-settings/queries.js';
 import { toDeployKeysProject, toSshKey } from '../entities/deploy-keys.js';
-import { requireAdmin, requireUser, writerFor } from '../kernel/auth.js';
+import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { paginate } from '../kernel/pagination.js';
-import { atLeastOneOf, declaration, integerCheck, optional, pathId, params, rawParams, required, t } from '../kernel/params.js';
+import { atLeastOneOf, declared, optional, params, required, t } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
-import { userProject } from '../kernel/scope.js';
+import { pathRow, userProject } from '../kernel/scope.js';
 import { deployKeys } from '../../domain/deploy-keys.js';
 import { newId, run } from '../../commands/kernel/run.js';
 
@@ -27,18 +27,18 @@ import { newId, run } from '../../commands/kernel/run.js';
  */
 export const deployKeyRoutes = new Hono<AppEnv>();
 
-/** `requires :key_id, type: Integer`: "key_id is invalid"; a number no key can have finds nothing. */
-function keyIdOf(c: Context): number {
-  const invalid = integerCheck(c, 'key_id');
-  if (invalid) throw paramErrors([invalid]);
-  return pathId(c, 'key_id') ?? 0;
-}
+/** `requires :key_id, type: Integer`: "key_id is invalid". */
+const ON_KEY = { pathIds: ['key_id'] } as const;
 
-/** The project `:id`, for a caller who may admin it. */
+/** `user_project.deploy_keys_projects.find_by!(deploy_key_id: params[:key_id])`: the project's link to the key, or the route's 404. */
+const linkOf = (c: Context, projectId: number, notFound: () => Error) =>
+  pathRow(c, 'key_id', (db, keyId) => projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirst(), notFound);
+
+/** The project `:id`, for a caller who may admin it, and the request's writer. */
 async function adminProject(c: Context) {
-  const auth = await requireUser(c);
-  const project = await userProject(c, auth, 'admin_project');
-  return { auth, project };
+  const w = await requireWriter(c);
+  const project = await userProject(c, w.auth, 'admin_project');
+  return { w, project };
 }
 
 const createParams = { key: required(t.string()), title: required(t.string()), can_push: optional(t.boolean()) };
@@ -61,15 +61,12 @@ deployKeyRoutes
 
   .get('/projects/:id/deploy_keys/:key_id', async (c) => {
     const { project } = await adminProject(c);
-    const keyId = keyIdOf(c);
-    const row = await projectDeployKeysQuery(appContext(c).db, project.row.id, { keyId }).executeTakeFirst();
-    if (!row) throw recordNotFound('Deploy Key');
-    return c.json(toDeployKeysProject(row));
+    await declared(c, {}, ON_KEY);
+    return c.json(toDeployKeysProject(await linkOf(c, project.row.id, () => recordNotFound('Deploy Key'))));
   })
 
   .post('/projects/:id/deploy_keys', async (c) => {
-    const { auth, project } = await adminProject(c);
-    const w = writerFor(c, auth);
+    const { w, project } = await adminProject(c);
     const p = await params(c, createParams);
     const { db } = appContext(c);
     const projectId = project.row.id;
@@ -101,7 +98,7 @@ deployKeyRoutes
         title: p.title,
         key,
         canPush,
-        userId: auth.user.id,
+        userId: w.auth.user.id,
         restrictions,
         fingerprintTaken: parsed ? await fingerprintTaken(trx, parsed.fingerprint) : false,
       }),
@@ -110,49 +107,36 @@ deployKeyRoutes
   })
 
   .put('/projects/:id/deploy_keys/:key_id', async (c) => {
-    const { auth, project } = await adminProject(c);
-    const w = writerFor(c, auth);
-    const raw = await rawParams(c);
-    const declared = declaration(raw);
-    declared.check(integerCheck(c, 'key_id'));
-    const p = declared.parse(updateParams);
-    declared.check(atLeastOneOf(raw, ['title', 'can_push']));
-    declared.done();
-    const keyId = keyIdOf(c);
-    const { db } = appContext(c);
+    const { w, project } = await adminProject(c);
+    const p = await declared(c, updateParams, { ...ON_KEY, checks: [(raw) => atLeastOneOf(raw, ['title', 'can_push'])] });
     const projectId = project.row.id;
-    if (!(await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirst())) throw recordNotFound('Deploy Key');
+    const { id: keyId } = await linkOf(c, projectId, () => recordNotFound('Deploy Key'));
     await run(w, deployKeys, keyId, { type: 'UpdateDeployKey', projectId, title: p.title, canPush: p.can_push });
-    return c.json(toDeployKeysProject(await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirstOrThrow()));
+    return c.json(toDeployKeysProject(await projectDeployKeysQuery(appContext(c).db, projectId, { keyId }).executeTakeFirstOrThrow()));
   })
 
   .delete('/projects/:id/deploy_keys/:key_id', async (c) => {
-    const { auth, project } = await adminProject(c);
-    const w = writerFor(c, auth);
-    const keyId = keyIdOf(c);
-    const { db } = appContext(c);
+    const { w, project } = await adminProject(c);
+    await declared(c, {}, ON_KEY);
     const projectId = project.row.id;
-    const link = await projectDeployKeysQuery(db, projectId, { keyId }).executeTakeFirst();
-    if (!link) throw notFound('Deploy Key');
+    const link = await linkOf(c, projectId, () => notFound('Deploy Key'));
     checkUnmodifiedSince(c, link.link_updated_at);
-    await run(w, deployKeys, keyId, async (trx) => ({ type: 'UnlinkDeployKey', projectId, liveProjectIds: await linkedProjectIds(trx, keyId) }));
+    await run(w, deployKeys, link.id, async (trx) => ({ type: 'UnlinkDeployKey', projectId, liveProjectIds: await linkedProjectIds(trx, link.id) }));
     return c.body(null, 204);
   })
 
   .post('/projects/:id/deploy_keys/:key_id/enable', async (c) => {
-    const { auth, project } = await adminProject(c);
-    const w = writerFor(c, auth);
-    const keyId = keyIdOf(c);
-    const { db } = appContext(c);
+    const { w, project } = await adminProject(c);
+    await declared(c, {}, ON_KEY);
     // Projects::EnableDeployKeyService: administrators enable any key, others a key of a project they are a member of.
-    const found = auth.user.is_admin
-      ? (await findDeployKey(db, keyId))?.id
-      : project.viewer
-        ? await accessibleDeployKey(db, project.viewer, { id: keyId })
-        : undefined;
-    if (found === undefined) throw notFound('Deploy Key');
+    const found = await pathRow(
+      c,
+      'key_id',
+      async (db, keyId) => (w.auth.user.is_admin ? (await findDeployKey(db, keyId))?.id : project.viewer ? accessibleDeployKey(db, project.viewer, { id: keyId }) : undefined),
+      () => notFound('Deploy Key'),
+    );
     await run(w, deployKeys, found, { type: 'LinkDeployKey', projectId: project.row.id, canPush: false });
-    const key = await findDeployKey(db, found);
+    const key = await findDeployKey(appContext(c).db, found);
     if (!key) throw notFound('Deploy Key');
     return c.json(toSshKey(key), 201);
   });
