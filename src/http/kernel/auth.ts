@@ -114,8 +114,8 @@ export interface RequestWriter<A extends Auth = Auth & { user: AuthUser }> exten
 
 /**
  * The request's writer as `auth`: the command context, and the metadata every event of the
- * request carries. The routes that write as nobody (SCIM's bearer token, the registry's
- * notification) give the anonymous Auth.
+ * request carries. For a route whose scope helper authenticated the caller, and for those
+ * that write as nobody (`NOBODY`: SCIM's bearer token, the registry's notification).
  */
 export function writerFor<A extends Auth>(c: Context, auth: A): RequestWriter<A> {
   return { auth, ctx: appContext(c).commands, metadata: eventMetadata(c, auth) };
