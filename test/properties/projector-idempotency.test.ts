@@ -1,19 +1,18 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/database/database.js';
-import { toStoredEvent } from '../../src/eventstore/store.js';
-import type { ProjectedEvent } from '../../src/eventstore/types.js';
-import { applyEvents } from '../../src/projections/rebuild.js';
+import { membersProjector } from '../../src/projections/members/projector.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { settled } from '../support/fixtures.js';
-import { rowsLeftBy, snapshotTables } from '../support/replay.js';
+import { describeMismatches, replayLog } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * Projectors are idempotent (DESIGN.md, "Read path"; issue 9 §3): random command sequences go
  * through the real command path (HTTP), then the whole log is replayed into fresh tables —
- * every event twice, an older event of a stream again after a newer one, and the batch paths
- * with every event twice — and each replay must leave exactly the rows the inline path wrote.
+ * every event twice, an older event of a stream again after a newer one (picked at random),
+ * and the batch paths with every event twice, in pages of a random size — and each replay must
+ * leave exactly the rows the inline path wrote (replayLog, which every test server's close
+ * runs too over its own log, with fixed picks).
  */
 
 let api: TestServer;
@@ -22,13 +21,6 @@ beforeAll(async () => {
   await settled(api);
 });
 afterAll(() => api.close());
-
-const TABLES = [...new Set(PROJECTORS.flatMap((p) => p.tables))];
-
-/** One event through every projector that handles it, in registry order (as the inline path runs them). */
-async function applyAll(event: ProjectedEvent, trx: Db) {
-  for (const projector of PROJECTORS) if (projector.handles.includes(event.type)) await projector.apply(event, trx);
-}
 
 // ───────────────────────────── Commands ─────────────────────────────
 
@@ -126,19 +118,6 @@ async function removalsDone() {
   for (let i = 0; i < 3; i++) await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 30_000 });
 }
 
-/** The inline rows and the log (gap-free order, as projectors see it), read from one snapshot. */
-async function inlineRowsAndLog(): Promise<{ inline: Record<string, unknown[]>; log: ProjectedEvent[] }> {
-  const types = [...new Set(PROJECTORS.flatMap((p) => p.handles))];
-  return api.handle.db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
-      const inline = await snapshotTables(trx, TABLES);
-      const rows = await trx.selectFrom('events').selectAll().where('event_type', 'in', types).orderBy('transaction_id').orderBy('global_position').execute();
-      return { inline, log: rows.map(toStoredEvent) };
-    });
-}
-
 describe('projector idempotency', () => {
   it('replaying every event twice, an older event after a newer one, or whole batches twice leaves the rows the inline path wrote', async () => {
     await fc.assert(
@@ -148,48 +127,28 @@ describe('projector idempotency', () => {
         fc.integer({ min: 1, max: 12 }),
         async (commands, picks, batchSize) => {
           await perform(commands);
-          const { inline, log } = await inlineRowsAndLog();
-
-          const twice = await rowsLeftBy(api.handle.db, TABLES, async (trx) => {
-            for (const event of log) {
-              await applyAll(event, trx);
-              await applyAll(event, trx);
-            }
-          });
-          expect(twice, 'every event twice').toEqual(inline);
-
-          // After each event, an earlier event of the same stream again (picked at random).
-          let replays = 0;
-          const interleaved = await rowsLeftBy(api.handle.db, TABLES, async (trx) => {
-            const seen = new Map<string, ProjectedEvent[]>();
-            for (const [i, event] of log.entries()) {
-              await applyAll(event, trx);
-              const earlier = seen.get(event.streamId) ?? [];
-              if (earlier.length > 0) {
-                await applyAll(earlier[picks[i % picks.length]! % earlier.length]!, trx);
-                replays++;
-              }
-              seen.set(event.streamId, [...earlier, event]);
-            }
-          });
-          expect(interleaved, 'an older event after a newer one').toEqual(inline);
-          expect(replays).toBeGreaterThan(0);
-
-          // The batch paths (rebuild and the async worker): pages holding every event twice.
-          const doubled = log.flatMap((event) => [event, event]);
-          const batched = await rowsLeftBy(api.handle.db, TABLES, async (trx) => {
-            for (let i = 0; i < doubled.length; i += batchSize) {
-              const page = doubled.slice(i, i + batchSize);
-              for (const projector of PROJECTORS) await applyEvents(projector, page, trx);
-            }
-            // And the whole log once more, as one page.
-            for (const projector of PROJECTORS) await applyEvents(projector, log, trx);
-          });
-          expect(batched, `batches of ${batchSize}, every event twice`).toEqual(inline);
+          const report = await replayLog(api.handle.db, { pickEarlier: (i, count) => picks[i % picks.length]! % count, batchSize });
+          expect(describeMismatches(report.mismatches)).toBe('');
+          expect(report.reapplied).toBeGreaterThan(0);
         },
       ),
       { numRuns: 3, endOnFailure: true },
     );
     // Each run drives ~20 HTTP commands and three replays of the whole log.
   }, 600_000);
+
+  it('finds the tables a replay leaves otherwise, and shows their first differing rows', async () => {
+    await perform([{ op: 'add', kind: 'groups', who: 0, level: 30 }]);
+    const report = await replayLog(api.handle.db, { pickEarlier: () => 0, batchSize: 7 }, PROJECTORS.filter((p) => p !== membersProjector));
+    expect(report.exercised).not.toContain('members');
+    const members = report.mismatches.filter((m) => m.table === 'members');
+    expect(members.map((m) => m.replay)).toEqual([
+      'every event twice in a row',
+      'after each event, an earlier event of its stream again',
+      'the batch paths, pages of 7 holding every event twice',
+    ]);
+    expect(members[0]!.onlyReplayed).toEqual([]);
+    expect(members[0]!.onlyInline).toContainEqual(expect.objectContaining({ source_type: 'Namespace', access_level: 30 }));
+    expect(describeMismatches(members)).toContain('every event twice in a row: table members (projector members) is not what the inline path wrote\n  only inline:   {');
+  });
 });

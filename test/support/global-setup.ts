@@ -22,6 +22,8 @@ export const TEST_DATA_DIR = resolve('.test-data');
  */
 export default async function setup(project: TestProject) {
   mkdirSync(TEST_DATA_DIR, { recursive: true });
+  // Each test server's close() records there which projectors its log exercised (server.ts): this run's only.
+  rmSync(join(TEST_DATA_DIR, 'replay-coverage'), { recursive: true, force: true });
   const url = process.env.DATABASE_URL;
   if (url) {
     const template = new URL(url).pathname.slice(1);

@@ -1,9 +1,14 @@
 import type { ServerType } from '@hono/node-server';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pino } from 'pino';
+import { expect } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { DatabaseHandle } from '../../src/database/database.js';
 import { listen, openRuntime, type Runtime, type RuntimeOptions } from '../../src/runtime.js';
 import { openTestDatabase } from './database.js';
+import { TEST_DATA_DIR } from './global-setup.js';
+import { describeMismatches, replayLog, type ReplayPlan } from './replay.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -38,13 +43,26 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions extends Pick<RuntimeOptions, 'now' | 'deliveries' | 'logger' | 'replicate'> {
+  /**
+   * `false`: close() does not replay the server's log (checkReplays). Only for a server whose
+   * read tables legitimately differ from any replay of its log; say why where it is passed.
+   */
+  replayCheck?: false;
+}
+
 let userCounter = 0;
 
-/** A real forgelog over HTTP on its own fresh database. */
-export async function startTestServer(overrides: Partial<Config> = {}, options: Pick<RuntimeOptions, 'now' | 'deliveries' | 'logger' | 'replicate'> = {}): Promise<TestServer> {
+/**
+ * A real forgelog over HTTP on its own fresh database. Its close() first replays the
+ * server's own log twice and interleaved (checkReplays), and throws when a replay leaves
+ * other rows than the inline path wrote.
+ */
+export async function startTestServer(overrides: Partial<Config> = {}, options: TestServerOptions = {}): Promise<TestServer> {
+  const { replayCheck, ...runtimeOptions } = options;
   const handle = await openTestDatabase();
   const config: Config = { ...loadConfig({}), port: 0, logLevel: 'silent', rootToken: 'root-token-for-tests', ...overrides };
-  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...options });
+  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...runtimeOptions });
   const { server, port } = await listen(runtime, 0);
   const url = `http://127.0.0.1:${port}`;
   (runtime.config as { externalUrl: string }).externalUrl = overrides.externalUrl ?? url;
@@ -104,10 +122,38 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
     },
     async close() {
       await new Promise<void>((resolve) => (server as ServerType).close(() => resolve()));
-      await runtime.close();
+      try {
+        if (replayCheck !== false) await checkReplays(runtime);
+      } finally {
+        await runtime.close();
+      }
     },
   };
   return server_;
+}
+
+/** The server check's replays: after each event, an earlier one of its stream chosen by position; pages of an odd size, so that an event and its copy sometimes fall on two pages. */
+const SERVER_REPLAYS: ReplayPlan = { pickEarlier: (index, count) => (index * 7) % count, batchSize: 101 };
+let replayChecks = 0;
+
+/**
+ * Issue 21 §5: the server's own log, replayed every event twice, interleaved and in doubled
+ * batches (replayLog), leaves the rows its inline path wrote. Which projectors saw events (and
+ * what the check cost) goes to .test-data/replay-coverage/, so that a run shows which ones no
+ * suite exercises.
+ */
+async function checkReplays(runtime: Runtime): Promise<void> {
+  // A worker a test has stopped follows nothing more: the state it left is the one to check.
+  const worker = runtime.worker;
+  if (worker && (await worker.lag()).some((f) => f.state !== 'stopped')) await worker.waitUntilCaughtUp({ timeoutMs: 30_000 });
+  const started = performance.now();
+  const report = await replayLog(runtime.handle.db, SERVER_REPLAYS);
+  const milliseconds = Math.round(performance.now() - started);
+  const dir = join(TEST_DATA_DIR, 'replay-coverage');
+  mkdirSync(dir, { recursive: true });
+  const coverage = { file: expect.getState().testPath, events: report.events, milliseconds, exercised: report.exercised };
+  writeFileSync(join(dir, `${process.pid}-${++replayChecks}.json`), JSON.stringify(coverage));
+  if (report.mismatches.length > 0) throw new Error(`replaying this server's log leaves other rows than its inline path wrote:\n${describeMismatches(report.mismatches)}`);
 }
 
 /**
