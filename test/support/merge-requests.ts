@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { addMember, createGroup } from './fixtures.js';
 import { createCallers, grantRoles, type Callers } from './roles.js';
-import { startTestServer, type TestServer } from './server.js';
+import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
 
 export interface MergeRequestUser {
   readonly id: number;
@@ -24,8 +24,8 @@ export interface MergeRequestWorld {
   mergeRequest(projectId: number, title?: string): Promise<number>;
 }
 
-export async function startMergeRequestWorld(): Promise<MergeRequestWorld> {
-  const api = await startTestServer();
+export async function startMergeRequestWorld(options: TestServerOptions = {}): Promise<MergeRequestWorld> {
+  const api = await startTestServer({}, options);
   const callers = await createCallers(api);
   const a = await api.createUser({ username: 'mr-author', name: 'Mr Author' });
   const b = await api.createUser({ username: 'mr-assignee', name: 'Mr Assignee' });
