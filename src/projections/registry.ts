@@ -8,6 +8,7 @@ import { todosProjector } from './todos/projector.js';
 import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
 import { deployKeysProjector } from './deploy-keys/projector.js';
 import { applicationSettingsProjector } from './application-settings/projector.js';
+import { authorizationsProjector } from './authorizations/projector.js';
 import { groupsProjector } from './groups/projector.js';
 import { integrationsProjector } from './integrations/projector.js';
 import { membersProjector } from './members/projector.js';
@@ -21,8 +22,11 @@ import { geoNodesProjector } from './geo-nodes/projector.js';
 import { containerRepositoriesProjector } from './container-repositories/projector.js';
 import { repositoryProjector } from './repository/projector.js';
 
-/** Every projector, in the order they apply an event (projects after groups: renames read the renamed rows). */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector];
+/**
+ * Every projector, in the order they apply an event: projects after groups (renames read the
+ * renamed rows), authorizations after members, groups and projects (it recomputes from their rows).
+ */
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -3,7 +3,7 @@ import type { Db } from '../../database/database.js';
 import type { Viewer, Visibility } from '../../domain/access.js';
 import { ACCESS, visibleWithoutMembership } from '../../domain/access.js';
 import { PRIVATE_FEATURE_MIN_ACCESS_LEVEL } from '../../domain/policy/project.js';
-import { authorizedProjects, unexpired } from '../access.js';
+import { authorizedProjects } from '../access.js';
 import type { ProjectRow } from './tables.js';
 
 /**
@@ -48,13 +48,12 @@ export async function isStarredBy(db: Db, projectId: number, userId: number): Pr
 
 /**
  * GitLab: User#owned_projects — the user's personal projects and the projects of groups they
- * own (directly or through an ancestor).
+ * own (directly or through an ancestor). Owner (50) on a project comes only from a group
+ * membership: a project membership and a share stop at maintainer.
  */
 export function ownedBy(viewer: Viewer, alias = 'projects'): Expression<SqlBool> {
-  const p = (column: string) => sql.ref(`${alias}.${column}`);
-  return sql<SqlBool>`(${p('namespace_id')} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${viewer.id})
-    or ${p('traversal_ids')} && array(select m.source_id from members m where m.source_type = 'Namespace' and m.user_id = ${viewer.id}
-         and m.access_level >= ${ACCESS.OWNER} and ${unexpired(viewer.today, 'm')}))`;
+  return sql<SqlBool>`(${sql.ref(`${alias}.namespace_id`)} in (select n.id from namespaces n where n.kind = 'user' and n.owner_id = ${viewer.id})
+    or ${authorizedProjects(viewer, ACCESS.OWNER, alias)})`;
 }
 
 /**

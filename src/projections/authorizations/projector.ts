@@ -1,0 +1,148 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../database/database.js';
+import { ACCESS, type MemberSourceType } from '../../domain/access.js';
+import { defineProjector } from '../projector.js';
+
+/**
+ * GitLab's project_authorizations as a projection, and the same for groups: every event that
+ * changes a way in (a membership, a project or group coming or going, a share) recomputes the
+ * rows of the users and targets it touches — from the members, projects, namespaces and
+ * project_group_links rows, which the projectors before this one (registry order) have just
+ * written. So a request reads a level by key (src/projections/access.ts) and no request
+ * computes a closure; the closure is computed here, once per write, for the touched rows only.
+ *
+ * Every handler recomputes from the rows as they are, so applying an event again (a replay,
+ * an older event after a newer one) writes what is there already: no stream-version guard.
+ * The statements read nothing back, so they go out with the append in one round trip
+ * (src/commands/kernel/record-projections.ts).
+ */
+
+/** A subquery of one integer column: the ids of the projects or groups to recompute. */
+type Ids = RawBuilder<unknown>;
+
+const ids = (...values: number[]): Ids => sql`select unnest(${values}::integer[])`;
+const groupSubtree = (groupId: number): Ids => sql`select id from namespaces where traversal_ids && array[${groupId}]::integer[]`;
+const subtreeProjects = (groupId: number): Ids => sql`select id from projects where traversal_ids && array[${groupId}]::integer[]`;
+/** Projects shared with a group of the subtree: its members (and their ancestors') come in through the share. */
+const projectsSharedWithSubtree = (groupId: number): Ids =>
+  sql`select l.project_id from project_group_links l join namespaces g on g.id = l.group_id where g.traversal_ids && array[${groupId}]::integer[]`;
+
+const ofUser = (column: string, userId: number | undefined) => (userId === undefined ? sql`true` : sql`${sql.ref(column)} = ${userId}`);
+
+/**
+ * GitLab 12's Gitlab::ProjectAuthorizations, for the projects `projects` names (and one user,
+ * when given): one `(user_id, project_id, access_level, expires_at)` row per way in — the
+ * direct project membership; a membership of the project's group or of an ancestor; a
+ * membership of a group the project is shared with (or of its ancestor), capped by the
+ * share's group_access and ending when either ends; the personal namespace's owner as
+ * maintainer.
+ */
+function projectWaysIn(projects: Ids, userId: number | undefined) {
+  return sql`
+    select m.user_id, m.source_id as project_id, m.access_level, m.expires_at from members m
+     where m.source_type = 'Project' and m.source_id in (${projects}) and ${ofUser('m.user_id', userId)}
+    union all
+    select m.user_id, p.id, m.access_level, m.expires_at from projects p
+      join members m on m.source_type = 'Namespace' and m.source_id = any(p.traversal_ids)
+     where p.id in (${projects}) and ${ofUser('m.user_id', userId)}
+    union all
+    select m.user_id, l.project_id, least(l.group_access, m.access_level), least(l.expires_at, m.expires_at)
+      from project_group_links l
+      join namespaces g on g.id = l.group_id
+      join members m on m.source_type = 'Namespace' and m.source_id = any(g.traversal_ids)
+     where l.project_id in (${projects}) and ${ofUser('m.user_id', userId)}
+    union all
+    select n.owner_id, p.id, ${sql.lit(ACCESS.MAINTAINER)}, null::date from projects p
+      join namespaces n on n.id = p.namespace_id and n.kind = 'user'
+     where p.id in (${projects}) and ${ofUser('n.owner_id', userId)}`;
+}
+
+/** GitLab 12's Group#max_member_access_for_user: a membership of the group or of an ancestor. */
+function groupWaysIn(groups: Ids, userId: number | undefined) {
+  return sql`
+    select m.user_id, d.id as group_id, m.access_level, m.expires_at from namespaces d
+      join members m on m.source_type = 'Namespace' and m.source_id = any(d.traversal_ids)
+     where d.kind = 'group' and d.id in (${groups}) and ${ofUser('m.user_id', userId)}`;
+}
+
+/** Per level, the latest expiry among its ways in; null (never) wins. */
+const LATEST_EXPIRY = sql`case when bool_or(w.expires_at is null) then null else max(w.expires_at) end`;
+
+async function refreshProjects(trx: Db, projects: Ids, userId?: number) {
+  await sql`delete from project_authorizations where project_id in (${projects}) and ${ofUser('user_id', userId)}`.execute(trx);
+  await sql`
+    insert into project_authorizations (user_id, project_id, access_level, expires_at)
+    select w.user_id, w.project_id, w.access_level, ${LATEST_EXPIRY}
+      from (${projectWaysIn(projects, userId)}) w
+     group by w.user_id, w.project_id, w.access_level`.execute(trx);
+}
+
+async function refreshGroups(trx: Db, groups: Ids, userId?: number) {
+  await sql`delete from group_authorizations where group_id in (${groups}) and ${ofUser('user_id', userId)}`.execute(trx);
+  await sql`
+    insert into group_authorizations (user_id, group_id, access_level, expires_at)
+    select w.user_id, w.group_id, w.access_level, ${LATEST_EXPIRY}
+      from (${groupWaysIn(groups, userId)}) w
+     group by w.user_id, w.group_id, w.access_level`.execute(trx);
+}
+
+/** One user's membership of a group or project changed: their rows on what it reaches. */
+async function refreshMember(trx: Db, member: { source_type: MemberSourceType; source_id: number; user_id: number }) {
+  const { source_type, source_id, user_id } = member;
+  if (source_type === 'Project') return refreshProjects(trx, ids(source_id), user_id);
+  await refreshGroups(trx, groupSubtree(source_id), user_id);
+  await refreshProjects(trx, sql`${subtreeProjects(source_id)} union ${projectsSharedWithSubtree(source_id)}`, user_id);
+}
+
+/**
+ * The copy of one share follows project_group_links as it is, whichever of the share's events
+ * comes (again): a link deleted and made anew keeps its copy when the older deletion is
+ * applied again, and a deleted one gets none back from an older creation.
+ */
+async function syncLinkCopy(trx: Db, projectId: number, groupId: number) {
+  await sql`delete from authorization_group_links a where a.project_id = ${projectId} and a.group_id = ${groupId}
+    and not exists (select 1 from project_group_links l where l.project_id = ${projectId} and l.group_id = ${groupId})`.execute(trx);
+  await sql`insert into authorization_group_links (group_id, project_id)
+    select group_id, project_id from project_group_links where project_id = ${projectId} and group_id = ${groupId}
+    on conflict do nothing`.execute(trx);
+}
+
+export const authorizationsProjector = defineProjector({
+  name: 'authorizations',
+  tables: ['project_authorizations', 'group_authorizations', 'authorization_group_links'],
+  reads: ['members', 'projects', 'namespaces', 'project_group_links'],
+  on: {},
+  cascades: {
+    MemberAdded: async ({ data }, trx) => refreshMember(trx, data),
+    AccessRequestApproved: async ({ data }, trx) => refreshMember(trx, data),
+    MemberUpdated: async ({ data }, trx) => refreshMember(trx, data),
+    MemberRemoved: async ({ data }, trx) => refreshMember(trx, data),
+    ProjectCreated: async ({ data }, trx) => refreshProjects(trx, ids(data.id)),
+    ProjectGroupLinkCreated: async ({ data }, trx) => {
+      await syncLinkCopy(trx, data.id, data.group_id);
+      await refreshProjects(trx, ids(data.id));
+    },
+    ProjectGroupLinkDeleted: async ({ data }, trx) => {
+      await syncLinkCopy(trx, data.id, data.group_id);
+      await refreshProjects(trx, ids(data.id));
+    },
+    ProjectDeleted: async ({ data }, trx) => {
+      await sql`delete from project_authorizations where project_id = ${data.id}`.execute(trx);
+      await sql`delete from authorization_group_links where project_id = ${data.id}`.execute(trx);
+    },
+    GroupCreated: async ({ data }, trx) => refreshGroups(trx, ids(data.id)),
+    // A group goes after its projects and subgroups (GitLab's GroupDestroyWorker order), but
+    // whatever is left of its subtree is recomputed too; the projects shared with it lose the
+    // share's ways in (its links went with it, so the projection's copy names them).
+    GroupDeleted: async ({ data }, trx) => {
+      await sql`delete from group_authorizations where group_id = ${data.id}`.execute(trx);
+      await refreshGroups(trx, groupSubtree(data.id));
+      await refreshProjects(trx, sql`${subtreeProjects(data.id)} union select project_id from authorization_group_links where group_id = ${data.id}`);
+      await sql`delete from authorization_group_links where group_id = ${data.id}`.execute(trx);
+    },
+    UserDeleted: async ({ data }, trx) => {
+      await sql`delete from project_authorizations where user_id = ${data.id}`.execute(trx);
+      await sql`delete from group_authorizations where user_id = ${data.id}`.execute(trx);
+    },
+  },
+});

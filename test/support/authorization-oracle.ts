@@ -1,0 +1,53 @@
+import { sql } from 'kysely';
+import type { Db } from '../../src/database/database.js';
+
+/**
+ * GitLab's rule computed from the source rows on every call, as forgelog's reads did before
+ * the authorizations projection (issue 22): the oracle the projection is held to. For the
+ * users `userIds`, on `date`: the highest level per (user, project) over the direct project
+ * membership, a membership of the project's group or an ancestor, a share with a group
+ * (through its members or its ancestors' members, capped by group_access), and the personal
+ * namespace's owner as maintainer; per (user, group) over memberships of the group or an
+ * ancestor. Memberships and shares count until their expires_at.
+ */
+export async function oracleLevels(db: Db, userIds: readonly number[], date: string) {
+  const live = (alias: string) => sql`(${sql.ref(`${alias}.expires_at`)} is null or ${sql.ref(`${alias}.expires_at`)} >= ${date}::date)`;
+  const users = [...userIds];
+  const { rows: projects } = await sql<{ user_id: number; project_id: number; level: number }>`
+    select user_id, project_id, max(access_level) as level from (
+      select m.user_id, m.source_id as project_id, m.access_level from members m
+       where m.source_type = 'Project' and ${live('m')}
+      union all
+      select m.user_id, p.id, m.access_level from members m join projects p on p.traversal_ids && array[m.source_id]
+       where m.source_type = 'Namespace' and ${live('m')}
+      union all
+      select m.user_id, l.project_id, least(l.group_access, m.access_level) from members m
+        join namespaces g on g.traversal_ids && array[m.source_id]
+        join project_group_links l on l.group_id = g.id and ${live('l')}
+       where m.source_type = 'Namespace' and ${live('m')}
+      union all
+      select n.owner_id, p.id, 40 from namespaces n join projects p on p.namespace_id = n.id where n.kind = 'user'
+    ) a where user_id = any(${users}::integer[]) group by user_id, project_id`.execute(db);
+  const { rows: groups } = await sql<{ user_id: number; group_id: number; level: number }>`
+    select m.user_id, d.id as group_id, max(m.access_level) as level from members m join namespaces d on d.traversal_ids && array[m.source_id]
+     where m.source_type = 'Namespace' and ${live('m')} and m.user_id = any(${users}::integer[])
+     group by m.user_id, d.id`.execute(db);
+  return { projects: keyed(projects.map((r) => [r.user_id, r.project_id, r.level])), groups: keyed(groups.map((r) => [r.user_id, r.group_id, r.level])) };
+}
+
+/** What the authorizations projection holds for the same users on the same date. */
+export async function projectedLevels(db: Db, userIds: readonly number[], date: string) {
+  const users = [...userIds];
+  const live = sql`(expires_at is null or expires_at >= ${date}::date)`;
+  const { rows: projects } = await sql<{ user_id: number; project_id: number; level: number }>`
+    select user_id, project_id, max(access_level) as level from project_authorizations
+     where user_id = any(${users}::integer[]) and ${live} group by user_id, project_id`.execute(db);
+  const { rows: groups } = await sql<{ user_id: number; group_id: number; level: number }>`
+    select user_id, group_id, max(access_level) as level from group_authorizations
+     where user_id = any(${users}::integer[]) and ${live} group by user_id, group_id`.execute(db);
+  return { projects: keyed(projects.map((r) => [r.user_id, r.project_id, r.level])), groups: keyed(groups.map((r) => [r.user_id, r.group_id, r.level])) };
+}
+
+/** `user:target → level`, sorted, so that two answers compare as plain objects. */
+const keyed = (rows: [number, number, number][]) =>
+  Object.fromEntries(rows.map(([user, target, level]) => [`${user}:${target}`, Number(level)]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
