@@ -71,6 +71,11 @@ export function authorizedGroups(viewer: Viewer, minLevel: number = ACCESS.GUEST
   return sql<SqlBool>`exists (select 1 from group_authorizations ga where ga.group_id = ${sql.ref(`${alias}.id`)} and ${held(viewer, 'ga', minLevel)})`;
 }
 
+/** Ids of the projects on which the viewer's level is `minLevel` or more. */
+export function authorizedProjectIds(viewer: Viewer, minLevel: number = ACCESS.GUEST): RawBuilder<number> {
+  return sql<number>`select pa.project_id from project_authorizations pa where ${held(viewer, 'pa', minLevel)}`;
+}
+
 /** Ids of the groups on which the viewer has a level: their memberships' groups and every descendant. */
 export function authorizedGroupIds(viewer: Viewer): RawBuilder<number> {
   return sql<number>`select ga.group_id from group_authorizations ga where ${held(viewer, 'ga')}`;

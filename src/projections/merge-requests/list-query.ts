@@ -1,7 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
-import { authorizedProjects } from '../access.js';
+import { authorizedProjectIds } from '../access.js';
 import { fuzzyWords } from '../projects/queries.js';
 
 /**
@@ -74,7 +74,7 @@ export function mergeRequestReadableProjectIds(viewer: Viewer | null) {
   if (!viewer) return openEnabled;
   // The viewer's projects as an array first: their settings are then read by primary key,
   // a few rows, rather than every project's parsed to be joined with them.
-  const authorized = (level: number) => sql`p.id = any(array(select a.id from projects a where ${authorizedProjects(viewer, level, 'a')}))`;
+  const authorized = (level: number) => sql`p.id = any(array(${authorizedProjectIds(viewer, level)}))`;
   return sql`${openEnabled}
     union select p.id from projects p where ${authorized(ACCESS.GUEST)} and not p.pending_delete and ${mr} = 'enabled' and ${repo} = 'private' and ${open}
     union select p.id from projects p where ${authorized(ACCESS.REPORTER)} and not p.pending_delete and ${mr} in ('enabled', 'private') and ${repo} in ('enabled', 'private')`;
