@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toStoredEvent } from '../../src/eventstore/store.js';
 import type { ProjectedEvent } from '../../src/eventstore/types.js';
+import { defineProjector } from '../../src/projections/projector.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { settled } from '../support/fixtures.js';
 import { rowsLeftBy } from '../support/replay.js';
@@ -199,4 +200,25 @@ describe('applyBatch', () => {
     // The commands are users' and groups': the projectors with batch paths of their own had events to apply.
     for (const name of ['users', 'namespaces']) expect(applied.get(name), name).toBeGreaterThan(0);
   }, 600_000);
+
+  it('applies an event a batch holds twice once, also when both are the same object (a replay of a doubled log)', async () => {
+    // A handler that is not idempotent by itself (MergeRequestTimeSpent adds to a total): only the guard keeps it to once.
+    const applied: string[] = [];
+    const counting = defineProjector({
+      name: 'users', // its stream versions table, users_stream_versions, is the one rowsLeftBy copies
+      tables: [],
+      on: { UserCreated: async ({ eventId }) => void applied.push(eventId), UserBlocked: async ({ eventId }) => void applied.push(eventId) },
+    });
+    const from = await logEnd();
+    const { user } = await api.createUser({ username: 'twice-in-a-batch' });
+    await api.post(`/users/${user.id}/block`);
+    const events = (await eventsAfter(from)).filter((e) => counting.handles.includes(e.type));
+    expect(events.map((e) => e.type)).toEqual(['UserCreated', 'UserBlocked']);
+    const [created, blocked] = events as [ProjectedEvent, ProjectedEvent];
+    await rowsLeftBy(api.handle.db, counting.tables, async (trx) => {
+      await counting.applyBatch([created, created, blocked], trx);
+      await counting.applyBatch([blocked, created], trx);
+    });
+    expect(applied).toEqual([created.eventId, blocked.eventId]);
+  });
 });
