@@ -46,7 +46,8 @@ export interface TestServer {
 export interface TestServerOptions extends Pick<RuntimeOptions, 'now' | 'deliveries' | 'logger' | 'replicate'> {
   /**
    * `false`: close() does not replay the server's log (checkReplays). Only for a server whose
-   * read tables legitimately differ from any replay of its log; say why where it is passed.
+   * read tables legitimately differ from any replay of its log, or whose log costs minutes to
+   * replay; say why (and what it measured) where it is passed.
    */
   replayCheck?: false;
 }
