@@ -78,6 +78,7 @@ export async function recordStreamVersions(trx: Db, table: string, events: reado
  * applies, and how it records their versions once they are applied.
  */
 export interface BatchGuard {
+  /** The events to apply: a subsequence of `events`, in their order. */
   keep<E extends Versioned>(trx: Db, table: string, events: readonly E[]): Promise<readonly E[]>;
   record(trx: Db, table: string, applied: readonly Versioned[]): Promise<void>;
 }

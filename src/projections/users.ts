@@ -188,35 +188,67 @@ export const usersProjector = defineProjector({
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes'],
   on,
 
-  /**
-   * Rebuild path, the same rows as `apply` event by event in a few statements per page: a
-   * user created in the batch gets one row with the batch's later updates of that user
-   * folded in (a stream's version 1 precedes everything else of that user); other users'
-   * updates are merged per user into one UPDATE per changed-column set; then the remaining
-   * events (tokens, custom attributes, deletions) in log order. No remaining event of a
-   * user is followed by an update of that user's row: deletion is the last.
-   */
+  /** Rebuild path: the batch in parts (untilTakenAgain), each the way batchPart says. */
   async batch(events, trx, handle) {
-    const created = new Map<number, { row: ReturnType<typeof createdRow>; folded: Stored[] }>();
-    const updates: Stored[] = [];
-    const rest: Stored[] = [];
-    for (const stored of events) {
-      const event = stored as Stored;
-      const changes = rowChanges(event);
-      const creation = changes && created.get(event.data.id);
-      if (creation) {
-        Object.assign(creation.row, changes, { updated_at: event.occurredAt.toISOString(), stream_version: event.streamVersion });
-        creation.folded.push(event);
-      } else if (changes) updates.push(event);
-      else if (event.type === 'UserCreated' && !created.has(event.data.id)) created.set(event.data.id, { row: createdRow(event), folded: [] });
-      else rest.push(event);
-    }
-    // A row that was there already (a creation replayed) takes its updates the guarded way.
-    for (const id of await insertCreated(trx, [...created.values()].map((c) => c.row))) updates.push(...created.get(id)!.folded);
-    if (updates.length > 0) await applyMergedUpdates(trx, updates);
-    for (const event of rest) await handle(event);
+    for (const part of untilTakenAgain(events)) await batchPart(part, trx, handle);
   },
 });
+
+/** A username or email: the columns unique indexes keep (users_username_lower, users_email_lower). */
+const takesName = (changes: Record<string, unknown> | undefined) => changes !== undefined && ('username' in changes || 'email' in changes);
+
+/**
+ * The batch cut where a username or email may be taken again: before the first event that
+ * takes one (a creation, a rename) after one was given up (a rename, a deletion). batchPart
+ * inserts a part's creations before its updates and its deletions, and unique indexes check
+ * row by row, so a name given up and taken again within one part would clash (issue 21: a
+ * rename a → b then b → a, a user deleted and its username taken). Within a part, every name
+ * is taken before any is given up, and that holds in any order.
+ */
+function untilTakenAgain(events: readonly ProjectedEvent[]): ProjectedEvent[][] {
+  const parts: ProjectedEvent[][] = [[]];
+  let givenUp = false;
+  for (const stored of events) {
+    const event = stored as Stored;
+    const renames = takesName(rowChanges(event)); // and gives one up
+    if (givenUp && (renames || event.type === 'UserCreated')) {
+      parts.push([]);
+      givenUp = false;
+    }
+    parts.at(-1)!.push(event);
+    if (renames || event.type === 'UserDeleted') givenUp = true;
+  }
+  return parts;
+}
+
+/**
+ * Rebuild path, the same rows as `apply` event by event in a few statements per page: a
+ * user created in the batch gets one row with the batch's later updates of that user
+ * folded in (a stream's version 1 precedes everything else of that user); other users'
+ * updates are merged per user into one UPDATE per changed-column set; then the remaining
+ * events (tokens, custom attributes, deletions) in log order. No remaining event of a
+ * user is followed by an update of that user's row: deletion is the last.
+ */
+async function batchPart(events: readonly ProjectedEvent[], trx: Db, handle: (event: ProjectedEvent) => Promise<unknown>) {
+  const created = new Map<number, { row: ReturnType<typeof createdRow>; folded: Stored[] }>();
+  const updates: Stored[] = [];
+  const rest: Stored[] = [];
+  for (const stored of events) {
+    const event = stored as Stored;
+    const changes = rowChanges(event);
+    const creation = changes && created.get(event.data.id);
+    if (creation) {
+      Object.assign(creation.row, changes, { updated_at: event.occurredAt.toISOString(), stream_version: event.streamVersion });
+      creation.folded.push(event);
+    } else if (changes) updates.push(event);
+    else if (event.type === 'UserCreated' && !created.has(event.data.id)) created.set(event.data.id, { row: createdRow(event), folded: [] });
+    else rest.push(event);
+  }
+  // A row that was there already (a creation replayed) takes its updates the guarded way.
+  for (const id of await insertCreated(trx, [...created.values()].map((c) => c.row))) updates.push(...created.get(id)!.folded);
+  if (updates.length > 0) await applyMergedUpdates(trx, updates);
+  for (const event of rest) await handle(event);
+}
 
 const ROWS_PER_STATEMENT = 2000;
 

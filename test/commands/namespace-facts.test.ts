@@ -34,6 +34,16 @@ async function group(visibility: string, parentId?: number) {
   return res.body as { id: number };
 }
 
+/** Until `count` sessions of this database wait for a lock (PostgreSQL). */
+async function sessionsWaitingOnLocks(count: number) {
+  for (let tries = 0; ; tries++) {
+    const { rows } = await api.handle.pool!.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+    if (rows[0].n >= count) return;
+    if (tries > 200) throw new Error(`${rows[0].n} sessions wait for a lock, not ${count}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 const refusal = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
@@ -113,28 +123,25 @@ describe('commands that depend on a namespace', () => {
   itOnPostgres('mark a subgroup committed while the deletion waited for its parent', async () => {
     const parent = await group('private');
     const row = (await findGroupRow(api.handle.db, parent.id))!;
-    // Another transaction is creating a subgroup: it holds the parent as createGroup does
-    // and inserts the child's row, then commits while the deletion is waiting.
-    const creator = await api.handle.pool!.connect();
+    // A subgroup is being created through the command path: its transaction holds the parent
+    // (for share, as createGroup does) and is held there by another session's uncommitted
+    // claim on the same path, until the deletion waits for the parent's row too.
+    const path = unique('late');
+    const holder = await api.handle.pool!.connect();
     try {
-      await creator.query('begin');
-      await creator.query('select id from namespaces where id = $1 for share', [parent.id]);
-      const childId = Number((await creator.query(`select nextval('namespaces_id_seq') as id`)).rows[0].id);
-      const path = unique('late');
-      await creator.query(
-        `insert into namespaces select * from jsonb_populate_record(null::namespaces, (select to_jsonb(n) || jsonb_build_object(
-           'id', $2::int, 'parent_id', n.id, 'path', $3::text, 'name', $3::text, 'full_path', n.full_path || '/' || $3,
-           'full_name', n.full_name || ' / ' || $3, 'traversal_ids', n.traversal_ids || $2::int) from namespaces n where n.id = $1))`,
-        [parent.id, childId, path],
-      );
+      await holder.query('begin');
+      await holder.query(`insert into claims (kind, key, stream_id) values ('group_path', $1, 'held-by-the-test')`, [`${parent.id}/${path}`]);
+      const creation = createGroup({ ctx: api.runtime.app.commands, metadata }, { settings: { name: path, path, visibility: 'private' }, parent: row, creator: { id: 1, isAdmin: true } });
+      await sessionsWaitingOnLocks(1);
       const deletion = run({ ctx: api.runtime.app.commands, metadata }, groups, row.id, { type: 'ScheduleGroupDeletion', fullPath: row.full_path });
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the deletion now waits for the parent's row
-      await creator.query('commit');
+      await sessionsWaitingOnLocks(2);
+      await holder.query('rollback');
+      const created = await creation;
       await deletion;
-      const child = await api.handle.db.selectFrom('namespaces').select('pending_delete').where('id', '=', childId).executeTakeFirstOrThrow();
+      const child = await api.handle.db.selectFrom('namespaces').select('pending_delete').where('id', '=', created.state.id).executeTakeFirstOrThrow();
       expect(child.pending_delete).toBe(true);
     } finally {
-      creator.release();
+      holder.release();
     }
   });
 });

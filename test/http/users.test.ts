@@ -56,9 +56,7 @@ async function newUser(attributes: Record<string, unknown> = {}) {
 }
 
 beforeAll(async () => {
-  // KNOWN MISMATCH (issue 21, to fix): replaying this log violates users_username_lower (a
-  // username taken again after a rename or deletion). Until it is fixed, not replayed at close.
-  api = await startTestServer({}, { replayCheck: false });
+  api = await startTestServer();
   regular = await api.createUser({ username: unique('regular') });
 });
 afterAll(() => api.close());

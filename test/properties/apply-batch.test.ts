@@ -3,7 +3,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toStoredEvent } from '../../src/eventstore/store.js';
 import type { ProjectedEvent } from '../../src/eventstore/types.js';
+import { defineProjector } from '../../src/projections/projector.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
+import { usersProjector } from '../../src/projections/users.js';
 import { settled } from '../support/fixtures.js';
 import { rowsLeftBy } from '../support/replay.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -199,4 +201,46 @@ describe('applyBatch', () => {
     // The commands are users' and groups': the projectors with batch paths of their own had events to apply.
     for (const name of ['users', 'namespaces']) expect(applied.get(name), name).toBeGreaterThan(0);
   }, 600_000);
+
+  it('takes a username or email given up earlier in the batch (a rename, a deletion) as the log did: after it is given up', async () => {
+    const from = await logEnd();
+    const [a, b, c] = await Promise.all(['freed-a', 'freed-b', 'freed-c'].map((username) => api.createUser({ username })));
+    const rename = async (id: number, changes: object) => expect((await api.put(`/users/${id}`, { ...changes, skip_reconfirmation: true })).text).toMatch(/^{"id"/);
+    await rename(a!.user.id, { username: 'freed-a2', email: 'freed-a2@example.com' });
+    await rename(b!.user.id, { username: 'freed-a', email: 'freed-a@example.com' }); // a's, given up just before
+    expect((await api.del(`/users/${c!.user.id}`, { query: { hard_delete: true } })).status).toBe(204);
+    await settled(api);
+    await api.createUser({ username: 'freed-c' }); // c's, since deleted
+    const events = (await eventsAfter(from)).filter((e) => usersProjector.handles.includes(e.type));
+    const expected = await rowsLeftBy(api.handle.db, usersProjector.tables, async (trx) => {
+      for (const event of events) await usersProjector.apply(event, trx);
+    });
+    for (const size of [events.length, 7, 3]) {
+      const batched = await rowsLeftBy(api.handle.db, usersProjector.tables, async (trx) => {
+        for (const page of pages(events, [size])) await usersProjector.applyBatch(page, trx);
+      });
+      expect(batched, `pages of ${size}`).toEqual(expected);
+    }
+  });
+
+  it('applies an event a batch holds twice once, also when both are the same object (a replay of a doubled log)', async () => {
+    // A handler that is not idempotent by itself (MergeRequestTimeSpent adds to a total): only the guard keeps it to once.
+    const applied: string[] = [];
+    const counting = defineProjector({
+      name: 'users', // its stream versions table, users_stream_versions, is the one rowsLeftBy copies
+      tables: [],
+      on: { UserCreated: async ({ eventId }) => void applied.push(eventId), UserBlocked: async ({ eventId }) => void applied.push(eventId) },
+    });
+    const from = await logEnd();
+    const { user } = await api.createUser({ username: 'twice-in-a-batch' });
+    await api.post(`/users/${user.id}/block`);
+    const events = (await eventsAfter(from)).filter((e) => counting.handles.includes(e.type));
+    expect(events.map((e) => e.type)).toEqual(['UserCreated', 'UserBlocked']);
+    const [created, blocked] = events as [ProjectedEvent, ProjectedEvent];
+    await rowsLeftBy(api.handle.db, counting.tables, async (trx) => {
+      await counting.applyBatch([created, created, blocked], trx);
+      await counting.applyBatch([blocked, created], trx);
+    });
+    expect(applied).toEqual([created.eventId, blocked.eventId]);
+  });
 });

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../src/database/database.js';
 import { migrateToLatest } from '../../src/database/migrate.js';
+import { createReplayScratch } from './replay-scratch.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,6 +30,8 @@ export default async function setup(project: TestProject) {
     const template = new URL(url).pathname.slice(1);
     const handle = await openDatabase({ databaseUrl: url, poolSize: 1 });
     await migrateToLatest(handle.db);
+    // The replay check's copies of the read tables, made once here rather than per test server (replay.ts).
+    await createReplayScratch(handle.db);
     await handle.close();
     project.provide('postgresTemplate', template);
     project.provide('pgliteTemplateDir', '');

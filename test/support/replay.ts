@@ -2,10 +2,11 @@ import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { DatabaseHandle, Db } from '../../src/database/database.js';
 import { PROJECTED_EVENT_COLUMNS, toLoggedEvent } from '../../src/eventstore/store.js';
-import type { ProjectedEvent } from '../../src/eventstore/types.js';
+import type { LoggedEvent, ProjectedEvent } from '../../src/eventstore/types.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { applyEvents, rebuildProjections } from '../../src/projections/rebuild.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
+import { EVENTS_PER_TRANSACTION, INLINE_ROWS, SCRATCH, TABLES, createReplayScratch, inScratch, quote } from './replay-scratch.js';
 
 /**
  * The rows `run` leaves in empty copies of `tables` (made in a scratch schema first on the
@@ -49,8 +50,6 @@ export async function expectReplayEquivalence(handle: DatabaseHandle, projectors
   expect(after).toEqual(before);
 }
 
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 // ───────────────────────────── Replaying a whole log ─────────────────────────────
 
 /** How the replays of `replayLog` pick what they replay again. */
@@ -83,86 +82,165 @@ export interface ReplayReport {
 
 const MISMATCHED_ROWS = 5;
 const TABLE_OWNERS = new Map(PROJECTORS.flatMap((p) => p.tables.map((table) => [table, p.name] as const)));
-const TABLES = [...TABLE_OWNERS.keys()];
 const HANDLED_TYPES = [...new Set(PROJECTORS.flatMap((p) => p.handles))];
 
-/** Every row of every projector's table, as (tbl, r jsonb). */
-const EVERY_ROW = sql.join(
-  TABLES.map((table) => sql`select ${sql.lit(table)} as tbl, to_jsonb(t) as r from ${sql.table(table)} t`),
-  sql` union all `,
-);
-const EMPTY_EVERY_TABLE = sql.raw(`with ${TABLES.map((table, i) => `d${i} as (delete from ${table})`).join(', ')} select 1`);
+/** Every row of every projector's table in `schema`, as (tbl, r jsonb). */
+const everyRow = (schema: string) =>
+  sql.join(
+    TABLES.map((table) => sql`select ${sql.lit(table)} as tbl, to_jsonb(t) as r from ${sql.table(`${schema}.${table}`)} t`),
+    sql` union all `,
+  );
+/** Empties every projector's table in `schema` in one statement (a truncate makes new files for each: slower). */
+const emptyEvery = (schema: string) => sql.raw(`with ${TABLES.map((table, i) => `d${i} as (delete from ${schema}.${quote(table)})`).join(', ')} select 1`);
+
+/** A few events of a replay, applied in one go. */
+interface Step {
+  readonly events: number;
+  run(trx: Db): Promise<void>;
+}
+
+/** Where the replays write (see replayLog): the log, and one replay into emptied tables compared with the inline rows. */
+interface ReplayTarget {
+  readonly log: readonly LoggedEvent[];
+  replay(name: string, steps: Iterable<Step>): Promise<ReplayMismatch[]>;
+}
 
 /**
  * Projectors are idempotent (DESIGN.md, "Read path"; issue 9 §3, issue 21 §5): the log the
- * inline path projected, replayed into empty tables — every event twice in a row, an earlier
- * event of the same stream again after each event, and the batch paths over pages holding
+ * inline path projected, replayed into empty tables — every event twice in a row and an
+ * earlier event of the same stream again after it, then the batch paths over pages holding
  * every event twice (then the whole log once more, as one page) — must leave exactly the rows
- * the inline path wrote.
- *
- * All in one repeatable-read transaction, so the log (gap-free order, as projectors see it)
- * and the inline rows are one snapshot: the inline rows are kept in a temporary table, then
- * each replay empties the projectors' own tables, runs, is compared with them and is rolled
- * back to a savepoint. No DDL per table, and the replays run on the real tables with their
- * indexes; nothing of it is ever committed. `projectors` are those replayed (every one unless
- * given: a test leaves one out to see the check fail); every projector's tables are compared.
+ * the inline path wrote. The log (gap-free order, as projectors see it) and the inline rows are
+ * read in one snapshot. Where the replays write depends on the database (replayTarget).
+ * `projectors` are those replayed (every one unless given: a test leaves one out to see the
+ * check fail); every projector's tables are compared.
  */
-export async function replayLog(db: Db, plan: ReplayPlan, projectors: readonly Projector[] = PROJECTORS): Promise<ReplayReport> {
-  return db
-    .transaction()
-    .setIsolationLevel('repeatable read')
-    .execute(async (trx) => {
-      const rows = await trx
-        .selectFrom('events')
-        .select(PROJECTED_EVENT_COLUMNS)
-        .where('event_type', 'in', HANDLED_TYPES)
-        .orderBy('transaction_id')
-        .orderBy('global_position')
-        .execute();
-      const log = rows.map(toLoggedEvent);
-      const types = new Set(log.map((event) => event.type));
-      const exercised = projectors.filter((p) => p.handles.some((type) => types.has(type))).map((p) => p.name);
-      if (log.length === 0) return { events: 0, exercised, reapplied: 0, mismatches: [] };
+export async function replayLog(handle: Pick<DatabaseHandle, 'db' | 'kind'>, plan: ReplayPlan, projectors: readonly Projector[] = PROJECTORS): Promise<ReplayReport> {
+  return replayTarget(handle, async ({ log, replay }) => {
+    const types = new Set(log.map((event) => event.type));
+    const exercised = projectors.filter((p) => p.handles.some((type) => types.has(type))).map((p) => p.name);
+    const mismatches: ReplayMismatch[] = [];
+    let reapplied = 0;
+    const interleaved = function* (): Iterable<Step> {
+      const seen = new Map<string, ProjectedEvent[]>();
+      for (const [i, event] of log.entries()) {
+        const earlier = seen.get(event.streamId) ?? [];
+        const again = earlier.length > 0 ? earlier[plan.pickEarlier(i, earlier.length)] : undefined;
+        if (again) reapplied++;
+        seen.set(event.streamId, [...earlier, event]);
+        yield {
+          events: again ? 3 : 2,
+          async run(trx) {
+            await applyAll(projectors, event, trx);
+            await applyAll(projectors, event, trx);
+            if (again) await applyAll(projectors, again, trx);
+          },
+        };
+      }
+    };
+    const batches = function* (): Iterable<Step> {
+      const doubled = log.flatMap((event) => [event, event]);
+      for (let i = 0; i < doubled.length; i += plan.batchSize) {
+        const page = doubled.slice(i, i + plan.batchSize);
+        yield { events: page.length, run: (trx) => applyBatches(projectors, page, trx) };
+      }
+      yield { events: log.length, run: (trx) => applyBatches(projectors, log, trx) };
+    };
+    if (log.length > 0) {
+      mismatches.push(...(await replay('every event twice in a row, then an earlier event of its stream again', interleaved())));
+      mismatches.push(...(await replay(`the batch paths, pages of ${plan.batchSize} holding every event twice`, batches())));
+    }
+    return { events: log.length, exercised, reapplied, mismatches };
+  });
+}
 
-      await sql`create temporary table replay_inline on commit drop as ${EVERY_ROW}`.execute(trx);
-      const mismatches: ReplayMismatch[] = [];
-      const replay = async (name: string, run: () => Promise<void>) => {
-        await sql`savepoint replay`.execute(trx);
-        await EMPTY_EVERY_TABLE.execute(trx);
-        await run();
-        mismatches.push(...(await compareWithInline(trx, name)));
-        await sql`rollback to savepoint replay`.execute(trx);
-      };
+/**
+ * Embedded database: one repeatable-read transaction on the real tables, the inline rows kept
+ * in a temporary table, each replay rolled back to a savepoint; nothing is committed, and no
+ * table is created per replayed table (which costs seconds there). PGlite is one session of
+ * the test file's own, so its long transaction holds nobody back.
+ *
+ * PostgreSQL: a long write transaction would hold back the gap-free horizon of the whole
+ * cluster (DESIGN.md, "Caveats of the gap-free read"), and the workers of every other test
+ * file on it would wait. So the replays write the copies of the tables in the scratch schema
+ * (createReplayScratch), first on the search path (as a rebuild's shadow tables are), in short
+ * transactions of EVENTS_PER_TRANSACTION events; one short repeatable-read transaction reads
+ * the log and keeps the inline rows beside the copies; the copies are emptied before each
+ * replay and at the end.
+ */
+async function replayTarget<T>(handle: Pick<DatabaseHandle, 'db' | 'kind'>, body: (target: ReplayTarget) => Promise<T>): Promise<T> {
+  const { db } = handle;
+  if (handle.kind === 'pglite')
+    return db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .execute(async (trx) => {
+        const log = await readLog(trx);
+        if (log.length > 0) await sql`create temporary table replay_inline on commit drop as ${everyRow('public')}`.execute(trx);
+        return body({
+          log,
+          async replay(name, steps) {
+            await sql`savepoint replay`.execute(trx);
+            await emptyEvery('public').execute(trx);
+            for (const step of steps) await step.run(trx);
+            const mismatches = await compareWithInline(trx, name, 'public', 'replay_inline');
+            await sql`rollback to savepoint replay`.execute(trx);
+            return mismatches;
+          },
+        });
+      });
 
-      await replay('every event twice in a row', async () => {
-        for (const event of log) {
-          await applyAll(projectors, event, trx);
-          await applyAll(projectors, event, trx);
+  // A database not cloned from the run's template (or from one older than this code) has none.
+  const { rows } = await sql<{ ready: boolean }>`select to_regclass(${INLINE_ROWS}) is not null as ready`.execute(db);
+  if (!rows[0]!.ready) await createReplayScratch(db);
+  const emptyScratch = () => inScratch(db, async (trx) => {
+    await emptyEvery(SCRATCH).execute(trx);
+    await sql.raw(`delete from ${INLINE_ROWS}`).execute(trx);
+  });
+  try {
+    const log = await inScratch(db, async (trx) => {
+      await sql.raw(`delete from ${INLINE_ROWS}`).execute(trx);
+      const log = await readLog(trx);
+      if (log.length > 0) await sql`insert into ${sql.raw(INLINE_ROWS)} ${everyRow('public')}`.execute(trx);
+      return log;
+    }, 'repeatable read');
+    return await body({
+      log,
+      async replay(name, steps) {
+        await inScratch(db, (trx) => emptyEvery(SCRATCH).execute(trx));
+        let pending: Step[] = [];
+        let events = 0;
+        const flush = async () => {
+          const runs = pending;
+          [pending, events] = [[], 0];
+          if (runs.length === 0) return;
+          await inScratch(db, async (trx) => {
+            for (const step of runs) await step.run(trx);
+          });
+        };
+        for (const step of steps) {
+          pending.push(step);
+          if ((events += step.events) >= EVENTS_PER_TRANSACTION) await flush();
         }
-      });
-      let reapplied = 0;
-      await replay('after each event, an earlier event of its stream again', async () => {
-        const seen = new Map<string, ProjectedEvent[]>();
-        for (const [i, event] of log.entries()) {
-          await applyAll(projectors, event, trx);
-          const earlier = seen.get(event.streamId) ?? [];
-          if (earlier.length > 0) {
-            await applyAll(projectors, earlier[plan.pickEarlier(i, earlier.length)]!, trx);
-            reapplied++;
-          }
-          seen.set(event.streamId, [...earlier, event]);
-        }
-      });
-      await replay(`the batch paths, pages of ${plan.batchSize} holding every event twice`, async () => {
-        const doubled = log.flatMap((event) => [event, event]);
-        for (let i = 0; i < doubled.length; i += plan.batchSize) {
-          const page = doubled.slice(i, i + plan.batchSize);
-          for (const projector of projectors) await applyEvents(projector, page, trx);
-        }
-        for (const projector of projectors) await applyEvents(projector, log, trx);
-      });
-      return { events: log.length, exercised, reapplied, mismatches };
+        await flush();
+        return compareWithInline(db, name, SCRATCH, INLINE_ROWS);
+      },
     });
+  } finally {
+    await emptyScratch();
+  }
+}
+
+/** The handled events of the log, in the gap-free order projectors see. */
+async function readLog(trx: Db): Promise<LoggedEvent[]> {
+  const rows = await trx
+    .selectFrom('events')
+    .select(PROJECTED_EVENT_COLUMNS)
+    .where('event_type', 'in', HANDLED_TYPES)
+    .orderBy('transaction_id')
+    .orderBy('global_position')
+    .execute();
+  return rows.map(toLoggedEvent);
 }
 
 /** One event through every projector that handles it, in registry order (as the inline path runs them). */
@@ -170,17 +248,22 @@ async function applyAll(projectors: readonly Projector[], event: ProjectedEvent,
   for (const projector of projectors) if (projector.handles.includes(event.type)) await projector.apply(event, trx);
 }
 
-/** The rows the tables hold now and the inline path's (replay_inline) do not share, at most MISMATCHED_ROWS of each side and table, in one statement. */
-async function compareWithInline(trx: Db, replay: string): Promise<ReplayMismatch[]> {
+/** A batch through every projector's batch path, in registry order. */
+async function applyBatches(projectors: readonly Projector[], events: readonly ProjectedEvent[], trx: Db) {
+  for (const projector of projectors) await applyEvents(projector, events, trx);
+}
+
+/** The rows the tables of `schema` hold now and the inline path's (`inline`) do not share, at most MISMATCHED_ROWS of each side and table, in one statement. */
+async function compareWithInline(db: Db, replay: string, schema: string, inline: string): Promise<ReplayMismatch[]> {
   const { rows } = await sql<{ tbl: string; side: 'inline' | 'replayed'; r: Record<string, unknown> }>`
-    with replayed as (${EVERY_ROW}),
+    with replayed as (${everyRow(schema)}),
     differing as (
-      (select 'inline' as side, tbl, r from replay_inline except all select 'inline', tbl, r from replayed)
+      (select 'inline' as side, tbl, r from ${sql.raw(inline)} except all select 'inline', tbl, r from replayed)
       union all
-      (select 'replayed', tbl, r from replayed except all select 'replayed', tbl, r from replay_inline)
+      (select 'replayed', tbl, r from replayed except all select 'replayed', tbl, r from ${sql.raw(inline)})
     )
     select tbl, side, r from (select *, row_number() over (partition by tbl, side order by r::text) as n from differing) d
-     where n <= ${sql.lit(MISMATCHED_ROWS)} order by tbl, side, n`.execute(trx);
+     where n <= ${sql.lit(MISMATCHED_ROWS)} order by tbl, side, n`.execute(db);
   const byTable = new Map<string, { replay: string; projector: string; table: string; onlyInline: Record<string, unknown>[]; onlyReplayed: Record<string, unknown>[] }>();
   for (const { tbl, side, r } of rows) {
     let mismatch = byTable.get(tbl);
