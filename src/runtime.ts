@@ -87,11 +87,11 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   let sender: Promise<void> | undefined;
   if (options.workers !== false) {
     // A secondary's reactors would append: the primary's run there, and their events arrive.
-    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS);
+    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS, config.pollIntervalMs);
     // Rebuilds (new or bumped projections) finish before the first request: a table swap
     // under a request's feet deadlocks it.
     await worker.catchUp();
-    sealer = startSealer(handle, notifier, logger, sealing.signal);
+    sealer = startSealer(handle, notifier, logger, sealing.signal, config.pollIntervalMs);
   }
   // A secondary sends nothing: its primary's deliveries are the primary's.
   if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal);
@@ -152,12 +152,13 @@ export function listen(runtime: Runtime, port = runtime.config.port, hostname = 
 }
 
 /** Async projections and reactors, following the log in this process. */
-function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS): ProjectionWorker {
+function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS, pollIntervalMs: number): ProjectionWorker {
   const worker = new ProjectionWorker(handle, {
     projectors: PROJECTORS,
     reactors,
     commands,
     notifier,
+    pollIntervalMs,
     onError: (name, error) =>
       isConnectionError(error)
         ? logger.warn({ err: error, projection: name }, 'database unavailable; the projection or reactor retries')
@@ -173,6 +174,7 @@ function startSender(handle: DatabaseHandle, config: Config, now: () => Date, no
     ...config.delivery,
     now,
     signal,
+    pollMs: config.pollIntervalMs,
     onRecorded: (wake) => notifier.onSignal(DELIVERIES_SIGNAL, wake),
     // Never the webhook URL: it is the integration's credential.
     onAttempt: (attempt) => logger.info({ delivery: attempt }, `integration delivery ${attempt.status}`),
@@ -182,9 +184,10 @@ function startSender(handle: DatabaseHandle, config: Config, now: () => Date, no
 }
 
 /** Seals the log's new ranges (Merkle roots, chained) as they become readable. */
-function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal): Promise<void> {
+function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal, intervalMs: number): Promise<void> {
   return runSealWorker(handle.db, {
     signal,
+    intervalMs,
     onAppended: (wake) => notifier.onAppended(wake),
     onError: (error) =>
       isConnectionError(error) ? logger.warn({ err: error }, 'database unavailable; sealing retries') : logger.error({ err: error }, 'sealing failed; retrying'),
