@@ -57,10 +57,12 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   // No event type goes unprojected, and no projector or reactor waits for a type nobody appends.
   const problems = eventCoverageProblems(PROJECTORS, REACTORS);
   if (problems.length > 0) throw new StartupError(`the event types do not line up: ${problems.join('; ')}`);
-  // Written synchronously: pino's asynchronous stdout writes the lines still buffered at exit
-  // ahead of a write already under way, so a shutdown's last steps could come out of order
-  // (or a crash's be lost).
-  const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
+  // Written asynchronously: a request's line costs no write(2) on its way, and lines logged
+  // while a write is under way go out together in the next one. The shutdown waits for them
+  // (logger.flush in shutdown.ts) before it exits, so its last steps come out whole and in
+  // order; minLength 1 is what makes flush wait for the write under way (at 0 it returns at
+  // once). On a crash pino's exit hook writes what is left.
+  const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: false, minLength: 1 }));
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
   const notifier = new Notifier(handle.pool, logger);
