@@ -9,13 +9,14 @@ import { createApp } from './http/app.js';
 import type { AppContext } from './http/kernel/context.js';
 import { migrateToLatest } from './database/migrate.js';
 import { PROJECTORS, inlineProjectors } from './projections/registry.js';
+import { usersProjector } from './projections/users.js';
 import { ProjectionWorker } from './worker/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
 import { DELIVERIES_SIGNAL } from './commands/integration-deliveries.js';
 import { runDeliverySender } from './commands/integration-delivery-sender.js';
 import { eventCoverageProblems, installEventTypes } from './commands/kernel/aggregates.js';
-import { CredentialCache } from './http/kernel/credentials.js';
+import { CredentialCache, KEEPS_CREDENTIALS } from './http/kernel/credentials.js';
 import { isConnectionError } from './database/pg-client.js';
 import { GeoReplicator } from './geo/replicator.js';
 import type { CommandContext } from './commands/kernel/context.js';
@@ -82,7 +83,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
   }
-  const app: AppContext = { config, db: handle.db, commands, logger, credentials: new CredentialCache() };
+  const credentials = new CredentialCache();
+  // The embedded database is this process's alone: its own commits are every change.
+  credentials.follow(notifier, usersProjector.handles.filter((type) => !(KEEPS_CREDENTIALS as readonly string[]).includes(type)), handle.kind === 'pglite' ? () => true : () => notifier.listening);
+  const app: AppContext = { config, db: handle.db, commands, logger, credentials };
   let worker: ProjectionWorker | undefined;
   const sealing = new AbortController();
   let sealer: Promise<void> | undefined;
