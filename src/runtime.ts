@@ -66,7 +66,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: false, minLength: 1 }));
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
-  const notifier = new Notifier(handle.pool, logger);
+  const notifier = new Notifier(handle.sessions ?? handle.pool, logger);
   const commands: CommandContext = {
     db: handle.db,
     inlineProjectors: inlineProjectors(),

@@ -393,7 +393,7 @@ export class ProjectionWorker<Context = unknown> {
   /** One connection per worker holds its session advisory locks; losing it loses them all. */
   private connectLockClient(): Promise<pg.PoolClient> {
     if (this.lockClient) return this.lockClient;
-    const pending = this.handle.pool!.connect().then((client) => {
+    const pending = (this.handle.sessions ?? this.handle.pool!).connect().then((client) => {
       const lost = () => {
         if (this.lockClient !== pending) return;
         this.lockClient = undefined;
