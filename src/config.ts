@@ -6,6 +6,9 @@ import { PLANS, type Plan } from './domain/policy/licensed.js';
 /** 10 MiB: GitLab's default attachment limit; no API v4 body here comes near it. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
+/** An idle server sends no statement: the background loops wait on LISTEN and poll this rarely. */
+export const DEFAULT_POLL_INTERVAL_MS = 30_000;
+
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 /** GitLab's default `registry.host` (config/initializers/1_settings.rb), without a port. */
@@ -44,6 +47,11 @@ export interface Config {
   shutdownGraceMs: number;
   /** A request body larger than this is refused with 413 before it is read or parsed. */
   maxBodyBytes: number;
+  /**
+   * FORGELOG_POLL_INTERVAL_MS: how often the async workers, the sealer and the delivery sender
+   * look at the database when nothing woke them (they wait on LISTEN/NOTIFY; this is the fallback).
+   */
+  pollIntervalMs: number;
   monitoringAllowlist: AddressAllowlist;
   /** Integrations' outbound delivery: first retry delay, attempts before giving up, per-request timeout. */
   delivery: DeliveryConfig;
@@ -109,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     shutdownGraceMs,
     maxBodyBytes,
+    pollIntervalMs: positiveInteger(env, 'FORGELOG_POLL_INTERVAL_MS', DEFAULT_POLL_INTERVAL_MS, 'a whole number of milliseconds'),
     monitoringAllowlist: parseAllowlist(env.FORGELOG_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST),
     delivery: {
       backoffMs: positiveInteger(env, 'FORGELOG_DELIVERY_BACKOFF_MS', 60_000, 'a whole number of milliseconds'),

@@ -37,6 +37,10 @@ export class LruMap<K, V> {
     return this.entries.has(key);
   }
 
+  clear(): void {
+    this.entries.clear();
+  }
+
   /** Keys from the least to the most recently used. */
   keys(): IterableIterator<K> {
     return this.entries.keys();

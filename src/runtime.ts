@@ -9,13 +9,14 @@ import { createApp } from './http/app.js';
 import type { AppContext } from './http/kernel/context.js';
 import { migrateToLatest } from './database/migrate.js';
 import { PROJECTORS, inlineProjectors } from './projections/registry.js';
+import { usersProjector } from './projections/users.js';
 import { ProjectionWorker } from './worker/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
 import { REACTORS } from './commands/reactors.js';
 import { DELIVERIES_SIGNAL } from './commands/integration-deliveries.js';
 import { runDeliverySender } from './commands/integration-delivery-sender.js';
 import { eventCoverageProblems, installEventTypes } from './commands/kernel/aggregates.js';
-import { CredentialCache } from './http/kernel/credentials.js';
+import { CredentialCache, KEEPS_CREDENTIALS } from './http/kernel/credentials.js';
 import { isConnectionError } from './database/pg-client.js';
 import { GeoReplicator } from './geo/replicator.js';
 import type { CommandContext } from './commands/kernel/context.js';
@@ -57,13 +58,15 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   // No event type goes unprojected, and no projector or reactor waits for a type nobody appends.
   const problems = eventCoverageProblems(PROJECTORS, REACTORS);
   if (problems.length > 0) throw new StartupError(`the event types do not line up: ${problems.join('; ')}`);
-  // Written synchronously: pino's asynchronous stdout writes the lines still buffered at exit
-  // ahead of a write already under way, so a shutdown's last steps could come out of order
-  // (or a crash's be lost).
-  const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: true }));
+  // Written asynchronously: a request's line costs no write(2) on its way, and lines logged
+  // while a write is under way go out together in the next one. The shutdown waits for them
+  // (logger.flush in shutdown.ts) before it exits, so its last steps come out whole and in
+  // order; minLength 1 is what makes flush wait for the write under way (at 0 it returns at
+  // once). On a crash pino's exit hook writes what is left.
+  const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: false, minLength: 1 }));
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   if (options.migrate !== false) await migrateToLatest(handle.db);
-  const notifier = new Notifier(handle.pool, logger);
+  const notifier = new Notifier(handle.sessions ?? handle.pool, logger);
   const commands: CommandContext = {
     db: handle.db,
     inlineProjectors: inlineProjectors(),
@@ -80,18 +83,21 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   if (token && !config.rootToken) {
     logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
   }
-  const app: AppContext = { config, db: handle.db, commands, logger, credentials: new CredentialCache() };
+  const credentials = new CredentialCache();
+  // The embedded database is this process's alone: its own commits are every change.
+  credentials.follow(notifier, usersProjector.handles.filter((type) => !(KEEPS_CREDENTIALS as readonly string[]).includes(type)), handle.kind === 'pglite' ? () => true : () => notifier.listening);
+  const app: AppContext = { config, db: handle.db, commands, logger, credentials };
   let worker: ProjectionWorker | undefined;
   const sealing = new AbortController();
   let sealer: Promise<void> | undefined;
   let sender: Promise<void> | undefined;
   if (options.workers !== false) {
     // A secondary's reactors would append: the primary's run there, and their events arrive.
-    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS);
+    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS, config.pollIntervalMs);
     // Rebuilds (new or bumped projections) finish before the first request: a table swap
     // under a request's feet deadlocks it.
     await worker.catchUp();
-    sealer = startSealer(handle, notifier, logger, sealing.signal);
+    sealer = startSealer(handle, notifier, logger, sealing.signal, config.pollIntervalMs);
   }
   // A secondary sends nothing: its primary's deliveries are the primary's.
   if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal);
@@ -152,12 +158,13 @@ export function listen(runtime: Runtime, port = runtime.config.port, hostname = 
 }
 
 /** Async projections and reactors, following the log in this process. */
-function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS): ProjectionWorker {
+function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS, pollIntervalMs: number): ProjectionWorker {
   const worker = new ProjectionWorker(handle, {
     projectors: PROJECTORS,
     reactors,
     commands,
     notifier,
+    pollIntervalMs,
     onError: (name, error) =>
       isConnectionError(error)
         ? logger.warn({ err: error, projection: name }, 'database unavailable; the projection or reactor retries')
@@ -173,6 +180,7 @@ function startSender(handle: DatabaseHandle, config: Config, now: () => Date, no
     ...config.delivery,
     now,
     signal,
+    pollMs: config.pollIntervalMs,
     onRecorded: (wake) => notifier.onSignal(DELIVERIES_SIGNAL, wake),
     // Never the webhook URL: it is the integration's credential.
     onAttempt: (attempt) => logger.info({ delivery: attempt }, `integration delivery ${attempt.status}`),
@@ -182,9 +190,10 @@ function startSender(handle: DatabaseHandle, config: Config, now: () => Date, no
 }
 
 /** Seals the log's new ranges (Merkle roots, chained) as they become readable. */
-function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal): Promise<void> {
+function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal, intervalMs: number): Promise<void> {
   return runSealWorker(handle.db, {
     signal,
+    intervalMs,
     onAppended: (wake) => notifier.onAppended(wake),
     onError: (error) =>
       isConnectionError(error) ? logger.warn({ err: error }, 'database unavailable; sealing retries') : logger.error({ err: error }, 'sealing failed; retrying'),

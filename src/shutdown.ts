@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
  *    closed;
  * 3. `close()`: the workers stop between two batches and release their advisory locks, the
  *    notifier and the database pool close (Runtime.close logs each);
- * 4. exit 0 — or 1 when closing failed or took longer than another grace period.
+ * 4. the log lines still buffered are written;
+ * 5. exit 0 — or 1 when closing failed or took longer than another grace period.
  * A second signal exits at once (status 1). Every step is logged.
  */
 export function shutDownOnSignals(options: {
@@ -59,6 +60,7 @@ export function shutDownOnSignals(options: {
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting now');
+      await flushed(logger);
       exit(1);
       return;
     }
@@ -79,10 +81,17 @@ export function shutDownOnSignals(options: {
       }),
     ]);
     if (finished) logger.info('shut down');
+    // The log is written asynchronously: every line, in order, before the process ends.
+    await flushed(logger);
     exit(finished ? 0 : 1);
   };
   process.on('SIGTERM', (signal) => void stop(signal));
   process.on('SIGINT', (signal) => void stop(signal));
+}
+
+/** Resolves once the lines logged so far are written (at most a second: a stuck stdout does not hold the exit). */
+function flushed(logger: Logger): Promise<void> {
+  return Promise.race([new Promise<void>((resolve) => logger.flush(() => resolve())), delay(1_000)]);
 }
 
 function delay(ms: number): Promise<void> {

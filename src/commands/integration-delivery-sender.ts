@@ -70,21 +70,44 @@ export interface SenderLoopOptions extends SenderOptions {
   readonly signal: AbortSignal;
   /** Wake-up (Notifier.onSignal of the reactor's topic); the loop polls anyway. */
   readonly onRecorded?: (wake: () => void) => () => void;
-  /** Poll interval for retries that fall due (default 1 s). */
+  /** The longest wait when nothing is due and nothing woke the loop (default 1 s; serve: FORGELOG_POLL_INTERVAL_MS). */
   readonly pollMs?: number;
   readonly onError?: (error: unknown) => void;
 }
 
-/** The background loop: sends what is due, then waits for a wake-up or the poll interval. */
+/** The shortest wait for a retry that is due but held by another sender (skip locked). */
+const HELD_RETRY_MS = 50;
+
+/**
+ * The background loop: sends what is due, then waits for a wake-up, the next retry's time or
+ * the poll interval, whichever comes first — so an idle instance queries nothing between polls.
+ */
 export async function runDeliverySender(db: Db, options: SenderLoopOptions): Promise<void> {
+  const pollMs = options.pollMs ?? 1_000;
   while (!options.signal.aborted) {
+    let waitMs = pollMs;
     try {
       await sendDueDeliveries(db, options);
+      const next = await nextAttemptAt(db);
+      if (next) {
+        const now = (options.now ?? (() => new Date()))();
+        waitMs = Math.min(pollMs, Math.max(HELD_RETRY_MS, next.getTime() - now.getTime()));
+      }
     } catch (error) {
       options.onError?.(error);
     }
-    await sleep(options.pollMs ?? 1_000, options.signal, options.onRecorded);
+    await sleep(waitMs, options.signal, options.onRecorded);
   }
+}
+
+/** When the earliest pending delivery falls due (a taken one: when its lease ends). */
+async function nextAttemptAt(db: Db): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('integration_deliveries')
+    .select((eb) => eb.fn.min('next_attempt_at').as('next'))
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return row?.next ? new Date(row.next as unknown as string) : undefined;
 }
 
 // ───────────────────────────── Taking ─────────────────────────────

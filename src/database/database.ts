@@ -19,8 +19,13 @@ export type OneRoundTrip = (statements: readonly CompiledQuery[]) => Promise<Que
 export interface DatabaseHandle {
   db: Db;
   kind: 'postgres' | 'pglite';
-  /** The pool (PostgreSQL) — LISTEN/NOTIFY and session-level locks need their own clients. */
+  /** The pool (PostgreSQL) the requests and the workers' batches share. */
   pool?: pg.Pool;
+  /**
+   * Connections held for a whole session (PostgreSQL): the notifier's LISTEN, the workers'
+   * advisory locks. Apart from `pool`, so they never take the connections requests wait for.
+   */
+  sessions?: pg.Pool;
   pglite?: PGlite;
   /** Statements as one transaction in one round trip (PostgreSQL; see StatementBatch). */
   oneRoundTrip?: OneRoundTrip;
@@ -57,11 +62,13 @@ function preparedStatements(): boolean {
  */
 const EMBEDDED_START_PARAMS = [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, '-c', 'shared_buffers=16MB'];
 
+/** The notifier's LISTEN and a few workers' lock connections (tests run several workers in one process). */
+const SESSION_CONNECTIONS = 8;
+
 export async function openDatabase(options: { databaseUrl?: string | undefined; dataDir?: string; poolSize?: number }): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({
+    const settings = {
       connectionString: options.databaseUrl,
-      max: options.poolSize ?? 10,
       // Connections stay open: an idle timeout re-arms a timer on every checkout and release.
       idleTimeoutMillis: 0,
       // An unreachable host (or a pool that stays exhausted) fails a checkout after 10 s
@@ -71,7 +78,11 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
       // every gap-free reader (DESIGN.md); JIT compiles misestimated list queries for
       // hundreds of milliseconds to return a page of 20 rows (bench: 364 ms → 41 ms).
       options: '-c idle_in_transaction_session_timeout=60000 -c jit=off',
-    });
+    };
+    const pool = new pg.Pool({ ...settings, max: options.poolSize ?? 10 });
+    const sessions = new pg.Pool({ ...settings, max: SESSION_CONNECTIONS });
+    sessions.on('error', () => {});
+    sessions.on('connect', (client) => client.on('error', () => {}));
     // A connection that drops (pg_terminate_backend, a restart, a network fault) emits
     // 'error' on its client. The pool listens on idle clients and then emits on itself; a
     // checked-out client had no listener, and an unheard 'error' ends the process. The
@@ -83,7 +94,20 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     names?.attach(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const oneRoundTrip: OneRoundTrip = (statements) => transactionInOneRoundTrip(pool, statements, names);
-    return { db, kind: 'postgres', pool, oneRoundTrip, close: () => db.destroy() };
+    return {
+      db,
+      kind: 'postgres',
+      pool,
+      sessions,
+      oneRoundTrip,
+      close: async () => {
+        try {
+          await db.destroy();
+        } finally {
+          await sessions.end();
+        }
+      },
+    };
   }
   const dataDir = options.dataDir ?? './data';
   const parsers = { [INT8]: asString, [DATE]: asString, [XID8]: asString };

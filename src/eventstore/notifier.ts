@@ -17,8 +17,10 @@ const RECONNECT_MAX_MS = 5_000;
 export class Notifier {
   private readonly emitter = new EventEmitter<{ appended: [types: readonly string[] | undefined] }>();
   private readonly signals = new EventEmitter<Record<string, []>>();
+  /** Synchronous: this process's commits as they return, and the LISTEN connection coming and going. */
+  private readonly local = new EventEmitter<{ committed: [types: readonly string[] | undefined]; listening: [] }>();
   private listener: pg.PoolClient | undefined;
-  private listening = false;
+  private started = false;
   private reconnect: NodeJS.Timeout | undefined;
   private reconnectDelayMs = RECONNECT_MIN_MS;
 
@@ -33,12 +35,12 @@ export class Notifier {
    * with "any type", for the notifications sent while nobody listened.
    */
   async listen(): Promise<void> {
-    if (!this.pool || this.listening) return;
-    this.listening = true;
+    if (!this.pool || this.started) return;
+    this.started = true;
     try {
       await this.connectListener();
     } catch (error) {
-      this.listening = false;
+      this.started = false;
       throw error;
     }
   }
@@ -49,10 +51,13 @@ export class Notifier {
     const onLost = (error?: unknown) => {
       if (lost) return;
       lost = true;
-      if (this.listener === client) this.listener = undefined;
+      if (this.listener === client) {
+        this.listener = undefined;
+        this.local.emit('listening');
+      }
       client.removeListener('notification', onNotification);
       client.release(true);
-      if (!this.listening) return;
+      if (!this.started) return;
       this.log?.warn({ err: error }, 'the LISTEN connection was lost; reconnecting');
       this.scheduleReconnect();
     };
@@ -83,28 +88,53 @@ export class Notifier {
       client.removeListener('end', onEnd);
     };
     // Closed while reconnecting: a client kept here would hold the pool's end() forever.
-    if (!this.listening) {
+    if (!this.started) {
       detach();
       client.release(true);
       return;
     }
     this.listener = client;
     this.detach = detach;
+    this.local.emit('listening');
+  }
+
+  /**
+   * Whether this process hears every other process's appends now (its LISTEN connection is
+   * up). Notifications sent while it was down are lost: `onListening` says when it changes.
+   */
+  get listening(): boolean {
+    return this.listener !== undefined;
+  }
+
+  /** Calls `fn` each time the LISTEN connection is lost or back. */
+  onListening(fn: () => void): () => void {
+    this.local.on('listening', fn);
+    return () => this.local.off('listening', fn);
+  }
+
+  /**
+   * Calls `fn` synchronously with the types of each commit of this process (undefined: not
+   * known), before its request is answered (the coalesced `onAppended` comes a few
+   * milliseconds later).
+   */
+  onCommitted(fn: (types: readonly string[] | undefined) => void): () => void {
+    this.local.on('committed', fn);
+    return () => this.local.off('committed', fn);
   }
 
   private detach: (() => void) | undefined;
 
   private scheduleReconnect(): void {
-    if (!this.listening || this.reconnect) return;
+    if (!this.started || this.reconnect) return;
     const delay = this.reconnectDelayMs;
     this.reconnectDelayMs = Math.min(delay * 2, RECONNECT_MAX_MS);
     this.reconnect = setTimeout(() => {
       this.reconnect = undefined;
-      if (!this.listening) return;
+      if (!this.started) return;
       this.connectListener().then(
         () => {
           this.reconnectDelayMs = RECONNECT_MIN_MS;
-          if (!this.listening) return;
+          if (!this.started) return;
           this.log?.info({}, 'the LISTEN connection is back');
           this.emitter.emit('appended', undefined);
         },
@@ -123,7 +153,9 @@ export class Notifier {
    * would otherwise run a read per append, and every append would spend a pool connection
    * on NOTIFY.
    */
-  appended(types?: Iterable<string>): void {
+  appended(given?: Iterable<string>): void {
+    const types = given === undefined ? undefined : [...given];
+    this.local.emit('committed', types);
     if (types === undefined) this.pendingTypes = undefined;
     else if (this.pendingTypes) for (const type of types) this.pendingTypes.add(type);
     if (this.pending) return;
@@ -160,13 +192,14 @@ export class Notifier {
   }
 
   async close(): Promise<void> {
-    this.listening = false;
+    this.started = false;
     clearTimeout(this.reconnect);
     this.reconnect = undefined;
     clearTimeout(this.pending);
     this.pending = undefined;
     this.emitter.removeAllListeners();
     this.signals.removeAllListeners();
+    this.local.removeAllListeners();
     const client = this.listener;
     this.listener = undefined;
     if (client) {

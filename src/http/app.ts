@@ -54,10 +54,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   const metrics = createMetrics(app, database);
   const root = new Hono<AppEnv>({
     getPath: (request) => {
-      const url = request.url;
-      const start = url.indexOf('/', url.indexOf('://') + 3);
-      const end = url.indexOf('?', start);
-      const path = end === -1 ? url.slice(start) : url.slice(start, end);
+      const path = pathOf(request.url);
       return path.endsWith('.json') ? path.slice(0, -5) : path;
     },
   });
@@ -74,7 +71,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
       app.logger.info({
         method: c.req.method,
         route: c.req.routePath,
-        path: new URL(c.req.url).pathname,
+        path: pathOf(c.req.url),
         status: c.res.status,
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
         user_id: c.var.auth?.user?.id ?? null,
@@ -161,6 +158,13 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   });
 
   return root;
+}
+
+/** The path of an absolute request URL, without parsing it whole. */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('://') + 3);
+  const end = url.indexOf('?', start);
+  return end === -1 ? url.slice(start) : url.slice(start, end);
 }
 
 const patternCache = new Map<string, RegExp>();

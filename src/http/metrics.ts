@@ -1,5 +1,4 @@
 import { Hono, type MiddlewareHandler } from 'hono';
-import { routePath } from 'hono/route';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REACTORS } from '../commands/reactors.js';
 import type { DatabaseHandle } from '../database/database.js';
@@ -83,14 +82,26 @@ export function createMetrics(app: AppContext, database?: Pick<DatabaseHandle, '
     return c.body(await registry.metrics(), 200, { 'Content-Type': registry.contentType });
   });
 
+  // One counter child and one histogram child per (method, route, status), made on first use:
+  // prom-client would otherwise hash a fresh label object on every request.
+  const series = new Map<string, { count: Counter.Internal; time: Histogram.Internal<(typeof labelNames)[number]> }>();
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const started = performance.now();
     await next();
-    // The template of the handler that answered ('/api/v4/users/:id'); a path no route
-    // matched keeps the catch-all middleware's '/*'.
-    const labels = { method: c.req.method, route: routePath(c), status: String(c.res.status) };
-    requests.inc(labels);
-    durations.observe(labels, (performance.now() - started) / 1000);
+    // The template of the handler that answered ('/api/v4/users/:id'), as hono matched it; a
+    // path no route matched keeps the catch-all middleware's '/*'.
+    const method = c.req.method;
+    const route = c.req.routePath;
+    const status = c.res.status;
+    const key = `${method} ${status} ${route}`;
+    let child = series.get(key);
+    if (!child) {
+      const labels = { method, route, status: String(status) };
+      child = { count: requests.labels(labels), time: durations.labels(labels) };
+      series.set(key, child);
+    }
+    child.count.inc();
+    child.time.observe((performance.now() - started) / 1000);
   };
 
   return { registry, middleware, routes };

@@ -37,7 +37,7 @@ export interface WorkerOptions<Context = unknown> {
   /** How reactors issue commands; required when there are reactors. */
   commands?: Context;
   notifier?: Notifier;
-  /** Polling fallback and stand-by retry interval (default 500 ms). */
+  /** Polling fallback and stand-by retry interval (default 500 ms; serve: FORGELOG_POLL_INTERVAL_MS). */
   pollIntervalMs?: number;
   /** Events per batch transaction (default 500). */
   batchSize?: number;
@@ -75,6 +75,8 @@ interface Follower {
   heldBack: number;
   dirty: boolean;
   wake?: () => void;
+  /** A wake-up due for appends of types this follower does not read (wakeAll). */
+  lazyWake?: NodeJS.Timeout | undefined;
   mutex: Promise<unknown>;
 }
 
@@ -89,6 +91,8 @@ interface Outcome {
 }
 const BUSY: Outcome = { next: 'busy', read: 0 };
 const IDLE: Outcome = { next: 'done', read: 0 };
+/** How soon a follower hears of appends of types it does not read (its checkpoint moves past them). */
+const LAZY_WAKE_MS = 1_000;
 /** Retry interval while a transaction elsewhere holds the horizon below committed events. */
 const HELD_BACK_RETRY_MS = 25;
 /** The longest wait between attempts while the database cannot be reached. */
@@ -142,7 +146,7 @@ export class ProjectionWorker<Context = unknown> {
     this.stopping = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.wakeAll();
+    this.wakeAll(); // and clears the lazy wake-ups
     await Promise.all(this.loops);
     this.loops = [];
     await Promise.all(this.followers.map((f) => f.mutex));
@@ -197,6 +201,8 @@ export class ProjectionWorker<Context = unknown> {
   async waitUntilCaughtUp(opts: { timeoutMs?: number } = {}): Promise<void> {
     const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
     const target = await headOf(this.handle.db);
+    // Followers sleep until an append of their types (or the slow poll): the head may hold none.
+    for (const f of this.followers) this.wake(f);
     const names = this.followers.filter((f) => f.projector?.mode !== 'inline').map((f) => f.name);
     for (;;) {
       const rows = await readProjectionLag(this.handle.db, names);
@@ -387,7 +393,7 @@ export class ProjectionWorker<Context = unknown> {
   /** One connection per worker holds its session advisory locks; losing it loses them all. */
   private connectLockClient(): Promise<pg.PoolClient> {
     if (this.lockClient) return this.lockClient;
-    const pending = this.handle.pool!.connect().then((client) => {
+    const pending = (this.handle.sessions ?? this.handle.pool!).connect().then((client) => {
       const lost = () => {
         if (this.lockClient !== pending) return;
         this.lockClient = undefined;
@@ -458,13 +464,32 @@ export class ProjectionWorker<Context = unknown> {
     });
   }
 
-  /** Wakes the followers that read one of `types` (all of them when the types are unknown). */
+  /**
+   * Wakes the followers that read one of `types` (all of them when the types are unknown). The
+   * others are woken once within LAZY_WAKE_MS, however many appends come meanwhile: their
+   * checkpoints move past what they do not read without a batch per append, and an idle log
+   * wakes nobody.
+   */
   private wakeAll(types?: readonly string[]) {
     for (const f of this.followers) {
-      if (types && !types.some((type) => (f.projector ?? f.reactor)!.handles.includes(type))) continue;
-      f.dirty = true;
-      f.wake?.();
+      if (types && !types.some((type) => (f.projector ?? f.reactor)!.handles.includes(type))) {
+        if (this.running && !f.lazyWake) {
+          f.lazyWake = setTimeout(() => {
+            f.lazyWake = undefined;
+            this.wake(f);
+          }, LAZY_WAKE_MS);
+        }
+        continue;
+      }
+      this.wake(f);
     }
+  }
+
+  private wake(f: Follower) {
+    clearTimeout(f.lazyWake);
+    f.lazyWake = undefined;
+    f.dirty = true;
+    f.wake?.();
   }
 
   private reportError(name: string, error: unknown) {

@@ -3,6 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withWriter, writerFor, type RequestWriter } from '../../src/http/kernel/auth.js';
 import { sendError } from '../../src/http/kernel/errors.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { describeOnPostgres } from '../support/database.js';
+import { openDatabase } from '../../src/database/database.js';
+import { listen, openRuntime } from '../../src/runtime.js';
+import { pino } from 'pino';
 import type { Writer } from '../../src/commands/kernel/context.js';
 import { run } from '../../src/commands/kernel/run.js';
 import { users } from '../../src/domain/users/aggregate.js';
@@ -99,5 +103,36 @@ describe('a command of a route authorized on cached credentials', () => {
     expect(refused.status).toBe(401);
     expect(await refused.json()).toEqual({ message: '401 Unauthorized' });
     expect(await statusMessages(lou.user.id)).toEqual(['first']);
+  });
+});
+
+describeOnPostgres('a read authenticated on cached credentials', () => {
+  it('is refused once another process revokes the token: its NOTIFY empties the cache', async () => {
+    // A second forgelog on the same database, with its own pool, notifier and cache.
+    const handle = await openDatabase({ databaseUrl: api.handle.pool!.options.connectionString! });
+    const other = await openRuntime({ ...api.runtime.config, port: 0 }, { handle, logger: pino({ level: 'silent' }), migrate: false, bootstrap: false });
+    const { server } = await listen(other, 0, '127.0.0.1');
+    try {
+      const port = (server.address() as { port: number }).port;
+      const ray = await api.createUser({ username: `Ray_${process.pid}` });
+      const created = await api.post(`/users/${ray.user.id}/impersonation_tokens`, { name: 'elsewhere', scopes: ['api'] });
+      const get = () => fetch(`http://127.0.0.1:${port}/api/v4/users/${ray.user.id}`, { headers: { 'PRIVATE-TOKEN': created.body.token } });
+      expect((await get()).status).toBe(200); // read by a query, then cached
+      expect((await get()).status).toBe(200);
+      expect(other.app.credentials.size).toBe(1);
+
+      expect((await api.del(`/users/${ray.user.id}/impersonation_tokens/${created.body.id}`)).status).toBe(204);
+      // The notification takes a few milliseconds to arrive; never more than a few seconds here.
+      const deadline = Date.now() + 10_000;
+      let status = (await get()).status;
+      while (status === 200 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        status = (await get()).status;
+      }
+      expect(status).toBe(401);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await other.close();
+    }
   });
 });

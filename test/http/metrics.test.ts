@@ -93,8 +93,9 @@ describe('GET /-/metrics', () => {
       expect(one(samples, 'forgelog_database_pool_size')).toBe(10);
       const inUse = one(samples, 'forgelog_database_pool_in_use');
       const idle = one(samples, 'forgelog_database_pool_idle');
-      expect(inUse).toBeGreaterThanOrEqual(1); // the notifier's LISTEN connection at least
       expect(inUse + idle).toBe(api.handle.pool!.totalCount);
+      // The notifier's LISTEN and the worker's lock connections are held apart from the requests' pool.
+      expect(api.handle.sessions!.totalCount).toBeGreaterThanOrEqual(2);
       expect(one(samples, 'forgelog_database_pool_waiting')).toBe(0);
     } else {
       // The embedded database is one session.

@@ -2,6 +2,8 @@ import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { LruMap } from '../../lru.js';
 import { precompiled, type Slot } from '../../precompiled.js';
+import type { Notifier } from '../../eventstore/notifier.js';
+import type { UserEvent } from '../../domain/users.js';
 import { AUTH_USER_COLUMNS, type AuthUser, type TokenRow } from '../../projections/users.js';
 
 export interface Credentials {
@@ -11,16 +13,42 @@ export interface Credentials {
 
 /**
  * Valid credentials as this process last read them, by token digest: every authentication
- * query refreshes its entry. Only a hint — a write authorized on an entry verifies it in its
- * own transaction (`withWriter` in auth.ts), so an entry made stale by another
- * process (a revoked token, a blocked user) is never acted on. Bounded (README: Memory): the
- * least recently used entry goes when a new one would pass the capacity; its token is then
- * authenticated by the query again.
+ * query refreshes its entry. Bounded (README: Memory): the least recently used entry goes
+ * when a new one would pass the capacity; its token is then authenticated by the query again.
+ *
+ * Writes take an entry as a hint only: a write authorized on one verifies it in its own
+ * transaction (`withWriter` in auth.ts). Reads take it as it is while the cache is `current`:
+ * every append that can change a token or its user's authentication columns (a type the
+ * users projection handles, or an append of unknown types) empties it — this process's
+ * synchronously as they commit, other processes' as their NOTIFY arrives — and it is current
+ * only while the notifier hears the other processes (its LISTEN connection is up; on the
+ * embedded database there are none). Another process's revocation is thus honoured here
+ * within the few milliseconds its notification takes.
  */
 export const CREDENTIAL_CACHE_CAPACITY = 2_000;
 
+/**
+ * What the users projection handles that changes no token row and no authentication column
+ * (AUTH_USER_COLUMNS) of an existing user: these keep the cache. Every other type it handles
+ * (profile updates, blocks, deletion, revocation, and any type added later) empties it.
+ */
+export const KEEPS_CREDENTIALS = [
+  'UserCreated',
+  'UserPasswordChanged',
+  'UserStatusSet',
+  'UserStatusCleared',
+  'UserEmailChangeRequested',
+  'UserAvatarChanged',
+  'PersonalAccessTokenCreated',
+  'UserCustomAttributeSet',
+  'UserCustomAttributeDeleted',
+] as const satisfies readonly UserEvent['type'][];
+
 export class CredentialCache {
   private readonly entries: LruMap<string, Credentials>;
+  /** Bumped by every invalidation: a query read before it does not refill the cache. */
+  private generation = 0;
+  private current: () => boolean = () => false;
 
   constructor(capacity = CREDENTIAL_CACHE_CAPACITY) {
     this.entries = new LruMap(capacity);
@@ -30,16 +58,53 @@ export class CredentialCache {
     return this.entries.size;
   }
 
+  /** An entry for a write to verify in its transaction, current or not. */
   get(digest: string): Credentials | undefined {
     return this.entries.get(digest);
   }
 
-  set(digest: string, credentials: Credentials): void {
-    this.entries.set(digest, credentials);
+  /** An entry a read may authenticate with: only while every change to it is heard. */
+  getCurrent(digest: string): Credentials | undefined {
+    return this.current() ? this.entries.get(digest) : undefined;
+  }
+
+  /** Where a query that will refill the cache starts (`set`'s `since`). */
+  get epoch(): number {
+    return this.generation;
+  }
+
+  /** Stores what a query read, unless an invalidation came after it started (`since`). */
+  set(digest: string, credentials: Credentials, since = this.generation): void {
+    if (since === this.generation) this.entries.set(digest, credentials);
   }
 
   delete(digest: string): void {
     this.entries.delete(digest);
+  }
+
+  invalidate(): void {
+    this.generation += 1;
+    this.entries.clear();
+  }
+
+  /**
+   * Keeps the cache current through `notifier`: emptied by every append of one of `types`
+   * (or of types not known) and whenever the LISTEN connection goes or comes back; `current`
+   * while `hearsEveryone()`.
+   */
+  follow(
+    notifier: Pick<Notifier, 'onCommitted' | 'onAppended' | 'onListening'>,
+    types: readonly string[],
+    hearsEveryone: () => boolean,
+  ): void {
+    const relevant = new Set(types);
+    const onAppend = (appended: readonly string[] | undefined) => {
+      if (appended === undefined || appended.some((type) => relevant.has(type))) this.invalidate();
+    };
+    notifier.onCommitted(onAppend);
+    notifier.onAppended(onAppend);
+    notifier.onListening(() => this.invalidate());
+    this.current = hearsEveryone;
   }
 }
 
