@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, type MemberSourceType } from '../../domain/access.js';
+import { groupStreamId } from '../../domain/groups/decider.js';
 import { defineProjector } from '../projector.js';
 
 /**
@@ -16,6 +17,37 @@ import { defineProjector } from '../projector.js';
  * The statements read nothing back, so they go out with the append in one round trip
  * (src/commands/kernel/record-projections.ts).
  */
+
+// ───────────────────────────── Concurrent writers ─────────────────────────────
+
+/**
+ * Two writers that each recompute from rows the other has not committed would each miss the
+ * other's change: a member added to a group while a project is created below it (the project
+ * refresh does not see the membership, the membership refresh does not see the project). So
+ * every event takes a transaction lock on the hierarchy it touches — its root namespace —
+ * before it recomputes: shared by what adds or removes a target (a project, a group, a
+ * share), exclusive by a membership change, which recomputes a user over a whole subtree. A
+ * waiting writer's next statement sees what the other committed (read committed). Creations
+ * do not wait for each other; a membership change waits for the writes in flight in its
+ * hierarchy, and they for it. On the embedded database (one session) the locks are free.
+ */
+const HIERARCHY_LOCK_CLASS = 0x66617574; // 'faut': a key space of its own (rebuild.ts and seal.ts use others)
+
+/** An integer expression: the root namespace of a hierarchy (null when the row is gone: no lock). */
+type Root = RawBuilder<unknown>;
+const namespaceRoot = (namespaceId: number): Root => sql`(select traversal_ids[1] from namespaces where id = ${namespaceId})`;
+const projectRoot = (projectId: number): Root => sql`(select traversal_ids[1] from projects where id = ${projectId})`;
+/** A deleted group's root, from its creation event (its row and its descendants' are gone by now). */
+const deletedGroupRoot = (groupId: number): Root =>
+  sql`(select (data->'traversal_ids'->>0)::integer from events where stream_id = ${groupStreamId(groupId)} and event_type = 'GroupCreated' limit 1)`;
+
+async function lockHierarchies(trx: Db, mode: 'shared' | 'exclusive', ...roots: Root[]) {
+  const lock = sql.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock');
+  // In the order of the keys, so that two writers taking two never wait for each other in a circle.
+  await sql`select ${lock}(${HIERARCHY_LOCK_CLASS}, r) from (select distinct r from (values ${sql.join(roots.map((root) => sql`(${root})`))}) v(r) where r is not null order by r) k`.execute(trx);
+}
+
+// ───────────────────────────── Recomputing ─────────────────────────────
 
 /** A subquery of one integer column: the ids of the projects or groups to recompute. */
 type Ids = RawBuilder<unknown>;
@@ -89,6 +121,7 @@ async function refreshGroups(trx: Db, groups: Ids, userId?: number) {
 /** One user's membership of a group or project changed: their rows on what it reaches. */
 async function refreshMember(trx: Db, member: { source_type: MemberSourceType; source_id: number; user_id: number }) {
   const { source_type, source_id, user_id } = member;
+  await lockHierarchies(trx, 'exclusive', source_type === 'Project' ? projectRoot(source_id) : namespaceRoot(source_id));
   if (source_type === 'Project') return refreshProjects(trx, ids(source_id), user_id);
   await refreshGroups(trx, groupSubtree(source_id), user_id);
   await refreshProjects(trx, sql`${subtreeProjects(source_id)} union ${projectsSharedWithSubtree(source_id)}`, user_id);
@@ -117,24 +150,34 @@ export const authorizationsProjector = defineProjector({
     AccessRequestApproved: async ({ data }, trx) => refreshMember(trx, data),
     MemberUpdated: async ({ data }, trx) => refreshMember(trx, data),
     MemberRemoved: async ({ data }, trx) => refreshMember(trx, data),
-    ProjectCreated: async ({ data }, trx) => refreshProjects(trx, ids(data.id)),
+    ProjectCreated: async ({ data }, trx) => {
+      await lockHierarchies(trx, 'shared', projectRoot(data.id));
+      await refreshProjects(trx, ids(data.id));
+    },
     ProjectGroupLinkCreated: async ({ data }, trx) => {
+      await lockHierarchies(trx, 'shared', projectRoot(data.id), namespaceRoot(data.group_id));
       await syncLinkCopy(trx, data.id, data.group_id);
       await refreshProjects(trx, ids(data.id));
     },
     ProjectGroupLinkDeleted: async ({ data }, trx) => {
+      await lockHierarchies(trx, 'shared', projectRoot(data.id), namespaceRoot(data.group_id));
       await syncLinkCopy(trx, data.id, data.group_id);
       await refreshProjects(trx, ids(data.id));
     },
     ProjectDeleted: async ({ data }, trx) => {
+      await lockHierarchies(trx, 'shared', namespaceRoot(data.namespace_id));
       await sql`delete from project_authorizations where project_id = ${data.id}`.execute(trx);
       await sql`delete from authorization_group_links where project_id = ${data.id}`.execute(trx);
     },
-    GroupCreated: async ({ data }, trx) => refreshGroups(trx, ids(data.id)),
+    GroupCreated: async ({ data }, trx) => {
+      await lockHierarchies(trx, 'shared', namespaceRoot(data.id));
+      await refreshGroups(trx, ids(data.id));
+    },
     // A group goes after its projects and subgroups (GitLab's GroupDestroyWorker order), but
     // whatever is left of its subtree is recomputed too; the projects shared with it lose the
     // share's ways in (its links went with it, so the projection's copy names them).
     GroupDeleted: async ({ data }, trx) => {
+      await lockHierarchies(trx, 'shared', deletedGroupRoot(data.id));
       await sql`delete from group_authorizations where group_id = ${data.id}`.execute(trx);
       await refreshGroups(trx, groupSubtree(data.id));
       await refreshProjects(trx, sql`${subtreeProjects(data.id)} union select project_id from authorization_group_links where group_id = ${data.id}`);
