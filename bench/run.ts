@@ -40,7 +40,9 @@ async function main(): Promise<number> {
       }
     }
   };
+  // Ctrl-C or a `timeout`: stop the server processes and drop the database before leaving.
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  process.once('SIGTERM', () => void cleanup().then(() => process.exit(143)));
 
   try {
     const { url, serverVersion } = await createDatabase(database, cleanups);
