@@ -32,11 +32,10 @@ export interface BenchApp {
  * `forgelog serve`). Everything it opens is closed once, by `close`/`closeBare` or by the
  * cleanups it pushes.
  */
-export async function startApp(url: string, cleanups: Cleanups): Promise<BenchApp> {
+export async function startApp(url: string, cleanups: Cleanups, rootToken = `bench-root-${process.pid}-${Date.now().toString(36)}`): Promise<BenchApp> {
   const handle = await openDatabase({ databaseUrl: url, ...(POOL_SIZE ? { poolSize: POOL_SIZE } : {}) });
   const statements = countStatements(handle.pool!);
   const poolSize = handle.pool!.options.max ?? 10;
-  const rootToken = `bench-root-${process.pid}-${Date.now().toString(36)}`;
   const config: Config = { ...loadConfig({}), port: 0, databaseUrl: url, logLevel: 'silent', rootToken };
   const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), workers: WORKERS });
   const closeRuntime = once(() => runtime.close());

@@ -42,8 +42,8 @@ export class LoadGenerator {
   }
 
   /** Merges the slices run under `key` into one result. */
-  collect(key: string, url: string): Promise<LoadResult & { rss: number }> {
-    return this.send(30, (id) => ({ id, collect: key, url, connections: CONNECTIONS }));
+  collect(key: string, url: string, connections = CONNECTIONS): Promise<LoadResult & { rss: number }> {
+    return this.send(30, (id) => ({ id, collect: key, url, connections }));
   }
 
   private send(timeoutSeconds: number, message: (id: number) => LoadMessage): Promise<LoadResult & { rss: number }> {

@@ -127,6 +127,35 @@ export const cpuMeter = (loadgenPid: number | undefined) => {
   return () => toCores(stop());
 };
 
+/**
+ * CPU of named processes (by pid), of PostgreSQL's processes and of everything else, in
+ * cores, over the window from this call to the returned function's.
+ */
+export function processCpu(pids: Record<string, number | undefined>) {
+  const snapshot = () => {
+    const named = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, pid ? (statTicks(String(pid))?.ticks ?? 0) : 0]));
+    return { named, ...cpuSnapshot(undefined) };
+  };
+  const start = snapshot();
+  return (): Record<string, number> & { seconds: number } => {
+    const end = snapshot();
+    const seconds = (end.at - start.at) / 1000;
+    const cores = (ticks: number) => (seconds > 0 ? ticks / CLOCK_TICKS / seconds : 0);
+    const out: Record<string, number> = {};
+    let namedTicks = 0;
+    for (const name of Object.keys(pids)) {
+      const ticks = end.named[name]! - start.named[name]!;
+      namedTicks += ticks;
+      out[name] = cores(ticks);
+    }
+    let postgres = 0;
+    for (const [pid, ticks] of end.postgres) postgres += ticks - (start.postgres.get(pid) ?? 0);
+    out.postgres = cores(postgres);
+    out.other = cores(Math.max(0, end.busy - start.busy - namedTicks - postgres));
+    return { ...out, seconds };
+  };
+}
+
 // ───────────────────────────── RSS ─────────────────────────────
 
 /** RSS after each phase, and the peak (sampled every 50 ms once sampleRss runs, plus the kernel's maxRSS). */

@@ -60,14 +60,18 @@ export async function countEvents(db: Db, type: string): Promise<number> {
  * the full stack see the same background load on a shared machine. Slices of a scenario
  * are merged: requests summed, latency histograms merged, statements and CPU summed.
  */
-export async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[], sliceSeconds = SLICE_SECONDS): Promise<HttpFigure[]> {
+export async function compareScenarios(
+  gen: LoadGenerator,
+  scenarios: Scenario[],
+  { sliceSeconds = SLICE_SECONDS, seconds = SECONDS, connections = CONNECTIONS, warmupSeconds = WARMUP_SECONDS }: { sliceSeconds?: number; seconds?: number; connections?: number; warmupSeconds?: number } = {},
+): Promise<HttpFigure[]> {
   for (const s of scenarios) {
-    if (WARMUP_SECONDS <= 0) break;
-    await gen.run({ ...s.job, connections: CONNECTIONS, seconds: WARMUP_SECONDS });
+    if (warmupSeconds <= 0) break;
+    await gen.run({ ...s.job, connections, seconds: warmupSeconds });
     await drained(s.traffic);
   }
-  const rounds = Math.max(1, Math.floor(SECONDS / sliceSeconds));
-  const slice = SECONDS / rounds;
+  const rounds = Math.max(1, Math.floor(seconds / sliceSeconds));
+  const slice = seconds / rounds;
   const runId = `${Date.now()}-${Math.random()}`;
   const acc = scenarios.map(() => ({ statements: 0, rollbacks: 0, byText: new Map<string, number>(), ticks: NO_TICKS, cpuMicros: 0, events: 0, handled: 0, waiting: 0, samples: 0 }));
   for (let round = 0; round < rounds; round++) {
@@ -85,7 +89,7 @@ export async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[]
         a.waiting += s.pool.waitingCount;
         a.samples++;
       }, 20);
-      await gen.run({ ...s.job, connections: CONNECTIONS, seconds: slice }, `${runId}:${i}`);
+      await gen.run({ ...s.job, connections, seconds: slice }, `${runId}:${i}`);
       clearInterval(sampler);
       // Requests still in flight when the slice ends are finished (and their work counted)
       // before the next slice starts; the rate only counts answers inside the slice.
@@ -108,7 +112,7 @@ export async function compareScenarios(gen: LoadGenerator, scenarios: Scenario[]
   const figures: HttpFigure[] = [];
   for (const [i, s] of scenarios.entries()) {
     const a = acc[i]!;
-    const r = await gen.collect(`${runId}:${i}`, s.job.url);
+    const r = await gen.collect(`${runId}:${i}`, s.job.url, connections);
     const split = toCores(a.ticks);
     const figure: HttpFigure = {
       name: s.name,
