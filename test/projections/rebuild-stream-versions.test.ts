@@ -141,7 +141,9 @@ describe('rebuildProjections, stream versions', () => {
   it("leaves each projection's stream versions as applying the events one by one does, however the log is cut into pages", async () => {
     await writeSome(1);
     const expected = await versionsAppliedOneByOne();
-    expect(Object.entries(expected).filter(([, rows]) => rows.length === 0).map(([table]) => table)).toEqual([]);
+    // Every projection that guards an event type has streams to record (the authorizations projection guards none: it recomputes).
+    const guarding = new Set(PROJECTORS.filter((p) => p.guarded.length > 0).map((p) => `${p.name}_stream_versions`));
+    expect(Object.entries(expected).filter(([table, rows]) => guarding.has(table) && rows.length === 0).map(([table]) => table)).toEqual([]);
     for (const batchSize of [1, 4, 5000]) {
       await rebuildProjections(api.handle, PROJECTORS, { batchSize });
       expect(await snapshotTables(api.handle.db, VERSION_TABLES), `pages of ${batchSize}`).toEqual(expected);
