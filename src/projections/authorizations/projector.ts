@@ -24,27 +24,38 @@ import { defineProjector } from '../projector.js';
  * Two writers that each recompute from rows the other has not committed would each miss the
  * other's change: a member added to a group while a project is created below it (the project
  * refresh does not see the membership, the membership refresh does not see the project). So
- * every event takes a transaction lock on the hierarchy it touches — its root namespace —
- * before it recomputes: shared by what adds or removes a target (a project, a group, a
- * share), exclusive by a membership change, which recomputes a user over a whole subtree. A
- * waiting writer's next statement sees what the other committed (read committed). Creations
- * do not wait for each other; a membership change waits for the writes in flight in its
- * hierarchy, and they for it. On the embedded database (one session) the locks are free.
+ * every event first takes transaction locks on what it recomputes from:
+ * - a membership change, exclusively: its group (or project) and its user — it recomputes
+ *   that user over the group's whole subtree;
+ * - a project, group or share coming or going, shared: every namespace above it (and the
+ *   project) — it recomputes every user of one target.
+ * A project created below a group then waits for a membership change of that group in
+ * flight, and the other way round; a waiting writer's next statement sees what the other
+ * committed (read committed). Creations side by side, even in one parent, do not wait for
+ * each other, nor do membership changes of other users in other groups. On the embedded
+ * database (one session) the locks are free.
  */
-const HIERARCHY_LOCK_CLASS = 0x66617574; // 'faut': a key space of its own (rebuild.ts and seal.ts use others)
+const NAMESPACE_LOCK = 0x66617501; // 'fau' + 1, 2, 3: key spaces of their own (rebuild.ts and seal.ts use others)
+const PROJECT_LOCK = 0x66617502;
+const USER_LOCK = 0x66617503;
 
-/** An integer expression: the root namespace of a hierarchy (null when the row is gone: no lock). */
-type Root = RawBuilder<unknown>;
-const namespaceRoot = (namespaceId: number): Root => sql`(select traversal_ids[1] from namespaces where id = ${namespaceId})`;
-const projectRoot = (projectId: number): Root => sql`(select traversal_ids[1] from projects where id = ${projectId})`;
-/** A deleted group's root, from its creation event (its row and its descendants' are gone by now). */
-const deletedGroupRoot = (groupId: number): Root =>
-  sql`(select (data->'traversal_ids'->>0)::integer from events where stream_id = ${groupStreamId(groupId)} and event_type = 'GroupCreated' limit 1)`;
+/** Rows of (lock class, key) to take; a key of a row that is gone is null and takes no lock. */
+type Keys = RawBuilder<unknown>;
+const key = (lockClass: number, id: number): Keys => sql`select ${lockClass}::integer, ${id}::integer`;
+const namespaceAndAncestors = (namespaceId: number): Keys =>
+  sql`select ${NAMESPACE_LOCK}::integer, unnest(traversal_ids) from namespaces where id = ${namespaceId}`;
+const projectAndAncestors = (projectId: number): Keys =>
+  sql`${key(PROJECT_LOCK, projectId)} union all select ${NAMESPACE_LOCK}::integer, unnest(traversal_ids) from projects where id = ${projectId}`;
+/** A deleted group and its ancestors, from its creation event (its row is gone by now). */
+const deletedGroupAndAncestors = (groupId: number): Keys =>
+  sql`select ${NAMESPACE_LOCK}::integer, jsonb_array_elements_text(data->'traversal_ids')::integer from events
+       where stream_id = ${groupStreamId(groupId)} and event_type = 'GroupCreated'`;
 
-async function lockHierarchies(trx: Db, mode: 'shared' | 'exclusive', ...roots: Root[]) {
-  const lock = sql.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock');
-  // In the order of the keys, so that two writers taking two never wait for each other in a circle.
-  await sql`select ${lock}(${HIERARCHY_LOCK_CLASS}, r) from (select distinct r from (values ${sql.join(roots.map((root) => sql`(${root})`))}) v(r) where r is not null order by r) k`.execute(trx);
+async function lock(trx: Db, mode: 'shared' | 'exclusive', ...keys: Keys[]) {
+  const take = sql.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock');
+  // In the order of the keys, so that writers taking several do not wait for each other in a circle.
+  await sql`select ${take}(c, k) from (
+    select distinct c, k from (${sql.join(keys, sql` union all `)}) x(c, k) where k is not null order by c, k) y`.execute(trx);
 }
 
 // ───────────────────────────── Recomputing ─────────────────────────────
@@ -121,7 +132,7 @@ async function refreshGroups(trx: Db, groups: Ids, userId?: number) {
 /** One user's membership of a group or project changed: their rows on what it reaches. */
 async function refreshMember(trx: Db, member: { source_type: MemberSourceType; source_id: number; user_id: number }) {
   const { source_type, source_id, user_id } = member;
-  await lockHierarchies(trx, 'exclusive', source_type === 'Project' ? projectRoot(source_id) : namespaceRoot(source_id));
+  await lock(trx, 'exclusive', key(source_type === 'Project' ? PROJECT_LOCK : NAMESPACE_LOCK, source_id), key(USER_LOCK, user_id));
   if (source_type === 'Project') return refreshProjects(trx, ids(source_id), user_id);
   await refreshGroups(trx, groupSubtree(source_id), user_id);
   await refreshProjects(trx, sql`${subtreeProjects(source_id)} union ${projectsSharedWithSubtree(source_id)}`, user_id);
@@ -151,39 +162,40 @@ export const authorizationsProjector = defineProjector({
     MemberUpdated: async ({ data }, trx) => refreshMember(trx, data),
     MemberRemoved: async ({ data }, trx) => refreshMember(trx, data),
     ProjectCreated: async ({ data }, trx) => {
-      await lockHierarchies(trx, 'shared', projectRoot(data.id));
+      await lock(trx, 'shared', projectAndAncestors(data.id));
       await refreshProjects(trx, ids(data.id));
     },
     ProjectGroupLinkCreated: async ({ data }, trx) => {
-      await lockHierarchies(trx, 'shared', projectRoot(data.id), namespaceRoot(data.group_id));
+      await lock(trx, 'shared', projectAndAncestors(data.id), namespaceAndAncestors(data.group_id));
       await syncLinkCopy(trx, data.id, data.group_id);
       await refreshProjects(trx, ids(data.id));
     },
     ProjectGroupLinkDeleted: async ({ data }, trx) => {
-      await lockHierarchies(trx, 'shared', projectRoot(data.id), namespaceRoot(data.group_id));
+      await lock(trx, 'shared', projectAndAncestors(data.id), namespaceAndAncestors(data.group_id));
       await syncLinkCopy(trx, data.id, data.group_id);
       await refreshProjects(trx, ids(data.id));
     },
     ProjectDeleted: async ({ data }, trx) => {
-      await lockHierarchies(trx, 'shared', namespaceRoot(data.namespace_id));
+      await lock(trx, 'shared', key(PROJECT_LOCK, data.id), namespaceAndAncestors(data.namespace_id));
       await sql`delete from project_authorizations where project_id = ${data.id}`.execute(trx);
       await sql`delete from authorization_group_links where project_id = ${data.id}`.execute(trx);
     },
     GroupCreated: async ({ data }, trx) => {
-      await lockHierarchies(trx, 'shared', namespaceRoot(data.id));
+      await lock(trx, 'shared', namespaceAndAncestors(data.id));
       await refreshGroups(trx, ids(data.id));
     },
     // A group goes after its projects and subgroups (GitLab's GroupDestroyWorker order), but
     // whatever is left of its subtree is recomputed too; the projects shared with it lose the
     // share's ways in (its links went with it, so the projection's copy names them).
     GroupDeleted: async ({ data }, trx) => {
-      await lockHierarchies(trx, 'shared', deletedGroupRoot(data.id));
+      await lock(trx, 'shared', deletedGroupAndAncestors(data.id));
       await sql`delete from group_authorizations where group_id = ${data.id}`.execute(trx);
       await refreshGroups(trx, groupSubtree(data.id));
       await refreshProjects(trx, sql`${subtreeProjects(data.id)} union select project_id from authorization_group_links where group_id = ${data.id}`);
       await sql`delete from authorization_group_links where group_id = ${data.id}`.execute(trx);
     },
     UserDeleted: async ({ data }, trx) => {
+      await lock(trx, 'exclusive', key(USER_LOCK, data.id));
       await sql`delete from project_authorizations where user_id = ${data.id}`.execute(trx);
       await sql`delete from group_authorizations where user_id = ${data.id}`.execute(trx);
     },
