@@ -25,8 +25,9 @@ import { defineProjector } from '../projector.js';
  * other's change: a member added to a group while a project is created below it (the project
  * refresh does not see the membership, the membership refresh does not see the project). So
  * every event first takes transaction locks on what it recomputes from:
- * - a membership change, exclusively: its group (or project) and its user — it recomputes
- *   that user over the group's whole subtree;
+ * - a membership change, exclusively: its group (or project), and its user — it recomputes
+ *   that user over the group's whole subtree (over one project: the user shared, so that a
+ *   user's new projects do not wait for each other);
  * - a project, group or share coming or going, shared: every namespace above it (and the
  *   project) — it recomputes every user of one target.
  * A project created below a group then waits for a membership change of that group in
@@ -132,7 +133,9 @@ async function refreshGroups(trx: Db, groups: Ids, userId?: number) {
 /** One user's membership of a group or project changed: their rows on what it reaches. */
 async function refreshMember(trx: Db, member: { source_type: MemberSourceType; source_id: number; user_id: number }) {
   const { source_type, source_id, user_id } = member;
-  await lock(trx, 'exclusive', key(source_type === 'Project' ? PROJECT_LOCK : NAMESPACE_LOCK, source_id), key(USER_LOCK, user_id));
+  await lock(trx, 'exclusive', key(source_type === 'Project' ? PROJECT_LOCK : NAMESPACE_LOCK, source_id));
+  // Its user's rows over a subtree are this write's alone; one project's rows only conflict with a subtree's.
+  await lock(trx, source_type === 'Project' ? 'shared' : 'exclusive', key(USER_LOCK, user_id));
   if (source_type === 'Project') return refreshProjects(trx, ids(source_id), user_id);
   await refreshGroups(trx, groupSubtree(source_id), user_id);
   await refreshProjects(trx, sql`${subtreeProjects(source_id)} union ${projectsSharedWithSubtree(source_id)}`, user_id);
