@@ -112,23 +112,22 @@ function groupWaysIn(groups: Ids, userId: number | undefined) {
 /** Per level, the latest expiry among its ways in; null (never) wins. */
 const LATEST_EXPIRY = sql`case when bool_or(w.expires_at is null) then null else max(w.expires_at) end`;
 
-async function refreshProjects(trx: Db, projects: Ids, userId?: number) {
-  await sql`delete from project_authorizations where project_id in (${projects}) and ${ofUser('user_id', userId)}`.execute(trx);
+/**
+ * Replaces the rows of `targets` (of one user, when given) in `table` with those `waysIn`
+ * gives, one per level with its latest expiry.
+ */
+async function refresh(trx: Db, table: 'project_authorizations' | 'group_authorizations', targets: Ids, userId: number | undefined) {
+  const [target, waysIn] = table === 'project_authorizations' ? ['project_id', projectWaysIn] : ['group_id', groupWaysIn];
+  await sql`delete from ${sql.table(table)} where ${sql.ref(target)} in (${targets}) and ${ofUser('user_id', userId)}`.execute(trx);
   await sql`
-    insert into project_authorizations (user_id, project_id, access_level, expires_at)
-    select w.user_id, w.project_id, w.access_level, ${LATEST_EXPIRY}
-      from (${projectWaysIn(projects, userId)}) w
-     group by w.user_id, w.project_id, w.access_level`.execute(trx);
+    insert into ${sql.table(table)} (user_id, ${sql.ref(target)}, access_level, expires_at)
+    select w.user_id, w.target_id, w.access_level, ${LATEST_EXPIRY}
+      from (${waysIn(targets, userId)}) w(user_id, target_id, access_level, expires_at)
+     group by w.user_id, w.target_id, w.access_level`.execute(trx);
 }
 
-async function refreshGroups(trx: Db, groups: Ids, userId?: number) {
-  await sql`delete from group_authorizations where group_id in (${groups}) and ${ofUser('user_id', userId)}`.execute(trx);
-  await sql`
-    insert into group_authorizations (user_id, group_id, access_level, expires_at)
-    select w.user_id, w.group_id, w.access_level, ${LATEST_EXPIRY}
-      from (${groupWaysIn(groups, userId)}) w
-     group by w.user_id, w.group_id, w.access_level`.execute(trx);
-}
+const refreshProjects = (trx: Db, projects: Ids, userId?: number) => refresh(trx, 'project_authorizations', projects, userId);
+const refreshGroups = (trx: Db, groups: Ids, userId?: number) => refresh(trx, 'group_authorizations', groups, userId);
 
 /** One user's membership of a group or project changed: their rows on what it reaches. */
 async function refreshMember(trx: Db, member: { source_type: MemberSourceType; source_id: number; user_id: number }) {
