@@ -35,7 +35,7 @@ export const unexpired = (today: string, alias?: string) => {
  */
 const held = (viewer: Viewer, alias: string, minLevel?: number) => {
   const a = (column: string) => sql.ref(`${alias}.${column}`);
-  const atLeast = minLevel === undefined || minLevel <= ACCESS.GUEST ? sql`` : sql` and ${a('access_level')} >= ${minLevel}`;
+  const atLeast = minLevel === undefined ? sql`` : sql` and ${a('access_level')} >= ${minLevel}`;
   return sql<SqlBool>`${a('user_id')} = ${viewer.id} and ${unexpired(viewer.today, alias)}${atLeast}`;
 };
 

@@ -101,7 +101,8 @@ function hierarchyOf(viewer: Viewer): Expression<SqlBool> {
   // authorizations projection); the ancestors come from their direct memberships and from the
   // projects they reach, each a set the size of the viewer's own memberships and shares.
   return sql<SqlBool>`(namespaces.id in (
-      ${authorizedGroupIds(viewer)}
+      with mine(id) as (${authorizedGroupIds(viewer)})
+      select id from mine
       union
       select unnest(g.traversal_ids) from members m join namespaces g on g.id = m.source_id
        where m.source_type = 'Namespace' and m.user_id = ${userId} and ${unexpired(today, 'm')}
@@ -109,7 +110,7 @@ function hierarchyOf(viewer: Viewer): Expression<SqlBool> {
       select unnest(p.traversal_ids) from members m join projects p on p.id = m.source_id
        where m.source_type = 'Project' and m.user_id = ${userId} and ${unexpired(today, 'm')} and not p.pending_delete
       union
-      select unnest(p.traversal_ids) from (${authorizedGroupIds(viewer)}) lg(id)
+      select unnest(p.traversal_ids) from mine lg
         join project_group_links l on l.group_id = lg.id and ${unexpired(today, 'l')}
         join projects p on p.id = l.project_id
        where not p.pending_delete))`;
