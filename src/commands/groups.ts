@@ -12,12 +12,12 @@ import { findGroupRow, groupSubtree, lockNamespaceRow, mostVisibleProject, mostV
 import type { NamespaceRow } from '../projections/groups/tables.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
-import { handleCommands, nextId } from './kernel/handler.js';
+import { handleCommands } from './kernel/handler.js';
 import { firstMember, members } from '../domain/members.js';
 import { causedBy } from './kernel/causation.js';
 import { type PendingUpload, withUpload } from './uploads.js';
 import { projects } from '../domain/projects/aggregate.js';
-import { spec, run } from './kernel/run.js';
+import { newId, spec, run } from './kernel/run.js';
 import type { CommandContext, CommandResult, Writer } from './kernel/context.js';
 import { groups } from '../domain/groups/aggregate.js';
 import type { Reactor } from './kernel/reactor.js';
@@ -56,10 +56,9 @@ export interface CreateGroupInput {
 
 /** Creates a group and its creator's owner membership atomically. */
 export async function createGroup(w: Writer, input: CreateGroupInput): Promise<CommandResult<GroupState>> {
-  const id = await nextId(w.ctx.db, 'namespaces_id_seq');
+  const [id, instance] = await Promise.all([newId(w, groups), currentSettings(w.ctx.db)]);
   // GitLab (Groups::CreateService#set_visibility_level): Gitlab::CurrentSettings.default_group_visibility when not given;
   // then a level the instance restricts is refused before anything else.
-  const instance = await currentSettings(w.ctx.db);
   const visibility = input.settings.visibility ?? (instance.default_group_visibility as GroupSettings['visibility']);
   const restricted = restrictedVisibilityError(visibility, instance.restricted_visibility_levels as string[], input.creator.isAdmin);
   if (restricted) throw restricted;
@@ -73,7 +72,8 @@ export async function createGroup(w: Writer, input: CreateGroupInput): Promise<C
     return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null, avatar: input.avatar?.ref };
   };
   const owner = firstMember(input.creator.id, ACCESS.OWNER, w.metadata.actor_id ?? null);
-  const [group] = await handleCommands(w, [spec(groups, id, withUpload(input.avatar, command)), spec(members, { type: 'Namespace', id }, owner)]);
+  const newStream = { newStream: true };
+  const [group] = await handleCommands(w, [spec(groups, id, withUpload(input.avatar, command), newStream), spec(members, { type: 'Namespace', id }, owner, newStream)]);
   return group as CommandResult<GroupState>;
 }
 

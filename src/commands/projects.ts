@@ -10,7 +10,7 @@ import { DEFAULT_PROJECT_SETTINGS, type ProjectChanges, type ProjectSettings, ty
 import { type UserEvent, userStreamId } from '../domain/users.js';
 import { readStream } from '../eventstore/store.js';
 import type { StoredEvent } from '../eventstore/types.js';
-import { lockNamespaceRow } from '../projections/groups/facts.js';
+import { lockNamespaceRow, namespaceUnchanged } from '../projections/groups/facts.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
 import { claimHolder, personalProjectCount } from '../projections/projects/queries.js';
 import type { ProjectRow } from '../projections/projects/tables.js';
@@ -21,10 +21,13 @@ import { firstMember, members } from '../domain/members.js';
 import { causedBy } from './kernel/causation.js';
 import { lockedBranchNames, readmeSpec } from './repository.js';
 import { type PendingUpload, withUpload } from './uploads.js';
-import { spec, run } from './kernel/run.js';
+import { newId, spec, run } from './kernel/run.js';
 import type { CommandContext, CommandResult, CommandSpec, Writer } from './kernel/context.js';
 import { projects } from '../domain/projects/aggregate.js';
 import type { Reactor } from './kernel/reactor.js';
+
+/** The namespace's columns a project is decided on (toProjectNamespace). */
+const NAMESPACE_FACTS = ['kind', 'visibility', 'full_path', 'full_name', 'traversal_ids'] as const;
 
 export const toProjectNamespace = (row: NamespaceRow): ProjectNamespace => ({
   id: row.id,
@@ -67,34 +70,32 @@ export interface CreateProjectInput {
  */
 export async function createProject(w: Writer, input: CreateProjectInput): Promise<CommandResult<ProjectState>> {
   const { namespace, creator } = input;
-  // GitLab (ProjectFeature): pages are open on a public project, members-only otherwise.
+  const personal = namespace.kind === 'user';
+  // What the decision needs, read at once (a refused visibility wastes an id: ids have gaps anyway).
+  const [instance, isTaken, count, id] = await Promise.all([
+    currentSettings(w.ctx.db),
+    taken(w.ctx.db, namespace.id, input.settings.name, input.settings.path, null),
+    personal ? personalProjectCount(w.ctx.db, namespace.id) : Promise.resolve(0),
+    newId(w, projects),
+  ]);
   // GitLab (Project's default_value_for): Gitlab::CurrentSettings.default_project_visibility when not given;
   // Projects::CreateService then refuses a level the instance restricts, before any other check.
-  const instance = await currentSettings(w.ctx.db);
   const visibility = input.settings.visibility ?? (instance.default_project_visibility as ProjectSettings['visibility']);
   const restricted = restrictedVisibilityError(visibility, instance.restricted_visibility_levels as string[], creator.is_admin);
   if (restricted) throw restricted;
+  // GitLab (ProjectFeature): pages are open on a public project, members-only otherwise.
   const settings: ProjectSettings = {
     ...DEFAULT_PROJECT_SETTINGS,
     visibility,
     pages_access_level: visibility === 'public' ? 'enabled' : 'private',
     ...input.settings,
   };
-  const personal = namespace.kind === 'user';
-  const [isTaken, count] = await Promise.all([
-    taken(w.ctx.db, namespace.id, settings.name, settings.path, null),
-    personal ? personalProjectCount(w.ctx.db, namespace.id) : Promise.resolve(0),
-  ]);
   // GitLab: Project#check_personal_projects_limit counts the creator's own personal projects.
   const personalLimit = personal && namespace.owner_id === creator.id ? { limit: creator.projects_limit, count } : null;
-  const id = await nextId(w.ctx.db, 'projects_id_seq');
-  // The namespace as the transaction finds it (its visibility bounds the project's), locked
-  // against a concurrent change or removal until the commit.
-  const command = async (trx: Db): Promise<ProjectCommand> => ({
+  const decide = (on: NamespaceRow): ProjectCommand => ({
     type: 'CreateProject',
     creatorId: creator.id,
-    // Gone meanwhile: what POST /projects answers for a namespace it cannot use.
-    namespace: toProjectNamespace(await lockedNamespace(trx, namespace.id, () => invalid({ namespace: ['is not valid'] }))),
+    namespace: toProjectNamespace(on),
     settings,
     initializeWithReadme: input.initializeWithReadme,
     defaultBranch: input.defaultBranch ?? 'master',
@@ -102,9 +103,16 @@ export async function createProject(w: Writer, input: CreateProjectInput): Promi
     personalLimit,
     avatar: input.avatar?.ref,
   });
-  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, withUpload(input.avatar, command))];
+  // The namespace as the transaction finds it (its visibility bounds the project's), locked
+  // against a concurrent change or removal until the commit. Gone meanwhile: what POST
+  // /projects answers for a namespace it cannot use. Or, in one round trip, as the caller
+  // read it, if the transaction finds it unchanged.
+  const command = async (trx: Db) => decide(await lockedNamespace(trx, namespace.id, () => invalid({ namespace: ['is not valid'] })));
+  const optimistic = input.avatar ? undefined : { command: decide(namespace), unchanged: namespaceUnchanged(w.ctx.db, namespace, NAMESPACE_FACTS) };
+  const newStream = { newStream: true };
+  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, withUpload(input.avatar, command), { ...newStream, optimistic })];
   if (personal && namespace.owner_id !== null) {
-    specs.push(spec(members, { type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, w.metadata.actor_id ?? null)));
+    specs.push(spec(members, { type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, w.metadata.actor_id ?? null), newStream));
   }
   if (input.initializeWithReadme) {
     const branch = input.defaultBranch ?? 'master';

@@ -170,6 +170,8 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
       await storeObjects(trx, input.projectId, [readme, ...trees, made]);
       return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Initial commit', author: signature })] };
     },
+    // The project is being created with it: its repository's stream is empty.
+    { newStream: true },
   );
 }
 

@@ -1,5 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { handleCommand, handleCommands } from '../../src/commands/kernel/handler.js';
+import { spec } from '../../src/commands/kernel/run.js';
+import { defineAggregate } from '../../src/domain/aggregate.js';
+import type { Decider } from '../../src/domain/decider.js';
+import type { EventOf } from '../../src/domain/events.js';
 import { PreconditionFailed } from '../../src/commands/kernel/precondition.js';
 import { recordProjections, UnrecordableProjection } from '../../src/commands/kernel/record-projections.js';
 import { StreamStateCache } from '../../src/commands/kernel/stream-cache.js';
@@ -11,7 +17,7 @@ import { precompiled, type Slot } from '../../src/precompiled.js';
 import type { Projector } from '../../src/projections/projector.js';
 import { inlineProjectors } from '../../src/projections/registry.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
-import { commandContext, count, counterProjector, createCounterTable, handWritten, ignore } from '../projections/fixtures.js';
+import { commandContext, count, counterProjector, counters, createCounterTable, handWritten, ignore } from '../projections/fixtures.js';
 import type { CommandContext } from '../../src/commands/kernel/context.js';
 
 let handle: DatabaseHandle;
@@ -121,6 +127,91 @@ describeOnPostgres('a command in one round trip', () => {
     await ignore(ctx, 'rt-5');
     expect(sent.batches).toBe(1); // `Ignored` has no projector: the batch holds the INSERT alone
     expect((await readStream(handle.db, 'rt-5')).map((e) => e.type)).toEqual(['Counted', 'Ignored']);
+  });
+});
+
+// A name per stream, held as a claim: what the batch takes by a statement that fails when refused.
+const nameEvents = { Named: z.object({ name: z.string() }) };
+const namedDecider: Decider<{ readonly type: 'Name'; readonly name: string }, EventOf<typeof nameEvents>, { name: string | null }, string> = {
+  initialState: () => ({ name: null }),
+  evolve: (_, event) => ({ name: event.data.name }),
+  decide: (command, state) => (command.name === state.name ? [] : [{ type: 'Named', data: { name: command.name } }]),
+};
+const named = defineAggregate({
+  name: 'named',
+  streamId: (id: string) => id,
+  events: nameEvents,
+  decider: namedDecider,
+  claims: (event, before) => ({
+    acquire: [{ kind: 'test-name', key: event.data.name, conflictMessage: 'Name has already been taken' }],
+    release: before.name === null ? [] : [{ kind: 'test-name', key: before.name }],
+  }),
+});
+const writer = (ctx: CommandContext) => ({ ctx, metadata: { actor_id: 1 } });
+const claimHolder = async (key: string) =>
+  (await sql<{ stream_id: string }>`select stream_id from claims where kind = 'test-name' and key = ${key}`.execute(handle.db)).rows[0]?.stream_id;
+
+describeOnPostgres('several commands in one round trip', () => {
+  it('commit together in one batch, claims and new streams included, in the order given', async () => {
+    const { ctx, sent } = context();
+    const [a, b] = await handleCommands(writer(ctx), [
+      spec(named, 'nm-1', { type: 'Name', name: 'alpha' }, { newStream: true }),
+      spec(counters, 'nm-1-count', { type: 'Count', amount: 4 }, { newStream: true }),
+    ]);
+    expect(sent.batches).toBe(1);
+    expect([a!.version, b!.version]).toEqual([1, 1]);
+    expect(BigInt(b!.events[0]!.globalPosition)).toBeGreaterThan(BigInt(a!.events[0]!.globalPosition));
+    expect(await claimHolder('alpha')).toBe('nm-1');
+    expect(await totalOf('nm-1-count')).toBe('4');
+    // A rename gives the old name back and takes the new one, still in one batch.
+    await handleCommand(writer(ctx), spec(named, 'nm-1', { type: 'Name', name: 'beta' }));
+    expect(sent.batches).toBe(2);
+    expect([await claimHolder('alpha'), await claimHolder('beta')]).toEqual([undefined, 'nm-1']);
+    expect((await verifyLog(handle.db)).problems).toEqual([]);
+  });
+
+  it('answer a claim another stream holds as the ordinary path does, having written nothing', async () => {
+    const { ctx, sent } = context();
+    await handleCommand(writer(ctx), spec(named, 'nm-2', { type: 'Name', name: 'gamma' }));
+    const refused = handleCommands(writer(ctx), [
+      spec(counters, 'nm-3-count', { type: 'Count', amount: 1 }, { newStream: true }),
+      spec(named, 'nm-3', { type: 'Name', name: 'gamma' }, { newStream: true }),
+    ]);
+    await expect(refused).rejects.toMatchObject({ code: 'conflict', text: 'Name has already been taken' });
+    expect(sent.batches).toBe(1); // tried, refused by the claim's statement, decided again in a transaction
+    expect(await readStream(handle.db, 'nm-3-count')).toEqual([]);
+    expect(await totalOf('nm-3-count')).toBeUndefined();
+    expect(await claimHolder('gamma')).toBe('nm-2');
+  });
+
+  it('read the stream when a new stream was not new after all', async () => {
+    const { ctx, sent } = context();
+    await count(context().ctx, 'nm-4', 5); // by another process: this one's cache has not seen it
+    const result = await handleCommand(writer(ctx), spec(counters, 'nm-4', { type: 'Count', amount: 1 }, { newStream: true }));
+    expect(sent.batches).toBe(1);
+    expect(result).toMatchObject({ version: 2, state: { total: 6 } });
+    expect(await totalOf('nm-4')).toBe('6');
+  });
+
+  it('decide an optimistic command in the batch while its rows hold, and build it in the transaction when they do not', async () => {
+    const { ctx, sent } = context();
+    await sql`create table if not exists test_facts (id int primary key, amount int not null)`.execute(handle.db);
+    await sql`insert into test_facts values (1, 7) on conflict (id) do update set amount = 7`.execute(handle.db);
+    const unchanged = (amount: number) => sql`select 1 / (select count(*) from (select 1 from test_facts where id = 1 and amount = ${amount} for share) f)::int`.compile(handle.db);
+    const built = { times: 0 };
+    const inTransaction = async (trx: Db) => {
+      built.times++;
+      const { rows } = await sql<{ amount: number }>`select amount from test_facts where id = 1 for share`.execute(trx);
+      return { type: 'Count' as const, amount: rows[0]!.amount };
+    };
+    const first = await handleCommand(writer(ctx), spec(counters, 'nm-5', inTransaction, { newStream: true, optimistic: { command: { type: 'Count', amount: 7 }, unchanged: unchanged(7) } }));
+    expect([sent.batches, built.times, first.state.total]).toEqual([1, 0, 7]);
+    // Read as 7, changed to 9 before the command: the batch finds out, the transaction decides on 9.
+    await sql`update test_facts set amount = 9 where id = 1`.execute(handle.db);
+    const second = await handleCommand(writer(ctx), spec(counters, 'nm-5', inTransaction, { optimistic: { command: { type: 'Count', amount: 7 }, unchanged: unchanged(7) } }));
+    expect([sent.batches, built.times, second.state.total]).toEqual([2, 1, 16]);
+    expect((await readStream(handle.db, 'nm-5')).map((e) => e.data)).toEqual([{ amount: 7 }, { amount: 9 }]);
+    expect(await totalOf('nm-5')).toBe('16');
   });
 });
 

@@ -5,13 +5,26 @@ import { currentSchemaVersion } from '../../eventstore/upcasters.js';
 import type { AppendInput } from '../../eventstore/store.js';
 import type { ProjectedEvent, StoredEvent } from '../../eventstore/types.js';
 import type { Projector } from '../../projections/projector.js';
-import type { CommandSpec, Outcome, Writer } from './context.js';
+import { GENESIS_HASH } from '../../eventstore/store.js';
+import type { CommandContext, CommandSpec, Outcome, Writer } from './context.js';
+import type { FoldedStream } from './stream-cache.js';
 
 /**
  * The steps both write paths take — the ordinary transaction (handler.ts) and the single
  * batch (one-round-trip.ts) — written once, so a field added to one cannot be missed in the
  * other.
  */
+
+/**
+ * The stream's fold as known without reading it: the process's cached one, or a new stream's
+ * initial state (CommandSpec.newStream). Either may be wrong; the append's expected version
+ * finds out.
+ */
+export function knownFold<S>(ctx: CommandContext, spec: Pick<CommandSpec<unknown, DomainEvent, S>, 'decider' | 'streamId' | 'key' | 'newStream'>): FoldedStream<S> | undefined {
+  const cached = ctx.streamCache?.get<S>(spec.decider, spec.streamId);
+  if (cached || !spec.newStream) return cached;
+  return { version: 0, state: spec.decider.initialState(spec.key), hash: GENESIS_HASH };
+}
 
 /** What appending `decided` at the stream's head writes (either path). */
 export function appendInput<E extends DomainEvent>(

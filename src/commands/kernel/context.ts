@@ -1,3 +1,4 @@
+import type { CompiledQuery } from 'kysely';
 import type { Db, OneRoundTrip } from '../../database/database.js';
 import type { ClaimChanges, ClaimRefusal, Decider, DomainEvent } from '../../domain/decider.js';
 import type { EventSchemas } from '../../domain/events.js';
@@ -44,9 +45,23 @@ export interface CommandSpec<C, E extends DomainEvent, S> {
   /** The aggregate's event schemas: every decided event is checked against them before it is appended. */
   readonly events: EventSchemas;
   readonly command: C | ((trx: Db) => Promise<C>);
+  /**
+   * For a command built in the transaction (a function): the same command built from rows read
+   * before it, and a statement that locks those rows and divides by zero (SQLSTATE 22012)
+   * unless they are still what it was built from. The one-round-trip path decides on it, the
+   * statement first (one-round-trip.ts); when the statement fails, the ordinary path builds
+   * the command in the transaction.
+   */
+  readonly optimistic?: { readonly command: C; readonly unchanged: CompiledQuery };
   readonly claims?: (event: E, before: S) => ClaimChanges;
   readonly claimRefusal?: ClaimRefusal;
   readonly index?: (event: E) => EventIndex;
+  /**
+   * The stream's key was just allocated (a new id from its sequence), so the stream is empty:
+   * the first attempt decides on the initial state without reading it. Appending at version 0
+   * fails if that was wrong, and the retry reads the stream.
+   */
+  readonly newStream?: boolean;
 }
 
 export interface CommandResult<S> {

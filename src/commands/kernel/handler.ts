@@ -4,7 +4,7 @@ import type { ClaimChanges, ClaimRefusal, DomainEvent } from '../../domain/decid
 import { DomainError, conflict, resourceLocked } from '../../domain/errors.js';
 import { GENESIS_HASH, appendToStream, readStream } from '../../eventstore/store.js';
 import { isStalePreparedPlan } from '../../database/pg-client.js';
-import { appendInput, outcomeOf, runInlineProjections } from './append-steps.js';
+import { appendInput, knownFold, outcomeOf, runInlineProjections } from './append-steps.js';
 import { decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
 import type { CommandContext, CommandResult, CommandSpec, Outcome, Writer } from './context.js';
@@ -34,16 +34,13 @@ export async function handleCommands(
   specs: readonly CommandSpec<any, any, any>[],
 ): Promise<CommandResult<unknown>[]> {
   const { ctx } = w;
-  if (specs.length === 1) {
-    const spec = specs[0]!;
-    try {
-      const sent = await decideInOneRoundTrip(w, spec);
-      if (sent) return committed(ctx, specs, [sent]);
-    } catch (error) {
-      if (!isConcurrencyConflict(error)) throw error;
-      // Another process appended to the stream: the ordinary path below reads it.
-      ctx.streamCache?.delete(spec.decider, spec.streamId);
-    }
+  try {
+    const sent = await decideInOneRoundTrip(w, specs);
+    if (sent) return committed(ctx, specs, sent);
+  } catch (error) {
+    if (!isConcurrencyConflict(error)) throw error;
+    // Another process appended to a stream: the ordinary path below reads them.
+    for (const spec of specs) ctx.streamCache?.delete(spec.decider, spec.streamId);
   }
   for (let attempt = 1; ; attempt++) {
     try {
@@ -81,10 +78,11 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
 ): Promise<Outcome<S>> {
   const { ctx } = w;
   const { decider } = spec;
-  const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
-  // With a cached fold the first attempt decides without reading the stream: appending at
-  // the expected version fails if another process appended meanwhile, and the retry reads.
-  // An outcome that appends nothing (no change, a refusal) is confirmed against the log.
+  const cached = knownFold(ctx, spec);
+  // With a cached fold (or a new stream's) the first attempt decides without reading the
+  // stream: appending at the expected version fails if another process appended meanwhile,
+  // and the retry reads. An outcome that appends nothing (no change, a refusal) is confirmed
+  // against the log.
   const unread = firstAttempt && cached !== undefined;
   const tail = unread ? [] : await readStream(trx, spec.streamId, cached?.version ?? 0);
   let state = cached?.state ?? decider.initialState(spec.key);

@@ -1,84 +1,129 @@
-import type { QueryResult } from 'kysely';
-import type { DomainEvent } from '../../domain/decider.js';
+import { sql, type CompiledQuery, type QueryResult } from 'kysely';
+import type { Db } from '../../database/database.js';
+import type { ClaimChanges, DomainEvent } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
-import { planAppend } from '../../eventstore/store.js';
-import { appendInput, outcomeOf } from './append-steps.js';
+import { planAppend, type AppendPlan } from '../../eventstore/store.js';
+import { appendInput, knownFold, outcomeOf } from './append-steps.js';
 import { asPreconditionFailure } from './precondition.js';
 import { recordProjections, UnrecordableProjection } from './record-projections.js';
 import type { Projector } from '../../projections/projector.js';
 import type { CommandSpec, Outcome, Writer } from './context.js';
 
 /**
- * A command's whole transaction in one round trip to PostgreSQL: the append and the inline
+ * A command's whole transaction in one round trip to PostgreSQL: the appends and the inline
  * projections' statements go out as one batch (StatementBatch in src/database/pg-client.ts), which
  * commits whole or not at all. Each round trip costs Node and the database a wake-up, a
  * read and a write on both sides; a status change made five of them (BEGIN, INSERT,
- * UPDATE, COMMIT and authentication) and now makes one (see withWriter in src/http/kernel/auth.ts).
+ * UPDATE, COMMIT and authentication) and now makes one (see withWriter in src/http/kernel/auth.ts),
+ * and a project's creation (its claims, its events, its owner's membership) one instead of ten.
  *
- * It applies when nothing in the transaction depends on what an earlier statement returns:
- * - the decision is made on the process's cached fold, without reading the stream (a
- *   concurrent append makes the INSERT fail on its expected version, and the caller then
- *   takes the ordinary path, which reads);
- * - the command is given, not built from rows read in the transaction;
- * - the events take and give back no uniqueness claims (a refused claim is seen in a result);
+ * It applies to the commands of `specs` (committed together, in order) when nothing in the
+ * transaction depends on what an earlier statement returns:
+ * - each decision is made on the process's cached fold (or a new stream's initial state),
+ *   without reading the stream (a concurrent append makes an INSERT fail on its expected
+ *   version, and the caller then takes the ordinary path, which reads);
+ * - each command is given, or built from rows read before the transaction
+ *   (CommandSpec.optimistic: the statement that finds those rows unchanged goes first);
+ * - the claims an event takes are taken by a statement that fails the batch when one is
+ *   held by another stream;
  * - no inline projector of the events acts on what its statements return: they are recorded
  *   (record-projections.ts, which finds that out) and sent after the INSERT, in the same
  *   batch. A projector found reading results for an event type is not recorded for that
  *   type again in this process.
  * A precondition (handler.ts) goes first in the batch.
- * Otherwise, and for outcomes that append nothing (they are confirmed against the log),
- * it answers `undefined` and the caller runs the ordinary path.
+ * Otherwise — an outcome that appends nothing (it is confirmed against the log), a refusal,
+ * a claim held by another stream, rows that changed — it answers `undefined` and the caller
+ * runs the ordinary path, which decides again in a transaction and answers what it finds.
  */
-export async function decideInOneRoundTrip<C, E extends DomainEvent, S>(
-  w: Writer,
-  spec: CommandSpec<C, E, S>,
-): Promise<Outcome<S> | undefined> {
+export async function decideInOneRoundTrip(w: Writer, specs: readonly CommandSpec<any, any, any>[]): Promise<Outcome<unknown>[] | undefined> {
   const { ctx } = w;
-  if (!ctx.oneRoundTrip || typeof spec.command === 'function') return undefined;
-  const { decider } = spec;
-  const cached = ctx.streamCache?.get<S>(decider, spec.streamId);
-  if (!cached) return undefined;
-
-  let decided: readonly E[];
-  try {
-    decided = decider.decide(spec.command as C, cached.state);
-  } catch (error) {
-    if (error instanceof DomainError) return undefined;
-    throw error;
-  }
-  if (decided.length === 0 || takesClaims(spec, decided, cached.state)) return undefined;
-  const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
-  if (projectors.some((p) => decided.some((event) => readsResults.get(p)?.has(event.type)))) return undefined;
-
-  const plan = planAppend(ctx.db, appendInput(w, spec, decided, cached.version, cached.hash));
-  const projections = await recordProjections(projectors, plan.pending());
-  if (projections instanceof UnrecordableProjection) {
-    const types = readsResults.get(projections.projector) ?? new Set<string>();
-    readsResults.set(projections.projector, types.add(projections.eventType));
-    return undefined;
-  }
+  if (!ctx.oneRoundTrip) return undefined;
+  const statements: CompiledQuery[] = [];
+  /** Statements whose failure means "decide again in a transaction", not an error to report. */
+  const redecideOn = new Set<number>();
+  const planned: { spec: CommandSpec<any, any, any>; state: unknown; version: number; decided: readonly DomainEvent[]; plan: AppendPlan; insertAt: number }[] = [];
   const { precondition } = ctx;
+  if (precondition) statements.push(precondition.statement);
+
+  for (const spec of specs) {
+    const command = typeof spec.command === 'function' ? spec.optimistic?.command : spec.command;
+    const cached = knownFold(ctx, spec);
+    if (command === undefined || !cached) return undefined;
+    let decided: readonly DomainEvent[];
+    try {
+      decided = spec.decider.decide(command, cached.state);
+    } catch (error) {
+      if (error instanceof DomainError) return undefined;
+      throw error;
+    }
+    if (decided.length === 0) return undefined;
+    if (typeof spec.command === 'function') redecideOn.add(statements.push(spec.optimistic!.unchanged) - 1);
+    for (const claims of claimsOf(spec, decided, cached.state)) {
+      for (const statement of claimStatements(ctx.db, spec.streamId, claims)) redecideOn.add(statements.push(statement) - 1);
+    }
+    const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
+    if (projectors.some((p) => decided.some((event) => readsResults.get(p)?.has(event.type)))) return undefined;
+    const plan = planAppend(ctx.db, appendInput(w, spec, decided, cached.version, cached.hash));
+    const projections = await recordProjections(projectors, plan.pending());
+    if (projections instanceof UnrecordableProjection) {
+      const types = readsResults.get(projections.projector) ?? new Set<string>();
+      readsResults.set(projections.projector, types.add(projections.eventType));
+      return undefined;
+    }
+    planned.push({ spec, state: cached.state, version: cached.version, decided, plan, insertAt: statements.length });
+    statements.push(plan.insert, ...projections);
+  }
+
   let results: QueryResult<unknown>[];
   try {
-    results = await ctx.oneRoundTrip([...(precondition ? [precondition.statement] : []), plan.insert, ...projections]);
+    results = await ctx.oneRoundTrip(statements);
   } catch (error) {
     const failedAt = (error as { statementIndex?: number }).statementIndex;
-    throw precondition && failedAt === 0 ? asPreconditionFailure(error) : error;
+    if (precondition && failedAt === 0) throw asPreconditionFailure(error);
+    if (failedAt !== undefined && redecideOn.has(failedAt) && (error as { code?: string }).code === '22012') return undefined;
+    throw error;
   }
   precondition?.held();
-  const inserted = results[precondition ? 1 : 0]!;
-  return outcomeOf(decider, cached.state, cached.version, decided, plan.stored(inserted.rows as Parameters<typeof plan.stored>[0]));
+  return planned.map(({ spec, state, version, decided, plan, insertAt }) =>
+    outcomeOf(spec.decider, state, version, decided, plan.stored(results[insertAt]!.rows as Parameters<typeof plan.stored>[0])),
+  );
 }
 
-function takesClaims<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>, decided: readonly E[], state: S): boolean {
-  if (!spec.claims) return false;
+/** The claims each decided event takes and gives back, those that change anything. */
+function claimsOf<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>, decided: readonly E[], state: S): ClaimChanges[] {
+  if (!spec.claims) return [];
+  const changes: ClaimChanges[] = [];
   let before = state;
   for (const event of decided) {
-    const changes = spec.claims(event, before);
-    if (changes.acquire.length > 0 || changes.release.length > 0) return true;
+    const change = spec.claims(event, before);
+    if (change.acquire.length > 0 || change.release.length > 0) changes.push(change);
     before = spec.decider.evolve(before, event);
   }
-  return false;
+  return changes;
+}
+
+/**
+ * handler.ts's applyClaims as statements sent without reading their results: the releases,
+ * then the acquisitions in one statement that divides by zero (22012) when another stream
+ * holds one of them.
+ */
+function claimStatements(db: Db, streamId: string, changes: ClaimChanges): CompiledQuery[] {
+  const statements = changes.release.map((released) =>
+    db.deleteFrom('claims').where('kind', '=', released.kind).where('key', '=', released.key).where('stream_id', '=', streamId).compile(),
+  );
+  if (changes.acquire.length === 0) return statements;
+  const taken = db
+    .insertInto('claims')
+    .values(changes.acquire.map((c) => ({ kind: c.kind, key: c.key, stream_id: streamId })))
+    .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({ stream_id: streamId }).where('claims.stream_id', '=', streamId))
+    .returning('kind');
+  statements.push(
+    db
+      .with('taken', () => taken)
+      .selectNoFrom(sql<number>`1 / ((select count(*) from taken) = ${changes.acquire.length})::int`.as('held'))
+      .compile(),
+  );
+  return statements;
 }
 
 /** Per projector, the event types it was found reading results for (record-projections.ts). */

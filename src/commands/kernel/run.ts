@@ -24,11 +24,20 @@ type CommandOf<A extends AnyAggregate> = Parameters<A['decider']['decide']>[0];
 type StateOf<A extends AnyAggregate> = ReturnType<A['decider']['initialState']>;
 type KeyOf<A extends AnyAggregate> = Parameters<A['decider']['initialState']>[0];
 
+/** How a command's stream is known before it runs. */
+export interface SpecOptions<Command = unknown> {
+  /** The key was just allocated (`newId`): the stream is empty (CommandSpec.newStream). */
+  readonly newStream?: boolean;
+  /** A command built in the transaction, as built from rows read before it (CommandSpec.optimistic). */
+  readonly optimistic?: CommandSpec<Command, never, unknown>['optimistic'] | undefined;
+}
+
 /** One command on the stream of `key`, to commit with others atomically (`handleCommands`). */
 export function spec<A extends AnyAggregate>(
   aggregate: A,
   key: KeyOf<A>,
   command: NoInfer<CommandInput<CommandOf<A>>>,
+  options: SpecOptions<NoInfer<CommandOf<A>>> = {},
 ): CommandSpec<CommandOf<A>, EventsOf<A>, StateOf<A>> {
   const { decider, events, claims, claimRefusal, index } = aggregate;
   return {
@@ -40,6 +49,8 @@ export function spec<A extends AnyAggregate>(
     ...(claims ? { claims } : {}),
     ...(claimRefusal ? { claimRefusal } : {}),
     ...(index ? { index } : {}),
+    ...(options.newStream ? { newStream: true } : {}),
+    ...(options.optimistic ? { optimistic: options.optimistic } : {}),
   };
 }
 
@@ -49,8 +60,9 @@ export function run<A extends AnyAggregate>(
   aggregate: A,
   key: KeyOf<A>,
   command: NoInfer<CommandInput<CommandOf<A>>>,
+  options: SpecOptions = {},
 ): Promise<CommandResult<StateOf<A>>> {
-  return handleCommand(w, spec(aggregate, key, command));
+  return handleCommand(w, spec(aggregate, key, command, options));
 }
 
 /** A new id from the aggregate's sequence (`idSequence`), for a creation to name its stream by. */
@@ -66,5 +78,5 @@ export async function create<A extends AnyAggregate>(
   command: NoInfer<(id: number) => CommandInput<CommandOf<A>>>,
 ): Promise<CommandResult<StateOf<A>> & { readonly id: number }> {
   const id = await newId(w, aggregate);
-  return { ...(await run(w, aggregate, id, command(id))), id };
+  return { ...(await run(w, aggregate, id, command(id), { newStream: true })), id };
 }

@@ -1,4 +1,4 @@
-import { sql, type SqlBool } from 'kysely';
+import { sql, type CompiledQuery, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { VISIBILITY_LEVEL, type Visibility } from '../../domain/access.js';
 import type { ParentGroup } from '../../domain/groups/settings.js';
@@ -24,6 +24,17 @@ export function findGroupRow(db: Db, id: number): Promise<NamespaceRow | undefin
 export function lockNamespaceRow(trx: Db, id: number, mode: 'share' | 'update'): Promise<NamespaceRow | undefined> {
   const query = trx.selectFrom('namespaces').selectAll().where('id', '=', id);
   return (mode === 'share' ? query.forShare() : query.forUpdate()).executeTakeFirst();
+}
+
+/**
+ * lockNamespaceRow('share') for a command decided on the row as read before its transaction
+ * (CommandSpec.optimistic): a statement that locks the row and divides by zero unless it is
+ * still there, not being deleted, with `columns` as they were in `row`.
+ */
+export function namespaceUnchanged(db: Db, row: NamespaceRow, columns: readonly (keyof NamespaceRow & string)[]): CompiledQuery {
+  const same = columns.map((column) => sql`${sql.ref(column)} is not distinct from ${row[column]}`);
+  return sql`select 1 / (select count(*) from (
+      select 1 from namespaces where id = ${row.id} and not pending_delete and ${sql.join(same, sql` and `)} for share) n)::int as held`.compile(db);
 }
 
 export const toParentGroup = (row: NamespaceRow): ParentGroup => ({

@@ -2,7 +2,6 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { type ProjectSettings, settingsOf } from '../../domain/projects/settings.js';
 import { userStreamId } from '../../domain/users.js';
-import type { NamespaceRow } from '../groups/tables.js';
 import { defineProjector, type Projected } from '../projector.js';
 import { COLUMN_SETTINGS, type ProjectsTable } from './tables.js';
 import { avatarPath } from '../../domain/uploads.js';
@@ -80,13 +79,14 @@ export const projectsProjector = defineProjector({
     ProjectCreated: async ({ data: d, occurredAt, streamVersion: v }, trx) => {
       const at = occurredAt.toISOString();
       const { columns, rest } = splitSettings(settingsOf(d));
-      // The namespace row, locked: a concurrent rename (an update of the row) either finished
-      // before (we see its new path) or waits for this transaction (its cascade then sees this
-      // project). `for share`, as createProject's command took it: creations in one namespace
-      // share the row, where upgrading to `for update` here deadlocked them.
-      const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name'>>`
-        select traversal_ids, full_path, full_name from namespaces where id = ${d.namespace_id} for share`.execute(trx);
-      const ns = rows[0];
+      // From the namespace row, locked: a concurrent rename (an update of the row) either
+      // finished before (we see its new path) or waits for this transaction (its cascade then
+      // sees this project). `for share`, as createProject's command took it: creations in one
+      // namespace share the row, where upgrading to `for update` here deadlocked them (each
+      // column's read locks it, so all three see the same version). The event's values when
+      // the row is gone. Read inside the INSERT: nothing is read back, so
+      // the statement can go out with the append (src/commands/kernel/one-round-trip.ts).
+      const ns = (column: 'full_path' | 'full_name' | 'traversal_ids') => sql`(select ${sql.ref(column)} from namespaces where id = ${d.namespace_id} for share)`;
       await trx
         .insertInto('projects')
         .values({
@@ -99,9 +99,9 @@ export const projectsProjector = defineProjector({
           id: d.id,
           namespace_id: d.namespace_id,
           creator_id: d.creator_id,
-          path_with_namespace: ns ? `${ns.full_path}/${d.path}` : d.path_with_namespace,
-          name_with_namespace: ns ? `${ns.full_name} / ${d.name}` : d.name_with_namespace,
-          traversal_ids: ns ? ns.traversal_ids : [...d.traversal_ids],
+          path_with_namespace: sql`coalesce(${ns('full_path')} || '/' || ${d.path}::text, ${d.path_with_namespace}::text)`,
+          name_with_namespace: sql`coalesce(${ns('full_name')} || ' / ' || ${d.name}::text, ${d.name_with_namespace}::text)`,
+          traversal_ids: sql`coalesce(${ns('traversal_ids')}, ${[...d.traversal_ids]}::integer[])`,
           default_branch: d.default_branch,
           archived: false,
           star_count: 0,
