@@ -166,13 +166,14 @@ async function presentDetail(c: Context, group: Visible<NamespaceRow>, options: 
   const customAttributes = options.customAttributes ? ((await customAttributesOf(db, [group.row.id])).get(group.row.id) ?? []) : undefined;
   if (!options.withProjects) return toGroup(group.row, config, { statistics: options.statistics ?? false, customAttributes });
   const { projects, shared } = await detailProjects(c, group.row, group.viewer);
+  // GitLab: Entities::Project for both lists, presented together (one read of what they need).
+  const presented = await presentProjects(db, config, group.viewer, [...projects, ...shared]);
   return toGroupDetail(group.row, config, {
     statistics: options.statistics ?? false,
     customAttributes,
     runnersToken: options.runnersToken ? await groupRunnersToken(db, group.row.id) : undefined,
-    // GitLab: Entities::Project for both lists.
-    projects: await presentProjects(db, config, group.viewer, projects),
-    sharedProjects: await presentProjects(db, config, group.viewer, shared),
+    projects: presented.slice(0, projects.length),
+    sharedProjects: presented.slice(projects.length),
   });
 }
 
