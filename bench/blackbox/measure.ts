@@ -76,8 +76,9 @@ async function transactions(database: string): Promise<number> {
  * backend's counts at most once a second and at the latest 10 s after its last transaction
  * (PGSTAT_IDLE_INTERVAL), so the window opens after a settle longer than that.
  */
-async function idleRate(database: string) {
-  log(`idle: ${IDLE_SETTLE_SECONDS} s to settle, then ${IDLE_SECONDS} s counted…`);
+async function idleRate(database: string, base: string) {
+  const caughtUp = await followersCaughtUp(base);
+  log(`idle: the async projections and reactors caught up with the seed in ${caughtUp} s; ${IDLE_SETTLE_SECONDS} s to settle, then ${IDLE_SECONDS} s counted…`);
   await sleep(IDLE_SETTLE_SECONDS * 1000);
   const before = await transactions(database);
   const started = performance.now();
@@ -86,6 +87,23 @@ async function idleRate(database: string) {
   const seconds = (performance.now() - started) / 1000;
   log(`  ${n} transactions in ${round(seconds, 1)} s`);
   return { transactions: n, seconds: round(seconds, 1), perSecond: round(n / seconds, 2) };
+}
+
+/**
+ * Seconds until every async projection and reactor has applied the seed's events, as the
+ * server's /-/metrics says (forgelog_projection_lag_events): a server still working through
+ * a backlog is not idle. At most 10 minutes; the scrapes are done before the idle window.
+ */
+async function followersCaughtUp(base: string): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const text = await (await fetch(`${base}/-/metrics`)).text();
+    const behind = text.split('\n').filter((line) => line.startsWith('forgelog_projection_lag_events{') && Number(line.split(' ').at(-1)) > 0);
+    const seconds = round((performance.now() - started) / 1000, 1);
+    if (behind.length === 0) return seconds;
+    if (seconds > 600) throw new Error(`the async projections and reactors did not catch up with the seed in 10 minutes: ${behind.join('; ')}`);
+    await sleep(1000);
+  }
 }
 
 /** Runs the phase; forgelog and the bare server are stopped at its end (and by `cleanups` on Ctrl-C). */
@@ -107,7 +125,7 @@ async function measure(gen: LoadGenerator, database: string, url: string, rootTo
   const seedPeakMb = memoryOf(forgelog.pid).peakMb;
   log(`  seeded in ${seedSeconds} s; forgelog peak RSS so far ${seedPeakMb} MB`);
 
-  const idle = await idleRate(database);
+  const idle = await idleRate(database, forgelog.base);
 
   const bare = await startBare(url, BARE_POOL);
   cleanups.push(bare.stop);
