@@ -75,6 +75,29 @@ describe('folded stream cache', () => {
     expect((await readStream(handle.db, 'gauge-1')).map((e) => e.type)).toEqual(['GaugeSet', 'GaugeSet', 'GaugeSet', 'GaugeSet', 'Taken']);
   });
 
+  it("reads only what another process appended after its cached fold, when that process's appends make it decide again", async () => {
+    const folded = { events: 0 };
+    const tallies = defineAggregate({
+      name: 'tallies',
+      streamId: (id: string) => id,
+      events: { Tallied: z.object({ amount: z.number() }) },
+      decider: {
+        initialState: () => ({ total: 0 }),
+        evolve: (state: { total: number }, event: { type: 'Tallied'; data: { amount: number } }) => (folded.events++, { total: state.total + event.data.amount }),
+        decide: (command: { amount: number }) => [{ type: 'Tallied' as const, data: { amount: command.amount } }],
+      },
+    });
+    const tally = (ctx: CommandContext, amount: number) => run({ ctx, metadata: { actor_id: 1 } }, tallies, 'tally-1', { amount });
+    const a = { ...commandContext(handle), streamCache: new StreamStateCache() };
+    const b = { ...commandContext(handle), streamCache: new StreamStateCache() };
+    for (let i = 0; i < 5; i++) await tally(a, 1); // a's cache: version 5
+    await tally(b, 10); // b reads the five and appends the sixth
+    folded.events = 0;
+    const result = await tally(a, 100); // a's append conflicts: a reads the sixth, not the first five again
+    expect(result).toMatchObject({ version: 7, state: { total: 115 } });
+    expect(folded.events).toBe(2); // the sixth event, read, and its own (reading the stream from its start folded seven)
+  });
+
   it('evicts the oldest streams beyond its capacity', () => {
     const cache = new StreamStateCache(2);
     for (const id of ['x', 'y', 'z']) cache.set(counterDecider, id, { version: 1, state: { total: 1 }, hash: 'h' });

@@ -34,20 +34,23 @@ export async function handleCommands(
   specs: readonly CommandSpec<any, any, any>[],
 ): Promise<CommandResult<unknown>[]> {
   const { ctx } = w;
+  // A cached fold another process has appended past is still the fold of the stream's first
+  // events (the log only grows): after a conflict the streams are read from there, not from
+  // their start, so a conflict on a long stream costs its new events only.
+  let readStreams = false;
   try {
     const sent = await decideInOneRoundTrip(w, specs);
     if (sent) return committed(ctx, specs, sent);
   } catch (error) {
     if (!isConcurrencyConflict(error)) throw error;
-    // Another process appended to a stream: the ordinary path below reads them.
-    for (const spec of specs) ctx.streamCache?.delete(spec.decider, spec.streamId);
+    readStreams = true; // another process appended to a stream: the ordinary path below reads it
   }
   for (let attempt = 1; ; attempt++) {
     try {
       const outcomes = await ctx.db.transaction().execute(async (trx) => {
         if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
         const out: Outcome<unknown>[] = [];
-        for (const spec of specs) out.push(await decideAndAppend(trx, w, spec, attempt === 1));
+        for (const spec of specs) out.push(await decideAndAppend(trx, w, spec, !readStreams));
         return out;
       });
       return committed(ctx, specs, outcomes);
@@ -55,9 +58,9 @@ export async function handleCommands(
       if (!isConcurrencyConflict(error)) throw error;
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
       if (attempt >= MAX_ATTEMPTS) throw resourceLocked();
+      readStreams = true;
       // A stale cache or plan is retried at once; writers contending for a stream back off.
-      if (error instanceof StaleCachedState) ctx.streamCache?.delete(error.decider, error.streamId);
-      else if (!isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      if (!(error instanceof StaleCachedState) && !isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
 }
@@ -74,7 +77,8 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   trx: Db,
   w: Writer,
   spec: CommandSpec<C, E, S>,
-  firstAttempt: boolean,
+  /** Whether the stream may be decided on without reading it (a cached or new stream's fold). */
+  unreadAllowed: boolean,
 ): Promise<Outcome<S>> {
   const { ctx } = w;
   const { decider } = spec;
@@ -83,14 +87,14 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   // stream: appending at the expected version fails if another process appended meanwhile,
   // and the retry reads. An outcome that appends nothing (no change, a refusal) is confirmed
   // against the log.
-  const unread = firstAttempt && cached !== undefined;
+  const unread = unreadAllowed && cached !== undefined;
   const tail = unread ? [] : await readStream(trx, spec.streamId, cached?.version ?? 0);
   let state = cached?.state ?? decider.initialState(spec.key);
   for (const event of tail) state = decider.evolve(state, event as unknown as E);
   const version = tail.at(-1)?.streamVersion ?? cached?.version ?? 0;
   const headHash = tail.at(-1)?.hash ?? cached?.hash ?? GENESIS_HASH;
   const confirm = async () => {
-    if (unread && (await streamMovedPast(trx, spec.streamId, version))) throw new StaleCachedState(decider, spec.streamId);
+    if (unread && (await streamMovedPast(trx, spec.streamId, version))) throw new StaleCachedState(spec.streamId);
   };
 
   const command = typeof spec.command === 'function' ? await (spec.command as (trx: Db) => Promise<C>)(trx) : spec.command;
@@ -144,10 +148,7 @@ async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges, ref
 
 /** The first attempt decided on a cached fold that another process's append made stale. */
 class StaleCachedState extends Error {
-  constructor(
-    readonly decider: object,
-    readonly streamId: string,
-  ) {
+  constructor(readonly streamId: string) {
     super(`stream ${streamId} moved past its cached state`);
   }
 }
