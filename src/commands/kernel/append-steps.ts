@@ -1,5 +1,5 @@
 import type { Db } from '../../database/database.js';
-import type { Decider, DomainEvent } from '../../domain/decider.js';
+import type { Claim, Decider, DomainEvent } from '../../domain/decider.js';
 import type { EventSchemas } from '../../domain/events.js';
 import { currentSchemaVersion } from '../../eventstore/upcasters.js';
 import type { AppendInput } from '../../eventstore/store.js';
@@ -89,3 +89,18 @@ export async function runInlineProjections(
     }
   }
 }
+
+/** Gives a released claim back, if this stream holds it (either path). */
+export const releaseClaim = (db: Db, streamId: string, released: Omit<Claim, 'conflictMessage'>) =>
+  db.deleteFrom('claims').where('kind', '=', released.kind).where('key', '=', released.key).where('stream_id', '=', streamId);
+
+/**
+ * Takes claims for a stream (either path): a claim the stream already holds is kept; one
+ * another stream holds returns no row.
+ */
+export const takeClaims = (db: Db, streamId: string, acquire: readonly Claim[]) =>
+  db
+    .insertInto('claims')
+    .values(acquire.map((c) => ({ kind: c.kind, key: c.key, stream_id: streamId })))
+    .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({ stream_id: streamId }).where('claims.stream_id', '=', streamId))
+    .returning(['kind', 'key']);

@@ -4,7 +4,7 @@ import type { ClaimChanges, ClaimRefusal, DomainEvent } from '../../domain/decid
 import { DomainError, conflict, resourceLocked } from '../../domain/errors.js';
 import { GENESIS_HASH, appendToStream, readStream } from '../../eventstore/store.js';
 import { isStalePreparedPlan } from '../../database/pg-client.js';
-import { appendInput, knownFold, outcomeOf, runInlineProjections } from './append-steps.js';
+import { appendInput, knownFold, outcomeOf, releaseClaim, runInlineProjections, takeClaims } from './append-steps.js';
 import { decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
 import type { CommandContext, CommandResult, CommandSpec, Outcome, Writer } from './context.js';
@@ -123,24 +123,9 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
 }
 
 async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges, refusal?: ClaimRefusal) {
-  for (const released of changes.release) {
-    await trx
-      .deleteFrom('claims')
-      .where('kind', '=', released.kind)
-      .where('key', '=', released.key)
-      .where('stream_id', '=', streamId)
-      .execute();
-  }
+  for (const released of changes.release) await releaseClaim(trx, streamId, released).execute();
   if (changes.acquire.length === 0) return;
-  // A claim the stream already holds is kept; one held by another stream returns no row.
-  const taken = await trx
-    .insertInto('claims')
-    .values(changes.acquire.map((c) => ({ kind: c.kind, key: c.key, stream_id: streamId })))
-    .onConflict((oc) =>
-      oc.columns(['kind', 'key']).doUpdateSet({ stream_id: streamId }).where('claims.stream_id', '=', streamId),
-    )
-    .returning(['kind', 'key'])
-    .execute();
+  const taken = await takeClaims(trx, streamId, changes.acquire).execute();
   const held = new Set(taken.map((row) => `${row.kind}\u0000${row.key}`));
   const refused = changes.acquire.find((c) => !held.has(`${c.kind}\u0000${c.key}`));
   if (refused) throw refusal ? refusal(refused) : conflict(refused.conflictMessage);

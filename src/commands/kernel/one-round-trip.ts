@@ -3,7 +3,7 @@ import type { Db } from '../../database/database.js';
 import type { ClaimChanges, DomainEvent } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
 import { planAppend, type AppendPlan } from '../../eventstore/store.js';
-import { appendInput, knownFold, outcomeOf } from './append-steps.js';
+import { appendInput, knownFold, outcomeOf, releaseClaim, takeClaims } from './append-steps.js';
 import { asPreconditionFailure } from './precondition.js';
 import { recordProjections, UnrecordableProjection } from './record-projections.js';
 import type { Projector } from '../../projections/projector.js';
@@ -108,21 +108,10 @@ function claimsOf<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>, de
  * holds one of them.
  */
 function claimStatements(db: Db, streamId: string, changes: ClaimChanges): CompiledQuery[] {
-  const statements = changes.release.map((released) =>
-    db.deleteFrom('claims').where('kind', '=', released.kind).where('key', '=', released.key).where('stream_id', '=', streamId).compile(),
-  );
+  const statements = changes.release.map((released) => releaseClaim(db, streamId, released).compile());
   if (changes.acquire.length === 0) return statements;
-  const taken = db
-    .insertInto('claims')
-    .values(changes.acquire.map((c) => ({ kind: c.kind, key: c.key, stream_id: streamId })))
-    .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({ stream_id: streamId }).where('claims.stream_id', '=', streamId))
-    .returning('kind');
-  statements.push(
-    db
-      .with('taken', () => taken)
-      .selectNoFrom(sql<number>`1 / ((select count(*) from taken) = ${changes.acquire.length})::int`.as('held'))
-      .compile(),
-  );
+  const held = sql<number>`1 / ((select count(*) from taken) = ${changes.acquire.length})::int`;
+  statements.push(db.with('taken', () => takeClaims(db, streamId, changes.acquire)).selectNoFrom(held.as('held')).compile());
   return statements;
 }
 
