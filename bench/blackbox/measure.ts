@@ -7,23 +7,16 @@
 import type { LoadGenerator } from '../harness/load-generator.js';
 import { log, processCpu, round } from '../harness/meters.js';
 import { withAdmin, type Cleanups } from '../harness/setup.js';
+import type { LoadFigure } from '../harness/scenarios.js';
 import { BARE_POOL, CONNECTIONS, CREATE_CLIENTS, CREATE_SECONDS, IDLE_SECONDS, IDLE_SETTLE_SECONDS, ROUNDS, SLICE_SECONDS, WARMUP_SECONDS } from '../harness/settings.js';
 import type { LoadJob, LoadResult } from '../loadgen.js';
 import { bareRequests, endpoints, type Endpoint } from './endpoints.js';
 import { memoryOf, startBare, startForgelog, type ServerProcess } from './processes.js';
 import { seed, type SeededData } from './seed.js';
 
-export interface SideFigure {
+export interface SideFigure extends LoadFigure {
   /** Requests/s of each round's slice. */
   rpsByRound: number[];
-  rps: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-  statusCodes: Record<string, number>;
   /** Cores used by each process while this side ran. */
   cpu: Record<string, number>;
 }

@@ -11,8 +11,8 @@ import type { LoadGenerator } from './load-generator.js';
 import { NO_TICKS, addTicks, cpuTicks, log, round, snapshotCounter, toCores, type CpuSplit, type StatementCounter } from './meters.js';
 import { CONNECTIONS, SECONDS, SLICE_SECONDS, TRACE, WARMUP_SECONDS } from './settings.js';
 
-export interface HttpFigure {
-  name: string;
+/** What a load generator's run of one request mix gives: its rate, latency and answers. */
+export interface LoadFigure {
   rps: number;
   p50: number;
   p90: number;
@@ -21,6 +21,10 @@ export interface HttpFigure {
   non2xx: number;
   errors: number;
   statusCodes: Record<string, number>;
+}
+
+export interface HttpFigure extends LoadFigure {
+  name: string;
   timeouts: number;
   sliceSeconds: number;
   /** Statements the app's pool sent per completed request (round trips). */
