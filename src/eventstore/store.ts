@@ -203,11 +203,12 @@ export async function readTypesAfter(
 ): Promise<{ events: StoredEvent[]; through: Checkpoint }> {
   // The gap-free horizon first: everything up to it is committed, so the read that follows
   // (with a later snapshot) sees every event of those types up to it.
+  // By the xid8 column (events.…): by the text alias, '999' would sort after '1156'.
   const { rows: heads } = await sql<{ transaction_id: string; global_position: string }>`
     select transaction_id::text as transaction_id, global_position from events
      where ${afterCheckpoint(after)}
        and ${BELOW_HORIZON}
-     order by transaction_id desc, global_position desc limit 1`.execute(db);
+     order by events.transaction_id desc, events.global_position desc limit 1`.execute(db);
   const head = heads[0];
   if (!head) return { events: [], through: after };
   const horizon: Checkpoint = { transactionId: head.transaction_id, globalPosition: String(head.global_position) };

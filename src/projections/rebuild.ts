@@ -315,9 +315,10 @@ async function countEvents(db: Db, types: readonly string[]): Promise<number> {
 /** The last committed event in gap-free order (below `horizon` when given). */
 async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
   const below = horizon === null ? sql`true` : sql`transaction_id < ${horizon.toString()}::xid8`;
+  // By the xid8 column (events.…): by the text alias, '999' would sort after '1156'.
   const { rows } = await sql<{ transaction_id: string; global_position: string }>`
     select transaction_id::text as transaction_id, global_position from public.events where ${below}
-     order by transaction_id desc, global_position desc limit 1`.execute(db);
+     order by events.transaction_id desc, events.global_position desc limit 1`.execute(db);
   const row = rows[0];
   return row ? { transactionId: row.transaction_id, globalPosition: String(row.global_position) } : LOG_START;
 }

@@ -530,9 +530,10 @@ async function heldBack(db: Db, at: Checkpoint): Promise<boolean> {
 
 /** The last committed event in gap-free order (LOG_START for an empty log). */
 async function headOf(db: Db): Promise<Checkpoint> {
+  // By the xid8 column (events.…): by the text alias, '999' would sort after '1156'.
   const { rows } = await sql<{ transaction_id: string; global_position: string }>`
     select transaction_id::text as transaction_id, global_position from events
-     order by transaction_id desc, global_position desc limit 1`.execute(db);
+     order by events.transaction_id desc, events.global_position desc limit 1`.execute(db);
   return rows[0] ? toCheckpoint(rows[0]) : LOG_START;
 }
 
