@@ -8,7 +8,7 @@ import { type GroupEvent } from '../domain/groups/events.js';
 import type { GroupChanges, GroupSettings } from '../domain/groups/settings.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { groupAccessLevelOf } from '../projections/access.js';
-import { findGroupRow, groupSubtree, lockNamespaceRow, mostVisibleProject, mostVisibleSubgroup, toParentGroup } from '../projections/groups/facts.js';
+import { findGroupRow, groupSubtree, lockNamespaceRow, mostVisibleProject, namespaceUnchanged, mostVisibleSubgroup, toParentGroup } from '../projections/groups/facts.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
 import { DEFAULT_SETTINGS } from '../domain/application-settings/attributes.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
@@ -54,6 +54,9 @@ export interface CreateGroupInput {
   readonly avatar?: PendingUpload | undefined;
 }
 
+/** What a subgroup's creation decides on of its parent (toParentGroup), and that it is a group. */
+const PARENT_FACTS = ['kind', 'visibility', 'full_path', 'full_name', 'traversal_ids', 'share_with_group_lock'] as const;
+
 /** Creates a group and its creator's owner membership atomically. */
 export async function createGroup(w: Writer, input: CreateGroupInput): Promise<CommandResult<GroupState>> {
   const [id, instance] = await Promise.all([newId(w, groups), currentSettings(w.ctx.db)]);
@@ -63,17 +66,37 @@ export async function createGroup(w: Writer, input: CreateGroupInput): Promise<C
   const restricted = restrictedVisibilityError(visibility, instance.restricted_visibility_levels as string[], input.creator.isAdmin);
   if (restricted) throw restricted;
   const settings: GroupSettings = { ...DEFAULT_GROUP_SETTINGS, visibility, ...input.settings };
-  const parentId = input.parent?.id;
+  const decide = (parent: NamespaceRow | null): GroupCommand => ({
+    type: 'CreateGroup',
+    settings,
+    parent: parent ? toParentGroup(parent) : null,
+    avatar: input.avatar?.ref,
+  });
   // The parent as the transaction finds it (its visibility bounds the new group's), locked
-  // against a concurrent change or removal until the commit.
-  const command = async (trx: Db): Promise<GroupCommand> => {
-    const parent = parentId === undefined ? undefined : await lockNamespaceRow(trx, parentId, 'share');
-    if (parentId !== undefined && (!parent || parent.kind !== 'group' || parent.pending_delete)) throw notFound('Group');
-    return { type: 'CreateGroup', settings, parent: parent ? toParentGroup(parent) : null, avatar: input.avatar?.ref };
-  };
+  // against a concurrent change or removal until the commit. Or, in one round trip, as the
+  // caller read it, if the transaction finds it unchanged: without it, the owner's
+  // membership would hold the creator's authorization lock (src/projections/authorizations)
+  // across every round trip of the transaction, and one user's groups would be created one
+  // after another.
+  const { parent } = input;
+  const command: GroupCommand | ((trx: Db) => Promise<GroupCommand>) =
+    parent === null
+      ? decide(null)
+      : async (trx) => {
+          const row = await lockNamespaceRow(trx, parent.id, 'share');
+          if (!row || row.kind !== 'group' || row.pending_delete) throw notFound('Group');
+          return decide(row);
+        };
+  const optimistic =
+    input.avatar || parent === null || parent.kind !== 'group' || parent.pending_delete
+      ? undefined
+      : { command: decide(parent), unchanged: namespaceUnchanged(w.ctx.db, parent, PARENT_FACTS) };
   const owner = firstMember(input.creator.id, ACCESS.OWNER, w.metadata.actor_id ?? null);
   const newStream = { newStream: true };
-  const [group] = await handleCommands(w, [spec(groups, id, withUpload(input.avatar, command), newStream), spec(members, { type: 'Namespace', id }, owner, newStream)]);
+  const [group] = await handleCommands(w, [
+    spec(groups, id, withUpload(input.avatar, command), { ...newStream, optimistic }),
+    spec(members, { type: 'Namespace', id }, owner, newStream),
+  ]);
   return group as CommandResult<GroupState>;
 }
 

@@ -1,9 +1,8 @@
-import { sql, type SqlBool } from 'kysely';
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
 import { defineProjector, type Handlers } from '../projector.js';
 import { deletePersonalNamespace, insertPersonalNamespaces, renamePersonalNamespace } from './personal-namespaces.js';
-import type { NamespaceRow } from './tables.js';
 import { avatarPath } from '../../domain/uploads.js';
 
 
@@ -27,27 +26,30 @@ const on: Handlers = {
   GroupCreated: async ({ data, occurredAt, streamVersion: v }, trx) => {
     const at = occurredAt.toISOString();
     const { id, parent_id, traversal_ids, full_path, full_name, ...settings } = data;
-    // The parent's row, locked: a concurrent rename, lock or deletion of the parent (an update
-    // of its row) either finished before (we see its new state) or waits for us (its cascade
-    // then sees this row). `for share`, as createGroup's command took it: creations under one
-    // parent share the row, where upgrading to `for update` here deadlocked them.
-    const parent = parent_id === null ? undefined : await lockedRow(trx, parent_id);
+    // From the parent's row, locked: a concurrent rename, lock or deletion of the parent (an
+    // update of its row) either finished before (we see its new state) or waits for us (its
+    // cascade then sees this row). `for share`, as createGroup's command took it: creations
+    // under one parent share the row, where upgrading to `for update` here deadlocked them.
+    // The event's values when there is no parent row. Read inside the INSERT: nothing is read
+    // back, so the statement can go out with the append (src/commands/kernel/one-round-trip.ts).
+    const fromParent = <T>(column: RawBuilder<unknown>, orElse: T | RawBuilder<T>) =>
+      parent_id === null ? orElse : sql<T>`coalesce((select ${column} from namespaces where id = ${parent_id} for share), ${orElse})`;
     await trx
       .insertInto('namespaces')
       .values({
         ...settings,
-        share_with_group_lock: settings.share_with_group_lock || (parent?.share_with_group_lock ?? false),
+        share_with_group_lock: settings.share_with_group_lock || fromParent(sql`share_with_group_lock`, false),
         id,
         kind: 'group',
         parent_id,
         owner_id: null,
-        traversal_ids: parent ? [...parent.traversal_ids, id] : [...traversal_ids],
-        full_path: parent ? `${parent.full_path}/${settings.path}` : full_path,
-        full_name: parent ? `${parent.full_name} / ${settings.name}` : full_name,
+        traversal_ids: fromParent(sql`traversal_ids || ${id}::integer`, sql<number[]>`${[...traversal_ids]}::integer[]`),
+        full_path: fromParent(sql`full_path || '/' || ${settings.path}::text`, full_path),
+        full_name: fromParent(sql`full_name || ' / ' || ${settings.name}::text`, full_name),
         avatar_url: null,
         avatar_sha256: null,
         runners_token: null,
-        pending_delete: parent?.pending_delete ?? false,
+        pending_delete: fromParent(sql`pending_delete`, false),
         created_at: at,
         updated_at: at,
         stream_version: v,
@@ -133,12 +135,6 @@ export const groupsProjector = defineProjector({
     if (created.length > 0) await insertPersonalNamespaces(trx, created);
   },
 });
-
-async function lockedRow(trx: Db, id: number) {
-  const { rows } = await sql<Pick<NamespaceRow, 'traversal_ids' | 'full_path' | 'full_name' | 'share_with_group_lock' | 'pending_delete'>>`
-    select traversal_ids, full_path, full_name, share_with_group_lock, pending_delete from namespaces where id = ${id} for share`.execute(trx);
-  return rows[0];
-}
 
 /** full_path and full_name of a group and its descendants, from their ancestors' rows. */
 async function recomputeFullPaths(trx: Db, id: number) {
