@@ -1,6 +1,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { pino, type Logger } from 'pino';
 import { bootstrap } from './bootstrap.js';
+import { IdBlocks } from './commands/kernel/id-blocks.js';
 import { StreamStateCache } from './commands/kernel/stream-cache.js';
 import { StartupError, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './database/database.js';
@@ -73,6 +74,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     notifier,
     now: options.now ?? (() => new Date()),
     streamCache: new StreamStateCache(),
+    ids: new IdBlocks(),
     externalUrl: () => config.externalUrl,
     ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
   };

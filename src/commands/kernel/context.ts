@@ -7,6 +7,7 @@ import type { EventIndex, EventMetadata, StoredEvent } from '../../eventstore/ty
 import type { Projector } from '../../projections/projector.js';
 import type { Precondition } from './precondition.js';
 import type { FoldedStream, StreamStateCache } from './stream-cache.js';
+import type { IdBlocks } from './id-blocks.js';
 
 /** The command kernel's types: what a command runs in, what it is, what it gives back. */
 
@@ -22,6 +23,8 @@ export interface CommandContext {
   readonly oneRoundTrip?: OneRoundTrip;
   /** What the command's transaction checks first (a request's cached credentials). */
   readonly precondition?: Precondition;
+  /** New ids a block at a time (id-blocks.ts); without it, one `nextval` per id. */
+  readonly ids?: IdBlocks;
   /** Where the instance is reached (`FORGELOG_EXTERNAL_URL`), for the links reactors write (chat notifications). */
   readonly externalUrl?: () => string;
 }

@@ -68,7 +68,7 @@ export function run<A extends AnyAggregate>(
 /** A new id from the aggregate's sequence (`idSequence`), for a creation to name its stream by. */
 export function newId(w: Writer, aggregate: AnyAggregate): Promise<number> {
   if (aggregate.idSequence === undefined) throw new Error(`${aggregate.name} has no idSequence: its streams are not keyed by an id of their own`);
-  return nextId(w.ctx.db, aggregate.idSequence);
+  return w.ctx.ids ? w.ctx.ids.next(w.ctx.db, aggregate.idSequence) : nextId(w.ctx.db, aggregate.idSequence);
 }
 
 /** Creates a stream keyed by a new id (`newId`) and answers that id with the result. */

@@ -5,7 +5,7 @@ import type { EnvironmentRow } from '../../projections/environments/tables.js';
  * (Entities::BasicProjectDetails, the same object for every environment of a page) and the
  * state.
  */
-export const toEnvironment = (row: EnvironmentRow, project: Record<string, unknown>) => ({
+export const toEnvironment = (row: Pick<EnvironmentRow, 'id' | 'name' | 'slug' | 'external_url' | 'state'>, project: Record<string, unknown>) => ({
   id: row.id,
   name: row.name,
   slug: row.slug,

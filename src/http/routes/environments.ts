@@ -10,7 +10,7 @@ import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, type RawParams, declared } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope, pathRow } from '../kernel/scope.js';
-import { environments } from '../../domain/environments.js';
+import { environments, type EnvironmentState } from '../../domain/environments.js';
 import { create, run } from '../../commands/kernel/run.js';
 
 const SUFFIX_CHARS = 'abcdefghijklmnopqrstuvwxyz0123456789';
@@ -26,6 +26,15 @@ const ON_ENVIRONMENT = { pathIds: ['environment_id'] } as const;
 
 /** `user_project.environments.find(params[:environment_id])`: another project's id is "404 Not found". */
 const environmentOf = (c: Context, projectId: number) => pathRow(c, 'environment_id', (db, id) => findEnvironment(db, projectId, id), () => recordNotFound('Environment'));
+
+/** A written environment, answered from the command's state: the inline projection wrote the same values. */
+const fromState = (id: number, { environment }: EnvironmentState) => ({
+  id,
+  name: environment!.name,
+  slug: environment!.slug,
+  external_url: environment!.externalUrl,
+  state: environment!.state,
+});
 
 /** The project as every environment of a response embeds it (Entities::BasicProjectDetails). */
 function embedded(c: Context, project: ProjectScope) {
@@ -63,13 +72,12 @@ export const environmentRoutes = new Hono<AppEnv>()
     p.check(slugAbsence(raw));
     p.done();
     const project = await userProject(c, w.auth, 'create_environment');
-    const { db } = appContext(c);
-    const { id } = await create(
+    const { id, state } = await create(
       w,
       environments,
       () => ({ type: 'CreateEnvironment', projectId: project.row.id, name, externalUrl: external_url ?? null, slugSuffix: slugSuffix() }),
     );
-    return c.json(toEnvironment((await findEnvironment(db, project.row.id, id))!, await embedded(c, project)), 201);
+    return c.json(toEnvironment(fromState(id, state), await embedded(c, project)), 201);
   })
 
   .put('/projects/:id/environments/:environment_id', async (c) => {
@@ -77,9 +85,8 @@ export const environmentRoutes = new Hono<AppEnv>()
     const { name, external_url } = await declared(c, updateShape, { ...ON_ENVIRONMENT, checks: [slugAbsence] });
     const project = await userProject(c, w.auth, 'update_environment');
     const environment = await environmentOf(c, project.row.id);
-    const { db } = appContext(c);
-    await run(w, environments, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url });
-    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)));
+    const { state } = await run(w, environments, environment.id, { type: 'UpdateEnvironment', name, externalUrl: external_url });
+    return c.json(toEnvironment(fromState(environment.id, state), await embedded(c, project)));
   })
 
   .delete('/projects/:id/environments/:environment_id', async (c) => {
@@ -98,7 +105,6 @@ export const environmentRoutes = new Hono<AppEnv>()
     await declared(c, {}, ON_ENVIRONMENT);
     const project = await userProject(c, w.auth, 'stop_environment');
     const environment = await environmentOf(c, project.row.id);
-    const { db } = appContext(c);
-    await run(w, environments, environment.id, { type: 'StopEnvironment' });
-    return c.json(toEnvironment((await findEnvironment(db, project.row.id, environment.id))!, await embedded(c, project)), 200);
+    const { state } = await run(w, environments, environment.id, { type: 'StopEnvironment' });
+    return c.json(toEnvironment(fromState(environment.id, state), await embedded(c, project)), 200);
   });
