@@ -4,6 +4,7 @@ import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import { lockDataDir } from './embedded-lock.js';
 import { copyTemplateInto, isInitialised } from './embedded-template.js';
+import { readsTogetherOn } from './read-together.js';
 import { StatementNames, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
 
 /**
@@ -94,6 +95,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     names?.attach(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const oneRoundTrip: OneRoundTrip = (statements) => transactionInOneRoundTrip(pool, statements, names);
+    readsTogetherOn(db, oneRoundTrip);
     return {
       db,
       kind: 'postgres',

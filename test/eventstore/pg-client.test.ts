@@ -5,6 +5,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/database/database.j
 import fc from 'fast-check';
 import { StatementNames, isStalePreparedPlan, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from '../../src/database/pg-client.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
+import { readTogether } from '../../src/database/read-together.js';
 
 type ResultLike = { addFields(fields: object[]): void; parseRow(values: (string | null)[]): Record<string, unknown> };
 const newResult = () => new (pg as unknown as { Result: new () => ResultLike }).Result();
@@ -166,5 +167,44 @@ describeOnPostgres('a transaction in one round trip', () => {
     // `later` was skipped before the server prepared it: its name is prepared now, on first use.
     const [result] = await transactionInOneRoundTrip(pool, [later], names);
     expect(result!.rows).toEqual([{ label: 'label 1' }]);
+  });
+});
+
+describe('reads together', () => {
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    handle = await openTestDatabase();
+  });
+  afterAll(() => handle.close());
+
+  it('answer each read as it answers alone, in one round trip on PostgreSQL; in a transaction, on its connection', async () => {
+    const { db } = handle;
+    let sent = 0;
+    handle.pool?.on('acquire', (client) => {
+      const counted = client as unknown as { counted?: boolean; query: (...args: unknown[]) => unknown };
+      if (counted.counted) return;
+      counted.counted = true;
+      const query = counted.query.bind(client);
+      counted.query = (...args: unknown[]) => (sent++, query(...args));
+    });
+    const queries = [
+      sql<{ n: number; at: Date }>`select g as n, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 day' as at from generate_series(1, 3) g`.compile(db),
+      db.selectFrom('events').select(sql<string>`count(*)`.as('n')).compile(),
+      sql<{ none: number }>`select 1 as none where false`.compile(db),
+    ] as const;
+    const alone = await Promise.all(queries.map(async (q) => (await db.executeQuery(q)).rows));
+    sent = 0;
+    const together = await readTogether(db, queries);
+    expect(together).toEqual(alone);
+    expect(together[0]).toEqual([1, 2, 3].map((n) => ({ n, at: new Date(Date.UTC(2026, 0, 1 + n)) })));
+    if (handle.pool) expect(sent).toBe(1);
+    // A temporary table is its connection's alone: read from the transaction's, it is there.
+    await db.transaction().execute(async (trx) => {
+      await sql`create temporary table read_together_probe (n integer) on commit drop`.execute(trx);
+      await sql`insert into read_together_probe values (7)`.execute(trx);
+      const [rows, one] = await readTogether(trx, [sql<{ n: number }>`select n from read_together_probe`.compile(trx), sql<{ x: number }>`select 1 as x`.compile(trx)] as const);
+      expect(rows).toEqual([{ n: 7 }]);
+      expect(one).toEqual([{ x: 1 }]);
+    });
   });
 });

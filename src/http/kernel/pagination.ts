@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { SelectQueryBuilder } from 'kysely';
 import { sql } from 'kysely';
+import { readTogether } from '../../database/read-together.js';
 import { appContext } from './context.js';
 import { paramErrors } from '../../domain/errors.js';
 import { INTEGER_TEXT, rawParams } from './params.js';
@@ -89,22 +90,22 @@ export async function paginate<DB, TB extends keyof DB, O>(
 ): Promise<O[]> {
   const page = await pageOf(c);
   const { countLimit } = options;
+  const { db } = appContext(c);
+  // The page and its count in one round trip (read-together.ts).
   if (countLimit === undefined) {
-    const [rows, counted] = await Promise.all([
-      order(query).limit(page.perPage).offset(page.offset).execute(),
-      query.clearSelect().select(sql<string>`count(*)`.as('count')).executeTakeFirst() as Promise<{ count: string } | undefined>,
+    const [rows, counted] = await readTogether(db, [
+      order(query).limit(page.perPage).offset(page.offset).compile(),
+      query.clearSelect().select(sql<string>`count(*)`.as('count')).compile(),
     ]);
-    setPaginationHeaders(c, page, Number(counted?.count ?? 0));
+    setPaginationHeaders(c, page, Number((counted[0] as { count: string } | undefined)?.count ?? 0));
     return rows;
   }
   // One row past the page says whether a next page exists when the count is not known.
-  const [rows, counted] = await Promise.all([
-    order(query).limit(page.perPage + 1).offset(page.offset).execute(),
-    sql<{ count: string }>`select count(*) as count from (${query.clearSelect().select(sql`1`.as('one')).limit(countLimit + 1)}) as limited`
-      .execute(appContext(c).db)
-      .then((result) => result.rows[0]),
+  const [rows, counted] = await readTogether(db, [
+    order(query).limit(page.perPage + 1).offset(page.offset).compile(),
+    sql<{ count: string }>`select count(*) as count from (${query.clearSelect().select(sql`1`.as('one')).limit(countLimit + 1)}) as limited`.compile(db),
   ]);
-  const total = Number(counted?.count ?? 0);
+  const total = Number(counted[0]?.count ?? 0);
   setPaginationHeaders(c, page, total > countLimit ? undefined : total, rows.length > page.perPage);
   return rows.slice(0, page.perPage);
 }

@@ -1,3 +1,4 @@
+import { readTogether } from '../../database/read-together.js';
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
@@ -32,7 +33,7 @@ export interface MergeRequestView {
 
 /**
  * The views of a page of rows, in four queries whatever the page size (users, labels,
- * milestones, project paths), in the rows' order.
+ * milestones, project paths) sent together, in the rows' order.
  */
 export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]): Promise<MergeRequestView[]> {
   if (rows.length === 0) return [];
@@ -49,11 +50,12 @@ export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]
     if (row.milestone_id !== null) milestoneIds.add(row.milestone_id);
     projectIds.add(row.project_id);
   }
-  const [users, labels, milestones, projects] = await Promise.all([
-    db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', 'in', [...userIds]).execute(),
-    labelIds.size ? db.selectFrom('labels').selectAll().where('id', 'in', [...labelIds]).execute() : [],
-    milestoneIds.size ? db.selectFrom('milestones').selectAll().where('id', 'in', [...milestoneIds]).execute() : [],
-    db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', 'in', [...projectIds]).execute(),
+  // In one round trip (src/database/read-together.ts); `= any(…)`, so that an empty set is a statement too.
+  const [users, labels, milestones, projects] = await readTogether(db, [
+    db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', sql<number>`any(${[...userIds]}::integer[])`).compile(),
+    db.selectFrom('labels').selectAll().where('id', '=', sql<number>`any(${[...labelIds]}::integer[])`).compile(),
+    db.selectFrom('milestones').selectAll().where('id', '=', sql<number>`any(${[...milestoneIds]}::integer[])`).compile(),
+    db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', sql<number>`any(${[...projectIds]}::integer[])`).compile(),
   ]);
   const userMap = new Map(users.map((u) => [u.id, u]));
   const labelMap = new Map(labels.map((l) => [l.id, l]));

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { readTogether } from '../../database/read-together.js';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { projectAccessLevels, unexpired } from '../access.js';
@@ -36,26 +37,29 @@ export async function projectPresentationData(db: Db, viewer: Viewer | null, row
   const projectIds = rows.map((r) => r.id);
   const namespaceIds = [...new Set(rows.map((r) => r.namespace_id))];
   const groupIds = [...new Set(rows.flatMap((r) => r.traversal_ids))];
-  const [namespaces, shares, { projectMembers, groupMembers, roles }] = await Promise.all([
-    namespaceIds.length === 0 ? [] : db.selectFrom('namespaces').selectAll().where('id', 'in', namespaceIds).execute(),
-    projectIds.length === 0
-      ? []
-      : db
-          .selectFrom('project_group_links as l')
-          .innerJoin('namespaces as g', 'g.id', 'l.group_id')
-          .select(['l.project_id', 'l.group_id', 'g.name as group_name', 'g.full_path as group_full_path', 'l.group_access', 'l.expires_at'])
-          .where('l.project_id', 'in', projectIds)
-          .orderBy('l.project_id')
-          .orderBy('l.created_at')
-          .orderBy('l.group_id')
-          .execute(),
-    viewerLevels(db, viewer, projectIds, groupIds),
+  if (projectIds.length === 0) return { namespaces: new Map(), owners: new Map(), shares: new Map(), projectMembers: new Map(), groupMembers: new Map(), roles: new Map() };
+  // In one round trip (src/database/read-together.ts).
+  const [namespaces, shares, levels, owners] = await readTogether(db, [
+    db.selectFrom('namespaces').selectAll().where('id', 'in', namespaceIds).compile(),
+    db
+      .selectFrom('project_group_links as l')
+      .innerJoin('namespaces as g', 'g.id', 'l.group_id')
+      .select(['l.project_id', 'l.group_id', 'g.name as group_name', 'g.full_path as group_full_path', 'l.group_access', 'l.expires_at'])
+      .where('l.project_id', 'in', projectIds)
+      .orderBy('l.project_id')
+      .orderBy('l.created_at')
+      .orderBy('l.group_id')
+      .compile(),
+    viewerLevels(viewer, projectIds, groupIds).compile(db),
+    // The owners of the personal namespaces among them.
+    db
+      .selectFrom('users')
+      .selectAll()
+      .where('id', 'in', db.selectFrom('namespaces').select('owner_id').where('id', 'in', namespaceIds).where('kind', '=', 'user'))
+      .compile(),
   ]);
-  const ownerIds = [...new Set(namespaces.filter((n) => n.kind === 'user' && n.owner_id !== null).map((n) => n.owner_id!))];
-  const owners = ownerIds.length === 0 ? [] : await db.selectFrom('users').selectAll().where('id', 'in', ownerIds).execute();
+  const { projectMembers, groupMembers, roles } = byKind(levels);
   const ownerById = new Map(owners.map((u) => [u.id, u]));
-
-
   const namespaceById = new Map(namespaces.map((n) => [n.id, n]));
   const sharesByProject = new Map<number, SharedGroupRow[]>();
   for (const share of shares) {
@@ -74,20 +78,25 @@ export async function projectPresentationData(db: Db, viewer: Viewer | null, row
 /**
  * In one query: the viewer's direct project and group memberships (the entity's
  * `permissions`: what GitLab shows, not what it decides on) and the viewer's access level on
- * each project (what it decides on: the one model).
+ * each project (what it decides on: the one model). Anonymous: none.
  */
-async function viewerLevels(db: Db, viewer: Viewer | null, projectIds: readonly number[], groupIds: readonly number[]) {
-  const projectMembers = new Map<number, number>();
-  const groupMembers = new Map<number, number>();
-  const roles = new Map<number, number | null>();
-  if (!viewer || projectIds.length === 0) return { projectMembers, groupMembers, roles };
-  const { rows } = await sql<{ kind: 'Project' | 'Namespace' | 'level'; id: number; access_level: number | null }>`
+function viewerLevels(viewer: Viewer | null, projectIds: readonly number[], groupIds: readonly number[]) {
+  if (!viewer) return sql<LevelRow>`select null::text as kind, null::integer as id, null::integer as access_level where false`;
+  return sql<LevelRow>`
     select m.source_type as kind, m.source_id as id, m.access_level from members m
      where m.user_id = ${viewer.id} and ${unexpired(viewer.today, 'm')}
        and ((m.source_type = 'Project' and m.source_id = any(${[...projectIds]}::integer[]))
          or (m.source_type = 'Namespace' and m.source_id = any(${[...groupIds]}::integer[])))
     union all
-    select 'level', l.project_id, l.access_level from (${projectAccessLevels(viewer, projectIds)}) l`.execute(db);
+    select 'level', l.project_id, l.access_level from (${projectAccessLevels(viewer, projectIds)}) l`;
+}
+
+type LevelRow = { kind: 'Project' | 'Namespace' | 'level'; id: number; access_level: number | null };
+
+function byKind(rows: readonly LevelRow[]) {
+  const projectMembers = new Map<number, number>();
+  const groupMembers = new Map<number, number>();
+  const roles = new Map<number, number | null>();
   for (const row of rows) {
     if (row.kind === 'Project') projectMembers.set(row.id, row.access_level!);
     else if (row.kind === 'Namespace') groupMembers.set(row.id, row.access_level!);
