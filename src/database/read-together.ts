@@ -1,5 +1,8 @@
-import type { CompiledQuery } from 'kysely';
-import type { Db, OneRoundTrip } from './database.js';
+import type { CompiledQuery, Kysely, QueryResult } from 'kysely';
+
+// database.ts's Db and OneRoundTrip, as this module's own types: database.ts imports this one.
+type Db = Kysely<any>;
+type OneRoundTrip = (statements: readonly CompiledQuery[]) => Promise<QueryResult<unknown>[]>;
 
 /**
  * Several reads in one round trip. On this machine a round trip to PostgreSQL over loopback
@@ -7,7 +10,7 @@ import type { Db, OneRoundTrip } from './database.js';
  * list: a quarter of its CPU in writev, one per statement), which is most of what a read of a
  * few rows costs. The reads a request makes side by side (a page and its count; a page's
  * namespaces, shares and the viewer's levels) go out as one batch of the extended protocol
- * (StatementBatch, src/database/pg-client.ts): one write, one implicit read-only transaction,
+ * (StatementBatch, src/database/pg-client.ts): one write, one implicit transaction,
  * so they also see one snapshot. Inside a transaction (a `trx`, not the handle's `db`), on
  * the embedded database, or for a single read, each is executed as it would be alone.
  */

@@ -1,3 +1,4 @@
+import { readTogether } from '../../database/read-together.js';
 import { Hono, type Context } from 'hono';
 import { sql, type SqlBool } from 'kysely';
 import { createGroup, updateGroup } from '../../commands/groups.js';
@@ -143,13 +144,13 @@ const DETAIL_PROJECTS_LIMIT = 100;
 async function detailProjects(c: Context, group: NamespaceRow, viewer: Viewer | null): Promise<{ projects: ProjectRow[]; shared: ProjectRow[] }> {
   const { db } = appContext(c);
   const visible = db.selectFrom('projects').selectAll('projects').where('projects.pending_delete', '=', false).where(projectReadableBy(viewer));
-  const [projects, shared] = await Promise.all([
-    visible.where('projects.namespace_id', '=', group.id).orderBy('projects.id', 'desc').limit(DETAIL_PROJECTS_LIMIT).execute(),
+  const [projects, shared] = await readTogether(db, [
+    visible.where('projects.namespace_id', '=', group.id).orderBy('projects.id', 'desc').limit(DETAIL_PROJECTS_LIMIT).compile(),
     visible
       .where(sql<SqlBool>`exists (select 1 from project_group_links l where l.project_id = projects.id and l.group_id = ${group.id})`)
       .orderBy('projects.id', 'desc')
       .limit(DETAIL_PROJECTS_LIMIT)
-      .execute(),
+      .compile(),
   ]);
   return { projects, shared };
 }
