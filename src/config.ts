@@ -49,7 +49,8 @@ export interface Config {
   maxBodyBytes: number;
   /**
    * FORGELOG_POLL_INTERVAL_MS: how often the async workers, the sealer and the delivery sender
-   * look at the database when nothing woke them (they wait on LISTEN/NOTIFY; this is the fallback).
+   * look at the database when nothing woke them and LISTEN is down (with it, every 10 minutes:
+   * runtime.ts, idleWait), and how often a worker standing by tries to take a projection over.
    */
   pollIntervalMs: number;
   monitoringAllowlist: AddressAllowlist;

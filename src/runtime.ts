@@ -87,7 +87,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   }
   const credentials = new CredentialCache();
   // The embedded database is this process's alone: its own commits are every change.
-  credentials.follow(notifier, usersProjector.handles.filter((type) => !(KEEPS_CREDENTIALS as readonly string[]).includes(type)), handle.kind === 'pglite' ? () => true : () => notifier.listening);
+  const hearsEveryAppend = handle.kind === 'pglite' ? () => true : () => notifier.listening;
+  const idleMs = idleWait(hearsEveryAppend, config.pollIntervalMs);
+  credentials.follow(notifier, usersProjector.handles.filter((type) => !(KEEPS_CREDENTIALS as readonly string[]).includes(type)), hearsEveryAppend);
   const app: AppContext = { config, db: handle.db, commands, logger, credentials };
   let worker: ProjectionWorker | undefined;
   const sealing = new AbortController();
@@ -95,14 +97,14 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   let sender: Promise<void> | undefined;
   if (options.workers !== false) {
     // A secondary's reactors would append: the primary's run there, and their events arrive.
-    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS, config.pollIntervalMs);
+    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS, config.pollIntervalMs, idleMs);
     // Rebuilds (new or bumped projections) finish before the first request: a table swap
     // under a request's feet deadlocks it.
     await worker.catchUp();
-    sealer = startSealer(handle, notifier, logger, sealing.signal, config.pollIntervalMs);
+    sealer = startSealer(handle, notifier, logger, sealing.signal, config.pollIntervalMs, idleMs);
   }
   // A secondary sends nothing: its primary's deliveries are the primary's.
-  if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal);
+  if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal, idleMs);
   if (worker || sender) await notifier.listen();
   let replicator: GeoReplicator | undefined;
   if (secondary && options.replicate !== false) {
@@ -159,14 +161,30 @@ export function listen(runtime: Runtime, port = runtime.config.port, hostname = 
   });
 }
 
+/**
+ * While this process hears every append (its LISTEN connection is up; on the embedded
+ * database, always), an idle loop — a follower that has read everything, the sealer, the
+ * delivery sender with no retry due — waits for a wake-up and looks at the database by
+ * itself only every LISTENING_POLL_MS, a safety net: an idle server sends no statement.
+ * Without LISTEN it polls every FORGELOG_POLL_INTERVAL_MS; a lost or restored LISTEN
+ * connection wakes every loop to choose again.
+ */
+const LISTENING_POLL_MS = 10 * 60_000;
+const idleWait = (hearsEveryAppend: () => boolean, pollIntervalMs: number) => () => (hearsEveryAppend() ? Math.max(LISTENING_POLL_MS, pollIntervalMs) : pollIntervalMs);
+const both = (a: () => void, b: () => void) => () => {
+  a();
+  b();
+};
+
 /** Async projections and reactors, following the log in this process. */
-function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS, pollIntervalMs: number): ProjectionWorker {
+function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS, pollIntervalMs: number, idleMs: () => number): ProjectionWorker {
   const worker = new ProjectionWorker(handle, {
     projectors: PROJECTORS,
     reactors,
     commands,
     notifier,
     pollIntervalMs,
+    idleMs,
     onError: (name, error) =>
       isConnectionError(error)
         ? logger.warn({ err: error, projection: name }, 'database unavailable; the projection or reactor retries')
@@ -177,13 +195,14 @@ function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier:
 }
 
 /** Sends integrations' pending deliveries (chat webhooks) as they are recorded and as retries fall due. */
-function startSender(handle: DatabaseHandle, config: Config, now: () => Date, notifier: Notifier, logger: Logger, signal: AbortSignal): Promise<void> {
+function startSender(handle: DatabaseHandle, config: Config, now: () => Date, notifier: Notifier, logger: Logger, signal: AbortSignal, idleMs: () => number): Promise<void> {
   return runDeliverySender(handle.db, {
     ...config.delivery,
     now,
     signal,
     pollMs: config.pollIntervalMs,
-    onRecorded: (wake) => notifier.onSignal(DELIVERIES_SIGNAL, wake),
+    idleMs,
+    onRecorded: (wake) => both(notifier.onSignal(DELIVERIES_SIGNAL, wake), notifier.onListening(wake)),
     // Never the webhook URL: it is the integration's credential.
     onAttempt: (attempt) => logger.info({ delivery: attempt }, `integration delivery ${attempt.status}`),
     onError: (error) =>
@@ -192,11 +211,12 @@ function startSender(handle: DatabaseHandle, config: Config, now: () => Date, no
 }
 
 /** Seals the log's new ranges (Merkle roots, chained) as they become readable. */
-function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal, intervalMs: number): Promise<void> {
+function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal, intervalMs: number, idleMs: () => number): Promise<void> {
   return runSealWorker(handle.db, {
     signal,
     intervalMs,
-    onAppended: (wake) => notifier.onAppended(wake),
+    idleMs,
+    onAppended: (wake) => both(notifier.onAppended(wake), notifier.onListening(wake)),
     onError: (error) =>
       isConnectionError(error) ? logger.warn({ err: error }, 'database unavailable; sealing retries') : logger.error({ err: error }, 'sealing failed; retrying'),
   });

@@ -72,6 +72,8 @@ export interface SenderLoopOptions extends SenderOptions {
   readonly onRecorded?: (wake: () => void) => () => void;
   /** The longest wait when nothing is due and nothing woke the loop (default 1 s; serve: FORGELOG_POLL_INTERVAL_MS). */
   readonly pollMs?: number;
+  /** The longest wait as asked each round, when given (serve: runtime.ts, idleWait); else pollMs. */
+  readonly idleMs?: () => number;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -85,13 +87,13 @@ const HELD_RETRY_MS = 50;
 export async function runDeliverySender(db: Db, options: SenderLoopOptions): Promise<void> {
   const pollMs = options.pollMs ?? 1_000;
   while (!options.signal.aborted) {
-    let waitMs = pollMs;
+    let waitMs = options.idleMs?.() ?? pollMs;
     try {
       await sendDueDeliveries(db, options);
       const next = await nextAttemptAt(db);
       if (next) {
         const now = (options.now ?? (() => new Date()))();
-        waitMs = Math.min(pollMs, Math.max(HELD_RETRY_MS, next.getTime() - now.getTime()));
+        waitMs = Math.min(waitMs, Math.max(HELD_RETRY_MS, next.getTime() - now.getTime()));
       }
     } catch (error) {
       options.onError?.(error);

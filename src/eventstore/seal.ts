@@ -222,6 +222,8 @@ export interface SealWorkerOptions extends SealOptions {
   /** Time between rounds (default 5 s); a notifier wake-up starts a round sooner. */
   intervalMs?: number;
   signal?: AbortSignal;
+  /** How long to wait when nothing wakes the loop, asked each round (default: intervalMs). */
+  idleMs?: () => number;
   /** Wake-up hint (Notifier.onAppended); polling runs anyway. */
   onAppended?: (wake: () => void) => () => void;
   onSealed?: (result: SealResult) => void;
@@ -243,7 +245,7 @@ export async function runSealWorker(db: Kysely<Database>, options: SealWorkerOpt
     } catch (error) {
       options.onError?.(error);
     }
-    await sleep(interval, signal, options.onAppended, 1000);
+    await sleep(options.idleMs?.() ?? interval, signal, options.onAppended, 1000);
   }
 }
 

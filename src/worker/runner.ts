@@ -39,6 +39,12 @@ export interface WorkerOptions<Context = unknown> {
   notifier?: Notifier;
   /** Polling fallback and stand-by retry interval (default 500 ms; serve: FORGELOG_POLL_INTERVAL_MS). */
   pollIntervalMs?: number;
+  /**
+   * How long a follower that holds its lock and has read everything waits when nothing wakes
+   * it (default: pollIntervalMs). serve: a rare safety poll while the process hears every
+   * append (runtime.ts, idleWait); the stand-by retry stays pollIntervalMs.
+   */
+  idleMs?: () => number;
   /** Events per batch transaction (default 500). */
   batchSize?: number;
   rebuild?: RebuildOptions;
@@ -136,7 +142,10 @@ export class ProjectionWorker<Context = unknown> {
     if (this.running) return;
     this.running = true;
     this.stopping = false;
-    this.unsubscribe = this.options.notifier?.onAppended((types) => this.wakeAll(types));
+    const { notifier } = this.options;
+    // A LISTEN connection lost or back: every follower looks now, and waits as it then may.
+    const unsubscribers = notifier ? [notifier.onAppended((types) => this.wakeAll(types)), notifier.onListening(() => this.wakeAll())] : [];
+    this.unsubscribe = () => unsubscribers.forEach((unsubscribe) => unsubscribe());
     this.loops = this.followers.map((f) => this.loop(f));
   }
 
@@ -253,6 +262,7 @@ export class ProjectionWorker<Context = unknown> {
       }
       f.heldBack = outcome.next === 'soon' ? f.heldBack + 1 : 0;
       if (outcome.next === 'soon') await this.sleep(f, Math.min(HELD_BACK_RETRY_MS * 2 ** Math.min(f.heldBack - 1, 8), this.pollIntervalMs));
+      else if (outcome.next === 'done') await this.sleep(f, this.options.idleMs?.() ?? this.pollIntervalMs);
       else if (outcome.next !== 'more') await this.sleep(f, this.pollIntervalMs);
     }
     f.state = 'stopped';

@@ -6,7 +6,8 @@ import { startTestServer, type TestServer } from '../support/server.js';
 /**
  * Issue 22: an idle server does no database work at all. Its async workers, the sealer and
  * the delivery sender wait on LISTEN/NOTIFY (in-process wake-ups on the embedded database)
- * and poll only as a slow fallback (FORGELOG_POLL_INTERVAL_MS, default 30 s).
+ * and poll only as a slow fallback: every FORGELOG_POLL_INTERVAL_MS (default 30 s) without
+ * LISTEN, every 10 minutes with it.
  */
 
 let server: TestServer | undefined;
@@ -66,6 +67,18 @@ describe('an idle server', () => {
 
     const counting = countStatements(server.handle);
     await settle(3_000);
+    expect(counting.stop()).toEqual([]);
+  }, 30_000);
+
+  it('does not poll while it hears every append: a poll interval of 100 ms sends nothing either', async () => {
+    // FORGELOG_POLL_INTERVAL_MS is the fallback for a process without LISTEN (runtime.ts, idleWait).
+    server = await startTestServer({ pollIntervalMs: 100 });
+    expect((await server.createUser()).user.id).toBeGreaterThan(0);
+    await server.runtime.worker!.waitUntilCaughtUp();
+    await settle(1_500);
+
+    const counting = countStatements(server.handle);
+    await settle(2_000);
     expect(counting.stop()).toEqual([]);
   }, 30_000);
 
