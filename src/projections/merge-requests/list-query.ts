@@ -1,4 +1,4 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedProjectIds } from '../access.js';
@@ -61,23 +61,24 @@ const level = (column: 'merge_requests_access_level' | 'repository_access_level'
  * A union of id sets, each from an index: the open projects with both features enabled
  * (index on the levels and the visibility), those of them with a private repository where
  * the viewer is a member, and the projects where the viewer is a reporter or above (their
- * memberships first). Projects pending deletion are left out.
+ * memberships first). Projects pending deletion are left out; `within` narrows every set
+ * (a group's subtree).
  */
-export function mergeRequestReadableProjectIds(viewer: Viewer | null) {
+export function mergeRequestReadableProjectIds(viewer: Viewer | null, within: RawBuilder<SqlBool> = sql`true`) {
   const mr = level('merge_requests_access_level');
   const repo = level('repository_access_level');
   if (viewer?.isAdmin) {
-    return sql`select p.id from projects p where not p.pending_delete and ${mr} in ('enabled', 'private') and ${repo} in ('enabled', 'private')`;
+    return sql`select p.id from projects p where ${within} and not p.pending_delete and ${mr} in ('enabled', 'private') and ${repo} in ('enabled', 'private')`;
   }
   const open = sql`p.visibility in (${sql.join(visibleWithoutMembership(viewer))})`;
-  const openEnabled = sql`select p.id from projects p where not p.pending_delete and ${mr} = 'enabled' and ${repo} = 'enabled' and ${open}`;
+  const openEnabled = sql`select p.id from projects p where ${within} and not p.pending_delete and ${mr} = 'enabled' and ${repo} = 'enabled' and ${open}`;
   if (!viewer) return openEnabled;
   // The viewer's projects as an array first: their settings are then read by primary key,
   // a few rows, rather than every project's parsed to be joined with them.
   const authorized = (level: number) => sql`p.id = any(array(${authorizedProjectIds(viewer, level)}))`;
   return sql`${openEnabled}
-    union select p.id from projects p where ${authorized(ACCESS.GUEST)} and not p.pending_delete and ${mr} = 'enabled' and ${repo} = 'private' and ${open}
-    union select p.id from projects p where ${authorized(ACCESS.REPORTER)} and not p.pending_delete and ${mr} in ('enabled', 'private') and ${repo} in ('enabled', 'private')`;
+    union select p.id from projects p where ${authorized(ACCESS.GUEST)} and ${within} and not p.pending_delete and ${mr} = 'enabled' and ${repo} = 'private' and ${open}
+    union select p.id from projects p where ${authorized(ACCESS.REPORTER)} and ${within} and not p.pending_delete and ${mr} in ('enabled', 'private') and ${repo} in ('enabled', 'private')`;
 }
 
 /** Gitlab::SQL::Pattern#fuzzy_arel_match on one column: every word of 3+ characters, else the whole query case-insensitively. */
@@ -156,8 +157,10 @@ export function mergeRequestListConditions(viewer: Viewer | null, source: MergeR
     // set's size, ran as a join of every merge request then a sort (bench: 250 ms).
     where.push(sql<SqlBool>`(merge_requests.project_id in (${mergeRequestReadableProjectIds(viewer)})) is true`);
   } else if ('groupId' in source) {
-    where.push(sql<SqlBool>`(merge_requests.project_id in (select g.id from projects g where g.traversal_ids && array[${source.groupId}]::integer[]
-      and g.id in (${mergeRequestReadableProjectIds(viewer)}))) is true`);
+    // The group's subtree inside each branch of the readable set: every project's settings
+    // were parsed and joined with the subtree, twice a request (page and count).
+    const subtree = sql<SqlBool>`p.traversal_ids && array[${source.groupId}]::integer[]`;
+    where.push(sql<SqlBool>`(merge_requests.project_id in (${mergeRequestReadableProjectIds(viewer, subtree)})) is true`);
   } else {
     where.push(sql<SqlBool>`merge_requests.project_id = ${source.projectId}`);
   }
