@@ -58,28 +58,25 @@ function countStatements(handle: DatabaseHandle): { stop(): string[] } {
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('an idle server', () => {
+  /** A write wakes the followers of its types and the sealer (at most once a second); then, for `quietMs`, what the server sends. */
+  async function statementsAfterAWrite(api: TestServer, quietMs: number): Promise<string[]> {
+    expect((await api.createUser()).user.id).toBeGreaterThan(0);
+    await api.runtime.worker!.waitUntilCaughtUp();
+    await settle(1_500);
+    const counting = countStatements(api.handle);
+    await settle(quietMs);
+    return counting.stop();
+  }
+
   it('sends no statement while nothing happens, after a write has woken every background loop', async () => {
     server = await startTestServer();
-    // A write wakes the followers of its types and the sealer (at most once a second).
-    expect((await server.createUser()).user.id).toBeGreaterThan(0);
-    await server.runtime.worker!.waitUntilCaughtUp();
-    await settle(1_500);
-
-    const counting = countStatements(server.handle);
-    await settle(3_000);
-    expect(counting.stop()).toEqual([]);
+    expect(await statementsAfterAWrite(server, 3_000)).toEqual([]);
   }, 30_000);
 
   it('does not poll while it hears every append: a poll interval of 100 ms sends nothing either', async () => {
     // FORGELOG_POLL_INTERVAL_MS is the fallback for a process without LISTEN (runtime.ts, idleWait).
     server = await startTestServer({ pollIntervalMs: 100 });
-    expect((await server.createUser()).user.id).toBeGreaterThan(0);
-    await server.runtime.worker!.waitUntilCaughtUp();
-    await settle(1_500);
-
-    const counting = countStatements(server.handle);
-    await settle(2_000);
-    expect(counting.stop()).toEqual([]);
+    expect(await statementsAfterAWrite(server, 2_000)).toEqual([]);
   }, 30_000);
 
   it('still answers a wake-up: a write while idle reaches the async followers at once', async () => {
