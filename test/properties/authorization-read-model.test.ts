@@ -166,22 +166,30 @@ describe('the authorizations projection', () => {
 
 describe.runIf(onPostgres)('the authorizations projection under concurrent writers', () => {
   // A membership refresh and a project, subgroup or share refresh in flight at once would each
-  // miss what the other has not committed, without the projection's hierarchy locks.
-  it('holds what the plain rule computes when memberships, projects, subgroups and shares are written at once', async () => {
+  // miss what the other has not committed, without the projection's hierarchy locks; two
+  // refreshes of one project's every user (a share, and a group it is shared with going) would
+  // both write its rows.
+  it('holds what the plain rule computes when memberships, projects, subgroups, shares and group deletions are written at once', async () => {
     const users = await Promise.all([0, 1, 2, 3].map(async () => (await api.createUser({ username: `pc${++serial}_${process.pid}` })).user.id as number));
+    const group = async (prefix: string) => ok(await api.post('/groups', { name: `${prefix}${++serial}`, path: `${prefix}${serial}`, visibility: 'private' }), 'POST /groups').body.id as number;
     for (let round = 0; round < 3; round++) {
-      const root = ok(await api.post('/groups', { name: `pc-r${++serial}`, path: `pc-r${serial}`, visibility: 'private' }), 'POST /groups').body.id;
-      const other = ok(await api.post('/groups', { name: `pc-o${++serial}`, path: `pc-o${serial}`, visibility: 'private' }), 'POST /groups').body.id;
+      const [root, other, home, doomed] = [await group('pc-r'), await group('pc-o'), await group('pc-h'), await group('pc-d')];
       const existing = ok(await api.post('/projects', { name: `pc-e${++serial}`, namespace_id: other, visibility: 'private' }), 'POST /projects').body.id;
+      // Shared with `other` (whose members change below) and `doomed` (deleted below), then shared with root.
+      const linked = ok(await api.post('/projects', { name: `pc-l${++serial}`, namespace_id: home, visibility: 'private' }), 'POST /projects').body.id;
+      for (const [target, access] of [[other, 40], [doomed, 30]] as const) ok(await api.post(`/projects/${linked}/share`, { group_id: target, group_access: access }), 'POST share');
+      for (const user of users) ok(await api.post(`/groups/${doomed}/members`, { user_id: user, access_level: 20 }), 'POST doomed member');
       const writes: Promise<{ status: number; text: string }>[] = [
         ...users.map((user, i) => api.post(`/groups/${i % 2 ? other : root}/members`, { user_id: user, access_level: 20 + 10 * (i % 3) })),
         ...[0, 1, 2, 3, 4, 5].map((i) => api.post('/projects', { name: `pc-p${++serial}`, namespace_id: root, visibility: 'private', path: `pc-p${serial}-${i}` })),
         ...[0, 1].map(() => api.post('/groups', { name: `pc-s${++serial}`, path: `pc-s${serial}`, parent_id: root, visibility: 'private' })),
         api.post(`/projects/${existing}/share`, { group_id: root, group_access: 30 }),
+        api.post(`/projects/${linked}/share`, { group_id: root, group_access: 10 }),
+        api.del(`/groups/${doomed}`),
       ];
-      for (const res of await Promise.all(writes)) expect(res.status, res.text).toBe(201);
+      for (const res of await Promise.all(writes)) expect(res.status, res.text).toBeLessThan(300);
+      await gone(`/groups/${doomed}`);
       await compare(users, [`round ${round}`]);
     }
   });
 });
-

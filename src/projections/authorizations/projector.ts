@@ -24,39 +24,47 @@ import { defineProjector } from '../projector.js';
  * Two writers that each recompute from rows the other has not committed would each miss the
  * other's change: a member added to a group while a project is created below it (the project
  * refresh does not see the membership, the membership refresh does not see the project). So
- * every event first takes transaction locks on what it recomputes from:
+ * every event first takes transaction locks on what it recomputes from, all in one statement:
  * - a membership change, exclusively: its group (or project), and its user — it recomputes
  *   that user over the group's whole subtree (over one project: the user shared, so that a
  *   user's new projects do not wait for each other);
- * - a project, group or share coming or going, shared: every namespace above it (and the
- *   project) — it recomputes every user of one target.
+ * - a project's rows recomputed for every user (it is created, shared or unshared, or a group
+ *   it is shared with goes): the project exclusively, so that two such refreshes of one
+ *   project do not both write its rows; shared, every namespace whose members reach it —
+ *   above it, and above each group it is shared with;
+ * - a group coming or going, shared: every namespace above it.
  * A project created below a group then waits for a membership change of that group in
  * flight, and the other way round; a waiting writer's next statement sees what the other
  * committed (read committed). Creations side by side, even in one parent, do not wait for
- * each other, nor do membership changes of other users in other groups. On the embedded
+ * each other, nor do membership changes of other users in other groups. Locks are taken in
+ * one order (class, key), so writers never wait for each other in a circle. On the embedded
  * database (one session) the locks are free.
  */
 const NAMESPACE_LOCK = 0x66617501; // 'fau' + 1, 2, 3: key spaces of their own (rebuild.ts and seal.ts use others)
 const PROJECT_LOCK = 0x66617502;
 const USER_LOCK = 0x66617503;
 
-/** Rows of (lock class, key) to take; a key of a row that is gone is null and takes no lock. */
+/** Rows of (lock class, key, exclusive) to take; a key of a row that is gone is null and takes no lock. */
 type Keys = RawBuilder<unknown>;
-const key = (lockClass: number, id: number): Keys => sql`select ${lockClass}::integer, ${id}::integer`;
-const namespaceAndAncestors = (namespaceId: number): Keys =>
-  sql`select ${NAMESPACE_LOCK}::integer, unnest(traversal_ids) from namespaces where id = ${namespaceId}`;
-const projectAndAncestors = (projectId: number): Keys =>
-  sql`${key(PROJECT_LOCK, projectId)} union all select ${NAMESPACE_LOCK}::integer, unnest(traversal_ids) from projects where id = ${projectId}`;
+const key = (lockClass: number, id: number, exclusive: boolean): Keys => sql`select ${lockClass}::integer, ${id}::integer, ${exclusive}::boolean`;
+const ancestorsOf = (namespaces: RawBuilder<unknown>): Keys =>
+  sql`select ${NAMESPACE_LOCK}::integer, unnest(traversal_ids), false from namespaces where id in (${namespaces})`;
+const namespaceAndAncestors = (namespaceId: number): Keys => ancestorsOf(sql`select ${namespaceId}::integer`);
 /** A deleted group and its ancestors, from its creation event (its row is gone by now). */
 const deletedGroupAndAncestors = (groupId: number): Keys =>
-  sql`select ${NAMESPACE_LOCK}::integer, jsonb_array_elements_text(data->'traversal_ids')::integer from events
+  sql`select ${NAMESPACE_LOCK}::integer, jsonb_array_elements_text(data->'traversal_ids')::integer, false from events
        where stream_id = ${groupStreamId(groupId)} and event_type = 'GroupCreated'`;
+/** For recomputing every user of the projects: each exclusively, and the namespaces whose members reach them. */
+const wholeProjects = (projects: RawBuilder<unknown>): Keys => sql`
+  select ${PROJECT_LOCK}::integer, id, true from (${projects}) p(id)
+  union all select ${NAMESPACE_LOCK}::integer, unnest(traversal_ids), false from projects where id in (${projects})
+  union all ${ancestorsOf(sql`select group_id from project_group_links where project_id in (${projects})`)}`;
+const wholeProject = (projectId: number) => wholeProjects(sql`select ${projectId}::integer`);
 
-async function lock(trx: Db, mode: 'shared' | 'exclusive', ...keys: Keys[]) {
-  const take = sql.raw(mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock');
-  // In the order of the keys, so that writers taking several do not wait for each other in a circle.
-  await sql`select ${take}(c, k) from (
-    select distinct c, k from (${sql.join(keys, sql` union all `)}) x(c, k) where k is not null order by c, k) y`.execute(trx);
+async function lock(trx: Db, ...keys: Keys[]) {
+  // Each key once, exclusively if any asks so, in the order of the keys.
+  await sql`select case when x then pg_advisory_xact_lock(c, k) else pg_advisory_xact_lock_shared(c, k) end from (
+    select c, k, bool_or(x) as x from (${sql.join(keys, sql` union all `)}) keys(c, k, x) where k is not null group by c, k order by c, k) y`.execute(trx);
 }
 
 // ───────────────────────────── Recomputing ─────────────────────────────
@@ -145,9 +153,8 @@ const refreshGroups = (trx: Db, groups: Ids, userId?: number) => refresh(trx, 'g
 /** One user's membership of a group or project changed: their rows on what it reaches. */
 async function refreshMember(trx: Db, member: { source_type: MemberSourceType; source_id: number; user_id: number }) {
   const { source_type, source_id, user_id } = member;
-  await lock(trx, 'exclusive', key(source_type === 'Project' ? PROJECT_LOCK : NAMESPACE_LOCK, source_id));
   // Its user's rows over a subtree are this write's alone; one project's rows only conflict with a subtree's.
-  await lock(trx, source_type === 'Project' ? 'shared' : 'exclusive', key(USER_LOCK, user_id));
+  await lock(trx, key(source_type === 'Project' ? PROJECT_LOCK : NAMESPACE_LOCK, source_id, true), key(USER_LOCK, user_id, source_type !== 'Project'));
   if (source_type === 'Project') return refreshProjects(trx, ids(source_id), user_id);
   await refreshGroups(trx, groupSubtree(source_id), user_id);
   await refreshProjects(trx, sql`${subtreeProjects(source_id)} union ${projectsSharedWithSubtree(source_id)}`, user_id);
@@ -177,40 +184,40 @@ export const authorizationsProjector = defineProjector({
     MemberUpdated: async ({ data }, trx) => refreshMember(trx, data),
     MemberRemoved: async ({ data }, trx) => refreshMember(trx, data),
     ProjectCreated: async ({ data }, trx) => {
-      await lock(trx, 'shared', projectAndAncestors(data.id));
+      await lock(trx, wholeProject(data.id));
       await refreshProjects(trx, ids(data.id));
     },
     ProjectGroupLinkCreated: async ({ data }, trx) => {
-      await lock(trx, 'shared', projectAndAncestors(data.id), namespaceAndAncestors(data.group_id));
+      await lock(trx, wholeProject(data.id), namespaceAndAncestors(data.group_id));
       await syncLinkCopy(trx, data.id, data.group_id);
       await refreshProjects(trx, ids(data.id));
     },
     ProjectGroupLinkDeleted: async ({ data }, trx) => {
-      await lock(trx, 'shared', projectAndAncestors(data.id), namespaceAndAncestors(data.group_id));
+      await lock(trx, wholeProject(data.id), namespaceAndAncestors(data.group_id));
       await syncLinkCopy(trx, data.id, data.group_id);
       await refreshProjects(trx, ids(data.id));
     },
     ProjectDeleted: async ({ data }, trx) => {
-      await lock(trx, 'shared', key(PROJECT_LOCK, data.id), namespaceAndAncestors(data.namespace_id));
+      await lock(trx, key(PROJECT_LOCK, data.id, true), namespaceAndAncestors(data.namespace_id));
       await sql`delete from project_authorizations where project_id = ${data.id}`.execute(trx);
       await sql`delete from authorization_group_links where project_id = ${data.id}`.execute(trx);
     },
     GroupCreated: async ({ data }, trx) => {
-      await lock(trx, 'shared', namespaceAndAncestors(data.id));
+      await lock(trx, namespaceAndAncestors(data.id));
       await refreshGroups(trx, ids(data.id));
     },
     // A group goes after its projects and subgroups (GitLab's GroupDestroyWorker order), but
     // whatever is left of its subtree is recomputed too; the projects shared with it lose the
     // share's ways in (its links went with it, so the projection's copy names them).
     GroupDeleted: async ({ data }, trx) => {
-      await lock(trx, 'shared', deletedGroupAndAncestors(data.id));
+      await lock(trx, deletedGroupAndAncestors(data.id), wholeProjects(sql`select project_id from authorization_group_links where group_id = ${data.id}`));
       await sql`delete from group_authorizations where group_id = ${data.id}`.execute(trx);
       await refreshGroups(trx, groupSubtree(data.id));
       await refreshProjects(trx, sql`${subtreeProjects(data.id)} union select project_id from authorization_group_links where group_id = ${data.id}`);
       await sql`delete from authorization_group_links where group_id = ${data.id}`.execute(trx);
     },
     UserDeleted: async ({ data }, trx) => {
-      await lock(trx, 'exclusive', key(USER_LOCK, data.id));
+      await lock(trx, key(USER_LOCK, data.id, true));
       await sql`delete from project_authorizations where user_id = ${data.id}`.execute(trx);
       await sql`delete from group_authorizations where user_id = ${data.id}`.execute(trx);
     },
