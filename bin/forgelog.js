@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// The forgelog command: runs the TypeScript sources through tsx (no build step).
-import { register } from 'tsx/esm/api';
+// The forgelog command: the TypeScript sources compiled to JavaScript once per version of
+// them (bin/compile.js); through tsx's loader where no build can be written.
+import { compiledMain } from './compile.js';
 
-register();
-await import('../src/cli/main.ts');
+const main = await compiledMain();
+if (main) {
+  await import(main);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}

@@ -22,7 +22,15 @@ import { migrateToLatest } from './migrate.js';
  * (installed with --ignore-scripts), the first new data directory makes it, once; when
  * node_modules is not writable, each new data directory runs initdb as before.
  */
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ROOT = packageRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** The directory of the nearest package.json above `dir`: the project's, from the sources and from the command's build (bin/compile.js) alike. */
+function packageRoot(dir: string): string {
+  for (let at = dir; ; at = dirname(at)) {
+    if (existsSync(join(at, 'package.json'))) return at;
+    if (dirname(at) === at) return join(dir, '..', '..');
+  }
+}
 
 export function templateDir(): string {
   return join(ROOT, 'node_modules', '.cache', 'forgelog', `pglite-${pgliteVersion()}-template`);

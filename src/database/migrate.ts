@@ -1,18 +1,21 @@
 import { readdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DEFAULT_MIGRATION_TABLE, Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { StartupError } from '../config.js';
 
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'migrations');
+const HERE = fileURLToPath(import.meta.url);
+const MIGRATIONS_DIR = join(dirname(HERE), '..', '..', 'migrations');
+/** `.ts` from the sources (tsx, vitest), `.js` from the command's build (bin/compile.js), as this file is. */
+const EXTENSION = extname(HERE);
 
-/** Loads migrations/NNNN_name.ts in name order. */
+/** Loads migrations/NNNN_name in name order. */
 class DirectoryMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
-    const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d+_.*\.ts$/.test(f) && !f.endsWith('.d.ts')).sort();
+    const files = (await readdir(MIGRATIONS_DIR)).filter((f) => /^\d+_/.test(f) && f.endsWith(EXTENSION) && !f.endsWith('.d.ts')).sort();
     const migrations: Record<string, Migration> = {};
     for (const file of files) {
-      migrations[file.replace(/\.ts$/, '')] = (await import(pathToFileURL(join(MIGRATIONS_DIR, file)).href)) as Migration;
+      migrations[file.slice(0, -EXTENSION.length)] = (await import(pathToFileURL(join(MIGRATIONS_DIR, file)).href)) as Migration;
     }
     return migrations;
   }

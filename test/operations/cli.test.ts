@@ -25,7 +25,7 @@ const REACTOR_NAMES = REACTORS.map((r) => r.name);
 
 const BIN = resolve('bin/forgelog.js');
 
-// A child start costs ~2.5 s of CPU (tsx, the app's modules, PGlite); on a busy shared
+// A child start costs ~1.5 s of CPU (the app's modules, PGlite); on a busy shared
 // machine several of them in one test take minutes.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
