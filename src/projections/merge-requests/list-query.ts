@@ -158,9 +158,11 @@ export function mergeRequestListConditions(viewer: Viewer | null, source: MergeR
     where.push(sql<SqlBool>`(merge_requests.project_id in (${mergeRequestReadableProjectIds(viewer)})) is true`);
   } else if ('groupId' in source) {
     // The group's subtree inside each branch of the readable set: every project's settings
-    // were parsed and joined with the subtree, twice a request (page and count).
+    // were parsed and joined with the subtree, twice a request (page and count). A plain IN
+    // here, a semi-join the planner sizes by the subtree: the hashed set probed row by row
+    // cost the count of a group's 2,000 merge requests 2.2 ms against 1.3 (bench data).
     const subtree = sql<SqlBool>`p.traversal_ids && array[${source.groupId}]::integer[]`;
-    where.push(sql<SqlBool>`(merge_requests.project_id in (${mergeRequestReadableProjectIds(viewer, subtree)})) is true`);
+    where.push(sql<SqlBool>`merge_requests.project_id in (${mergeRequestReadableProjectIds(viewer, subtree)})`);
   } else {
     where.push(sql<SqlBool>`merge_requests.project_id = ${source.projectId}`);
   }
