@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureTemplate } from '../src/database/embedded-template.js';
+import { startScriptEnv } from './blackbox/processes.js';
 import { log } from './harness/meters.js';
 import { databaseUrl, inParallel, withAdmin } from './harness/setup.js';
 import { SERVER_URL } from './harness/settings.js';
@@ -45,9 +46,9 @@ interface Child {
   port: number;
 }
 
-/** `forgelog serve` as a child; resolves when it logs that it listens. */
+/** `forgelog serve` as a child, in the environment `npm start` gives it; resolves when it logs that it listens. */
 function serve(childEnv: NodeJS.ProcessEnv): Promise<Child> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, PORT: '0', LOG_LEVEL: 'info', ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { ...env, ...startScriptEnv(), PORT: '0', LOG_LEVEL: 'info', ...childEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';
     const onData = (chunk: Buffer) => {

@@ -65,7 +65,18 @@ async function answering(url: string, child: ChildProcess, seconds: number, outp
 }
 
 /**
- * `node bin/forgelog.js serve` on the given database. Its log (one line per request at the
+ * The environment `npm start` gives the server: the assignments that lead package.json's start
+ * script (MALLOC_ARENA_MAX), whose command must be the one the bench runs.
+ */
+export function startScriptEnv(): Record<string, string> {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const match = /^((?:\w+=\S+\s+)*)node bin\/forgelog\.js serve$/.exec(start);
+  if (!match) throw new Error(`package.json's start script is not \`[NAME=value …] node bin/forgelog.js serve\`: ${start}`);
+  return Object.fromEntries(match[1]!.trim().split(/\s+/).filter(Boolean).map((assignment) => assignment.split('=', 2) as [string, string]));
+}
+
+/**
+ * `node bin/forgelog.js serve` on the given database, in the environment `npm start` gives it. Its log (one line per request at the
  * default level, as users run it) goes to a file, as a service manager would keep it; the
  * file is removed when the server stops, its tail printed if the server failed.
  */
@@ -73,7 +84,7 @@ export async function startForgelog(databaseUrl: string, rootToken: string): Pro
   const port = await freePort();
   const logFile = join(tmpdir(), `forgelog-bench-serve-${process.pid}-${port}.log`);
   const fd = openSync(logFile, 'w');
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), FORGELOG_ROOT_TOKEN: rootToken, FORGELOG_HOST: '127.0.0.1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...startScriptEnv(), DATABASE_URL: databaseUrl, PORT: String(port), FORGELOG_ROOT_TOKEN: rootToken, FORGELOG_HOST: '127.0.0.1' };
   for (const key of Object.keys(env)) if (key.startsWith('BENCH_')) delete env[key];
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'forgelog.js'), 'serve'], { cwd: ROOT, env, stdio: ['ignore', fd, fd] });
   closeSync(fd);
