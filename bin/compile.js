@@ -37,14 +37,15 @@ function sourceFiles(dir, files = []) {
  * missing): the caller then runs the sources through tsx.
  */
 export async function compiledMain() {
-  const files = SOURCES.flatMap((dir) => sourceFiles(join(ROOT, dir))).sort();
-  const digest = createHash('sha256');
-  digest.update(`${readFileSync(join(ROOT, 'package-lock.json'))}\0${readFileSync(join(ROOT, 'tsconfig.json'))}\0`);
-  for (const file of files) digest.update(`${relative(ROOT, file)}\0`).update(readFileSync(file)).update('\0');
-  const build = join(CACHE, `${BUILD_PREFIX}${digest.digest('hex').slice(0, 16)}`);
-  const main = join(build, 'src', 'cli', 'main.js');
-  if (existsSync(main)) return main;
+  let build = CACHE;
   try {
+    const files = SOURCES.flatMap((dir) => sourceFiles(join(ROOT, dir))).sort();
+    const digest = createHash('sha256');
+    digest.update(`${readFileSync(join(ROOT, 'package-lock.json'))}\0${readFileSync(join(ROOT, 'tsconfig.json'))}\0`);
+    for (const file of files) digest.update(`${relative(ROOT, file)}\0`).update(readFileSync(file)).update('\0');
+    build = join(CACHE, `${BUILD_PREFIX}${digest.digest('hex').slice(0, 16)}`);
+    const main = join(build, 'src', 'cli', 'main.js');
+    if (existsSync(main)) return main;
     const { build: esbuild } = await import('esbuild');
     mkdirSync(CACHE, { recursive: true });
     const partial = `${build}.${process.pid}.partial`;
@@ -54,9 +55,11 @@ export async function compiledMain() {
     } catch {
       rmSync(partial, { recursive: true, force: true }); // another process renamed its copy first
     }
+    if (!existsSync(main)) throw new Error('the build is not in place');
     removeOldBuilds(build);
-    return existsSync(main) ? main : undefined;
-  } catch {
+    return main;
+  } catch (error) {
+    process.stderr.write(`forgelog: could not compile the sources into ${build} (${error instanceof Error ? error.message.split('\n')[0] : error}); running them through tsx\n`);
     return undefined;
   }
 }
