@@ -171,10 +171,6 @@ export function listen(runtime: Runtime, port = runtime.config.port, hostname = 
  */
 const LISTENING_POLL_MS = 10 * 60_000;
 const idleWait = (hearsEveryAppend: () => boolean, pollIntervalMs: number) => () => (hearsEveryAppend() ? Math.max(LISTENING_POLL_MS, pollIntervalMs) : pollIntervalMs);
-const both = (a: () => void, b: () => void) => () => {
-  a();
-  b();
-};
 
 /** Async projections and reactors, following the log in this process. */
 function startWorker(handle: DatabaseHandle, commands: CommandContext, notifier: Notifier, logger: Logger, reactors: typeof REACTORS, pollIntervalMs: number, idleMs: () => number): ProjectionWorker {
@@ -202,7 +198,7 @@ function startSender(handle: DatabaseHandle, config: Config, now: () => Date, no
     signal,
     pollMs: config.pollIntervalMs,
     idleMs,
-    onRecorded: (wake) => both(notifier.onSignal(DELIVERIES_SIGNAL, wake), notifier.onListening(wake)),
+    onRecorded: (wake) => notifier.onSignal(DELIVERIES_SIGNAL, wake),
     // Never the webhook URL: it is the integration's credential.
     onAttempt: (attempt) => logger.info({ delivery: attempt }, `integration delivery ${attempt.status}`),
     onError: (error) =>
@@ -216,7 +212,7 @@ function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger,
     signal,
     intervalMs,
     idleMs,
-    onAppended: (wake) => both(notifier.onAppended(wake), notifier.onListening(wake)),
+    onAppended: (wake) => notifier.onAppended(wake),
     onError: (error) =>
       isConnectionError(error) ? logger.warn({ err: error }, 'database unavailable; sealing retries') : logger.error({ err: error }, 'sealing failed; retrying'),
   });

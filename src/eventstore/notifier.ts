@@ -17,8 +17,8 @@ const RECONNECT_MAX_MS = 5_000;
 export class Notifier {
   private readonly emitter = new EventEmitter<{ appended: [types: readonly string[] | undefined] }>();
   private readonly signals = new EventEmitter<Record<string, []>>();
-  /** Synchronous: this process's commits as they return, and the LISTEN connection coming and going. */
-  private readonly local = new EventEmitter<{ committed: [types: readonly string[] | undefined]; listening: [] }>();
+  /** Synchronous: this process's commits as they return. */
+  private readonly local = new EventEmitter<{ committed: [types: readonly string[] | undefined] }>();
   private listener: pg.PoolClient | undefined;
   private started = false;
   private reconnect: NodeJS.Timeout | undefined;
@@ -31,8 +31,8 @@ export class Notifier {
 
   /**
    * LISTENs on a connection of its own. When that connection drops (a restart,
-   * pg_terminate_backend) it connects again with back-off, and then wakes every subscriber
-   * with "any type", for the notifications sent while nobody listened.
+   * pg_terminate_backend) it connects again with back-off. Each time it comes or goes every
+   * subscriber is woken (appends with "any type", every signal topic).
    */
   async listen(): Promise<void> {
     if (!this.pool || this.started) return;
@@ -53,7 +53,7 @@ export class Notifier {
       lost = true;
       if (this.listener === client) {
         this.listener = undefined;
-        this.local.emit('listening');
+        this.listeningChanged();
       }
       client.removeListener('notification', onNotification);
       client.release(true);
@@ -95,21 +95,25 @@ export class Notifier {
     }
     this.listener = client;
     this.detach = detach;
-    this.local.emit('listening');
+    this.listeningChanged();
+  }
+
+  /**
+   * The LISTEN connection came or went: whoever waits on a wake-up looks now — what was
+   * notified while nobody listened is lost, and a loop that waits longer while this process
+   * hears every append (runtime.ts, idleWait) must choose its wait again.
+   */
+  private listeningChanged(): void {
+    this.emitter.emit('appended', undefined);
+    for (const topic of this.signals.eventNames()) this.signals.emit(topic);
   }
 
   /**
    * Whether this process hears every other process's appends now (its LISTEN connection is
-   * up). Notifications sent while it was down are lost: `onListening` says when it changes.
+   * up). Notifications sent while it was down are lost: every subscriber is woken when it changes.
    */
   get listening(): boolean {
     return this.listener !== undefined;
-  }
-
-  /** Calls `fn` each time the LISTEN connection is lost or back. */
-  onListening(fn: () => void): () => void {
-    this.local.on('listening', fn);
-    return () => this.local.off('listening', fn);
   }
 
   /**
@@ -136,7 +140,6 @@ export class Notifier {
           this.reconnectDelayMs = RECONNECT_MIN_MS;
           if (!this.started) return;
           this.log?.info({}, 'the LISTEN connection is back');
-          this.emitter.emit('appended', undefined);
         },
         () => this.scheduleReconnect(),
       );

@@ -142,10 +142,8 @@ export class ProjectionWorker<Context = unknown> {
     if (this.running) return;
     this.running = true;
     this.stopping = false;
-    const { notifier } = this.options;
-    // A LISTEN connection lost or back: every follower looks now, and waits as it then may.
-    const unsubscribers = notifier ? [notifier.onAppended((types) => this.wakeAll(types)), notifier.onListening(() => this.wakeAll())] : [];
-    this.unsubscribe = () => unsubscribers.forEach((unsubscribe) => unsubscribe());
+    // A LISTEN connection lost or back wakes every follower too ("any type"): each looks now, and waits as it then may.
+    this.unsubscribe = this.options.notifier?.onAppended((types) => this.wakeAll(types));
     this.loops = this.followers.map((f) => this.loop(f));
   }
 

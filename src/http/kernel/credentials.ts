@@ -89,11 +89,11 @@ export class CredentialCache {
 
   /**
    * Keeps the cache current through `notifier`: emptied by every append of one of `types`
-   * (or of types not known) and whenever the LISTEN connection goes or comes back; `current`
+   * (or of types not known, as when the LISTEN connection goes or comes back); `current`
    * while `hearsEveryone()`.
    */
   follow(
-    notifier: Pick<Notifier, 'onCommitted' | 'onAppended' | 'onListening'>,
+    notifier: Pick<Notifier, 'onCommitted' | 'onAppended'>,
     types: readonly string[],
     hearsEveryone: () => boolean,
   ): void {
@@ -103,7 +103,6 @@ export class CredentialCache {
     };
     notifier.onCommitted(onAppend);
     notifier.onAppended(onAppend);
-    notifier.onListening(() => this.invalidate());
     this.current = hearsEveryone;
   }
 }
