@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } from '../domain/merge-requests/decider.js';
 import { type VersionData } from '../domain/merge-requests/events.js';
-import { treeChanges } from '../domain/repository/diffs.js';
-import { parseCommit } from '../domain/repository/objects.js';
+import { type DiffEntry, diffEntries, limitDiffs, neededBlobs, treeChanges, VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
+import type { FileMap } from '../domain/repository/files.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
-import { findObject, readFiles } from '../projections/repository/queries.js';
+import { findCommit, readBlobs, readFiles } from '../projections/repository/queries.js';
 import { nextId } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { run } from './kernel/run.js';
@@ -23,33 +23,42 @@ async function branchHead(trx: Db, projectId: number, branch: string): Promise<s
 }
 
 /**
- * The number of files the diff between two commits' trees has (GitLab's `real_size` of a
- * diff): git's changed paths, an exact rename one file (treeChanges pairs them as Gitaly's
- * `--find-renames` does).
+ * The merge base → head diff of a version (MergeRequestDiff#save_diffs; without a merge base,
+ * from the empty tree): the number of files it changes (`real_size`: git's changed paths, an
+ * exact rename one file, as treeChanges pairs them like Gitaly's `--find-renames`), and its
+ * files within Commit.max_diff_options, which the version keeps.
  */
-async function changedFiles(trx: Db, projectId: number, fromSha: string | null, toSha: string): Promise<number> {
-  const treeOf = async (sha: string) => {
-    const object = await findObject(trx, projectId, sha);
-    return object ? readFiles(trx, projectId, parseCommit(object.content).tree) : new Map();
+async function versionDiff(trx: Db, projectId: number, baseSha: string | null, headSha: string): Promise<{ filesCount: number; files: DiffEntry[] }> {
+  const filesOf = async (sha: string | null): Promise<FileMap> => {
+    const commit = sha === null ? undefined : await findCommit(trx, projectId, sha);
+    return commit ? readFiles(trx, projectId, commit.tree) : new Map();
   };
-  const before = fromSha ? await treeOf(fromSha) : new Map();
-  return treeChanges(before, await treeOf(toSha)).length;
+  const before = await filesOf(baseSha);
+  const changes = treeChanges(before, await filesOf(headSha));
+  // The collection stops at the limit's file: the blobs past it are never read.
+  const collected = changes.slice(0, VERSION_DIFF_LIMITS.maxFiles);
+  const files = limitDiffs(diffEntries(collected, await readBlobs(trx, projectId, neededBlobs(collected))), VERSION_DIFF_LIMITS).diffs;
+  return { filesCount: changes.length, files };
 }
 
 /**
  * A diff version of the source head against the target head (GitLab's MergeRequestDiff):
  * the merge base, the source's commits not in the target (newest first) and the number of
- * files the merge base → head diff changes.
+ * files the merge base → head diff changes; its files are stored beside it
+ * (`merge_request_version_diffs`), in the transaction, for the reads of its changes.
  */
 export async function takeVersion(trx: Db, projectId: number, headSha: string, startSha: string): Promise<VersionData> {
   const base = await mergeBase(trx, projectId, headSha, startSha);
+  const versionId = await nextId(trx, 'merge_request_versions_id_seq');
+  const diff = await versionDiff(trx, projectId, base, headSha);
+  await trx.insertInto('merge_request_version_diffs').values({ version_id: versionId, files: JSON.stringify(diff.files) }).execute();
   return {
-    version_id: await nextId(trx, 'merge_request_versions_id_seq'),
+    version_id: versionId,
     head_commit_sha: headSha,
     base_commit_sha: base,
     start_commit_sha: startSha,
     commit_shas: await commitsBetween(trx, projectId, startSha, headSha),
-    files_count: await changedFiles(trx, projectId, base, headSha),
+    files_count: diff.filesCount,
   };
 }
 

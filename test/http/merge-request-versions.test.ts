@@ -267,6 +267,54 @@ describe('GET /projects/:id/merge_requests/:merge_request_iid/changes', () => {
     const { changes } = (await api.get(`${base(project.id)}/${mr.iid}/changes`)).body;
     expect(changes.map((d: any) => [d.new_path, d.diff])).toEqual([['big.txt', ''], ['small.txt', '@@ -0,0 +1 @@\n+s\n']]);
   });
+
+  it('a NUL past the first 8,000 bytes is text to git: the patch keeps it', async () => {
+    const project = await createProject(api);
+    await commit(project.id, { branch: 'master', commit_message: 'Initial', actions: [action('create', 'README.md', 'hello\n')] });
+    const text = `${'a\n'.repeat(4500)}x\u0000y\n`;
+    await commit(project.id, { branch: 'feature', start_branch: 'master', commit_message: 'Late NUL', actions: [action('create', 'late.txt', Buffer.from(text).toString('base64'), { encoding: 'base64' })] });
+    const mr = await open(project.id);
+    const { changes } = (await api.get(`${base(project.id)}/${mr.iid}/changes`)).body;
+    expect(changes).toHaveLength(1);
+    expect(changes[0].diff.endsWith('+x\u0000y\n')).toBe(true);
+  });
+});
+
+describe("a version's stored diff (merge_request_version_diffs)", () => {
+  const stored = async (versionId: number) =>
+    (await api.handle.db.selectFrom('merge_request_version_diffs').select('files').where('version_id', '=', versionId).executeTakeFirst())?.files;
+
+  it('is written with the version, in its transaction, and is what changes and the version answer', async () => {
+    const { project } = await projectWithFeature();
+    const mr = await open(project.id);
+    const [version] = (await api.get(`${base(project.id)}/${mr.iid}/versions`)).body;
+    expect(await stored(version.id)).toEqual(FEATURE_DIFFS);
+    await commit(project.id, { branch: 'feature', commit_message: 'Drop new', actions: [action('delete', 'new.txt')] });
+    await recordVersion(project.id, mr.id);
+    const [latest] = (await api.get(`${base(project.id)}/${mr.iid}/versions`)).body;
+    expect(await stored(latest.id)).toEqual(FEATURE_DIFFS.slice(0, 3));
+    expect(await stored(version.id)).toEqual(FEATURE_DIFFS);
+  });
+
+  it('a refused command stores none: opening a duplicate merge request takes a version and rolls it back', async () => {
+    const { project } = await projectWithFeature();
+    await open(project.id);
+    const count = async () => Number((await api.handle.db.selectFrom('merge_request_version_diffs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+    const before = await count();
+    const res = await api.post(base(project.id), { title: 'Again', source_branch: 'feature', target_branch: 'master' });
+    expect(res.status).toBe(409);
+    expect(await count()).toBe(before);
+  });
+
+  it('a version taken before diffs were stored (a database from before migration 0054) is diffed from the repository', async () => {
+    const { project } = await projectWithFeature();
+    const mr = await open(project.id);
+    const [version] = (await api.get(`${base(project.id)}/${mr.iid}/versions`)).body;
+    // The one write behind the API's back here: an older forgelog left no row for this version.
+    await api.handle.db.deleteFrom('merge_request_version_diffs').where('version_id', '=', version.id).execute();
+    expect((await api.get(`${base(project.id)}/${mr.iid}/changes`)).body.changes).toEqual(FEATURE_DIFFS);
+    expect((await api.get(`${base(project.id)}/${mr.iid}/versions/${version.id}`)).body.diffs).toEqual(FEATURE_DIFFS);
+  });
 });
 
 // ───────────────────────────── Permissions ─────────────────────────────

@@ -221,6 +221,13 @@ export function unifiedDiff(oldText: string, newText: string, context = CONTEXT_
  */
 export const DIFF_LIMITS = { maxFiles: 100, maxLines: 5000, maxPatchBytes: 100 * 1024 } as const;
 
+/**
+ * Commit.max_diff_options, what MergeRequestDiff#save_diffs collects a version's diff with:
+ * Commit::DIFF_HARD_LIMIT_FILES and DIFF_HARD_LIMIT_LINES (a larger diff is the version's
+ * `overflow`, its real_size "1000+"), and the same size limit of one patch.
+ */
+export const VERSION_DIFF_LIMITS = { maxFiles: 1000, maxLines: 50_000, maxPatchBytes: DIFF_LIMITS.maxPatchBytes } as const;
+
 export function limitDiffs(entries: readonly DiffEntry[], limits: { maxFiles: number; maxLines: number; maxPatchBytes: number } = DIFF_LIMITS): { diffs: DiffEntry[]; overflow: boolean } {
   const diffs: DiffEntry[] = [];
   let lines = 0;

@@ -1,4 +1,4 @@
-import type { DiffEntry } from '../../domain/repository/diffs.js';
+import { type DiffEntry, VERSION_DIFF_LIMITS } from '../../domain/repository/diffs.js';
 import type { MergeRequestVersionRow } from '../../projections/merge-requests/tables.js';
 import type { CommitView } from '../../projections/repository/queries.js';
 import { toDiff } from './repository-diffs.js';
@@ -8,21 +8,13 @@ import { iso } from './users.js';
 /** GitLab 12's Entities::MergeRequestDiff and Entities::MergeRequestDiffFull, and the commits of a merge request. */
 
 /**
- * Commit::DIFF_HARD_LIMIT_FILES: MergeRequestDiff#save_diffs collects the diff with
- * Commit.max_diff_options, and a larger one is `overflow`, its real_size "1000+".
- */
-export const VERSION_MAX_FILES = 1000;
-/** Commit::DIFF_HARD_LIMIT_LINES, the other limit of Commit.max_diff_options. */
-export const VERSION_MAX_LINES = 50_000;
-
-/**
  * MergeRequestDiff#save_diffs: no commits is `empty` (real_size null); otherwise real_size is
  * the DiffCollection's ("N", "N+" past the limit, then `overflow`), `collected` when any file
  * changed, else the state machine's initial `empty`.
  */
 export function versionState(version: Pick<MergeRequestVersionRow, 'commit_shas' | 'files_count'>): { state: 'empty' | 'collected' | 'overflow'; real_size: string | null } {
   if (version.commit_shas.length === 0) return { state: 'empty', real_size: null };
-  if (version.files_count > VERSION_MAX_FILES) return { state: 'overflow', real_size: `${VERSION_MAX_FILES}+` };
+  if (version.files_count > VERSION_DIFF_LIMITS.maxFiles) return { state: 'overflow', real_size: `${VERSION_DIFF_LIMITS.maxFiles}+` };
   return { state: version.files_count > 0 ? 'collected' : 'empty', real_size: String(version.files_count) };
 }
 

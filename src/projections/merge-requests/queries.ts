@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
+import type { DiffEntry } from '../../domain/repository/diffs.js';
 import { canAccessBranch } from '../../domain/repository/push-access.js';
 import { projectAccessLevel, projectAccessLevelOf, viewerOf } from '../access.js';
 import type { LabelRow } from '../labels/tables.js';
@@ -96,6 +97,12 @@ export const versionsOf = (db: Db, mergeRequestId: number): Promise<MergeRequest
 /** One version of a merge request (`merge_request.merge_request_diffs.find(id)`): another merge request's is none. */
 export const findVersion = (db: Db, mergeRequestId: number, versionId: number): Promise<MergeRequestVersionRow | undefined> =>
   db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', mergeRequestId).where('id', '=', versionId).executeTakeFirst();
+
+/** The files of a version's diff as it was taken (`merge_request_diff_files`); none for a version taken before they were stored. */
+export async function versionFiles(db: Db, versionId: number): Promise<DiffEntry[] | undefined> {
+  const row = await db.selectFrom('merge_request_version_diffs').select('files').where('version_id', '=', versionId).executeTakeFirst();
+  return row?.files;
+}
 
 /**
  * The users among `userIds` who may read the project's merge requests (ProjectPolicy

@@ -1,4 +1,5 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
+import type { DiffEntry } from '../../domain/repository/diffs.js';
 import type { MergeRequestStatus } from '../../domain/merge-requests/decider.js';
 import type { MergeStatus } from '../../domain/merge-requests/events.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
@@ -56,6 +57,17 @@ export interface MergeRequestVersionsTable {
   created_at: Timestamp;
 }
 
+/**
+ * The files of a version's diff as it was taken (GitLab's `merge_request_diff_files`), in
+ * git's order, within the version's collection limits. Written by the command that takes the
+ * version (src/commands/merge-requests.ts `takeVersion`), not by the projector: like the
+ * objects it is derived from, it is never rebuilt.
+ */
+export interface MergeRequestVersionDiffsTable {
+  version_id: number;
+  files: ColumnType<DiffEntry[], string, never>;
+}
+
 /** Explicit subscriptions (GitLab's `subscriptions`); implicit ones (author, assignees) are not rows. */
 export interface MergeRequestSubscriptionsTable {
   merge_request_id: number;
@@ -72,6 +84,7 @@ export interface MergeRequestIidsTable {
 export interface MergeRequestsReadTables {
   merge_requests: MergeRequestsTable;
   merge_request_versions: MergeRequestVersionsTable;
+  merge_request_version_diffs: MergeRequestVersionDiffsTable;
   merge_request_subscriptions: MergeRequestSubscriptionsTable;
   merge_request_iids: MergeRequestIidsTable;
   merge_requests_stream_versions: StreamVersionsTable;

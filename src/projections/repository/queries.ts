@@ -34,6 +34,23 @@ export async function findCommit(db: Db, projectId: number, sha: string): Promis
   return object?.type === 'commit' ? { sha, ...parseCommit(object.content) } : undefined;
 }
 
+/** Commits by SHA, in one query, in the order asked; a SHA that names no commit is left out. */
+export async function findCommits(db: Db, projectId: number, shas: readonly string[]): Promise<CommitView[]> {
+  if (shas.length === 0) return [];
+  const rows = await db
+    .selectFrom('repository_objects')
+    .select(['sha', 'content'])
+    .where('project_id', '=', projectId)
+    .where('type', '=', 'commit')
+    .where('sha', 'in', [...new Set(shas)])
+    .execute();
+  const found = new Map(rows.map((row) => [row.sha, row.content]));
+  return shas.flatMap((sha) => {
+    const content = found.get(sha);
+    return content === undefined ? [] : [{ sha, ...parseCommit(new Uint8Array(content)) }];
+  });
+}
+
 /**
  * A ref as GitLab's `repository.commit(ref)` takes it: a branch name, else a commit's SHA
  * or an unambiguous prefix of one (at least 4 hex digits).

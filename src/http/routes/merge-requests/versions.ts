@@ -1,11 +1,11 @@
 import { Hono, type Context } from 'hono';
 import type { Db } from '../../../database/database.js';
 import { DomainError, recordNotFound } from '../../../domain/errors.js';
-import { DIFF_LIMITS, limitDiffs, type DiffEntry } from '../../../domain/repository/diffs.js';
-import { findVersion } from '../../../projections/merge-requests/queries.js';
+import { limitDiffs, type DiffEntry, VERSION_DIFF_LIMITS } from '../../../domain/repository/diffs.js';
+import { findVersion, versionFiles } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestVersionRow } from '../../../projections/merge-requests/tables.js';
-import { type CommitView, diffCommits, findCommit } from '../../../projections/repository/queries.js';
-import { toMergeRequestDiff, toMergeRequestDiffFull, toVersionCommit, VERSION_MAX_FILES, VERSION_MAX_LINES } from '../../entities/merge-request-versions.js';
+import { type CommitView, diffCommits, findCommits } from '../../../projections/repository/queries.js';
+import { toMergeRequestDiff, toMergeRequestDiffFull, toVersionCommit } from '../../entities/merge-request-versions.js';
 import { projectWebUrl } from '../../entities/projects.js';
 import { toDiff } from '../../entities/repository-diffs.js';
 import { authenticate } from '../../kernel/auth.js';
@@ -20,7 +20,7 @@ import { mergeRequestOf, presentMergeRequest } from './find.js';
  * (`versions`, `versions/:version_id`) and API::MergeRequests' `commits` and `changes`. All
  * read `find_merge_request_with_access` (read_merge_request). A version is what
  * MergeRequestDiff stored: its commits (the source's not in the target, newest first) and
- * its diff from the merge base to the source head, computed here from the repository.
+ * its diff from the merge base to the source head, stored when the version was taken.
  */
 
 /** Grape's order: the path integers, then `use :pagination`; every failure in one 400. */
@@ -41,19 +41,18 @@ async function parsePath(c: Context, names: readonly string[], paginated: boolea
 }
 
 /** The commits of a version, newest first; a commit gone from the repository is left out. */
-async function versionCommits(db: Db, projectId: number, version: MergeRequestVersionRow): Promise<CommitView[]> {
-  const commits = await Promise.all(version.commit_shas.map((sha) => findCommit(db, projectId, sha)));
-  return commits.filter((commit) => commit !== undefined);
-}
+const versionCommits = (db: Db, projectId: number, version: Pick<MergeRequestVersionRow, 'commit_shas'>): Promise<CommitView[]> =>
+  findCommits(db, projectId, version.commit_shas);
 
 /**
- * MergeRequestDiff#raw_diffs(limits: false): the files the version stored, i.e. the merge
- * base → head diff collected with Commit.max_diff_options (1000 files, 50 000 lines; a patch
- * of 100 KB or more stored empty). Without a merge base, from the empty tree.
+ * MergeRequestDiff#raw_diffs(limits: false): the files the version stored when it was taken
+ * (the merge base → head diff collected with Commit.max_diff_options). A version taken before
+ * forgelog stored them has its diff computed from the repository, as it was then.
  */
-async function versionDiffs(db: Db, projectId: number, version: MergeRequestVersionRow): Promise<DiffEntry[]> {
-  const all = await diffCommits(db, projectId, version.base_commit_sha, version.head_commit_sha);
-  return limitDiffs(all, { maxFiles: VERSION_MAX_FILES, maxLines: VERSION_MAX_LINES, maxPatchBytes: DIFF_LIMITS.maxPatchBytes }).diffs;
+async function versionDiffs(db: Db, projectId: number, version: Pick<MergeRequestVersionRow, 'id' | 'base_commit_sha' | 'head_commit_sha'>): Promise<DiffEntry[]> {
+  const stored = await versionFiles(db, version.id);
+  if (stored) return stored;
+  return limitDiffs(await diffCommits(db, projectId, version.base_commit_sha, version.head_commit_sha), VERSION_DIFF_LIMITS).diffs;
 }
 
 const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
@@ -118,7 +117,7 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
     const { db } = appContext(c);
     // Entities::MergeRequestChanges (12.x): the single merge request and `changes`, the latest
     // version's raw_diffs(limits: false). (`overflow` and `access_raw_diffs` are 13.6's.)
-    const version = await latestVersion(db, mergeRequest.id, mergeRequest.latest_version_id);
+    const version = { id: mergeRequest.latest_version_id, base_commit_sha: mergeRequest.base_sha, head_commit_sha: mergeRequest.head_sha };
     const [body, diffs] = await Promise.all([presentMergeRequest(c, project, mergeRequest), versionDiffs(db, project.row.id, version)]);
     return c.json({ ...body, changes: diffs.map(toDiff) });
   });
