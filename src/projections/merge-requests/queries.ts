@@ -1,5 +1,5 @@
 import { readTogether } from '../../database/read-together.js';
-import { sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
@@ -33,10 +33,12 @@ export interface MergeRequestView {
 }
 
 /**
- * The views of a page of rows, in four queries whatever the page size (users, labels,
- * milestones, project paths) sent together, in the rows' order.
+ * The views of a page of rows, in at most four queries whatever the page size (users, labels,
+ * milestones, project paths), sent together, in the rows' order. A set with nothing in it
+ * sends no query (most merge requests have no label and no milestone), nor do the paths of
+ * projects the caller already holds (`knownPaths`: a project's list is all that project's).
  */
-export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]): Promise<MergeRequestView[]> {
+export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[], knownPaths: ReadonlyMap<number, string> = new Map()): Promise<MergeRequestView[]> {
   if (rows.length === 0) return [];
   const userIds = new Set<number>();
   const labelIds = new Set<number>();
@@ -49,19 +51,23 @@ export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]
     if (row.closed_by_id !== null) userIds.add(row.closed_by_id);
     for (const id of row.label_ids) labelIds.add(id);
     if (row.milestone_id !== null) milestoneIds.add(row.milestone_id);
-    projectIds.add(row.project_id);
+    if (!knownPaths.has(row.project_id)) projectIds.add(row.project_id);
   }
-  // In one round trip (src/database/read-together.ts); `= any(…)`, so that an empty set is a statement too.
-  const [users, labels, milestones, projects] = await readTogether(db, [
-    db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', sql<number>`any(${[...userIds]}::integer[])`).compile(),
-    db.selectFrom('labels').selectAll().where('id', '=', sql<number>`any(${[...labelIds]}::integer[])`).compile(),
-    db.selectFrom('milestones').selectAll().where('id', '=', sql<number>`any(${[...milestoneIds]}::integer[])`).compile(),
-    db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', sql<number>`any(${[...projectIds]}::integer[])`).compile(),
-  ]);
+  const byIds = (ids: ReadonlySet<number>) => sql<number>`any(${[...ids]}::integer[])`;
+  const wanted = [
+    db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', byIds(userIds)).compile(),
+    labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : undefined,
+    milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : undefined,
+    projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : undefined,
+  ] as const;
+  // In one round trip (src/database/read-together.ts).
+  const read = await readTogether(db, wanted.filter((q) => q !== undefined));
+  const next = <R>(query: CompiledQuery<R> | undefined): R[] => (query === undefined ? [] : (read.shift() as R[]));
+  const [users, labels, milestones, projects] = [next(wanted[0]), next(wanted[1]), next(wanted[2]), next(wanted[3])];
   const userMap = new Map(users.map((u) => [u.id, u]));
   const labelMap = new Map(labels.map((l) => [l.id, l]));
   const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
-  const pathMap = new Map(projects.map((p) => [p.id, p.path_with_namespace]));
+  const pathMap = new Map([...knownPaths, ...projects.map((p): [number, string] => [p.id, p.path_with_namespace])]);
   return rows.map((row) => ({
     row,
     pathWithNamespace: pathMap.get(row.project_id) ?? '',

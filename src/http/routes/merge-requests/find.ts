@@ -43,7 +43,7 @@ export function canOnMergeRequest(project: ProjectScope, row: MergeRequestRow, a
  */
 export async function presentMergeRequest(c: Context, project: ProjectScope, row: MergeRequestRow, detail: Partial<MergeRequestDetail> = {}) {
   const { db, config } = appContext(c);
-  const [view] = await mergeRequestViews(db, [row]);
+  const [view] = await mergeRequestViews(db, [row], new Map([[project.row.id, project.row.path_with_namespace]]));
   const subscribed = detail.subscribed ?? (await subscribedAmong(db, [row], project.viewer?.id ?? null)).has(row.id);
   const mergeStatus = detail.mergeStatus ?? (await currentMergeStatus(db, row));
   const canMerge = detail.canMerge ?? (await mergeableBy(db, project.viewer, [row])).has(row.id);

@@ -8,7 +8,7 @@ import { authenticate } from '../../kernel/auth.js';
 import { unauthorized } from '../../kernel/errors.js';
 import { appContext, today, type AppEnv, type Auth } from '../../kernel/context.js';
 import { declaration, INTEGER_TEXT, INT4_MAX, optional, rawParams, t, withDefault, type RawParams, type Shape } from '../../kernel/params.js';
-import { userGroup, userProject } from '../../kernel/scope.js';
+import { type ProjectScope, userGroup, userProject } from '../../kernel/scope.js';
 
 /**
  * GitLab 12's merge request lists (API::MergeRequests with `merge_requests_params`, and
@@ -128,12 +128,12 @@ async function declared(c: Context, options: { iids?: boolean; defaultScope?: 'c
 }
 
 /** One page of a list, ordered by `order_by` and `sort` (the id breaks ties the same way), as MergeRequestBasic or MergeRequestSimple. */
-async function present(c: Context, auth: Auth, source: MergeRequestListSource, d: Declared, options: { countLimit?: number } = {}) {
+async function present(c: Context, auth: Auth, source: MergeRequestListSource, d: Declared, options: { countLimit?: number; project?: ProjectScope } = {}) {
   const { db, config } = appContext(c);
   const viewer = viewerOf(auth.user, today(c));
   const query = mergeRequestListQuery(db, viewer, source, d.filters);
   const rows = await paginate(c, query, (q) => q.orderBy(`merge_requests.${d.orderBy}`, d.sort).orderBy('merge_requests.id', d.sort), options);
-  const views = await mergeRequestViews(db, rows);
+  const views = await mergeRequestViews(db, rows, options.project ? new Map([[options.project.row.id, options.project.row.path_with_namespace]]) : undefined);
   return c.json(views.map((view) => (d.simple ? toMergeRequestSimple(view, config) : toMergeRequestBasic(view, config))));
 }
 
@@ -151,7 +151,7 @@ export const mergeRequestListRoutes = new Hono<AppEnv>()
     const auth = await authenticate(c);
     const d = await declared(c, { iids: true });
     const project = await userProject(c, auth, 'read_merge_request');
-    return present(c, auth, { projectId: project.row.id }, d);
+    return present(c, auth, { projectId: project.row.id }, d, { project });
   })
 
   .get('/groups/:id/merge_requests', async (c) => {
