@@ -288,6 +288,33 @@ describe('POST /projects', () => {
       body: { message: ['Personal project creation is not allowed. Please contact your administrator with questions'] },
     });
   });
+
+  it('counts the personal projects not pending deletion, kept as they come and go (namespace_project_counts)', async () => {
+    const limited = await user({ projects_limit: 2 });
+    const first = await project({}, limited.token);
+    await project({}, limited.token);
+    expect((await api.post('/projects', { name: 'third' }, { token: limited.token })).status).toBe(403);
+    // A project pending deletion no longer counts (and deleting it twice counts it out once).
+    expect((await api.del(`/projects/${first.id}`, { token: limited.token })).status).toBe(202);
+    expect((await api.del(`/projects/${first.id}`)).status).toBe(404);
+    expect((await api.post('/projects', { name: 'third' }, { token: limited.token })).status).toBe(201);
+    expect((await api.post('/projects', { name: 'fourth' }, { token: limited.token })).status).toBe(403);
+    // A group removed takes its projects out of the count at once; so does a removed user.
+    const doomed = await group();
+    await project({ namespace_id: doomed.id });
+    await project({ namespace_id: doomed.id });
+    expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
+    const gone = await user();
+    await project({}, gone.token);
+    expect((await api.del(`/users/${gone.user.id}`)).status).toBe(204);
+    // Inline: the projection is current when the request is answered.
+    const counted = await api.handle.db.selectFrom('namespace_project_counts').select(['namespace_id', 'projects']).where('projects', '>', 0).orderBy('namespace_id').execute();
+    const actual = (
+      await sql<{ namespace_id: number; projects: number }>`select namespace_id, count(*)::integer as projects from projects where not pending_delete group by namespace_id order by namespace_id`.execute(api.handle.db)
+    ).rows;
+    expect(counted).toEqual(actual);
+    expect(counted.find((c) => c.namespace_id === doomed.id)).toBeUndefined();
+  });
 });
 
 describe('concurrent creations', () => {

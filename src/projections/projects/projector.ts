@@ -71,8 +71,9 @@ const star = async ({ type, data, occurredAt, streamVersion }: Projected<'Projec
 export const projectsProjector = defineProjector({
   name: 'projects',
   // 2: avatar_sha256 (migration 0051), filled in for the avatars set before it by the rebuild a bump brings.
-  version: 2,
-  tables: ['projects', 'project_stars', 'project_group_links'],
+  // 3: namespace_project_counts (migration 0055), counted for the projects created before it.
+  version: 3,
+  tables: ['projects', 'project_stars', 'project_group_links', 'namespace_project_counts'],
   // Paths and names come from the namespace rows.
   reads: ['namespaces'],
   on: {
@@ -118,6 +119,9 @@ export const projectsProjector = defineProjector({
         })
         .onConflict((oc) => oc.column('id').doNothing())
         .execute();
+      // Written without reading: the creation still goes out with its append.
+      await sql`insert into namespace_project_counts as c (namespace_id, projects) values (${d.namespace_id}, 1)
+                on conflict (namespace_id) do update set projects = c.projects + 1`.execute(trx);
     },
     ProjectUpdated: async ({ data, occurredAt, streamVersion }, trx) => {
       const { id, changes } = data;
@@ -139,8 +143,10 @@ export const projectsProjector = defineProjector({
     ProjectUnarchived: archive,
     ProjectStarred: star,
     ProjectUnstarred: star,
-    ProjectDeletionScheduled: async ({ data, occurredAt, streamVersion }, trx) =>
-      advance(trx, streamVersion, data.id, { pending_delete: true, updated_at: occurredAt.toISOString() }),
+    ProjectDeletionScheduled: async ({ data, occurredAt, streamVersion }, trx) => {
+      await uncount(trx, sql<SqlBool>`id = ${data.id} and stream_version < ${streamVersion}`);
+      await advance(trx, streamVersion, data.id, { pending_delete: true, updated_at: occurredAt.toISOString() });
+    },
     ProjectAvatarChanged: async ({ data, occurredAt, streamVersion }, trx) => {
       const { id, avatar } = data;
       // The path only (the API puts the instance's URL before it), and the upload it serves.
@@ -161,6 +167,7 @@ export const projectsProjector = defineProjector({
     },
     ProjectDeleted: async ({ data }, trx) => {
       const { id } = data;
+      await uncount(trx, sql<SqlBool>`id = ${id}`);
       await trx.deleteFrom('project_stars').where('project_id', '=', id).execute();
       await trx.deleteFrom('project_group_links').where('project_id', '=', id).execute();
       await trx.deleteFrom('projects').where('id', '=', id).execute();
@@ -181,21 +188,41 @@ export const projectsProjector = defineProjector({
       await recomputeNamespacedNames(trx, sql<SqlBool>`p.namespace_id in (select id from namespaces where kind = 'user' and owner_id = ${id})`);
     },
     // GitLab: a group being removed hides its projects at once.
-    GroupDeletionScheduled: async ({ data }, trx) =>
-      sql`update projects set pending_delete = true where traversal_ids && array[${data.id}]::integer[] and not pending_delete`.execute(trx),
+    GroupDeletionScheduled: async ({ data }, trx) => hide(trx, sql<SqlBool>`traversal_ids && array[${data.id}]::integer[]`),
     // GitLab (Users::DestroyService): a removed user's personal projects go with them. The
     // namespace id comes from the log, so this holds whatever order projectors run in.
     UserDeleted: async ({ data }, trx) =>
-      sql`update projects set pending_delete = true
-           where namespace_id = (select (data->>'namespace_id')::integer from events
-                                  where stream_id = ${userStreamId(data.id)} and event_type = 'UserCreated' limit 1)
-             and not pending_delete`.execute(trx),
+      hide(
+        trx,
+        sql<SqlBool>`namespace_id = (select (data->>'namespace_id')::integer from events
+                                      where stream_id = ${userStreamId(data.id)} and event_type = 'UserCreated' limit 1)`,
+      ),
     // GitLab (Git::BranchPushService#update_default_branch?): the first branch pushed to an
     // empty repository becomes its HEAD, the project's default branch.
     BranchCreated: async ({ data }, trx) =>
       trx.updateTable('projects').set({ default_branch: data.branch }).where('id', '=', data.project_id).where('default_branch', 'is', null).execute(),
   },
 });
+
+/** Takes the projects `which` names that are not pending deletion out of their namespaces' counts (before they are hidden or removed). */
+async function uncount(trx: Db, which: Expression<SqlBool>) {
+  await sql`
+    update namespace_project_counts c set projects = c.projects - gone.n
+      from (select namespace_id, count(*)::integer as n from projects where ${which} and not pending_delete group by namespace_id) gone
+     where c.namespace_id = gone.namespace_id`.execute(trx);
+}
+
+/**
+ * Marks the projects `which` names pending deletion, and takes those it marks out of their
+ * namespaces' counts in the same statement: on a replay it marks none and counts nothing.
+ */
+async function hide(trx: Db, which: Expression<SqlBool>) {
+  await sql`
+    with hidden as (update projects set pending_delete = true where ${which} and not pending_delete returning namespace_id)
+    update namespace_project_counts c set projects = c.projects - gone.n
+      from (select namespace_id, count(*)::integer as n from hidden group by namespace_id) gone
+     where c.namespace_id = gone.namespace_id`.execute(trx);
+}
 
 /** path_with_namespace and name_with_namespace from the projects' namespace rows. */
 async function recomputeNamespacedNames(trx: Db, which: Expression<SqlBool>) {

@@ -26,13 +26,8 @@ export async function personalNamespaceId(db: Db, userId: number): Promise<numbe
 
 /** GitLab: User#personal_projects_count. */
 export async function personalProjectCount(db: Db, namespaceId: number): Promise<number> {
-  const row = await db
-    .selectFrom('projects')
-    .select(sql<string>`count(*)`.as('count'))
-    .where('namespace_id', '=', namespaceId)
-    .where('pending_delete', '=', false)
-    .executeTakeFirst();
-  return Number(row?.count ?? 0);
+  const row = await db.selectFrom('namespace_project_counts').select('projects').where('namespace_id', '=', namespaceId).executeTakeFirst();
+  return row?.projects ?? 0;
 }
 
 /** Who holds a claim (another project's stream, or none). */

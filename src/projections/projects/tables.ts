@@ -65,8 +65,15 @@ export interface ProjectGroupLinksTable {
   created_at: Timestamp;
 }
 
+/** Each namespace's projects not pending deletion (the personal project limit's count), kept by the projector. */
+export interface NamespaceProjectCountsTable {
+  namespace_id: number;
+  projects: number;
+}
+
 export interface ProjectsReadTables {
   projects: ProjectsTable;
+  namespace_project_counts: NamespaceProjectCountsTable;
   project_stars: ProjectStarsTable;
   project_group_links: ProjectGroupLinksTable;
   projects_stream_versions: StreamVersionsTable;
