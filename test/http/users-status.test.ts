@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { itOnPostgres } from '../support/database.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const EMPTY = { emoji: null, message: null, message_html: '' };
@@ -96,6 +97,21 @@ describe('PUT /user/status', () => {
 // A write authorized on credentials this process read before (CredentialCache) checks them
 // again in its own transaction: here another request changes them in between, as another
 // process would, and the write must see it.
+describe('PUT /user/status from many clients at once', () => {
+  // One user's stream written by 48 requests at once: the losers of each race retry behind a
+  // lock on the stream (src/commands/kernel/handler.ts) instead of racing again, so none runs
+  // out of attempts (409 Resource lock). The embedded database takes one request at a time.
+  itOnPostgres('answers every one 200 and records each, in some order', async () => {
+    const busy = await api.createUser({ username: `busy_${process.pid}` });
+    const messages = Array.from({ length: 48 }, (_, i) => `message ${i}`);
+    const answers = await Promise.all(messages.map((message) => api.put('/user/status', { message }, { token: busy.token })));
+    expect(answers.map((a) => a.status)).toEqual(messages.map(() => 200));
+    const events = await statusEvents(busy.user.id);
+    expect(events.map((e) => e.data.message).sort()).toEqual([...messages].sort());
+    expect((await api.get('/user/status', { token: busy.token })).body.message).toBe(events.at(-1)!.data.message);
+  });
+});
+
 describe('PUT /user/status on credentials that changed since they were last read', () => {
   const put = (token: string, message: string) => api.put('/user/status', { message }, { token });
 

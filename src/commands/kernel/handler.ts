@@ -48,6 +48,7 @@ export async function handleCommands(
   for (let attempt = 1; ; attempt++) {
     try {
       const outcomes = await ctx.db.transaction().execute(async (trx) => {
+        if (readStreams) await lockStreams(trx, specs);
         if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
         const out: Outcome<unknown>[] = [];
         for (const spec of specs) out.push(await decideAndAppend(trx, w, spec, !readStreams));
@@ -63,6 +64,23 @@ export async function handleCommands(
       if (!(error instanceof StaleCachedState) && !isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
+}
+
+/** The advisory lock class of the streams a retry writes ('strm'). */
+const STREAM_LOCK = 0x7374726d;
+
+/**
+ * A retry after a conflict first locks its streams, so that writers who lost a race on one
+ * stream queue behind each other instead of racing again (32 clients writing one user's
+ * status at once lost 23 % of their requests to 409 after twelve attempts; GitLab answers each
+ * in turn). A first attempt takes no lock: it decides on the cached fold and writes in one
+ * round trip. Keys in one order, so that retries of several streams do not deadlock; a hash
+ * two streams share only makes them wait for each other.
+ */
+async function lockStreams(trx: Db, specs: readonly CommandSpec<any, any, any>[]): Promise<void> {
+  const streams = [...new Set(specs.map((spec) => spec.streamId))];
+  await sql`select pg_advisory_xact_lock(${STREAM_LOCK}, k)
+              from (select distinct hashtext(s) as k from unnest(${streams}::text[]) as s order by k) keys`.execute(trx);
 }
 
 /** After the commit: the streams' folds into the cache, a wake-up naming what was appended. */
