@@ -301,13 +301,18 @@ describe('POST /projects', () => {
     expect((await api.post('/projects', { name: 'fourth' }, { token: limited.token })).status).toBe(403);
     // A group removed takes its projects out of the count at once; so does a removed user.
     const doomed = await group();
-    await project({ namespace_id: doomed.id });
-    await project({ namespace_id: doomed.id });
+    const removed = [(await project({ namespace_id: doomed.id })).id, (await project({ namespace_id: doomed.id })).id];
     expect((await api.del(`/groups/${doomed.id}`)).status).toBe(202);
     const gone = await user();
-    await project({}, gone.token);
+    removed.push((await project({}, gone.token)).id);
     expect((await api.del(`/users/${gone.user.id}`)).status).toBe(204);
-    // Inline: the projection is current when the request is answered.
+    // The removals' reactors delete the projects a moment later: they count them out no second
+    // time (and leave nothing to append behind the next test's back).
+    await eventually(async () => {
+      const projectsLeft = await api.handle.db.selectFrom('projects').select('id').where('id', 'in', removed).execute();
+      const groupLeft = await api.handle.db.selectFrom('namespaces').select('id').where('id', '=', doomed.id).executeTakeFirst();
+      return projectsLeft.length === 0 && groupLeft === undefined ? true : undefined;
+    });
     const counted = await api.handle.db.selectFrom('namespace_project_counts').select(['namespace_id', 'projects']).where('projects', '>', 0).orderBy('namespace_id').execute();
     const actual = (
       await sql<{ namespace_id: number; projects: number }>`select namespace_id, count(*)::integer as projects from projects where not pending_delete group by namespace_id order by namespace_id`.execute(api.handle.db)
