@@ -2,10 +2,9 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } from '../domain/merge-requests/decider.js';
 import { type VersionData } from '../domain/merge-requests/events.js';
-import { type DiffEntry, diffEntries, limitDiffs, neededBlobs, treeChanges, VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
-import type { FileMap } from '../domain/repository/files.js';
+import { VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
-import { findCommit, readBlobs, readFiles } from '../projections/repository/queries.js';
+import { collectDiffs } from '../projections/repository/queries.js';
 import { nextId } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { run } from './kernel/run.js';
@@ -23,25 +22,6 @@ async function branchHead(trx: Db, projectId: number, branch: string): Promise<s
 }
 
 /**
- * The merge base → head diff of a version (MergeRequestDiff#save_diffs; without a merge base,
- * from the empty tree): the number of files it changes (`real_size`: git's changed paths, an
- * exact rename one file, as treeChanges pairs them like Gitaly's `--find-renames`), and its
- * files within Commit.max_diff_options, which the version keeps.
- */
-async function versionDiff(trx: Db, projectId: number, baseSha: string | null, headSha: string): Promise<{ filesCount: number; files: DiffEntry[] }> {
-  const filesOf = async (sha: string | null): Promise<FileMap> => {
-    const commit = sha === null ? undefined : await findCommit(trx, projectId, sha);
-    return commit ? readFiles(trx, projectId, commit.tree) : new Map();
-  };
-  const before = await filesOf(baseSha);
-  const changes = treeChanges(before, await filesOf(headSha));
-  // The collection stops at the limit's file: the blobs past it are never read.
-  const collected = changes.slice(0, VERSION_DIFF_LIMITS.maxFiles);
-  const files = limitDiffs(diffEntries(collected, await readBlobs(trx, projectId, neededBlobs(collected))), VERSION_DIFF_LIMITS).diffs;
-  return { filesCount: changes.length, files };
-}
-
-/**
  * A diff version of the source head against the target head (GitLab's MergeRequestDiff):
  * the merge base, the source's commits not in the target (newest first) and the number of
  * files the merge base → head diff changes; its files are stored beside it
@@ -50,15 +30,17 @@ async function versionDiff(trx: Db, projectId: number, baseSha: string | null, h
 export async function takeVersion(trx: Db, projectId: number, headSha: string, startSha: string): Promise<VersionData> {
   const base = await mergeBase(trx, projectId, headSha, startSha);
   const versionId = await nextId(trx, 'merge_request_versions_id_seq');
-  const diff = await versionDiff(trx, projectId, base, headSha);
-  await trx.insertInto('merge_request_version_diffs').values({ version_id: versionId, files: JSON.stringify(diff.files) }).execute();
+  // MergeRequestDiff#save_diffs: the merge base → head diff (from the empty tree without a
+  // merge base) collected with Commit.max_diff_options; real_size counts every changed file.
+  const diff = await collectDiffs(trx, projectId, base, headSha, VERSION_DIFF_LIMITS);
+  await trx.insertInto('merge_request_version_diffs').values({ version_id: versionId, files: JSON.stringify(diff.diffs) }).execute();
   return {
     version_id: versionId,
     head_commit_sha: headSha,
     base_commit_sha: base,
     start_commit_sha: startSha,
     commit_shas: await commitsBetween(trx, projectId, startSha, headSha),
-    files_count: diff.filesCount,
+    files_count: diff.changedFiles,
   };
 }
 

@@ -268,6 +268,19 @@ describe('GET /projects/:id/merge_requests/:merge_request_iid/changes', () => {
     expect(changes.map((d: any) => [d.new_path, d.diff])).toEqual([['big.txt', ''], ['small.txt', '@@ -0,0 +1 @@\n+s\n']]);
   });
 
+  it('a version of more than 1,000 files keeps the first 1,000 and is overflow, real_size "1000+"', async () => {
+    const project = await createProject(api);
+    await commit(project.id, { branch: 'master', commit_message: 'Initial', actions: [action('create', 'README.md', 'hello\n')] });
+    const actions = Array.from({ length: 1001 }, (_, i) => action('create', `many/f${String(i).padStart(4, '0')}.txt`, `${i}\n`));
+    await commit(project.id, { branch: 'feature', start_branch: 'master', commit_message: 'Many', actions });
+    const mr = await open(project.id);
+    const [version] = (await api.get(`${base(project.id)}/${mr.iid}/versions`)).body;
+    expect([version.state, version.real_size]).toEqual(['overflow', '1000+']);
+    const { changes } = (await api.get(`${base(project.id)}/${mr.iid}/changes`)).body;
+    expect(changes).toHaveLength(1000);
+    expect(changes.at(-1).new_path).toBe('many/f0999.txt');
+  });
+
   it('a NUL past the first 8,000 bytes is text to git: the patch keeps it', async () => {
     const project = await createProject(api);
     await commit(project.id, { branch: 'master', commit_message: 'Initial', actions: [action('create', 'README.md', 'hello\n')] });

@@ -219,16 +219,22 @@ export function unifiedDiff(oldText: string, newText: string, context = CONTEXT_
  * 5000 lines: the collection stops at the file that overflows) and Gitlab::Git::Diff's
  * SIZE_LIMIT (a patch of 100 KB or more is "too large": its text is emptied).
  */
-export const DIFF_LIMITS = { maxFiles: 100, maxLines: 5000, maxPatchBytes: 100 * 1024 } as const;
+export interface DiffLimits {
+  readonly maxFiles: number;
+  readonly maxLines: number;
+  readonly maxPatchBytes: number;
+}
+
+export const DIFF_LIMITS: DiffLimits = { maxFiles: 100, maxLines: 5000, maxPatchBytes: 100 * 1024 };
 
 /**
  * Commit.max_diff_options, what MergeRequestDiff#save_diffs collects a version's diff with:
  * Commit::DIFF_HARD_LIMIT_FILES and DIFF_HARD_LIMIT_LINES (a larger diff is the version's
  * `overflow`, its real_size "1000+"), and the same size limit of one patch.
  */
-export const VERSION_DIFF_LIMITS = { maxFiles: 1000, maxLines: 50_000, maxPatchBytes: DIFF_LIMITS.maxPatchBytes } as const;
+export const VERSION_DIFF_LIMITS: DiffLimits = { maxFiles: 1000, maxLines: 50_000, maxPatchBytes: DIFF_LIMITS.maxPatchBytes };
 
-export function limitDiffs(entries: readonly DiffEntry[], limits: { maxFiles: number; maxLines: number; maxPatchBytes: number } = DIFF_LIMITS): { diffs: DiffEntry[]; overflow: boolean } {
+export function limitDiffs(entries: readonly DiffEntry[], limits: DiffLimits = DIFF_LIMITS): { diffs: DiffEntry[]; overflow: boolean } {
   const diffs: DiffEntry[] = [];
   let lines = 0;
   for (const entry of entries) {

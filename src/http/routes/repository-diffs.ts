@@ -3,7 +3,7 @@ import { notFound } from '../../domain/errors.js';
 import { limitDiffs, pruneTooLarge } from '../../domain/repository/diffs.js';
 import type { Db } from '../../database/database.js';
 import { commitsBetween, mergeBase } from '../../projections/repository/history.js';
-import { diffCommits, findCommit, resolveCommit } from '../../projections/repository/queries.js';
+import { collectDiffs, diffCommits, findCommits, resolveCommit } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
 import { type CompareView, toCompare, toDiff } from '../entities/repository-diffs.js';
 import { authenticate } from '../kernel/auth.js';
@@ -29,7 +29,7 @@ async function compare(db: Db, projectId: number, from: string, to: string, stra
   if (base.sha === head.sha) return { commits: [], diffs: [], overflow: false, same: true };
   // Gitlab::Git::Commit.between: `git log --reverse base..head`.
   const shas = (await commitsBetween(db, projectId, base.sha, head.sha)).reverse();
-  const commits = (await Promise.all(shas.map((sha) => findCommit(db, projectId, sha)))).filter((commit) => commit !== undefined);
+  const commits = await findCommits(db, projectId, shas);
   // Gitlab::Git::Diff.between: from `repo.merge_base(head, base)` unless straight.
   const start = straight ? base.sha : await mergeBase(db, projectId, head.sha, base.sha);
   const all = await diffCommits(db, projectId, start, head.sha);
@@ -47,7 +47,7 @@ export const repositoryDiffRoutes = new Hono<AppEnv>()
     const commit = await resolveCommit(db, project.row.id, c.req.param('sha'));
     if (!commit) throw notFound('Commit');
     // Commit#raw_diffs: against the first parent, with DiffCollection's default limits.
-    const { diffs } = limitDiffs(await diffCommits(db, project.row.id, commit.parents[0] ?? null, commit.sha));
+    const { diffs } = await collectDiffs(db, project.row.id, commit.parents[0] ?? null, commit.sha);
     setPaginationHeaders(c, page, diffs.length);
     return c.json(diffs.slice(page.offset, page.offset + page.perPage).map(toDiff));
   })

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { diffLines } from 'diff';
 import type { Db } from '../../database/database.js';
-import { type DiffEntry, diffEntries, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
+import { DIFF_LIMITS, type DiffEntry, diffEntries, type DiffLimits, type FileChange, limitDiffs, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
 import type { FileEntry } from '../../domain/repository/files.js';
 import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
 import { type ProtectedRef, type ProtectedRefRule, type Pusher, ruleGroupIds } from '../../domain/repository/push-access.js';
@@ -236,19 +236,39 @@ export async function readBlobs(db: Db, projectId: number, shas: readonly string
   return new Map(rows.map((row) => [row.sha, new Uint8Array(row.content)]));
 }
 
-/** The diff entries between two trees (`git diff <from> <to>`); a null `from` is the empty tree. */
-export async function diffTrees(db: Db, projectId: number, fromTree: string | null, toTree: string): Promise<DiffEntry[]> {
-  const [before, after] = await Promise.all([fromTree === null ? new Map<string, FileEntry>() : readFiles(db, projectId, fromTree), readFiles(db, projectId, toTree)]);
-  const changes = treeChanges(before, after);
-  return diffEntries(changes, await readBlobs(db, projectId, neededBlobs(changes)));
+/**
+ * The changed paths between two commits' trees (`git diff <from> <to>`, renames paired); a
+ * null `from` is the empty tree (a root commit's diff). Unknown commits read as empty trees.
+ */
+async function commitChanges(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<FileChange[]> {
+  const [from, to] = await Promise.all([fromSha === null ? undefined : findCommit(db, projectId, fromSha), findCommit(db, projectId, toSha)]);
+  if (!to) return [];
+  const [before, after] = await Promise.all([from ? readFiles(db, projectId, from.tree) : new Map<string, FileEntry>(), readFiles(db, projectId, to.tree)]);
+  return treeChanges(before, after);
+}
+
+/** The diff entries of some changes, their blobs read in one query. */
+const entriesOf = async (db: Db, projectId: number, changes: readonly FileChange[]): Promise<DiffEntry[]> =>
+  diffEntries(changes, await readBlobs(db, projectId, neededBlobs(changes)));
+
+/** Every diff entry between two commits (`compare.diffs(limits: false)`), as commitChanges takes them. */
+export async function diffCommits(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<DiffEntry[]> {
+  return entriesOf(db, projectId, await commitChanges(db, projectId, fromSha, toSha));
 }
 
 /**
- * The diff entries between two commits (`git diff <from> <to>`); a null `from` is the empty
- * tree (a root commit's diff). Unknown commits read as empty trees.
+ * The diff between two commits as a DiffCollection collects it under `limits` (limitDiffs):
+ * the entries up to the limit, whether it overflowed, and how many files changed in all
+ * (`real_size`). The collection stops at the limit's file, so the blobs past it are never read.
  */
-export async function diffCommits(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<DiffEntry[]> {
-  const [from, to] = await Promise.all([fromSha === null ? undefined : findCommit(db, projectId, fromSha), findCommit(db, projectId, toSha)]);
-  if (!to) return [];
-  return diffTrees(db, projectId, from?.tree ?? null, to.tree);
+export async function collectDiffs(
+  db: Db,
+  projectId: number,
+  fromSha: string | null,
+  toSha: string,
+  limits: DiffLimits = DIFF_LIMITS,
+): Promise<{ diffs: DiffEntry[]; overflow: boolean; changedFiles: number }> {
+  const changes = await commitChanges(db, projectId, fromSha, toSha);
+  const { diffs, overflow } = limitDiffs(await entriesOf(db, projectId, changes.slice(0, limits.maxFiles)), limits);
+  return { diffs, overflow: overflow || changes.length > limits.maxFiles, changedFiles: changes.length };
 }

@@ -1,10 +1,10 @@
 import { Hono, type Context } from 'hono';
 import type { Db } from '../../../database/database.js';
 import { DomainError, recordNotFound } from '../../../domain/errors.js';
-import { limitDiffs, type DiffEntry, VERSION_DIFF_LIMITS } from '../../../domain/repository/diffs.js';
+import { type DiffEntry, VERSION_DIFF_LIMITS } from '../../../domain/repository/diffs.js';
 import { findVersion, versionFiles } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestVersionRow } from '../../../projections/merge-requests/tables.js';
-import { type CommitView, diffCommits, findCommits } from '../../../projections/repository/queries.js';
+import { type CommitView, collectDiffs, findCommits } from '../../../projections/repository/queries.js';
 import { toMergeRequestDiff, toMergeRequestDiffFull, toVersionCommit } from '../../entities/merge-request-versions.js';
 import { projectWebUrl } from '../../entities/projects.js';
 import { toDiff } from '../../entities/repository-diffs.js';
@@ -52,7 +52,7 @@ const versionCommits = (db: Db, projectId: number, version: Pick<MergeRequestVer
 async function versionDiffs(db: Db, projectId: number, version: Pick<MergeRequestVersionRow, 'id' | 'base_commit_sha' | 'head_commit_sha'>): Promise<DiffEntry[]> {
   const stored = await versionFiles(db, version.id);
   if (stored) return stored;
-  return limitDiffs(await diffCommits(db, projectId, version.base_commit_sha, version.head_commit_sha), VERSION_DIFF_LIMITS).diffs;
+  return (await collectDiffs(db, projectId, version.base_commit_sha, version.head_commit_sha, VERSION_DIFF_LIMITS)).diffs;
 }
 
 const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
