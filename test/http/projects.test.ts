@@ -319,6 +319,9 @@ describe('POST /projects', () => {
     ).rows;
     expect(counted).toEqual(actual);
     expect(counted.find((c) => c.namespace_id === doomed.id)).toBeUndefined();
+    // A namespace removed leaves no count behind.
+    const goneNamespace = (await api.events(`user-${gone.user.id}`)).find((e) => e.type === 'UserCreated')!.data.namespace_id;
+    expect(await api.handle.db.selectFrom('namespace_project_counts').select('namespace_id').where('namespace_id', 'in', [doomed.id, goneNamespace]).execute()).toEqual([]);
   });
 });
 

@@ -176,7 +176,10 @@ export const projectsProjector = defineProjector({
   // Other areas' events that move projects' paths or hide them: applied every time, recomputed from the rows.
   cascades: {
     // GitLab: project_group_links.group_id references namespaces on delete cascade.
-    GroupDeleted: async ({ data }, trx) => trx.deleteFrom('project_group_links').where('group_id', '=', data.id).execute(),
+    GroupDeleted: async ({ data }, trx) => {
+      await trx.deleteFrom('project_group_links').where('group_id', '=', data.id).execute();
+      await trx.deleteFrom('namespace_project_counts').where('namespace_id', '=', data.id).execute();
+    },
     GroupUpdated: async ({ data }, trx) => {
       const { id, changes } = data;
       if (changes.path === undefined && changes.name === undefined) return;
@@ -191,12 +194,11 @@ export const projectsProjector = defineProjector({
     GroupDeletionScheduled: async ({ data }, trx) => hide(trx, sql<SqlBool>`traversal_ids && array[${data.id}]::integer[]`),
     // GitLab (Users::DestroyService): a removed user's personal projects go with them. The
     // namespace id comes from the log, so this holds whatever order projectors run in.
-    UserDeleted: async ({ data }, trx) =>
-      hide(
-        trx,
-        sql<SqlBool>`namespace_id = (select (data->>'namespace_id')::integer from events
-                                      where stream_id = ${userStreamId(data.id)} and event_type = 'UserCreated' limit 1)`,
-      ),
+    UserDeleted: async ({ data }, trx) => {
+      const namespaceId = sql<number>`(select (data->>'namespace_id')::integer from events where stream_id = ${userStreamId(data.id)} and event_type = 'UserCreated' limit 1)`;
+      await hide(trx, sql<SqlBool>`namespace_id = ${namespaceId}`);
+      await sql`delete from namespace_project_counts where namespace_id = ${namespaceId}`.execute(trx);
+    },
     // GitLab (Git::BranchPushService#update_default_branch?): the first branch pushed to an
     // empty repository becomes its HEAD, the project's default branch.
     BranchCreated: async ({ data }, trx) =>
