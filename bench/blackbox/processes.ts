@@ -72,7 +72,7 @@ export function startScriptEnv(): Record<string, string> {
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const match = /^((?:\w+=\S+\s+)*)node bin\/forgelog\.js serve$/.exec(start);
   if (!match) throw new Error(`package.json's start script is not \`[NAME=value …] node bin/forgelog.js serve\`: ${start}`);
-  return Object.fromEntries(match[1]!.trim().split(/\s+/).filter(Boolean).map((assignment) => assignment.split('=', 2) as [string, string]));
+  return Object.fromEntries(match[1]!.trim().split(/\s+/).filter(Boolean).map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]));
 }
 
 /**
