@@ -11,6 +11,9 @@ export const DEFAULT_POLL_INTERVAL_MS = 30_000;
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+/** The heap may grow to twice what survived the last full GC (src/heap.ts). */
+export const DEFAULT_HEAP_GROWING_PERCENT = 100;
+
 /** GitLab's default `registry.host` (config/initializers/1_settings.rb), without a port. */
 export const DEFAULT_REGISTRY_HOST = 'example.com';
 
@@ -61,6 +64,8 @@ export interface Config {
   registryHost: string;
   /** The shared secret the registry's notifications carry in `Authorization`; unset: every notification is refused. */
   registryNotificationSecret: string | undefined;
+  /** FORGELOG_HEAP_GROWING_PERCENT: how far V8 lets its heap grow past what survived a full GC (src/heap.ts); 0: V8's own choice. */
+  heapGrowingPercent: number;
 }
 
 export interface DeliveryConfig {
@@ -128,13 +133,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     geo: loadGeoConfig(env, (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')),
     registryHost,
     registryNotificationSecret: env.FORGELOG_REGISTRY_NOTIFICATION_SECRET || undefined,
+    heapGrowingPercent: positiveInteger(env, 'FORGELOG_HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT, 'a whole number of percent', 0),
   };
 }
 
-function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, what: string): number {
+function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, what: string, least = 1): number {
   const raw = env[name];
   const value = Number(raw ?? fallback);
-  if (raw?.trim() === '' || !Number.isSafeInteger(value) || value < 1) throw new StartupError(`${name} must be ${what}, at least 1, got ${JSON.stringify(raw)}`);
+  if (raw?.trim() === '' || !Number.isSafeInteger(value) || value < least) throw new StartupError(`${name} must be ${what}, at least ${least}, got ${JSON.stringify(raw)}`);
   return value;
 }
 

@@ -19,6 +19,7 @@ import { sealPending } from '../eventstore/seal.js';
 import { verifyLog } from '../eventstore/verify.js';
 import { Notifier } from '../eventstore/notifier.js';
 import { shutDownOnSignals } from '../shutdown.js';
+import { boundHeapGrowth } from '../heap.js';
 
 const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
 
@@ -59,6 +60,7 @@ async function main(argv: string[]) {
       if (values['geo-secondary']) config.geo.secondary = true;
       if (values.primary !== undefined) config.geo.primaryUrl = values.primary.replace(/\/+$/, '');
       checkGeoConfig(config.geo);
+      boundHeapGrowth(config.heapGrowingPercent);
       // Every start-up check before the first write (migrations, root): config, port, database.
       await ensurePortFree(config);
       const runtime = await openRuntime(config, { handle: await openStore(config) });
@@ -71,6 +73,7 @@ async function main(argv: string[]) {
     }
     case 'worker': {
       // The runtime's own workers and sealer (as in serve), without HTTP and without root.
+      boundHeapGrowth(config.heapGrowingPercent);
       const runtime = await openRuntime(config, { handle: await openStore(config), bootstrap: false });
       const following = {
         async_projections: asyncProjectors().map((p) => p.name),

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject, eventually, settled } from '../support/fixtures.js';
+import { createGroup, createProject, eventually, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -33,6 +33,14 @@ describe('POST /projects/:id/environments', () => {
     expect(res.body.project).toEqual(listed.find((p: any) => p.id === project.id));
     const events = await api.events(`environment-${res.body.id}`);
     expect(events).toMatchObject([{ type: 'EnvironmentCreated', data: { id: res.body.id, project_id: project.id, name: 'production', slug: 'production' } }]);
+
+    // A group's project embeds the group as its namespace (no owner's avatar).
+    const inGroup = await createProject(api, { group: await createGroup(api) });
+    const grouped = await create(inGroup.id, { name: 'staging' });
+    expect(grouped.status).toBe(201);
+    const groupListed = (await api.get('/projects', { query: { simple: true, search: inGroup.path_with_namespace.split('/')[1]! } })).body;
+    expect(grouped.body.project).toEqual(groupListed.find((p: any) => p.id === inGroup.id));
+    expect(grouped.body.project.namespace).toMatchObject({ kind: 'group', avatar_url: null });
 
     const review = await create(project.id, { name: 'Review/Fix-Foo' });
     expect(review.status).toBe(201);

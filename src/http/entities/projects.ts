@@ -38,6 +38,10 @@ export interface ProjectEntityContext {
   readonly license?: boolean;
 }
 
+/** What Entities::BasicProjectDetails needs of a personal namespace's owner: its avatar. */
+type OwnerAvatar = Pick<UserRow, 'avatar_url' | 'email'>;
+type SimpleProjectContext = Omit<ProjectEntityContext, 'owner'> & { readonly owner?: OwnerAvatar | undefined };
+
 // ───────────────────────────── The policy's subject ─────────────────────────────
 
 const settingsOf = (row: ProjectRow) => row.settings as unknown as Record<string, unknown>;
@@ -60,7 +64,7 @@ export function sshUrlToRepo(config: Config, pathWithNamespace: string): string 
 }
 
 /** Entities::NamespaceBasic. */
-export function toNamespaceBasic(config: Config, namespace: NamespaceRow | undefined, owner: UserRow | undefined, row: ProjectRow) {
+export function toNamespaceBasic(config: Config, namespace: NamespaceRow | undefined, owner: OwnerAvatar | undefined, row: ProjectRow) {
   if (!namespace) {
     // The namespace row is gone (being removed): what the project row still knows.
     const fullPath = row.path_with_namespace.slice(0, -(row.path.length + 1));
@@ -90,7 +94,7 @@ type Fields = Record<string, unknown>;
  * Entities::BasicProjectDetails — `simple=true`, anonymous GET /projects, and the embedded
  * project records that need no more.
  */
-export function toSimpleProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
+export function toSimpleProject(row: ProjectRow, ctx: SimpleProjectContext): Fields {
   const { config } = ctx;
   const readme = Boolean(settingsOf(row).readme) && row.default_branch !== null;
   const webUrl = projectWebUrl(config, row.path_with_namespace);
@@ -288,9 +292,17 @@ export async function presentProjects(db: Db, config: Config, viewer: Viewer | n
  * personal namespace's owner, are read.
  */
 export async function presentProjectBasic(db: Db, config: Config, project: { row: ProjectRow; viewer: Viewer | null; role: number | null }) {
-  const namespace = await db.selectFrom('namespaces').selectAll().where('id', '=', project.row.namespace_id).executeTakeFirst();
-  const owner =
-    namespace?.kind === 'user' && namespace.owner_id !== null ? await db.selectFrom('users').selectAll().where('id', '=', namespace.owner_id).executeTakeFirst() : undefined;
+  // One statement: the namespace and what of a personal namespace's owner it shows (the avatar).
+  const found = await db
+    .selectFrom('namespaces')
+    .leftJoin('users', (join) => join.onRef('users.id', '=', 'namespaces.owner_id').on('namespaces.kind', '=', 'user'))
+    .selectAll('namespaces')
+    .select(['users.avatar_url as owner_avatar_url', 'users.email as owner_email'])
+    .where('namespaces.id', '=', project.row.namespace_id)
+    .executeTakeFirst();
+  if (!found) return toSimpleProject(project.row, { config, viewer: project.viewer, role: project.role, namespace: undefined });
+  const { owner_avatar_url, owner_email, ...namespace } = found;
+  const owner = owner_email === null ? undefined : { avatar_url: owner_avatar_url, email: owner_email };
   return toSimpleProject(project.row, { config, viewer: project.viewer, role: project.role, namespace, owner });
 }
 
