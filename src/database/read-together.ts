@@ -21,10 +21,13 @@ export function readsTogetherOn(db: Db, oneRoundTrip: OneRoundTrip): void {
   roundTrips.set(db, oneRoundTrip);
 }
 
-type RowsOf<Q> = Q extends CompiledQuery<infer R> ? R[] : never;
+type RowsOf<Q> = Q extends CompiledQuery<infer R> ? R[] : never[];
 
-export async function readTogether<const Q extends readonly CompiledQuery<any>[]>(db: Db, queries: Q): Promise<{ -readonly [K in keyof Q]: RowsOf<Q[K]> }> {
+/** The rows of each query, in order; a `null` in place of a query is a read the caller knows finds nothing, and is not sent. */
+export async function readTogether<const Q extends readonly (CompiledQuery<any> | null)[]>(db: Db, queries: Q): Promise<{ -readonly [K in keyof Q]: RowsOf<Q[K]> }> {
+  const sent = queries.filter((q): q is CompiledQuery<any> => q !== null);
   const oneRoundTrip = roundTrips.get(db);
-  const results = oneRoundTrip && queries.length > 1 ? await oneRoundTrip(queries) : await Promise.all(queries.map((q) => db.executeQuery(q)));
-  return results.map((result) => result.rows) as { -readonly [K in keyof Q]: RowsOf<Q[K]> };
+  const results = oneRoundTrip && sent.length > 1 ? await oneRoundTrip(sent) : await Promise.all(sent.map((q) => db.executeQuery(q)));
+  let next = 0;
+  return queries.map((q) => (q === null ? [] : results[next++]!.rows)) as { -readonly [K in keyof Q]: RowsOf<Q[K]> };
 }

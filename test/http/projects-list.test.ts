@@ -227,6 +227,23 @@ describe('GET /groups/:id/projects', () => {
     expect(await get({ with_merge_requests_enabled: true })).not.toContain('Delta Public');
   });
 
+  it("embeds each project's own namespace: the group's, a subgroup's, another group's and a user's (shared)", async () => {
+    const namespaceOf = async (id: number) => (await api.get(`/projects/${id}`)).body.namespace;
+    const listed = (await api.get(`/groups/${team.id}/projects`, { query: { include_subgroups: true } })).body;
+    expect(listed.length).toBeGreaterThan(3);
+    for (const project of listed) expect(project.namespace).toEqual(await namespaceOf(project.id));
+    expect(new Set(listed.map((p: any) => p.namespace.id))).toEqual(new Set([team.id, sub.id, other.id]));
+
+    // A user's project shared with a group of its own: the owner's avatar, read for the personal namespace.
+    const crew = await api.post('/groups', { name: 'Crew', path: 'list-crew' });
+    const personal = await create('Iota Personal', {}, tokens.alice);
+    expect((await api.post(`/projects/${personal.id}/share`, { group_id: crew.body.id, group_access: 20 })).status).toBe(201);
+    const [shared] = (await api.get(`/groups/${crew.body.id}/projects`)).body;
+    expect(shared.namespace).toMatchObject({ kind: 'user', full_path: 'list-alice', avatar_url: expect.stringContaining('gravatar') });
+    expect(shared.namespace).toEqual(await namespaceOf(personal.id));
+    expect((await api.get(`/groups/${crew.body.id}`)).body.shared_projects[0].namespace).toEqual(shared.namespace);
+  });
+
   it('shows anonymous callers the public projects in the full record, simple on request', async () => {
     const res = await api.get(`/groups/${team.id}/projects`, { token: null });
     expect(names(res.body)).toEqual(['Delta Public']);

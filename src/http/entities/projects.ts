@@ -242,6 +242,8 @@ export interface ProjectsView {
   readonly single?: boolean;
   /** user_can_admin_project, with the project's runners token. */
   readonly adminTokens?: ReadonlyMap<number, string>;
+  /** Namespace rows the route already holds (the listed group's): not read again. */
+  readonly namespaces?: readonly NamespaceRow[];
   readonly customAttributes?: boolean;
   readonly statistics?: boolean;
   readonly license?: boolean;
@@ -252,7 +254,7 @@ export interface ProjectsView {
  * queries. Groups use it for GET /groups/:id's `projects` and `shared_projects`.
  */
 export async function presentProjects(db: Db, config: Config, viewer: Viewer | null, rows: readonly ProjectRow[], view: ProjectsView = {}) {
-  const data = await projectPresentationData(db, viewer, rows);
+  const data = await projectPresentationData(db, viewer, rows, view.namespaces);
   return rows.map((row) => {
     const namespace = data.namespaces.get(row.namespace_id);
     let permissions: ProjectEntityContext['permissions'];

@@ -168,7 +168,7 @@ async function presentDetail(c: Context, group: Visible<NamespaceRow>, options: 
   if (!options.withProjects) return toGroup(group.row, config, { statistics: options.statistics ?? false, customAttributes });
   const { projects, shared } = await detailProjects(c, group.row, group.viewer);
   // GitLab: Entities::Project for both lists, presented together (one read of what they need).
-  const presented = await presentProjects(db, config, group.viewer, [...projects, ...shared]);
+  const presented = await presentProjects(db, config, group.viewer, [...projects, ...shared], { namespaces: [group.row] });
   return toGroupDetail(group.row, config, {
     statistics: options.statistics ?? false,
     customAttributes,

@@ -237,7 +237,7 @@ export const projectRoutes = new Hono<AppEnv>()
     if (impossible(await rawParams(c), viewer, undefined)) query = query.where(sql<SqlBool>`false`);
     const rows = await pageOfProjects(c, query, p);
     // GitLab: Entities::Project for everyone (anonymous too), BasicProjectDetails with simple.
-    return c.json(await presentProjects(db, config, viewer, rows, { simple: p.simple, customAttributes: Boolean(viewer?.isAdmin) && p.with_custom_attributes }));
+    return c.json(await presentProjects(db, config, viewer, rows, { simple: p.simple, customAttributes: Boolean(viewer?.isAdmin) && p.with_custom_attributes, namespaces: [group.row] }));
   });
 
 /** The finder filters both project lists share, from their request parameters. */

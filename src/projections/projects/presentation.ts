@@ -33,14 +33,21 @@ export interface ProjectPresentationData {
   readonly roles: ReadonlyMap<number, number | null>;
 }
 
-export async function projectPresentationData(db: Db, viewer: Viewer | null, rows: readonly ProjectRow[]): Promise<ProjectPresentationData> {
+/**
+ * `known`: namespace rows the caller already holds (the group whose projects are listed): not
+ * read again, and without a personal one among the namespaces, no owner is looked up.
+ */
+export async function projectPresentationData(db: Db, viewer: Viewer | null, rows: readonly ProjectRow[], known: readonly NamespaceRow[] = []): Promise<ProjectPresentationData> {
   const projectIds = rows.map((r) => r.id);
   const namespaceIds = [...new Set(rows.map((r) => r.namespace_id))];
   const groupIds = [...new Set(rows.flatMap((r) => r.traversal_ids))];
   if (projectIds.length === 0) return { namespaces: new Map(), owners: new Map(), shares: new Map(), projectMembers: new Map(), groupMembers: new Map(), roles: new Map() };
+  const knownById = new Map(known.filter((n) => namespaceIds.includes(n.id)).map((n) => [n.id, n]));
+  const unknownIds = namespaceIds.filter((id) => !knownById.has(id));
+  const ownersNeeded = unknownIds.length > 0 || [...knownById.values()].some((n) => n.kind === 'user');
   // In one round trip (src/database/read-together.ts).
-  const [namespaces, shares, levels, owners] = await readTogether(db, [
-    db.selectFrom('namespaces').selectAll().where('id', 'in', namespaceIds).compile(),
+  const [read, shares, levels, owners] = await readTogether(db, [
+    unknownIds.length > 0 ? db.selectFrom('namespaces').selectAll().where('id', 'in', unknownIds).compile() : null,
     db
       .selectFrom('project_group_links as l')
       .innerJoin('namespaces as g', 'g.id', 'l.group_id')
@@ -52,12 +59,15 @@ export async function projectPresentationData(db: Db, viewer: Viewer | null, row
       .compile(),
     viewerLevels(viewer, projectIds, groupIds).compile(db),
     // The owners of the personal namespaces among them.
-    db
-      .selectFrom('users')
-      .selectAll()
-      .where('id', 'in', db.selectFrom('namespaces').select('owner_id').where('id', 'in', namespaceIds).where('kind', '=', 'user'))
-      .compile(),
+    ownersNeeded
+      ? db
+          .selectFrom('users')
+          .selectAll()
+          .where('id', 'in', db.selectFrom('namespaces').select('owner_id').where('id', 'in', namespaceIds).where('kind', '=', 'user'))
+          .compile()
+      : null,
   ]);
+  const namespaces = [...knownById.values(), ...read];
   const { projectMembers, groupMembers, roles } = byKind(levels);
   const ownerById = new Map(owners.map((u) => [u.id, u]));
   const namespaceById = new Map(namespaces.map((n) => [n.id, n]));
