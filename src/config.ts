@@ -123,21 +123,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     shutdownGraceMs,
     maxBodyBytes,
-    pollIntervalMs: positiveInteger(env, 'FORGELOG_POLL_INTERVAL_MS', DEFAULT_POLL_INTERVAL_MS, 'a whole number of milliseconds'),
+    pollIntervalMs: wholeNumber(env, 'FORGELOG_POLL_INTERVAL_MS', DEFAULT_POLL_INTERVAL_MS, 'a whole number of milliseconds'),
     monitoringAllowlist: parseAllowlist(env.FORGELOG_MONITORING_ALLOWLIST ?? DEFAULT_MONITORING_ALLOWLIST),
     delivery: {
-      backoffMs: positiveInteger(env, 'FORGELOG_DELIVERY_BACKOFF_MS', 60_000, 'a whole number of milliseconds'),
-      maxAttempts: positiveInteger(env, 'FORGELOG_DELIVERY_MAX_ATTEMPTS', 5, 'a whole number of attempts'),
-      timeoutMs: positiveInteger(env, 'FORGELOG_DELIVERY_TIMEOUT_MS', 10_000, 'a whole number of milliseconds'),
+      backoffMs: wholeNumber(env, 'FORGELOG_DELIVERY_BACKOFF_MS', 60_000, 'a whole number of milliseconds'),
+      maxAttempts: wholeNumber(env, 'FORGELOG_DELIVERY_MAX_ATTEMPTS', 5, 'a whole number of attempts'),
+      timeoutMs: wholeNumber(env, 'FORGELOG_DELIVERY_TIMEOUT_MS', 10_000, 'a whole number of milliseconds'),
     },
     geo: loadGeoConfig(env, (env.FORGELOG_EXTERNAL_URL ?? `http://localhost:${port}`).replace(/\/+$/, '')),
     registryHost,
     registryNotificationSecret: env.FORGELOG_REGISTRY_NOTIFICATION_SECRET || undefined,
-    heapGrowingPercent: positiveInteger(env, 'FORGELOG_HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT, 'a whole number of percent', 0),
+    heapGrowingPercent: wholeNumber(env, 'FORGELOG_HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT, 'a whole number of percent', 0),
   };
 }
 
-function positiveInteger(env: NodeJS.ProcessEnv, name: string, fallback: number, what: string, least = 1): number {
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, what: string, least = 1): number {
   const raw = env[name];
   const value = Number(raw ?? fallback);
   if (raw?.trim() === '' || !Number.isSafeInteger(value) || value < least) throw new StartupError(`${name} must be ${what}, at least ${least}, got ${JSON.stringify(raw)}`);
