@@ -17,6 +17,7 @@ import { exportEvents } from '../eventstore/export.js';
 import { rebaseTransactionIds } from '../eventstore/rebase.js';
 import { sealPending } from '../eventstore/seal.js';
 import { verifyLog } from '../eventstore/verify.js';
+import { repositoryObjectsCheck } from '../projections/repository/verify.js';
 import { Notifier } from '../eventstore/notifier.js';
 import { shutDownOnSignals } from '../shutdown.js';
 import { boundHeapGrowth } from '../heap.js';
@@ -34,7 +35,7 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
                                       the log as NDJSON on stdout, in gap-free order
   forgelog events tail [--stream ID]  the same, then follow new events until interrupted
   forgelog events verify              check every stream's hash chain, every event's feed
-                                      index columns and every seal
+                                      index columns, every seal and every git object
   forgelog events seal                seal what is readable now (Merkle roots over ranges)
   forgelog events rebase [--dry-run]  after a logical dump/restore: re-base stored transaction ids
   forgelog deliveries [--status S] [--limit N]
@@ -201,7 +202,10 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
         const progress = onTerminal();
         const report = await verifyLog(handle.db, {
           feedIndex: feedIndexOf,
-          ...(progress && { onProgress: (p) => progress.draw(`${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals`) }),
+          objects: repositoryObjectsCheck(handle.db),
+          ...(progress && {
+            onProgress: (p) => progress.draw(`${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals, ${p.objectsChecked ?? 0} git objects`),
+          }),
         });
         progress?.end();
         console.log(JSON.stringify(report, null, 2));

@@ -33,6 +33,10 @@ export type ProblemKind =
   | 'index_mismatch'
   /** An event's feed index columns cannot be recomputed: no aggregate defines its type, or its data cannot be upcast and indexed. */
   | 'index_unchecked'
+  /** A stored object's content does not give the name it is stored under (edited, or swapped with another). */
+  | 'object_mismatch'
+  /** An object an event or another object names is not stored, or is stored as another type. */
+  | 'object_missing'
   /** Export files only: a line that is not an exported event. */
   | 'malformed_line'
   /** Export files only: lines not in gap-free order. */
@@ -48,6 +52,9 @@ export interface Problem {
   column?: keyof FeedColumns;
   stored?: number | string | null;
   recomputed?: number | string | null;
+  /** object_*: the project whose object it is, and the object's name. */
+  projectId?: number;
+  sha?: string;
   detail: string;
 }
 
@@ -62,6 +69,8 @@ export interface VerifyReport {
   sealedEvents: number;
   /** Events after the last seal (not sealed yet; their stream chains are still checked). */
   unsealedEvents: number;
+  /** Stored objects whose content was hashed again (0 without `objects`). */
+  objectsChecked: number;
   /** Hash of the newest seal checked: compare it with a copy kept outside the database. */
   lastSealHash: string;
   problems: Problem[];
@@ -70,10 +79,11 @@ export interface VerifyReport {
 }
 
 export interface VerifyProgress {
-  phase: 'streams' | 'seals';
+  phase: 'streams' | 'seals' | 'objects';
   streamsChecked: number;
   eventsChecked: number;
   sealsChecked: number;
+  objectsChecked?: number;
 }
 
 export interface VerifyOptions {
@@ -84,6 +94,19 @@ export interface VerifyOptions {
   maxProblems?: number;
   /** Recomputes each event's feed index columns to compare with the stored ones (without it they are not checked). */
   feedIndex?: FeedIndexOf;
+  /** Checks what the events name outside the log (git objects), and that store itself (without it neither is checked). */
+  objects?: ObjectStoreCheck;
+}
+
+/**
+ * Content the log names by hash and keeps outside it (a repository's git objects): the log's
+ * hash chain covers the names, not the content, so the content is checked against its names.
+ */
+export interface ObjectStoreCheck {
+  /** Each page of events of the chain pass: reports every object one of them names that is not stored as the type named. */
+  named(events: readonly ChainEvent[], problem: (p: Problem) => void): Promise<void>;
+  /** The store itself: every object hashed again, and every object another names present. Answers how many were checked. */
+  store(problem: (p: Problem) => void, onPage: (objectsChecked: number) => void): Promise<number>;
 }
 
 export function emptyReport(): VerifyReport {
@@ -95,6 +118,7 @@ export function emptyReport(): VerifyReport {
     sealsChecked: 0,
     sealedEvents: 0,
     unsealedEvents: 0,
+    objectsChecked: 0,
     lastSealHash: GENESIS_HASH,
     problems: [],
     problemCount: 0,
@@ -388,6 +412,7 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
       streamsChecked: report.streamsChecked,
       eventsChecked: report.eventsChecked,
       sealsChecked: report.sealsChecked,
+      ...(phase === 'objects' ? { objectsChecked: report.objectsChecked } : {}),
     });
 
   // Pass 1: stream chains, keyset over the (stream_id, stream_version) unique index.
@@ -403,6 +428,7 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
       .orderBy('stream_version')
       .limit(pageSize)
       .execute();
+    const events: ChainEvent[] = [];
     for (const row of rows) {
       if (row.stream_id !== currentStream) {
         currentStream = row.stream_id;
@@ -410,10 +436,12 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
         report.streamsChecked += 1;
       }
       const event = leafFieldsOfRow(row);
+      events.push(event);
       head = checkChainLink(head, event, problem);
       report.eventsChecked += 1;
       if (options.feedIndex && checkFeedIndex(event, row.metadata, row, options.feedIndex, problem)) report.indexesChecked += 1;
     }
+    await options.objects?.named(events, problem);
     progress('streams');
     const last = rows.at(-1);
     if (!last || rows.length < pageSize) break;
@@ -465,6 +493,14 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
     .executeTakeFirstOrThrow();
   report.unsealedEvents = Number(count);
   progress('seals');
+
+  // Pass 3: the objects the log names by hash.
+  if (options.objects) {
+    report.objectsChecked = await options.objects.store(problem, (checked) => {
+      report.objectsChecked = checked;
+      progress('objects');
+    });
+  }
   return report;
 }
 

@@ -354,6 +354,27 @@ describe('on a database in use', () => {
     expect(JSON.parse(restored.stdout)).toMatchObject({ ok: true, indexesChecked: head });
   });
 
+  it('events verify hashes the git objects again and exits 3 on one whose content is not its name', async () => {
+    // Planted as someone with the database's rights could: a blob stored under another's SHA.
+    const sha = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'; // git's empty blob
+    const handle = await store.open();
+    await handle.db.insertInto('repository_objects').values({ project_id: 1, sha, type: 'blob', size: 3, content: Buffer.from('abc') }).execute();
+    await handle.close();
+    try {
+      const tampered = await run(['events', 'verify'], store.env);
+      expect(tampered.code, tampered.stderr).toBe(3);
+      const report = JSON.parse(tampered.stdout);
+      expect(report).toMatchObject({ ok: false, problemCount: 1, objectsChecked: 1 });
+      expect(report.problems).toEqual([
+        { kind: 'object_mismatch', projectId: 1, sha, detail: `project 1's blob ${sha}: its content hashes to f2ba8f84ab5c1bce84a7b441cb1959cfc7093b7f — the object was edited or swapped with another` },
+      ]);
+    } finally {
+      const cleanup = await store.open();
+      await cleanup.db.deleteFrom('repository_objects').where('sha', '=', sha).execute();
+      await cleanup.close();
+    }
+  });
+
   it('a closed pipe (| head) ends the command quietly', async () => {
     for (const args of [['projections'], ['events', 'export']]) {
       const result = await run(args, store.env, { closedStdout: true });
