@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
-import { applyActions, buildTrees, type FileAction, type FileEntry } from '../domain/repository/files.js';
+import { applyActions, buildTrees, type FileAction, type FileEntry, type Refusals } from '../domain/repository/files.js';
 import {
   type CommitDetail,
   type RepositoryCommand,
@@ -10,7 +10,7 @@ import {
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import { branchCheck, type BranchChange, isProtected } from '../domain/repository/push-access.js';
 import { reachableFromAny } from '../projections/repository/history.js';
-import { findObject, readFiles, resolveCommit, pushAccess } from '../projections/repository/queries.js';
+import { findCommit, findObject, lastCommitFor, readFiles, resolveCommit, pushAccess } from '../projections/repository/queries.js';
 import { run, spec } from './kernel/run.js';
 import { repository } from '../domain/repository/aggregate.js';
 import type { CommandContext, Writer } from './kernel/context.js';
@@ -94,6 +94,13 @@ export interface CommitInput {
   readonly author: { readonly name: string; readonly email: string };
   readonly committer: { readonly name: string; readonly email: string };
   readonly writer: RefWriter;
+  /** Whose words refuse an action on a file that is or is not there (src/domain/repository/files.ts); the commits API's by default. */
+  readonly refusals?: Refusals;
+  /**
+   * Files::UpdateService's `last_commit_id`: the commit the caller last saw change `path`. A
+   * newer change of it on the start branch refuses the commit.
+   */
+  readonly lastSeen?: { readonly path: string; readonly sha: string };
 }
 
 /**
@@ -119,9 +126,14 @@ export async function commitFiles(w: Writer, input: CommitInput): Promise<string
         throw serviceError(`A branch called '${input.branch}' already exists. Switch to that branch in order to make changes`);
       }
       const base = head ?? start;
+      if (input.lastSeen && start !== undefined) {
+        // Files::BaseService#file_has_changed?: the last commit of the path on the start branch.
+        const last = await lastCommitFor(trx, input.projectId, (await findCommit(trx, input.projectId, start))!, input.lastSeen.path);
+        if (last && last.sha !== input.lastSeen.sha) throw serviceError('You are attempting to update a file that has changed since you started editing it.');
+      }
       const parent = base === undefined ? undefined : await findObject(trx, input.projectId, base);
       const before = parent ? await readFiles(trx, input.projectId, parseCommit(parent.content).tree) : new Map<string, FileEntry>();
-      const { files, blobs } = applyActions(before, input.actions, empty);
+      const { files, blobs } = applyActions(before, input.actions, empty, input.refusals);
       const { root, trees } = buildTrees(files);
       const signature = (who: { name: string; email: string }): Signature => ({ name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 });
       const author = signature(input.author);

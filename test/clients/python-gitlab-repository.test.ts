@@ -38,6 +38,24 @@ try:
     project.commits.create({"branch": "feature", "commit_message": "x", "actions": [{"action": "create", "file_path": "README.md", "content": "x"}]})
 except gitlab.exceptions.GitlabCreateError as e:
     out["exists"] = [e.response_code, e.error_message]
+
+# The files API: one commit per call (python-gitlab's own tests build repositories this way).
+created = project.files.create({"file_path": "docs/notes.md", "branch": "master", "content": "first\n", "commit_message": "Add notes"})
+out["files_created"] = created.attributes
+notes = project.files.get(file_path="docs/notes.md", ref="master")
+notes.content = "second\n"
+notes.save(branch="master", commit_message="Edit notes")
+out["files_updated"] = project.files.get(file_path="docs/notes.md", ref="master").decode().decode()
+out["files_head"] = project.commits.list(ref_name="master", get_all=True)[0].title
+project.files.delete(file_path="docs/notes.md", branch="master", commit_message="Drop notes")
+try:
+    project.files.get(file_path="docs/notes.md", ref="master")
+except gitlab.exceptions.GitlabGetError as e:
+    out["files_deleted"] = [e.response_code, e.error_message]
+try:
+    project.files.create({"file_path": "README.md", "branch": "master", "content": "x", "commit_message": "x"})
+except gitlab.exceptions.GitlabCreateError as e:
+    out["files_exists"] = [e.response_code, e.error_message]
 `);
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: repository`, () => {
@@ -71,5 +89,13 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
       ['bin/run.sh', '100755'],
     ]);
     expect(out.exists).toEqual([400, 'Your changes could not be committed because a file with the name `README.md` already exists.']);
+  });
+
+  it('writes files one commit each: project.files.create() / ProjectFile.save() / project.files.delete()', () => {
+    expect(out.files_created).toMatchObject({ file_path: 'docs/notes.md', branch: 'master' });
+    expect(out.files_updated).toBe('second\n');
+    expect(out.files_head).toBe('Edit notes');
+    expect(out.files_deleted).toEqual([404, '404 File Not Found']);
+    expect(out.files_exists).toEqual([400, 'A file with this name already exists']);
   });
 });

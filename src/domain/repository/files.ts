@@ -30,6 +30,9 @@ export interface FileAction {
 const FILE_PATH = /^[\p{L}\p{N}_\-./@]*$/u;
 const TRAVERSAL = /^\.{1,2}$|^\.\.[/\\]|[/\\]\.\.$|[/\\]\.\.[/\\]|\n/;
 
+/** Gitlab::Utils.check_path_traversal!: what the API's `file_path: true` validator refuses ("should be a valid file path"). */
+export const isTraversal = (path: string) => TRAVERSAL.test(path);
+
 function checkPath(path: string) {
   const refusal = (reason: string) => serviceError(`Your changes could not be committed, because the file name, \`${path}\` ${reason}`);
   if (TRAVERSAL.test(path)) throw refusal('cannot include directory traversal. ');
@@ -39,8 +42,23 @@ function checkPath(path: string) {
 /** Git stores paths without leading, trailing or doubled slashes. */
 const normalize = (path: string) => path.split('/').filter((part) => part !== '').join('/');
 
+/**
+ * Who refuses an action on a file that is or is not there, and in which words: the commits
+ * API's Files::MultiService names the action and the path; the files API's single-file
+ * services leave it to git's index (Gitlab::Git::Index, in Gitaly), which names neither.
+ */
+export type Refusals = 'multi' | 'index';
+
+const INDEX_EXISTS = 'A file with this name already exists';
+const INDEX_MISSING = "A file with this name doesn't exist";
+
 /** The files after the actions, and the new blobs. Throws GitLab's refusal for the first bad action. */
-export function applyActions(before: FileMap, actions: readonly FileAction[], empty = before.size === 0): { files: Map<string, FileEntry>; blobs: GitObject[] } {
+export function applyActions(
+  before: FileMap,
+  actions: readonly FileAction[],
+  empty = before.size === 0,
+  refusals: Refusals = 'multi',
+): { files: Map<string, FileEntry>; blobs: GitObject[] } {
   const files = new Map(before);
   const blobs: GitObject[] = [];
   const write = (path: string, content: Uint8Array, mode: Mode) => {
@@ -52,11 +70,12 @@ export function applyActions(before: FileMap, actions: readonly FileAction[], em
     if (action.filePath.trim() === '') throw serviceError('You must specify a file_path.');
     checkPath(action.filePath);
     if (action.previousPath !== undefined) checkPath(action.previousPath);
-    if (empty && action.action !== 'create') throw serviceError(`No files to ${action.action}.`);
+    if (empty && action.action !== 'create' && refusals === 'multi') throw serviceError(`No files to ${action.action}.`);
     const path = normalize(action.filePath);
     if (action.action !== 'create') {
       const existing = action.action === 'move' ? action.previousPath : action.filePath;
       if (existing === undefined || !files.has(normalize(existing))) {
+        if (refusals === 'index') throw serviceError(INDEX_MISSING);
         if (action.action === 'move' && existing === undefined) throw serviceError(`You must supply the original file path when moving file \`${action.filePath}\`.`);
         throw serviceError(`File to be ${action.action}d \`${existing}\` does not exist.`);
       }
@@ -64,7 +83,7 @@ export function applyActions(before: FileMap, actions: readonly FileAction[], em
     const current = files.get(path);
     switch (action.action) {
       case 'create':
-        if (current) throw serviceError(`Your changes could not be committed because a file with the name \`${action.filePath}\` already exists.`);
+        if (current) throw serviceError(refusals === 'index' ? INDEX_EXISTS : `Your changes could not be committed because a file with the name \`${action.filePath}\` already exists.`);
         write(path, action.content ?? new Uint8Array(), MODES.file);
         break;
       case 'update':

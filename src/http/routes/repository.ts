@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
-import { commitFiles, createBranch, deleteBranch } from '../../commands/repository.js';
-import { DomainError, forbidden, notFound, paramErrors } from '../../domain/errors.js';
-import { ACTIONS, type FileAction } from '../../domain/repository/files.js';
+import { commitFiles, committerOf, createBranch, deleteBranch } from '../../commands/repository.js';
+import { DomainError, forbidden, notFound, paramErrors, serviceError } from '../../domain/errors.js';
+import { ACTIONS, isTraversal, type FileAction } from '../../domain/repository/files.js';
 import { MODES } from '../../domain/repository/objects.js';
 import { developersCan, matchingRefs } from '../../domain/repository/push-access.js';
 import {
@@ -28,7 +28,7 @@ import { branchAccess, refWriter } from './repository-access.js';
 
 /**
  * GitLab's repository API (12.x): API::Commits, API::Branches, API::Repositories' tree and
- * API::Files' reads, over the event-sourced repository (src/domain/repository/). Reads ask
+ * API::Files, over the event-sourced repository (src/domain/repository/). Reads ask
  * download_code (reporters, or anyone who sees a public or internal project); writes push_code
  * and the branch's protection.
  */
@@ -280,7 +280,75 @@ export const repositoryRoutes = new Hono<AppEnv>()
   .get('/projects/:id/repository/files/:file_path', async (c) => {
     const file = await fileAt(c);
     return c.json(await setFileHeaders(c, file));
+  })
+
+  // API::Files' writes: one commit of one action through Files::Create/Update/DeleteService,
+  // answered with the file's path and branch (201, 200) or nothing (204).
+  .post('/projects/:id/repository/files/:file_path', async (c) => {
+    const file = await writeFile(c, 'create');
+    return c.json(file, 201);
+  })
+
+  .put('/projects/:id/repository/files/:file_path', async (c) => {
+    const file = await writeFile(c, 'update');
+    return c.json(file, 200);
+  })
+
+  .delete('/projects/:id/repository/files/:file_path', async (c) => {
+    await writeFile(c, 'delete');
+    return c.body(null, 204);
   });
+
+/** API::Files' simple_file_params (DELETE), after `requires :file_path, file_path: true`. */
+const simpleFileShape = {
+  branch: required(t.string(), { notBlank: true }),
+  commit_message: required(t.string(), { notBlank: true }),
+  start_branch: optional(t.string()),
+  author_email: optional(t.string()),
+  author_name: optional(t.string()),
+};
+
+/** extended_file_params (POST, PUT): GitLab 12 knows only `base64` as an encoding; text is the default. */
+const extendedFileShape = {
+  ...simpleFileShape,
+  content: required(t.string()),
+  encoding: optional(t.values(['base64'])),
+  last_commit_id: optional(t.string()),
+};
+
+/**
+ * Files::CreateService, UpdateService, DeleteService (GitLab 12): push_code, then
+ * Commits::CreateService's checks (the branch may be pushed to, then the commit's own), and
+ * their refusals as `{"message": …}` with 400; git's index refuses a file that is (create)
+ * or is not (update, delete) there.
+ */
+async function writeFile(c: Context, action: 'create' | 'update' | 'delete'): Promise<{ file_path: string; branch: string }> {
+  const w = await requireWriter(c);
+  const filePath = c.req.param('file_path') ?? '';
+  const p = declaration(await rawParams(c));
+  p.check(isTraversal(filePath) ? 'file_path should be a valid file path' : undefined);
+  const parsed = action === 'delete' ? { ...p.parse(simpleFileShape), content: undefined, encoding: undefined, last_commit_id: undefined } : p.parse(extendedFileShape);
+  p.done();
+  const project = await userProject(c, w.auth, 'push_code');
+  const { may } = await branchAccess(c, project);
+  if (!may('push', parsed.branch)) throw serviceError('You are not allowed to push into this branch');
+  const committer = await committerOf(appContext(c).db, w.auth.user.id);
+  const content = parsed.content === undefined ? undefined : Buffer.from(parsed.content, parsed.encoding === 'base64' ? 'base64' : 'utf8');
+  await commitFiles(w, {
+    projectId: project.row.id,
+    branch: parsed.branch,
+    startBranch: parsed.start_branch ?? parsed.branch,
+    message: parsed.commit_message,
+    actions: [{ action, filePath, content }],
+    // Gitlab::Git::Repository#multi_action: the author given (both fields), else the committer.
+    author: parsed.author_email !== undefined && parsed.author_name !== undefined ? { name: parsed.author_name, email: parsed.author_email } : committer,
+    committer,
+    writer: refWriter(c, project)!,
+    refusals: 'index',
+    ...(parsed.last_commit_id !== undefined && action === 'update' ? { lastSeen: { path: filePath, sha: parsed.last_commit_id } } : {}),
+  });
+  return { file_path: filePath, branch: parsed.branch };
+}
 
 /** Header values go out as bytes: a name beyond Latin-1 as its UTF-8 bytes, as Rack sends it. */
 const headerValue = (value: string) => Buffer.from(value, 'utf8').toString('latin1');
