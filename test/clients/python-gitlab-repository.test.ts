@@ -39,6 +39,14 @@ try:
 except gitlab.exceptions.GitlabCreateError as e:
     out["exists"] = [e.response_code, e.error_message]
 
+# Blobs, merge base and a commit's refs.
+readme_blob = [t for t in project.repository_tree(ref="feature", get_all=True) if t["name"] == "README.md"][0]["id"]
+out["blob"] = project.repository_blob(readme_blob)
+out["raw_blob"] = project.repository_raw_blob(readme_blob).decode()
+out["merge_base"] = project.repository_merge_base(["feature", "master"])["id"]
+out["master_head"] = project.commits.get("master").id
+out["commit_refs"] = project.commits.get(out["master_head"]).refs()
+
 # The files API: one commit per call (python-gitlab's own tests build repositories this way).
 created = project.files.create({"file_path": "docs/notes.md", "branch": "master", "content": "first\n", "commit_message": "Add notes"})
 out["files_created"] = created.attributes
@@ -89,6 +97,16 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
       ['bin/run.sh', '100755'],
     ]);
     expect(out.exists).toEqual([400, 'Your changes could not be committed because a file with the name `README.md` already exists.']);
+  });
+
+  it('reads blobs, the merge base and a commit\'s refs: project.repository_blob() / _raw_blob() / _merge_base(), commit.refs()', () => {
+    expect(out.blob).toMatchObject({ encoding: 'base64', sha: expect.stringMatching(/^[0-9a-f]{40}$/), size: 23 });
+    expect(out.raw_blob).toBe('# Client Repo\n\nUpdated\n');
+    expect(out.merge_base).toBe(out.master_head);
+    expect(out.commit_refs).toEqual([
+      { type: 'branch', name: 'feature' },
+      { type: 'branch', name: 'master' },
+    ]);
   });
 
   it('writes files one commit each: project.files.create() / ProjectFile.save() / project.files.delete()', () => {

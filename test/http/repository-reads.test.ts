@@ -1,96 +1,130 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProject } from '../support/fixtures.js';
+import type { Visibility } from '../../src/domain/access.js';
+import { createProject, settled } from '../support/fixtures.js';
+import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
+import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-/** GitLab 12's repository reads: the commits of every ref (`all`), the file routes' X-Gitlab-* headers and HEAD. */
+/**
+ * GitLab 12's blobs, merge base and a commit's refs (issue 23 §3): GET …/repository/blobs/:sha
+ * (and /raw), GET …/repository/merge_base, GET …/repository/commits/:sha/refs.
+ */
 
 let api: TestServer;
-let clock = new Date('2020-03-01T10:00:00Z');
+let projectId: number;
+/** master: m1 — m2 — m3; f1 forks at m1 (f1a), f2 at m2 (f2a). */
+const sha = {} as Record<'m1' | 'm2' | 'm3' | 'f1a' | 'f2a', string>;
+
+const repo = (rest: string, id = projectId) => `/projects/${id}/repository${rest}`;
+async function commit(branch: string, path: string, startBranch?: string) {
+  const res = await api.post(repo('/commits'), {
+    branch,
+    commit_message: `${branch}: ${path}`,
+    actions: [{ action: 'create', file_path: path, content: `${path}\n` }],
+    ...(startBranch ? { start_branch: startBranch } : {}),
+  });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+}
+
 beforeAll(async () => {
-  api = await startTestServer({}, { now: () => clock });
+  api = await startTestServer();
+  await settled(api);
+  projectId = (await createProject(api)).id;
+  sha.m1 = await commit('master', 'one.txt');
+  sha.f1a = await commit('f1', 'f1.txt', 'master');
+  sha.m2 = await commit('master', 'two.txt');
+  sha.f2a = await commit('f2', 'f2.txt', 'master');
+  sha.m3 = await commit('master', 'three.txt');
 });
 afterAll(() => api.close());
 
-const repo = (projectId: number, rest = '') => `/projects/${projectId}/repository${rest}`;
-const create = (path: string, content: string) => ({ action: 'create', file_path: path, content });
-const tick = () => (clock = new Date(clock.getTime() + 60_000));
-
-async function commitTo(projectId: number, body: Record<string, unknown>): Promise<string> {
-  tick();
-  const res = await api.post(repo(projectId, '/commits'), body);
-  expect(res.status).toBe(201);
-  return res.body.id;
-}
-
-describe('GET /projects/:id/repository/commits', () => {
-  it('all=true lists the commits of every branch, newest first, each page in reverse (git log --all --reverse); ref_name is ignored', async () => {
-    const project = await createProject(api);
-    const c0 = await commitTo(project.id, { branch: 'master', commit_message: 'C0', actions: [create('a.txt', '0')] });
-    const c1 = await commitTo(project.id, { branch: 'master', commit_message: 'C1', actions: [{ action: 'update', file_path: 'a.txt', content: '1' }] });
-    const s1 = await commitTo(project.id, { branch: 'side', start_branch: 'master', commit_message: 'S1', actions: [create('s.txt', 's')] });
-    const c2 = await commitTo(project.id, { branch: 'master', commit_message: 'C2', actions: [create('b.txt', 'b')] });
-    expect((await api.post(repo(project.id, '/branches'), { branch: 'old', ref: c0 })).status).toBe(201);
-    const o1 = await commitTo(project.id, { branch: 'old', commit_message: 'O1', actions: [create('o.txt', 'o')] });
-    const ids = (res: { body: { id: string }[] }) => res.body.map((c) => c.id);
-
-    expect(ids(await api.get(repo(project.id, '/commits')))).toEqual([c2, c1, c0]);
-    const all = await api.get(repo(project.id, '/commits'), { query: { all: true } });
-    expect(all.status).toBe(200);
-    // GitLab: Gitaly's FindCommits runs `git log --all --reverse --skip --max-count`: the page is chosen, then reversed.
-    expect(ids(all)).toEqual([c0, c1, s1, c2, o1]);
-    expect(all.headers.get('x-total')).toBe('5');
-    expect(ids(await api.get(repo(project.id, '/commits'), { query: { all: true, ref_name: 'side' } }))).toEqual([c0, c1, s1, c2, o1]);
-    const page1 = await api.get(repo(project.id, '/commits'), { query: { all: 'true', per_page: 2 } });
-    expect(ids(page1)).toEqual([c2, o1]);
-    expect(page1.headers.get('x-total-pages')).toBe('3');
-    expect(ids(await api.get(repo(project.id, '/commits'), { query: { all: true, per_page: 2, page: 2 } }))).toEqual([c1, s1]);
-    expect(ids(await api.get(repo(project.id, '/commits'), { query: { all: true, per_page: 2, page: 3 } }))).toEqual([c0]);
-    expect(ids(await api.get(repo(project.id, '/commits'), { query: { all: true, path: 'a.txt' } }))).toEqual([c0, c1]);
-    expect(ids(await api.get(repo(project.id, '/commits'), { query: { all: false, ref_name: 'side' } }))).toEqual([s1, c1, c0]);
-    expect(await api.get(repo(project.id, '/commits'), { query: { all: 'maybe' } })).toMatchObject({ status: 400, body: { error: 'all is invalid' } });
-    const empty = await createProject(api);
-    expect((await api.get(repo(empty.id, '/commits'), { query: { all: true } })).body).toEqual([]);
+describe('GET /projects/:id/repository/blobs/:sha', () => {
+  it('answers a blob by its SHA (base64), raw as its bytes; a tree, a commit or an unknown SHA is 404 Blob', async () => {
+    const tree = (await api.get(repo('/tree'), { query: { ref: 'master' } })).body;
+    const one = tree.find((e: any) => e.name === 'one.txt');
+    expect(await api.get(repo(`/blobs/${one.id}`))).toMatchObject({ status: 200, body: { size: 8, encoding: 'base64', content: Buffer.from('one.txt\n').toString('base64'), sha: one.id } });
+    const raw = await api.get(repo(`/blobs/${one.id}/raw`));
+    expect(raw.status).toBe(200);
+    expect(raw.text).toBe('one.txt\n');
+    expect(raw.headers.get('content-type')).toMatch(/^text\/plain/);
+    const commit = (await api.get(repo('/commits/master'))).body;
+    for (const other of [commit.id, commit.parent_ids[0], 'f'.repeat(40), 'master', one.id.slice(0, 8)]) {
+      expect(await api.get(repo(`/blobs/${other}`))).toMatchObject({ status: 404, body: { message: '404 Blob Not Found' } });
+    }
   });
 });
 
-describe('GET and HEAD /projects/:id/repository/files/:file_path(/raw)', () => {
-  it("send GitLab 12's X-Gitlab-* headers (set_http_headers(blob_data)); HEAD answers them with no body", async () => {
-    const project = await createProject(api);
-    const first = await commitTo(project.id, { branch: 'master', commit_message: 'Guide', actions: [create('docs/guide.md', '# Guide\n'), create('docs/ünï.md', 'u')] });
-    const head = await commitTo(project.id, { branch: 'master', commit_message: 'Other', actions: [create('b.txt', 'b')] });
-    const file = await api.get(repo(project.id, '/files/docs%2Fguide.md'), { query: { ref: 'master' } });
-    expect(file.status).toBe(200);
-    const expected = {
-      'x-gitlab-file-name': 'guide.md',
-      'x-gitlab-file-path': 'docs/guide.md',
-      'x-gitlab-size': '8',
-      'x-gitlab-encoding': 'base64',
-      'x-gitlab-content-sha256': file.body.content_sha256,
-      'x-gitlab-ref': 'master',
-      'x-gitlab-blob-id': file.body.blob_id,
-      'x-gitlab-commit-id': head,
-      'x-gitlab-last-commit-id': first,
-    };
-    expect(file.body).toMatchObject({ commit_id: head, last_commit_id: first, size: 8 });
-    const gitlabHeaders = (headers: Headers) => Object.fromEntries([...headers].filter(([name]) => name.startsWith('x-gitlab-')));
-    expect(gitlabHeaders(file.headers)).toEqual(expected);
-    for (const path of ['/files/docs%2Fguide.md', '/files/docs%2Fguide.md/raw']) {
-      const res = await api.request('HEAD', repo(project.id, path), { query: { ref: 'master' } });
-      expect(res.status).toBe(200);
-      expect(res.text).toBe('');
-      expect(gitlabHeaders(res.headers)).toEqual(expected);
+describe('GET /projects/:id/repository/merge_base', () => {
+  it("answers the best common ancestor as Entities::Commit, for two refs and for more (git's hypothetical merge)", async () => {
+    const two = await api.get(repo('/merge_base'), { query: { refs: ['master', 'f1'] } });
+    expect(two).toMatchObject({ status: 200, body: { id: sha.m1, short_id: sha.m1.slice(0, 8), title: 'master: one.txt', parent_ids: [] } });
+    expect((await api.get(repo('/merge_base'), { query: { refs: ['f2', sha.m3] } })).body.id).toBe(sha.m2);
+    // git merge-base m3 f1a f2a: of m3 and a merge of f1a and f2a, the newer fork point.
+    expect((await api.get(repo('/merge_base'), { query: { refs: [sha.m3, sha.f1a, sha.f2a] } })).body.id).toBe(sha.m2);
+    expect((await api.get(repo('/merge_base'), { query: { refs: [sha.f1a, 'master'] } })).body.id).toBe(sha.m1);
+    expect((await api.get(repo('/merge_base'), { query: { refs: ['master', sha.m2] } })).body.id).toBe(sha.m2);
+  });
+
+  it('refuses fewer than two refs and names the refs it cannot find', async () => {
+    expect(await api.get(repo('/merge_base'))).toMatchObject({ status: 400, body: { error: 'refs is missing' } });
+    expect(await api.get(repo('/merge_base'), { query: { refs: ['master'] } })).toMatchObject({ status: 400, body: { message: 'Provide at least 2 refs' } });
+    expect(await api.get(repo('/merge_base'), { query: { refs: ['master', 'nope'] } })).toMatchObject({ status: 400, body: { message: 'Could not find ref: nope' } });
+    expect(await api.get(repo('/merge_base'), { query: { refs: ['gone', 'master', 'nope'] } })).toMatchObject({ status: 400, body: { message: 'Could not find refs: gone, nope' } });
+  });
+});
+
+describe('GET /projects/:id/repository/commits/:sha/refs', () => {
+  it('lists the branches that hold the commit, by name, paginated; type=tag has none', async () => {
+    const refs = async (of: string, query: Record<string, string | number> = {}) => api.get(repo(`/commits/${of}/refs`), { query });
+    expect((await refs(sha.m1)).body).toEqual([
+      { type: 'branch', name: 'f1' },
+      { type: 'branch', name: 'f2' },
+      { type: 'branch', name: 'master' },
+    ]);
+    expect((await refs(sha.m2)).body).toEqual([
+      { type: 'branch', name: 'f2' },
+      { type: 'branch', name: 'master' },
+    ]);
+    expect((await refs('f1')).body).toEqual([{ type: 'branch', name: 'f1' }]);
+    expect((await refs(sha.m3, { type: 'branch' })).body).toEqual([{ type: 'branch', name: 'master' }]);
+    expect((await refs(sha.m1, { type: 'tag' })).body).toEqual([]);
+    const page = await refs(sha.m1, { per_page: 2, page: 2 });
+    expect(page.body).toEqual([{ type: 'branch', name: 'master' }]);
+    expect(page.headers.get('x-total')).toBe('3');
+    expect(await refs(sha.m1, { type: 'tags' })).toMatchObject({ status: 400, body: { error: 'type does not have a valid value' } });
+    expect(await refs('f'.repeat(40))).toMatchObject({ status: 404, body: { message: '404 Commit Not Found' } });
+  });
+});
+
+// Whoever may download the code reads them; a private project of others is 404.
+// prettier-ignore
+const MATRIX: MatrixTable<Role, Visibility> = {
+  'GET blob':       { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200, guest: 200 } },
+  'GET raw blob':   { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200 }, public: { anonymous: 200, nonMember: 200 } },
+  'GET merge_base': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200 } },
+  'GET refs':       { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200 } },
+};
+
+describe('permissions', () => {
+  let callers: Callers;
+  const sources = new Map<Visibility, { id: number; blob: string; head: string }>();
+  beforeAll(async () => {
+    callers = await createCallers(api, { prefix: 'reads' });
+    for (const visibility of ['private', 'public'] as const) {
+      const id = await sourceWithRoles(api, callers, 'projects', visibility);
+      const made = await api.post(repo('/commits', id), { branch: 'master', commit_message: 'Base', actions: [{ action: 'create', file_path: 'a.txt', content: 'a' }] });
+      await api.post(repo('/branches', id), { branch: 'other', ref: 'master' });
+      const blob = (await api.get(repo('/tree', id))).body[0].id;
+      sources.set(visibility, { id, blob, head: made.body.id });
     }
-    const raw = await api.get(repo(project.id, '/files/docs%2Fguide.md/raw'), { query: { ref: 'master' } });
-    expect(raw.text).toBe('# Guide\n');
-    expect(gitlabHeaders(raw.headers)).toEqual(expected);
-    // A name beyond Latin-1 goes out as its UTF-8 bytes, as Rack sends it.
-    const unicode = await api.request('HEAD', repo(project.id, '/files/docs%2F%C3%BCn%C3%AF.md'), { query: { ref: head.slice(0, 8) } });
-    expect(unicode.status).toBe(200);
-    expect(Buffer.from(unicode.headers.get('x-gitlab-file-name')!, 'latin1').toString('utf8')).toBe('ünï.md');
-    expect(unicode.headers.get('x-gitlab-ref')).toBe(head.slice(0, 8));
-    const missing = await api.request('HEAD', repo(project.id, '/files/none.txt'), { query: { ref: 'master' } });
-    expect(missing.status).toBe(404);
-    expect(missing.text).toBe('');
-    expect(gitlabHeaders(missing.headers)).toEqual({});
+  });
+
+  permissionMatrix(MATRIX, async ({ endpoint, caller, visibility }) => {
+    const { id, blob, head } = sources.get(visibility)!;
+    const token = callers[caller].token;
+    const path = { 'GET blob': `/blobs/${blob}`, 'GET raw blob': `/blobs/${blob}/raw`, 'GET merge_base': '/merge_base', 'GET refs': `/commits/${head}/refs` }[endpoint]!;
+    const query = endpoint === 'GET merge_base' ? { refs: ['master', 'other'] } : undefined;
+    return (await api.get(repo(path, id), { token, ...(query ? { query } : {}) })).status;
   });
 });

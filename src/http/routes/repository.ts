@@ -24,6 +24,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { pageOf, setPaginationHeaders } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
+import { mergeBase, tipsContaining } from '../../projections/repository/history.js';
 import { branchAccess, refWriter } from './repository-access.js';
 
 /**
@@ -211,6 +212,18 @@ export const repositoryRoutes = new Hono<AppEnv>()
     return c.json(toCommitDetail(commit, webUrlOf(c, project), project.row.id, stats));
   })
 
+  // GitLab: the branches (and tags: none are kept yet) whose history holds the commit, by name.
+  .get('/projects/:id/repository/commits/:sha/refs', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, { type: withDefault(t.values(['branch', 'tag', 'all']), 'all') });
+    const project = await userProject(c, auth, 'download_code');
+    const commit = await commitOf(c, project, c.req.param('sha'));
+    const { db } = appContext(c);
+    const branches = p.type === 'tag' ? [] : await tipsContaining(db, project.row.id, commit.sha, await listBranches(db, project.row.id));
+    const refs = branches.map((branch) => ({ type: 'branch', name: branch.name })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return c.json(await pageOfArray(c, refs));
+  })
+
   // ─────────────── Branches ───────────────
   .get('/projects/:id/repository/branches', async (c) => {
     const auth = await authenticate(c);
@@ -242,6 +255,33 @@ export const repositoryRoutes = new Hono<AppEnv>()
     // Branches::DeleteService: the branch check refuses the default branch, and a protected one but to maintainers (400).
     await deleteBranch(w, project.row.id, branch.name, refWriter(c, project)!);
     return c.body(null, 204);
+  })
+
+  // ─────────────── Blobs and merge bases (API::Repositories) ───────────────
+  .get('/projects/:id/repository/blobs/:sha', async (c) => {
+    const blob = await blobOf(c);
+    return c.json({ size: blob.content.length, encoding: 'base64', content: Buffer.from(blob.content).toString('base64'), sha: blob.sha });
+  })
+
+  .get('/projects/:id/repository/blobs/:sha/raw', async (c) => {
+    const blob = await blobOf(c);
+    return c.body(Buffer.from(blob.content), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
+  })
+
+  .get('/projects/:id/repository/merge_base', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, { refs: required(t.array(t.string())) });
+    const project = await userProject(c, auth, 'download_code');
+    if (p.refs.length < 2) throw serviceError('Provide at least 2 refs');
+    const { db } = appContext(c);
+    // Gitlab::Git::MergeBase: each ref a commit, the unknown ones named in the order given.
+    const commits = await Promise.all(p.refs.map((ref) => resolveCommit(db, project.row.id, ref)));
+    const unknown = p.refs.filter((_, i) => commits[i] === undefined);
+    if (unknown.length > 0) throw serviceError(`Could not find ${unknown.length === 1 ? 'ref' : 'refs'}: ${unknown.join(', ')}`);
+    const [first, ...rest] = commits.map((commit) => commit!.sha);
+    const base = await mergeBase(db, project.row.id, first!, rest);
+    if (base === null) throw notFound('Merge Base');
+    return c.json(toCommit((await findCommit(db, project.row.id, base))!, webUrlOf(c, project)));
   })
 
   // ─────────────── Tree ───────────────
@@ -348,6 +388,16 @@ async function writeFile(c: Context, action: 'create' | 'update' | 'delete'): Pr
     ...(parsed.last_commit_id !== undefined && action === 'update' ? { lastSeen: { path: filePath, sha: parsed.last_commit_id } } : {}),
   });
   return { file_path: filePath, branch: parsed.branch };
+}
+
+/** API::Repositories#assign_blob_vars!: the blob of that SHA, or 404 `Blob Not Found` (a tree or a commit is not a blob). */
+async function blobOf(c: Context) {
+  const auth = await authenticate(c);
+  const project = await userProject(c, auth, 'download_code');
+  const sha = c.req.param('sha') ?? '';
+  const object = /^[0-9a-f]{40}$/.test(sha) ? await findObject(appContext(c).db, project.row.id, sha) : undefined;
+  if (!object || object.type !== 'blob') throw notFound('Blob');
+  return object;
 }
 
 /** Header values go out as bytes: a name beyond Latin-1 as its UTF-8 bytes, as Rack sends it. */

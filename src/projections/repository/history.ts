@@ -99,14 +99,16 @@ function dateOrder(graph: Graph, tip: string, keep: (sha: string) => boolean, wa
 
 /**
  * All the best common ancestors of `a` and `b` (`git merge-base --all`): the common
- * ancestors that are not an ancestor of another one, newest committer date first.
+ * ancestors that are not an ancestor of another one, newest committer date first. With
+ * several `b`s, git's `merge-base a b c`: those of `a` and a hypothetical merge of them.
  */
-export async function mergeBases(db: Db, projectId: number, a: string, b: string): Promise<string[]> {
+export async function mergeBases(db: Db, projectId: number, a: string, b: string | readonly string[]): Promise<string[]> {
+  const others = typeof b === 'string' ? [b] : b;
   const graph: Graph = new Map();
   const ofA = await reachable(db, projectId, graph, [a]);
   if (ofA.size === 0) return [];
-  if (ofA.has(b)) return [b];
-  const ofB = await reachable(db, projectId, graph, [b]);
+  if (others.length === 1 && ofA.has(others[0]!)) return [others[0]!];
+  const ofB = await reachable(db, projectId, graph, others);
   if (ofB.has(a)) return [a];
   const common = [...ofA].filter((sha) => ofB.has(sha));
   // An ancestor of a common commit is common too: mark every proper ancestor of one as redundant.
@@ -124,10 +126,10 @@ export async function mergeBases(db: Db, projectId: number, a: string, b: string
 }
 
 /**
- * `git merge-base a b`: the best common ancestor of two commits (the first of
- * `mergeBases`), or null when they share no history or one is not a commit of the project.
+ * `git merge-base a b` (or `a b c…`): the best common ancestor (the first of `mergeBases`),
+ * or null when they share no history or one is not a commit of the project.
  */
-export async function mergeBase(db: Db, projectId: number, a: string, b: string): Promise<string | null> {
+export async function mergeBase(db: Db, projectId: number, a: string, b: string | readonly string[]): Promise<string | null> {
   return (await mergeBases(db, projectId, a, b))[0] ?? null;
 }
 
@@ -160,4 +162,35 @@ export async function reachableFromAny(db: Db, projectId: number, sha: string, t
   const graph: Graph = new Map();
   const seen = await reachable(db, projectId, graph, tips, (found) => found === sha);
   return seen.has(sha);
+}
+
+/**
+ * The tips among `tips` that contain `sha` (`git branch --contains`): their histories loaded
+ * in one statement, then each commit judged once — it contains `sha` when it is `sha` or a
+ * parent does — in an iterative walk, so a long history does not exhaust the stack.
+ */
+export async function tipsContaining<T extends { readonly sha: string }>(db: Db, projectId: number, sha: string, tips: readonly T[]): Promise<T[]> {
+  const graph: Graph = new Map();
+  await load(db, projectId, graph, tips.map((tip) => tip.sha));
+  if (!graph.has(sha)) return [];
+  const contains = new Map<string, boolean>([[sha, true]]);
+  for (const tip of tips) {
+    const stack = [tip.sha];
+    while (stack.length > 0) {
+      const current = stack[stack.length - 1]!;
+      if (contains.has(current)) {
+        stack.pop();
+        continue;
+      }
+      const parents = graph.get(current)?.parents ?? [];
+      const pending = parents.filter((parent) => !contains.has(parent));
+      if (pending.length > 0) {
+        stack.push(...pending);
+        continue;
+      }
+      contains.set(current, parents.some((parent) => contains.get(parent)));
+      stack.pop();
+    }
+  }
+  return tips.filter((tip) => contains.get(tip.sha));
 }
