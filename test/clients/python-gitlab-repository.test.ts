@@ -46,6 +46,9 @@ out["raw_blob"] = project.repository_raw_blob(readme_blob).decode()
 out["merge_base"] = project.repository_merge_base(["feature", "master"])["id"]
 out["master_head"] = project.commits.get("master").id
 out["commit_refs"] = project.commits.get(out["master_head"]).refs()
+opened = project.mergerequests.create({"source_branch": "feature", "target_branch": "master", "title": "Client feature"})
+out["commit_mrs"] = [[m["iid"], m["title"]] for m in project.commits.get(commit.id).merge_requests()]
+out["opened_iid"] = opened.iid
 
 # The files API: one commit per call (python-gitlab's own tests build repositories this way).
 created = project.files.create({"file_path": "docs/notes.md", "branch": "master", "content": "first\n", "commit_message": "Add notes"})
@@ -99,10 +102,11 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
     expect(out.exists).toEqual([400, 'Your changes could not be committed because a file with the name `README.md` already exists.']);
   });
 
-  it('reads blobs, the merge base and a commit\'s refs: project.repository_blob() / _raw_blob() / _merge_base(), commit.refs()', () => {
+  it('reads blobs, the merge base and a commit\'s refs: project.repository_blob() / _raw_blob() / _merge_base(), commit.refs() / .merge_requests()', () => {
     expect(out.blob).toMatchObject({ encoding: 'base64', sha: expect.stringMatching(/^[0-9a-f]{40}$/), size: 23 });
     expect(out.raw_blob).toBe('# Client Repo\n\nUpdated\n');
     expect(out.merge_base).toBe(out.master_head);
+    expect(out.commit_mrs).toEqual([[out.opened_iid, 'Client feature']]);
     expect(out.commit_refs).toEqual([
       { type: 'branch', name: 'feature' },
       { type: 'branch', name: 'master' },

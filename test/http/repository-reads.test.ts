@@ -97,6 +97,31 @@ describe('GET /projects/:id/repository/commits/:sha/refs', () => {
   });
 });
 
+describe('GET /projects/:id/repository/commits/:sha/merge_requests', () => {
+  it("lists the merge requests whose latest version holds the commit, newest first, as MergeRequestBasic", async () => {
+    const mr = await api.post(`/projects/${projectId}/merge_requests`, { source_branch: 'f1', target_branch: 'master', title: 'F1' });
+    expect(mr.status).toBe(201);
+    const of = async (ref: string, query: Record<string, number> = {}) => api.get(repo(`/commits/${ref}/merge_requests`), { query });
+    const listed = await of(sha.f1a);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([expect.objectContaining({ id: mr.body.id, iid: mr.body.iid, title: 'F1', source_branch: 'f1', sha: sha.f1a })]);
+    const basic = (await api.get(`/projects/${projectId}/merge_requests`, { query: { iids: [mr.body.iid] } })).body[0];
+    expect(listed.body[0]).toEqual(basic);
+    expect((await of(sha.m1)).body).toEqual([]);
+    // A push to the source branch takes a new version; the commit is still in it, and so is the new one.
+    const next = await commit('f1', 'f1-more.txt');
+    await settled(api);
+    expect((await of(next)).body.map((m: any) => m.iid)).toEqual([mr.body.iid]);
+    expect((await of(sha.f1a)).body.map((m: any) => m.iid)).toEqual([mr.body.iid]);
+    const second = await api.post(`/projects/${projectId}/merge_requests`, { source_branch: 'f1', target_branch: 'f2', title: 'F1 into F2' });
+    expect(second.status).toBe(201);
+    const both = await of('f1', { per_page: 1 });
+    expect(both.body.map((m: any) => m.iid)).toEqual([second.body.iid]);
+    expect(both.headers.get('x-total')).toBe('2');
+    expect(await of('f'.repeat(40))).toMatchObject({ status: 404, body: { message: '404 Commit Not Found' } });
+  });
+});
+
 // Whoever may download the code reads them; a private project of others is 404.
 // prettier-ignore
 const MATRIX: MatrixTable<Role, Visibility> = {
@@ -104,6 +129,7 @@ const MATRIX: MatrixTable<Role, Visibility> = {
   'GET raw blob':   { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200 }, public: { anonymous: 200, nonMember: 200 } },
   'GET merge_base': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200 } },
   'GET refs':       { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200 } },
+  'GET commit MRs': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200, guest: 200 } },
 };
 
 describe('permissions', () => {
@@ -123,7 +149,13 @@ describe('permissions', () => {
   permissionMatrix(MATRIX, async ({ endpoint, caller, visibility }) => {
     const { id, blob, head } = sources.get(visibility)!;
     const token = callers[caller].token;
-    const path = { 'GET blob': `/blobs/${blob}`, 'GET raw blob': `/blobs/${blob}/raw`, 'GET merge_base': '/merge_base', 'GET refs': `/commits/${head}/refs` }[endpoint]!;
+    const path = {
+      'GET blob': `/blobs/${blob}`,
+      'GET raw blob': `/blobs/${blob}/raw`,
+      'GET merge_base': '/merge_base',
+      'GET refs': `/commits/${head}/refs`,
+      'GET commit MRs': `/commits/${head}/merge_requests`,
+    }[endpoint]!;
     const query = endpoint === 'GET merge_base' ? { refs: ['master', 'other'] } : undefined;
     return (await api.get(repo(path, id), { token, ...(query ? { query } : {}) })).status;
   });

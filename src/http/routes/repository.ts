@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { sql } from 'kysely';
 import { commitFiles, committerOf, createBranch, deleteBranch } from '../../commands/repository.js';
 import { DomainError, forbidden, notFound, paramErrors, serviceError } from '../../domain/errors.js';
 import { ACTIONS, isTraversal, type FileAction } from '../../domain/repository/files.js';
@@ -19,9 +20,11 @@ import {
 } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
 import { toBranch, toCommit, toCommitDetail, toFile, toTreeObject } from '../entities/repository.js';
+import { toMergeRequestBasic } from '../entities/merge-requests.js';
+import { mergeRequestViews } from '../../projections/merge-requests/queries.js';
 import { authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { pageOf, setPaginationHeaders } from '../kernel/pagination.js';
+import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 import { mergeBase, tipsContaining } from '../../projections/repository/history.js';
@@ -222,6 +225,29 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const branches = p.type === 'tag' ? [] : await tipsContaining(db, project.row.id, commit.sha, await listBranches(db, project.row.id));
     const refs = branches.map((branch) => ({ type: 'branch', name: branch.name })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return c.json(await pageOfArray(c, refs));
+  })
+
+  // MergeRequestsFinder's commit_sha: the project's merge requests whose latest version holds the commit, newest first.
+  .get('/projects/:id/repository/commits/:sha/merge_requests', async (c) => {
+    const auth = await authenticate(c);
+    const project = await userProject(c, auth, 'read_merge_request');
+    const commit = await commitOf(c, project, c.req.param('sha'));
+    const { db, config } = appContext(c);
+    const query = db
+      .selectFrom('merge_requests')
+      .selectAll('merge_requests')
+      .where('merge_requests.project_id', '=', project.row.id)
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('merge_request_versions as v')
+            .select('v.id')
+            .whereRef('v.id', '=', 'merge_requests.latest_version_id')
+            .where(sql<boolean>`${commit.sha} = any(v.commit_shas)`),
+        ),
+      );
+    const rows = await paginate(c, query, (q) => q.orderBy('merge_requests.created_at', 'desc').orderBy('merge_requests.id', 'desc'));
+    const views = await mergeRequestViews(db, rows, new Map([[project.row.id, project.row.path_with_namespace]]));
+    return c.json(views.map((view) => toMergeRequestBasic(view, config)));
   })
 
   // ─────────────── Branches ───────────────
