@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Visibility } from '../../src/domain/access.js';
-import { createProject, settled } from '../support/fixtures.js';
+import { createProject, eventually, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -101,6 +101,8 @@ describe('GET /projects/:id/repository/commits/:sha/merge_requests', () => {
   it("lists the merge requests whose latest version holds the commit, newest first, as MergeRequestBasic", async () => {
     const mr = await api.post(`/projects/${projectId}/merge_requests`, { source_branch: 'f1', target_branch: 'master', title: 'F1' });
     expect(mr.status).toBe(201);
+    // The mergeability check runs after the opening: the two reads compared below must both see it.
+    await eventually(async () => ((await api.get(`/projects/${projectId}/merge_requests`)).body[0]?.merge_status === 'can_be_merged' ? true : undefined));
     const of = async (ref: string, query: Record<string, number> = {}) => api.get(repo(`/commits/${ref}/merge_requests`), { query });
     const listed = await of(sha.f1a);
     expect(listed.status).toBe(200);
@@ -110,8 +112,7 @@ describe('GET /projects/:id/repository/commits/:sha/merge_requests', () => {
     expect((await of(sha.m1)).body).toEqual([]);
     // A push to the source branch takes a new version; the commit is still in it, and so is the new one.
     const next = await commit('f1', 'f1-more.txt');
-    await settled(api);
-    expect((await of(next)).body.map((m: any) => m.iid)).toEqual([mr.body.iid]);
+    expect(await eventually(async () => ((await of(next)).body.length > 0 ? (await of(next)).body.map((m: any) => m.iid) : undefined))).toEqual([mr.body.iid]);
     expect((await of(sha.f1a)).body.map((m: any) => m.iid)).toEqual([mr.body.iid]);
     const second = await api.post(`/projects/${projectId}/merge_requests`, { source_branch: 'f1', target_branch: 'f2', title: 'F1 into F2' });
     expect(second.status).toBe(201);
