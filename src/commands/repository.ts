@@ -10,7 +10,8 @@ import {
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import { branchCheck, type BranchChange, isProtected } from '../domain/repository/push-access.js';
 import { reachableFromAny } from '../projections/repository/history.js';
-import { findCommit, findObject, lastCommitFor, readFiles, resolveCommit, pushAccess } from '../projections/repository/queries.js';
+import { findCommit, findCommits, findObject, lastCommitFor, readFiles, resolveCommit, pushAccess, type CommitView } from '../projections/repository/queries.js';
+import { pickCommit } from '../projections/repository/merges.js';
 import { run, spec } from './kernel/run.js';
 import { repository } from '../domain/repository/aggregate.js';
 import type { CommandContext, Writer } from './kernel/context.js';
@@ -242,4 +243,89 @@ export async function deleteBranch(w: Writer, projectId: number, branch: string,
       return command;
     },
   );
+}
+
+// ───────────────────────────── Cherry-pick and revert ─────────────────────────────
+
+export interface PickInput {
+  readonly projectId: number;
+  readonly branch: string;
+  readonly commitSha: string;
+  readonly direction: 'cherry_pick' | 'revert';
+  readonly committer: { readonly name: string; readonly email: string };
+  readonly writer: RefWriter;
+}
+
+/**
+ * POST …/commits/:sha/cherry_pick and …/revert (GitLab 12's Commits::CherryPickService and
+ * RevertService, through Gitaly's UserCherryPick / UserRevert): the commit's change applied
+ * to the branch's head, or taken back from it, as one new commit on the branch. A conflict,
+ * or a change that changes nothing, is GitLab's "Sorry, we cannot …" (400). A cherry-pick
+ * keeps the commit's author; a revert is the caller's. Returns the new commit.
+ */
+export async function pickOnto(w: Writer, input: PickInput): Promise<string> {
+  const time = Math.floor(w.ctx.now().getTime() / 1000);
+  let sha = '';
+  await run(w, repository, input.projectId, async (trx): Promise<RepositoryCommand> => {
+    const { projectId, branch, commitSha, direction } = input;
+    const head = await lockedHead(trx, projectId, branch);
+    if (head === undefined) throw serviceError('You can only create or edit files when you are on a branch');
+    const picked = (await findCommit(trx, projectId, commitSha))!;
+    const merged = await pickCommit(trx, projectId, commitSha, head, direction);
+    const { root, trees } = buildTrees(merged.files);
+    const mergeRequest = await mergedMergeRequest(trx, projectId, picked);
+    const what = mergeRequest ? 'merge request' : 'commit';
+    const verb = direction === 'revert' ? 'revert' : 'cherry-pick';
+    if (merged.conflicts.length > 0 || root === (await findCommit(trx, projectId, head))!.tree) {
+      throw serviceError(`Sorry, we cannot ${verb} this ${what} automatically. This ${what} may already have been ${verb}ed, or a more recent commit may have updated some of its content.`);
+    }
+    const committer: Signature = { name: cleanIdent(input.committer.name), email: cleanIdent(input.committer.email), time, tzOffset: 0 };
+    const author = direction === 'cherry_pick' ? picked.author : committer;
+    const message = direction === 'revert' ? revertMessage(picked, mergeRequest) : await cherryPickMessage(trx, projectId, picked, mergeRequest);
+    const made = commit({ tree: root, parents: [head], author, committer, message });
+    await storeObjects(trx, projectId, [...merged.blobs, ...trees, made]);
+    sha = made.sha;
+    const move: RepositoryCommand = { type: 'PushBranch', branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message, author })] };
+    await checkBranchWrites(trx, projectId, input.writer, [move]);
+    return move;
+  });
+  return sha;
+}
+
+/** Commit#merged_merge_request: the merged merge request whose merge commit it is (a merge commit only). */
+async function mergedMergeRequest(db: Db, projectId: number, picked: CommitView): Promise<{ iid: number; commitShas: string[] } | undefined> {
+  if (picked.parents.length < 2) return undefined;
+  const row = await db
+    .selectFrom('merge_requests as m')
+    .innerJoin('merge_request_versions as v', 'v.id', 'm.latest_version_id')
+    .select(['m.iid', 'v.commit_shas'])
+    .where('m.project_id', '=', projectId)
+    .where('m.merge_commit_sha', '=', picked.sha)
+    .executeTakeFirst();
+  return row && { iid: row.iid, commitShas: row.commit_shas };
+}
+
+/** Commit#title: the first line; from 100 characters on, cut at the last space within the first 80, with '…' (Rails' truncate(81, separator: ' ')). */
+function titleOf(message: string): string {
+  const full = Array.from(message.split(/[\r\n]/, 1)[0] ?? '');
+  if (full.length < 100) return full.join('');
+  const space = full.lastIndexOf(' ', 80);
+  return `${full.slice(0, space === -1 ? 80 : space).join('')}…`;
+}
+
+/** Commit#revert_message. */
+function revertMessage(picked: CommitView, mergeRequest: { iid: number } | undefined): string {
+  const description = mergeRequest ? `This reverts merge request !${mergeRequest.iid}` : `This reverts commit ${picked.sha}`;
+  return `Revert "${titleOf(picked.message).trim()}"\n\n${description}`;
+}
+
+/** Commit#cherry_pick_message: a merge request's merge commit also lists the merge request's commits, oldest first. */
+async function cherryPickMessage(db: Db, projectId: number, picked: CommitView, mergeRequest: { commitShas: string[] } | undefined): Promise<string> {
+  const body = [`(cherry picked from commit ${picked.sha})`];
+  const commits = mergeRequest ? await findCommits(db, projectId, mergeRequest.commitShas) : [];
+  if (commits.length > 0) {
+    body.push('');
+    for (const each of [...commits].reverse()) body.push(`${each.sha.slice(0, 8)} ${titleOf(each.message)}`);
+  }
+  return `${picked.message}\n\n${body.join('\n')}`;
 }

@@ -50,6 +50,14 @@ opened = project.mergerequests.create({"source_branch": "feature", "target_branc
 out["commit_mrs"] = [[m["iid"], m["title"]] for m in project.commits.get(commit.id).merge_requests()]
 out["opened_iid"] = opened.iid
 
+# Revert and cherry-pick.
+picked_from = project.commits.create({"branch": "pick-source", "start_branch": "master", "commit_message": "To pick", "actions": [{"action": "create", "file_path": "picked.txt", "content": "p"}]})
+project.commits.get(picked_from.id).cherry_pick(branch="master")
+out["after_pick"] = project.commits.list(ref_name="master", get_all=True)[0].message
+reverted = project.commits.get(project.commits.list(ref_name="master", get_all=True)[0].id).revert(branch="master")
+out["reverted"] = reverted["title"]
+out["picked_from"] = picked_from.id
+
 # The files API: one commit per call (python-gitlab's own tests build repositories this way).
 created = project.files.create({"file_path": "docs/notes.md", "branch": "master", "content": "first\n", "commit_message": "Add notes"})
 out["files_created"] = created.attributes
@@ -111,6 +119,11 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
       { type: 'branch', name: 'feature' },
       { type: 'branch', name: 'master' },
     ]);
+  });
+
+  it('cherry-picks and reverts: commit.cherry_pick() / .revert()', () => {
+    expect(out.after_pick).toBe(`To pick\n\n(cherry picked from commit ${out.picked_from})`);
+    expect(out.reverted).toBe('Revert "To pick"');
   });
 
   it('writes files one commit each: project.files.create() / ProjectFile.save() / project.files.delete()', () => {

@@ -1,6 +1,6 @@
 import { Hono, type Context } from 'hono';
 import { sql } from 'kysely';
-import { commitFiles, committerOf, createBranch, deleteBranch } from '../../commands/repository.js';
+import { commitFiles, committerOf, createBranch, deleteBranch, pickOnto } from '../../commands/repository.js';
 import { DomainError, forbidden, notFound, paramErrors, serviceError } from '../../domain/errors.js';
 import { ACTIONS, isTraversal, type FileAction } from '../../domain/repository/files.js';
 import { MODES } from '../../domain/repository/objects.js';
@@ -227,6 +227,9 @@ export const repositoryRoutes = new Hono<AppEnv>()
     return c.json(await pageOfArray(c, refs));
   })
 
+  .post('/projects/:id/repository/commits/:sha/cherry_pick', (c) => pick(c, 'cherry_pick'))
+  .post('/projects/:id/repository/commits/:sha/revert', (c) => pick(c, 'revert'))
+
   // MergeRequestsFinder's commit_sha: the project's merge requests whose latest version holds the commit, newest first.
   .get('/projects/:id/repository/commits/:sha/merge_requests', async (c) => {
     const auth = await authenticate(c);
@@ -414,6 +417,31 @@ async function writeFile(c: Context, action: 'create' | 'update' | 'delete'): Pr
     ...(parsed.last_commit_id !== undefined && action === 'update' ? { lastSeen: { path: filePath, sha: parsed.last_commit_id } } : {}),
   });
   return { file_path: filePath, branch: parsed.branch };
+}
+
+/**
+ * API::Commits' cherry_pick and revert (GitLab 12): download_code, push access to `branch`
+ * (403), the commit (404 Commit), the branch (404 Branch), then Commits::CherryPickService or
+ * RevertService (400 with its message); 201 with Entities::Commit of the new commit.
+ */
+async function pick(c: Context, direction: 'cherry_pick' | 'revert') {
+  const w = await requireWriter(c);
+  const p = await params(c, { branch: required(t.string(), { notBlank: true }) });
+  const project = await userProject(c, w.auth, 'download_code');
+  const { may } = await branchAccess(c, project);
+  if (!may('push', p.branch)) throw forbidden('You are not allowed to push into this branch');
+  const commit = await commitOf(c, project, c.req.param('sha') ?? '');
+  const { db } = appContext(c);
+  if (!(await findBranch(db, project.row.id, p.branch))) throw notFound('Branch');
+  const sha = await pickOnto(w, {
+    projectId: project.row.id,
+    branch: p.branch,
+    commitSha: commit.sha,
+    direction,
+    committer: await committerOf(db, w.auth.user.id),
+    writer: refWriter(c, project)!,
+  });
+  return c.json(toCommit((await findCommit(db, project.row.id, sha))!, webUrlOf(c, project)), 201);
 }
 
 /** API::Repositories#assign_blob_vars!: the blob of that SHA, or 404 `Blob Not Found` (a tree or a commit is not a blob). */

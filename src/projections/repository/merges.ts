@@ -3,7 +3,7 @@ import { notFound } from '../../domain/errors.js';
 import type { FileEntry } from '../../domain/repository/files.js';
 import { blobsToRead, type MergeConflict, mergeTrees, type TreeMerge } from '../../domain/repository/merge.js';
 import { mergeBase } from './history.js';
-import { findCommit, readFiles } from './queries.js';
+import { findCommit, readBlobs, readFiles } from './queries.js';
 
 /**
  * The three-way merge of two commits of a project's repository, read from its objects:
@@ -38,22 +38,6 @@ export async function mergeCommits(db: Db, projectId: number, sourceSha: string,
   return { ...mergeTrees(baseFiles, ours, theirs, contents), mergeBase: base };
 }
 
-/** Blob contents by SHA, in one query per 500. */
-async function readBlobs(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, Uint8Array>> {
-  const contents = new Map<string, Uint8Array>();
-  for (let i = 0; i < shas.length; i += 500) {
-    const rows = await db
-      .selectFrom('repository_objects')
-      .select(['sha', 'content'])
-      .where('project_id', '=', projectId)
-      .where('type', '=', 'blob')
-      .where('sha', 'in', shas.slice(i, i + 500))
-      .execute();
-    for (const row of rows) contents.set(row.sha, new Uint8Array(row.content));
-  }
-  return contents;
-}
-
 /**
  * Can `sourceSha` be merged into `targetSha` without conflicts (GitLab's
  * `repository.can_be_merged?(source_sha, target_branch)`)? A source already in the
@@ -65,3 +49,23 @@ export async function mergeability(db: Db, projectId: number, sourceSha: string,
   return { canBeMerged: merged.conflicts.length === 0, conflicts: merged.conflicts, mergeBase: merged.mergeBase };
 }
 
+
+/**
+ * A commit's change applied to `ontoSha` (git cherry-pick, mainline 1 for a merge commit),
+ * or taken back from it (git revert): the three-way merge of `ontoSha` with the commit
+ * against its first parent (cherry-pick), or with its first parent against the commit
+ * (revert). A root commit's parent is the empty tree.
+ */
+export async function pickCommit(db: Db, projectId: number, commitSha: string, ontoSha: string, direction: 'cherry_pick' | 'revert'): Promise<TreeMerge> {
+  const [picked, onto] = await Promise.all([findCommit(db, projectId, commitSha), findCommit(db, projectId, ontoSha)]);
+  if (!picked || !onto) throw notFound('Commit');
+  const parent = picked.parents[0] === undefined ? undefined : await findCommit(db, projectId, picked.parents[0]);
+  const [before, after, ours] = await Promise.all([
+    parent ? readFiles(db, projectId, parent.tree) : new Map<string, FileEntry>(),
+    readFiles(db, projectId, picked.tree),
+    readFiles(db, projectId, onto.tree),
+  ]);
+  const [base, theirs] = direction === 'cherry_pick' ? [before, after] : [after, before];
+  const contents = await readBlobs(db, projectId, blobsToRead(base, ours, theirs));
+  return mergeTrees(base, ours, theirs, contents);
+}

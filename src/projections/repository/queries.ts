@@ -229,11 +229,14 @@ export async function commitStats(db: Db, projectId: number, commit: CommitView)
   return { additions, deletions };
 }
 
-/** Blobs' contents by SHA, in one query. */
+/** Blobs' contents by SHA, in one query per 1,000 (a statement takes at most 65,535 parameters). */
 export async function readBlobs(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, Uint8Array>> {
-  if (shas.length === 0) return new Map();
-  const rows = await db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', projectId).where('sha', 'in', [...shas]).execute();
-  return new Map(rows.map((row) => [row.sha, new Uint8Array(row.content)]));
+  const contents = new Map<string, Uint8Array>();
+  for (let i = 0; i < shas.length; i += 1000) {
+    const rows = await db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', projectId).where('sha', 'in', shas.slice(i, i + 1000)).execute();
+    for (const row of rows) contents.set(row.sha, new Uint8Array(row.content));
+  }
+  return contents;
 }
 
 /**
