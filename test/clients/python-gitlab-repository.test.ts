@@ -50,6 +50,8 @@ opened = project.mergerequests.create({"source_branch": "feature", "target_branc
 out["commit_mrs"] = [[m["iid"], m["title"]] for m in project.commits.get(commit.id).merge_requests()]
 out["opened_iid"] = opened.iid
 
+out["contributors"] = project.repository_contributors(order_by="name", sort="asc")
+
 # Revert and cherry-pick.
 picked_from = project.commits.create({"branch": "pick-source", "start_branch": "master", "commit_message": "To pick", "actions": [{"action": "create", "file_path": "picked.txt", "content": "p"}]})
 project.commits.get(picked_from.id).cherry_pick(branch="master")
@@ -119,6 +121,10 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
       { type: 'branch', name: 'feature' },
       { type: 'branch', name: 'master' },
     ]);
+  });
+
+  it('lists contributors: project.repository_contributors()', () => {
+    expect(out.contributors).toEqual([{ name: 'Administrator', email: 'admin@example.com', commits: 1, additions: 0, deletions: 0 }]);
   });
 
   it('cherry-picks and reverts: commit.cherry_pick() / .revert()', () => {

@@ -123,6 +123,52 @@ describe('GET /projects/:id/repository/commits/:sha/merge_requests', () => {
   });
 });
 
+describe('GET /projects/:id/repository/contributors', () => {
+  it("groups the default branch's commits but merges by author email, as met (newest first), or ordered", async () => {
+    const id = (await createProject(api)).id;
+    const as = async (branch: string, path: string, author?: [string, string], start?: string) => {
+      const res = await api.post(repo('/commits', id), {
+        branch,
+        commit_message: path,
+        actions: [{ action: 'create', file_path: path, content: path }],
+        ...(author ? { author_name: author[0], author_email: author[1] } : {}),
+        ...(start ? { start_branch: start } : {}),
+      });
+      expect(res.status).toBe(201);
+    };
+    await as('master', 'a1', ['Ada', 'ada@example.com']);
+    await as('master', 'b1', ['Bob', 'bob@example.com']);
+    await as('master', 'a2', ['Ada Lovelace', 'ada@example.com']);
+    const list = async (query: Record<string, string | number> = {}) => api.get(repo('/contributors', id), { query });
+    // As met, newest commit first: Ada's second (her name as it is there), then Bob.
+    const asMet = await list();
+    expect(asMet.status).toBe(200);
+    expect(asMet.body).toEqual([
+      { name: 'Ada Lovelace', email: 'ada@example.com', commits: 2, additions: 0, deletions: 0 },
+      { name: 'Bob', email: 'bob@example.com', commits: 1, additions: 0, deletions: 0 },
+    ]);
+    // A merged topic: Zed's commit counts, the merge commit (root's) does not.
+    await as('topic', 'z1', ['Zed', 'zed@example.com'], 'master');
+    const mr = await api.post(`/projects/${id}/merge_requests`, { source_branch: 'topic', target_branch: 'master', title: 'Topic' });
+    expect((await api.put(`/projects/${id}/merge_requests/${mr.body.iid}/merge`, {})).status).toBe(200);
+    expect((await list({ order_by: 'name', sort: 'asc' })).body).toEqual([
+      { name: 'Ada Lovelace', email: 'ada@example.com', commits: 2, additions: 0, deletions: 0 },
+      { name: 'Bob', email: 'bob@example.com', commits: 1, additions: 0, deletions: 0 },
+      { name: 'Zed', email: 'zed@example.com', commits: 1, additions: 0, deletions: 0 },
+    ]);
+    expect((await list({ order_by: 'commits', sort: 'desc' })).body.map((c: any) => c.email)[0]).toBe('ada@example.com');
+    expect((await list({ order_by: 'email', sort: 'desc' })).body.map((c: any) => c.name)).toEqual(['Zed', 'Bob', 'Ada Lovelace']);
+    // An order without a sort leaves them as met (Commit.order_by needs both).
+    expect(new Set((await list({ order_by: 'name' })).body.map((c: any) => c.name))).toEqual(new Set(['Zed', 'Ada Lovelace', 'Bob']));
+    expect((await list({ order_by: 'name' })).body.map((c: any) => c.name)).toEqual((await list()).body.map((c: any) => c.name));
+    const paged = await list({ order_by: 'name', sort: 'asc', per_page: 2, page: 2 });
+    expect(paged.body.map((c: any) => c.name)).toEqual(['Zed']);
+    expect(paged.headers.get('x-total')).toBe('3');
+    expect(await list({ order_by: 'size' })).toMatchObject({ status: 400, body: { error: 'order_by does not have a valid value' } });
+    expect(await api.get(repo('/contributors', (await createProject(api)).id))).toMatchObject({ status: 404, body: { message: '404 Not Found' } });
+  });
+});
+
 // Whoever may download the code reads them; a private project of others is 404.
 // prettier-ignore
 const MATRIX: MatrixTable<Role, Visibility> = {
@@ -130,6 +176,7 @@ const MATRIX: MatrixTable<Role, Visibility> = {
   'GET raw blob':   { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200 }, public: { anonymous: 200, nonMember: 200 } },
   'GET merge_base': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200 } },
   'GET refs':       { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200 } },
+  'GET contributors': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200 } },
   'GET commit MRs': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200, guest: 200 } },
 };
 
@@ -156,6 +203,7 @@ describe('permissions', () => {
       'GET merge_base': '/merge_base',
       'GET refs': `/commits/${head}/refs`,
       'GET commit MRs': `/commits/${head}/merge_requests`,
+      'GET contributors': '/contributors',
     }[endpoint]!;
     const query = endpoint === 'GET merge_base' ? { refs: ['master', 'other'] } : undefined;
     return (await api.get(repo(path, id), { token, ...(query ? { query } : {}) })).status;

@@ -37,6 +37,9 @@ import { branchAccess, refWriter } from './repository-access.js';
  * and the branch's protection.
  */
 
+/** Repository#contributors reads this many commits of the default branch (merges skipped). */
+const CONTRIBUTOR_COMMITS = 2000;
+
 const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
 
 /** The page of an array, with GitLab's headers (Kaminari.paginate_array). */
@@ -311,6 +314,34 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const base = await mergeBase(db, project.row.id, first!, rest);
     if (base === null) throw notFound('Merge Base');
     return c.json(toCommit((await findCommit(db, project.row.id, base))!, webUrlOf(c, project)));
+  })
+
+  // Repository#contributors (GitLab 12): the default branch's first 2,000 commits but merges, by author email.
+  .get('/projects/:id/repository/contributors', async (c) => {
+    const auth = await authenticate(c);
+    const p = await params(c, { order_by: optional(t.values(['email', 'name', 'commits'])), sort: optional(t.values(['asc', 'desc'])) });
+    const project = await userProject(c, auth, 'download_code');
+    const { db } = appContext(c);
+    const head = project.row.default_branch === null ? undefined : await resolveCommit(db, project.row.id, project.row.default_branch);
+    // GitLab rescues an empty repository's failure as a bare 404.
+    if (!head) throw notFound();
+    const log = (await commitLog(db, project.row.id, head)).filter((commit) => commit.parents.length < 2).slice(0, CONTRIBUTOR_COMMITS);
+    const byEmail = new Map<string, { name: string; email: string; commits: number; additions: number; deletions: number }>();
+    for (const commit of log) {
+      const { name, email } = commit.author;
+      const contributor = byEmail.get(email) ?? { name: '', email, commits: 0, additions: 0, deletions: 0 };
+      if (contributor.name.trim() === '') contributor.name = name;
+      contributor.commits += 1;
+      byEmail.set(email, contributor);
+    }
+    const contributors = [...byEmail.values()];
+    // Commit.order_by: only with both a known order_by and a known sort; otherwise as met, newest commit first.
+    if (p.order_by !== undefined && p.sort !== undefined) {
+      const key = p.order_by;
+      const sign = p.sort === 'desc' ? -1 : 1;
+      contributors.sort((a, b) => sign * (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0));
+    }
+    return c.json(await pageOfArray(c, contributors));
   })
 
   // ─────────────── Tree ───────────────
