@@ -20,6 +20,7 @@ import { mergeRequestTodoRoutes } from './routes/merge-requests/todo.js';
 import { environmentRoutes } from './routes/environments.js';
 import { repositoryRoutes } from './routes/repository.js';
 import { repositoryDiffRoutes } from './routes/repository-diffs.js';
+import { repositoryArchiveRoutes } from './routes/repository-archive.js';
 import { gitHttpRoutes } from './routes/git-http.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
@@ -119,6 +120,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', containerRepositoryRoutes);
   api.route('/', repositoryRoutes);
   api.route('/', repositoryDiffRoutes);
+  api.route('/', repositoryArchiveRoutes);
   api.route('/', containerRegistryEventRoutes);
   api.route('/', mergeRequestTimeTrackingRoutes);
   api.route('/', mergeRequestSubscriptionRoutes);

@@ -51,6 +51,7 @@ out["commit_mrs"] = [[m["iid"], m["title"]] for m in project.commits.get(commit.
 out["opened_iid"] = opened.iid
 
 out["contributors"] = project.repository_contributors(order_by="name", sort="asc")
+out["archive_magic"] = [project.repository_archive()[:2].hex(), project.repository_archive(format="zip")[:2].hex(), len(project.repository_archive(sha="feature", format="tar"))]
 
 # Revert and cherry-pick.
 picked_from = project.commits.create({"branch": "pick-source", "start_branch": "master", "commit_message": "To pick", "actions": [{"action": "create", "file_path": "picked.txt", "content": "p"}]})
@@ -121,6 +122,11 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
       { type: 'branch', name: 'feature' },
       { type: 'branch', name: 'master' },
     ]);
+  });
+
+  it('downloads archives: project.repository_archive()', () => {
+    expect(out.archive_magic.slice(0, 2)).toEqual(['1f8b', '504b']); // gzip, zip
+    expect(out.archive_magic[2] % 512).toBe(0); // a tar: whole records
   });
 
   it('lists contributors: project.repository_contributors()', () => {
