@@ -51,6 +51,7 @@ out["commit_mrs"] = [[m["iid"], m["title"]] for m in project.commits.get(commit.
 out["opened_iid"] = opened.iid
 
 out["contributors"] = project.repository_contributors(order_by="name", sort="asc")
+out["snapshot_size"] = len(project.snapshot())
 out["archive_magic"] = [project.repository_archive()[:2].hex(), project.repository_archive(format="zip")[:2].hex(), len(project.repository_archive(sha="feature", format="tar"))]
 
 # Revert and cherry-pick.
@@ -127,6 +128,11 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
   it('downloads archives: project.repository_archive()', () => {
     expect(out.archive_magic.slice(0, 2)).toEqual(['1f8b', '504b']); // gzip, zip
     expect(out.archive_magic[2] % 512).toBe(0); // a tar: whole records
+  });
+
+  it('downloads a snapshot: project.snapshot()', () => {
+    expect(out.snapshot_size % 512).toBe(0);
+    expect(out.snapshot_size).toBeGreaterThan(2048);
   });
 
   it('lists contributors: project.repository_contributors()', () => {

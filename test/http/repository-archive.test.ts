@@ -9,7 +9,7 @@ import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-/** GET /projects/:id/repository/archive[.format] (issue 23 §3), unpacked by the real tar and unzip. */
+/** GET /projects/:id/repository/archive[.format] and GET /projects/:id/snapshot (issue 23 §3), unpacked by the real tar, unzip and git. */
 
 let api: TestServer;
 let project: { id: number; path: string };
@@ -143,11 +143,38 @@ describe('GET /projects/:id/repository/archive', () => {
   });
 });
 
+describe('GET /projects/:id/snapshot', () => {
+  it('is the bare repository as a tar for administrators, which git clones and fsck passes', async () => {
+    const res = await download('../snapshot');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/x-tar');
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="snapshot.tar"');
+    const bare = unpack(res.bytes, 'tar');
+    expect(readFileSync(join(bare, 'HEAD'), 'utf8')).toBe('ref: refs/heads/master\n');
+    const git = (...args: string[]) => execFileSync('/usr/bin/git', args, { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir } });
+    git('--git-dir', bare, 'fsck', '--strict', '--no-dangling');
+    const clone = join(dir, 'clone');
+    git('clone', '--quiet', bare, clone);
+    expect(readFileSync(join(clone, 'docs/guide.md'), 'utf8')).toBe('guide\n');
+    expect(git('-C', clone, 'rev-parse', 'HEAD').trim()).toBe(head);
+    expect(git('--git-dir', bare, 'for-each-ref', '--format=%(refname)').trim().split('\n')).toEqual(['refs/heads/feature/x', 'refs/heads/master']);
+    const commits = (await api.get(`/projects/${project.id}/repository/commits`)).body.map((c: any) => c.id);
+    expect(git('-C', clone, 'log', '--format=%H').trim().split('\n')).toEqual(commits);
+  });
+
+  it('answers 404 for the wiki, which forgelog does not keep', async () => {
+    expect((await api.get(`/projects/${project.id}/snapshot`, { query: { wiki: true } })).status).toBe(404);
+    expect(await api.get('/projects/999999/snapshot')).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
+  });
+});
+
 // Whoever may download the code; a private project of others is 404.
 // prettier-ignore
 const MATRIX: MatrixTable<Role, Visibility> = {
   'GET archive':     { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, developer: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200, guest: 200 } },
   'GET archive.zip': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200 }, public: { anonymous: 200, nonMember: 200 } },
+  // authenticated_as_admin! comes before the project.
+  'GET snapshot':    { private: { anonymous: 401, nonMember: 403, guest: 403, reporter: 403, maintainer: 403, owner: 403, admin: 200 }, public: { anonymous: 401, nonMember: 403, developer: 403, admin: 200 } },
 };
 
 describe('permissions', () => {
@@ -163,7 +190,7 @@ describe('permissions', () => {
   });
 
   permissionMatrix(MATRIX, async ({ endpoint, caller, visibility }) => {
-    const path = endpoint === 'GET archive' ? 'archive' : 'archive.zip';
-    return (await api.get(`/projects/${projects.get(visibility)!}/repository/${path}`, { token: callers[caller].token })).status;
+    const path = { 'GET archive': 'repository/archive', 'GET archive.zip': 'repository/archive.zip', 'GET snapshot': 'snapshot' }[endpoint]!;
+    return (await api.get(`/projects/${projects.get(visibility)!}/${path}`, { token: callers[caller].token })).status;
   });
 });

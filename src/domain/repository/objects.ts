@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 
 /**
  * Git's object format, byte for byte: what `git hash-object`, `git mktree` and
@@ -23,6 +24,9 @@ export function gitObject(type: ObjectType, content: Uint8Array): GitObject {
   hash.update(content);
   return { sha: hash.digest('hex'), type, content };
 }
+
+/** A loose object, as `.git/objects/xx/yyyy…` holds it: the zlib stream of `<type> <size>\0<content>`. */
+export const looseObject = (type: ObjectType, content: Uint8Array): Buffer<ArrayBuffer> => deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]));
 
 export const blob = (content: Uint8Array | string): GitObject => gitObject('blob', typeof content === 'string' ? encoder.encode(content) : content);
 

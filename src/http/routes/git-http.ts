@@ -1,7 +1,7 @@
-import { deflateSync } from 'node:zlib';
 import { Hono, type Context } from 'hono';
 import { tokenDigest } from '../../security/secrets.js';
 import { DomainError } from '../../domain/errors.js';
+import { looseObject } from '../../domain/repository/objects.js';
 import { findObject, listBranches } from '../../projections/repository/queries.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
 import { appContext, type AppEnv, today, type Auth } from '../kernel/context.js';
@@ -116,8 +116,6 @@ export const gitHttpRoutes = new Hono<AppEnv>()
       const sha = `${c.req.param('dir')}${c.req.param('rest')}`;
       const object = await findObject(appContext(c).db, project.row.id, sha);
       if (!object) return c.text('Not Found', 404);
-      // A loose object is the zlib stream of `<type> <size>\0<content>`, which names itself.
-      const loose = deflateSync(Buffer.concat([Buffer.from(`${object.type} ${object.content.length}\0`), object.content]));
-      return c.body(loose, 200, { 'Content-Type': 'application/x-git-loose-object', 'Cache-Control': 'public, max-age=31536000, immutable' });
+      return c.body(looseObject(object.type, object.content), 200, { 'Content-Type': 'application/x-git-loose-object', 'Cache-Control': 'public, max-age=31536000, immutable' });
     }),
   );

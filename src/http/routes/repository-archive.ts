@@ -5,14 +5,16 @@ import tar from 'tar-stream';
 import yazl from 'yazl';
 import type { Db } from '../../database/database.js';
 import { notFound } from '../../domain/errors.js';
-import { MODES, type TreeEntry } from '../../domain/repository/objects.js';
-import { entryAt, readBlobs, readTree, resolveCommit } from '../../projections/repository/queries.js';
-import { authenticate } from '../kernel/auth.js';
+import { MODES, looseObject, type TreeEntry } from '../../domain/repository/objects.js';
+import { entryAt, listBranches, readBlobs, readTree, resolveCommit } from '../../projections/repository/queries.js';
+import { authenticate, requireAdmin } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { optional, params, t } from '../kernel/params.js';
+import { optional, params, t, withDefault } from '../kernel/params.js';
 import { userProject } from '../kernel/scope.js';
 
 /**
+ * A repository as a download: its tree (archive) or its objects (snapshot).
+ *
  * GET /projects/:id/repository/archive[.format] (GitLab 12's API::Repositories, which hands
  * `git archive` to Workhorse): the tree of a commit as a tar (gzipped by default) or zip,
  * streamed. Each entry is under GitLab's prefix `<project path>-<ref>-<sha>[-<path>]/`, with
@@ -40,6 +42,7 @@ interface ArchiveEntry {
 
 export const repositoryArchiveRoutes = new Hono<AppEnv>()
   .get('/projects/:id/repository/archive', (c) => archive(c, undefined))
+  .get('/projects/:id/snapshot', snapshot)
   .get('/projects/:id/repository/:archive{archive\\.(?:zip|tar|tar\\.gz|tgz|gz|tar\\.bz2|tbz|tbz2|tb2|bz2)}', (c) => archive(c, c.req.param('archive').slice('archive.'.length)));
 
 async function archive(c: Context, extension: string | undefined) {
@@ -147,3 +150,54 @@ function zipOf(db: Db, projectId: number, entries: readonly ArchiveEntry[], mtim
   zip.end({ comment: sha, forceZip64Format: false });
   return zip.outputStream as Readable;
 }
+
+/**
+ * GET /projects/:id/snapshot (GitLab 12's API::ProjectSnapshots, Gitaly's GetSnapshot):
+ * administrators only (401, 403), then the project (404); the bare repository as a tar —
+ * `HEAD`, a file per branch under `refs/heads/`, every object loose under `objects/` — from
+ * which `git clone` makes a working copy. `wiki=true`: forgelog keeps no wiki repositories
+ * (404). Objects are read a page at a time as the client takes them.
+ */
+async function snapshot(c: Context) {
+  const auth = await requireAdmin(c);
+  const p = await params(c, { wiki: withDefault(t.boolean(), false) });
+  const project = await userProject(c, auth);
+  if (p.wiki) throw notFound();
+  const { db } = appContext(c);
+  const projectId = project.row.id;
+  const branches = await listBranches(db, projectId);
+  const mtime = new Date();
+  const pack = tar.pack();
+  const add = (name: string, type: 'file' | 'directory', data?: Buffer) =>
+    new Promise<void>((resolve, reject) =>
+      pack.entry({ name, type, mode: type === 'directory' ? 0o755 : 0o644, uid: 0, gid: 0, mtime }, data ?? Buffer.alloc(0), (error) => (error ? reject(error) : resolve())),
+    );
+  void (async () => {
+    await add('HEAD', 'file', Buffer.from(`ref: refs/heads/${project.row.default_branch ?? 'master'}\n`));
+    for (const folder of ['refs/', 'refs/heads/', 'refs/tags/', 'objects/']) await add(folder, 'directory');
+    for (const branch of branches) await add(`refs/heads/${branch.name}`, 'file', Buffer.from(`${branch.sha}\n`));
+    let after = '';
+    for (;;) {
+      const page = await db
+        .selectFrom('repository_objects')
+        .select(['sha', 'type', 'content'])
+        .where('project_id', '=', projectId)
+        .where('sha', '>', after)
+        .orderBy('sha')
+        .limit(SNAPSHOT_PAGE)
+        .execute();
+      for (const object of page) await add(`objects/${object.sha.slice(0, 2)}/${object.sha.slice(2)}`, 'file', looseObject(object.type, object.content));
+      if (page.length < SNAPSHOT_PAGE) break;
+      after = page.at(-1)!.sha;
+    }
+    pack.finalize();
+  })().catch((error: unknown) => pack.destroy(error as Error));
+  return c.body(Readable.toWeb(pack.pipe(new PassThrough()) as unknown as Readable) as ReadableStream, 200, {
+    'Content-Type': 'application/x-tar',
+    'Content-Disposition': 'attachment; filename="snapshot.tar"',
+    'Content-Transfer-Encoding': 'binary',
+    'Cache-Control': 'private',
+  });
+}
+
+const SNAPSHOT_PAGE = 200;
