@@ -180,6 +180,8 @@ function pathIn(world: World, path: string): string {
         return 'user';
       case 'filename':
         return 'avatar.png';
+      case 'archive':
+        return 'archive.zip';
       default:
         throw new Error(`no resource for :${param} in ${path}`);
     }
