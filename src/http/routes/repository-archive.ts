@@ -6,7 +6,7 @@ import yazl from 'yazl';
 import type { Db } from '../../database/database.js';
 import { notFound } from '../../domain/errors.js';
 import { MODES, looseObject, type TreeEntry } from '../../domain/repository/objects.js';
-import { entryAt, listBranches, readBlobs, readTree, resolveCommit } from '../../projections/repository/queries.js';
+import { entryAt, listBranches, loadTrees, readBlobs, resolveCommit } from '../../projections/repository/queries.js';
 import { authenticate, requireAdmin } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { optional, params, t, withDefault } from '../kernel/params.js';
@@ -76,22 +76,23 @@ async function archive(c: Context, extension: string | undefined) {
 
 /**
  * `git archive <sha> -- <path>`'s entries in its order (read_tree_recursive): a directory,
- * then what it holds, entry by entry; only the trees are read here.
+ * then what it holds, entry by entry; only the trees are read here (loadTrees: a query per depth).
  */
 async function walk(db: Db, projectId: number, prefix: string, path: string, root: Pick<TreeEntry, 'mode' | 'sha'>): Promise<ArchiveEntry[]> {
+  const trees = root.mode === MODES.tree ? await loadTrees(db, projectId, root.sha) : new Map<string, TreeEntry[]>();
   const entries: ArchiveEntry[] = [{ path: prefix, mode: MODES.tree, sha: '' }];
-  const visit = async (at: string, entry: Pick<TreeEntry, 'mode' | 'sha'>) => {
+  const visit = (at: string, entry: Pick<TreeEntry, 'mode' | 'sha'>) => {
     if (entry.mode !== MODES.tree) {
       entries.push({ path: `${prefix}${at}`, mode: entry.mode, sha: entry.sha });
       return;
     }
     if (at !== '') entries.push({ path: `${prefix}${at}/`, mode: MODES.tree, sha: entry.sha });
-    for (const child of (await readTree(db, projectId, entry.sha)) ?? []) await visit(at === '' ? child.name : `${at}/${child.name}`, child);
+    for (const child of trees.get(entry.sha) ?? []) visit(at === '' ? child.name : `${at}/${child.name}`, child);
   };
   // A path names its directories on the way down, as git archive lists them.
   const parts = path === '' ? [] : path.split('/');
   for (let i = 1; i < parts.length; i++) entries.push({ path: `${prefix}${parts.slice(0, i).join('/')}/`, mode: MODES.tree, sha: '' });
-  await visit(path, root);
+  visit(path, root);
   return entries;
 }
 

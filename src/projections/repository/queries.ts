@@ -90,14 +90,44 @@ export async function entryAt(db: Db, projectId: number, treeSha: string, path: 
   return entry;
 }
 
-/** The files of a tree, recursively, as a flat map. */
-export async function readFiles(db: Db, projectId: number, treeSha: string, prefix = '', into = new Map<string, FileEntry>()): Promise<Map<string, FileEntry>> {
-  for (const entry of (await readTree(db, projectId, treeSha)) ?? []) {
-    const path = `${prefix}${entry.name}`;
-    if (entry.mode === MODES.tree) await readFiles(db, projectId, entry.sha, `${path}/`, into);
-    else into.set(path, { mode: entry.mode as Mode, sha: entry.sha });
+/**
+ * Every tree below `treeSha` (itself included) by SHA, read a level at a time: one query per
+ * depth of the tree (per 1,000 trees of a level), not one per tree. A tree not stored is absent.
+ */
+export async function loadTrees(db: Db, projectId: number, treeSha: string): Promise<Map<string, TreeEntry[]>> {
+  const trees = new Map<string, TreeEntry[]>();
+  let level = [treeSha];
+  while (level.length > 0) {
+    for (let i = 0; i < level.length; i += 1000) {
+      const rows = await db
+        .selectFrom('repository_objects')
+        .select(['sha', 'content'])
+        .where('project_id', '=', projectId)
+        .where('type', '=', 'tree')
+        .where('sha', 'in', level.slice(i, i + 1000))
+        .execute();
+      for (const row of rows) trees.set(row.sha, parseTree(new Uint8Array(row.content)));
+    }
+    const next = new Set<string>();
+    for (const sha of level) for (const entry of trees.get(sha) ?? []) if (entry.mode === MODES.tree && !trees.has(entry.sha)) next.add(entry.sha);
+    level = [...next];
   }
-  return into;
+  return trees;
+}
+
+/** The files of a tree, recursively, as a flat map (its trees read by loadTrees). */
+export async function readFiles(db: Db, projectId: number, treeSha: string): Promise<Map<string, FileEntry>> {
+  const trees = await loadTrees(db, projectId, treeSha);
+  const files = new Map<string, FileEntry>();
+  const visit = (sha: string, prefix: string) => {
+    for (const entry of trees.get(sha) ?? []) {
+      const path = `${prefix}${entry.name}`;
+      if (entry.mode === MODES.tree) visit(entry.sha, `${path}/`);
+      else files.set(path, { mode: entry.mode as Mode, sha: entry.sha });
+    }
+  };
+  visit(treeSha, '');
+  return files;
 }
 
 export interface LogFilters {
