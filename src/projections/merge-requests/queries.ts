@@ -1,5 +1,5 @@
 import { readTogether } from '../../database/read-together.js';
-import { type CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
@@ -54,16 +54,13 @@ export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]
     if (!knownPaths.has(row.project_id)) projectIds.add(row.project_id);
   }
   const byIds = (ids: ReadonlySet<number>) => sql<number>`any(${[...ids]}::integer[])`;
-  const wanted = [
+  // In one round trip (src/database/read-together.ts); an empty set is no statement.
+  const [users, labels, milestones, projects] = await readTogether(db, [
     db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', byIds(userIds)).compile(),
-    labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : undefined,
-    milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : undefined,
-    projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : undefined,
-  ] as const;
-  // In one round trip (src/database/read-together.ts).
-  const read = await readTogether(db, wanted.filter((q) => q !== undefined));
-  const next = <R>(query: CompiledQuery<R> | undefined): R[] => (query === undefined ? [] : (read.shift() as R[]));
-  const [users, labels, milestones, projects] = [next(wanted[0]), next(wanted[1]), next(wanted[2]), next(wanted[3])];
+    labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : null,
+    milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : null,
+    projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : null,
+  ]);
   const userMap = new Map(users.map((u) => [u.id, u]));
   const labelMap = new Map(labels.map((l) => [l.id, l]));
   const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
