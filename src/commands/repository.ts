@@ -270,18 +270,18 @@ export async function pickOnto(w: Writer, input: PickInput): Promise<string> {
     const { projectId, branch, commitSha, direction } = input;
     const head = await lockedHead(trx, projectId, branch);
     if (head === undefined) throw serviceError('You can only create or edit files when you are on a branch');
-    const picked = (await findCommit(trx, projectId, commitSha))!;
-    const merged = await pickCommit(trx, projectId, commitSha, head, direction);
+    const [picked, onto] = await findCommits(trx, projectId, [commitSha, head]);
+    const merged = await pickCommit(trx, projectId, picked!, onto!, direction);
     const { root, trees } = buildTrees(merged.files);
-    const mergeRequest = await mergedMergeRequest(trx, projectId, picked);
+    const mergeRequest = await mergedMergeRequest(trx, projectId, picked!);
     const what = mergeRequest ? 'merge request' : 'commit';
     const verb = direction === 'revert' ? 'revert' : 'cherry-pick';
-    if (merged.conflicts.length > 0 || root === (await findCommit(trx, projectId, head))!.tree) {
+    if (merged.conflicts.length > 0 || root === onto!.tree) {
       throw serviceError(`Sorry, we cannot ${verb} this ${what} automatically. This ${what} may already have been ${verb}ed, or a more recent commit may have updated some of its content.`);
     }
     const committer: Signature = { name: cleanIdent(input.committer.name), email: cleanIdent(input.committer.email), time, tzOffset: 0 };
-    const author = direction === 'cherry_pick' ? picked.author : committer;
-    const message = direction === 'revert' ? revertMessage(picked, mergeRequest) : await cherryPickMessage(trx, projectId, picked, mergeRequest);
+    const author = direction === 'cherry_pick' ? picked!.author : committer;
+    const message = direction === 'revert' ? revertMessage(picked!, mergeRequest) : await cherryPickMessage(trx, projectId, picked!, mergeRequest);
     const made = commit({ tree: root, parents: [head], author, committer, message });
     await storeObjects(trx, projectId, [...merged.blobs, ...trees, made]);
     sha = made.sha;
@@ -305,9 +305,13 @@ async function mergedMergeRequest(db: Db, projectId: number, picked: CommitView)
   return row && { iid: row.iid, commitShas: row.commit_shas };
 }
 
-/** Commit#title: the first line; from 100 characters on, cut at the last space within the first 80, with '…' (Rails' truncate(81, separator: ' ')). */
-function titleOf(message: string): string {
-  const full = Array.from(message.split(/[\r\n]/, 1)[0] ?? '');
+/**
+ * Commit#title (what the messages name; the API's `title` is full_title): the first line, or
+ * "No commit message"; from 100 characters on, cut at the last space within the first 80,
+ * with '…' (Rails' truncate(81, separator: ' ', omission: '…')).
+ */
+function commitTitle(message: string): string {
+  const full = Array.from(message.trim() === '' ? 'No commit message' : (message.split('\n', 1)[0] ?? ''));
   if (full.length < 100) return full.join('');
   const space = full.lastIndexOf(' ', 80);
   return `${full.slice(0, space === -1 ? 80 : space).join('')}…`;
@@ -316,7 +320,7 @@ function titleOf(message: string): string {
 /** Commit#revert_message. */
 function revertMessage(picked: CommitView, mergeRequest: { iid: number } | undefined): string {
   const description = mergeRequest ? `This reverts merge request !${mergeRequest.iid}` : `This reverts commit ${picked.sha}`;
-  return `Revert "${titleOf(picked.message).trim()}"\n\n${description}`;
+  return `Revert "${commitTitle(picked.message).trim()}"\n\n${description}`;
 }
 
 /** Commit#cherry_pick_message: a merge request's merge commit also lists the merge request's commits, oldest first. */
@@ -325,7 +329,7 @@ async function cherryPickMessage(db: Db, projectId: number, picked: CommitView, 
   const commits = mergeRequest ? await findCommits(db, projectId, mergeRequest.commitShas) : [];
   if (commits.length > 0) {
     body.push('');
-    for (const each of [...commits].reverse()) body.push(`${each.sha.slice(0, 8)} ${titleOf(each.message)}`);
+    for (const each of [...commits].reverse()) body.push(`${each.sha.slice(0, 8)} ${commitTitle(each.message)}`);
   }
   return `${picked.message}\n\n${body.join('\n')}`;
 }

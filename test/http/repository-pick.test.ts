@@ -95,6 +95,16 @@ describe('POST /projects/:id/repository/commits/:sha/revert', () => {
     expect(await file(project.id, 'a.txt')).toBe('1\n2nd\n3\n');
   });
 
+  it("names the commit by GitLab's Commit#title: a first line of 100 characters or more is cut at a space within 80", async () => {
+    const project = await createProject(api);
+    const long = `${'word '.repeat(24)}end of a very long title`;
+    const change = await commit(project.id, 'master', [{ action: 'create', file_path: 'long.txt', content: 'x\n' }], { commit_message: `${long}\r\nbody` });
+    const res = await api.post(repo(project.id, `/commits/${change.id}/revert`), { branch: 'master' });
+    expect(res.status).toBe(201);
+    // 'word ' × 16 is 80 characters: the cut is at the space that ends the 16th word.
+    expect(res.body.message).toBe(`Revert "${'word '.repeat(15)}word…"\n\nThis reverts commit ${change.id}`);
+  });
+
   it("names a merged merge request in a merge commit's revert, and lists its commits in a cherry-pick", async () => {
     const project = await createProject(api, { initialize_with_readme: true });
     const first = await commit(project.id, 'feature', [{ action: 'create', file_path: 'one.txt', content: '1\n' }], { start_branch: 'master', commit_message: 'First' });

@@ -3,7 +3,7 @@ import { notFound } from '../../domain/errors.js';
 import type { FileEntry } from '../../domain/repository/files.js';
 import { blobsToRead, type MergeConflict, mergeTrees, type TreeMerge } from '../../domain/repository/merge.js';
 import { mergeBase } from './history.js';
-import { findCommit, readBlobs, readFiles } from './queries.js';
+import { type CommitView, findCommit, readBlobs, readFiles } from './queries.js';
 
 /**
  * The three-way merge of two commits of a project's repository, read from its objects:
@@ -51,14 +51,12 @@ export async function mergeability(db: Db, projectId: number, sourceSha: string,
 
 
 /**
- * A commit's change applied to `ontoSha` (git cherry-pick, mainline 1 for a merge commit),
- * or taken back from it (git revert): the three-way merge of `ontoSha` with the commit
+ * A commit's change applied to `onto` (git cherry-pick, mainline 1 for a merge commit),
+ * or taken back from it (git revert): the three-way merge of `onto` with the commit
  * against its first parent (cherry-pick), or with its first parent against the commit
  * (revert). A root commit's parent is the empty tree.
  */
-export async function pickCommit(db: Db, projectId: number, commitSha: string, ontoSha: string, direction: 'cherry_pick' | 'revert'): Promise<TreeMerge> {
-  const [picked, onto] = await Promise.all([findCommit(db, projectId, commitSha), findCommit(db, projectId, ontoSha)]);
-  if (!picked || !onto) throw notFound('Commit');
+export async function pickCommit(db: Db, projectId: number, picked: CommitView, onto: CommitView, direction: 'cherry_pick' | 'revert'): Promise<TreeMerge> {
   const parent = picked.parents[0] === undefined ? undefined : await findCommit(db, projectId, picked.parents[0]);
   const [before, after, ours] = await Promise.all([
     parent ? readFiles(db, projectId, parent.tree) : new Map<string, FileEntry>(),
