@@ -204,7 +204,7 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
           feedIndex: feedIndexOf,
           objects: repositoryObjectsCheck(handle.db),
           ...(progress && {
-            onProgress: (p) => progress.draw(`${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals, ${p.objectsChecked ?? 0} git objects`),
+            onProgress: (p) => progress.draw(`${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals, ${p.objectsChecked} git objects`),
           }),
         });
         progress?.end();

@@ -83,7 +83,7 @@ export interface VerifyProgress {
   streamsChecked: number;
   eventsChecked: number;
   sealsChecked: number;
-  objectsChecked?: number;
+  objectsChecked: number;
 }
 
 export interface VerifyOptions {
@@ -412,7 +412,7 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
       streamsChecked: report.streamsChecked,
       eventsChecked: report.eventsChecked,
       sealsChecked: report.sealsChecked,
-      ...(phase === 'objects' ? { objectsChecked: report.objectsChecked } : {}),
+      objectsChecked: report.objectsChecked,
     });
 
   // Pass 1: stream chains, keyset over the (stream_id, stream_version) unique index.

@@ -41,6 +41,9 @@ const NAMED: Readonly<Record<string, (data: Data, projectId: number) => NamedObj
   MergeRequestMergeStatusChecked: (data, project) => commits(project, data, ['source_sha', 'target_sha']),
 };
 
+/** Whether events of `type` name objects at all (the others need not be upcast to be asked). */
+export const namesObjects = (type: string): boolean => type in NAMED;
+
 /** The objects an event of `type` names (its data in the current schema); none for the types that name none. */
 export function objectsNamedBy(type: string, data: unknown): NamedObject[] {
   const named = NAMED[type];

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
-import { objectsNamedBy } from '../../domain/repository/named-objects.js';
+import { namesObjects, objectsNamedBy } from '../../domain/repository/named-objects.js';
 import { MODES, gitObject, parseCommit, parseTree, type ObjectType } from '../../domain/repository/objects.js';
 import { upcast } from '../../eventstore/upcasters.js';
 import type { ObjectStoreCheck, Problem } from '../../eventstore/verify.js';
@@ -23,6 +23,7 @@ export function repositoryObjectsCheck(db: Db, pageSize = 200): ObjectStoreCheck
     async named(events, problem) {
       const wanted: Wanted[] = [];
       for (const event of events) {
+        if (!namesObjects(event.type)) continue;
         let data: unknown;
         try {
           data = upcast(event.type, event.schemaVersion, event.data).data;
