@@ -187,8 +187,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
     // authorize_push_to_branch!: the branch's protection (a new branch is protected by a matching wildcard too).
     const { may } = await branchAccess(c, project);
     if (!may('push', parsed.branch)) throw forbidden('You are not allowed to push into this branch');
-    const user = await db.selectFrom('users').select(['name', 'email']).where('id', '=', w.auth.user.id).executeTakeFirstOrThrow();
-    const committer = { name: user.name, email: user.email };
+    const committer = await committerOf(db, w.auth.user.id);
     // Gitlab::Git::Repository#multi_action: the author given (both fields), else the committer.
     const author = parsed.author_email !== undefined && parsed.author_name !== undefined ? { name: parsed.author_name, email: parsed.author_email } : committer;
     const sha = await commitFiles(
@@ -325,7 +324,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const head = project.row.default_branch === null ? undefined : await resolveCommit(db, project.row.id, project.row.default_branch);
     // GitLab rescues an empty repository's failure as a bare 404.
     if (!head) throw notFound();
-    const log = (await commitLog(db, project.row.id, head)).filter((commit) => commit.parents.length < 2).slice(0, CONTRIBUTOR_COMMITS);
+    const log = await commitLog(db, project.row.id, head, { skipMerges: true, limit: CONTRIBUTOR_COMMITS });
     const byEmail = new Map<string, { name: string; email: string; commits: number; additions: number; deletions: number }>();
     for (const commit of log) {
       const { name, email } = commit.author;

@@ -135,6 +135,10 @@ export interface LogFilters {
   /** Seconds since the epoch, inclusive (GitLab: since / until on the committer date). */
   readonly after?: number | undefined;
   readonly before?: number | undefined;
+  /** `--no-merges`: commits with more than one parent are left out. */
+  readonly skipMerges?: boolean;
+  /** `--max-count`: the walk stops once this many commits are kept. */
+  readonly limit?: number;
 }
 
 /** Does the commit change `path` against a parent (git log -- path: not the same as some parent there)? */
@@ -160,7 +164,7 @@ export async function commitLog(db: Db, projectId: number, head: CommitView | re
     queue.push(one);
   }
   const out: CommitView[] = [];
-  while (queue.length > 0) {
+  while (queue.length > 0 && out.length < (filters.limit ?? Infinity)) {
     queue.sort((a, b) => b.committer.time - a.committer.time);
     const next = queue.shift()!;
     const parents: CommitView[] = [];
@@ -174,6 +178,7 @@ export async function commitLog(db: Db, projectId: number, head: CommitView | re
       }
     }
     const time = next.committer.time;
+    if (filters.skipMerges && next.parents.length > 1) continue;
     if (filters.after !== undefined && time < filters.after) continue;
     if (filters.before !== undefined && time > filters.before) continue;
     if (filters.path !== undefined && filters.path !== '' && !(await touches(db, projectId, next, filters.path, parents))) continue;
