@@ -125,7 +125,7 @@ describe('GET /projects/:id/repository/commits/:sha/merge_requests', () => {
 });
 
 describe('GET /projects/:id/repository/contributors', () => {
-  it("groups the default branch's commits but merges by author email, as met (newest first), or ordered", async () => {
+  it("groups the default branch's commits but merges by author email, ordered by commits ascending unless asked otherwise", async () => {
     const id = (await createProject(api)).id;
     const as = async (branch: string, path: string, author?: [string, string], start?: string) => {
       const res = await api.post(repo('/commits', id), {
@@ -141,12 +141,12 @@ describe('GET /projects/:id/repository/contributors', () => {
     await as('master', 'b1', ['Bob', 'bob@example.com']);
     await as('master', 'a2', ['Ada Lovelace', 'ada@example.com']);
     const list = async (query: Record<string, string | number> = {}) => api.get(repo('/contributors', id), { query });
-    // As met, newest commit first: Ada's second (her name as it is there), then Bob.
-    const asMet = await list();
-    expect(asMet.status).toBe(200);
-    expect(asMet.body).toEqual([
-      { name: 'Ada Lovelace', email: 'ada@example.com', commits: 2, additions: 0, deletions: 0 },
+    // GitLab 12's defaults: by commits, ascending; a name is the newest commit's (Ada's second).
+    const byDefault = await list();
+    expect(byDefault.status).toBe(200);
+    expect(byDefault.body).toEqual([
       { name: 'Bob', email: 'bob@example.com', commits: 1, additions: 0, deletions: 0 },
+      { name: 'Ada Lovelace', email: 'ada@example.com', commits: 2, additions: 0, deletions: 0 },
     ]);
     // A merged topic: Zed's commit counts, the merge commit (root's) does not.
     await as('topic', 'z1', ['Zed', 'zed@example.com'], 'master');
@@ -159,9 +159,9 @@ describe('GET /projects/:id/repository/contributors', () => {
     ]);
     expect((await list({ order_by: 'commits', sort: 'desc' })).body.map((c: any) => c.email)[0]).toBe('ada@example.com');
     expect((await list({ order_by: 'email', sort: 'desc' })).body.map((c: any) => c.name)).toEqual(['Zed', 'Bob', 'Ada Lovelace']);
-    // An order without a sort leaves them as met (Commit.order_by needs both).
-    expect(new Set((await list({ order_by: 'name' })).body.map((c: any) => c.name))).toEqual(new Set(['Zed', 'Ada Lovelace', 'Bob']));
-    expect((await list({ order_by: 'name' })).body.map((c: any) => c.name)).toEqual((await list()).body.map((c: any) => c.name));
+    // An order without a sort is ascending; a sort without an order is by commits.
+    expect((await list({ order_by: 'name' })).body.map((c: any) => c.name)).toEqual(['Ada Lovelace', 'Bob', 'Zed']);
+    expect((await list({ sort: 'desc' })).body.map((c: any) => c.commits)).toEqual([2, 1, 1]);
     const paged = await list({ order_by: 'name', sort: 'asc', per_page: 2, page: 2 });
     expect(paged.body.map((c: any) => c.name)).toEqual(['Zed']);
     expect(paged.headers.get('x-total')).toBe('3');

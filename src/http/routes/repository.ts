@@ -318,7 +318,8 @@ export const repositoryRoutes = new Hono<AppEnv>()
   // Repository#contributors (GitLab 12): the default branch's first 2,000 commits but merges, by author email.
   .get('/projects/:id/repository/contributors', async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { order_by: optional(t.values(['email', 'name', 'commits'])), sort: optional(t.values(['asc', 'desc'])) });
+    // lib/api/repositories.rb (12.x): order_by defaults to commits, sort to asc.
+    const p = await params(c, { order_by: withDefault(t.values(['email', 'name', 'commits']), 'commits'), sort: withDefault(t.values(['asc', 'desc']), 'asc') });
     const project = await userProject(c, auth, 'download_code');
     const { db } = appContext(c);
     const head = project.row.default_branch === null ? undefined : await resolveCommit(db, project.row.id, project.row.default_branch);
@@ -333,13 +334,10 @@ export const repositoryRoutes = new Hono<AppEnv>()
       contributor.commits += 1;
       byEmail.set(email, contributor);
     }
-    const contributors = [...byEmail.values()];
-    // Commit.order_by: only with both a known order_by and a known sort; otherwise as met, newest commit first.
-    if (p.order_by !== undefined && p.sort !== undefined) {
-      const key = p.order_by;
-      const sign = p.sort === 'desc' ? -1 : 1;
-      contributors.sort((a, b) => sign * (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0));
-    }
+    // Commit.order_by (ties as met, newest commit first).
+    const key = p.order_by;
+    const sign = p.sort === 'desc' ? -1 : 1;
+    const contributors = [...byEmail.values()].sort((a, b) => sign * (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0));
     return c.json(await pageOfArray(c, contributors));
   })
 
