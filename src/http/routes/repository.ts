@@ -238,18 +238,13 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'read_merge_request');
     const commit = await commitOf(c, project, c.req.param('sha'));
     const { db, config } = appContext(c);
+    // The versions holding the commit by their index (migration 0056), then the merge requests whose latest they are.
     const query = db
-      .selectFrom('merge_requests')
+      .selectFrom('merge_request_versions as v')
+      .innerJoin('merge_requests', (join) => join.onRef('merge_requests.id', '=', 'v.merge_request_id').onRef('merge_requests.latest_version_id', '=', 'v.id'))
       .selectAll('merge_requests')
-      .where('merge_requests.project_id', '=', project.row.id)
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('merge_request_versions as v')
-            .select('v.id')
-            .whereRef('v.id', '=', 'merge_requests.latest_version_id')
-            .where(sql<boolean>`${commit.sha} = any(v.commit_shas)`),
-        ),
-      );
+      .where(sql<boolean>`v.commit_shas @> array[${commit.sha}]::text[]`)
+      .where('merge_requests.project_id', '=', project.row.id);
     const rows = await paginate(c, query, (q) => q.orderBy('merge_requests.created_at', 'desc').orderBy('merge_requests.id', 'desc'));
     const views = await mergeRequestViews(db, rows, new Map([[project.row.id, project.row.path_with_namespace]]));
     return c.json(views.map((view) => toMergeRequestBasic(view, config)));
