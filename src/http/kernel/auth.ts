@@ -22,7 +22,8 @@ export const USER_SCOPES = (c: Context): Scope[] => (c.req.method === 'GET' || c
 
 const AUTH_CACHE = 'authBase';
 
-async function presentedToken(c: Context): Promise<string | undefined> {
+/** The token the request presents, however it is sent; not yet checked. */
+export async function presentedToken(c: Context): Promise<string | undefined> {
   const privateToken = header(c, 'private-token');
   if (privateToken) return privateToken;
   const authorization = header(c, 'authorization');
