@@ -9,6 +9,7 @@ import type { ExplainFigure } from './blackbox/explain.js';
 import type { BlackboxFigures } from './blackbox/measure.js';
 import { blackboxReport } from './blackbox/report.js';
 import { feedRows, feedsJson, type FeedFigures } from './feeds.js';
+import { logTreeJson, logTreeMissed, logTreeRows, type LogTreeFigures } from './log-tree.js';
 import { mb, memory } from './harness/meters.js';
 import { APPEND_SECONDS, COMMIT_COUNT, BRANCH_COUNT, GROUP_COUNT, MR_COUNT, PROJECT_COUNT, REBUILD_EVENTS, SECONDS, SEED_ORDER, SEED_PARALLEL, USER_COUNT, WORKERS } from './harness/settings.js';
 import type { Row } from './harness/table.js';
@@ -22,6 +23,7 @@ export interface Figures {
   appends?: AppendFigure[];
   rebuild?: RebuildFigures;
   memory?: MemoryFigures;
+  logTree?: LogTreeFigures;
 }
 
 export function report(
@@ -42,14 +44,16 @@ export function report(
     ...(appends ? appendRows(appends) : []),
     ...(rebuild ? rebuildRows(rebuild) : []),
     ...(figures.memory ? memoryRows(figures.memory) : []),
+    ...(figures.logTree ? logTreeRows(figures.logTree) : []),
   ];
+  if (figures.logTree) missed.push(...logTreeMissed(figures.logTree));
   if (rows.length > 0) {
     // The deep dives' rows: scenario, rate, p50, p90, p99, vs bare, target, notes.
     const header = ['scenario', 'rate', 'p50 ms', 'p90 ms', 'p99 ms', 'vs bare', 'target', 'notes'];
     const cells = rows.filter((r): r is string[] => Array.isArray(r));
     const widths = header.map((h, i) => Math.max(h.length, ...cells.map((r) => r[i]!.length)));
     const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : i === 7 ? c : c.padStart(widths[i]!))).join('  ').trimEnd();
-    out.push('', 'Deep dives (in-process app; bench/README.md, "Deep dives")', line(header), line(header.map((_, i) => '-'.repeat(widths[i]!))), ...rows.map((r) => (typeof r === 'string' ? r : line(r))));
+    out.push('', 'Deep dives and the log tree (in-process; bench/README.md, "Deep dives", "Log tree")', line(header), line(header.map((_, i) => '-'.repeat(widths[i]!))), ...rows.map((r) => (typeof r === 'string' ? r : line(r))));
   }
   out.push('', missed.length === 0 ? 'every target met' : `MISSED ${missed.length} target(s):\n${missed.map((m) => `  - ${m}`).join('\n')}`, `total ${run.totalSeconds} s`);
   process.stdout.write(`${out.join('\n')}\n`);
@@ -74,6 +78,7 @@ export function report(
     rebuild: rebuild && rebuildJson(rebuild),
     rss: { phasesMb: memory.phases, peakSampledMb: mb(memory.peakSampled) },
     memory: figures.memory && { ...figures.memory, targets: MEMORY_TARGETS },
+    logTree: figures.logTree && logTreeJson(figures.logTree),
     missed,
     totalSeconds: run.totalSeconds,
   };

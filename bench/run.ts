@@ -9,6 +9,7 @@ import { measureAppends } from './appends.js';
 import { measureBlackbox, type BlackboxFigures } from './blackbox/measure.js';
 import { measureExplain, type ExplainFigure } from './blackbox/explain.js';
 import { measureFeeds } from './feeds.js';
+import { measureLogTree } from './log-tree.js';
 import { startApp } from './harness/app.js';
 import { LoadGenerator } from './harness/load-generator.js';
 import { log, round, rssAfter, sampleRss } from './harness/meters.js';
@@ -19,7 +20,7 @@ import { measureMergeRequestLists } from './merge-requests.js';
 import { measureRebuild } from './rebuild.js';
 import { report, type Figures } from './report.js';
 
-const DEFAULT_PHASES = ['blackbox', 'explain'] as const;
+const DEFAULT_PHASES = ['blackbox', 'explain', 'logtree'] as const;
 const DEEP_DIVES = ['feeds', 'mrlists', 'appends', 'rebuild', 'memory'] as const;
 /** BENCH_ONLY=blackbox,appends runs a subset; `explain` needs `blackbox` (it reads the data the black-box phase seeded). */
 const PHASES = new Set<string>(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((p) => p.trim()) : DEFAULT_PHASES);
@@ -71,6 +72,7 @@ async function main(): Promise<number> {
       await app.closeBare();
     }
     if (PHASES.has('memory')) figures.memory = await measureMemory(`${database}_memory`);
+    if (PHASES.has('logtree')) figures.logTree = await measureLogTree(`${database}_logtree`, cleanups);
 
     await cleanup();
     return report(figures, { blackbox, explain, serverVersion, phases: [...PHASES], totalSeconds: round((performance.now() - totalStarted) / 1000, 1) });

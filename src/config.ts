@@ -1,3 +1,5 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { PLANS, type Plan } from './domain/policy/licensed.js';
 
@@ -5,6 +7,15 @@ import { PLANS, type Plan } from './domain/policy/licensed.js';
 
 /** 10 MiB: GitLab's default attachment limit; no API v4 body here comes near it. */
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+/**
+ * 100 MiB: the largest `git push` body (its pack). A push is read whole and every object it
+ * holds is kept in memory while it is checked and stored (about the pack's inflated size
+ * again), so the bound is what one request may cost the process; GitLab.com's own push limit
+ * was far larger (its packs go to disk), but a repository imported with a bigger first push
+ * can be pushed a part of its history at a time.
+ */
+export const DEFAULT_MAX_PUSH_BYTES = 100 * 1024 * 1024;
 
 /** An idle server sends no statement: the background loops wait on LISTEN and poll this rarely. */
 export const DEFAULT_POLL_INTERVAL_MS = 30_000;
@@ -16,6 +27,12 @@ export const DEFAULT_HEAP_GROWING_PERCENT = 100;
 
 /** GitLab's default `registry.host` (config/initializers/1_settings.rb), without a port. */
 export const DEFAULT_REGISTRY_HOST = 'example.com';
+
+/** Stripe's: a write's answer is kept a day for its Idempotency-Key. */
+export const DEFAULT_IDEMPOTENCY_TTL_HOURS = 24;
+
+/** How often the sealer signs a tree head over a log that grew (docs/log-evidence.md). */
+export const DEFAULT_LOG_HEAD_INTERVAL_MS = 60_000;
 
 /** GitLab's default `monitoring_whitelist`: the loopback addresses. */
 export const DEFAULT_MONITORING_ALLOWLIST = '127.0.0.0/8,::1/128';
@@ -50,6 +67,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** A request body larger than this is refused with 413 before it is read or parsed. */
   maxBodyBytes: number;
+  /** FORGELOG_MAX_PUSH_BYTES: the largest `git push` body (src/http/routes/git-receive-pack.ts), which maxBodyBytes does not bound. */
+  maxPushBytes: number;
   /**
    * FORGELOG_POLL_INTERVAL_MS: how often the async workers, the sealer and the delivery sender
    * look at the database when nothing woke them and LISTEN is down (with it, every 10 minutes:
@@ -66,6 +85,21 @@ export interface Config {
   registryNotificationSecret: string | undefined;
   /** FORGELOG_HEAP_GROWING_PERCENT: how far V8 lets its heap grow past what survived a full GC (src/heap.ts); 0: V8's own choice. */
   heapGrowingPercent: number;
+  /** The signed tree heads of the log (docs/log-evidence.md). */
+  logHeads: LogHeadsConfig;
+  /** FORGELOG_IDEMPOTENCY_TTL_HOURS: how long a write's answer is kept for its `Idempotency-Key` (src/http/kernel/idempotency.ts). */
+  idempotencyTtlHours: number;
+}
+
+export interface LogHeadsConfig {
+  /**
+   * FORGELOG_LOG_SIGNING_KEY (PEM) or FORGELOG_LOG_SIGNING_KEY_FILE (a path): the Ed25519
+   * private key tree heads are signed with, kept outside the database. Unset: no head is
+   * published and /-/log/head answers 404.
+   */
+  signingKey: KeyObject | undefined;
+  /** FORGELOG_LOG_HEAD_INTERVAL_MS: the least time between two published heads. */
+  intervalMs: number;
 }
 
 export interface DeliveryConfig {
@@ -134,6 +168,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     registryHost,
     registryNotificationSecret: env.FORGELOG_REGISTRY_NOTIFICATION_SECRET || undefined,
     heapGrowingPercent: wholeNumber(env, 'FORGELOG_HEAP_GROWING_PERCENT', DEFAULT_HEAP_GROWING_PERCENT, 'a whole number of percent', 0),
+    logHeads: { signingKey: logSigningKey(env), intervalMs: wholeNumber(env, 'FORGELOG_LOG_HEAD_INTERVAL_MS', DEFAULT_LOG_HEAD_INTERVAL_MS, 'a whole number of milliseconds') },
+    idempotencyTtlHours: wholeNumber(env, 'FORGELOG_IDEMPOTENCY_TTL_HOURS', DEFAULT_IDEMPOTENCY_TTL_HOURS, 'a whole number of hours'),
+    maxPushBytes: wholeNumber(env, 'FORGELOG_MAX_PUSH_BYTES', DEFAULT_MAX_PUSH_BYTES, 'a whole number of bytes'),
   };
 }
 
@@ -180,6 +217,29 @@ export function checkGeoConfig(geo: GeoConfig): void {
     throw new StartupError(`the Geo primary must be an http(s) URL, got ${JSON.stringify(geo.primaryUrl)}`);
   }
   if (!geo.secret) throw new StartupError('a Geo secondary needs FORGELOG_GEO_SECRET, the secret its primary has');
+}
+
+/** FORGELOG_LOG_SIGNING_KEY or FORGELOG_LOG_SIGNING_KEY_FILE: an Ed25519 private key in PEM (`forgelog events keygen` makes one). */
+function logSigningKey(env: NodeJS.ProcessEnv): KeyObject | undefined {
+  const inline = env.FORGELOG_LOG_SIGNING_KEY || undefined;
+  const file = env.FORGELOG_LOG_SIGNING_KEY_FILE || undefined;
+  if (inline && file) throw new StartupError('set FORGELOG_LOG_SIGNING_KEY or FORGELOG_LOG_SIGNING_KEY_FILE, not both');
+  if (!inline && !file) return undefined;
+  const name = inline ? 'FORGELOG_LOG_SIGNING_KEY' : 'FORGELOG_LOG_SIGNING_KEY_FILE';
+  let pem: string;
+  try {
+    pem = inline ?? readFileSync(file!, 'utf8');
+  } catch (error) {
+    throw new StartupError(`${name}: cannot read ${JSON.stringify(file)} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(pem);
+  } catch {
+    throw new StartupError(`${name} must be an Ed25519 private key in PEM (forgelog events keygen makes one)`);
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw new StartupError(`${name} must be an Ed25519 private key, got ${key.asymmetricKeyType ?? 'another kind of key'}`);
+  return key;
 }
 
 /** FORGELOG_PASSWORD_HASH_COST: an integer from 10 to 20 (default 14). */

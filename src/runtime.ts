@@ -13,6 +13,7 @@ import { PROJECTORS, inlineProjectors } from './projections/registry.js';
 import { usersProjector } from './projections/users.js';
 import { ProjectionWorker } from './worker/runner.js';
 import { runSealWorker } from './eventstore/seal.js';
+import { publishTreeHead } from './eventstore/tree-heads.js';
 import { REACTORS } from './commands/reactors.js';
 import { DELIVERIES_SIGNAL } from './commands/integration-deliveries.js';
 import { runDeliverySender } from './commands/integration-delivery-sender.js';
@@ -101,7 +102,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     // Rebuilds (new or bumped projections) finish before the first request: a table swap
     // under a request's feet deadlocks it.
     await worker.catchUp();
-    sealer = startSealer(handle, notifier, logger, sealing.signal, config.pollIntervalMs, idleMs);
+    sealer = startSealer(handle, notifier, logger, sealing.signal, config, idleMs);
   }
   // A secondary sends nothing: its primary's deliveries are the primary's.
   if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal, idleMs);
@@ -206,12 +207,23 @@ function startSender(handle: DatabaseHandle, config: Config, now: () => Date, no
   });
 }
 
-/** Seals the log's new ranges (Merkle roots, chained) as they become readable. */
-function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal, intervalMs: number, idleMs: () => number): Promise<void> {
+/**
+ * Seals the log's new ranges (Merkle roots, chained) as they become readable, and with a
+ * signing key publishes a signed tree head over the grown log every FORGELOG_LOG_HEAD_INTERVAL_MS.
+ */
+function startSealer(handle: DatabaseHandle, notifier: Notifier, logger: Logger, signal: AbortSignal, config: Config, idleMs: () => number): Promise<void> {
+  const { signingKey, intervalMs: headIntervalMs } = config.logHeads;
   return runSealWorker(handle.db, {
     signal,
-    intervalMs,
+    intervalMs: config.pollIntervalMs,
     idleMs,
+    ...(signingKey && {
+      afterRound: async () => {
+        const { published, dueInMs } = await publishTreeHead(handle.db, signingKey, { intervalMs: headIntervalMs });
+        if (published) logger.info({ tree_size: published.treeSize, timestamp: published.timestamp }, 'published a signed tree head');
+        return dueInMs === undefined ? {} : { wakeInMs: dueInMs };
+      },
+    }),
     onAppended: (wake) => notifier.onAppended(wake),
     onError: (error) =>
       isConnectionError(error) ? logger.warn({ err: error }, 'database unavailable; sealing retries') : logger.error({ err: error }, 'sealing failed; retrying'),

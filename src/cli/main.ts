@@ -1,4 +1,6 @@
 import type { Server } from 'node:http';
+import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
@@ -16,6 +18,8 @@ import { readFollowerStatus } from '../projections/status.js';
 import { exportEvents } from '../eventstore/export.js';
 import { rebaseTransactionIds } from '../eventstore/rebase.js';
 import { sealPending } from '../eventstore/seal.js';
+import { parsePublicKey, parseTreeHeadJson, publicKeyPem, publishTreeHead, publishedHead, treeHeadJson, type TreeHead } from '../eventstore/tree-heads.js';
+import { proveInclusion } from '../eventstore/verify-tree.js';
 import { verifyLog } from '../eventstore/verify.js';
 import { repositoryObjectsCheck } from '../projections/repository/verify.js';
 import { Notifier } from '../eventstore/notifier.js';
@@ -34,9 +38,19 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
   forgelog events export [--stream ID] [--after TX:POS]
                                       the log as NDJSON on stdout, in gap-free order
   forgelog events tail [--stream ID]  the same, then follow new events until interrupted
-  forgelog events verify              check every stream's hash chain, every event's feed
-                                      index columns, every seal and every git object
-  forgelog events seal                seal what is readable now (Merkle roots over ranges)
+  forgelog events verify [--against HEAD.json] [--public-key KEY.pem]
+                                      check every stream's hash chain, every event's feed
+                                      index columns, every seal, every git object, the log
+                                      tree and its signed heads; --against: a head kept
+                                      outside the database, which the log must still extend
+  forgelog events prove POSITION --head HEAD.json [--public-key KEY.pem]
+                                      prove the event at POSITION is in a kept head's tree
+  forgelog events seal                seal what is readable now (Merkle roots over ranges),
+                                      and sign a tree head when a signing key is set
+  forgelog events head [--tree-size N]
+                                      the newest signed tree head (JSON, as GET /-/log/head)
+  forgelog events public-key          the log signing key's public key (PEM)
+  forgelog events keygen [--out FILE] a new Ed25519 signing key (PEM) for FORGELOG_LOG_SIGNING_KEY(_FILE)
   forgelog events rebase [--dry-run]  after a logical dump/restore: re-base stored transaction ids
   forgelog deliveries [--status S] [--limit N]
                                       integrations' recent outbound deliveries, newest first
@@ -170,10 +184,45 @@ async function main(argv: string[]) {
 
 async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
   const [verb, ...rest] = args;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
-    options: { stream: { type: 'string' }, after: { type: 'string' }, 'dry-run': { type: 'boolean', default: false } },
+    allowPositionals: verb === 'prove',
+    options: {
+      stream: { type: 'string' },
+      after: { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      against: { type: 'string' },
+      head: { type: 'string' },
+      'public-key': { type: 'string' },
+      'tree-size': { type: 'string' },
+      out: { type: 'string' },
+    },
   });
+  // Needs no database: the key must never be in it.
+  if (verb === 'keygen') {
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    if (!values.out) {
+      process.stdout.write(pem);
+      return;
+    }
+    try {
+      writeFileSync(values.out, pem, { mode: 0o600, flag: 'wx' });
+    } catch (error) {
+      throw new StartupError(`cannot write ${values.out}: ${(error as NodeJS.ErrnoException).code === 'EEXIST' ? 'it exists (a signing key is never overwritten)' : describeError(error)}`);
+    }
+    console.log(publicKeyPem(createPublicKey(pem)).trimEnd());
+    return;
+  }
+  if (verb === 'public-key') {
+    if (!config.logHeads.signingKey) throw new StartupError('no log signing key: set FORGELOG_LOG_SIGNING_KEY or FORGELOG_LOG_SIGNING_KEY_FILE');
+    process.stdout.write(publicKeyPem(config.logHeads.signingKey));
+    return;
+  }
+  const keptHead = readHeadFile(verb === 'prove' ? values.head : values.against, verb === 'prove' ? '--head' : '--against');
+  if (verb === 'prove' && (!keptHead || positionals.length !== 1 || !/^\d+$/.test(positionals[0]!))) {
+    throw new StartupError('forgelog events prove POSITION --head HEAD.json [--public-key KEY.pem]');
+  }
+  const publicKey = verificationKey(config, values['public-key'], keptHead !== undefined);
   const handle = await openStore(config);
   try {
     await migrateToLatest(handle.db);
@@ -203,6 +252,8 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
         const report = await verifyLog(handle.db, {
           feedIndex: feedIndexOf,
           objects: repositoryObjectsCheck(handle.db),
+          ...(keptHead && { keptHead }),
+          ...(publicKey && { publicKey }),
           ...(progress && {
             onProgress: (p) => progress.draw(`${p.phase}: ${p.streamsChecked} streams, ${p.eventsChecked} events, ${p.sealsChecked} seals, ${p.objectsChecked} git objects`),
           }),
@@ -214,7 +265,23 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
       }
       case 'seal': {
         const result = await sealPending(handle.db);
-        console.log(JSON.stringify(result));
+        const key = config.logHeads.signingKey;
+        const head = key ? (await publishTreeHead(handle.db, key)).published : undefined;
+        console.log(JSON.stringify(head ? { ...result, head: treeHeadJson(head) } : result));
+        return;
+      }
+      case 'head': {
+        const size = values['tree-size'];
+        if (size !== undefined && !/^\d+$/.test(size)) throw new StartupError(`--tree-size must be a whole number, got ${JSON.stringify(size)}`);
+        const head = await publishedHead(handle.db, size === undefined ? undefined : Number(size));
+        if (!head) throw new StartupError(size === undefined ? 'no signed tree head published yet (a signing key set, and events sealed?)' : `no signed tree head of tree size ${size} was published`);
+        console.log(JSON.stringify(treeHeadJson(head)));
+        return;
+      }
+      case 'prove': {
+        const report = await proveInclusion(handle.db, positionals[0]!, keptHead!, publicKey!);
+        console.log(JSON.stringify(report, null, 2));
+        if (!report.ok) process.exitCode = 3;
         return;
       }
       case 'rebase': {
@@ -223,11 +290,35 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
         return;
       }
       default:
-        throw new StartupError('forgelog events export | tail | verify | seal | rebase');
+        throw new StartupError('forgelog events export | tail | verify | prove | seal | head | public-key | keygen | rebase');
     }
   } finally {
     await handle.close();
   }
+}
+
+/** A head kept outside the database (the JSON of GET /-/log/head or `events head`). */
+function readHeadFile(path: string | undefined, option: string): TreeHead | undefined {
+  if (path === undefined) return undefined;
+  try {
+    return parseTreeHeadJson(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new StartupError(`${option} ${path}: not a signed tree head (${describeError(error)})`);
+  }
+}
+
+/** The key heads are checked with: --public-key, else the configured signing key's public half; a kept head needs one. */
+function verificationKey(config: Config, path: string | undefined, needed: boolean): KeyObject | undefined {
+  if (path !== undefined) {
+    try {
+      return parsePublicKey(readFileSync(path, 'utf8'));
+    } catch (error) {
+      throw new StartupError(`--public-key ${path}: not an Ed25519 public key in PEM (${describeError(error)})`);
+    }
+  }
+  if (config.logHeads.signingKey) return createPublicKey(config.logHeads.signingKey);
+  if (needed) throw new StartupError('a kept head is checked against the log\'s public key: give --public-key KEY.pem (GET /api/v4/-/log/public_key) or set FORGELOG_LOG_SIGNING_KEY(_FILE)');
+  return undefined;
 }
 
 function parseCheckpoint(value: string) {

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
 import { GENESIS_HASH, eventHash, type HashedFields } from './hash.js';
+import { appendLeaves, treeEnd } from './log-tree.js';
 import { afterCheckpoint, BELOW_HORIZON } from './store.js';
 import type { EventSealsTable, EventsTable } from './tables.js';
-import { LOG_START, type Checkpoint } from './types.js';
+import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 
 /**
  * Seals (DESIGN.md guarantee 5): digests over consecutive ranges of the global log, in
@@ -27,6 +28,9 @@ import { LOG_START, type Checkpoint } from './types.js';
  *   last_position \n event_count \n merkle_root), previous_seal_hash of the first seal being
  *   GENESIS_HASH. Transaction ids are deliberately left out of both digests: they are the
  *   one column a re-base after dump/restore rewrites (rebase.ts), order-preservingly.
+ * - In the seal's transaction the same events become leaves of the log's one Merkle tree
+ *   (log-tree.ts; leaf data = the event's stored hash), so the tree covers exactly the
+ *   sealed events, and signed tree heads (tree-heads.ts) can be published over it.
  */
 
 export type SealRow = Selectable<EventSealsTable>;
@@ -137,6 +141,9 @@ export async function readRowsAfter(
   return query.orderBy('transaction_id').orderBy('global_position').limit(limit).execute();
 }
 
+const checkpointOfRow = (row: Selectable<EventsTable>): Checkpoint => ({ transactionId: row.transaction_id, globalPosition: row.global_position });
+const treeLeafOfRow = (row: Selectable<EventsTable>) => ({ globalPosition: row.global_position, hash: row.hash });
+
 export function sealHash(seal: Omit<SealRecord, 'seal_hash' | 'first_transaction_id' | 'last_transaction_id'>): string {
   const body = ['forgelog-seal-v1', seal.previous_seal_hash, seal.first_position, seal.last_position, String(seal.event_count), seal.merkle_root];
   return createHash('sha256').update(body.join('\n')).digest('hex');
@@ -185,12 +192,24 @@ export async function sealPending(db: Kysely<Database>, options: SealOptions = {
   for (;;) {
     if (options.maxSeals !== undefined && result.seals >= options.maxSeals) break;
     if (options.signal?.aborted) break;
-    const sealed = await db.transaction().execute(async (trx) => {
+    const sealed = await db.transaction().execute(async (trx): Promise<{ count: number; hash: string; backfilled?: number }> => {
       await sql`select ${SEAL_LOCK}`.execute(trx);
       const head = await lastSeal(trx);
       const after = head ? sealEnd(head) : LOG_START;
+      // The log tree ends where the seals end; a database sealed before the tree existed
+      // (migration 0057) gets the leaves of its sealed events first, a page per transaction.
+      const tree = await treeEnd(trx);
+      if (compareCheckpoints(tree.after, after) < 0) {
+        const behind = (await readRowsAfter(trx, tree.after, max)).filter((row) => compareCheckpoints(checkpointOfRow(row), after) <= 0);
+        if (behind.length > 0) {
+          await appendLeaves(trx, tree.size, behind.map(treeLeafOfRow));
+          return { count: 0, hash: head?.seal_hash ?? GENESIS_HASH, backfilled: behind.length };
+        }
+      }
       const rows = await readRowsAfter(trx, after, max);
       if (rows.length < min || rows.length === 0) return { count: 0, hash: head?.seal_hash ?? GENESIS_HASH };
+      // Past the seals only if seals were removed behind the sealer's back: the tree keeps its leaves.
+      await appendLeaves(trx, tree.size, rows.filter((row) => compareCheckpoints(checkpointOfRow(row), tree.after) > 0).map(treeLeafOfRow));
       const first = rows[0]!;
       const last = rows[rows.length - 1]!;
       const seal = {
@@ -210,6 +229,7 @@ export async function sealPending(db: Kysely<Database>, options: SealOptions = {
       return { count: rows.length, hash };
     });
     result.headSealHash = sealed.hash;
+    if ((sealed.backfilled ?? 0) > 0) continue;
     if (sealed.count === 0) break;
     result.seals += 1;
     result.events += sealed.count;
@@ -229,6 +249,11 @@ export interface SealWorkerOptions extends SealOptions {
   onSealed?: (result: SealResult) => void;
   /** A failed round is reported here and retried next round (default: ignored). */
   onError?: (error: unknown) => void;
+  /**
+   * Runs after each round (the runtime publishes signed tree heads here); may ask to be
+   * woken sooner than the idle wait (a head due in `wakeInMs`).
+   */
+  afterRound?: () => Promise<{ wakeInMs?: number }>;
 }
 
 /**
@@ -239,13 +264,16 @@ export async function runSealWorker(db: Kysely<Database>, options: SealWorkerOpt
   const interval = options.intervalMs ?? 5000;
   const { signal } = options;
   while (!signal?.aborted) {
+    let wakeInMs: number | undefined;
     try {
       const result = await sealPending(db, options);
       if (result.seals > 0) options.onSealed?.(result);
+      if (options.afterRound) ({ wakeInMs } = await options.afterRound());
     } catch (error) {
       options.onError?.(error);
     }
-    await sleep(options.idleMs?.() ?? interval, signal, options.onAppended, 1000);
+    const idle = options.idleMs?.() ?? interval;
+    await sleep(wakeInMs === undefined ? idle : Math.min(idle, wakeInMs), signal, options.onAppended, 1000);
   }
 }
 

@@ -64,6 +64,29 @@ export interface EventSealsTable {
   created_at: ColumnType<Date, string, never>;
 }
 
+/** Leaf `leaf_index` of the log's Merkle tree (log-tree.ts): the event at `global_position`, SHA-256(0x00 ‖ its stored hash). */
+export interface LogTreeLeavesTable {
+  leaf_index: string;
+  global_position: string;
+  leaf_hash: Uint8Array;
+}
+
+/** A complete perfect subtree of the log's Merkle tree above the leaves (level ≥ 1). */
+export interface LogTreeNodesTable {
+  level: number;
+  node_index: string;
+  hash: Uint8Array;
+}
+
+/** A signed tree head as published (RFC 6962 §3.5). */
+export interface LogTreeHeadsTable {
+  tree_size: string;
+  timestamp_ms: string;
+  root_hash: Uint8Array;
+  signature: Uint8Array;
+  created_at: ColumnType<Date, string | undefined, never>;
+}
+
 /** Reactors remember which triggering events they handled (idempotency). */
 export interface ReactorReceiptsTable {
   reactor: string;
@@ -76,6 +99,9 @@ export interface EventStoreTables {
   projection_checkpoints: ProjectionCheckpointsTable;
   event_seals: EventSealsTable;
   reactor_receipts: ReactorReceiptsTable;
+  log_tree_leaves: LogTreeLeavesTable;
+  log_tree_nodes: LogTreeNodesTable;
+  log_tree_heads: LogTreeHeadsTable;
 }
 
 declare module '../database/database.js' {

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../database/database.js';
 import { FEED_COLUMNS, type FeedColumns, type FeedIndexOf } from './feed-index.js';
@@ -5,11 +6,14 @@ import { GENESIS_HASH, eventHash } from './hash.js';
 import { MerkleBuilder, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
 import { afterCheckpoint } from './store.js';
 import { LOG_START, compareCheckpoints, type Checkpoint, type EventMetadata } from './types.js';
+import type { TreeHead } from './tree-heads.js';
 import { upcast } from './upcasters.js';
+import { TreeChecker, type TreeProblemKind } from './verify-tree.js';
 
 /**
  * `forgelog events verify`: every stream's hash chain, every event's feed index columns
- * (given the function that recomputes them) and every seal, streamed through the log in
+ * (given the function that recomputes them), every seal, and the log's Merkle tree with its
+ * signed heads and a head the auditor kept (verify-tree.ts), streamed through the log in
  * pages (two keyset scans: by stream, then in gap-free order), so memory stays flat however
  * long the log is.
  */
@@ -40,7 +44,9 @@ export type ProblemKind =
   /** Export files only: a line that is not an exported event. */
   | 'malformed_line'
   /** Export files only: lines not in gap-free order. */
-  | 'out_of_order';
+  | 'out_of_order'
+  /** The log tree and its signed heads (verify-tree.ts). */
+  | TreeProblemKind;
 
 export interface Problem {
   kind: ProblemKind;
@@ -48,6 +54,8 @@ export interface Problem {
   /** The event's global position (for a seal: the first position of its range). */
   position?: string;
   sealId?: string;
+  /** A signed head's tree size (head_* and consistency_failed). */
+  treeSize?: number;
   /** index_mismatch: the column, its stored value and the value recomputed from the event. */
   column?: keyof FeedColumns;
   stored?: number | string | null;
@@ -73,6 +81,12 @@ export interface VerifyReport {
   objectsChecked: number;
   /** Hash of the newest seal checked: compare it with a copy kept outside the database. */
   lastSealHash: string;
+  /** Leaves of the stored log tree (the sealed events). */
+  treeSize: number;
+  /** Published signed heads whose roots were recomputed. */
+  headsChecked: number;
+  /** The tree size of the head kept outside the database, when one was given (`--against`). */
+  keptHeadSize: number | null;
   problems: Problem[];
   /** Problems found in all; only the first `maxProblems` are listed. */
   problemCount: number;
@@ -96,6 +110,10 @@ export interface VerifyOptions {
   feedIndex?: FeedIndexOf;
   /** Checks what the events name outside the log (git objects), and that store itself (without it neither is checked). */
   objects?: ObjectStoreCheck;
+  /** A signed head kept outside the database: the log must still give its root, and the stored tree must prove it a prefix of today's. */
+  keptHead?: TreeHead;
+  /** The log key's public half, for the signatures of the kept head and of every published head (without it, only their roots are checked). */
+  publicKey?: KeyObject;
 }
 
 /**
@@ -120,6 +138,9 @@ export function emptyReport(): VerifyReport {
     unsealedEvents: 0,
     objectsChecked: 0,
     lastSealHash: GENESIS_HASH,
+    treeSize: 0,
+    headsChecked: 0,
+    keptHeadSize: null,
     problems: [],
     problemCount: 0,
   };
@@ -460,6 +481,9 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
     return sealPage.shift();
   };
   const seals = new SealChecker(nextSeal, problem);
+  // The log tree is recomputed over every event, the unsealed tail included (a kept head may reach into it).
+  const tree = new TreeChecker(db, problem, { ...(options.keptHead && { keptHead: options.keptHead }), ...(options.publicKey && { publicKey: options.publicKey }) });
+  await tree.begin();
   let position: Checkpoint = LOG_START;
   for (;;) {
     const rows = await db
@@ -472,14 +496,19 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
       .execute();
     for (const row of rows) {
       await seals.push({ ...leafFieldsOfRow(row), transactionId: row.transaction_id });
+      await tree.push({ globalPosition: row.global_position, hash: row.hash });
     }
     report.sealsChecked = seals.sealsChecked;
     progress('seals');
     const last = rows.at(-1);
-    if (!last || rows.length < pageSize || seals.exhausted) break;
+    if (!last || rows.length < pageSize) break;
     position = { transactionId: last.transaction_id, globalPosition: last.global_position };
   }
   await seals.end();
+  await tree.end();
+  report.treeSize = tree.storedSize;
+  report.headsChecked = tree.headsChecked;
+  report.keptHeadSize = options.keptHead?.treeSize ?? null;
   report.sealsChecked = seals.sealsChecked;
   report.sealedEvents = seals.sealedEvents;
   report.lastSealHash = seals.lastSealHash;

@@ -42,16 +42,19 @@ export async function appendWithTransactionId(db: Db, streamId: string, type: st
   return { globalPosition: rows[0]!.global_position };
 }
 
+/** The log's own tables besides `events`: its seals and its Merkle tree (migration 0057). */
+export const LOG_TABLES = ['event_seals', 'log_tree_leaves', 'log_tree_nodes', 'log_tree_heads'] as const;
+
 /**
- * Runs statements with the append-only triggers of the log and of its seals off: how a
- * tamperer owning the tables would (the triggers refuse every UPDATE and DELETE otherwise).
+ * Runs statements with the append-only triggers of the log, its seals and its tree off: how
+ * a tamperer owning the tables would (the triggers refuse every UPDATE and DELETE otherwise).
  */
 export async function tamper(db: Db, change: (trx: Db) => Promise<unknown>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`alter table events disable trigger events_immutable`.execute(trx);
-    await sql`alter table event_seals disable trigger event_seals_immutable`.execute(trx);
+    for (const table of LOG_TABLES) await sql.raw(`alter table ${table} disable trigger ${table}_immutable`).execute(trx);
     await change(trx);
-    await sql`alter table event_seals enable trigger event_seals_immutable`.execute(trx);
+    for (const table of LOG_TABLES) await sql.raw(`alter table ${table} enable trigger ${table}_immutable`).execute(trx);
     await sql`alter table events enable trigger events_immutable`.execute(trx);
   });
 }
@@ -62,18 +65,22 @@ export async function gapFreeOrder(db: Db): Promise<string[]> {
   return rows.map((r) => r.global_position);
 }
 
-/** Keeps a copy of the log and its seals, to undo tampering between tests. */
+/** Keeps a copy of the log, its seals and its tree, to undo tampering between tests. */
 export async function backupLog(db: Db): Promise<void> {
-  await sql`create table events_backup as select * from events`.execute(db);
-  await sql`create table event_seals_backup as select * from event_seals`.execute(db);
+  for (const table of ['events', ...LOG_TABLES]) {
+    await sql.raw(`drop table if exists ${table}_backup`).execute(db);
+    await sql.raw(`create table ${table}_backup as select * from ${table}`).execute(db);
+  }
 }
 
 export async function restoreLog(db: Db): Promise<void> {
   await tamper(db, async (trx) => {
     await sql`delete from events`.execute(trx);
     await sql`insert into events overriding system value select * from events_backup order by global_position`.execute(trx);
-    await sql`delete from event_seals`.execute(trx);
-    await sql`insert into event_seals select * from event_seals_backup`.execute(trx);
+    for (const table of LOG_TABLES) {
+      await sql.raw(`delete from ${table}`).execute(trx);
+      await sql.raw(`insert into ${table} select * from ${table}_backup`).execute(trx);
+    }
   });
 }
 
@@ -93,13 +100,11 @@ export async function waitUntilReadable(db: Db, timeoutMs = 15_000): Promise<voi
   }
 }
 
-/** Empties the log and its seals, positions and seal ids restarting at 1 (their append-only triggers off meanwhile, as a tamperer would). */
+/** Empties the log, its seals and its tree, positions and seal ids restarting at 1 (their append-only triggers off meanwhile, as a tamperer would). */
 export async function resetLog(db: Db): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await sql`alter table events disable trigger user`.execute(trx);
-    await sql`alter table event_seals disable trigger user`.execute(trx);
-    await sql`truncate events, event_seals restart identity`.execute(trx);
-    await sql`alter table event_seals enable trigger user`.execute(trx);
-    await sql`alter table events enable trigger user`.execute(trx);
+    for (const table of ['events', ...LOG_TABLES]) await sql.raw(`alter table ${table} disable trigger user`).execute(trx);
+    await sql.raw(`truncate events, ${LOG_TABLES.join(', ')} restart identity`).execute(trx);
+    for (const table of ['events', ...LOG_TABLES]) await sql.raw(`alter table ${table} enable trigger user`).execute(trx);
   });
 }

@@ -6,6 +6,7 @@ import type { DatabaseHandle } from '../../src/database/database.js';
 import { feedColumns, type FeedIndexOf } from '../../src/eventstore/feed-index.js';
 import { GENESIS_HASH, eventHash } from '../../src/eventstore/hash.js';
 import { MerkleBuilder, leafFieldsOfRow, merkleLeaf, runSealWorker, sealHash, sealPending } from '../../src/eventstore/seal.js';
+import { rootAt, treeSize } from '../../src/eventstore/log-tree.js';
 import { registerEventType } from '../../src/eventstore/upcasters.js';
 import { verifyLog, type VerifyProgress } from '../../src/eventstore/verify.js';
 import { openTestDatabase } from '../support/database.js';
@@ -129,6 +130,21 @@ describe('sealPending', () => {
     expect(await verifyLog(handle.db)).toMatchObject({ ok: true, sealsChecked: 5 + 9, unsealedEvents: 0 });
   });
 
+  it('gives a log sealed before the log tree existed (migration 0057) its leaves first, in pages, then seals on', async () => {
+    const before = await treeSize(handle.db);
+    const root = await rootAt(handle.db, before);
+    expect(before).toBe(Number((await sql<{ n: string }>`select sum(event_count) as n from event_seals`.execute(handle.db)).rows[0]!.n));
+    await tamper(handle.db, async (trx) => {
+      for (const table of ['log_tree_leaves', 'log_tree_nodes', 'log_tree_heads']) await sql.raw(`delete from ${table}`).execute(trx);
+    });
+    await append(handle.db, 'user-1', ['UserUnblocked']);
+    await waitUntilReadable(handle.db);
+    expect(await sealPending(handle.db, { maxEventsPerSeal: 4 })).toMatchObject({ seals: 1, events: 1 });
+    expect(await treeSize(handle.db)).toBe(before + 1);
+    expect(await rootAt(handle.db, before)).toEqual(root);
+    expect(await verifyLog(handle.db)).toMatchObject({ ok: true, treeSize: before + 1 });
+  });
+
   it('runs as a worker loop until aborted', async () => {
     await append(handle.db, 'user-3', ['UserCreated']);
     await waitUntilReadable(handle.db);
@@ -143,6 +159,23 @@ describe('sealPending', () => {
       },
     });
     expect(sealed).toEqual([1]);
+  });
+
+  it('runs afterRound after each round (where heads are signed) and wakes when it asks, however long the idle wait', async () => {
+    const controller = new AbortController();
+    const rounds: number[] = [];
+    const started = Date.now();
+    await runSealWorker(handle.db, {
+      intervalMs: 600_000,
+      signal: controller.signal,
+      afterRound: async () => {
+        rounds.push(Date.now() - started);
+        if (rounds.length === 2) controller.abort();
+        return { wakeInMs: 20 };
+      },
+    });
+    expect(rounds).toHaveLength(2);
+    expect(rounds[1]!).toBeLessThan(10_000);
   });
 
   it('does not seal events of transactions still running (gap-free read)', async () => {
@@ -187,7 +220,7 @@ describe('verifyLog finds tampering', () => {
     ]);
   });
 
-  it('finds an altered event whose hash was recomputed: the next link and the seal', async () => {
+  it('finds an altered event whose hash was recomputed: the next link, the seal and the log tree', async () => {
     const [event, previous] = await Promise.all([
       handle.db.selectFrom('events').selectAll().where('global_position', '=', '2').executeTakeFirstOrThrow(),
       handle.db.selectFrom('events').select('hash').where('global_position', '=', '1').executeTakeFirstOrThrow(),
@@ -199,22 +232,27 @@ describe('verifyLog finds tampering', () => {
     expect(report.problems.map((p) => [p.kind, p.position])).toEqual([
       ['hash_mismatch', '4'], // group-1 v3 no longer chains to v2
       ['seal_mismatch', '1'],
+      ['tree_mismatch', '2'], // the stored hash is the tree's leaf data
     ]);
   });
 
-  it('finds a deleted event: a version gap and a seal that lost an event', async () => {
+  it('finds a deleted event: a version gap, a seal that lost an event and a log tree whose leaves moved', async () => {
     await tamper(handle.db, (trx) => sql`delete from events where stream_id = 'group-1' and stream_version = 2`.execute(trx));
     const report = await verifyLog(handle.db);
     expect(report.problems).toEqual([
       expect.objectContaining({ kind: 'version_gap', streamId: 'group-1', detail: expect.stringMatching(/version 2 is missing/) }),
       expect.objectContaining({ kind: 'seal_mismatch', sealId: '1', detail: expect.stringMatching(/2 events now in its range, 3 sealed/) }),
+      expect.objectContaining({ kind: 'tree_mismatch', detail: expect.stringMatching(/^the stored log tree's leaf 1 is not the event at position 3 as stored \(and 4 leaves after it\)/) }),
     ]);
   });
 
-  it('finds a deleted stream head: only the seal can tell', async () => {
+  it('finds a deleted stream head: only the seal and the log tree can tell', async () => {
     await tamper(handle.db, (trx) => sql`delete from events where global_position = 7`.execute(trx));
     const report = await verifyLog(handle.db);
-    expect(report.problems).toEqual([expect.objectContaining({ kind: 'seal_mismatch', sealId: '3' })]);
+    expect(report.problems).toEqual([
+      expect.objectContaining({ kind: 'seal_mismatch', sealId: '3' }),
+      expect.objectContaining({ kind: 'tree_mismatch', detail: 'the stored log tree holds 7 leaves, the log only 6 events: events were removed' }),
+    ]);
   });
 
   it('finds reordered versions within a stream', async () => {
@@ -247,15 +285,18 @@ describe('verifyLog finds tampering', () => {
     const seal = await handle.db.selectFrom('event_seals').selectAll().where('id', '=', 1).executeTakeFirstOrThrow();
     await appendWithTransactionId(handle.db, 'user-1', 'UserCreated', Number(seal.first_transaction_id));
     const report = await verifyLog(handle.db);
-    expect(report.problems.map((p) => p.kind)).toEqual(['seal_mismatch']);
+    expect(report.problems.map((p) => p.kind)).toEqual(['seal_mismatch', 'tree_mismatch']);
   });
 
   it('finds an event inserted between two seals', async () => {
     const seals = await handle.db.selectFrom('event_seals').selectAll().orderBy('id').execute();
     // Seal 1's last transaction id with a higher position: after seal 1, before seal 2.
-    await appendWithTransactionId(handle.db, 'intruder', 'Planted', Number(seals[0]!.last_transaction_id));
+    const intruder = await appendWithTransactionId(handle.db, 'intruder', 'Planted', Number(seals[0]!.last_transaction_id));
     const report = await verifyLog(handle.db);
-    expect(report.problems).toEqual([expect.objectContaining({ kind: 'unsealed_event', streamId: 'intruder', sealId: '2' })]);
+    expect(report.problems).toEqual([
+      expect.objectContaining({ kind: 'unsealed_event', streamId: 'intruder', sealId: '2' }),
+      expect.objectContaining({ kind: 'tree_mismatch', position: intruder.globalPosition }),
+    ]);
   });
 
   it('finds a removed, altered or forged seal', async () => {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -404,5 +404,94 @@ describe('on a database in use', () => {
     expect(result.stdout + result.stderr).not.toMatch(/token|administrator/i);
     expect((await countRows(fresh)).users).toBe(0);
     await fresh.dispose();
+  });
+});
+
+describe('the log as evidence (issue 25 §1): keygen, seal, head, public-key, verify --against, prove', () => {
+  let store: TestStore;
+  let keyFile: string;
+  let headFile: string;
+  let withKey: Record<string, string>;
+  beforeAll(async () => {
+    store = await freshTestStore('cli');
+    const dir = mkdtempSync(join(TEST_DATA_DIR, 'log-key-'));
+    keyFile = join(dir, 'log-signing-key.pem');
+    headFile = join(dir, 'head.json');
+    withKey = { ...store.env, FORGELOG_LOG_SIGNING_KEY_FILE: keyFile };
+    // A few events: root and its tokens, written without the workers (nothing sealed yet).
+    const handle = await store.open();
+    const runtime = await openRuntime({ ...loadConfig({}), logLevel: 'silent', rootToken: 'cli-root-token' }, { handle, migrate: false, workers: false, logger: pino({ level: 'silent' }) });
+    for (let i = 0; i < 3; i++) await mintToken(runtime.app.commands, 'root', ['api']);
+    await runtime.close();
+  });
+  afterAll(() => store.dispose());
+
+  it('keygen writes a new key file readable by its owner only, prints its public key, and never overwrites one', async () => {
+    const made = await run(['events', 'keygen', '--out', keyFile], store.env);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n$/);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(keyFile, 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+    const again = await run(['events', 'keygen', '--out', keyFile], store.env);
+    expectStartupError(again, /^forgelog: cannot write .*: it exists \(a signing key is never overwritten\)$/);
+    const shown = await run(['events', 'public-key'], withKey);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toBe(made.stdout);
+  });
+
+  it('seal signs a head over the sealed log; head prints it as GET /-/log/head does', async () => {
+    const sealed = await run(['events', 'seal'], withKey);
+    expect(sealed.code, sealed.stderr).toBe(0);
+    const result = JSON.parse(sealed.stdout);
+    expect(result).toMatchObject({ seals: 1, head: { tree_size: result.events } });
+    const head = await run(['events', 'head'], withKey);
+    expect(head.code, head.stderr).toBe(0);
+    expect(JSON.parse(head.stdout)).toEqual(result.head);
+    expect(Object.keys(result.head)).toEqual(['tree_size', 'timestamp', 'sha256_root_hash', 'tree_head_signature']);
+    writeFileSync(headFile, head.stdout);
+    const none = await run(['events', 'head', '--tree-size', '999'], withKey);
+    expectStartupError(none, /^forgelog: no signed tree head of tree size 999 was published$/);
+  });
+
+  it('verify --against the kept head: clean, then exit 3 naming a rewritten event; prove proves one event', async () => {
+    const publicKeyFile = join(keyFile, '..', 'public.pem');
+    writeFileSync(publicKeyFile, (await run(['events', 'public-key'], withKey)).stdout);
+    const kept = JSON.parse(readFileSync(headFile, 'utf8'));
+    // The auditor's side: the kept head and the public key, no signing key.
+    const auditor = ['--public-key', publicKeyFile];
+    const clean = await run(['events', 'verify', '--against', headFile, ...auditor], store.env);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(JSON.parse(clean.stdout)).toMatchObject({ ok: true, keptHeadSize: kept.tree_size, treeSize: kept.tree_size, headsChecked: 1 });
+    const proved = await run(['events', 'prove', '2', '--head', headFile, ...auditor], store.env);
+    expect(proved.code, proved.stderr).toBe(0);
+    expect(JSON.parse(proved.stdout)).toMatchObject({ ok: true, position: '2', leaf_index: 1, tree_size: kept.tree_size, problems: [] });
+
+    // Someone with the database's rights rewrites event 2's stored hash, and seals the log anew (without the key: no head).
+    const handle = await store.open();
+    try {
+      await handle.db.transaction().execute(async (trx) => {
+        for (const table of ['events', 'event_seals', 'log_tree_leaves', 'log_tree_nodes', 'log_tree_heads']) await sql.raw(`alter table ${table} disable trigger user`).execute(trx);
+        await sql`update events set hash = md5(hash) || md5(hash) where global_position = 2`.execute(trx);
+        await sql.raw('truncate event_seals, log_tree_leaves, log_tree_nodes, log_tree_heads').execute(trx);
+        for (const table of ['events', 'event_seals', 'log_tree_leaves', 'log_tree_nodes', 'log_tree_heads']) await sql.raw(`alter table ${table} enable trigger user`).execute(trx);
+      });
+    } finally {
+      await handle.close();
+    }
+    expect((await run(['events', 'seal'], store.env)).code).toBe(0);
+    const tampered = await run(['events', 'verify', '--against', headFile, ...auditor], store.env);
+    expect(tampered.code, tampered.stderr).toBe(3);
+    const kinds = JSON.parse(tampered.stdout).problems.map((p: { kind: string }) => p.kind);
+    expect(kinds).toEqual(expect.arrayContaining(['hash_mismatch', 'head_mismatch', 'consistency_failed']));
+    const disproved = await run(['events', 'prove', '2', '--head', headFile, ...auditor], store.env);
+    expect(disproved.code, disproved.stderr).toBe(3);
+    expect(JSON.parse(disproved.stdout).problems.map((p: { kind: string }) => p.kind)).toEqual(['hash_mismatch', 'inclusion_failed']);
+  });
+
+  it('refuses a kept head it cannot check, and a signing key that is not one', async () => {
+    expectStartupError(await run(['events', 'verify', '--against', headFile], store.env), /^forgelog: a kept head is checked against the log's public key: give --public-key KEY\.pem/);
+    expectStartupError(await run(['events', 'verify', '--against', keyFile, '--public-key', keyFile], store.env), /^forgelog: --against .*: not a signed tree head \(not JSON\)$/);
+    expectStartupError(await run(['events', 'head'], { ...store.env, FORGELOG_LOG_SIGNING_KEY: 'not a key' }), /^forgelog: FORGELOG_LOG_SIGNING_KEY must be an Ed25519 private key in PEM \(forgelog events keygen makes one\)$/);
+    expectStartupError(await run(['events', 'prove', '2'], store.env), /^forgelog: forgelog events prove POSITION --head HEAD\.json/);
   });
 });

@@ -1,0 +1,65 @@
+import { Hono, type Context } from 'hono';
+import { badRequest, notFound } from '../../domain/errors.js';
+import { consistencyProof, inclusionProof, leafAtPosition, treeSize } from '../../eventstore/log-tree.js';
+import { publicKeyPem, publishedHead, treeHeadJson } from '../../eventstore/tree-heads.js';
+import { requireAdmin } from '../kernel/auth.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { optional, params, required, t } from '../kernel/params.js';
+
+/**
+ * forgelog's extension (no GitLab counterpart): the log as evidence, RFC 6962 §4's log
+ * client messages in their JSON shapes (docs/log-evidence.md). Administrators only, as the
+ * log itself is. The tree covers the sealed events; heads are signed with the key
+ * FORGELOG_LOG_SIGNING_KEY(_FILE) names, kept outside the database.
+ */
+
+/** Without a signing key no head is published: say so rather than answer an empty log. */
+function signingKey(c: Context) {
+  const key = appContext(c).config.logHeads.signingKey;
+  if (!key) throw notFound('Log signing key');
+  return key;
+}
+
+const b64 = (hashes: readonly Buffer[]) => hashes.map((h) => h.toString('base64'));
+
+export const logRoutes = new Hono<AppEnv>()
+  // RFC 6962 §4.3 get-sth; ?tree_size=N for a head published earlier.
+  .get('/-/log/head', async (c) => {
+    await requireAdmin(c);
+    signingKey(c);
+    const { tree_size } = await params(c, { tree_size: optional(t.integer()) });
+    const head = await publishedHead(appContext(c).db, tree_size);
+    if (!head) throw notFound('Tree head');
+    return c.json(treeHeadJson(head));
+  })
+
+  .get('/-/log/public_key', async (c) => {
+    await requireAdmin(c);
+    const pem = publicKeyPem(signingKey(c));
+    return c.body(pem, 200, { 'Content-Type': 'application/x-pem-file' });
+  })
+
+  // RFC 6962 §4.4 get-sth-consistency.
+  .get('/-/log/proof/consistency', async (c) => {
+    await requireAdmin(c);
+    const { first, second } = await params(c, { first: required(t.integer()), second: required(t.integer()) });
+    const db = appContext(c).db;
+    const size = await treeSize(db);
+    if (first < 0 || second < 0) throw badRequest('tree sizes are 0 or more');
+    if (first > second) throw badRequest('first is larger than second');
+    if (second > size) throw badRequest(`second is larger than the log tree (${size} leaves)`);
+    return c.json({ consistency: b64(await consistencyProof(db, first, second)) });
+  })
+
+  // RFC 6962 §4.5 get-proof-by-hash, by log position instead of leaf hash.
+  .get('/-/log/proof/inclusion', async (c) => {
+    await requireAdmin(c);
+    const { position, tree_size } = await params(c, { position: required(t.integer()), tree_size: required(t.integer()) });
+    const db = appContext(c).db;
+    const size = await treeSize(db);
+    if (tree_size < 1 || tree_size > size) throw badRequest(`tree_size must be from 1 to the log tree's ${size} leaves`);
+    const leaf = position >= 1 ? await leafAtPosition(db, String(position)) : undefined;
+    if (!leaf) throw notFound('Leaf');
+    if (leaf.leafIndex >= tree_size) throw badRequest(`the event at position ${position} is leaf ${leaf.leafIndex}, outside a tree of ${tree_size}`);
+    return c.json({ leaf_index: leaf.leafIndex, audit_path: b64(await inclusionProof(db, leaf.leafIndex, tree_size)) });
+  });
