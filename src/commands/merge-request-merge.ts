@@ -2,17 +2,16 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
-import type { RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
+import type { RefCommand, RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
 import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import { causedBy } from './kernel/causation.js';
 import { handleCommands } from './kernel/handler.js';
 import { takeVersion, updateMergeRequest } from './merge-requests.js';
-import { checkBranchWrites, committerOf, type RefWriter } from './repository.js';
+import { checkRefWrites, committerOf, deferredRefs, type RefWriter } from './repository.js';
 import { createMergeCommit } from './repository-merge.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
-import { repository } from '../domain/repository/aggregate.js';
 import { spec, run } from './kernel/run.js';
 import type { CommandContext, Writer } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
@@ -100,14 +99,11 @@ export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<v
   };
   await handleCommands(w, [
     spec(mergeRequests, input.id, decideMerge),
-    spec(repository, 
-      input.projectId,
-      async (trx): Promise<RepositoryCommand> => {
-        // Gitaly's UserMergeBranch runs the branch check: a push of an open merge request's head.
-        await checkBranchWrites(trx, input.projectId, input.writer, refs, { mergeRequest: true });
-        return { type: 'UpdateBranches', commands: refs as Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] };
-      },
-    ),
+    deferredRefs(input.projectId, async (trx): Promise<RepositoryCommand> => {
+      // Gitaly's UserMergeBranch runs the branch check: a push of an open merge request's head.
+      await checkRefWrites(trx, input.projectId, input.writer, refs, { mergeRequest: true });
+      return { type: 'UpdateRefs', commands: refs as RefCommand[] };
+    }),
   ]);
 }
 

@@ -2,28 +2,64 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry, type Refusals } from '../domain/repository/files.js';
-import {
-  type CommitDetail,
-  type RepositoryCommand,
-  validBranchName,
-} from '../domain/repository/decider.js';
+import { branchRef, type CommitDetail, type RefCommand, refOfCommand, type RepositoryCommand, validBranchName } from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
-import { branchCheck, type BranchChange, isProtected } from '../domain/repository/push-access.js';
+import { branchCheck, type BranchChange, isProtected, type ProtectedRef, tagCheck } from '../domain/repository/push-access.js';
+import { protectedTagRefsOf } from '../projections/protected-tags/queries.js';
 import { reachableFromAny } from '../projections/repository/history.js';
+import { graphRows } from '../projections/repository/commit-graph.js';
 import { findCommit, findCommits, findObject, lastCommitFor, readFiles, resolveCommit, pushAccess, type CommitView } from '../projections/repository/queries.js';
 import { pickCommit } from '../projections/repository/merges.js';
-import { run, spec } from './kernel/run.js';
+import { spec } from './kernel/run.js';
+import { handleCommands } from './kernel/handler.js';
 import { repository } from '../domain/repository/aggregate.js';
-import type { CommandContext, Writer } from './kernel/context.js';
+import type { CommandContext, CommandSpec, DeferredSpecs, Writer } from './kernel/context.js';
+import { defaultBranchProtection } from './default-branch-protection.js';
 
 /** What the events record of a commit made here: its message and author (the push activity's title, the chat's commit list). */
 const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
+
+// ───────────────────────────── Ref writes ─────────────────────────────
+
+/**
+ * A repository command as one command per ref's stream, in the order the refs first appear
+ * (src/domain/repository/decider.ts: each ref is its own stream, so writes to different refs
+ * never contend; the commands of one write commit together).
+ */
+export function refSpecs(projectId: number, command: RepositoryCommand): CommandSpec<any, any, any>[] {
+  const byRef = new Map<string, Exclude<RepositoryCommand, { type: 'UpdateRefs' }>[]>();
+  for (const one of command.type === 'UpdateRefs' ? command.commands : [command]) {
+    const ref = refOfCommand(one);
+    byRef.set(ref, [...(byRef.get(ref) ?? []), one]);
+  }
+  return [...byRef].map(([ref, commands]) =>
+    spec(repository, { projectId, ref }, commands.length === 1 ? commands[0]! : { type: 'UpdateRefs', commands: commands as RefCommand[] }),
+  );
+}
+
+/** Ref writes a transaction's work decides (which refs, to what): built in the transaction, then one command per ref. */
+export const deferredRefs = (projectId: number, build: (trx: Db) => Promise<RepositoryCommand>): DeferredSpecs => ({
+  deferred: async (trx) => refSpecs(projectId, await build(trx)),
+});
+
+/**
+ * Runs the ref writes `build` decides in its transaction: the one way the repository's refs
+ * are written. A write that creates the default branch protects it in the same transaction
+ * (`default_branch_protection`: ./default-branch-protection.ts).
+ */
+export async function runRefs(w: Writer, projectId: number, build: (trx: Db) => Promise<RepositoryCommand>): Promise<void> {
+  let written: RepositoryCommand | undefined;
+  await handleCommands(w, [deferredRefs(projectId, async (trx) => (written = await build(trx))), defaultBranchProtection(projectId, () => written)]);
+}
 
 /**
  * The object store: git objects written in the transaction of the command whose event first
  * references them (the command is a function of that transaction), so a refused or failed
  * push leaves no object behind and a committed one commits its objects with its event.
  * Content-addressed: writing an object already there writes nothing.
+ * Each new commit also gets its row of the commit graph index (`repository_commits`:
+ * parents, generation, committer time, count), computed from its parents' rows, which are
+ * stored before it or in the same call (src/projections/repository/commit-graph.ts).
  */
 export async function storeObjects(trx: Db, projectId: number, objects: readonly GitObject[]): Promise<void> {
   const unique = new Map(objects.map((o) => [o.sha, o]));
@@ -33,6 +69,18 @@ export async function storeObjects(trx: Db, projectId: number, objects: readonly
     .values([...unique.values()].map((o) => ({ project_id: projectId, sha: o.sha, type: o.type, size: o.content.length, content: o.content })))
     .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
     .execute();
+  const commits = [...unique.values()].filter((o) => o.type === 'commit').map((o) => {
+    const parsed = parseCommit(o.content);
+    return { sha: o.sha, parents: parsed.parents, time: parsed.committer.time };
+  });
+  const rows = await graphRows(trx, projectId, commits);
+  for (let i = 0; i < rows.length; i += 1000) {
+    await trx
+      .insertInto('repository_commits')
+      .values(rows.slice(i, i + 1000).map((r) => ({ project_id: projectId, sha: r.sha, parents: [...r.parents], generation: r.generation, committer_time: r.time, ancestors: r.ancestors })))
+      .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
+      .execute();
+  }
 }
 
 async function lockedHead(trx: Db, projectId: number, branch: string): Promise<string | undefined> {
@@ -60,23 +108,43 @@ export interface RefWriter {
 
 /**
  * The one push-access check of every ref write (branch creation and deletion, commits,
- * merges), in the transaction that writes: Gitlab::Checks::BranchCheck for each ref move of
- * the command, in order, as Gitaly's pre-receive hook runs it. Throws GitLab's refusal, which
- * the services answer with 400 (`mergeRequest`: the moves merge an open merge request).
+ * merges, tags), in the transaction that writes: Gitlab::Checks::BranchCheck or TagCheck for
+ * each ref move of the command, in order, as Gitaly's pre-receive hook runs them. Throws
+ * GitLab's refusal, which the services answer with 400 (`mergeRequest`: the moves merge an
+ * open merge request; `forced`: the branches a push moves to a commit that does not contain
+ * their head). A tag deleted and created again by the same command is a tag update.
  */
-export async function checkBranchWrites(trx: Db, projectId: number, writer: RefWriter, commands: readonly RepositoryCommand[], options: { mergeRequest?: boolean } = {}) {
+export async function checkRefWrites(
+  trx: Db,
+  projectId: number,
+  writer: RefWriter,
+  commands: readonly RepositoryCommand[],
+  options: { mergeRequest?: boolean; forced?: ReadonlySet<string> } = {},
+) {
   const { refs, who } = await pushAccess(trx, projectId, writer);
   const heads = new Map((await trx.selectFrom('repository_branches').select(['name', 'sha']).where('project_id', '=', projectId).execute()).map((b) => [b.name, b.sha]));
-  const moves = commands.flatMap((command) => (command.type === 'UpdateBranches' ? command.commands : [command]));
-  for (const move of moves) {
+  const moves = commands.flatMap((command) => (command.type === 'UpdateRefs' ? command.commands : command.type === 'SaveTagRelease' ? [] : [command]));
+  let protectedTags: ProtectedRef[] | undefined;
+  for (const [i, move] of moves.entries()) {
+    if (move.type === 'CreateTag' || move.type === 'DeleteTag') {
+      protectedTags ??= await protectedTagRefsOf(trx, projectId);
+      const previous = moves[i - 1];
+      if (move.type === 'CreateTag' && previous?.type === 'DeleteTag' && previous.tag === move.tag) continue;
+      const next = moves[i + 1];
+      const kind = move.type === 'CreateTag' ? 'create' : next?.type === 'CreateTag' && next.tag === move.tag ? 'update' : 'delete';
+      const refusal = tagCheck({ kind, tag: move.tag }, protectedTags, who);
+      if (refusal !== null) throw serviceError(refusal);
+      continue;
+    }
     let change: BranchChange;
     if (move.type === 'CreateBranch') {
       // safe_commit_for_new_protected_branch?: a protected branch contains the new head (asked only of a protected branch).
       const protectedHeads = [...heads].filter(([name]) => isProtected(refs, name)).map(([, sha]) => sha);
       const fromProtectedBranch = isProtected(refs, move.branch) && (await reachableFromAny(trx, projectId, move.sha, protectedHeads));
       change = { kind: 'create', branch: move.branch, fromProtectedBranch };
-    } else if (move.type === 'PushBranch') change = { kind: 'push', branch: move.branch, mergeRequest: options.mergeRequest ?? false };
-    else change = { kind: 'delete', branch: move.branch, isDefault: move.branch === writer.defaultBranch };
+    } else if (move.type === 'PushBranch') {
+      change = { kind: 'push', branch: move.branch, mergeRequest: options.mergeRequest ?? false, force: options.forced?.has(move.branch) ?? false };
+    } else change = { kind: 'delete', branch: move.branch, isDefault: move.branch === writer.defaultBranch };
     const refusal = branchCheck(change, refs, who, { empty: heads.size === 0, fullPath: writer.fullPath, membersUrl: writer.membersUrl });
     if (refusal !== null) throw serviceError(refusal);
     if (move.type === 'CreateBranch') heads.set(move.branch, move.sha);
@@ -113,9 +181,8 @@ export interface CommitInput {
 export async function commitFiles(w: Writer, input: CommitInput): Promise<string> {
   const time = Math.floor(w.ctx.now().getTime() / 1000);
   let sha = '';
-  await run(
+  await runRefs(
     w,
-    repository,
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
       const head = await lockedHead(trx, input.projectId, input.branch);
@@ -146,7 +213,7 @@ export async function commitFiles(w: Writer, input: CommitInput): Promise<string
         head === undefined
           ? { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails }
           : { type: 'PushBranch', branch: input.branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails };
-      await checkBranchWrites(trx, input.projectId, input.writer, [move]);
+      await checkRefWrites(trx, input.projectId, input.writer, [move]);
       return move;
     },
   );
@@ -172,8 +239,9 @@ export async function committerOf(db: Db, userId: number): Promise<{ name: strin
  */
 export function readmeSpec(ctx: CommandContext, input: { projectId: number; branch: string; name: string; description: string | null; creatorId: number }) {
   const time = Math.floor(ctx.now().getTime() / 1000);
-  return spec(repository, 
-    input.projectId,
+  return spec(
+    repository,
+    { projectId: input.projectId, ref: branchRef(input.branch) },
     async (trx): Promise<RepositoryCommand> => {
       const who = await committerOf(trx, input.creatorId);
       const signature: Signature = { name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 };
@@ -183,7 +251,7 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
       await storeObjects(trx, input.projectId, [readme, ...trees, made]);
       return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Initial commit', author: signature })] };
     },
-    // The project is being created with it: its repository's stream is empty.
+    // The project is being created with it: its repository has no ref yet.
     { newStream: true },
   );
 }
@@ -197,14 +265,13 @@ export function readmeSpec(ctx: CommandContext, input: { projectId: number; bran
 export async function createBranch(w: Writer, input: { projectId: number; branch: string; ref: string; writer: RefWriter }): Promise<string> {
   const time = Math.floor(w.ctx.now().getTime() / 1000);
   let sha = '';
-  await run(
+  await runRefs(
     w,
-    repository,
     input.projectId,
     async (trx): Promise<RepositoryCommand> => {
       const { projectId, branch, ref } = input;
       const names = await lockedBranchNames(trx, projectId);
-      const moves: Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] = [];
+      const moves: RefCommand[] = [];
       let readme: string | undefined;
       if (names.length === 0) {
         const who = await committerOf(trx, input.writer.userId);
@@ -223,9 +290,9 @@ export async function createBranch(w: Writer, input: { projectId: number; branch
       if (target === undefined) throw serviceError(`Invalid reference name: ${ref}`);
       if (!validBranchName(branch)) throw serviceError('Branch name is invalid');
       moves.push({ type: 'CreateBranch', branch, sha: target, commits: [], commitDetails: [] });
-      await checkBranchWrites(trx, projectId, input.writer, moves);
+      await checkRefWrites(trx, projectId, input.writer, moves);
       sha = target;
-      return moves.length === 1 ? moves[0]! : { type: 'UpdateBranches', commands: moves };
+      return moves.length === 1 ? moves[0]! : { type: 'UpdateRefs', commands: moves };
     },
   );
   return sha;
@@ -233,13 +300,12 @@ export async function createBranch(w: Writer, input: { projectId: number; branch
 
 /** DELETE /projects/:id/repository/branches/:branch (Branches::DeleteService: the branch check decides). */
 export async function deleteBranch(w: Writer, projectId: number, branch: string, writer: RefWriter) {
-  return run(
+  return runRefs(
     w,
-    repository,
     projectId,
     async (trx): Promise<RepositoryCommand> => {
       const command: RepositoryCommand = { type: 'DeleteBranch', branch };
-      await checkBranchWrites(trx, projectId, writer, [command]);
+      await checkRefWrites(trx, projectId, writer, [command]);
       return command;
     },
   );
@@ -266,7 +332,7 @@ export interface PickInput {
 export async function pickOnto(w: Writer, input: PickInput): Promise<string> {
   const time = Math.floor(w.ctx.now().getTime() / 1000);
   let sha = '';
-  await run(w, repository, input.projectId, async (trx): Promise<RepositoryCommand> => {
+  await runRefs(w, input.projectId, async (trx): Promise<RepositoryCommand> => {
     const { projectId, branch, commitSha, direction } = input;
     const head = await lockedHead(trx, projectId, branch);
     if (head === undefined) throw serviceError('You can only create or edit files when you are on a branch');
@@ -286,7 +352,7 @@ export async function pickOnto(w: Writer, input: PickInput): Promise<string> {
     await storeObjects(trx, projectId, [...merged.blobs, ...trees, made]);
     sha = made.sha;
     const move: RepositoryCommand = { type: 'PushBranch', branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message, author })] };
-    await checkBranchWrites(trx, projectId, input.writer, [move]);
+    await checkRefWrites(trx, projectId, input.writer, [move]);
     return move;
   });
   return sha;

@@ -17,6 +17,12 @@ export interface AggregateDefinition<Key, Command, Schemas extends EventSchemas,
   /** Names the projector that keeps its read tables, and their `<name>_stream_versions` table. */
   readonly name: string;
   streamId(key: Key): string;
+  /**
+   * The stream the aggregate's events for `key` were appended to before it had a stream of
+   * its own (an aggregate split finer, as a repository's refs were): folded before the
+   * stream, never appended to again. Its events of other keys the decider's `evolve` ignores.
+   */
+  predecessor?(key: Key): string;
   /** A zod schema per event type: checked on append, and after upcasting on read. */
   readonly events: Schemas;
   readonly upcasters?: Upcasters<Schemas>;

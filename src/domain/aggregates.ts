@@ -9,6 +9,7 @@ import { members } from './members.js';
 import { milestones } from './milestones.js';
 import { notificationSettings } from './notification-settings.js';
 import { protectedBranches } from './protected-branches.js';
+import { protectedTags } from './protected-tags.js';
 import { scim } from './scim.js';
 import { todos } from './todos.js';
 import { applicationSettings } from './application-settings/aggregate.js';
@@ -27,7 +28,7 @@ import { users } from './users/aggregate.js';
  * upcasters, the feed index that `events verify` recomputes, and the start-up check that
  * every event type is projected. A new area adds its aggregate here.
  */
-export const AGGREGATES = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository, mergeRequests] as const;
+export const AGGREGATES = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, protectedTags, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository, mergeRequests] as const;
 
 /**
  * Every event an aggregate defines: the one union the tables keyed by event type (the

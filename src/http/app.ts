@@ -22,6 +22,8 @@ import { repositoryRoutes } from './routes/repository.js';
 import { repositoryDiffRoutes } from './routes/repository-diffs.js';
 import { repositoryArchiveRoutes } from './routes/repository-archive.js';
 import { gitHttpRoutes } from './routes/git-http.js';
+import { gitUploadPackRoutes } from './routes/git-upload-pack.js';
+import { gitReceivePackRoutes } from './routes/git-receive-pack.js';
 import { uploadRoutes } from './routes/uploads.js';
 import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
 import { mergeRequestVersionRoutes } from './routes/merge-requests/versions.js';
@@ -29,6 +31,7 @@ import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
 import { protectedBranchRoutes } from './routes/protected-branches.js';
+import { protectedTagRoutes, repositoryTagRoutes } from './routes/repository-tags.js';
 import { applicationSettingsRoutes } from './routes/application-settings.js';
 import { auditEventRoutes } from './routes/audit-events.js';
 import { integrationRoutes } from './routes/integrations.js';
@@ -37,11 +40,13 @@ import { featureFlagRoutes } from './routes/feature-flags.js';
 import { groupSamlRoutes, SCIM_PREFIX, scimRoutes } from './routes/scim.js';
 import { geoNodeRoutes } from './routes/geo-nodes.js';
 import { readOnlySecondary } from './kernel/read-only.js';
+import { idempotency } from './kernel/idempotency.js';
 import { containerRepositoryRoutes } from './routes/container-repositories.js';
 import { containerRegistryEventRoutes } from './routes/container-registry-event.js';
 import { mergeRequestTimeTrackingRoutes } from './routes/merge-requests/time-tracking.js';
 import { mergeRequestSubscriptionRoutes } from './routes/merge-requests/subscriptions.js';
 import { mergeRequestMergeRoutes } from './routes/merge-requests/merge.js';
+import { logRoutes } from './routes/log.js';
 import { createMetrics } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -86,8 +91,14 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   root.use('*', responseHeaders(API_PREFIX));
   // A Geo secondary refuses writes; a primary pays nothing for it on each request.
   if (app.config.geo.secondary) root.use(`${API_PREFIX}/*`, readOnlySecondary);
-  root.use('*', bodyLimit(app.config.maxBodyBytes));
+  const limitBody = bodyLimit(app.config.maxBodyBytes);
+  // A push's body is its pack: the route reads it as a stream up to FORGELOG_MAX_PUSH_BYTES.
+  root.use('*', (c, next) => (c.req.method === 'POST' && c.req.path.endsWith('/git-receive-pack') ? next() : limitBody(c, next)));
   root.use('*', parameterGuard);
+  // Writes sent with an Idempotency-Key run in one transaction that stores their answer (a forgelog extension).
+  // Mounted on every path (and passing on outside the API), so that a path no route matches keeps the metrics' catch-all label.
+  const keyedWrites = idempotency({ ttlHours: app.config.idempotencyTtlHours, killAfterCommitKey: process.env.FORGELOG_TEST_KILL_AFTER_COMMIT_KEY || undefined });
+  root.use('*', (c, next) => (c.req.path.startsWith(`${API_PREFIX}/`) ? keyedWrites(c, next) : next()));
 
   const api = new Hono<AppEnv>();
   api.route('/', metaRoutes);
@@ -104,6 +115,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', deployKeyRoutes);
   api.route('/', notificationSettingRoutes);
   api.route('/', protectedBranchRoutes);
+  api.route('/', protectedTagRoutes);
+  api.route('/', repositoryTagRoutes);
   api.route('/', applicationSettingsRoutes);
   api.route('/', auditEventRoutes);
   api.route('/', integrationRoutes);
@@ -125,11 +138,15 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', mergeRequestTimeTrackingRoutes);
   api.route('/', mergeRequestSubscriptionRoutes);
   api.route('/', mergeRequestMergeRoutes);
+  api.route('/', logRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
   root.route('/', uploadRoutes);
+  // The smart protocol first: an info/refs it does not serve goes on to the dumb routes.
+  root.route('/', gitReceivePackRoutes);
+  root.route('/', gitUploadPackRoutes);
   root.route('/', gitHttpRoutes);
 
   root.notFound((c) => {

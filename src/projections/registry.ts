@@ -16,6 +16,7 @@ import { notificationSettingsProjector } from './notification-settings/projector
 import type { Projector } from './projector.js';
 import { projectsProjector } from './projects/projector.js';
 import { protectedBranchesProjector } from './protected-branches/projector.js';
+import { protectedTagsProjector } from './protected-tags/projector.js';
 import { usersProjector } from './users.js';
 import { scimProjector } from './scim/projector.js';
 import { geoNodesProjector } from './geo-nodes/projector.js';
@@ -26,7 +27,7 @@ import { repositoryProjector } from './repository/projector.js';
  * Every projector, in the order they apply an event: projects after groups (renames read the
  * renamed rows), authorizations after members, groups and projects (it recomputes from their rows).
  */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, protectedTagsProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -79,6 +79,24 @@ try:
     project.files.create({"file_path": "README.md", "branch": "master", "content": "x", "commit_message": "x"})
 except gitlab.exceptions.GitlabCreateError as e:
     out["files_exists"] = [e.response_code, e.error_message]
+
+# Tags and protected tags.
+project.protectedtags.create({"name": "release-*", "create_access_level": 40})
+tag = project.tags.create({"tag_name": "v1.0", "ref": "master", "message": "First release"})
+out["tag"] = tag.attributes
+out["tag_get"] = project.tags.get("v1.0").commit["id"]
+project.tags.create({"tag_name": "release-1", "ref": "feature"})
+out["tags"] = [[t.name, t.protected] for t in project.tags.list(order_by="name", sort="asc", get_all=True)]
+out["protected_tags"] = [p.name for p in project.protectedtags.list(get_all=True)]
+project.tags.delete("v1.0")
+out["tags_after_delete"] = [t.name for t in project.tags.list(get_all=True)]
+try:
+    project.tags.get("release-1").delete()
+except gitlab.exceptions.GitlabDeleteError as e:
+    out["protected_delete"] = [e.response_code, e.error_message]
+project.protectedtags.delete("release-*")
+project.tags.delete("release-1")
+out["tags_at_end"] = len(project.tags.list(get_all=True))
 `);
 
 describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: repository`, () => {
@@ -133,6 +151,17 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
   it('downloads a snapshot: project.snapshot()', () => {
     expect(out.snapshot_size % 512).toBe(0);
     expect(out.snapshot_size).toBeGreaterThan(2048);
+  });
+
+  it('creates, lists and deletes tags and protected tags: project.tags, project.protectedtags', () => {
+    expect(out.tag).toMatchObject({ name: 'v1.0', message: 'First release', release: null, protected: false, commit: { title: 'Drop notes' } });
+    expect(out.tag.target).not.toBe(out.tag.commit.id);
+    expect(out.tag_get).toBe(out.tag.commit.id);
+    expect(out.tags).toEqual([['release-1', true], ['v1.0', false]]);
+    expect(out.protected_tags).toEqual(['release-*']);
+    expect(out.tags_after_delete).toEqual(['release-1']);
+    expect(out.protected_delete).toEqual([400, 'Protected tags cannot be deleted.']);
+    expect(out.tags_at_end).toBe(0);
   });
 
   it('lists contributors: project.repository_contributors()', () => {

@@ -11,6 +11,10 @@ import { commitsBetween, isAncestor, mergeBase, mergeBases } from '../../src/pro
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { mergeability } from '../../src/projections/repository/merges.js';
+import { storeObjects } from '../../src/commands/repository.js';
+import { commit, type GitObject, tree } from '../../src/domain/repository/objects.js';
+import { commitLog, commitLogPage, findCommits } from '../../src/projections/repository/queries.js';
+import { backfill } from '../../migrations/0059_repository_commit_graph.js';
 
 let api: TestServer;
 const dirs: string[] = [];
@@ -257,4 +261,105 @@ describe('mergeability and createMergeCommit (against git merge-tree, cat-file a
     await push(other.id, 'master', [create('b.txt', 'b\n')]);
     await expect(mergeability(api.handle.db, id, target, (await api.get(`/projects/${other.id}/repository/branches/master`)).body.commit.id)).rejects.toMatchObject({ code: 'not_found' });
   });
+});
+
+describe('the commit graph index (repository_commits) on a generated history of 2,000 commits', () => {
+  /**
+   * A history written as a push writes it (storeObjects, batches of commits with their
+   * parents, children first within a batch): ~100 branches, merges and octopus merges, equal
+   * committer times and skewed clocks; then every answer compared with git's.
+   */
+  it('answers merge bases, rev-list, ancestry, counts and log pages as git does', async () => {
+    const { id } = await createProject(api);
+    const db = api.handle.db;
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const root = tree([]);
+    const heads = new Map<string, string>();
+    const all: string[] = [];
+    let pending: GitObject[] = [root];
+    const make = (parents: string[], step: number) => {
+      // Ties (the same second) and skew (a clock hours behind) now and then.
+      const time = 1_600_000_000 + step * 10 + (random(10) === 0 ? -5000 : random(4) === 0 ? 0 : random(7));
+      const who = { name: 'Gen', email: 'gen@example.com', time, tzOffset: 0 };
+      const made = commit({ tree: root.sha, parents, author: who, committer: who, message: `c${step}\n` });
+      pending.push(made);
+      all.push(made.sha);
+      return made.sha;
+    };
+    heads.set('master', make([], 0));
+    for (let step = 1; step < 2000; step++) {
+      const names = [...heads.keys()];
+      const pick = () => names[random(names.length)]!;
+      const op = random(20);
+      if (op < 3 && heads.size < 100) heads.set(`b${step}`, make([heads.get(pick())!], step));
+      else if (op < 8) {
+        const [target, source] = [pick(), pick()];
+        if (heads.get(target) !== heads.get(source)) heads.set(target, make([heads.get(target)!, heads.get(source)!], step));
+      } else if (op === 8) {
+        const parents = [...new Set([pick(), pick(), pick()].map((name) => heads.get(name)!))];
+        heads.set(pick(), make(parents, step));
+      } else {
+        const branch = pick();
+        heads.set(branch, make([heads.get(branch)!], step));
+      }
+      if (pending.length >= 250) {
+        const batch = pending.reverse();
+        await db.transaction().execute((trx) => storeObjects(trx, id, batch));
+        pending = [];
+      }
+    }
+    await db.transaction().execute((trx) => storeObjects(trx, id, pending.reverse()));
+    const git = await exported(id);
+    const tips = [...new Set(heads.values())];
+    expect(all.length).toBeGreaterThanOrEqual(1900);
+    expect(tips.length).toBeGreaterThan(50);
+
+    // Rows: generation is 1 + the parents' greatest, the count is git's, and the migration's backfill gives the same rows.
+    const rows = async () => (await db.selectFrom('repository_commits').selectAll().where('project_id', '=', id).orderBy('sha').execute()).map((r) => ({ ...r, committer_time: Number(r.committer_time) }));
+    const stored = await rows();
+    expect(stored.length).toBe(all.length);
+    const bySha = new Map(stored.map((row) => [row.sha, row]));
+    for (const row of stored) expect(row.generation).toBe(1 + Math.max(0, ...row.parents.map((p) => bySha.get(p)!.generation)));
+    for (const tip of tips) expect(bySha.get(tip)!.ancestors).toBe(Number(git('rev-list', '--count', tip)));
+    await db.deleteFrom('repository_commits').where('project_id', '=', id).execute();
+    await backfill(db, id);
+    expect(await rows()).toEqual(stored);
+
+    // The graph questions against git, for tips and commits anywhere in the history.
+    const sample = [...tips.slice(0, 8), ...Array.from({ length: 8 }, () => all[random(all.length)]!)];
+    const log = new Map(sample.map((sha) => [sha, lines(git('rev-list', sha))]));
+    for (const a of sample.slice(0, 10)) {
+      const reach = new Set(log.get(a));
+      for (const b of sample.slice(6)) {
+        expect(await mergeBase(db, id, a, b)).toBe(git('merge-base', a, b));
+        expect((await mergeBases(db, id, a, b)).sort()).toEqual(lines(git('merge-base', '--all', a, b)).sort());
+        // `git rev-list a ^b` gives up early past skewed clocks (its date heuristic); the exact answer is a's log without b's.
+        const ofB = new Set(log.get(b));
+        expect(await commitsBetween(db, id, b, a)).toEqual(log.get(a)!.filter((sha) => !ofB.has(sha)));
+        expect(await isAncestor(db, id, b, a)).toBe(reach.has(b));
+      }
+    }
+    expect(await commitsBetween(db, id, null, tips[0]!)).toEqual(lines(git('rev-list', tips[0]!)));
+
+    // Log pages: git's `rev-list --skip --max-count`, and the count git gives.
+    const views = await findCommits(db, id, tips);
+    for (const [tip, offset] of [[views[0]!, 0], [views[1]!, 40], [views[2]!, 500]] as const) {
+      const page = await commitLogPage(db, id, tip, {}, { offset, limit: 20 });
+      expect(page.commits.map((c) => c.sha)).toEqual(lines(git('rev-list', `--skip=${offset}`, '--max-count=20', tip.sha)));
+      expect(page.total).toBe(Number(git('rev-list', '--count', tip.sha)));
+    }
+    // Several heads and date filters: the same as the whole log's slice.
+    const filters = { after: 1_600_005_000, before: 1_600_015_000 };
+    for (const [heads, filter] of [[views.slice(0, 30), {}], [views[0]!, filters], [views.slice(0, 5), filters]] as const) {
+      const whole = await commitLog(db, id, heads, filter);
+      const page = await commitLogPage(db, id, heads, filter, { offset: 20, limit: 20 });
+      expect(page.commits.map((c) => c.sha)).toEqual(whole.slice(20, 40).map((c) => c.sha));
+      expect(page.total).toBe(whole.length);
+    }
+    expect((await commitLogPage(db, id, views.slice(0, 30), {}, { offset: 0, limit: 1 })).total).toBe(Number(git('rev-list', '--count', ...tips.slice(0, 30))));
+  }, 240_000);
 });

@@ -42,6 +42,8 @@ describe('the activity mapping', () => {
     BranchCreated: { project_id: 7, branch: 'topic', new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
     BranchUpdated: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40), new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
     BranchDeleted: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40) },
+    TagCreated: { project_id: 7, tag: 'v1.0', target: 'c'.repeat(40), commit_sha: 'b'.repeat(40), message: 'Release', commit_details: [{ message: 'Add it\n\nbody', author_name: 'Jane' }], release_description: null },
+    TagDeleted: { project_id: 7, tag: 'v1.0', old_sha: 'c'.repeat(40) },
   };
 
   it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
@@ -67,6 +69,15 @@ describe('the activity mapping', () => {
     expect(activityRecord('MilestoneClosed', SAMPLES.MilestoneClosed)).toEqual({ action_name: 'closed', ...milestone });
     expect(activityRecord('MilestoneReopened', SAMPLES.MilestoneReopened)).toEqual({ action_name: 'opened', ...milestone });
     expect(activityRecord('MilestoneDeleted', SAMPLES.MilestoneDeleted)).toEqual({ action_name: 'destroyed', ...milestone });
+    // Git::TagPushService: the tagged commit is the payload's one commit; commit_to is the tag's target.
+    expect(activityRecord('TagCreated', SAMPLES.TagCreated)).toEqual({
+      action_name: 'pushed new', target_id: null, target_iid: null, target_type: null, target_title: null,
+      push_data: { commit_count: 1, action: 'created', ref_type: 'tag', commit_from: null, commit_to: 'c'.repeat(40), ref: 'v1.0', commit_title: 'Add it', ref_count: null },
+    });
+    expect(activityRecord('TagDeleted', SAMPLES.TagDeleted)).toEqual({
+      action_name: 'deleted', target_id: null, target_iid: null, target_type: null, target_title: null,
+      push_data: { commit_count: 0, action: 'removed', ref_type: 'tag', commit_from: 'c'.repeat(40), commit_to: null, ref: 'v1.0', commit_title: null, ref_count: null },
+    });
   });
 
   it('turns the action and target_type filters into event types', () => {
@@ -78,7 +89,7 @@ describe('the activity mapping', () => {
     expect(activityTypes({ targetType: 'merge_request' }).sort()).toEqual(['MergeRequestClosed', 'MergeRequestMerged', 'MergeRequestOpened', 'MergeRequestReopened']);
     expect(activityTypes({ action: 'merged' })).toEqual(['MergeRequestMerged']);
     expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
-    expect(activityTypes({ action: 'pushed' })).toEqual(['BranchCreated', 'BranchUpdated', 'BranchDeleted']);
+    expect(activityTypes({ action: 'pushed' })).toEqual(['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'TagCreated', 'TagDeleted']);
     expect(activityTypes().sort()).toEqual(Object.keys(ACTIVITY).sort());
   });
 });

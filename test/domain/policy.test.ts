@@ -102,6 +102,10 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   // GitLab 12: reporter_access or public_access downloads code; developers push.
   download_code: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external', 'anonymous'] },
   push_code: { private: developers, internal: developers, public: developers },
+  // GitLab 12: developer_access administers tags (authorize_admin_tag) and creates and updates releases.
+  admin_tag: { private: developers, internal: developers, public: developers },
+  create_release: { private: developers, internal: developers, public: developers },
+  update_release: { private: developers, internal: developers, public: developers },
   // GitLab 12: reporter_access reads a project's statistics.
   read_statistics: { private: reporters, internal: reporters, public: reporters },
   // GitLab 12: reporter_access or public_access reads merge requests; developers open, update and
@@ -184,6 +188,10 @@ describe('ProjectPolicy', () => {
     const archived = openProject('private', { archived: true });
     expect(sorted(whoMayProject('download_code', archived))).toEqual(sorted(reporters));
     expect(whoMayProject('push_code', archived)).toEqual([]);
+    for (const ability of ['admin_tag', 'create_release', 'update_release'] as const) {
+      expect(whoMayProject(ability, noRepository)).toEqual([]);
+      expect(whoMayProject(ability, archived)).toEqual([]);
+    }
   });
 
   it('turns merge requests off with their feature or the repository, a private feature for members only, writes on an archived project', () => {

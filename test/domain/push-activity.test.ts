@@ -43,8 +43,8 @@ describe('push activity (PushEvent, PushEventPayloadService)', () => {
     });
   });
 
-  it('answers the "pushed" action filter with the three branch events, and no target filter', () => {
-    expect(activityTypes({ action: 'pushed' }).sort()).toEqual(['BranchCreated', 'BranchDeleted', 'BranchUpdated']);
+  it('answers the "pushed" action filter with the branch and tag events, and no target filter', () => {
+    expect(activityTypes({ action: 'pushed' }).sort()).toEqual(['BranchCreated', 'BranchDeleted', 'BranchUpdated', 'TagCreated', 'TagDeleted']);
     for (const targetType of ['issue', 'merge_request', 'note', 'project'] as const) {
       expect(activityTypes({ action: 'pushed', targetType })).toEqual([]);
     }
@@ -66,16 +66,16 @@ describe('push activity (PushEvent, PushEventPayloadService)', () => {
     expect(pushCommitTitle(message)).toBe(title);
   });
 
-  it('upcasts a version-1 branch event: no details recorded, no title shown', () => {
+  it('upcasts a version-1 branch event: no details recorded, no title shown; every commit listed, counted', () => {
     installEventTypes();
     const v1 = { project_id: 7, branch: 'master', new_sha: B, commits: [B] };
     const { schemaVersion, data } = upcast('BranchCreated', 1, v1);
-    expect(schemaVersion).toBe(2);
-    expect(data).toEqual({ ...v1, commit_details: null });
+    expect(schemaVersion).toBe(3);
+    expect(data).toEqual({ ...v1, commit_details: null, commit_count: 1 });
     expect(repositoryEvents.BranchCreated.parse(data)).toEqual(data);
     expect(activityRecord('BranchCreated', data).push_data).toMatchObject({ commit_count: 1, commit_title: null });
     const moved = upcast('BranchUpdated', 1, { project_id: 7, branch: 'master', old_sha: A, new_sha: B, commits: [B] });
-    expect(moved).toEqual({ schemaVersion: 2, data: { project_id: 7, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: null } });
+    expect(moved).toEqual({ schemaVersion: 3, data: { project_id: 7, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: null, commit_count: 1 } });
     // The current version is left as it is.
     expect(upcast('BranchDeleted', 1, { project_id: 7, branch: 'x', old_sha: A })).toEqual({ schemaVersion: 1, data: { project_id: 7, branch: 'x', old_sha: A } });
   });

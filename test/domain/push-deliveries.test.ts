@@ -13,7 +13,7 @@ const facts: MessageFacts = {
 
 describe('ChatMessage::PushMessage (GitLab 12) for the branch events', () => {
   it('a new branch: "pushed new branch" with the branch link, no attachment', () => {
-    const message = DELIVERY_TRIGGERS.BranchCreated.message({ project_id: 7, branch: 'topic', new_sha: B, commits: [B], commit_details: [{ message: 'Add', author_name: 'Jane Doe' }] }, facts);
+    const message = DELIVERY_TRIGGERS.BranchCreated.message({ project_id: 7, branch: 'topic', new_sha: B, commits: [B], commit_details: [{ message: 'Add', author_name: 'Jane Doe' }], commit_count: 1 }, facts);
     expect(message).toEqual({
       projectName: 'acme/shop',
       userName: 'Jane Doe',
@@ -42,6 +42,7 @@ describe('ChatMessage::PushMessage (GitLab 12) for the branch events', () => {
       {
         project_id: 7, branch: 'main', old_sha: A, new_sha: C, commits: [C, B],
         commit_details: [{ message: 'Second\n\nwith a body', author_name: 'Bob' }, { message: 'First', author_name: 'Jane Doe' }],
+        commit_count: 2,
       },
       facts,
     );

@@ -8,36 +8,37 @@ import { deciderSpec, rejected } from '../support/decider.js';
 
 const { on } = deciderSpec(repositoryDecider);
 const PROJECT = 7;
+const ref = (branch: string) => ({ projectId: PROJECT, ref: `refs/heads/${branch}` });
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 const C = 'c'.repeat(40);
 const D = (message: string) => ({ message, author_name: 'Jane' });
 const created = (branch: string, sha: string): RepositoryEvent => ({
   type: 'BranchCreated',
-  data: { project_id: PROJECT, branch, new_sha: sha, commits: [sha], commit_details: [D('first')] },
+  data: { project_id: PROJECT, branch, new_sha: sha, commits: [sha], commit_details: [D('first')], commit_count: 1 },
 });
 
 describe('repository decider', () => {
   it('creates a branch once, with a valid name', () => {
-    on(PROJECT).given().when({ type: 'CreateBranch', branch: 'master', sha: A, commits: [A], commitDetails: [D('first')] }).then([created('master', A)]);
-    on(PROJECT).given(created('master', A)).when({ type: 'CreateBranch', branch: 'master', sha: B, commits: [], commitDetails: [] }).then(rejected('bad_request', { text: 'Branch already exists' }));
-    on(PROJECT).given().when({ type: 'CreateBranch', branch: 'a..b', sha: A, commits: [], commitDetails: [] }).then(rejected('bad_request', { text: 'Branch name is invalid' }));
+    on(ref("master")).given().when({ type: 'CreateBranch', branch: 'master', sha: A, commits: [A], commitDetails: [D('first')] }).then([created('master', A)]);
+    on(ref("master")).given(created('master', A)).when({ type: 'CreateBranch', branch: 'master', sha: B, commits: [], commitDetails: [] }).then(rejected('bad_request', { text: 'Branch already exists' }));
+    on(ref("a..b")).given().when({ type: 'CreateBranch', branch: 'a..b', sha: A, commits: [], commitDetails: [] }).then(rejected('bad_request', { text: 'Branch name is invalid' }));
   });
 
   it('moves a branch from the head the push was built on, old and new SHA in the event', () => {
-    on(PROJECT)
+    on(ref("master"))
       .given(created('master', A))
       .when({ type: 'PushBranch', branch: 'master', oldSha: A, newSha: B, commits: [B], commitDetails: [D('second\n\nbody')] })
-      .then([{ type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: [D('second\n\nbody')] } }]);
-    on(PROJECT)
-      .given(created('master', A), { type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: [D('second')] } })
+      .then([{ type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: [D('second\n\nbody')], commit_count: 1 } }]);
+    on(ref("master"))
+      .given(created('master', A), { type: 'BranchUpdated', data: { project_id: PROJECT, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: [D('second')], commit_count: 1 } })
       .when({ type: 'PushBranch', branch: 'master', oldSha: A, newSha: C, commits: [C], commitDetails: [D('third')] })
       .then(rejected('conflict'));
   });
 
   it('deletes an existing branch, recording its last head', () => {
-    on(PROJECT).given(created('topic', A)).when({ type: 'DeleteBranch', branch: 'topic' }).then([{ type: 'BranchDeleted', data: { project_id: PROJECT, branch: 'topic', old_sha: A } }]);
-    on(PROJECT).given().when({ type: 'DeleteBranch', branch: 'topic' }).then(rejected('bad_request', { text: 'No such branch' }));
+    on(ref("topic")).given(created('topic', A)).when({ type: 'DeleteBranch', branch: 'topic' }).then([{ type: 'BranchDeleted', data: { project_id: PROJECT, branch: 'topic', old_sha: A } }]);
+    on(ref("topic")).given().when({ type: 'DeleteBranch', branch: 'topic' }).then(rejected('bad_request', { text: 'No such branch' }));
   });
 
   it.each([

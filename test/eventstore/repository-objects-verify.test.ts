@@ -115,7 +115,7 @@ describe('events verify and the git objects', () => {
       const found = objectProblems((await verify()).problems);
       const byEvents = found.filter((p) => p.streamId !== undefined);
       // The merge moved master to it (BranchUpdated) and the merge request recorded it (MergeRequestMerged).
-      expect(byEvents.map((p) => p.streamId).sort()).toEqual(expect.arrayContaining([`repository-${projectId}`, expect.stringMatching(/^merge-request-\d+$/)]));
+      expect(byEvents.map((p) => p.streamId).sort()).toEqual(expect.arrayContaining([`repository-${projectId}:refs/heads/master`, expect.stringMatching(/^merge-request-\d+$/)]));
       for (const p of byEvents) {
         expect(p).toMatchObject({ kind: 'object_missing', projectId, sha: head, position: expect.any(String) });
         expect(p.detail).toMatch(new RegExp(`^version \\d+ \\((BranchUpdated|MergeRequestMerged), [0-9a-f-]{36}\\) names [a-z_.\\[\\]0-9]+ ${head}, a commit of project ${projectId}: not stored$`));

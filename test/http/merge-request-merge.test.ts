@@ -104,11 +104,11 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
       expect(git('log', '--format=%H', 'master').trim().split('\n')[0]).toBe(mergeSha);
     });
     // One transaction: the repository's move and the merge request's Merged.
-    const repositoryEvents = await api.events(`repository-${p.id}`);
+    const repositoryEvents = await api.repositoryEvents(p.id);
     expect(repositoryEvents.at(-1)).toMatchObject({ type: 'BranchUpdated', data: { branch: 'master', old_sha: masterBefore, new_sha: mergeSha, commits: [mergeSha] } });
     const mrEvents = await api.events(`merge-request-${mr.id}`);
     expect(mrEvents.at(-1)).toMatchObject({ type: 'MergeRequestMerged', data: { merge_commit_sha: mergeSha, squash_commit_sha: null, by_id: 1 } });
-    const { rows } = await sql<{ event_type: string; transaction_id: string }>`select event_type, transaction_id::text from events where (stream_id = ${`repository-${p.id}`} and data->>'new_sha' = ${mergeSha}) or (stream_id = ${`merge-request-${mr.id}`} and event_type = 'MergeRequestMerged')`.execute(api.handle.db);
+    const { rows } = await sql<{ event_type: string; transaction_id: string }>`select event_type, transaction_id::text from events where (stream_id like ${`repository-${p.id}:%`} and data->>'new_sha' = ${mergeSha}) or (stream_id = ${`merge-request-${mr.id}`} and event_type = 'MergeRequestMerged')`.execute(api.handle.db);
     expect(rows).toHaveLength(2);
     expect(rows[0]!.transaction_id).toBe(rows[1]!.transaction_id);
 
@@ -198,7 +198,7 @@ describe('PUT /projects/:id/merge_requests/:iid/merge', () => {
     await checked(mr.id);
     expect((await merge(p, mr.iid, { should_remove_source_branch: true })).status).toBe(200);
     expect((await api.get(`/projects/${p.id}/repository/branches/feature`)).status).toBe(404);
-    expect((await api.events(`repository-${p.id}`)).slice(-2).map((e) => `${e.type} ${e.data.branch}`)).toEqual(['BranchUpdated master', 'BranchDeleted feature']);
+    expect((await api.repositoryEvents(p.id)).slice(-2).map((e) => `${e.type} ${e.data.branch}`)).toEqual(['BranchUpdated master', 'BranchDeleted feature']);
     // The refresh does not close a merged merge request when its source goes.
     await settled(api);
     expect((await row(mr.id)).state).toBe('merged');
@@ -281,7 +281,8 @@ describe('the merge-request-refresh reactor', () => {
     const before = await api.events(`merge-request-${mr.id}`);
     const { mergeRequestRefreshReactor } = await import('../../src/commands/merge-request-merge.js');
     const { readStream } = await import('../../src/eventstore/store.js');
-    for (const stream of [`repository-${p.id}`, `merge-request-${mr.id}`]) {
+    const refStreams = (await api.handle.db.selectFrom('events').select('stream_id').distinct().where('stream_id', 'like', `repository-${p.id}:%`).execute()).map((r) => r.stream_id);
+    for (const stream of [...refStreams, `merge-request-${mr.id}`]) {
       for (const event of await readStream(api.handle.db, stream, 0)) {
         if (mergeRequestRefreshReactor.handles.includes(event.type)) await mergeRequestRefreshReactor.react(event, api.runtime.app.commands);
       }

@@ -9,6 +9,8 @@ let api: TestServer;
 beforeAll(async () => {
   api = await startTestServer();
   await settled(api);
+  // Its projects' branches are protected by the tests themselves: none at a default branch's first write (default_branch_protection, test/http/git-push.test.ts).
+  await api.put('/application/settings', { default_branch_protection: 0 });
 });
 afterAll(() => api.close());
 

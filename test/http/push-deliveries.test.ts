@@ -37,13 +37,13 @@ const repo = (projectId: number, rest: string) => `/projects/${projectId}/reposi
 const formPayload = (body: string) => JSON.parse(new URLSearchParams(body).get('payload')!);
 const deliveries = (projectId: number) => api.handle.db.selectFrom('integration_deliveries').selectAll().where('project_id', '=', projectId).orderBy('id').execute();
 
-/** Waits until the production reactor has handled the latest event of the project's repository stream. */
+/** Waits until the production reactor has handled the latest event of the project's repository (its refs' streams). */
 async function reacted(projectId: number) {
   const last = await api.handle.db
     .selectFrom('events')
     .select('event_id')
-    .where('stream_id', '=', `repository-${projectId}`)
-    .orderBy('stream_version', 'desc')
+    .where('stream_id', 'like', `repository-${projectId}:%`)
+    .orderBy('global_position', 'desc')
     .limit(1)
     .executeTakeFirstOrThrow();
   await eventually(() =>

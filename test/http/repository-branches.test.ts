@@ -14,6 +14,8 @@ let api: TestServer;
 let callers: Callers;
 beforeAll(async () => {
   api = await startTestServer();
+  // Its projects' branches are protected by the tests themselves: none at a default branch's first write (default_branch_protection, test/http/git-push.test.ts).
+  await api.put('/application/settings', { default_branch_protection: 0 });
   callers = await createCallers(api, { prefix: 'refs' });
 });
 afterAll(() => api.close());
@@ -39,7 +41,7 @@ describe('POST /projects/:id/repository/branches', () => {
     it('is refused to a developer who may neither push nor merge to it, as the commits API refuses it', async () => {
       const { project } = await projectWithMaster();
       await protect(project.id, { name: 'rel-*', push_access_level: 40, merge_access_level: 40 });
-      const before = await api.events(`repository-${project.id}`);
+      const before = await api.repositoryEvents(project.id);
       const dev = callers.developer.token;
       // GitLab: lib/api/branches.rb renders Branches::CreateService's PreReceiveError with 400.
       expect(await api.post(repo(project.id, '/branches'), { branch: 'rel-x', ref: 'master' }, { token: dev })).toMatchObject({
@@ -50,7 +52,7 @@ describe('POST /projects/:id/repository/branches', () => {
         status: 403,
         body: { message: '403 Forbidden - You are not allowed to push into this branch' },
       });
-      expect(await api.events(`repository-${project.id}`)).toEqual(before);
+      expect(await api.repositoryEvents(project.id)).toEqual(before);
       expect((await api.get(repo(project.id, '/branches/rel-x'))).status).toBe(404);
       // A maintainer may push there: created.
       const made = await api.post(repo(project.id, '/branches'), { branch: 'rel-x', ref: 'master' }, { token: callers.maintainer.token });
@@ -77,7 +79,7 @@ describe('POST /projects/:id/repository/branches', () => {
       });
       const made = await api.post(repo(project.id, '/branches'), { branch: 'rel-2', ref: master.slice(0, 12) }, { token: dev });
       expect(made).toMatchObject({ status: 201, body: { name: 'rel-2', commit: { id: master }, protected: true, can_push: false } });
-      expect((await api.events(`repository-${project.id}`)).at(-1)).toMatchObject({ type: 'BranchCreated', data: { branch: 'rel-2', new_sha: master } });
+      expect((await api.repositoryEvents(project.id)).at(-1)).toMatchObject({ type: 'BranchCreated', data: { branch: 'rel-2', new_sha: master } });
     });
 
     it('matches a wildcard in time linear in the name: a pattern full of stars against a long name', async () => {
@@ -116,7 +118,7 @@ describe('POST /projects/:id/repository/branches', () => {
       const file = await api.get(repo(project.id, '/files/README.md'), { query: { ref: 'master' } });
       expect(file.body).toMatchObject({ file_path: 'README.md', size: 0, content: '', last_commit_id: readme });
       expect((await api.get(repo(project.id, '/tree'))).body.map((e: any) => e.path)).toEqual(['README.md']);
-      expect(await api.events(`repository-${project.id}`)).toMatchObject([
+      expect(await api.repositoryEvents(project.id)).toMatchObject([
         { type: 'BranchCreated', data: { branch: 'master', new_sha: readme, commits: [readme], commit_details: [{ message: 'Add README.md', author_name: user.name }] } },
         { type: 'BranchCreated', data: { branch: 'feature', new_sha: readme, commits: [] } },
       ]);
@@ -125,11 +127,11 @@ describe('POST /projects/:id/repository/branches', () => {
     it('is refused as a whole, no README commit left behind, when the ref names nothing or the branch is master', async () => {
       const project = await createProject(api);
       expect(await api.post(repo(project.id, '/branches'), { branch: 'feature', ref: 'nowhere' })).toMatchObject({ status: 400, body: { message: 'Invalid reference name: nowhere' } });
-      expect(await api.events(`repository-${project.id}`)).toEqual([]);
+      expect(await api.repositoryEvents(project.id)).toEqual([]);
       expect((await api.get(repo(project.id, '/branches'))).body).toEqual([]);
       const made = await api.post(repo(project.id, '/branches'), { branch: 'master', ref: 'master' });
       expect(made).toMatchObject({ status: 400, body: { message: 'Branch already exists' } });
-      expect(await api.events(`repository-${project.id}`)).toEqual([]);
+      expect(await api.repositoryEvents(project.id)).toEqual([]);
     });
   });
 });

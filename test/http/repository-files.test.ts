@@ -14,6 +14,8 @@ let api: TestServer;
 beforeAll(async () => {
   api = await startTestServer();
   await settled(api);
+  // Its projects' branches are protected by the tests themselves: none at a default branch's first write (default_branch_protection, test/http/git-push.test.ts).
+  await api.put('/application/settings', { default_branch_protection: 0 });
 });
 afterAll(() => api.close());
 
@@ -25,7 +27,7 @@ const read = async (projectId: number, path: string, ref = 'master') => {
   return res.status === 200 ? Buffer.from(res.body.content, 'base64').toString() : res.status;
 };
 const head = async (projectId: number, branch = 'master') => (await api.get(`/projects/${projectId}/repository/branches/${encodeURIComponent(branch)}`)).body.commit;
-const eventCount = async (projectId: number) => (await api.events(`repository-${projectId}`)).length;
+const eventCount = async (projectId: number) => (await api.repositoryEvents(projectId)).length;
 
 describe('POST /projects/:id/repository/files/:file_path', () => {
   it('commits the new file on the branch and answers its path and branch (201)', async () => {
@@ -37,7 +39,7 @@ describe('POST /projects/:id/repository/files/:file_path', () => {
     expect(await read(project.id, 'docs/guide.md')).toBe('# Guide\n');
     const after = await head(project.id);
     expect(after).toMatchObject({ message: 'Add the guide', parent_ids: [before.id], author_name: 'Administrator', committer_name: 'Administrator' });
-    const events = await api.events(`repository-${project.id}`);
+    const events = await api.repositoryEvents(project.id);
     expect(events.at(-1)).toMatchObject({ type: 'BranchUpdated', data: { branch: 'master', old_sha: before.id, new_sha: after.id, commits: [after.id] } });
   });
 

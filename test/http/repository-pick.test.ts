@@ -11,6 +11,8 @@ let api: TestServer;
 beforeAll(async () => {
   api = await startTestServer();
   await settled(api);
+  // Its projects' branches are protected by the tests themselves: none at a default branch's first write (default_branch_protection, test/http/git-push.test.ts).
+  await api.put('/application/settings', { default_branch_protection: 0 });
 });
 afterAll(() => api.close());
 
@@ -24,7 +26,7 @@ const file = async (projectId: number, path: string, ref = 'master') => {
   const res = await api.get(repo(projectId, `/files/${encodeURIComponent(path)}`), { query: { ref } });
   return res.status === 200 ? Buffer.from(res.body.content, 'base64').toString() : res.status;
 };
-const eventCount = async (projectId: number) => (await api.events(`repository-${projectId}`)).length;
+const eventCount = async (projectId: number) => (await api.repositoryEvents(projectId)).length;
 
 describe('POST /projects/:id/repository/commits/:sha/cherry_pick', () => {
   it("applies the commit's change on the branch as a new commit by the caller, keeping its author (201, Entities::Commit)", async () => {
@@ -51,7 +53,7 @@ describe('POST /projects/:id/repository/commits/:sha/cherry_pick', () => {
     expect(res.body.id).not.toBe(fix.id);
     expect(await file(project.id, 'fix.txt')).toBe('fixed\n');
     expect(await file(project.id, 'a.txt')).toBe('a2\n');
-    expect((await api.events(`repository-${project.id}`)).at(-1)).toMatchObject({ type: 'BranchUpdated', data: { branch: 'master', old_sha: head, new_sha: res.body.id } });
+    expect((await api.repositoryEvents(project.id)).at(-1)).toMatchObject({ type: 'BranchUpdated', data: { branch: 'master', old_sha: head, new_sha: res.body.id } });
     // Picked again, it changes nothing: GitLab's refusal, and nothing written.
     const events = await eventCount(project.id);
     expect(await api.post(repo(project.id, `/commits/${fix.id}/cherry_pick`), { branch: 'master' })).toMatchObject({

@@ -15,6 +15,8 @@ let api: TestServer;
 beforeAll(async () => {
   api = await startTestServer();
   await settled(api);
+  // Its projects' branches are protected by the tests themselves: none at a default branch's first write (default_branch_protection, test/http/git-push.test.ts).
+  await api.put('/application/settings', { default_branch_protection: 0 });
 });
 afterAll(() => api.close());
 
@@ -38,7 +40,7 @@ describe('initialize_with_readme', () => {
     expect(file.status).toBe(200);
     expect(Buffer.from(file.body.content, 'base64').toString()).toBe('# Readme Shop\n\nSells things');
     expect(file.body).toMatchObject({ file_name: 'README.md', file_path: 'README.md', encoding: 'base64', ref: 'master', commit_id: head.id, last_commit_id: head.id, size: 27 });
-    const events = await api.events(`repository-${id}`);
+    const events = await api.repositoryEvents(id);
     expect(events).toMatchObject([{ type: 'BranchCreated', data: { project_id: id, branch: 'master', new_sha: head.id, commits: [head.id] } }]);
     // The repository is where default_branch must exist.
     expect((await api.put(`/projects/${id}`, { default_branch: 'develop' })).status).toBe(400);
@@ -49,7 +51,7 @@ describe('initialize_with_readme', () => {
   it('leaves a project created without it with an empty repository', async () => {
     const project = await createProject(api);
     expect((await api.get(repo(project.id, '/branches'))).body).toEqual([]);
-    expect(await api.events(`repository-${project.id}`)).toEqual([]);
+    expect(await api.repositoryEvents(project.id)).toEqual([]);
     expect((await api.get(repo(project.id, '/tree'))).status).toBe(404);
   });
 });
@@ -109,7 +111,7 @@ describe('POST /projects/:id/repository/commits', () => {
     const moved = await commitTo(project.id, { branch: 'master', commit_message: 'Other', actions: [create('other.txt', 'x')] });
     const file = await api.get(repo(project.id, '/files/src%2Fapp.js'), { query: { ref: 'master' } });
     expect(file.body).toMatchObject({ commit_id: moved.body.id, last_commit_id: second.body.id });
-    expect(await api.events(`repository-${project.id}`)).toMatchObject([
+    expect(await api.repositoryEvents(project.id)).toMatchObject([
       { type: 'BranchCreated', data: { branch: 'master', new_sha: first.body.id } },
       { type: 'BranchUpdated', data: { branch: 'master', old_sha: first.body.id, new_sha: second.body.id, commits: [second.body.id] } },
       { type: 'BranchUpdated', data: { old_sha: second.body.id, new_sha: moved.body.id } },
@@ -234,7 +236,7 @@ describe('branches', () => {
     expect((await api.get(repo(project.id, '/branches'), { query: { search: 'FEAT' } })).body.map((b: any) => b.name)).toEqual(['feature/one']);
     expect((await api.del(repo(project.id, '/branches/feature%2Fone'))).status).toBe(204);
     expect(await api.del(repo(project.id, '/branches/feature%2Fone'))).toMatchObject({ status: 404, body: { message: '404 Branch Not Found' } });
-    expect(await api.events(`repository-${project.id}`)).toMatchObject([
+    expect(await api.repositoryEvents(project.id)).toMatchObject([
       { type: 'BranchCreated' },
       { type: 'BranchCreated', data: { branch: 'feature/one', new_sha: base.id, commits: [] } },
       { type: 'BranchUpdated' },

@@ -63,6 +63,9 @@ async function writeSome(round: number) {
   ok(await api.request('PATCH', `/projects/${project.id}/protected_branches/main`, { body: { code_owner_approval_required: true } }));
   ok(await api.post(`/projects/${project.id}/protected_branches`, { name: 'release/*' }));
   ok(await api.del(`/projects/${project.id}/protected_branches/release%2F*`));
+  ok(await api.post(`/projects/${project.id}/protected_tags`, { name: 'v*' }));
+  ok(await api.post(`/projects/${project.id}/protected_tags`, { name: 'rc*', create_access_level: 30 }));
+  ok(await api.del(`/projects/${project.id}/protected_tags/rc*`));
   ok(await api.put(`/groups/${child.id}`, { path: 'kid', name: 'Kid' }));
   ok(await api.put(`/groups/${parent.id}/saml`, { sso_url: 'https://idp.example.com/sso', certificate_fingerprint: 'aa:bb:cc:dd:ee:ff:00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd' }));
   const scimToken = ok(await api.post(`/groups/${parent.id}/scim/token`)).body.scim_token;
@@ -78,6 +81,10 @@ async function writeSome(round: number) {
   ok(await api.post(commits, { branch: 'master', commit_message: 'Two', actions: [{ action: 'update', file_path: 'a.txt', content: 'b' }] }, { token: bob.token }));
   ok(await api.post(`/projects/${mine.id}/repository/branches`, { branch: 'topic', ref: 'master' }, { token: bob.token }));
   ok(await api.del(`/projects/${mine.id}/repository/branches/topic`, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/repository/tags`, { tag_name: 'v1', ref: 'master', message: 'One', release_description: 'notes' }, { token: bob.token }));
+  ok(await api.put(`/projects/${mine.id}/repository/tags/v1/release`, { description: 'more notes' }, { token: bob.token }));
+  ok(await api.post(`/projects/${mine.id}/repository/tags`, { tag_name: 'v0', ref: 'master' }, { token: bob.token }));
+  ok(await api.del(`/projects/${mine.id}/repository/tags/v0`, { token: bob.token }));
   ok(await api.post(commits, { branch: 'feature', start_branch: 'master', commit_message: 'Three', actions: [{ action: 'create', file_path: 'b.txt', content: 'b' }] }, { token: bob.token }));
   const mergeRequest = `/projects/${mine.id}/merge_requests`;
   const mr = ok(await api.post(mergeRequest, { title: 'Feature', source_branch: 'feature', target_branch: 'master', labels: `mr ${round}` }, { token: bob.token })).body;

@@ -40,6 +40,8 @@ export interface TestServer {
   createUser(attributes?: Record<string, unknown>, scopes?: string[]): Promise<{ user: any; token: string }>;
   /** The events of a stream, straight from the log. */
   events(streamId: string): Promise<{ type: string; data: any; metadata: any }[]>;
+  /** A project's repository events, of every ref's stream (and of the project's stream of old), in log order. */
+  repositoryEvents(projectId: number): Promise<{ type: string; data: any; metadata: any }[]>;
   close(): Promise<void>;
 }
 
@@ -119,6 +121,15 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
     },
     async events(streamId) {
       const rows = await handle.db.selectFrom('events').select(['event_type', 'data', 'metadata']).where('stream_id', '=', streamId).orderBy('stream_version').execute();
+      return rows.map((r) => ({ type: r.event_type, data: r.data, metadata: r.metadata }));
+    },
+    async repositoryEvents(projectId) {
+      const rows = await handle.db
+        .selectFrom('events')
+        .select(['event_type', 'data', 'metadata'])
+        .where((eb) => eb.or([eb('stream_id', '=', `repository-${projectId}`), eb('stream_id', 'like', `repository-${projectId}:%`)]))
+        .orderBy('global_position')
+        .execute();
       return rows.map((r) => ({ type: r.event_type, data: r.data, metadata: r.metadata }));
     },
     async close() {

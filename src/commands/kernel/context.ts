@@ -65,6 +65,20 @@ export interface CommandSpec<C, E extends DomainEvent, S> {
    * fails if that was wrong, and the retry reads the stream.
    */
   readonly newStream?: boolean;
+  /**
+   * A stream this one was split from (AggregateDefinition.predecessor): its events are folded
+   * before the stream's own, and never appended to.
+   */
+  readonly predecessor?: string;
+}
+
+/**
+ * Commands whose streams the transaction's own work names (a push: which refs it moves is
+ * known once its objects are read): built in the transaction, after the commands before
+ * them, then decided and appended like them.
+ */
+export interface DeferredSpecs {
+  readonly deferred: (trx: Db) => Promise<readonly CommandSpec<any, any, any>[]>;
 }
 
 export interface CommandResult<S> {

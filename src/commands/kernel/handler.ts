@@ -7,7 +7,7 @@ import { isStalePreparedPlan } from '../../database/pg-client.js';
 import { appendInput, knownFold, outcomeOf, releaseClaim, runInlineProjections, takeClaims } from './append-steps.js';
 import { decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
-import type { CommandContext, CommandResult, CommandSpec, Outcome, Writer } from './context.js';
+import type { CommandContext, CommandResult, CommandSpec, DeferredSpecs, Outcome, Writer } from './context.js';
 
 const MAX_ATTEMPTS = 12;
 
@@ -27,34 +27,43 @@ export async function handleCommand<C, E extends DomainEvent, S>(
 /**
  * Several commands on different streams that must commit together or not at all (a new
  * group and its first owner's membership), their events carrying the writer's metadata.
- * Each stream keeps its own expected version.
+ * Each stream keeps its own expected version. Deferred specs are built in the transaction,
+ * in their place among the others (a merge request's merge, then the refs it moves); the
+ * results are those of every command decided, in order.
  */
 export async function handleCommands(
   w: Writer,
-  specs: readonly CommandSpec<any, any, any>[],
+  specs: readonly (CommandSpec<any, any, any> | DeferredSpecs)[],
 ): Promise<CommandResult<unknown>[]> {
   const { ctx } = w;
+  const known = specs.filter(isKnown);
   // A cached fold another process has appended past is still the fold of the stream's first
   // events (the log only grows): after a conflict the streams are read from there, not from
   // their start, so a conflict on a long stream costs its new events only.
   let readStreams = false;
-  try {
-    const sent = await decideInOneRoundTrip(w, specs);
-    if (sent) return committed(ctx, specs, sent);
-  } catch (error) {
-    if (!isConcurrencyConflict(error)) throw error;
-    readStreams = true; // another process appended to a stream: the ordinary path below reads it
+  if (known.length === specs.length) {
+    try {
+      const sent = await decideInOneRoundTrip(w, known);
+      if (sent) return committed(ctx, known.map((spec, i) => ({ spec, outcome: sent[i]! })));
+    } catch (error) {
+      if (!isConcurrencyConflict(error)) throw error;
+      readStreams = true; // another process appended to a stream: the ordinary path below reads it
+    }
   }
   for (let attempt = 1; ; attempt++) {
     try {
-      const outcomes = await ctx.db.transaction().execute(async (trx) => {
-        if (readStreams) await lockStreams(trx, specs);
+      const decided = await ctx.db.transaction().execute(async (trx) => {
+        if (readStreams) await lockStreams(trx, known);
         if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
-        const out: Outcome<unknown>[] = [];
-        for (const spec of specs) out.push(await decideAndAppend(trx, w, spec, !readStreams));
+        const out: Decided[] = [];
+        for (const item of specs) {
+          const built = isKnown(item) ? [item] : await item.deferred(trx);
+          if (readStreams && !isKnown(item)) await lockStreams(trx, built);
+          for (const spec of built) out.push({ spec, outcome: await decideAndAppend(trx, w, spec, !readStreams) });
+        }
         return out;
       });
-      return committed(ctx, specs, outcomes);
+      return committed(ctx, decided);
     } catch (error) {
       if (!isConcurrencyConflict(error)) throw error;
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
@@ -64,6 +73,13 @@ export async function handleCommands(
       if (!(error instanceof StaleCachedState) && !isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
+}
+
+const isKnown = (item: CommandSpec<any, any, any> | DeferredSpecs): item is CommandSpec<any, any, any> => !('deferred' in item);
+
+interface Decided {
+  readonly spec: CommandSpec<any, any, any>;
+  readonly outcome: Outcome<unknown>;
 }
 
 /** The advisory lock class of the streams a retry writes ('strm'). */
@@ -84,11 +100,11 @@ async function lockStreams(trx: Db, specs: readonly CommandSpec<any, any, any>[]
 }
 
 /** After the commit: the streams' folds into the cache, a wake-up naming what was appended. */
-function committed(ctx: CommandContext, specs: readonly CommandSpec<any, any, any>[], outcomes: readonly Outcome<unknown>[]): CommandResult<unknown>[] {
-  specs.forEach((spec, i) => ctx.streamCache?.set(spec.decider, spec.streamId, outcomes[i]!.head));
-  const appended = outcomes.flatMap((o) => o.result.events.map((event) => event.type));
+function committed(ctx: CommandContext, decided: readonly Decided[]): CommandResult<unknown>[] {
+  for (const { spec, outcome } of decided) ctx.streamCache?.set(spec.decider, spec.streamId, outcome.head);
+  const appended = decided.flatMap(({ outcome }) => outcome.result.events.map((event) => event.type));
   if (appended.length > 0) ctx.notifier.appended(appended);
-  return outcomes.map((o) => o.result);
+  return decided.map(({ outcome }) => outcome.result);
 }
 
 async function decideAndAppend<C, E extends DomainEvent, S>(
@@ -107,7 +123,7 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   // against the log.
   const unread = unreadAllowed && cached !== undefined;
   const tail = unread ? [] : await readStream(trx, spec.streamId, cached?.version ?? 0);
-  let state = cached?.state ?? decider.initialState(spec.key);
+  let state: S = cached ? cached.state : await predecessorFold(trx, spec);
   for (const event of tail) state = decider.evolve(state, event as unknown as E);
   const version = tail.at(-1)?.streamVersion ?? cached?.version ?? 0;
   const headHash = tail.at(-1)?.hash ?? cached?.hash ?? GENESIS_HASH;
@@ -138,6 +154,14 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   const stored = await appendToStream(trx, appendInput(w, spec, decided, version, headHash));
   await runInlineProjections(trx, ctx.inlineProjectors, stored);
   return outcomeOf(decider, state, version, decided, stored);
+}
+
+/** A stream's initial state, with the events of the stream it was split from folded in (CommandSpec.predecessor). */
+async function predecessorFold<C, E extends DomainEvent, S>(trx: Db, spec: CommandSpec<C, E, S>): Promise<S> {
+  let state = spec.decider.initialState(spec.key);
+  if (spec.predecessor === undefined) return state;
+  for (const event of await readStream(trx, spec.predecessor, 0)) state = spec.decider.evolve(state, event as unknown as E);
+  return state;
 }
 
 async function applyClaims(trx: Db, streamId: string, changes: ClaimChanges, refusal?: ClaimRefusal) {

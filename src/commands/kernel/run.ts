@@ -39,7 +39,7 @@ export function spec<A extends AnyAggregate>(
   command: NoInfer<CommandInput<CommandOf<A>>>,
   options: SpecOptions<NoInfer<CommandOf<A>>> = {},
 ): CommandSpec<CommandOf<A>, EventsOf<A>, StateOf<A>> {
-  const { decider, events, claims, claimRefusal, index } = aggregate;
+  const { decider, events, claims, claimRefusal, index, predecessor } = aggregate;
   return {
     streamId: aggregate.streamId(key),
     key,
@@ -50,6 +50,7 @@ export function spec<A extends AnyAggregate>(
     ...(claimRefusal ? { claimRefusal } : {}),
     ...(index ? { index } : {}),
     ...(options.newStream ? { newStream: true } : {}),
+    ...(predecessor ? { predecessor: predecessor(key) } : {}),
     ...(options.optimistic ? { optimistic: options.optimistic } : {}),
   };
 }

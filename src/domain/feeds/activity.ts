@@ -155,6 +155,8 @@ type PushEventData = {
   old_sha?: string;
   commits?: readonly string[];
   commit_details?: readonly { message: string }[] | null;
+  /** Every commit the move brought (schema version 3), `commits` listing the newest of them. */
+  commit_count?: number;
 };
 
 /**
@@ -167,12 +169,33 @@ const push = (actionName: 'pushed new' | 'pushed to' | 'deleted', action: PushDa
   action_name: actionName,
   ...noTarget,
   push_data: {
-    commit_count: data.commits?.length ?? 0,
+    commit_count: data.commit_count ?? data.commits?.length ?? 0,
     action,
     ref_type: 'branch',
     commit_from: action === 'created' ? null : (data.old_sha ?? null),
     commit_to: action === 'removed' ? null : (data.new_sha ?? null),
     ref: data.branch,
+    commit_title: action === 'removed' ? null : pushCommitTitle(data.commit_details?.[0]?.message),
+    ref_count: null,
+  },
+});
+
+type TagPushEventData = { tag: string; target?: string; old_sha?: string; commit_details?: readonly { message: string }[] };
+
+/**
+ * A tag push (Git::TagPushService): the payload carries the tagged commit (one, on creation;
+ * none on deletion), `commit_to` the new tag's target — an annotated tag's object.
+ */
+const tagPush = (actionName: 'pushed new' | 'deleted', action: 'created' | 'removed') => (data: TagPushEventData): ActivityRecord => ({
+  action_name: actionName,
+  ...noTarget,
+  push_data: {
+    commit_count: data.commit_details?.length ?? 0,
+    action,
+    ref_type: 'tag',
+    commit_from: action === 'created' ? null : (data.old_sha ?? null),
+    commit_to: action === 'removed' ? null : (data.target ?? null),
+    ref: data.tag,
     commit_title: action === 'removed' ? null : pushCommitTitle(data.commit_details?.[0]?.message),
     ref_count: null,
   },
@@ -222,6 +245,9 @@ export const ACTIVITY = {
   BranchCreated: { action: 'pushed', targetFilter: null, author: 'actor', record: push('pushed new', 'created') },
   BranchUpdated: { action: 'pushed', targetFilter: null, author: 'actor', record: push('pushed to', 'pushed') },
   BranchDeleted: { action: 'pushed', targetFilter: null, author: 'actor', record: push('deleted', 'removed') },
+  // GitLab: Git::TagPushService → EventCreateService#push, ref_type tag.
+  TagCreated: { action: 'pushed', targetFilter: null, author: 'actor', record: tagPush('pushed new', 'created') },
+  TagDeleted: { action: 'pushed', targetFilter: null, author: 'actor', record: tagPush('deleted', 'removed') },
 } as const satisfies Mappings;
 
 export type ActivityEventType = keyof typeof ACTIVITY;
@@ -284,6 +310,9 @@ export const NO_ACTIVITY = {
   ProtectedBranchCreated: 'GitLab records no event for protected branches',
   ProtectedBranchUpdated: 'GitLab records no event for protected branches',
   ProtectedBranchDeleted: 'GitLab records no event for protected branches',
+  ProtectedTagCreated: 'GitLab records no event for protected tags',
+  ProtectedTagDeleted: 'GitLab records no event for protected tags',
+  TagReleaseSaved: 'GitLab 12 records no event for a release',
   ApplicationSettingsChanged: 'instance administration, not activity',
   // integrations
   IntegrationSaved: 'GitLab records no event for a project service',

@@ -213,6 +213,8 @@ export const NOT_AUDITED = {
   ProtectedBranchCreated: 'GitLab 12 records no audit event for protected branches',
   ProtectedBranchUpdated: 'GitLab 12 records no audit event for protected branches',
   ProtectedBranchDeleted: 'GitLab 12 records no audit event for protected branches',
+  ProtectedTagCreated: 'GitLab 12 records no audit event for protected tags',
+  ProtectedTagDeleted: 'GitLab 12 records no audit event for protected tags',
   ApplicationSettingsChanged: 'GitLab 12 records no audit event for application settings',
   IntegrationSaved: 'GitLab 12 records no audit event for project services',
   IntegrationDisabled: 'GitLab 12 records no audit event for project services',
@@ -257,6 +259,9 @@ export const NOT_AUDITED = {
   BranchCreated: 'GitLab 12 records no audit event for a push',
   BranchUpdated: 'GitLab 12 records no audit event for a push',
   BranchDeleted: 'GitLab 12 records no audit event for a push',
+  TagCreated: 'GitLab 12 records no audit event for a push',
+  TagDeleted: 'GitLab 12 records no audit event for a push',
+  TagReleaseSaved: 'GitLab 12 records no audit event for a release',
 } satisfies { readonly [T in Exclude<KnownEventType, AuditedEventType>]: string };
 
 export const AUDITED_EVENT_TYPES = Object.keys(AUDITED) as AuditedEventType[];

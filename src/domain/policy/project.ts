@@ -165,6 +165,10 @@ export const PROJECT_POLICY = {
   // pushes; both off with the repository feature, pushes off on an archived project.
   download_code: (s) => (reporterAccess(s) || openToViewer(s)) && repositoryAvailable(s),
   push_code: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  // Tags (authorize_admin_tag) and their releases: developer_access, as pushing.
+  admin_tag: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  create_release: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
+  update_release: (s) => developerAccess(s) && repositoryAvailable(s) && !archived(s),
   // The project's statistics in its entity (`statistics=true`): reporter_access.
   read_statistics: reporterAccess,
   // Merge requests: reporter_access or public_access reads them (a guest of a private project

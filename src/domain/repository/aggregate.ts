@@ -1,10 +1,11 @@
 import { defineAggregate } from '../aggregate.js';
-import { repositoryDecider, repositoryEventIndex, repositoryEvents, repositoryStreamId, repositoryUpcasters } from './decider.js';
+import { refStreamId, repositoryDecider, repositoryEventIndex, repositoryEvents, repositoryStreamId, repositoryUpcasters } from './decider.js';
 
-/** A project's repository: its branches (src/domain/repository/). */
+/** A ref of a project's repository: a branch or a tag (src/domain/repository/), each its own stream. */
 export const repository = defineAggregate({
   name: 'repository',
-  streamId: repositoryStreamId,
+  streamId: refStreamId,
+  predecessor: repositoryStreamId,
   events: repositoryEvents,
   decider: repositoryDecider,
   index: repositoryEventIndex,

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { type Decider, unhandled } from '../decider.js';
-import { conflict, serviceError } from '../errors.js';
+import { conflict, notFound, serviceError, serviceNotFound } from '../errors.js';
 import type { EventOf, EventSchemas, FeedIndex, Upcasters } from '../events.js';
 
 /**
- * A project's repository: its refs. One aggregate per project, stream `repository-<project
- * id>`. The objects the refs point to are git objects in the object store
- * (src/domain/repository/objects.ts), written in the same transaction as the event that
- * first references them; an event is a ref move carrying the old and new SHA.
+ * A project's repository: its refs (branches and tags) and the tags' releases. One
+ * aggregate per ref, stream `repository-<project id>:<ref>` (RefKey). The objects the refs
+ * point to are git objects in the object store (src/domain/repository/objects.ts), written in
+ * the same transaction as the event that first references them; an event is a ref move
+ * carrying the old and new SHA.
  *
  * The repository is the one source of truth of which branches exist; the project keeps its
  * `default_branch` (HEAD), which must name one of them when it changes.
@@ -15,6 +16,7 @@ import type { EventOf, EventSchemas, FeedIndex, Upcasters } from '../events.js';
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/);
 const ofBranch = { project_id: z.int(), branch: z.string() };
+const ofTag = { project_id: z.int(), tag: z.string() };
 
 /**
  * What the push activity and the chat message show of a commit the move brought (GitLab's
@@ -30,32 +32,88 @@ export type CommitDetail = z.infer<typeof commitDetail>;
  */
 const details = { commit_details: z.array(commitDetail).nullable() };
 
+/**
+ * GitLab's push data lists the newest 20 commits a push brought (Gitlab::DataBuilder::Push,
+ * `commits.last(20)`) and counts them all (`total_commits_count`): a push of thousands of
+ * commits keeps its event small. `commits` (and `commit_details`) hold at most this many.
+ */
+export const PUSH_COMMITS_LIMIT = 20;
+
+/** `commit_count`: every commit the move brought, of which `commits` lists the newest (schema version 3). */
+const counted = { commit_count: z.int().nonnegative() };
+
 export const repositoryEvents = {
   /** A branch pointing at `new_sha`; `commits`: the commits it brought that no branch had (newest first). */
-  BranchCreated: z.strictObject({ ...ofBranch, new_sha: sha, commits: z.array(sha), ...details }),
+  BranchCreated: z.strictObject({ ...ofBranch, new_sha: sha, commits: z.array(sha), ...details, ...counted }),
   /** A push moving a branch from `old_sha` to `new_sha`. */
-  BranchUpdated: z.strictObject({ ...ofBranch, old_sha: sha, new_sha: sha, commits: z.array(sha), ...details }),
+  BranchUpdated: z.strictObject({ ...ofBranch, old_sha: sha, new_sha: sha, commits: z.array(sha), ...details, ...counted }),
   BranchDeleted: z.strictObject({ ...ofBranch, old_sha: sha }),
+  /**
+   * A tag at `target`: an annotated tag's object (its `message` then the tag object's) or,
+   * lightweight, the commit itself (`message` null); `commit_sha`, the commit it names.
+   * `commit_details`: that commit's, which the tag push activity shows (GitLab's tag push
+   * data carries the one commit). `release_description`: the release the tags API created
+   * with it (null: none).
+   */
+  TagCreated: z.strictObject({
+    ...ofTag,
+    target: sha,
+    commit_sha: sha,
+    message: z.string().nullable(),
+    commit_details: z.array(commitDetail),
+    release_description: z.string().nullable(),
+  }),
+  /** The tag is gone, and its release with it (Tags::DestroyService destroys the release). */
+  TagDeleted: z.strictObject({ ...ofTag, old_sha: sha }),
+  /** The release notes of a tag (GitLab 12's legacy tag release, Releases::Create/UpdateService), created or replaced. */
+  TagReleaseSaved: z.strictObject({ ...ofTag, description: z.string() }),
 } satisfies EventSchemas;
 
 export type RepositoryEvent = EventOf<typeof repositoryEvents>;
 
-/** Schema version 2 of BranchCreated and BranchUpdated added `commit_details`; version 1 did not record them. */
+/**
+ * Schema version 2 of BranchCreated and BranchUpdated added `commit_details` (version 1 did
+ * not record them); version 3 `commit_count` (before it, `commits` listed every commit).
+ */
+const countCommits = (data: { commits: readonly string[] }) => ({ ...data, commit_count: data.commits.length });
 export const repositoryUpcasters: Upcasters<typeof repositoryEvents> = {
-  BranchCreated: { 1: (data: object) => ({ ...data, commit_details: null }) },
-  BranchUpdated: { 1: (data: object) => ({ ...data, commit_details: null }) },
+  BranchCreated: { 1: (data: object) => ({ ...data, commit_details: null }), 2: countCommits },
+  BranchUpdated: { 1: (data: object) => ({ ...data, commit_details: null }), 2: countCommits },
 };
 
-export const repositoryStreamId = (projectId: number) => `repository-${projectId}`;
+/**
+ * A ref of a project: `refs/heads/<branch>` or `refs/tags/<tag>`. Each ref is a stream of its
+ * own, `repository-<project id>:<ref>`, so writes to different refs never contend; several
+ * refs written together (a merge and its source branch's deletion, a push) are one
+ * transaction over their streams.
+ */
+export interface RefKey {
+  readonly projectId: number;
+  readonly ref: string;
+}
+
+export const branchRef = (branch: string) => `refs/heads/${branch}`;
+export const tagRef = (tag: string) => `refs/tags/${tag}`;
+
+export const refStreamId = (key: RefKey) => `repository-${key.projectId}:${key.ref}`;
+
+/** The project's one stream of every ref, before each ref had its own: the refs' predecessor, never appended to again. */
+export const repositoryStreamId = (key: RefKey) => `repository-${key.projectId}`;
+
+/** The ref an event writes. */
+export const refOfEvent = (event: RepositoryEvent): string => ('branch' in event.data ? branchRef(event.data.branch) : tagRef(event.data.tag));
 
 export const repositoryEventIndex = (event: RepositoryEvent): FeedIndex => ({ projectId: event.data.project_id, targetType: null, targetId: null });
 
 // ───────────────────────────── State ─────────────────────────────
 
-export interface RepositoryState {
+export interface RefState {
   readonly projectId: number;
-  /** Branch name → head commit SHA. */
-  readonly branches: ReadonlyMap<string, string>;
+  readonly ref: string;
+  /** A branch's head commit, a tag's target (a tag object's SHA or a commit's); null while the ref does not exist. */
+  readonly target: string | null;
+  /** A tag's release notes exist. */
+  readonly release: boolean;
 }
 
 // ───────────────────────────── Commands ─────────────────────────────
@@ -63,9 +121,17 @@ export interface RepositoryState {
 export type RepositoryCommand =
   /**
    * A new branch at `sha` (a new commit on an empty repository, or an existing commit);
-   * `commitDetails`: one per entry of `commits`, same order.
+   * `commitDetails`: one per entry of `commits`, same order. `commitCount`: the commits it
+   * brought when `commits` lists only the newest of them (a push; default: its length).
    */
-  | { readonly type: 'CreateBranch'; readonly branch: string; readonly sha: string; readonly commits: readonly string[]; readonly commitDetails: readonly CommitDetail[] }
+  | {
+      readonly type: 'CreateBranch';
+      readonly branch: string;
+      readonly sha: string;
+      readonly commits: readonly string[];
+      readonly commitDetails: readonly CommitDetail[];
+      readonly commitCount?: number;
+    }
   /** A push of new commits: `oldSha` is the head the commits were built on. */
   | {
       readonly type: 'PushBranch';
@@ -74,27 +140,56 @@ export type RepositoryCommand =
       readonly newSha: string;
       readonly commits: readonly string[];
       readonly commitDetails: readonly CommitDetail[];
+      readonly commitCount?: number;
     }
   | { readonly type: 'DeleteBranch'; readonly branch: string }
-  /** Ref moves decided in order on one stream, all or none (an accepted merge request: its target's move, its source's deletion). */
-  | { readonly type: 'UpdateBranches'; readonly commands: readonly Exclude<RepositoryCommand, { type: 'UpdateBranches' }>[] };
+  /** A tag at `target` (written by the caller's transaction when annotated), naming `commitSha`. */
+  | {
+      readonly type: 'CreateTag';
+      readonly tag: string;
+      readonly target: string;
+      readonly commitSha: string;
+      readonly message: string | null;
+      readonly commitDetail: CommitDetail;
+      readonly releaseDescription: string | null;
+    }
+  | { readonly type: 'DeleteTag'; readonly tag: string }
+  /** `create`: POST …/release (the release must not exist yet); else PUT (it must). */
+  | { readonly type: 'SaveTagRelease'; readonly tag: string; readonly description: string; readonly create: boolean }
+  /**
+   * Ref writes decided in order, all or none (an accepted merge request: its target's move, its
+   * source's deletion; a push). Across refs it is a command per ref's stream in one transaction
+   * (src/commands/repository.ts, `refSpecs`); on one ref's stream, its writes in order (a tag
+   * deleted and made again).
+   */
+  | { readonly type: 'UpdateRefs'; readonly commands: readonly RefCommand[] };
+
+/** The ref a command writes (UpdateRefs: none of its own). */
+export const refOfCommand = (command: RefCommand | Extract<RepositoryCommand, { type: 'SaveTagRelease' }>): string =>
+  'branch' in command ? branchRef(command.branch) : tagRef(command.tag);
+
+/** One ref write: what `UpdateRefs` is made of. */
+export type RefCommand = Exclude<RepositoryCommand, { type: 'UpdateRefs' | 'SaveTagRelease' }>;
 
 // ───────────────────────────── Decider ─────────────────────────────
 
-function evolve(state: RepositoryState, event: RepositoryEvent): RepositoryState {
-  const branches = new Map(state.branches);
+function evolve(state: RefState, event: RepositoryEvent): RefState {
+  // The project's stream before refs had their own (the predecessor) holds every ref's events.
+  if (refOfEvent(event) !== state.ref) return state;
   switch (event.type) {
     case 'BranchCreated':
     case 'BranchUpdated':
-      branches.set(event.data.branch, event.data.new_sha);
-      break;
+      return { ...state, target: event.data.new_sha };
+    case 'TagCreated':
+      return { ...state, target: event.data.target, release: event.data.release_description !== null };
     case 'BranchDeleted':
-      branches.delete(event.data.branch);
-      break;
+    case 'TagDeleted':
+      return { ...state, target: null, release: false };
+    case 'TagReleaseSaved':
+      return { ...state, release: true };
     default:
       return unhandled(event);
   }
-  return { ...state, branches };
 }
 
 /** NAME_MAX: git keeps a loose ref as a file under refs/, so no component of a ref's name may pass 255 bytes. */
@@ -132,9 +227,17 @@ function detailsOf(command: { readonly commits: readonly string[]; readonly comm
   return command.commitDetails.map(({ message, author_name }) => ({ message, author_name }));
 }
 
-function decide(command: RepositoryCommand, state: RepositoryState): RepositoryEvent[] {
+/** The newest commits a move lists (at most PUSH_COMMITS_LIMIT), their details, and how many it brought. */
+function movedCommits(command: { readonly commits: readonly string[]; readonly commitDetails: readonly CommitDetail[]; readonly commitCount?: number }) {
+  const details = detailsOf(command);
+  const count = command.commitCount ?? command.commits.length;
+  if (count < command.commits.length) throw new Error('commitCount must count every commit listed');
+  return { commits: command.commits.slice(0, PUSH_COMMITS_LIMIT), commit_details: details.slice(0, PUSH_COMMITS_LIMIT), commit_count: count };
+}
+
+function decide(command: RepositoryCommand, state: RefState): RepositoryEvent[] {
   const project_id = state.projectId;
-  if (command.type === 'UpdateBranches') {
+  if (command.type === 'UpdateRefs') {
     const events: RepositoryEvent[] = [];
     let folded = state;
     for (const one of command.commands) {
@@ -145,33 +248,62 @@ function decide(command: RepositoryCommand, state: RepositoryState): RepositoryE
     }
     return events;
   }
-  const head = state.branches.get(command.branch);
+  if (refOfCommand(command) !== state.ref) throw new Error(`a command on ${refOfCommand(command)} sent to the stream of ${state.ref}`);
+  const target = state.target;
   switch (command.type) {
     case 'CreateBranch':
       // GitLab's Branches::CreateService / Gitlab::Git::Repository#add_branch.
       if (!validBranchName(command.branch)) throw serviceError('Branch name is invalid');
-      if (head !== undefined) throw serviceError('Branch already exists');
-      return [{ type: 'BranchCreated', data: { project_id, branch: command.branch, new_sha: command.sha, commits: [...command.commits], commit_details: detailsOf(command) } }];
+      if (target !== null) throw serviceError('Branch already exists');
+      return [{ type: 'BranchCreated', data: { project_id, branch: command.branch, new_sha: command.sha, ...movedCommits(command) } }];
     case 'PushBranch':
       // The commits were built on a head another push has moved since (Gitlab::Git::CommitError).
-      if (head !== command.oldSha) throw conflict('Could not update the branch: it was changed meanwhile');
+      if (target !== command.oldSha) throw conflict('Could not update the branch: it was changed meanwhile');
       if (command.newSha === command.oldSha) return [];
       return [
         {
           type: 'BranchUpdated',
-          data: { project_id, branch: command.branch, old_sha: command.oldSha, new_sha: command.newSha, commits: [...command.commits], commit_details: detailsOf(command) },
+          data: { project_id, branch: command.branch, old_sha: command.oldSha, new_sha: command.newSha, ...movedCommits(command) },
         },
       ];
     case 'DeleteBranch':
-      if (head === undefined) throw serviceError('No such branch');
-      return [{ type: 'BranchDeleted', data: { project_id, branch: command.branch, old_sha: head } }];
+      if (target === null) throw serviceError('No such branch');
+      return [{ type: 'BranchDeleted', data: { project_id, branch: command.branch, old_sha: target } }];
+    case 'CreateTag':
+      // Tags::CreateService: Gitlab::GitRefValidator, then Gitaly's TagExistsError.
+      if (!validBranchName(command.tag)) throw serviceError('Tag name invalid');
+      if (target !== null) throw serviceError(`Tag ${command.tag} already exists`);
+      return [
+        {
+          type: 'TagCreated',
+          data: {
+            project_id,
+            tag: command.tag,
+            target: command.target,
+            commit_sha: command.commitSha,
+            message: command.message,
+            commit_details: detailsOf({ commits: [command.commitSha], commitDetails: [command.commitDetail] }),
+            release_description: command.releaseDescription,
+          },
+        },
+      ];
+    case 'DeleteTag':
+      // Tags::DestroyService: error('No such tag', 404).
+      if (target === null) throw serviceNotFound('No such tag');
+      return [{ type: 'TagDeleted', data: { project_id, tag: command.tag, old_sha: target } }];
+    case 'SaveTagRelease':
+      if (target === null) throw notFound('Tag');
+      // Releases::CreateService: 409 'Release already exists'; Releases::UpdateService: 404 'Release does not exist'.
+      if (command.create && state.release) throw conflict('Release already exists');
+      if (!command.create && !state.release) throw serviceNotFound('Release does not exist');
+      return [{ type: 'TagReleaseSaved', data: { project_id, tag: command.tag, description: command.description } }];
     default:
       return unhandled(command);
   }
 }
 
-export const repositoryDecider: Decider<RepositoryCommand, RepositoryEvent, RepositoryState, number> = {
-  initialState: (projectId) => ({ projectId, branches: new Map() }),
+export const repositoryDecider: Decider<RepositoryCommand, RepositoryEvent, RefState, RefKey> = {
+  initialState: ({ projectId, ref }) => ({ projectId, ref, target: null, release: false }),
   evolve,
   decide,
 };

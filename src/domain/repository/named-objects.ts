@@ -35,6 +35,11 @@ const NAMED: Readonly<Record<string, (data: Data, projectId: number) => NamedObj
   BranchCreated: (data, project) => commits(project, data, ['new_sha', 'commits']),
   BranchUpdated: (data, project) => commits(project, data, ['old_sha', 'new_sha', 'commits']),
   BranchDeleted: (data, project) => commits(project, data, ['old_sha']),
+  // A tag's target is a tag object when annotated (message set), else the commit.
+  TagCreated: (data, project) => [
+    ...(typeof data.target === 'string' ? [{ projectId: project, sha: data.target, type: data.message === null ? ('commit' as const) : ('tag' as const), field: 'target' }] : []),
+    ...commits(project, data, ['commit_sha']),
+  ],
   MergeRequestOpened: (data, project) => commits(project, (data.version ?? {}) as Data, VERSION_FIELDS, 'version.'),
   MergeRequestVersionRecorded: (data, project) => commits(project, (data.version ?? {}) as Data, VERSION_FIELDS, 'version.'),
   MergeRequestMerged: (data, project) => commits(project, data, ['merge_commit_sha', 'squash_commit_sha']),

@@ -7,7 +7,7 @@ import { deflateSync } from 'node:zlib';
  * the content is stored as is (zlib is only for the wire).
  */
 
-export type ObjectType = 'blob' | 'tree' | 'commit';
+export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
 export interface GitObject {
   readonly sha: string;
@@ -148,4 +148,41 @@ export function parseCommit(content: Uint8Array): Commit {
     else if (key === 'committer') committer = parseSignature(value);
   }
   return { tree: treeSha, parents, author: author!, committer: committer ?? author!, message };
+}
+
+// ───────────────────────────── Tags ─────────────────────────────
+
+/** An annotated tag: the object it points to (for the API's tags, always a commit), its name, tagger and message. */
+export interface Tag {
+  readonly object: string;
+  readonly type: ObjectType;
+  readonly tag: string;
+  /** null: a tag without a tagger line (git allows it; old tags have none). */
+  readonly tagger: Signature | null;
+  readonly message: string;
+}
+
+/** As `git mktag` takes it: `object`, `type`, `tag`, `tagger`, a blank line, the message as given. */
+export function tagObject(t: Tag): GitObject {
+  const lines = [`object ${t.object}`, `type ${t.type}`, `tag ${t.tag}`, ...(t.tagger ? [`tagger ${signature(t.tagger)}`] : [])];
+  return gitObject('tag', encoder.encode(`${lines.join('\n')}\n\n${t.message}`));
+}
+
+export function parseTag(content: Uint8Array): Tag {
+  const text = decoder.decode(content);
+  const split = text.indexOf('\n\n');
+  const header = split < 0 ? text : text.slice(0, split);
+  const fields = new Map<string, string>();
+  for (const line of header.split('\n')) {
+    const space = line.indexOf(' ');
+    if (space > 0 && !fields.has(line.slice(0, space))) fields.set(line.slice(0, space), line.slice(space + 1));
+  }
+  const tagger = fields.get('tagger');
+  return {
+    object: fields.get('object') ?? '',
+    type: (fields.get('type') ?? 'commit') as ObjectType,
+    tag: fields.get('tag') ?? '',
+    tagger: tagger === undefined ? null : parseSignature(tagger),
+    message: split < 0 ? '' : text.slice(split + 2),
+  };
 }

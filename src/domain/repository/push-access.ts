@@ -70,6 +70,7 @@ export function developersCan(kind: AccessKind, branch: string, refs: readonly P
 /** Gitlab::Checks::BranchCheck::ERROR_MESSAGES (12.x). */
 export const BRANCH_CHECK_MESSAGES = {
   deleteDefaultBranch: 'The default branch of a project cannot be deleted.',
+  forcePushProtectedBranch: 'You are not allowed to force push code to a protected branch on this project.',
   deleteProtectedBranch: 'You are not allowed to delete protected branches from this project. Only a project maintainer or owner can delete a protected branch.',
   mergeProtectedBranch: 'You are not allowed to merge code into protected branches on this project.',
   pushProtectedBranch: 'You are not allowed to push code to protected branches on this project.',
@@ -84,8 +85,12 @@ export const BRANCH_CHECK_MESSAGES = {
 export type BranchChange =
   /** `fromProtectedBranch`: some protected branch contains the new head (safe_commit_for_new_protected_branch?). */
   | { readonly kind: 'create'; readonly branch: string; readonly fromProtectedBranch: boolean }
-  /** `mergeRequest`: the new head is an open merge request's (Checks::MatchingMergeRequest): merging is enough. */
-  | { readonly kind: 'push'; readonly branch: string; readonly mergeRequest: boolean }
+  /**
+   * `mergeRequest`: the new head is an open merge request's (Checks::MatchingMergeRequest):
+   * merging is enough. `force`: the old head is not an ancestor of the new one (a `git push
+   * --force`; the API's moves never are).
+   */
+  | { readonly kind: 'push'; readonly branch: string; readonly mergeRequest: boolean; readonly force?: boolean }
   | { readonly kind: 'delete'; readonly branch: string; readonly isDefault: boolean };
 
 /** The project as the check's messages name it. */
@@ -103,12 +108,13 @@ const emptyProjectPushMessage = (repository: CheckedRepository) =>
 
 /**
  * Gitlab::Checks::BranchCheck#validate! (12.x) for one branch write: GitLab's refusal, or
- * null when the user may write it. Force pushes do not exist here (every move is a
- * fast-forward or a merge the API made).
+ * null when the user may write it.
  */
 export function branchCheck(change: BranchChange, refs: readonly ProtectedRef[], who: Pusher, repository: CheckedRepository): string | null {
   if (change.kind === 'delete' && change.isDefault) return BRANCH_CHECK_MESSAGES.deleteDefaultBranch;
   if (!isProtected(refs, change.branch)) return null;
+  // GitLab 12 has no allow_force_push: a protected branch is never force-pushed, whoever pushes.
+  if (change.kind === 'push' && change.force) return BRANCH_CHECK_MESSAGES.forcePushProtectedBranch;
   const canPush = canAccessBranch('push', change.branch, refs, who);
   const canMerge = () => canAccessBranch('merge', change.branch, refs, who);
   // protected_branch_push_checks: an empty repository's first branch, and every push.
@@ -125,4 +131,33 @@ export function branchCheck(change: BranchChange, refs: readonly ProtectedRef[],
   // can_delete_branch?: a protected branch by :push_to_delete_protected_branch (maintainers and up).
   const mayDelete = who.isAdmin || (who.role ?? ACCESS.NONE) >= ACCESS.MAINTAINER;
   return mayDelete ? null : BRANCH_CHECK_MESSAGES.deleteProtectedBranch;
+}
+
+// ───────────────────────────── The tag check ─────────────────────────────
+
+/** Gitlab::Checks::TagCheck::ERROR_MESSAGES (12.x). */
+export const TAG_CHECK_MESSAGES = {
+  changeExistingTags: 'You are not allowed to change existing tags on this project.',
+  updateProtectedTag: 'Protected tags cannot be updated.',
+  deleteProtectedTag: 'Protected tags cannot be deleted.',
+  createProtectedTag: 'You are not allowed to create this tag as it is protected.',
+} as const;
+
+export interface TagChange {
+  readonly kind: 'create' | 'update' | 'delete';
+  readonly tag: string;
+}
+
+/**
+ * Gitlab::Checks::TagCheck#validate! (12.x) for one tag write, against the project's
+ * protected tags (each name's create rules, kind `push`): a tag that exists is changed by
+ * those who may `admin_tag` (developers and up); a protected one is never moved nor deleted,
+ * and created only by whom its create rules let in (UserAccess#can_create_tag?).
+ */
+export function tagCheck(change: TagChange, protectedTags: readonly ProtectedRef[], who: Pusher): string | null {
+  if (change.kind !== 'create' && !who.canPushCode && !who.isAdmin) return TAG_CHECK_MESSAGES.changeExistingTags;
+  if (!isProtected(protectedTags, change.tag)) return null;
+  if (change.kind === 'update') return TAG_CHECK_MESSAGES.updateProtectedTag;
+  if (change.kind === 'delete') return TAG_CHECK_MESSAGES.deleteProtectedTag;
+  return canAccessBranch('push', change.tag, protectedTags, who) ? null : TAG_CHECK_MESSAGES.createProtectedTag;
 }

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import type { TreeEntry } from '../../domain/repository/objects.js';
 import { formatTz, MODES } from '../../domain/repository/objects.js';
 import type { CommitView } from '../../projections/repository/queries.js';
+import type { RepositoryTagRow } from '../../projections/repository/tables.js';
 
-/** GitLab's repository entities (12.x): Commit, CommitDetail, CommitStats, Branch, TreeObject, the file of the Files API. */
+/** GitLab's repository entities (12.x): Commit, CommitDetail, CommitStats, Branch, Tag, TagRelease, TreeObject, the file of the Files API. */
 
 /** A git time in its own zone, as GitLab writes it: `2012-09-20T09:06:12.000+03:00`. */
 export function gitTime(seconds: number, tzOffset: number): string {
@@ -87,4 +88,17 @@ export const toFile = (input: { path: string; ref: string; blobId: string; commi
   commit_id: input.commitId,
   last_commit_id: input.lastCommitId,
   content: Buffer.from(input.content).toString('base64'),
+});
+
+/** Entities::TagRelease (a tag's release notes). */
+export const toTagRelease = (tag: string, description: string) => ({ tag_name: tag, description });
+
+/** Entities::Tag (GitLab 12): name, message (null for a lightweight tag), target, the commit, its release, whether a protected tag matches. */
+export const toTag = (tag: RepositoryTagRow, commit: CommitView, projectWebUrl: string, isProtected: boolean) => ({
+  name: tag.name,
+  message: tag.message,
+  target: tag.target,
+  commit: toCommit(commit, projectWebUrl),
+  release: tag.release_description === null ? null : toTagRelease(tag.name, tag.release_description),
+  protected: isProtected,
 });

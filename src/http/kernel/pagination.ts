@@ -69,6 +69,13 @@ export function setPaginationHeaders(c: Context, page: Page, total: number | und
   c.header('Link', links.join(', '));
 }
 
+/** The page of an array, with GitLab's headers (Kaminari.paginate_array: the array's length is the total). */
+export async function paginateArray<T>(c: Context, items: readonly T[]): Promise<T[]> {
+  const page = await pageOf(c);
+  setPaginationHeaders(c, page, items.length);
+  return items.slice(page.offset, page.offset + page.perPage);
+}
+
 /**
  * GitLab's `api_kaminari_count_with_limit` (Kaminari's MAX_COUNT_LIMIT): past this many rows a
  * list is answered without counts. Lists over the event log take it, because the log only grows

@@ -3,6 +3,7 @@ import { tokenDigest } from '../../security/secrets.js';
 import { DomainError } from '../../domain/errors.js';
 import { looseObject } from '../../domain/repository/objects.js';
 import { findObject, listBranches } from '../../projections/repository/queries.js';
+import { listTags } from '../../projections/repository/tags.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
 import { appContext, type AppEnv, today, type Auth } from '../kernel/context.js';
 import { header } from '../kernel/request.js';
@@ -11,9 +12,11 @@ import { userProject, type ProjectScope } from '../kernel/scope.js';
 /**
  * `git clone <http_url_to_repo>`, read-only, over git's dumb HTTP protocol: the refs
  * (`info/refs`), `HEAD` and loose objects (`objects/xx/yyyy…`, deflated on the fly) served
- * from the object store. No pack files (`objects/info/packs` is empty) and no smart protocol:
- * `info/refs?service=git-upload-pack` answers the dumb list as text/plain, which makes git
- * fall back to dumb HTTP.
+ * from the object store. No pack files (`objects/info/packs` is empty). The smart protocol
+ * (`info/refs?service=git-upload-pack`, `git-upload-pack`) is ./git-upload-pack.ts, mounted
+ * before these routes with the same access (`gitHttp`); any other `info/refs` is the dumb list.
+ * Push (`git-receive-pack`) is ./git-receive-pack.ts, behind `gitHttp(…, 'git-receive-pack')`:
+ * GitLab's push access (a signed-in caller, a token that may push, push_code).
  *
  * Access as GitLab's Git HTTP (Repositories::GitHttpClientController, Gitlab::GitAccess, 12.x):
  * a public project anonymously; otherwise HTTP basic auth with a personal access token as the
@@ -25,6 +28,11 @@ import { userProject, type ProjectScope } from '../kernel/scope.js';
 const CHALLENGE = 'Basic realm="GitLab"';
 /** Gitlab::Auth#abilities_for_scopes: the token scopes that give :download_code. */
 const DOWNLOAD_SCOPES = ['api', 'read_api', 'read_repository', 'write_repository'];
+/** …and those that give :push_code. */
+const PUSH_SCOPES = ['api', 'write_repository'];
+
+/** What the caller asks of the project: to fetch (git-upload-pack, the dumb protocol) or to push (git-receive-pack). */
+export type GitService = 'git-upload-pack' | 'git-receive-pack';
 
 class GitHttpRefusal extends Error {
   constructor(
@@ -52,9 +60,16 @@ async function basicAuth(c: Context): Promise<Auth> {
   return { user: found.user, token: found.token, sudoFrom: null };
 }
 
-/** The project of `<full path>.git`, readable by the caller, whose code they may download. */
-async function gitProject(c: Context): Promise<ProjectScope> {
+/** The project of `<full path>.git`, readable by the caller, whose code they may download (or push, for git-receive-pack). */
+async function gitProject(c: Context, service: GitService): Promise<ProjectScope> {
   const auth = await basicAuth(c);
+  // The request's caller, as the API's authentication records it (its writes' actor, the log line).
+  c.set('auth' as never, auth as never);
+  const push = service === 'git-receive-pack';
+  // Gitlab::GitAccess#check_authentication_abilities!: a push needs a signed-in caller (the
+  // controller asks anonymous ones to sign in) whose token may push, before the project is looked at.
+  if (push && !auth.user) throw denied();
+  if (push && auth.token && !auth.token.scopes.some((scope) => PUSH_SCOPES.includes(scope))) throw new GitHttpRefusal(403, 'You are not allowed to upload code.');
   // http_url_to_repo is `<external url>/<full path>.git`: an external URL's own path (served
   // behind a proxy that keeps it) is not part of the project's.
   const prefix = new URL(appContext(c).config.externalUrl).pathname.replace(/^\/+|\/+$/g, '');
@@ -68,6 +83,11 @@ async function gitProject(c: Context): Promise<ProjectScope> {
     // Who has not signed in is asked to, never told whether the project exists.
     throw auth.user ? projectNotFound() : denied();
   }
+  // check_change_access! (changes `_any`): push_code on the project.
+  if (push) {
+    if (!project.can('push_code')) throw new GitHttpRefusal(403, 'You are not allowed to push code to this project.');
+    return project;
+  }
   if (!project.can('download_code') || (auth.token && !auth.token.scopes.some((scope) => DOWNLOAD_SCOPES.includes(scope)))) {
     if (!auth.user) throw denied();
     throw new GitHttpRefusal(403, 'You are not allowed to download code from this project.');
@@ -75,10 +95,14 @@ async function gitProject(c: Context): Promise<ProjectScope> {
   return project;
 }
 
-/** Runs a git HTTP handler, answering its refusals as GitLab's git HTTP controller (plain text). */
-const gitHttp = (handler: (c: Context, project: ProjectScope) => Promise<Response>) => async (c: Context) => {
+/**
+ * Runs a git HTTP handler after authorizing the caller for the project (download_code, or
+ * push_code for git-receive-pack), answering refusals as GitLab's git HTTP controller (plain
+ * text). Shared by the dumb and smart protocols.
+ */
+export const gitHttp = (handler: (c: Context, project: ProjectScope) => Promise<Response>, service: GitService = 'git-upload-pack') => async (c: Context) => {
   try {
-    return await handler(c, await gitProject(c));
+    return await handler(c, await gitProject(c, service));
   } catch (error) {
     if (!(error instanceof GitHttpRefusal)) throw error;
     if (error.status === 401) c.header('WWW-Authenticate', CHALLENGE);
@@ -89,12 +113,17 @@ const gitHttp = (handler: (c: Context, project: ProjectScope) => Promise<Respons
 const NO_CACHE = { 'Cache-Control': 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' };
 
 export const gitHttpRoutes = new Hono<AppEnv>()
-  // The dumb protocol's ref list: `<sha>\trefs/heads/<branch>`, sorted by ref name.
+  // The dumb protocol's ref list: `<sha>\trefs/heads/<branch>` and `<sha>\trefs/tags/<tag>` (an
+  // annotated tag's object, then its commit as `<tag>^{}`, as `git update-server-info` writes), sorted by ref name.
   .get(
     '/:repo{.+\\.git}/info/refs',
     gitHttp(async (c, project) => {
-      const branches = await listBranches(appContext(c).db, project.row.id);
-      const refs = branches.map((b) => [`refs/heads/${b.name}`, b.sha] as const).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const { db } = appContext(c);
+      const [branches, tags] = await Promise.all([listBranches(db, project.row.id), listTags(db, project.row.id)]);
+      const refs = [
+        ...branches.map((b) => [`refs/heads/${b.name}`, b.sha] as const),
+        ...tags.flatMap((t) => [[`refs/tags/${t.name}`, t.target] as const, ...(t.target === t.commit_sha ? [] : [[`refs/tags/${t.name}^{}`, t.commit_sha] as const])]),
+      ].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
       return c.body(refs.map(([name, sha]) => `${sha}\t${name}\n`).join(''), 200, NO_CACHE);
     }),
   )

@@ -9,7 +9,7 @@ import type { ProjectScope } from '../kernel/scope.js';
 /**
  * The caller as a writer of the project's refs, for the repository's and merge requests'
  * routes: the one push-access model (src/domain/repository/push-access.ts) that the ref
- * writes' branch check (src/commands/repository.ts, checkBranchWrites) applies too.
+ * writes' branch check (src/commands/repository.ts, checkRefWrites) applies too.
  */
 
 /** The caller as the branch check knows them; null for an anonymous caller. */

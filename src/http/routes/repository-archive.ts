@@ -7,6 +7,7 @@ import type { Db } from '../../database/database.js';
 import { notFound } from '../../domain/errors.js';
 import { MODES, looseObject, type TreeEntry } from '../../domain/repository/objects.js';
 import { entryAt, listBranches, loadTrees, readBlobs, resolveCommit } from '../../projections/repository/queries.js';
+import { listTags } from '../../projections/repository/tags.js';
 import { authenticate, requireAdmin } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { optional, params, t, withDefault } from '../kernel/params.js';
@@ -155,7 +156,7 @@ function zipOf(db: Db, projectId: number, entries: readonly ArchiveEntry[], mtim
 /**
  * GET /projects/:id/snapshot (GitLab 12's API::ProjectSnapshots, Gitaly's GetSnapshot):
  * administrators only (401, 403), then the project (404); the bare repository as a tar —
- * `HEAD`, a file per branch under `refs/heads/`, every object loose under `objects/` — from
+ * `HEAD`, a file per branch under `refs/heads/` and per tag under `refs/tags/`, every object loose under `objects/` — from
  * which `git clone` makes a working copy. `wiki=true`: forgelog keeps no wiki repositories
  * (404). Objects are read a page at a time as the client takes them.
  */
@@ -167,6 +168,7 @@ async function snapshot(c: Context) {
   const { db } = appContext(c);
   const projectId = project.row.id;
   const branches = await listBranches(db, projectId);
+  const tags = await listTags(db, projectId);
   const mtime = new Date();
   const pack = tar.pack();
   const add = (name: string, type: 'file' | 'directory', data?: Buffer) =>
@@ -177,6 +179,7 @@ async function snapshot(c: Context) {
     await add('HEAD', 'file', Buffer.from(`ref: refs/heads/${project.row.default_branch ?? 'master'}\n`));
     for (const folder of ['refs/', 'refs/heads/', 'refs/tags/', 'objects/']) await add(folder, 'directory');
     for (const branch of branches) await add(`refs/heads/${branch.name}`, 'file', Buffer.from(`${branch.sha}\n`));
+    for (const tag of tags) await add(`refs/tags/${tag.name}`, 'file', Buffer.from(`${tag.target}\n`));
     let after = '';
     for (;;) {
       const page = await db

@@ -7,14 +7,17 @@ import { MODES } from '../../domain/repository/objects.js';
 import { developersCan, matchingRefs } from '../../domain/repository/push-access.js';
 import {
   commitLog,
+  commitLogPage,
   commitStats,
   type CommitView,
   entryAt,
   findBranch,
   findCommit,
+  findCommits,
   findObject,
   lastCommitFor,
   listBranches,
+  type LogFilters,
   readTree,
   resolveCommit,
 } from '../../projections/repository/queries.js';
@@ -24,10 +27,10 @@ import { toMergeRequestBasic } from '../entities/merge-requests.js';
 import { mergeRequestViews } from '../../projections/merge-requests/queries.js';
 import { authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
+import { pageOf, paginate, paginateArray, setPaginationHeaders } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
-import { mergeBase, tipsContaining } from '../../projections/repository/history.js';
+import { mergeBase, reachableAmong, tipsContaining } from '../../projections/repository/history.js';
 import { branchAccess, refWriter } from './repository-access.js';
 
 /**
@@ -43,29 +46,39 @@ const CONTRIBUTOR_COMMITS = 2000;
 const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
 
 /** The page of an array, with GitLab's headers (Kaminari.paginate_array). */
-async function pageOfArray<T>(c: Context, items: readonly T[]): Promise<T[]> {
+/**
+ * A page of the log of `heads` with GitLab 12's headers (`Kaminari.paginate_array(commits,
+ * total_count: …)`: X-Total is the log's length, `commit_count_for_ref` or `count_commits`).
+ */
+async function logPage(c: Context, projectId: number, heads: readonly CommitView[], filters: LogFilters): Promise<CommitView[]> {
   const page = await pageOf(c);
-  setPaginationHeaders(c, page, items.length);
-  return items.slice(page.offset, page.offset + page.perPage);
+  const { commits, total } = heads.length === 0 ? { commits: [], total: 0 } : await commitLogPage(appContext(c).db, projectId, heads, filters, { offset: page.offset, limit: page.perPage });
+  setPaginationHeaders(c, page, total);
+  return commits;
 }
 
-/** Is `commit` reachable from the default branch's head (repository.merged_to_root_ref?)? */
-async function mergedInto(c: Context, project: ProjectScope, branch: string) {
+/**
+ * Repository#merged_to_root_ref? of each branch: its head an ancestor of the default branch's
+ * head, and not that head itself. One walk of the commit graph index for all of them, down
+ * to the lowest generation among their heads.
+ */
+async function mergedInto(c: Context, project: ProjectScope, branches: readonly { name: string; sha: string }[]) {
   const { db } = appContext(c);
-  const root = project.row.default_branch ? await resolveCommit(db, project.row.id, project.row.default_branch) : undefined;
-  const reachable = root ? new Set((await commitLog(db, project.row.id, root)).map((commit) => commit.sha)) : new Set<string>();
-  // Repository#merged_to_root_ref?: an ancestor of the default branch's head, not that head itself.
-  return (name: string, sha: string) => root !== undefined && name !== branch && sha !== root.sha && reachable.has(sha);
+  const root = project.row.default_branch ? (await resolveCommit(db, project.row.id, project.row.default_branch))?.sha : undefined;
+  const candidates = branches.filter((branch) => branch.name !== project.row.default_branch && branch.sha !== root).map((branch) => branch.sha);
+  const reachable = root === undefined || candidates.length === 0 ? new Set<string>() : await reachableAmong(db, project.row.id, root, candidates);
+  return (name: string, sha: string) => root !== undefined && name !== project.row.default_branch && sha !== root && reachable.has(sha);
 }
 
 async function presentBranches(c: Context, project: ProjectScope, branches: readonly { name: string; sha: string }[]) {
   const { db } = appContext(c);
   const { refs, may } = await branchAccess(c, project);
-  const merged = await mergedInto(c, project, project.row.default_branch ?? '');
+  const merged = await mergedInto(c, project, branches);
   const webUrl = webUrlOf(c, project);
+  const commits = new Map((await findCommits(db, project.row.id, branches.map((branch) => branch.sha))).map((commit) => [commit.sha, commit]));
   const out = [];
   for (const branch of branches) {
-    const commit = (await findCommit(db, project.row.id, branch.sha))!;
+    const commit = commits.get(branch.sha)!;
     out.push(
       toBranch(branch.name, commit, webUrl, {
         merged: merged(branch.name, branch.sha),
@@ -159,14 +172,14 @@ export const repositoryRoutes = new Hono<AppEnv>()
       // with --skip and --max-count, so each page holds the newest commits left, oldest first.
       // --all walks from HEAD, then the branches in name order.
       const branches = (await listBranches(db, project.row.id)).sort((a, b) => Number(b.name === project.row.default_branch) - Number(a.name === project.row.default_branch));
-      const heads = await Promise.all(branches.map(async (branch) => (await findCommit(db, project.row.id, branch.sha))!));
-      const log = await commitLog(db, project.row.id, heads, filters);
-      return c.json((await pageOfArray(c, log)).reverse().map((commit) => toCommit(commit, webUrl)));
+      const heads = await findCommits(db, project.row.id, branches.map((branch) => branch.sha));
+      const log = await logPage(c, project.row.id, heads, filters);
+      return c.json(log.reverse().map((commit) => toCommit(commit, webUrl)));
     }
     const head = await resolveCommit(db, project.row.id, p.ref_name ?? project.row.default_branch ?? 'master');
     // GitLab 12 answers an unknown ref with an empty list.
-    const log = head ? await commitLog(db, project.row.id, head, filters) : [];
-    return c.json((await pageOfArray(c, log)).map((commit) => toCommit(commit, webUrl)));
+    const log = await logPage(c, project.row.id, head ? [head] : [], filters);
+    return c.json(log.map((commit) => toCommit(commit, webUrl)));
   })
 
   .post('/projects/:id/repository/commits', async (c) => {
@@ -226,7 +239,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const { db } = appContext(c);
     const branches = p.type === 'tag' ? [] : await tipsContaining(db, project.row.id, commit.sha, await listBranches(db, project.row.id));
     const refs = branches.map((branch) => ({ type: 'branch', name: branch.name })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return c.json(await pageOfArray(c, refs));
+    return c.json(await paginateArray(c, refs));
   })
 
   .post('/projects/:id/repository/commits/:sha/cherry_pick', (c) => pick(c, 'cherry_pick'))
@@ -256,7 +269,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const p = await params(c, { search: optional(t.string()) });
     const project = await userProject(c, auth, 'download_code');
     const branches = await listBranches(appContext(c).db, project.row.id, p.search);
-    return c.json(await presentBranches(c, project, await pageOfArray(c, branches)));
+    return c.json(await presentBranches(c, project, await paginateArray(c, branches)));
   })
 
   .get('/projects/:id/repository/branches/:branch', async (c) => {
@@ -333,7 +346,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const key = p.order_by;
     const sign = p.sort === 'desc' ? -1 : 1;
     const contributors = [...byEmail.values()].sort((a, b) => sign * (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0));
-    return c.json(await pageOfArray(c, contributors));
+    return c.json(await paginateArray(c, contributors));
   })
 
   // ─────────────── Tree ───────────────
@@ -357,7 +370,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
       }
     };
     await walk(at.sha, path === '' ? '' : `${path}/`);
-    return c.json(await pageOfArray(c, [...trees, ...blobs]));
+    return c.json(await paginateArray(c, [...trees, ...blobs]));
   })
 
   // ─────────────── Files ───────────────

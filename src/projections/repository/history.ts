@@ -1,128 +1,47 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
-import { parseCommit } from '../../domain/repository/objects.js';
+import { CommitGraph, dateOrder, paintDownToCommon, reachableOnlyFrom, removeRedundant } from './commit-graph.js';
 
 /**
- * The commit graph of a project's repository, read from `repository_objects`: merge bases,
- * `git rev-list to ^from` and ancestry, as git computes them. The graph is read a whole
- * closure at a time, in one statement (`load`). Unknown SHAs (not a commit of this project)
- * are simply absent from the graph: a walk stops there. Still a walk of the history per
- * call: a commit graph kept as it is written (generation numbers) is the repository issue's.
+ * The commit graph of a project's repository: merge bases, `git rev-list to ^from` and
+ * ancestry, as git computes them, read from the commit graph index (`repository_commits`,
+ * src/projections/repository/commit-graph.ts) with git's generation cut-offs: a commit
+ * reaches none of a greater or equal generation but itself, so a walk stops at the lowest
+ * generation that can still matter, and costs the commits between, not the history. Unknown
+ * SHAs (not a commit of this project) are absent from the graph: a walk stops there.
  *
  * Used by merge requests (src/projections/repository/merges.ts: mergeability;
- * src/commands/repository-merge.ts: merge commits, diverged commits) and by anything that
- * needs "is this branch merged".
+ * src/commands/repository-merge.ts: merge commits, diverged commits), compare, the branch
+ * check and the branch list's `merged`.
  */
-
-interface Node {
-  readonly parents: readonly string[];
-  /** Committer time, seconds since the epoch (git's commit date, the walk's priority). */
-  readonly time: number;
-}
-
-type Graph = Map<string, Node>;
-
-/**
- * Loads every commit reachable from `tips` that is not in the graph yet, in one statement: a
- * recursive walk in PostgreSQL that takes each commit's parents from its header lines, and
- * stops at commits the graph has (their ancestors are in it too: it only ever gets whole
- * closures). One round trip for a history of any length, where a walk one query per
- * generation made a linear history of 500 commits 500 round trips.
- */
-async function load(db: Db, projectId: number, graph: Graph, tips: readonly string[]): Promise<void> {
-  const known = [...graph.keys()];
-  const wanted = [...new Set(tips)].filter((sha) => !graph.has(sha));
-  if (wanted.length === 0) return;
-  const header = sql`substring(o.content from 1 for coalesce(nullif(position(decode('0a0a', 'hex') in o.content), 0), length(o.content)))`;
-  const { rows } = await sql<{ sha: string; content: Uint8Array }>`
-    with recursive walk(sha) as (
-      select unnest(${wanted}::text[])
-      union
-      select parent.line[1] from walk w
-        join repository_objects o on o.project_id = ${projectId} and o.sha = w.sha and o.type = 'commit'
-        cross join lateral regexp_matches(encode(${header}, 'escape'), '^parent ([0-9a-f]{40})$', 'gn') parent(line)
-       where parent.line[1] <> all(${known}::text[]))
-    select o.sha, o.content from walk
-      join repository_objects o on o.project_id = ${projectId} and o.sha = walk.sha and o.type = 'commit'`.execute(db);
-  for (const row of rows) {
-    const parsed = parseCommit(new Uint8Array(row.content));
-    graph.set(row.sha, { parents: parsed.parents, time: parsed.committer.time });
-  }
-}
-
-/**
- * Every commit reachable from `tips` (themselves included), loaded into the graph; the walk
- * stops early when `until` says so for a commit, and does not enter `skip`.
- */
-async function reachable(db: Db, projectId: number, graph: Graph, tips: readonly string[], until?: (sha: string) => boolean, skip?: ReadonlySet<string>): Promise<Set<string>> {
-  await load(db, projectId, graph, tips);
-  const seen = new Set<string>();
-  let wave = [...new Set(tips)];
-  while (wave.length > 0) {
-    const next: string[] = [];
-    for (const sha of wave) {
-      const node = graph.get(sha);
-      if (!node || seen.has(sha) || skip?.has(sha)) continue;
-      seen.add(sha);
-      if (until?.(sha)) return seen;
-      for (const parent of node.parents) if (!seen.has(parent)) next.push(parent);
-    }
-    wave = [...new Set(next)];
-  }
-  return seen;
-}
-
-/**
- * git's date-order walk (rev-list without --topo-order): a queue by committer date, newest
- * first, ties first in first out; each commit once, its parents queued when it is shown.
- */
-function dateOrder(graph: Graph, tip: string, keep: (sha: string) => boolean, walk: (sha: string) => boolean = () => true): string[] {
-  const out: string[] = [];
-  if (!graph.has(tip)) return out;
-  const seen = new Set([tip]);
-  const queue = [tip];
-  while (queue.length > 0) {
-    const sha = queue.shift()!;
-    if (keep(sha)) out.push(sha);
-    for (const parent of graph.get(sha)!.parents) {
-      if (seen.has(parent) || !graph.has(parent) || !walk(parent)) continue;
-      seen.add(parent);
-      // Insert after every queued commit at least as new (commit_list_insert_by_date).
-      const time = graph.get(parent)!.time;
-      let at = queue.length;
-      while (at > 0 && graph.get(queue[at - 1]!)!.time < time) at--;
-      queue.splice(at, 0, parent);
-    }
-  }
-  return out;
-}
 
 /**
  * All the best common ancestors of `a` and `b` (`git merge-base --all`): the common
- * ancestors that are not an ancestor of another one, newest committer date first. With
- * several `b`s, git's `merge-base a b c`: those of `a` and a hypothetical merge of them.
+ * ancestors that are not an ancestor of another one, newest committer date first, as git
+ * sorts them (the same second: as a date walk from `a` meets them). With several `b`s, git's
+ * `merge-base a b c`: those of
+ * `a` and a hypothetical merge of them. git's paint_down_to_common by generation, then
+ * remove_redundant: the commits down to the merge bases are read, not the history.
  */
 export async function mergeBases(db: Db, projectId: number, a: string, b: string | readonly string[]): Promise<string[]> {
+  const graph = new CommitGraph(db, projectId, 128);
   const others = typeof b === 'string' ? [b] : b;
-  const graph: Graph = new Map();
-  const ofA = await reachable(db, projectId, graph, [a]);
-  if (ofA.size === 0) return [];
-  if (others.length === 1 && ofA.has(others[0]!)) return [others[0]!];
-  const ofB = await reachable(db, projectId, graph, others);
-  if (ofB.has(a)) return [a];
-  const common = [...ofA].filter((sha) => ofB.has(sha));
-  // An ancestor of a common commit is common too: mark every proper ancestor of one as redundant.
-  const redundant = new Set<string>();
-  const stack = common.flatMap((sha) => graph.get(sha)!.parents);
-  while (stack.length > 0) {
-    const sha = stack.pop()!;
-    if (redundant.has(sha) || !graph.has(sha)) continue;
-    redundant.add(sha);
-    stack.push(...graph.get(sha)!.parents);
+  await graph.load([a, ...others]);
+  const twos = others.filter((sha) => graph.get(sha));
+  if (!graph.get(a) || twos.length === 0) return [];
+  const best = await removeRedundant(graph, await paintDownToCommon(graph, a, twos));
+  if (best.length < 2) return best;
+  // get_merge_bases_many_0 sorts them by date (commit_list_insert_by_date); commits of the same
+  // second are taken in the order a date walk from `a` meets them.
+  const time = (sha: string) => graph.get(sha)!.time;
+  const times = best.map(time);
+  if (new Set(times).size === times.length) return best.sort((x, y) => time(y) - time(x));
+  const met = new Map<string, number>();
+  for await (const node of dateOrder(graph, [a])) {
+    if (best.includes(node.sha)) met.set(node.sha, met.size);
+    if (met.size === best.length) break;
   }
-  const best = new Set(common.filter((sha) => !redundant.has(sha)));
-  // In the order a date walk from `a` meets them (git's paint_down_to_common keeps date order).
-  return dateOrder(graph, a, (sha) => best.has(sha));
+  return best.sort((x, y) => time(y) - time(x) || met.get(x)! - met.get(y)!);
 }
 
 /**
@@ -135,43 +54,84 @@ export async function mergeBase(db: Db, projectId: number, a: string, b: string 
 
 /**
  * `git rev-list to ^from` (`from` null: `git rev-list to`): the commits reachable from `to`
- * and not from `from`, newest first in git log's default (date) order.
+ * and not from `from`, newest first in git log's default (date) order. The set is walked by
+ * generation from both ends down to where they meet; then ordered by date among themselves.
  */
 export async function commitsBetween(db: Db, projectId: number, from: string | null, to: string): Promise<string[]> {
-  const graph: Graph = new Map();
-  const excluded = from === null ? new Set<string>() : await reachable(db, projectId, graph, [from]);
-  if (excluded.has(to)) return [];
-  await reachable(db, projectId, graph, [to], undefined, excluded);
-  const wanted = (sha: string) => !excluded.has(sha);
-  return dateOrder(graph, to, wanted, wanted);
+  const graph = new CommitGraph(db, projectId, 128);
+  const wanted = await reachableOnlyFrom(graph, [to], from === null ? [] : [from]);
+  if (!wanted.has(to)) return [];
+  const out: string[] = [];
+  for await (const node of dateOrder(graph, [to], (sha) => wanted.has(sha))) out.push(node.sha);
+  return out;
+}
+
+/**
+ * The ancestors of `tips` whose generation is at least `sha`'s (the only ones that can be or
+ * reach it), as a recursive walk in PostgreSQL: one statement. `sha` unknown: none.
+ */
+function aboveOf(projectId: number, sha: string, tips: readonly string[]) {
+  const floor = sql`(select generation from repository_commits where project_id = ${projectId} and sha = ${sha})`;
+  return sql`
+    walk(sha, parents) as (
+      select c.sha, c.parents from repository_commits c
+       where c.project_id = ${projectId} and c.sha = any(${[...new Set(tips)]}::text[]) and c.generation >= ${floor}
+      union
+      select c.sha, c.parents from walk w
+        cross join lateral unnest(w.parents) as p(sha)
+        cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = p.sha limit 1) c
+       where c.generation >= ${floor})`;
+}
+
+/**
+ * Is `sha` reachable from one of `tips` (`git merge-base --is-ancestor`, `git branch
+ * --contains` has an answer among them)? One statement: the walk goes no lower than `sha`'s
+ * generation and stops as soon as it meets it.
+ */
+export async function reachableFromAny(db: Db, projectId: number, sha: string, tips: readonly string[]): Promise<boolean> {
+  if (tips.length === 0) return false;
+  const { rows } = await sql<{ found: number }>`with recursive ${aboveOf(projectId, sha, tips)} select 1 as found from walk where sha = ${sha} limit 1`.execute(db);
+  return rows.length > 0;
 }
 
 /** `git merge-base --is-ancestor a b`: is `a` reachable from `b` (a commit is its own ancestor)? */
 export async function isAncestor(db: Db, projectId: number, a: string, b: string): Promise<boolean> {
-  const graph: Graph = new Map();
-  const seen = await reachable(db, projectId, graph, [b], (sha) => sha === a);
-  return seen.has(a);
+  return reachableFromAny(db, projectId, a, [b]);
 }
 
 /**
- * Is `sha` reachable from one of `tips` (`git branch --contains` has an answer among them)?
- * One walk from all the tips together, stopping as soon as it meets `sha`.
+ * Which of `shas` are reachable from `tip` (`git branch --merged tip`, the branch list's
+ * `merged`): one walk from `tip` down to the lowest generation among them, stopping once it
+ * has met them all.
  */
-export async function reachableFromAny(db: Db, projectId: number, sha: string, tips: readonly string[]): Promise<boolean> {
-  if (tips.length === 0) return false;
-  const graph: Graph = new Map();
-  const seen = await reachable(db, projectId, graph, tips, (found) => found === sha);
-  return seen.has(sha);
+export async function reachableAmong(db: Db, projectId: number, tip: string, shas: readonly string[]): Promise<Set<string>> {
+  const wanted = [...new Set(shas)];
+  if (wanted.length === 0) return new Set();
+  const { rows } = await sql<{ sha: string }>`
+    with recursive candidate as (
+      select generation from repository_commits where project_id = ${projectId} and sha = any(${wanted}::text[])
+    ), walk(sha, parents) as (
+      select c.sha, c.parents from repository_commits c
+       where c.project_id = ${projectId} and c.sha = ${tip} and c.generation >= (select min(generation) from candidate)
+      union
+      select c.sha, c.parents from walk w
+        cross join lateral unnest(w.parents) as p(sha)
+        cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = p.sha limit 1) c
+       where c.generation >= (select min(generation) from candidate))
+    select sha from walk where sha = any(${wanted}::text[]) limit ${wanted.length}`.execute(db);
+  return new Set(rows.map((row) => row.sha));
 }
 
 /**
- * The tips among `tips` that contain `sha` (`git branch --contains`): their histories loaded
- * in one statement, then each commit judged once — it contains `sha` when it is `sha` or a
- * parent does — in an iterative walk, so a long history does not exhaust the stack.
+ * The tips among `tips` that contain `sha` (`git branch --contains`): their ancestors down to
+ * `sha`'s generation loaded in one statement, then each commit judged once — it contains
+ * `sha` when it is `sha` or a parent does — in an iterative walk, so a long history does not
+ * exhaust the stack.
  */
 export async function tipsContaining<T extends { readonly sha: string }>(db: Db, projectId: number, sha: string, tips: readonly T[]): Promise<T[]> {
-  const graph: Graph = new Map();
-  await load(db, projectId, graph, tips.map((tip) => tip.sha));
+  if (tips.length === 0) return [];
+  const { rows } = await sql<{ sha: string; parents: string[] }>`with recursive ${aboveOf(projectId, sha, tips.map((tip) => tip.sha))} select sha, parents from walk`.execute(db);
+  const graph = new Map(rows.map((row) => [row.sha, row.parents]));
   if (!graph.has(sha)) return [];
   const contains = new Map<string, boolean>([[sha, true]]);
   for (const tip of tips) {
@@ -182,7 +142,7 @@ export async function tipsContaining<T extends { readonly sha: string }>(db: Db,
         stack.pop();
         continue;
       }
-      const parents = graph.get(current)?.parents ?? [];
+      const parents = graph.get(current) ?? [];
       const pending = parents.filter((parent) => !contains.has(parent));
       if (pending.length > 0) {
         stack.push(...pending);

@@ -6,6 +6,7 @@ import type { FileEntry } from '../../domain/repository/files.js';
 import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
 import { type ProtectedRef, type ProtectedRefRule, type Pusher, ruleGroupIds } from '../../domain/repository/push-access.js';
 import type { RepositoryBranchRow, RepositoryObjectsTable } from './tables.js';
+import { CommitGraph, type CommitNode, dateOrder } from './commit-graph.js';
 
 /** The repository's reads: branches, objects, commits and their history, trees and paths. */
 
@@ -52,12 +53,20 @@ export async function findCommits(db: Db, projectId: number, shas: readonly stri
 }
 
 /**
- * A ref as GitLab's `repository.commit(ref)` takes it: a branch name, else a commit's SHA
- * or an unambiguous prefix of one (at least 4 hex digits).
+ * A ref as GitLab's `repository.commit(ref)` takes it, in git's order of resolution
+ * (rev-parse: a tag before a branch of the same name): `refs/tags/<tag>`, `refs/heads/<branch>`,
+ * a tag (its commit), a branch, else a commit's SHA or an unambiguous prefix of one (at
+ * least 4 hex digits).
  */
 export async function resolveCommit(db: Db, projectId: number, ref: string): Promise<CommitView | undefined> {
-  const branch = await findBranch(db, projectId, ref);
-  if (branch) return findCommit(db, projectId, branch.sha);
+  const tagName = ref.startsWith('refs/tags/') ? ref.slice('refs/tags/'.length) : ref.startsWith('refs/heads/') ? null : ref;
+  const branchName = ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ref.startsWith('refs/tags/') ? null : ref;
+  const { rows: named } = await sql<{ sha: string }>`
+    select commit_sha as sha, 0 as rank from repository_tags where project_id = ${projectId} and name = ${tagName}
+    union all
+    select sha, 1 from repository_branches where project_id = ${projectId} and name = ${branchName}
+    order by rank limit 1`.execute(db);
+  if (named[0]) return findCommit(db, projectId, named[0].sha);
   if (!/^[0-9a-f]{4,40}$/i.test(ref)) return undefined;
   const prefix = ref.toLowerCase();
   const rows = await db
@@ -152,39 +161,92 @@ async function touches(db: Db, projectId: number, commit: CommitView, path: stri
 /**
  * The history from a commit, newest committer date first (git log's default order: the
  * commits reachable from it, each once), filtered as GitLab's `repository.commits`. Given
- * several heads (`git log --all`: every branch's), the history of them all.
+ * several heads (`git log --all`: every branch's), the history of them all. Walked on the
+ * commit graph index, which loads a window of generations per statement; the commits kept
+ * are read in one statement per 1,000. `path` reads trees per commit (git log -- path).
  */
 export async function commitLog(db: Db, projectId: number, head: CommitView | readonly CommitView[], filters: LogFilters = {}): Promise<CommitView[]> {
   const heads = 'sha' in head ? [head] : head;
-  const seen = new Set<string>();
-  const queue: CommitView[] = [];
-  for (const one of heads) {
-    if (seen.has(one.sha)) continue;
-    seen.add(one.sha);
-    queue.push(one);
-  }
+  const limit = filters.limit ?? Infinity;
+  const path = filters.path === undefined || filters.path === '' ? undefined : filters.path;
+  const graph = new CommitGraph(db, projectId, Math.min(Number.isFinite(limit) ? limit : 256, 256));
+  const kept: string[] = [];
   const out: CommitView[] = [];
-  while (queue.length > 0 && out.length < (filters.limit ?? Infinity)) {
-    queue.sort((a, b) => b.committer.time - a.committer.time);
-    const next = queue.shift()!;
-    const parents: CommitView[] = [];
-    for (const sha of next.parents) {
-      const parent = await findCommit(db, projectId, sha);
-      if (!parent) continue;
-      parents.push(parent);
-      if (!seen.has(sha)) {
-        seen.add(sha);
-        queue.push(parent);
-      }
+  for await (const node of dateOrder(graph, heads.map((one) => one.sha))) {
+    if (kept.length >= limit) break;
+    if (!keeps(node, filters)) continue;
+    if (path !== undefined) {
+      const [commit, ...parents] = await findCommits(db, projectId, [node.sha, ...node.parents]);
+      if (!commit || !(await touches(db, projectId, commit, path, parents))) continue;
+      out.push(commit);
     }
-    const time = next.committer.time;
-    if (filters.skipMerges && next.parents.length > 1) continue;
-    if (filters.after !== undefined && time < filters.after) continue;
-    if (filters.before !== undefined && time > filters.before) continue;
-    if (filters.path !== undefined && filters.path !== '' && !(await touches(db, projectId, next, filters.path, parents))) continue;
-    out.push(next);
+    kept.push(node.sha);
   }
-  return out;
+  if (path !== undefined) return out;
+  const commits: CommitView[] = [];
+  for (let i = 0; i < kept.length; i += 1000) commits.push(...(await findCommits(db, projectId, kept.slice(i, i + 1000))));
+  return commits;
+}
+
+/** The filters of a log but the path: merges, since and until. */
+const keeps = (node: CommitNode, filters: LogFilters) =>
+  !(filters.skipMerges && node.parents.length > 1) &&
+  !(filters.after !== undefined && node.time < filters.after) &&
+  !(filters.before !== undefined && node.time > filters.before);
+
+/**
+ * A page of `commitLog` (`offset`, `limit`) and the length of the whole log (X-Total, as
+ * GitLab 12 counts it: `commit_count_for_ref`, or `count_commits` with filters).
+ * Without `path`, the page is the first `offset + limit` commits of the date walk on the
+ * commit graph index: rows read grow with the page's end (O(page × per page)) and not with
+ * the history; statements with its logarithm. The count of one head's log is its
+ * `ancestors`; with `since`, `until` or several heads it is counted in PostgreSQL, one
+ * recursive statement over the history (as `git rev-list --count` walks it). With `path`,
+ * the whole log is read, as before.
+ */
+export async function commitLogPage(
+  db: Db,
+  projectId: number,
+  head: CommitView | readonly CommitView[],
+  filters: LogFilters,
+  page: { readonly offset: number; readonly limit: number },
+): Promise<{ commits: CommitView[]; total: number }> {
+  const heads = 'sha' in head ? [head] : head;
+  if (filters.path !== undefined && filters.path !== '') {
+    const log = await commitLog(db, projectId, heads, filters);
+    return { commits: log.slice(page.offset, page.offset + page.limit), total: log.length };
+  }
+  const end = page.offset + page.limit;
+  const graph = new CommitGraph(db, projectId, Math.max(64, end));
+  const kept: string[] = [];
+  let exhausted = true;
+  for await (const node of dateOrder(graph, heads.map((one) => one.sha))) {
+    if (kept.length >= end) {
+      exhausted = false;
+      break;
+    }
+    if (keeps(node, filters)) kept.push(node.sha);
+  }
+  const commits = await findCommits(db, projectId, kept.slice(page.offset));
+  if (exhausted) return { commits, total: kept.length };
+  const tips = [...new Set(heads.map((one) => one.sha))];
+  if (tips.length === 1 && filters.after === undefined && filters.before === undefined && !filters.skipMerges) return { commits, total: graph.get(tips[0]!)!.ancestors };
+  return { commits, total: await countLog(db, projectId, tips, filters) };
+}
+
+/** How many commits the heads reach within the log's date filters (`git rev-list --count --since --until`), in one statement. */
+async function countLog(db: Db, projectId: number, tips: readonly string[], filters: LogFilters): Promise<number> {
+  const { rows } = await sql<{ n: string | number }>`
+    with recursive walk(sha, parents, time) as (
+      select c.sha, c.parents, c.committer_time from repository_commits c where c.project_id = ${projectId} and c.sha = any(${tips}::text[])
+      union
+      select c.sha, c.parents, c.committer_time from walk w
+        cross join lateral unnest(w.parents) as p(sha)
+        cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = p.sha limit 1) c)
+    select count(*) as n from walk
+     where (time >= ${filters.after ?? null}::bigint) is not false and (time <= ${filters.before ?? null}::bigint) is not false
+       and (${filters.skipMerges ?? false}::boolean is false or cardinality(parents) < 2)`.execute(db);
+  return Number(rows[0]!.n);
 }
 
 /** The newest commit of the history from `head` that changed `path` (GitLab's last_commit_for_path). */

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { StreamVersionsTable } from '../stream-versions.js';
 import type { Timestamp } from '../../database/columns.js';
 
@@ -11,6 +11,19 @@ export interface RepositoryBranchesTable {
   updated_at: Timestamp;
 }
 
+/** A project's tags (the repository projection), with the release the tags API gave each. */
+export interface RepositoryTagsTable {
+  project_id: number;
+  name: string;
+  /** An annotated tag's object, or (lightweight) the commit. */
+  target: string;
+  commit_sha: string;
+  /** An annotated tag's message; null for a lightweight tag. */
+  message: string | null;
+  release_description: string | null;
+  created_at: Timestamp;
+}
+
 /**
  * Git objects, content-addressed per project, append-only: written by the repository
  * commands in their own transaction (src/commands/repository.ts), never by a projection, so
@@ -19,18 +32,38 @@ export interface RepositoryBranchesTable {
 export interface RepositoryObjectsTable {
   project_id: number;
   sha: string;
-  type: 'blob' | 'tree' | 'commit';
+  type: 'blob' | 'tree' | 'commit' | 'tag';
   size: number;
   content: Uint8Array;
 }
 
+/**
+ * The commit graph index (git's commit-graph file), a row per stored commit: written with the
+ * commit by storeObjects (src/commands/repository.ts), append-only, not a projection (a
+ * rebuild leaves it alone). Read by src/projections/repository/commit-graph.ts.
+ */
+export interface RepositoryCommitsTable {
+  project_id: number;
+  sha: string;
+  parents: string[];
+  /** git's topological level: 1 for a root, else 1 + the greatest of the parents'. */
+  generation: number;
+  /** Seconds since the epoch (int8: read back as a string by node-postgres). */
+  committer_time: ColumnType<string | number, number, never>;
+  /** The commits it reaches, itself included (`git rev-list --count`). */
+  ancestors: number;
+}
+
 export interface RepositoryReadTables {
   repository_branches: RepositoryBranchesTable;
+  repository_tags: RepositoryTagsTable;
   repository_objects: RepositoryObjectsTable;
+  repository_commits: RepositoryCommitsTable;
   repository_stream_versions: StreamVersionsTable;
 }
 
 export type RepositoryBranchRow = Selectable<RepositoryBranchesTable>;
+export type RepositoryTagRow = Selectable<RepositoryTagsTable>;
 
 declare module '../../database/database.js' {
   interface Database extends RepositoryReadTables {}

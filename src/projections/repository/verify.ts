@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { namesObjects, objectsNamedBy } from '../../domain/repository/named-objects.js';
-import { MODES, gitObject, parseCommit, parseTree, type ObjectType } from '../../domain/repository/objects.js';
+import { MODES, gitObject, parseCommit, parseTag, parseTree, type ObjectType } from '../../domain/repository/objects.js';
 import { upcast } from '../../eventstore/upcasters.js';
 import type { ObjectStoreCheck, Problem } from '../../eventstore/verify.js';
 
@@ -97,11 +97,15 @@ interface Wanted {
   readonly problem: (found: string) => Omit<Problem, 'projectId' | 'sha'>;
 }
 
-/** The objects a sound commit or tree names: its tree and parents; its entries (a submodule's commit is another repository's). */
+/** The objects a sound commit, tree or tag names: its tree and parents; its entries; its object (a submodule's commit is another repository's). */
 function namedBy(type: ObjectType, content: Uint8Array): { sha: string; type: ObjectType; field: string }[] {
   if (type === 'commit') {
     const commit = parseCommit(content);
     return [{ sha: commit.tree, type: 'tree', field: 'tree' }, ...commit.parents.map((sha, i) => ({ sha, type: 'commit' as const, field: `parent ${i + 1}` }))];
+  }
+  if (type === 'tag') {
+    const tag = parseTag(content);
+    return [{ sha: tag.object, type: tag.type, field: 'object' }];
   }
   if (type === 'tree') {
     return parseTree(content)

@@ -1,0 +1,234 @@
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { Hono, type Context } from 'hono';
+import type { Db } from '../../database/database.js';
+import { packObjects } from '../../domain/repository/pack.js';
+import { FLUSH, type Packet, PktLineError, PktLineReader, sideband } from '../../domain/repository/pkt-line.js';
+import {
+  acknowledgments,
+  advertiseV0,
+  advertiseV2,
+  errorPacket,
+  type FetchOptions,
+  lsRefs,
+  negotiateV0,
+  packfileHeader,
+  parseV0,
+  parseV2,
+  type Refs,
+  serviceHeader,
+  UploadPackError,
+} from '../../domain/repository/upload-pack.js';
+import { listBranches } from '../../projections/repository/queries.js';
+import { objectTypes, planFetch, reachableFromTips, readPlanned } from '../../projections/repository/reachable.js';
+import { listTags } from '../../projections/repository/tags.js';
+import { VERSION } from '../../version.js';
+import { appContext, type AppEnv } from '../kernel/context.js';
+import { header } from '../kernel/request.js';
+import type { ProjectScope } from '../kernel/scope.js';
+import { gitHttp } from './git-http.js';
+
+/**
+ * `git clone` and `git fetch` over git's smart HTTP protocol (gitprotocol-http), read side:
+ * `GET …/info/refs?service=git-upload-pack` (the refs, or with `Git-Protocol: version=2` the
+ * v2 capabilities) and `POST …/git-upload-pack` (v0's negotiation and pack; v2's `ls-refs` and
+ * `fetch`), as git http-backend runs `git-upload-pack --stateless-rpc`. The pack is planned
+ * from the object store (src/projections/repository/reachable.ts) and streamed a page of
+ * objects at a time through side-band-64k.
+ *
+ * Access is the dumb protocol's (`gitHttp`, ./git-http.ts): authorized before the body is read.
+ * Push (`git-receive-pack`) is not here; its routes would sit beside these, the same way.
+ */
+
+const AGENT = `forgelog/${VERSION}`;
+/** The largest request body, after gzip (git http-backend's default http.maxRequestBuffer is 10 MB). */
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+/** Pack bytes gathered before a side-band packet is cut (one object's entry is often a few bytes). */
+const FRAME_BYTES = 64 * 1024;
+
+// git http-backend's hdr_nocache.
+const NO_CACHE = { Expires: 'Fri, 01 Jan 1980 00:00:00 GMT', Pragma: 'no-cache', 'Cache-Control': 'no-cache, max-age=0, must-revalidate' };
+const RESULT = { ...NO_CACHE, 'Content-Type': 'application/x-git-upload-pack-result' };
+
+/** A request git http-backend refuses before upload-pack runs: plain text with its status. */
+class RequestRefusal extends Error {
+  constructor(
+    readonly status: 400 | 413 | 415,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** `Git-Protocol: version=2` (gitprotocol-http: the client's GIT_PROTOCOL, colon-separated). */
+const wantsV2 = (c: Context) => (header(c, 'git-protocol') ?? '').split(':').includes('version=2');
+
+/** HEAD, the branches and tags, sorted by name as git iterates refs. */
+async function readRefs(db: Db, project: ProjectScope): Promise<Refs> {
+  const [branches, tags] = await Promise.all([listBranches(db, project.row.id), listTags(db, project.row.id)]);
+  const refs = [
+    ...branches.map((b) => ({ name: `refs/heads/${b.name}`, sha: b.sha })),
+    ...tags.map((t) => ({ name: `refs/tags/${t.name}`, sha: t.target, ...(t.target === t.commit_sha ? {} : { peeled: t.commit_sha }) })),
+  ].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  // HEAD as the dumb protocol's HEAD names it.
+  const target = `refs/heads/${project.row.default_branch ?? 'master'}`;
+  return { refs, head: { target, sha: refs.find((ref) => ref.name === target)?.sha ?? null } };
+}
+
+/** The request body, inflated when gzipped, at most MAX_REQUEST_BYTES either way. */
+async function readBody(c: Context): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const body = c.req.raw.body;
+  if (body) {
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BYTES) throw new RequestRefusal(413, 'Request Entity Too Large');
+      chunks.push(chunk);
+    }
+  }
+  const raw = Buffer.concat(chunks);
+  const encoding = (header(c, 'content-encoding') ?? '').trim().toLowerCase();
+  if (encoding === '' || encoding === 'identity') return raw;
+  if (encoding !== 'gzip' && encoding !== 'x-gzip') throw new RequestRefusal(415, `Unsupported Content-Encoding: ${encoding}`);
+  try {
+    return await promisify(gunzip)(raw, { maxOutputLength: MAX_REQUEST_BYTES });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new RequestRefusal(413, 'Request Entity Too Large');
+    throw new RequestRefusal(400, 'Bad Request: the body is not valid gzip');
+  }
+}
+
+function packetsOf(body: Buffer): Packet[] {
+  const reader = new PktLineReader();
+  try {
+    const packets = [...reader.push(body)];
+    reader.end();
+    return packets;
+  } catch (error) {
+    if (error instanceof PktLineError) throw new RequestRefusal(400, `Bad Request: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Wants must name a ref's object, or a commit reachable from one (allow-tip-sha1-in-want,
+ * allow-reachable-sha1-in-want); else git's `not our ref`.
+ */
+async function checkWants(db: Db, projectId: number, refs: Refs, wants: readonly string[]): Promise<void> {
+  const tips = new Set(refs.refs.flatMap((ref) => (ref.peeled ? [ref.sha, ref.peeled] : [ref.sha])));
+  const others = [...new Set(wants.filter((sha) => !tips.has(sha)))];
+  if (others.length === 0) return;
+  const commits = refs.refs.map((ref) => ref.peeled ?? ref.sha);
+  const reachable = await reachableFromTips(db, projectId, commits, others);
+  const refused = others.find((sha) => !reachable.has(sha));
+  // upload-pack.c: "upload-pack: not our ref %s"
+  if (refused) throw new UploadPackError(`upload-pack: not our ref ${refused}`);
+}
+
+/** The haves that are objects of the project (upload-pack's got_oid). */
+async function commonOf(db: Db, projectId: number, haves: readonly string[]): Promise<Set<string>> {
+  return new Set((await objectTypes(db, projectId, haves)).keys());
+}
+
+/**
+ * The pack, as upload-pack sends it: planned, then streamed through side-band (pack on band 1,
+ * progress on band 2 unless `no-progress`, a flush at the end) or raw. A failure after the
+ * answer has begun is reported on band 3 and cuts the stream.
+ */
+async function* packStream(c: Context, projectId: number, options: FetchOptions): AsyncGenerator<Buffer> {
+  const { db, logger } = appContext(c);
+  const max = options.sideband;
+  const progress = max !== null && options.progress;
+  try {
+    const planned = await planFetch(db, projectId, { wants: options.wants, haves: options.haves, includeTag: options.includeTag });
+    if (progress) yield sideband(2, `Enumerating objects: ${planned.length}, done.\n`, max);
+    let pending: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of packObjects(planned.length, readPlanned(db, projectId, planned))) {
+      if (max === null) {
+        yield chunk;
+        continue;
+      }
+      pending.push(chunk);
+      size += chunk.length;
+      if (size >= FRAME_BYTES) {
+        yield sideband(1, Buffer.concat(pending, size), max);
+        pending = [];
+        size = 0;
+      }
+    }
+    if (max === null) return;
+    if (size > 0) yield sideband(1, Buffer.concat(pending, size), max);
+    if (progress) yield sideband(2, `Total ${planned.length} (delta 0), reused 0 (delta 0), pack-reused 0\n`, max);
+    yield FLUSH;
+  } catch (error) {
+    logger.error({ err: error, request_id: c.var.requestId, project_id: projectId }, 'git-upload-pack failed while sending a pack');
+    if (max !== null) yield sideband(3, 'upload-pack: the pack could not be written\n', max);
+  }
+}
+
+const streamed = (c: Context, chunks: AsyncIterable<Buffer>) => c.body(Readable.toWeb(Readable.from(chunks)) as ReadableStream, 200, RESULT);
+
+async function* concat(first: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  yield first;
+  yield* rest;
+}
+
+/** One stateless v0 round: the acknowledgments, and after `done` the pack. */
+async function uploadPackV0(c: Context, project: ProjectScope, packets: Packet[]): Promise<Response> {
+  const { db } = appContext(c);
+  const request = parseV0(packets);
+  // upload-pack.c: no wants, nothing to say.
+  if (request.wants.length === 0) return c.body(null, 200, RESULT);
+  await checkWants(db, project.row.id, await readRefs(db, project), request.wants);
+  const answer = negotiateV0(request, await commonOf(db, project.row.id, request.haves));
+  if (!request.done) return c.body(new Uint8Array(answer), 200, RESULT);
+  return streamed(c, concat(answer, packStream(c, project.row.id, request)));
+}
+
+/** One v2 command: ls-refs, or fetch (acknowledgments while not done; the packfile section). */
+async function uploadPackV2(c: Context, project: ProjectScope, packets: Packet[]): Promise<Response> {
+  const { db } = appContext(c);
+  const request = parseV2(packets);
+  if (request.command === 'ls-refs') return c.body(new Uint8Array(lsRefs(await readRefs(db, project), request)), 200, RESULT);
+  // upload-pack.c (upload_pack_v2): no wants, nothing to send.
+  if (request.wants.length === 0) return c.body(null, 200, RESULT);
+  await checkWants(db, project.row.id, await readRefs(db, project), request.wants);
+  // With haves and without `done`, only the acknowledgments (no `ready` is ever sent); with no
+  // haves the pack comes at once, as upload-pack does.
+  if (!request.done && request.haves.length > 0) return c.body(new Uint8Array(acknowledgments(request.haves, await commonOf(db, project.row.id, request.haves))), 200, RESULT);
+  return streamed(c, concat(packfileHeader(), packStream(c, project.row.id, request)));
+}
+
+export const gitUploadPackRoutes = new Hono<AppEnv>()
+  // Mounted before the dumb routes: an info/refs without `?service=git-upload-pack` goes on to them.
+  .get('/:repo{.+\\.git}/info/refs', async (c, next) => {
+    if (c.req.query('service') !== 'git-upload-pack') return next();
+    return gitHttp(async (c, project) => {
+      const headers = { ...NO_CACHE, 'Content-Type': 'application/x-git-upload-pack-advertisement' };
+      // http-backend.c: a v2 answer has no `# service=` header.
+      if (wantsV2(c)) return c.body(new Uint8Array(advertiseV2(AGENT)), 200, headers);
+      const refs = await readRefs(appContext(c).db, project);
+      return c.body(new Uint8Array(Buffer.concat([serviceHeader(), advertiseV0(refs, AGENT)])), 200, headers);
+    })(c);
+  })
+
+  .post(
+    '/:repo{.+\\.git}/git-upload-pack',
+    gitHttp(async (c, project) => {
+      try {
+        // http-backend.c: another media type is 415.
+        if ((header(c, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/x-git-upload-pack-request') {
+          throw new RequestRefusal(415, 'Unsupported Media Type');
+        }
+        const packets = packetsOf(await readBody(c));
+        return await (wantsV2(c) ? uploadPackV2(c, project, packets) : uploadPackV0(c, project, packets));
+      } catch (error) {
+        if (error instanceof RequestRefusal) return c.text(`${error.message}\n`, error.status);
+        if (error instanceof UploadPackError) return c.body(new Uint8Array(errorPacket(error.message)), 200, RESULT);
+        throw error;
+      }
+    }),
+  );
