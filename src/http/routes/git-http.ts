@@ -2,8 +2,8 @@ import { Hono, type Context } from 'hono';
 import { tokenDigest } from '../../security/secrets.js';
 import { DomainError } from '../../domain/errors.js';
 import { looseObject } from '../../domain/repository/objects.js';
-import { findObject, listBranches } from '../../projections/repository/queries.js';
-import { listTags } from '../../projections/repository/tags.js';
+import { findObject } from '../../projections/repository/queries.js';
+import { listRefs } from '../../projections/repository/refs.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
 import { appContext, type AppEnv, today, type Auth } from '../kernel/context.js';
 import { header } from '../kernel/request.js';
@@ -113,17 +113,12 @@ export const gitHttp = (handler: (c: Context, project: ProjectScope) => Promise<
 const NO_CACHE = { 'Cache-Control': 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' };
 
 export const gitHttpRoutes = new Hono<AppEnv>()
-  // The dumb protocol's ref list: `<sha>\trefs/heads/<branch>` and `<sha>\trefs/tags/<tag>` (an
-  // annotated tag's object, then its commit as `<tag>^{}`, as `git update-server-info` writes), sorted by ref name.
+  // The dumb protocol's ref list: `<sha>\t<ref>` by name, an annotated tag's commit on the
+  // line after it as `<ref>^{}`, as `git update-server-info` writes it.
   .get(
     '/:repo{.+\\.git}/info/refs',
     gitHttp(async (c, project) => {
-      const { db } = appContext(c);
-      const [branches, tags] = await Promise.all([listBranches(db, project.row.id), listTags(db, project.row.id)]);
-      const refs = [
-        ...branches.map((b) => [`refs/heads/${b.name}`, b.sha] as const),
-        ...tags.flatMap((t) => [[`refs/tags/${t.name}`, t.target] as const, ...(t.target === t.commit_sha ? [] : [[`refs/tags/${t.name}^{}`, t.commit_sha] as const])]),
-      ].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      const refs = (await listRefs(appContext(c).db, project.row.id)).flatMap((ref) => [[ref.name, ref.sha] as const, ...(ref.peeled ? [[`${ref.name}^{}`, ref.peeled] as const] : [])]);
       return c.body(refs.map(([name, sha]) => `${sha}\t${name}\n`).join(''), 200, NO_CACHE);
     }),
   )

@@ -1,5 +1,3 @@
-import { Readable } from 'node:stream';
-import { createGunzip } from 'node:zlib';
 import { Hono, type Context } from 'hono';
 import { pushRefs, PushRefused, type PushedRef, receivedObjects } from '../../commands/repository-push.js';
 import type { GitObject } from '../../domain/repository/objects.js';
@@ -19,14 +17,13 @@ import {
   reportStatus,
   ZERO_SHA,
 } from '../../domain/repository/receive.js';
-import { findObject, listBranches } from '../../projections/repository/queries.js';
-import { listTags } from '../../projections/repository/tags.js';
-import { VERSION } from '../../version.js';
+import { findObject } from '../../projections/repository/queries.js';
+import { listRefs } from '../../projections/repository/refs.js';
 import { writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { header } from '../kernel/request.js';
 import type { ProjectScope } from '../kernel/scope.js';
 import { gitHttp } from './git-http.js';
+import { checkMediaType, GIT_AGENT, GitRequestRefusal, requestChunks, smartHeaders } from './git-smart.js';
 import { refWriter } from './repository-access.js';
 
 /**
@@ -40,21 +37,7 @@ import { refWriter } from './repository-access.js';
  * (src/commands/repository-push.ts). See docs/repository.md, "Pushing with git".
  */
 
-const AGENT = `forgelog/${VERSION}`;
-
-// git http-backend's hdr_nocache.
-const NO_CACHE = { Expires: 'Fri, 01 Jan 1980 00:00:00 GMT', Pragma: 'no-cache', 'Cache-Control': 'no-cache, max-age=0, must-revalidate' };
-const RESULT = { ...NO_CACHE, 'Content-Type': 'application/x-git-receive-pack-result' };
-
-/** A request git http-backend refuses before receive-pack runs: plain text with its status. */
-class RequestRefusal extends Error {
-  constructor(
-    readonly status: 400 | 413 | 415,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+const RESULT = smartHeaders('git-receive-pack', 'result');
 
 interface PushBody {
   readonly packets: readonly Packet[];
@@ -62,19 +45,6 @@ interface PushBody {
   readonly pack: Buffer;
   /** The body passed the limit: reading stopped there, the pack is not whole. */
   readonly tooLarge: boolean;
-}
-
-/** The request body's chunks, inflated when gzipped. */
-function bodyChunks(c: Context): AsyncIterable<Uint8Array> {
-  const body = c.req.raw.body;
-  if (!body) return Readable.from([]);
-  const raw = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
-  const encoding = (header(c, 'content-encoding') ?? '').trim().toLowerCase();
-  if (encoding === '' || encoding === 'identity') return raw;
-  if (encoding !== 'gzip' && encoding !== 'x-gzip') throw new RequestRefusal(415, `Unsupported Content-Encoding: ${encoding}`);
-  const gunzip = createGunzip();
-  raw.on('error', (error) => gunzip.destroy(error));
-  return raw.pipe(gunzip);
 }
 
 /**
@@ -88,7 +58,7 @@ async function readPushBody(c: Context, limit: number): Promise<PushBody> {
   let commandsRead = false;
   let size = 0;
   try {
-    for await (const chunk of bodyChunks(c)) {
+    for await (const chunk of requestChunks(c)) {
       size += chunk.length;
       if (size > limit) return { packets, pack: Buffer.alloc(0), tooLarge: true };
       if (commandsRead) {
@@ -106,9 +76,7 @@ async function readPushBody(c: Context, limit: number): Promise<PushBody> {
     }
     if (!commandsRead) reader.end();
   } catch (error) {
-    if (error instanceof PktLineError) throw new RequestRefusal(400, `Bad Request: ${error.message}`);
-    if (error instanceof RequestRefusal) throw error;
-    if ((error as { code?: string }).code?.startsWith('Z_')) throw new RequestRefusal(400, 'Bad Request: the body is not valid gzip');
+    if (error instanceof PktLineError) throw new GitRequestRefusal(400, `Bad Request: ${error.message}`);
     throw error;
   }
   return { packets, pack: Buffer.concat(pack), tooLarge: false };
@@ -189,13 +157,10 @@ export const gitReceivePackRoutes = new Hono<AppEnv>()
   .get('/:repo{.+\\.git}/info/refs', async (c, next) => {
     if (c.req.query('service') !== 'git-receive-pack') return next();
     return gitHttp(async (c, project) => {
-      const { db } = appContext(c);
-      const [branches, tags] = await Promise.all([listBranches(db, project.row.id), listTags(db, project.row.id)]);
-      const refs = [...branches.map((b) => ({ name: `refs/heads/${b.name}`, sha: b.sha })), ...tags.map((t) => ({ name: `refs/tags/${t.name}`, sha: t.target }))].sort((a, b) =>
-        Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)),
-      );
-      const body = Buffer.concat([receiveServiceHeader(), advertiseReceivePack(refs, AGENT)]);
-      return c.body(new Uint8Array(body), 200, { ...NO_CACHE, 'Content-Type': 'application/x-git-receive-pack-advertisement' });
+      // Advertised as they are: receive-pack lists no peeled tags.
+      const refs = await listRefs(appContext(c).db, project.row.id);
+      const body = Buffer.concat([receiveServiceHeader(), advertiseReceivePack(refs, GIT_AGENT)]);
+      return c.body(new Uint8Array(body), 200, smartHeaders('git-receive-pack', 'advertisement'));
     }, 'git-receive-pack')(c);
   })
 
@@ -203,22 +168,19 @@ export const gitReceivePackRoutes = new Hono<AppEnv>()
     '/:repo{.+\\.git}/git-receive-pack',
     gitHttp(async (c, project) => {
       try {
-        // http-backend.c: another media type is 415.
-        if ((header(c, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/x-git-receive-pack-request') {
-          throw new RequestRefusal(415, 'Unsupported Media Type');
-        }
+        checkMediaType(c, 'git-receive-pack');
         const body = await readPushBody(c, appContext(c).config.maxPushBytes);
         const request = parseCommands(body.packets);
         if (request.commands.length === 0) return c.body(null, 200, RESULT);
         if (body.packets.at(-1)?.type !== 'flush') {
           // The limit came before the commands' end, or the body ended without it.
-          throw body.tooLarge ? new RequestRefusal(413, 'Request Entity Too Large') : new RequestRefusal(400, 'Bad Request: the command list has no flush');
+          throw body.tooLarge ? new GitRequestRefusal(413, 'Request Entity Too Large') : new GitRequestRefusal(400, 'Bad Request: the command list has no flush');
         }
         const report = await receive(c, project, request.commands, body);
         const sideband = request.capabilities.has('side-band-64k');
         return c.body(new Uint8Array(reportStatus(report, sideband)), 200, RESULT);
       } catch (error) {
-        if (error instanceof RequestRefusal) return c.text(`${error.message}\n`, error.status);
+        if (error instanceof GitRequestRefusal) return c.text(`${error.message}\n`, error.status);
         if (error instanceof ReceivePackError) return c.text(`fatal: ${error.message}\n`, 400);
         throw error;
       }

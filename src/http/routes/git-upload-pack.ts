@@ -1,6 +1,4 @@
 import { Readable } from 'node:stream';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
 import { Hono, type Context } from 'hono';
 import type { Db } from '../../database/database.js';
 import { packObjects } from '../../domain/repository/pack.js';
@@ -20,14 +18,13 @@ import {
   serviceHeader,
   UploadPackError,
 } from '../../domain/repository/upload-pack.js';
-import { listBranches } from '../../projections/repository/queries.js';
 import { objectTypes, planFetch, reachableFromTips, readPlanned } from '../../projections/repository/reachable.js';
-import { listTags } from '../../projections/repository/tags.js';
-import { VERSION } from '../../version.js';
+import { listRefs } from '../../projections/repository/refs.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { header } from '../kernel/request.js';
 import type { ProjectScope } from '../kernel/scope.js';
 import { gitHttp } from './git-http.js';
+import { checkMediaType, GIT_AGENT, GitRequestRefusal, requestChunks, smartHeaders } from './git-smart.js';
 
 /**
  * `git clone` and `git fetch` over git's smart HTTP protocol (gitprotocol-http), read side:
@@ -41,63 +38,33 @@ import { gitHttp } from './git-http.js';
  * Push (`git-receive-pack`) is not here; its routes would sit beside these, the same way.
  */
 
-const AGENT = `forgelog/${VERSION}`;
 /** The largest request body, after gzip (git http-backend's default http.maxRequestBuffer is 10 MB). */
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 /** Pack bytes gathered before a side-band packet is cut (one object's entry is often a few bytes). */
 const FRAME_BYTES = 64 * 1024;
 
-// git http-backend's hdr_nocache.
-const NO_CACHE = { Expires: 'Fri, 01 Jan 1980 00:00:00 GMT', Pragma: 'no-cache', 'Cache-Control': 'no-cache, max-age=0, must-revalidate' };
-const RESULT = { ...NO_CACHE, 'Content-Type': 'application/x-git-upload-pack-result' };
-
-/** A request git http-backend refuses before upload-pack runs: plain text with its status. */
-class RequestRefusal extends Error {
-  constructor(
-    readonly status: 400 | 413 | 415,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+const RESULT = smartHeaders('git-upload-pack', 'result');
 
 /** `Git-Protocol: version=2` (gitprotocol-http: the client's GIT_PROTOCOL, colon-separated). */
 const wantsV2 = (c: Context) => (header(c, 'git-protocol') ?? '').split(':').includes('version=2');
 
-/** HEAD, the branches and tags, sorted by name as git iterates refs. */
+/** The refs (listRefs), and HEAD as the dumb protocol's HEAD names it. */
 async function readRefs(db: Db, project: ProjectScope): Promise<Refs> {
-  const [branches, tags] = await Promise.all([listBranches(db, project.row.id), listTags(db, project.row.id)]);
-  const refs = [
-    ...branches.map((b) => ({ name: `refs/heads/${b.name}`, sha: b.sha })),
-    ...tags.map((t) => ({ name: `refs/tags/${t.name}`, sha: t.target, ...(t.target === t.commit_sha ? {} : { peeled: t.commit_sha }) })),
-  ].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
-  // HEAD as the dumb protocol's HEAD names it.
+  const refs = await listRefs(db, project.row.id);
   const target = `refs/heads/${project.row.default_branch ?? 'master'}`;
   return { refs, head: { target, sha: refs.find((ref) => ref.name === target)?.sha ?? null } };
 }
 
-/** The request body, inflated when gzipped, at most MAX_REQUEST_BYTES either way. */
+/** The request body, inflated when gzipped, at most MAX_REQUEST_BYTES. */
 async function readBody(c: Context): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const body = c.req.raw.body;
-  if (body) {
-    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) throw new RequestRefusal(413, 'Request Entity Too Large');
-      chunks.push(chunk);
-    }
+  for await (const chunk of requestChunks(c)) {
+    size += chunk.length;
+    if (size > MAX_REQUEST_BYTES) throw new GitRequestRefusal(413, 'Request Entity Too Large');
+    chunks.push(chunk);
   }
-  const raw = Buffer.concat(chunks);
-  const encoding = (header(c, 'content-encoding') ?? '').trim().toLowerCase();
-  if (encoding === '' || encoding === 'identity') return raw;
-  if (encoding !== 'gzip' && encoding !== 'x-gzip') throw new RequestRefusal(415, `Unsupported Content-Encoding: ${encoding}`);
-  try {
-    return await promisify(gunzip)(raw, { maxOutputLength: MAX_REQUEST_BYTES });
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw new RequestRefusal(413, 'Request Entity Too Large');
-    throw new RequestRefusal(400, 'Bad Request: the body is not valid gzip');
-  }
+  return Buffer.concat(chunks);
 }
 
 function packetsOf(body: Buffer): Packet[] {
@@ -107,7 +74,7 @@ function packetsOf(body: Buffer): Packet[] {
     reader.end();
     return packets;
   } catch (error) {
-    if (error instanceof PktLineError) throw new RequestRefusal(400, `Bad Request: ${error.message}`);
+    if (error instanceof PktLineError) throw new GitRequestRefusal(400, `Bad Request: ${error.message}`);
     throw error;
   }
 }
@@ -207,11 +174,11 @@ export const gitUploadPackRoutes = new Hono<AppEnv>()
   .get('/:repo{.+\\.git}/info/refs', async (c, next) => {
     if (c.req.query('service') !== 'git-upload-pack') return next();
     return gitHttp(async (c, project) => {
-      const headers = { ...NO_CACHE, 'Content-Type': 'application/x-git-upload-pack-advertisement' };
+      const headers = smartHeaders('git-upload-pack', 'advertisement');
       // http-backend.c: a v2 answer has no `# service=` header.
-      if (wantsV2(c)) return c.body(new Uint8Array(advertiseV2(AGENT)), 200, headers);
+      if (wantsV2(c)) return c.body(new Uint8Array(advertiseV2(GIT_AGENT)), 200, headers);
       const refs = await readRefs(appContext(c).db, project);
-      return c.body(new Uint8Array(Buffer.concat([serviceHeader(), advertiseV0(refs, AGENT)])), 200, headers);
+      return c.body(new Uint8Array(Buffer.concat([serviceHeader(), advertiseV0(refs, GIT_AGENT)])), 200, headers);
     })(c);
   })
 
@@ -219,14 +186,11 @@ export const gitUploadPackRoutes = new Hono<AppEnv>()
     '/:repo{.+\\.git}/git-upload-pack',
     gitHttp(async (c, project) => {
       try {
-        // http-backend.c: another media type is 415.
-        if ((header(c, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase() !== 'application/x-git-upload-pack-request') {
-          throw new RequestRefusal(415, 'Unsupported Media Type');
-        }
+        checkMediaType(c, 'git-upload-pack');
         const packets = packetsOf(await readBody(c));
         return await (wantsV2(c) ? uploadPackV2(c, project, packets) : uploadPackV0(c, project, packets));
       } catch (error) {
-        if (error instanceof RequestRefusal) return c.text(`${error.message}\n`, error.status);
+        if (error instanceof GitRequestRefusal) return c.text(`${error.message}\n`, error.status);
         if (error instanceof UploadPackError) return c.body(new Uint8Array(errorPacket(error.message)), 200, RESULT);
         throw error;
       }
