@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { inflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Visibility } from '../../src/domain/access.js';
 import { createProject, settled } from '../support/fixtures.js';
+import { gitScratch, withToken } from '../support/git.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, withScopes, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -15,10 +13,8 @@ import { startTestServer, type TestServer } from '../support/server.js';
  * The real git (2.39) cloning over forgelog's dumb HTTP: GIT_SMART_HTTP=0 makes git ask for
  * `info/refs` without `?service=` (the smart protocol is test/http/git-smart-http.test.ts).
  */
-const run = promisify(execFile);
-const scratch = mkdtempSync(join(tmpdir(), 'forgelog-clone-'));
-const gitEnv = { ...process.env, HOME: scratch, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/false', GIT_SMART_HTTP: '0' };
-const git = async (args: string[], cwd = scratch) => (await run('/usr/bin/git', args, { cwd, env: gitEnv })).stdout;
+// The dumb protocol: git asked not to use the smart one.
+const { dir: scratch, git, remove } = gitScratch('forgelog-clone-', { GIT_SMART_HTTP: '0' });
 let clones = 0;
 
 let api: TestServer;
@@ -28,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api.close();
-  rmSync(scratch, { recursive: true, force: true });
+  remove();
 });
 
 const repo = (projectId: number, rest = '') => `/projects/${projectId}/repository${rest}`;
@@ -40,7 +36,6 @@ async function commitTo(projectId: number, body: Record<string, unknown>) {
 const create = (path: string, content: string, more: Record<string, unknown> = {}) => ({ action: 'create', file_path: path, content, ...more });
 
 /** The URL with a token as the password (any username, as GitLab accepts). */
-const withToken = (url: string, token: string, username = 'anyone') => url.replace('://', `://${username}:${token}@`);
 const raw = (url: string, init: RequestInit = {}) => fetch(url, init);
 
 async function cloneOf(url: string): Promise<string> {

@@ -1,12 +1,11 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FLUSH, PktLineReader, pktLine, type Packet } from '../../src/domain/repository/pkt-line.js';
+import { FLUSH, pktLine } from '../../src/domain/repository/pkt-line.js';
 import { createProject, eventually, settled } from '../support/fixtures.js';
+import { basicAuth, gitScratch, packetsOf, packetTexts, withToken } from '../support/git.js';
 import { createCallers, grantRoles, withScopes, type Callers } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -16,34 +15,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
  * byte, and the refusals (unpack errors, the body limit, authorization).
  */
 
-const run = promisify(execFile);
-const scratch = mkdtempSync(join(tmpdir(), 'forgelog-push-'));
-const gitEnv = {
-  ...process.env,
-  HOME: scratch,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_ASKPASS: '/bin/false',
-  LANG: 'C',
-  LC_ALL: 'C',
-  GIT_AUTHOR_NAME: 'Ada Pusher',
-  GIT_AUTHOR_EMAIL: 'ada@example.com',
-  GIT_COMMITTER_NAME: 'Ada Pusher',
-  GIT_COMMITTER_EMAIL: 'ada@example.com',
-};
-const git = async (args: string[], cwd = scratch) => (await run('/usr/bin/git', args, { cwd, env: gitEnv, maxBuffer: 256 * 1024 * 1024 })).stdout;
-/** git's exit code and its stderr (what the user reads), failing or not. */
-async function gitResult(args: string[], cwd: string): Promise<{ code: number; stderr: string }> {
-  try {
-    const { stderr } = await run('/usr/bin/git', args, { cwd, env: gitEnv, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stderr: string };
-    return { code: failed.code, stderr: failed.stderr };
-  }
-}
-let dirs = 0;
-const newDir = () => join(scratch, `repo-${++dirs}`);
+const { env: gitEnv, git, result: gitResult, newDir, remove } = gitScratch('forgelog-push-');
 
 let api: TestServer;
 let callers: Callers;
@@ -54,12 +26,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api.close();
-  rmSync(scratch, { recursive: true, force: true });
+  remove();
 });
 
 const repo = (projectId: number, rest = '') => `/projects/${projectId}/repository${rest}`;
-const withToken = (url: string, token: string) => url.replace('://', `://anyone:${token}@`);
-const basic = (token: string) => ({ authorization: `Basic ${Buffer.from(`u:${token}`).toString('base64')}` });
 
 /** A working copy with `origin` at the project, as the token's user. */
 async function workingCopy(project: { http_url_to_repo: string }, token: string): Promise<string> {
@@ -80,15 +50,8 @@ const head = async (projectId: number, branch: string) => {
 };
 const branchNames = async (projectId: number) => ((await api.get(repo(projectId, '/branches'))).body as { name: string }[]).map((b) => b.name);
 
-function packetsOf(bytes: Buffer): Packet[] {
-  const reader = new PktLineReader();
-  const packets = [...reader.push(bytes)];
-  reader.end();
-  return packets;
-}
-const texts = (packets: Packet[]) => packets.map((p) => (p.type === 'data' ? p.data.toString('latin1') : p.type));
 const receivePack = (url: string, body: Buffer, token: string) =>
-  fetch(`${url}/git-receive-pack`, { method: 'POST', body: new Uint8Array(body), headers: { 'content-type': 'application/x-git-receive-pack-request', ...basic(token) } });
+  fetch(`${url}/git-receive-pack`, { method: 'POST', body: new Uint8Array(body), headers: { 'content-type': 'application/x-git-receive-pack-request', ...basicAuth(token) } });
 
 async function newProject(options: { visibility?: 'private' | 'public' } = {}) {
   const made = await createProject(api, { token: callers.owner.token!, visibility: options.visibility ?? 'private' });
@@ -100,17 +63,17 @@ describe('GET /:repo.git/info/refs?service=git-receive-pack', () => {
   it('advertises the refs with receive-pack capabilities, and capabilities^{} when empty', async () => {
     const project = await newProject();
     const url = `${project.http_url_to_repo}/info/refs?service=git-receive-pack`;
-    const empty = await fetch(url, { headers: basic(callers.developer.token!) });
+    const empty = await fetch(url, { headers: basicAuth(callers.developer.token!) });
     expect([empty.status, empty.headers.get('content-type')]).toEqual([200, 'application/x-git-receive-pack-advertisement']);
     const caps = 'report-status delete-refs side-band-64k quiet atomic ofs-delta object-format=sha1 agent=forgelog/12.10.14-forgelog';
-    expect(texts(packetsOf(Buffer.from(await empty.arrayBuffer())))).toEqual(['# service=git-receive-pack\n', 'flush', `${'0'.repeat(40)} capabilities^{}\0${caps}\n`, 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await empty.arrayBuffer())))).toEqual(['# service=git-receive-pack\n', 'flush', `${'0'.repeat(40)} capabilities^{}\0${caps}\n`, 'flush']);
     const dir = await workingCopy(project, callers.developer.token!);
     const a = await commitFile(dir, 'a.txt', 'a\n', 'A');
     await git(['tag', '-a', '-m', 'One', 'v1'], dir);
     await git(['push', '-q', 'origin', 'master', 'master:topic', 'v1'], dir);
     const v1 = (await git(['rev-parse', 'v1'], dir)).trim();
-    const full = await fetch(url, { headers: basic(callers.developer.token!) });
-    expect(texts(packetsOf(Buffer.from(await full.arrayBuffer())))).toEqual([
+    const full = await fetch(url, { headers: basicAuth(callers.developer.token!) });
+    expect(packetTexts(packetsOf(Buffer.from(await full.arrayBuffer())))).toEqual([
       '# service=git-receive-pack\n',
       'flush',
       `${a} refs/heads/master\0${caps}\n`,
@@ -125,19 +88,19 @@ describe('GET /:repo.git/info/refs?service=git-receive-pack', () => {
     const url = `${project.http_url_to_repo}/info/refs?service=git-receive-pack`;
     const anonymous = await fetch(url);
     expect([anonymous.status, anonymous.headers.get('www-authenticate'), await anonymous.text()]).toEqual([401, 'Basic realm="GitLab"', 'HTTP Basic: Access denied\n']);
-    const reporter = await fetch(url, { headers: basic(callers.reporter.token!) });
+    const reporter = await fetch(url, { headers: basicAuth(callers.reporter.token!) });
     expect([reporter.status, await reporter.text()]).toEqual([403, 'You are not allowed to push code to this project.']);
-    const outsider = await fetch(url, { headers: basic(callers.nonMember.token!) });
+    const outsider = await fetch(url, { headers: basicAuth(callers.nonMember.token!) });
     expect([outsider.status, await outsider.text()]).toEqual([404, 'The project you were looking for could not be found.']);
     const readOnly = await withScopes(api, callers.developer, ['read_repository']);
-    const scoped = await fetch(url, { headers: basic(readOnly.token!) });
+    const scoped = await fetch(url, { headers: basicAuth(readOnly.token!) });
     expect([scoped.status, await scoped.text()]).toEqual([403, 'You are not allowed to upload code.']);
     const writeScope = await withScopes(api, callers.developer, ['write_repository']);
-    expect((await fetch(url, { headers: basic(writeScope.token!) })).status).toBe(200);
+    expect((await fetch(url, { headers: basicAuth(writeScope.token!) })).status).toBe(200);
     // A public project is no different: a push needs a signed-in member.
     const open = await newProject({ visibility: 'public' });
     expect((await fetch(`${open.http_url_to_repo}/info/refs?service=git-receive-pack`)).status).toBe(401);
-    expect((await fetch(`${open.http_url_to_repo}/info/refs?service=git-receive-pack`, { headers: basic(callers.nonMember.token!) })).status).toBe(403);
+    expect((await fetch(`${open.http_url_to_repo}/info/refs?service=git-receive-pack`, { headers: basicAuth(callers.nonMember.token!) })).status).toBe(403);
   });
 
   it('is refused by git the same way', async () => {
@@ -446,7 +409,7 @@ describe('POST /:repo.git/git-receive-pack', () => {
     const pack = await packFor(dir, `${next}\n^${base}\n`);
     const plain = await receivePack(project.http_url_to_repo, pushBody([`${base} ${next} refs/heads/master`], 'report-status agent=test', pack), callers.maintainer.token!);
     expect([plain.status, plain.headers.get('content-type')]).toEqual([200, 'application/x-git-receive-pack-result']);
-    expect(texts(packetsOf(Buffer.from(await plain.arrayBuffer())))).toEqual(['unpack ok\n', 'ok refs/heads/master\n', 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await plain.arrayBuffer())))).toEqual(['unpack ok\n', 'ok refs/heads/master\n', 'flush']);
     expect(await head(project.id, 'master')).toBe(next);
     // A stale old value (another push moved the branch): git's words, every ref refused.
     const banded = await receivePack(project.http_url_to_repo, pushBody([`${base} ${next} refs/heads/master`, `${'0'.repeat(40)} ${next} refs/heads/side`], 'report-status side-band-64k', pack), callers.maintainer.token!);
@@ -455,7 +418,7 @@ describe('POST /:repo.git/git-receive-pack', () => {
     const bands = packets.flatMap((p) => (p.type === 'data' ? [[p.data[0], p.data.subarray(1)] as const] : []));
     expect(bands.filter(([band]) => band === 2).map(([, data]) => data.toString())).toEqual([`error: cannot lock ref 'refs/heads/master': is at ${next} but expected ${base}\n`]);
     const report = Buffer.concat(bands.filter(([band]) => band === 1).map(([, data]) => data));
-    expect(texts(packetsOf(report))).toEqual(['unpack ok\n', 'ng refs/heads/master failed to update ref\n', 'ng refs/heads/side atomic push failure\n', 'flush']);
+    expect(packetTexts(packetsOf(report))).toEqual(['unpack ok\n', 'ng refs/heads/master failed to update ref\n', 'ng refs/heads/side atomic push failure\n', 'flush']);
     expect(await head(project.id, 'side')).toBeNull();
   });
 
@@ -467,15 +430,15 @@ describe('POST /:repo.git/git-receive-pack', () => {
     const corrupt = Buffer.from(pack);
     corrupt[40] = corrupt[40]! ^ 0xff;
     const res = await receivePack(project.http_url_to_repo, pushBody([`${from} ${tip} refs/heads/master`], 'report-status', corrupt), callers.maintainer.token!);
-    const lines = texts(packetsOf(Buffer.from(await res.arrayBuffer())));
+    const lines = packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())));
     expect(lines[0]).toMatch(/^unpack (pack has bad object at offset \d+: .+|pack checksum mismatch)\n$/);
     expect(lines.slice(1)).toEqual(['ng refs/heads/master unpacker error\n', 'flush']);
     // A pack cut short, and objects that do not connect (a commit without its parent and tree).
     const cut = await receivePack(project.http_url_to_repo, pushBody([`${from} ${tip} refs/heads/master`], 'report-status', pack.subarray(0, pack.length - 30)), callers.maintainer.token!);
-    expect(texts(packetsOf(Buffer.from(await cut.arrayBuffer())))[0]).toMatch(/^unpack /);
+    expect(packetTexts(packetsOf(Buffer.from(await cut.arrayBuffer())))[0]).toMatch(/^unpack /);
     // No pack at all where one is due.
     const none = await receivePack(project.http_url_to_repo, pushBody([`${from} ${tip} refs/heads/master`], 'report-status', Buffer.alloc(0)), callers.maintainer.token!);
-    expect(texts(packetsOf(Buffer.from(await none.arrayBuffer())))).toEqual(['unpack premature end of pack file\n', 'ng refs/heads/master unpacker error\n', 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await none.arrayBuffer())))).toEqual(['unpack premature end of pack file\n', 'ng refs/heads/master unpacker error\n', 'flush']);
     expect(await storedObjects(project.id)).toBe(stored);
     expect(await head(project.id, 'master')).toBe(from);
   });
@@ -490,14 +453,14 @@ describe('POST /:repo.git/git-receive-pack', () => {
     const pack = await packFor(orphanDir, `${child}\n^${root}\n`);
     const stored = await storedObjects(project.id);
     const res = await receivePack(project.http_url_to_repo, pushBody([`${'0'.repeat(40)} ${child} refs/heads/orphan`], 'report-status', pack), callers.maintainer.token!);
-    expect(texts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual(['unpack ok\n', 'ng refs/heads/orphan missing necessary objects\n', 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual(['unpack ok\n', 'ng refs/heads/orphan missing necessary objects\n', 'flush']);
     expect(await storedObjects(project.id)).toBe(stored);
     expect(await head(project.id, 'master')).toBe(from);
   });
 
   it('answers requests receive-pack cannot read with a plain-text 4xx', async () => {
     const url = `${project.http_url_to_repo}/git-receive-pack`;
-    const token = basic(callers.maintainer.token!);
+    const token = basicAuth(callers.maintainer.token!);
     const other = await fetch(url, { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain', ...token } });
     expect([other.status, await other.text()]).toEqual([415, 'Unsupported Media Type\n']);
     const noise = await receivePack(project.http_url_to_repo, Buffer.from('zzzz'), callers.maintainer.token!);

@@ -1,14 +1,12 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Visibility } from '../../src/domain/access.js';
 import { readPack } from '../../src/domain/repository/pack-read.js';
-import { DELIM, FLUSH, type Packet, PktLineReader, pktLine } from '../../src/domain/repository/pkt-line.js';
+import { DELIM, FLUSH, pktLine } from '../../src/domain/repository/pkt-line.js';
 import { createProject, eventually, settled } from '../support/fixtures.js';
+import { basicAuth, gitScratch, packetsOf, packetTexts, withToken } from '../support/git.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -18,12 +16,8 @@ import { startTestServer, type TestServer } from '../support/server.js';
  * real git (2.39), and the protocol's answers byte for byte.
  */
 
-const run = promisify(execFile);
-const scratch = mkdtempSync(join(tmpdir(), 'forgelog-smart-'));
-const gitEnv = { ...process.env, HOME: scratch, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/false', LANG: 'C', LC_ALL: 'C' };
-const git = async (args: string[], cwd = scratch, env: Record<string, string> = {}) => (await run('/usr/bin/git', args, { cwd, env: { ...gitEnv, ...env }, maxBuffer: 64 * 1024 * 1024 })).stdout;
+const { dir: scratch, git, result, newDir, remove } = gitScratch('forgelog-smart-');
 let dirs = 0;
-const newDir = () => join(scratch, `repo-${++dirs}`);
 
 let api: TestServer;
 beforeAll(async () => {
@@ -32,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api.close();
-  rmSync(scratch, { recursive: true, force: true });
+  remove();
 });
 
 const repo = (projectId: number, rest = '') => `/projects/${projectId}/repository${rest}`;
@@ -48,8 +42,6 @@ async function tag(projectId: number, body: Record<string, unknown>): Promise<{ 
 }
 const create = (path: string, content: string, more: Record<string, unknown> = {}) => ({ action: 'create', file_path: path, content, ...more });
 const update = (path: string, content: string) => ({ action: 'update', file_path: path, content });
-const withToken = (url: string, token: string) => url.replace('://', `://anyone:${token}@`);
-const basic = (token: string) => ({ authorization: `Basic ${Buffer.from(`u:${token}`).toString('base64')}` });
 
 /** Runs git with GIT_TRACE_CURL and answers the requests it made (method and path). */
 async function traced(args: string[], cwd = scratch): Promise<string[]> {
@@ -61,19 +53,12 @@ async function traced(args: string[], cwd = scratch): Promise<string[]> {
 /** Loose objects in a repository (fetch unpacks packs of fewer than 100 objects). */
 const looseCount = async (dir: string) => Number(/^count: (\d+)$/m.exec(await git(['count-objects', '-v'], dir))![1]);
 
-function packetsOf(bytes: Buffer): Packet[] {
-  const reader = new PktLineReader();
-  const packets = [...reader.push(bytes)];
-  reader.end();
-  return packets;
-}
-const texts = (packets: Packet[]) => packets.map((p) => (p.type === 'data' ? p.data.toString('latin1') : p.type));
 
 /** A fetch response's packets before the pack, the pack (band 1) and the progress (band 2). */
 function splitResult(bytes: Buffer, header: string): { lines: string[]; pack: Buffer; progress: string } {
   const packets = packetsOf(bytes);
   const at = packets.findIndex((p) => p.type === 'data' && p.data.toString('latin1') === header);
-  expect(at, texts(packets).join('|')).toBeGreaterThanOrEqual(0);
+  expect(at, packetTexts(packets).join('|')).toBeGreaterThanOrEqual(0);
   const pack: Buffer[] = [];
   let progress = '';
   for (const packet of packets.slice(at + 1)) {
@@ -83,7 +68,7 @@ function splitResult(bytes: Buffer, header: string): { lines: string[]; pack: Bu
     else throw new Error(`band ${packet.data[0]}: ${packet.data.subarray(1).toString()}`);
   }
   expect(packets.at(-1)!.type).toBe('flush');
-  return { lines: texts(packets.slice(0, at + 1)), pack: Buffer.concat(pack), progress };
+  return { lines: packetTexts(packets.slice(0, at + 1)), pack: Buffer.concat(pack), progress };
 }
 
 const uploadPack = (url: string, body: Buffer, headers: Record<string, string> = {}) =>
@@ -190,7 +175,7 @@ describe('git clone and fetch over smart HTTP', () => {
   it('advertises v0 refs as git does: HEAD with the capabilities, refs by name, peeled tags', async () => {
     const res = await fetch(`${project.http_url_to_repo}/info/refs?service=git-upload-pack`);
     expect([res.status, res.headers.get('content-type'), res.headers.get('cache-control')]).toEqual([200, 'application/x-git-upload-pack-advertisement', 'no-cache, max-age=0, must-revalidate']);
-    const lines = texts(packetsOf(Buffer.from(await res.arrayBuffer())));
+    const lines = packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())));
     const branches = (await api.get(repo(project.id, '/branches'))).body as { name: string; commit: { id: string } }[];
     const tags = (await api.get(repo(project.id, '/tags'))).body as { name: string; target: string; commit: { id: string } }[];
     const sha = (name: string) => branches.find((b) => b.name === name)!.commit.id;
@@ -216,13 +201,13 @@ describe('git clone and fetch over smart HTTP', () => {
 
   it("answers v2: the capabilities, and ls-refs with peel, symrefs and ref-prefix", async () => {
     const res = await fetch(`${project.http_url_to_repo}/info/refs?service=git-upload-pack`, { headers: v2 });
-    expect(texts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual(['version 2\n', 'agent=forgelog/12.10.14-forgelog\n', 'ls-refs=unborn\n', 'fetch\n', 'server-option\n', 'object-format=sha1\n', 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual(['version 2\n', 'agent=forgelog/12.10.14-forgelog\n', 'ls-refs=unborn\n', 'fetch\n', 'server-option\n', 'object-format=sha1\n', 'flush']);
     const tags = (await api.get(repo(project.id, '/tags'))).body as { name: string; target: string; commit: { id: string } }[];
     const v1 = tags.find((x) => x.name === 'v1.0')!;
     const master = (await api.get(repo(project.id, '/branches/master'))).body.commit.id;
     const ls = await uploadPack(project.http_url_to_repo, v2Request('ls-refs', ['peel', 'symrefs', 'ref-prefix HEAD', 'ref-prefix refs/tags/v1']), v2);
     expect([ls.status, ls.headers.get('content-type')]).toEqual([200, 'application/x-git-upload-pack-result']);
-    expect(texts(packetsOf(Buffer.from(await ls.arrayBuffer())))).toEqual([`${master} HEAD symref-target:refs/heads/master\n`, `${v1.target} refs/tags/v1.0 peeled:${v1.commit.id}\n`, 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await ls.arrayBuffer())))).toEqual([`${master} HEAD symref-target:refs/heads/master\n`, `${v1.target} refs/tags/v1.0 peeled:${v1.commit.id}\n`, 'flush']);
   });
 
   it('sends only what the haves lack, to a direct request, plain or gzipped, v0 and v2', async () => {
@@ -242,10 +227,10 @@ describe('git clone and fetch over smart HTTP', () => {
     }
     // A round without done: the acknowledgments only.
     const round = await uploadPack(url, Buffer.concat([pktLine(`want ${head} multi_ack_detailed side-band-64k\n`), FLUSH, pktLine(`have ${before}\n`), FLUSH]));
-    expect(texts(packetsOf(Buffer.from(await round.arrayBuffer())))).toEqual([`ACK ${before} common\n`, 'NAK\n']);
+    expect(packetTexts(packetsOf(Buffer.from(await round.arrayBuffer())))).toEqual([`ACK ${before} common\n`, 'NAK\n']);
 
     const ackOnly = await uploadPack(url, v2Request('fetch', [`want ${head}`, `have ${before}`, 'no-progress']), v2);
-    expect(texts(packetsOf(Buffer.from(await ackOnly.arrayBuffer())))).toEqual(['acknowledgments\n', `ACK ${before}\n`, 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await ackOnly.arrayBuffer())))).toEqual(['acknowledgments\n', `ACK ${before}\n`, 'flush']);
     const res = await uploadPack(url, gzipSync(v2Request('fetch', [`want ${head}`, `have ${before}`, 'done', 'no-progress'])), { ...v2, 'content-encoding': 'gzip' });
     const { lines, pack, progress } = splitResult(Buffer.from(await res.arrayBuffer()), 'packfile\n');
     expect([lines, progress]).toEqual([['packfile\n'], '']);
@@ -292,7 +277,7 @@ describe('git clone and fetch over smart HTTP', () => {
     const empty = await createProject(api, { visibility: 'public' });
     const url = `${api.url}/${empty.path_with_namespace}.git`;
     const res = await fetch(`${url}/info/refs?service=git-upload-pack`);
-    expect(texts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual([
+    expect(packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual([
       '# service=git-upload-pack\n',
       'flush',
       `${'0'.repeat(40)} capabilities^{}\0multi_ack thin-pack side-band side-band-64k ofs-delta no-progress include-tag multi_ack_detailed allow-tip-sha1-in-want allow-reachable-sha1-in-want object-format=sha1 agent=forgelog/12.10.14-forgelog\n`,
@@ -300,7 +285,8 @@ describe('git clone and fetch over smart HTTP', () => {
     ]);
     for (const version of [0, 2]) {
       const dir = newDir();
-      const { stderr } = await run('/usr/bin/git', ['-c', `protocol.version=${version}`, '-c', 'init.defaultBranch=main', 'clone', url, dir], { cwd: scratch, env: gitEnv });
+      const { code, stderr } = await result(['-c', `protocol.version=${version}`, '-c', 'init.defaultBranch=main', 'clone', url, dir], scratch);
+      expect(code).toBe(0);
       expect(stderr).toContain('You appear to have cloned an empty repository.');
       expect((await git(['branch', '-a'], dir)).trim()).toBe('');
       // v2's ls-refs names the unborn HEAD's branch.
@@ -332,7 +318,7 @@ describe('private and internal projects', () => {
     }
     const anonymous = await uploadPack(url, Buffer.from('not pkt-lines at all'));
     expect([anonymous.status, anonymous.headers.get('www-authenticate'), await anonymous.text()]).toEqual([401, 'Basic realm="GitLab"', 'HTTP Basic: Access denied\n']);
-    const guest = await uploadPack(url, Buffer.from('not pkt-lines at all'), basic(callers.guest.token!));
+    const guest = await uploadPack(url, Buffer.from('not pkt-lines at all'), basicAuth(callers.guest.token!));
     expect([guest.status, await guest.text()]).toEqual([403, 'You are not allowed to download code from this project.']);
   });
 
@@ -354,7 +340,7 @@ describe('private and internal projects', () => {
     permissionMatrix(MATRIX, async ({ endpoint, caller, visibility }) => {
       const { url } = projects.get(visibility)!;
       const token = callers[caller].token;
-      const headers = { ...v2, ...(token === null ? {} : basic(token)) };
+      const headers = { ...v2, ...(token === null ? {} : basicAuth(token)) };
       const res =
         endpoint === 'POST git-upload-pack'
           ? await uploadPack(url, v2Request('ls-refs', ['ref-prefix refs/heads/']), headers)

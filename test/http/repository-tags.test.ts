@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Visibility } from '../../src/domain/access.js';
 import { addMember, createProject, settled } from '../support/fixtures.js';
+import { gitScratch } from '../support/git.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -17,9 +17,7 @@ import { startTestServer, type TestServer } from '../support/server.js';
  */
 
 const run = promisify(execFile);
-const scratch = mkdtempSync(join(tmpdir(), 'forgelog-tags-'));
-const gitEnv = { ...process.env, HOME: scratch, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/false' };
-const git = async (args: string[], cwd = scratch) => (await run('/usr/bin/git', args, { cwd, env: gitEnv })).stdout;
+const { dir: scratch, env: gitEnv, git, remove } = gitScratch('forgelog-tags-');
 
 let api: TestServer;
 let projectId: number;
@@ -42,7 +40,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await api.close();
-  rmSync(scratch, { recursive: true, force: true });
+  remove();
 });
 
 describe('POST /projects/:id/repository/tags', () => {
