@@ -47,7 +47,7 @@ import { mergeRequestTimeTrackingRoutes } from './routes/merge-requests/time-tra
 import { mergeRequestSubscriptionRoutes } from './routes/merge-requests/subscriptions.js';
 import { mergeRequestMergeRoutes } from './routes/merge-requests/merge.js';
 import { logRoutes } from './routes/log.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, routeLabel } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
 
@@ -76,7 +76,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
     if (app.logger.isLevelEnabled('info')) {
       app.logger.info({
         method: c.req.method,
-        route: c.req.routePath,
+        route: routeLabel(c),
         path: pathOf(c.req.url),
         status: c.res.status,
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
@@ -96,9 +96,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   root.use('*', (c, next) => (c.req.method === 'POST' && c.req.path.endsWith('/git-receive-pack') ? next() : limitBody(c, next)));
   root.use('*', parameterGuard);
   // Writes sent with an Idempotency-Key run in one transaction that stores their answer (a forgelog extension).
-  // Mounted on every path (and passing on outside the API), so that a path no route matches keeps the metrics' catch-all label.
-  const keyedWrites = idempotency({ ttlHours: app.config.idempotencyTtlHours, killAfterCommitKey: process.env.FORGELOG_TEST_KILL_AFTER_COMMIT_KEY || undefined });
-  root.use('*', (c, next) => (c.req.path.startsWith(`${API_PREFIX}/`) ? keyedWrites(c, next) : next()));
+  root.use(`${API_PREFIX}/*`, idempotency({ ttlHours: app.config.idempotencyTtlHours, killAfterCommitKey: process.env.FORGELOG_TEST_KILL_AFTER_COMMIT_KEY || undefined }));
 
   const api = new Hono<AppEnv>();
   api.route('/', metaRoutes);

@@ -1,4 +1,5 @@
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REACTORS } from '../commands/reactors.js';
 import type { DatabaseHandle } from '../database/database.js';
@@ -18,6 +19,16 @@ import { monitoringClientsOnly } from './kernel/monitoring.js';
  *   read from the database at scrape time, so every process shows every worker's progress;
  * - prom-client's default process and Node.js metrics.
  */
+/**
+ * The template of the route that answered ('/api/v4/users/:id'), for the metrics' and the
+ * request log's labels; '/*' when no route did (no route matched, or a middleware answered:
+ * a 413, a Geo secondary's refusal). Never the raw path: one series per route, not per resource.
+ */
+export function routeLabel(c: Context): string {
+  const answered = matchedRoutes(c)[c.req.routeIndex];
+  return answered && answered.method !== 'ALL' ? answered.path : '/*';
+}
+
 export interface AppMetrics {
   readonly registry: Registry;
   /** Counts and times each request; registered first, so it sees every answer. */
@@ -88,10 +99,8 @@ export function createMetrics(app: AppContext, database?: Pick<DatabaseHandle, '
   const middleware: MiddlewareHandler<AppEnv> = async (c, next) => {
     const started = performance.now();
     await next();
-    // The template of the handler that answered ('/api/v4/users/:id'), as hono matched it; a
-    // path no route matched keeps the catch-all middleware's '/*'.
     const method = c.req.method;
-    const route = c.req.routePath;
+    const route = routeLabel(c);
     const status = c.res.status;
     const key = `${method} ${status} ${route}`;
     let child = series.get(key);
