@@ -7,7 +7,7 @@ import { HUMAN_ACCESS_LEVELS } from '../../domain/protected-branches.js';
 import { findProtectedTag, createAccessLevelsOf, protectedTagRefsOf, protectedTagsQuery } from '../../projections/protected-tags/queries.js';
 import type { ProtectedTagRow } from '../../projections/protected-tags/tables.js';
 import { findCommits } from '../../projections/repository/queries.js';
-import { findTag, listTags } from '../../projections/repository/tags.js';
+import { findTag, listTags, listTagsWithCommitTime } from '../../projections/repository/tags.js';
 import type { RepositoryTagRow } from '../../projections/repository/tables.js';
 import { newId, run } from '../../commands/kernel/run.js';
 import { projectWebUrl } from '../entities/projects.js';
@@ -84,15 +84,12 @@ export const repositoryTagRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'download_code');
     const p = await params(c, listParams);
     const { db } = appContext(c);
-    const tags = (await listTags(db, project.row.id)).filter((tag) => searchMatches(p.search)(tag.name));
-    let sorted: RepositoryTagRow[];
-    if (p.order_by === 'name') {
-      sorted = [...tags].sort((a, b) => versionCompare(a.name, b.name));
-    } else {
-      // Repository#tags_sorted_by_committed_date: by the tagged commit's committer date (then name, to be stable).
-      const dates = new Map((await findCommits(db, project.row.id, tags.map((t) => t.commit_sha))).map((commit) => [commit.sha, commit.committer.time]));
-      sorted = [...tags].sort((a, b) => dates.get(a.commit_sha)! - dates.get(b.commit_sha)! || versionCompare(a.name, b.name));
-    }
+    const matches = searchMatches(p.search);
+    const sorted =
+      p.order_by === 'name'
+        ? (await listTags(db, project.row.id)).filter((tag) => matches(tag.name)).sort((a, b) => versionCompare(a.name, b.name))
+        : // Repository#tags_sorted_by_committed_date: by the tagged commit's committer date (then name, to be stable).
+          (await listTagsWithCommitTime(db, project.row.id)).filter((tag) => matches(tag.name)).sort((a, b) => a.committer_time - b.committer_time || versionCompare(a.name, b.name));
     if (p.sort === 'desc') sorted.reverse();
     return c.json(await presentTags(c, project, await paginateArray(c, sorted)));
   })
