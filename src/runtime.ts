@@ -4,6 +4,7 @@ import { bootstrap } from './bootstrap.js';
 import { IdBlocks } from './commands/kernel/id-blocks.js';
 import { StreamStateCache } from './commands/kernel/stream-cache.js';
 import { StartupError, type Config } from './config.js';
+import { holdSessionLock } from './database/advisory-lock.js';
 import { openDatabase, type DatabaseHandle } from './database/database.js';
 import { Notifier } from './eventstore/notifier.js';
 import { createApp } from './http/app.js';
@@ -67,84 +68,92 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
   // once). On a crash pino's exit hook writes what is left.
   const logger = options.logger ?? pino({ level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: 1, sync: false, minLength: 1 }));
   const handle = options.handle ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  if (options.migrate !== false) await migrateToLatest(handle.db);
-  const notifier = new Notifier(handle.sessions ?? handle.pool, logger);
-  const commands: CommandContext = {
-    db: handle.db,
-    inlineProjectors: inlineProjectors(),
-    notifier,
-    now: options.now ?? (() => new Date()),
-    streamCache: new StreamStateCache(),
-    ids: new IdBlocks(),
-    externalUrl: () => config.externalUrl,
-    ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
-  };
-  // A Geo secondary writes nothing of its own: root, like everything, comes from the primary.
-  const secondary = config.geo.secondary;
-  const { token, rootTokenWarning } = options.bootstrap === false || secondary ? { token: undefined, rootTokenWarning: undefined } : await bootstrap(commands, config);
-  if (rootTokenWarning) logger.warn(rootTokenWarning);
-  if (token && !config.rootToken) {
-    logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
+  // Processes starting together on one PostgreSQL database take turns from here to the first
+  // request: migrations, root's bootstrap and rebuilds are one process's at a time, and the
+  // next finds them done (two would both create root, or drop each other's rebuild schema).
+  const releaseStartup = handle.pool ? await holdSessionLock(handle.pool, 'startup') : async () => {};
+  try {
+    if (options.migrate !== false) await migrateToLatest(handle.db);
+    const notifier = new Notifier(handle.sessions ?? handle.pool, logger);
+    const commands: CommandContext = {
+      db: handle.db,
+      inlineProjectors: inlineProjectors(),
+      notifier,
+      now: options.now ?? (() => new Date()),
+      streamCache: new StreamStateCache(),
+      ids: new IdBlocks(),
+      externalUrl: () => config.externalUrl,
+      ...(handle.oneRoundTrip ? { oneRoundTrip: handle.oneRoundTrip } : {}),
+    };
+    // A Geo secondary writes nothing of its own: root, like everything, comes from the primary.
+    const secondary = config.geo.secondary;
+    const { token, rootTokenWarning } = options.bootstrap === false || secondary ? { token: undefined, rootTokenWarning: undefined } : await bootstrap(commands, config);
+    if (rootTokenWarning) logger.warn(rootTokenWarning);
+    if (token && !config.rootToken) {
+      logger.warn({ username: 'root', token }, 'created the administrator root; this is its personal access token, shown once');
+    }
+    const credentials = new CredentialCache();
+    // The embedded database is this process's alone: its own commits are every change.
+    const hearsEveryAppend = handle.kind === 'pglite' ? () => true : () => notifier.listening;
+    const idleMs = idleWait(hearsEveryAppend, config.pollIntervalMs);
+    credentials.follow(notifier, usersProjector.handles.filter((type) => !(KEEPS_CREDENTIALS as readonly string[]).includes(type)), hearsEveryAppend);
+    const app: AppContext = { config, db: handle.db, commands, logger, credentials };
+    let worker: ProjectionWorker | undefined;
+    const sealing = new AbortController();
+    let sealer: Promise<void> | undefined;
+    let sender: Promise<void> | undefined;
+    if (options.workers !== false) {
+      // A secondary's reactors would append: the primary's run there, and their events arrive.
+      worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS, config.pollIntervalMs, idleMs);
+      // Rebuilds (new or bumped projections) finish before the first request: a table swap
+      // under a request's feet deadlocks it.
+      await worker.catchUp();
+      sealer = startSealer(handle, notifier, logger, sealing.signal, config, idleMs);
+    }
+    // A secondary sends nothing: its primary's deliveries are the primary's.
+    if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal, idleMs);
+    if (worker || sender) await notifier.listen();
+    let replicator: GeoReplicator | undefined;
+    if (secondary && options.replicate !== false) {
+      replicator = new GeoReplicator({ db: handle.db, geo: config.geo, inlineProjectors: commands.inlineProjectors, notifier, logger, now: commands.now });
+      replicator.start();
+    }
+    return {
+      config,
+      handle,
+      app,
+      logger,
+      notifier,
+      bootstrapToken: token,
+      worker,
+      replicator,
+      async close() {
+        // Each step is logged: on SIGTERM these lines are how an operator sees the shutdown.
+        if (replicator) {
+          await replicator.stop();
+          logger.info('stopped following the Geo primary');
+        }
+        sealing.abort();
+        if (sealer) {
+          await sealer;
+          logger.info('stopped the sealer');
+        }
+        if (sender) {
+          await sender;
+          logger.info('stopped the delivery sender');
+        }
+        if (worker) {
+          await worker.stop();
+          logger.info('stopped the projections and reactors between two batches; released their advisory locks');
+        }
+        await notifier.close();
+        await handle.close();
+        logger.info({ database: handle.kind }, 'closed the database');
+      },
+    };
+  } finally {
+    await releaseStartup();
   }
-  const credentials = new CredentialCache();
-  // The embedded database is this process's alone: its own commits are every change.
-  const hearsEveryAppend = handle.kind === 'pglite' ? () => true : () => notifier.listening;
-  const idleMs = idleWait(hearsEveryAppend, config.pollIntervalMs);
-  credentials.follow(notifier, usersProjector.handles.filter((type) => !(KEEPS_CREDENTIALS as readonly string[]).includes(type)), hearsEveryAppend);
-  const app: AppContext = { config, db: handle.db, commands, logger, credentials };
-  let worker: ProjectionWorker | undefined;
-  const sealing = new AbortController();
-  let sealer: Promise<void> | undefined;
-  let sender: Promise<void> | undefined;
-  if (options.workers !== false) {
-    // A secondary's reactors would append: the primary's run there, and their events arrive.
-    worker = startWorker(handle, commands, notifier, logger, secondary ? [] : REACTORS, config.pollIntervalMs, idleMs);
-    // Rebuilds (new or bumped projections) finish before the first request: a table swap
-    // under a request's feet deadlocks it.
-    await worker.catchUp();
-    sealer = startSealer(handle, notifier, logger, sealing.signal, config, idleMs);
-  }
-  // A secondary sends nothing: its primary's deliveries are the primary's.
-  if (!secondary && (options.deliveries ?? options.workers !== false)) sender = startSender(handle, config, commands.now, notifier, logger, sealing.signal, idleMs);
-  if (worker || sender) await notifier.listen();
-  let replicator: GeoReplicator | undefined;
-  if (secondary && options.replicate !== false) {
-    replicator = new GeoReplicator({ db: handle.db, geo: config.geo, inlineProjectors: commands.inlineProjectors, notifier, logger, now: commands.now });
-    replicator.start();
-  }
-  return {
-    config,
-    handle,
-    app,
-    logger,
-    notifier,
-    bootstrapToken: token,
-    worker,
-    replicator,
-    async close() {
-      // Each step is logged: on SIGTERM these lines are how an operator sees the shutdown.
-      if (replicator) {
-        await replicator.stop();
-        logger.info('stopped following the Geo primary');
-      }
-      sealing.abort();
-      if (sealer) {
-        await sealer;
-        logger.info('stopped the sealer');
-      }
-      if (sender) {
-        await sender;
-        logger.info('stopped the delivery sender');
-      }
-      if (worker) {
-        await worker.stop();
-        logger.info('stopped the projections and reactors between two batches; released their advisory locks');
-      }
-      await notifier.close();
-      await handle.close();
-      logger.info({ database: handle.kind }, 'closed the database');
-    },
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type pg from 'pg';
+import { holdSessionLock } from '../database/advisory-lock.js';
 import type { Db, DatabaseHandle } from '../database/database.js';
 import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toLoggedEvent } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, type Checkpoint, type LoggedEvent, type ProjectedEvent } from '../eventstore/types.js';
@@ -62,8 +62,6 @@ export interface RebuildResult {
 }
 
 export const SHADOW_SCHEMA = 'forgelog_rebuild';
-/** First key of every forgelog advisory lock ('flog'); the second is hashtext(name). */
-export const ADVISORY_LOCK_CLASS = 0x666c6f67;
 const REBUILD_LOCK = 'rebuild';
 const SWAP_ATTEMPTS = 5;
 
@@ -280,26 +278,16 @@ async function takeRebuildLock(handle: DatabaseHandle): Promise<() => Promise<vo
     if (rebuildsInProcess.get(handle.db) === queued) rebuildsInProcess.delete(handle.db);
   };
   if (handle.kind !== 'postgres' || !handle.pool) return async () => releaseInProcess();
-  let client: pg.PoolClient;
+  let releaseSession: () => Promise<void>;
   try {
-    client = await handle.pool.connect();
+    releaseSession = await holdSessionLock(handle.pool, REBUILD_LOCK);
   } catch (error) {
-    releaseInProcess();
-    throw error;
-  }
-  try {
-    await client.query('select pg_advisory_lock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, REBUILD_LOCK]);
-  } catch (error) {
-    client.release(true);
     releaseInProcess();
     throw error;
   }
   return async () => {
     try {
-      await client.query('select pg_advisory_unlock($1, hashtext($2))', [ADVISORY_LOCK_CLASS, REBUILD_LOCK]);
-      client.release();
-    } catch {
-      client.release(true);
+      await releaseSession();
     } finally {
       releaseInProcess();
     }

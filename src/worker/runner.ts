@@ -6,7 +6,8 @@ import type { Notifier } from '../eventstore/notifier.js';
 import { afterCheckpoint, readAllAfter, readTypesAfter } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
-import { ADVISORY_LOCK_CLASS, applyEvents, rebuildProjections, type RebuildOptions } from '../projections/rebuild.js';
+import { ADVISORY_LOCK_CLASS } from '../database/advisory-lock.js';
+import { applyEvents, rebuildProjections, type RebuildOptions } from '../projections/rebuild.js';
 import type { Reactor } from '../commands/kernel/reactor.js';
 import { readProjectionLag } from '../projections/status.js';
 

@@ -114,10 +114,7 @@ describe('a crash between the commit and the answer', () => {
 
   itOnPostgres('two processes serving one key concurrently execute it once (the advisory lock on the key)', async () => {
     const database = await store();
-    // One after the other: two processes starting together on a fresh database race in their
-    // start-up rebuilds (one saw `schema "forgelog_rebuild" does not exist`), which is not what this test is about.
-    const a = await serve(database);
-    const b = await serve(database);
+    const [a, b] = await Promise.all([serve(database), serve(database)]);
     const project = await call(a, 'POST', '/projects', { name: 'shared' });
     const answers = await Promise.all(
       Array.from({ length: 8 }, (_, i) => call(i % 2 === 0 ? a : b, 'POST', `/projects/${project.body.id}/environments`, { name: 'canary' }, 'shared-key')),

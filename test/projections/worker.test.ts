@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseHandle } from '../../src/database/database.js';
-import { ADVISORY_LOCK_CLASS } from '../../src/projections/rebuild.js';
+import { ADVISORY_LOCK_CLASS } from '../../src/database/advisory-lock.js';
 import { ProjectionWorker, type WorkerOptions } from '../../src/worker/runner.js';
 import { onPostgres, openTestDatabase } from '../support/database.js';
 import {
