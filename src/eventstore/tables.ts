@@ -31,6 +31,8 @@ export interface EventMetadataRow {
   impersonation?: boolean;
   token_id?: number | null;
   ip?: string | null;
+  /** The request's User-Agent (issues' and snippets' user_agent_detail read it from their creation event). */
+  user_agent?: string | null;
   request_id?: string | null;
   correlation_id?: string | null;
   causation_id?: string | null;

@@ -94,14 +94,21 @@ describe('sudo', () => {
   });
   it('records the acting user and the sudo origin on events', async () => {
     const { user } = await api.createUser();
-    const res = await api.put('/user/status', { message: 'via sudo' }, { query: { sudo: user.username } });
+    const res = await api.put('/user/status', { message: 'via sudo' }, { query: { sudo: user.username }, headers: { 'user-agent': 'python-gitlab/3.12.0' } });
     expect(res.status).toBe(200);
     const events = await api.events(`user-${user.id}`);
     const last = events.at(-1)!;
     expect(last.type).toBe('UserStatusSet');
-    expect(last.metadata).toMatchObject({ actor_id: user.id, sudo_from_id: 1, request_id: res.headers.get('x-request-id') });
+    expect(last.metadata).toMatchObject({ actor_id: user.id, sudo_from_id: 1, user_agent: 'python-gitlab/3.12.0', request_id: res.headers.get('x-request-id') });
     // The test client connects over loopback.
     expect(last.metadata.ip).toMatch(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
+  });
+  it('keeps the first 512 characters of a user agent', async () => {
+    const { user } = await api.createUser();
+    const res = await api.put('/user/status', { message: 'long agent' }, { query: { sudo: user.username }, headers: { 'user-agent': `agent/${'x'.repeat(2000)}` } });
+    expect(res.status).toBe(200);
+    const last = (await api.events(`user-${user.id}`)).at(-1)!;
+    expect(last.metadata.user_agent).toBe(`agent/${'x'.repeat(2000)}`.slice(0, 512));
   });
 });
 

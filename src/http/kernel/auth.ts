@@ -216,7 +216,10 @@ export async function requireAdmin(c: Context, scopes?: readonly Scope[]): Promi
   return auth;
 }
 
-/** The metadata every event of this request carries: actor, sudo origin, token, IP, request id. */
+/** A user agent longer than this is kept cut (it is the client's text, and every event carries it). */
+const USER_AGENT_LIMIT = 512;
+
+/** The metadata every event of this request carries: actor, sudo origin, token, IP, user agent, request id. */
 function eventMetadata(c: Context, auth: Auth): EventMetadata {
   // What @hono/node-server's getConnInfo reads, without the family and port it also looks up
   // (which cost more than the rest of the metadata). Requests not from a socket have no IP.
@@ -229,6 +232,7 @@ function eventMetadata(c: Context, auth: Auth): EventMetadata {
     impersonation: auth.token?.impersonation ?? false,
     token_id: auth.token?.id ?? null,
     ip,
+    user_agent: c.req.header('user-agent')?.slice(0, USER_AGENT_LIMIT) ?? null,
     request_id: c.get('requestId' as never) ?? null,
   };
 }
