@@ -16,6 +16,7 @@ import { spec, run } from './kernel/run.js';
 import type { CommandContext, Writer } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 import { branchHead, checkMergeability, versionCommitCount } from '../projections/merge-requests/mergeability.js';
+import { isAncestor, mergeCommitOf } from '../projections/repository/history.js';
 
 /**
  * Accepting merge requests (GitLab's MergeRequests::MergeService), their merge status
@@ -157,8 +158,23 @@ async function recordVersion(w: Writer, id: number): Promise<void> {
   );
 }
 
+/**
+ * RefreshService#post_merge_manually_merged: a push to the target branch that brings in the
+ * merge request's source head (it reaches the head now and did not before) merges it, by the
+ * pusher, with the commit that brought the head in as its merge commit. True when it did.
+ */
+async function recordMergedByPush(w: Writer, mr: { id: number; head_sha: string }, projectId: number, oldSha: string | null, newSha: string, byId: number | null): Promise<boolean> {
+  if (byId === null) return false;
+  const db = w.ctx.db;
+  if (oldSha !== null && (await isAncestor(db, projectId, mr.head_sha, oldSha))) return false;
+  const mergeCommitSha = await mergeCommitOf(db, projectId, mr.head_sha, newSha);
+  if (mergeCommitSha === null) return false;
+  await ignoringGone(run(w, mergeRequests, mr.id, { type: 'RecordMergedByPush', byId, headSha: mr.head_sha, mergeCommitSha }));
+  return true;
+}
+
 const openMergeRequests = (db: Db, projectId: number, column: 'source_branch' | 'target_branch', branch: string) =>
-  db.selectFrom('merge_requests').select(['id', 'source_branch', 'target_branch']).where('project_id', '=', projectId).where(column, '=', branch).where('state', '=', 'opened').orderBy('id').execute();
+  db.selectFrom('merge_requests').select(['id', 'source_branch', 'target_branch', 'head_sha']).where('project_id', '=', projectId).where(column, '=', branch).where('state', '=', 'opened').orderBy('id').execute();
 
 type RefreshedEvent =
   | RepositoryEvent
@@ -167,7 +183,8 @@ type RefreshedEvent =
 /**
  * GitLab's MergeRequests::RefreshService and the mergeability checks that follow an opening:
  * - a push to (or the creation of) a branch gives the open merge requests it is the source of
- *   a new diff version, then checks the merge status of those it is the source or target of;
+ *   a new diff version, then checks the merge status of those it is the source or target of,
+ *   but merges those it is the target of when it brought their source head in;
  * - a branch deleted closes the open merge requests it is the source of (RefreshService#
  *   close_upon_missing_source_branch_ref, by the pusher) and checks those it is the target of;
  * - an opened or reopened merge request, or one whose target branch changed, is checked.
@@ -194,7 +211,10 @@ export const mergeRequestRefreshReactor: Reactor = {
           await recordVersion(w, mr.id);
           await recordMergeStatus(w, mr.id);
         }
-        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(w, mr.id);
+        const oldSha = event.type === 'BranchUpdated' ? event.data.old_sha : null;
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) {
+          if (!(await recordMergedByPush(w, mr, project_id, oldSha, event.data.new_sha, stored.actorId))) await recordMergeStatus(w, mr.id);
+        }
         return;
       }
       case 'BranchDeleted': {

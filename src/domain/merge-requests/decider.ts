@@ -107,6 +107,8 @@ export type MergeRequestCommand =
   | { readonly type: 'DeleteMergeRequest' }
   | { readonly type: 'RecordVersion'; readonly version: VersionData }
   | { readonly type: 'RecordMergeStatus'; readonly mergeStatus: MergeStatus; readonly sourceSha: string; readonly targetSha: string }
+  /** A push to the target branch brought the source head `headSha` in, merged by `mergeCommitSha` (RefreshService#post_merge_manually_merged). */
+  | { readonly type: 'RecordMergedByPush'; readonly byId: number; readonly headSha: string; readonly mergeCommitSha: string }
   | { readonly type: 'SetTimeEstimate'; readonly seconds: number }
   | { readonly type: 'AddSpentTime'; readonly userId: number; readonly seconds: number }
   | { readonly type: 'ResetSpentTime'; readonly userId: number }
@@ -292,6 +294,10 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
     case 'RecordVersion':
       if (mr.state !== 'opened' || command.version.head_commit_sha === mr.latestVersion.head_commit_sha) return [];
       return [{ type: 'MergeRequestVersionRecorded', data: { ...of, version: command.version } }];
+    case 'RecordMergedByPush':
+      // Only while the head is still the merge request's, and its diff is not empty (GitLab's merge_request_diff.state != 'empty').
+      if (mr.state !== 'opened' || command.headSha !== mr.latestVersion.head_commit_sha || mr.latestVersion.commit_shas.length === 0) return [];
+      return [{ type: 'MergeRequestMerged', data: { ...of, title: mr.title, by_id: command.byId, merge_commit_sha: command.mergeCommitSha, squash_commit_sha: null } }];
     case 'RecordMergeStatus':
       // A check of heads that are no longer the merge request's (a later push) is dropped: its own check follows.
       if (mr.state !== 'opened' || command.sourceSha !== mr.latestVersion.head_commit_sha || command.mergeStatus === mr.mergeStatus) return [];

@@ -100,6 +100,35 @@ export async function isAncestor(db: Db, projectId: number, a: string, b: string
 }
 
 /**
+ * The commit of `tip`'s first-parent chain that brought `sha` into it (GitLab's
+ * BranchPushMergeCommitAnalyzer): `sha` itself when the chain passes through it (a fast
+ * forward), else the oldest commit of the chain that reaches it (the merge). Null when `tip`
+ * does not reach `sha`. The chain is read no lower than `sha`'s generation, in one statement;
+ * the commits of it that reach `sha` are its newest ones, so the oldest is found by bisection.
+ */
+export async function mergeCommitOf(db: Db, projectId: number, sha: string, tip: string): Promise<string | null> {
+  const floor = sql`(select generation from repository_commits where project_id = ${projectId} and sha = ${sha})`;
+  const { rows } = await sql<{ sha: string }>`
+    with recursive chain(sha, parents, n) as (
+      select c.sha, c.parents, 0 from repository_commits c where c.project_id = ${projectId} and c.sha = ${tip} and c.generation >= ${floor}
+      union all
+      select c.sha, c.parents, w.n + 1 from chain w
+        cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = w.parents[1] limit 1) c
+       where c.generation >= ${floor})
+    select sha from chain order by n`.execute(db);
+  const chain = rows.map((row) => row.sha);
+  if (chain.includes(sha)) return sha;
+  if (chain.length === 0 || !(await isAncestor(db, projectId, sha, chain[0]!))) return null;
+  let reaching = 0;
+  for (let last = chain.length - 1; reaching < last; ) {
+    const mid = Math.ceil((reaching + last) / 2);
+    if (await isAncestor(db, projectId, sha, chain[mid]!)) reaching = mid;
+    else last = mid - 1;
+  }
+  return chain[reaching]!;
+}
+
+/**
  * Which of `shas` are reachable from `tip` (`git branch --merged tip`, the branch list's
  * `merged`): one walk from `tip` down to the lowest generation among them, stopping once it
  * has met them all.
