@@ -150,6 +150,16 @@ describe('the merge request decider', () => {
     mr.on(ID).given(opened).when({ type: 'RecordMergeStatus', mergeStatus: 'can_be_merged', sourceSha: C, targetSha: B }).then([]);
   });
 
+  it('is merged by a push that brought its current head in, once, and not when its diff is empty', () => {
+    const byPush = { type: 'RecordMergedByPush' as const, byId: 2, headSha: A, mergeCommitSha: C };
+    mr.on(ID).given(opened).when(byPush).then([merged]);
+    mr.on(ID).given(opened).when({ ...byPush, headSha: B }).then([]);
+    mr.on(ID).given(opened, merged).when(byPush).then([]);
+    mr.on(ID).given(opened, closed).when(byPush).then([]);
+    const empty = { ...version, commit_shas: [] };
+    mr.on(ID).given({ ...opened, data: { ...opened.data, version: empty } } as MergeRequestEvent).when(byPush).then([]);
+  });
+
   it('claims the iid of its project once', () => {
     expect(mergeRequestClaims(opened).acquire).toEqual([{ kind: 'merge_request_iid', key: `${PROJECT}/3`, conflictMessage: 'Merge request iid has already been taken' }]);
     expect(mergeRequestClaims(closed)).toEqual({ acquire: [], release: [] });
