@@ -3,7 +3,6 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { describe, expect, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { openDatabase } from '../../src/database/database.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { adminQuery, itOnPostgres } from '../support/database.js';
 import { withDatabase } from '../support/global-setup.js';
