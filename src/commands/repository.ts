@@ -17,7 +17,7 @@ import type { CommandContext, CommandSpec, DeferredSpecs, Writer } from './kerne
 import { defaultBranchProtection } from './default-branch-protection.js';
 
 /** What the events record of a commit made here: its message and author (the push activity's title, the chat's commit list). */
-const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
+export const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
 
 // ───────────────────────────── Ref writes ─────────────────────────────
 
@@ -83,7 +83,8 @@ export async function storeObjects(trx: Db, projectId: number, objects: readonly
   }
 }
 
-async function lockedHead(trx: Db, projectId: number, branch: string): Promise<string | undefined> {
+/** A branch's head, its row locked until the transaction ends (the head a write builds on). */
+export async function lockedHead(trx: Db, projectId: number, branch: string): Promise<string | undefined> {
   const { rows } = await sql<{ sha: string }>`select sha from repository_branches where project_id = ${projectId} and name = ${branch} for update`.execute(trx);
   return rows[0]?.sha;
 }

@@ -46,6 +46,7 @@ import { containerRegistryEventRoutes } from './routes/container-registry-event.
 import { mergeRequestTimeTrackingRoutes } from './routes/merge-requests/time-tracking.js';
 import { mergeRequestSubscriptionRoutes } from './routes/merge-requests/subscriptions.js';
 import { mergeRequestMergeRoutes } from './routes/merge-requests/merge.js';
+import { mergeRequestRebaseRoutes } from './routes/merge-requests/rebase.js';
 import { logRoutes } from './routes/log.js';
 import { createMetrics, routeLabel } from './metrics.js';
 
@@ -136,6 +137,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', mergeRequestTimeTrackingRoutes);
   api.route('/', mergeRequestSubscriptionRoutes);
   api.route('/', mergeRequestMergeRoutes);
+  api.route('/', mergeRequestRebaseRoutes);
   api.route('/', logRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);

@@ -344,6 +344,7 @@ export const NO_ACTIVITY = {
   MergeRequestDeleted: 'Issuable::DestroyService records no event (the merge request\'s events go with it)',
   MergeRequestVersionRecorded: 'the push that moved the source branch is the activity',
   MergeRequestMergeStatusChecked: 'a computed state, not an action',
+  MergeRequestRebaseFailed: 'the outcome of a rebase, not an action of its own',
   MergeRequestTimeEstimateChanged: 'GitLab records a system note, not an event',
   MergeRequestTimeSpent: 'GitLab records a timelog and a system note, not an event',
   MergeRequestSubscribed: 'subscriptions are personal, not activity',

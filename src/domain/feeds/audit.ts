@@ -244,6 +244,7 @@ export const NOT_AUDITED = {
   MergeRequestDeleted: 'GitLab 12 records no audit event for merge requests',
   MergeRequestVersionRecorded: 'GitLab 12 records no audit event for merge requests',
   MergeRequestMergeStatusChecked: 'GitLab 12 records no audit event for merge requests',
+  MergeRequestRebaseFailed: 'GitLab 12 records no audit event for merge requests',
   MergeRequestTimeEstimateChanged: 'GitLab 12 records no audit event for time tracking',
   MergeRequestTimeSpent: 'GitLab 12 records no audit event for time tracking',
   MergeRequestSubscribed: 'GitLab 12 records no audit event for subscriptions',

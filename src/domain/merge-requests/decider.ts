@@ -109,6 +109,7 @@ export type MergeRequestCommand =
   | { readonly type: 'RecordMergeStatus'; readonly mergeStatus: MergeStatus; readonly sourceSha: string; readonly targetSha: string }
   /** A push to the target branch brought the source head `headSha` in, merged by `mergeCommitSha` (RefreshService#post_merge_manually_merged). */
   | { readonly type: 'RecordMergedByPush'; readonly byId: number; readonly headSha: string; readonly mergeCommitSha: string }
+  | { readonly type: 'RecordRebaseFailure'; readonly error: string }
   | { readonly type: 'SetTimeEstimate'; readonly seconds: number }
   | { readonly type: 'AddSpentTime'; readonly userId: number; readonly seconds: number }
   | { readonly type: 'ResetSpentTime'; readonly userId: number }
@@ -214,6 +215,8 @@ function evolve(state: MergeRequestState, event: MergeRequestEvent): MergeReques
       return next({ latestVersion: event.data.version, mergeStatus: 'unchecked' });
     case 'MergeRequestMergeStatusChecked':
       return next({ mergeStatus: event.data.merge_status });
+    case 'MergeRequestRebaseFailed':
+      return state;
     case 'MergeRequestTimeEstimateChanged':
       return next({ timeEstimate: event.data.time_estimate });
     case 'MergeRequestTimeSpent':
@@ -298,6 +301,8 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
       // Only while the head is still the merge request's, and its diff is not empty (GitLab's merge_request_diff.state != 'empty').
       if (mr.state !== 'opened' || command.headSha !== mr.latestVersion.head_commit_sha || mr.latestVersion.commit_shas.length === 0) return [];
       return [{ type: 'MergeRequestMerged', data: { ...of, title: mr.title, by_id: command.byId, merge_commit_sha: command.mergeCommitSha, squash_commit_sha: null } }];
+    case 'RecordRebaseFailure':
+      return mr.state === 'opened' ? [{ type: 'MergeRequestRebaseFailed', data: { ...of, merge_error: command.error } }] : [];
     case 'RecordMergeStatus':
       // A check of heads that are no longer the merge request's (a later push) is dropped: its own check follows.
       if (mr.state !== 'opened' || command.sourceSha !== mr.latestVersion.head_commit_sha || command.mergeStatus === mr.mergeStatus) return [];

@@ -103,6 +103,8 @@ export const mergeRequestEvents = {
     source_sha: sha,
     target_sha: sha,
   }),
+  /** A rebase that could not be done (a change conflicts): GitLab's merge_error, MergeRequests::RebaseService::REBASE_ERROR. */
+  MergeRequestRebaseFailed: z.strictObject({ ...ofMergeRequest, merge_error: z.string() }),
   MergeRequestTimeEstimateChanged: z.strictObject({ ...ofMergeRequest, time_estimate: z.int().nonnegative() }),
   /** A timelog: seconds spent by a user (negative subtracts); GitLab's reset is a timelog of minus the total. */
   MergeRequestTimeSpent: z.strictObject({ ...ofMergeRequest, user_id: z.int(), time_spent: z.int(), reset: z.boolean() }),

@@ -121,7 +121,7 @@ export function toMergeRequest(view: MergeRequestView, config: Config, detail: M
   out.pipeline = null;
   out.head_pipeline = null;
   out.diff_refs = { base_sha: row.base_sha, head_sha: row.head_sha, start_sha: row.start_sha };
-  out.merge_error = null;
+  out.merge_error = row.merge_error;
   if (detail.divergedCommitsCount !== undefined) out.diverged_commits_count = detail.divergedCommitsCount;
   // GitLab: `expose :user do expose :can_merge … end`, the entity's last field.
   out.user = { can_merge: detail.canMerge };

@@ -114,6 +114,8 @@ export const mergeRequestsProjector = defineProjector({
     },
     // GitLab's merge_status column is not an edit: updated_at stays.
     MergeRequestMergeStatusChecked: async ({ data }, trx) => update(trx, data.id, { merge_status: data.merge_status }),
+    // GitLab's update_column(:merge_error): not an edit either.
+    MergeRequestRebaseFailed: async ({ data }, trx) => update(trx, data.id, { merge_error: data.merge_error }),
     MergeRequestTimeEstimateChanged: async ({ data, occurredAt }, trx) =>
       update(trx, data.id, { time_estimate: data.time_estimate, updated_at: occurredAt.toISOString() }),
     MergeRequestTimeSpent: async ({ data, occurredAt }, trx) =>

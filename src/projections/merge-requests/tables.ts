@@ -27,6 +27,8 @@ export interface MergeRequestsTable {
   force_remove_source_branch: boolean;
   allow_collaboration: boolean;
   merge_status: MergeStatus | 'unchecked';
+  /** The last rebase's failure (GitLab's merge_error); null when none failed. */
+  merge_error: string | null;
   /** The latest diff version: source head (`sha`), merge base, target head; its id and changed files. */
   head_sha: string;
   base_sha: string | null;

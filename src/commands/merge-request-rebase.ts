@@ -1,0 +1,89 @@
+import type { Db } from '../database/database.js';
+import { serviceError } from '../domain/errors.js';
+import { mergeRequests } from '../domain/merge-requests/aggregate.js';
+import { PUSH_COMMITS_LIMIT, type RepositoryCommand } from '../domain/repository/decider.js';
+import { buildTrees } from '../domain/repository/files.js';
+import { cleanIdent, commit, type Signature } from '../domain/repository/objects.js';
+import { branchHead } from '../projections/merge-requests/mergeability.js';
+import { commitsBetween, isAncestor } from '../projections/repository/history.js';
+import { pickCommit } from '../projections/repository/merges.js';
+import { findCommits, type CommitView } from '../projections/repository/queries.js';
+import type { Writer } from './kernel/context.js';
+import { run } from './kernel/run.js';
+import { checkRefWrites, detailOf, lockedHead, runRefs, storeObjects, type RefWriter } from './repository.js';
+
+/** MergeRequests::RebaseService::REBASE_ERROR: the merge request's merge_error when a rebase fails. */
+export const REBASE_ERROR = 'Rebase failed. Please rebase locally';
+
+export interface RebaseInput {
+  readonly id: number;
+  readonly projectId: number;
+  readonly sourceBranch: string;
+  readonly targetBranch: string;
+  readonly committer: { readonly name: string; readonly email: string };
+  readonly writer: RefWriter;
+}
+
+/** A change of the source that does not apply to the target any more: the rebase stops, nothing is written. */
+class RebaseConflict extends Error {}
+
+/**
+ * PUT …/merge_requests/:iid/rebase (GitLab 12's MergeRequests::RebaseService, through
+ * Gitaly's UserRebaseConfirmable, which runs `git rebase`): the source branch's own commits
+ * (those the target's head does not reach; merge commits left out, as `git rebase` leaves
+ * them) replayed oldest first onto the target's head, each keeping its author and message,
+ * committed by the caller, one that has become empty dropped; then the source branch moves to
+ * the last of them, under the branch rules of a push. A source the target's head already
+ * reaches is left as it is. When a change conflicts, nothing is written but the merge
+ * request's merge_error (`MergeRequestRebaseFailed`). GitLab runs this in a background job
+ * and answers 202 at once; here it is done when the request answers.
+ */
+export async function rebaseMergeRequest(w: Writer, input: RebaseInput): Promise<'rebased' | 'up_to_date' | 'failed'> {
+  const { db } = w.ctx;
+  const [source, target] = await Promise.all([branchHead(db, input.projectId, input.sourceBranch), branchHead(db, input.projectId, input.targetBranch)]);
+  if (source === undefined) throw serviceError('Source branch does not exist');
+  if (target !== undefined && (await isAncestor(db, input.projectId, target, source))) return 'up_to_date';
+  try {
+    if (target === undefined) throw new RebaseConflict();
+    await runRefs(w, input.projectId, (trx) => replay(trx, input, Math.floor(w.ctx.now().getTime() / 1000)));
+    return 'rebased';
+  } catch (error) {
+    if (!(error instanceof RebaseConflict)) throw error;
+    await run(w, mergeRequests, input.id, { type: 'RecordRebaseFailure', error: REBASE_ERROR });
+    return 'failed';
+  }
+}
+
+async function replay(trx: Db, input: RebaseInput, time: number): Promise<RepositoryCommand> {
+  const { projectId, sourceBranch } = input;
+  const source = await lockedHead(trx, projectId, sourceBranch);
+  const target = await branchHead(trx, projectId, input.targetBranch);
+  if (source === undefined) throw serviceError('Source branch does not exist');
+  if (target === undefined) throw new RebaseConflict();
+  // commitsBetween lists newest first; git rebase replays oldest first.
+  const own = (await findCommits(trx, projectId, (await commitsBetween(trx, projectId, target, source)).reverse())).filter((c) => c.parents.length <= 1);
+  const committer: Signature = { name: cleanIdent(input.committer.name), email: cleanIdent(input.committer.email), time, tzOffset: 0 };
+  let onto: CommitView = (await findCommits(trx, projectId, [target]))[0]!;
+  const made: { sha: string; message: string; author: { name: string } }[] = [];
+  for (const picked of own) {
+    const merged = await pickCommit(trx, projectId, picked, onto, 'cherry_pick');
+    if (merged.conflicts.length > 0) throw new RebaseConflict();
+    const { root, trees } = buildTrees(merged.files);
+    if (root === onto.tree) continue; // became empty: git rebase drops it
+    const next = commit({ tree: root, parents: [onto.sha], author: picked.author, committer, message: picked.message });
+    await storeObjects(trx, projectId, [...merged.blobs, ...trees, next]);
+    onto = { sha: next.sha, tree: root, parents: [onto.sha], author: picked.author, committer, message: picked.message };
+    made.unshift({ sha: next.sha, message: picked.message, author: picked.author });
+  }
+  const move: RepositoryCommand = {
+    type: 'PushBranch',
+    branch: sourceBranch,
+    oldSha: source,
+    newSha: onto.sha,
+    commits: made.slice(0, PUSH_COMMITS_LIMIT).map((m) => m.sha),
+    commitDetails: made.slice(0, PUSH_COMMITS_LIMIT).map(detailOf),
+    commitCount: made.length,
+  };
+  await checkRefWrites(trx, projectId, input.writer, [move]);
+  return move;
+}

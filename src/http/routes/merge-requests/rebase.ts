@@ -1,0 +1,43 @@
+import { Hono } from 'hono';
+import { rebaseMergeRequest } from '../../../commands/merge-request-rebase.js';
+import { committerOf } from '../../../commands/repository.js';
+import { conflict, forbidden, recordNotFound } from '../../../domain/errors.js';
+import { findMergeRequest } from '../../../projections/merge-requests/queries.js';
+import { branchHead } from '../../../projections/merge-requests/mergeability.js';
+import { requireWriter } from '../../kernel/auth.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
+import { declared, optional, t } from '../../kernel/params.js';
+import { pathRow, userProject } from '../../kernel/scope.js';
+import { branchAccess, refWriter } from '../repository-access.js';
+import { canOnMergeRequest } from './find.js';
+
+/**
+ * PUT /projects/:id/merge_requests/:merge_request_iid/rebase (GitLab 12's API::MergeRequests
+ * `rebase`): the merge request as `find_project_merge_request` finds it (404 when the caller
+ * may not read it), then `authorize_push_to_merge_request!` (403 "Source branch does not
+ * exist", 403 "Cannot push to source branch"), a merge request no longer open is 409
+ * (`rebase_async` raises StaleObjectError), then the rebase (src/commands/merge-request-rebase.ts)
+ * and 202 `{"rebase_in_progress": false}`: the rebase is over when the request answers, its
+ * failure in the merge request's `merge_error`. `skip_ci` is taken and has nothing to skip.
+ */
+export const mergeRequestRebaseRoutes = new Hono<AppEnv>().put('/projects/:id/merge_requests/:merge_request_iid/rebase', async (c) => {
+  const w = await requireWriter(c);
+  await declared(c, { skip_ci: optional(t.boolean()) }, { pathIds: ['merge_request_iid'] });
+  const project = await userProject(c, w.auth);
+  const { db } = appContext(c);
+  const row = await pathRow(c, 'merge_request_iid', (db, iid) => findMergeRequest(db, project.row.id, iid), () => recordNotFound('Merge Request'));
+  if (!canOnMergeRequest(project, row, 'read_merge_request')) throw recordNotFound('Merge Request');
+  if ((await branchHead(db, project.row.id, row.source_branch)) === undefined) throw forbidden('Source branch does not exist');
+  const writer = refWriter(c, project);
+  if (!writer || !(await branchAccess(c, project)).may('push', row.source_branch)) throw forbidden('Cannot push to source branch');
+  if (row.state !== 'opened') throw conflict('Merge request is not open');
+  await rebaseMergeRequest(w, {
+    id: row.id,
+    projectId: project.row.id,
+    sourceBranch: row.source_branch,
+    targetBranch: row.target_branch,
+    committer: await committerOf(db, w.auth.user.id),
+    writer,
+  });
+  return c.json({ rebase_in_progress: false }, 202);
+});
