@@ -53,7 +53,7 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
   forgelog events keygen [--out FILE] a new Ed25519 signing key (PEM) for FORGELOG_LOG_SIGNING_KEY(_FILE)
   forgelog events rebase [--dry-run]  after a logical dump/restore: re-base stored transaction ids
   forgelog deliveries [--status S] [--limit N]
-                                      integrations' recent outbound deliveries, newest first
+                                      integrations' and webhooks' recent outbound deliveries, newest first
   forgelog token --user NAME [--scopes api,sudo] [--name NAME]
                                       mint a personal access token (printed once)
 

@@ -120,11 +120,11 @@ async function messageFacts(ctx: CommandContext, projectId: number, actorId: num
 const protectedBranchNames = async (db: Db, projectId: number) =>
   (await db.selectFrom('protected_branches').select('name').where('project_id', '=', projectId).execute()).map((r) => r.name);
 
-/** Deliveries, newest first (`forgelog deliveries`). */
+/** Deliveries, integrations' and webhooks' (`hook_id`), newest first (`forgelog deliveries`). */
 export async function recentDeliveries(db: Db, options: { limit?: number; status?: string } = {}) {
   let query = db
     .selectFrom('integration_deliveries')
-    .select(['id', 'project_id', 'kind', 'event_type', 'flag', 'seq', 'status', 'attempts', 'next_attempt_at', 'last_attempt_at', 'response_status', 'last_error', 'created_at'])
+    .select(['id', 'project_id', 'hook_id', 'kind', 'event_type', 'flag', 'seq', 'status', 'attempts', 'next_attempt_at', 'last_attempt_at', 'response_status', 'last_error', 'created_at'])
     .orderBy('id', 'desc')
     .limit(options.limit ?? 20);
   if (options.status) query = query.where('status', '=', options.status as 'pending');

@@ -9,11 +9,13 @@ import { sleep } from '../eventstore/seal.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import type { IntegrationDeliveryRow } from '../projections/integrations/tables.js';
 import { integrationSecrets } from './integrations.js';
+import { hookTarget } from './hook-deliveries.js';
 import { addressesBlockedReason, blockedReason, unmapped, type Resolver } from '../security/url-blocker.js';
 
 /**
- * Integrations' outbound delivery, second half: POSTs the `pending` rows the
- * `integration-deliveries` reactor recorded, in the background of `serve` and `worker`.
+ * Integrations' and webhooks' outbound delivery, second half: POSTs the `pending` rows the
+ * `integration-deliveries` and `hook-deliveries` reactors recorded, in the background of
+ * `serve` and `worker`.
  *
  * - Taking: a short transaction claims due rows (`for update skip locked`, so senders of
  *   several processes take different ones; PGlite has one session and one sender), counts the
@@ -48,7 +50,7 @@ export interface SenderOptions {
 export interface AttemptLog {
   readonly id: string;
   readonly kind: string;
-  readonly projectId: number;
+  readonly projectId: number | null;
   readonly attempt: number;
   readonly status: 'delivered' | 'pending' | 'failed';
   readonly responseStatus: number | null;
@@ -165,20 +167,42 @@ async function attempt(db: Db, row: IntegrationDeliveryRow, options: SenderOptio
 
 const failed = (error: string, responseStatus: number | null = null): Result => ({ status: 'failed', responseStatus, error });
 
-async function send(db: Db, row: IntegrationDeliveryRow, options: SenderOptions): Promise<Result> {
+/**
+ * Where a delivery is posted and what with: an integration's webhook (the URL is its secret),
+ * or a webhook's URL with GitLab's headers (src/commands/hook-deliveries.ts); or why it is not.
+ */
+export type DeliveryTarget =
+  | {
+      readonly url: string;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly body: string;
+      readonly allowLocal: boolean;
+      /** WebHook#enable_ssl_verification (integrations always verify). */
+      readonly verifyTls: boolean;
+    }
+  | { readonly refused: string };
+
+async function integrationTarget(db: Db, row: IntegrationDeliveryRow): Promise<DeliveryTarget> {
   const kind = kindOf(row.kind);
-  if (!kind?.chat) return failed('the integration kind sends nothing');
+  if (!kind?.chat) return { refused: 'the integration kind sends nothing' };
   const integration = await db.selectFrom('integrations').select(['id', 'active']).where('id', '=', row.integration_id).executeTakeFirst();
-  if (!integration?.active) return failed('the integration is no longer active');
+  if (!integration?.active || row.project_id === null) return { refused: 'the integration is no longer active' };
   const webhook = (await integrationSecrets(db, row.project_id, row.kind)).webhook;
-  if (!webhook) return failed('the webhook is not set');
+  if (!webhook) return { refused: 'the webhook is not set' };
   const allowLocal = (await currentSettings(db)).allow_local_requests_from_web_hooks_and_services === true;
+  const request = chatRequest(kind.chat, row.payload as Payload);
+  return { url: webhook, headers: { 'Content-Type': request.contentType }, body: request.body, allowLocal, verifyTls: true };
+}
+
+async function send(db: Db, row: IntegrationDeliveryRow, options: SenderOptions): Promise<Result> {
+  const target = row.hook_id !== null ? await hookTarget(db, row) : await integrationTarget(db, row);
+  if ('refused' in target) return failed(target.refused);
+  const { url: webhook, allowLocal } = target;
   const refused = await blockedReason(webhook, { allowLocal, ...(options.resolve ? { resolve: options.resolve } : {}) });
   if (refused) return failed(`is blocked: ${refused}`);
-  const request = chatRequest(kind.chat, row.payload as Payload);
   let responseStatus: number;
   try {
-    responseStatus = await post(webhook, request, options.timeoutMs, allowLocal ? undefined : guardedLookup(options.resolve));
+    responseStatus = await post(webhook, target, options.timeoutMs, allowLocal ? undefined : guardedLookup(options.resolve));
   } catch (error) {
     if (error instanceof Blocked) return failed(`is blocked: ${error.message}`);
     return { status: 'retry', responseStatus: null, error: describe(error, webhook) };
@@ -219,7 +243,7 @@ function guardedLookup(resolve?: Resolver): Lookup {
 }
 
 /** One POST; resolves with the response status (the body is read and dropped). */
-function post(url: string, request: { contentType: string; body: string }, timeoutMs: number, lookup: Lookup | undefined): Promise<number> {
+function post(url: string, request: { headers: Readonly<Record<string, string>>; body: string; verifyTls: boolean }, timeoutMs: number, lookup: Lookup | undefined): Promise<number> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const transport = target.protocol === 'https:' ? https : http;
@@ -227,8 +251,9 @@ function post(url: string, request: { contentType: string; body: string }, timeo
       target,
       {
         method: 'POST',
-        headers: { 'Content-Type': request.contentType, 'Content-Length': Buffer.byteLength(request.body), 'User-Agent': 'GitLab/12.10.0' },
+        headers: { ...request.headers, 'Content-Length': Buffer.byteLength(request.body), 'User-Agent': 'GitLab/12.10.0' },
         ...(lookup ? { lookup } : {}),
+        ...(request.verifyTls ? {} : { rejectUnauthorized: false }),
       },
       (response) => {
         response.resume();

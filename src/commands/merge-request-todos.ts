@@ -1,15 +1,8 @@
-import { sql } from 'kysely';
-import type { Db } from '../database/database.js';
 import { unhandled } from '../domain/decider.js';
-import { directlyAddressedUsernames, mentionedUsernames } from '../domain/issuable-text.js';
 import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
-import type { TodoAction } from '../domain/todos.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { mergeRequestReaders } from '../projections/merge-requests/queries.js';
-import { causedBy } from './kernel/causation.js';
-import { nextId } from './kernel/handler.js';
-import { todos } from '../domain/todos.js';
-import { run } from './kernel/run.js';
+import { addTodos, markTargetTodosDone, mentionTodos, type TodoTarget } from './issuable-todos.js';
 import type { CommandContext } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 
@@ -30,38 +23,13 @@ import type { Reactor } from './kernel/reactor.js';
 type Handled = MergeRequestEventOf<'MergeRequestOpened' | 'MergeRequestUpdated' | 'MergeRequestMergeStatusChecked' | 'MergeRequestMerged' | 'MergeRequestClosed'>;
 const HANDLED = ['MergeRequestOpened', 'MergeRequestUpdated', 'MergeRequestMergeStatusChecked', 'MergeRequestMerged', 'MergeRequestClosed'] as const satisfies readonly Handled['type'][];
 
-/** Mentions of some texts: who is addressed at the start of one, and who is mentioned elsewhere. */
-function mentionsOf(texts: readonly (string | null | undefined)[]) {
-  const directly = new Set(texts.flatMap((t) => directlyAddressedUsernames(t)).map((u) => u.toLowerCase()));
-  const mentioned = new Set(texts.flatMap((t) => mentionedUsernames(t)).map((u) => u.toLowerCase()).filter((u) => !directly.has(u)));
-  return { directly, mentioned };
-}
-
-/** Active users by username, case-insensitively. */
-async function usersNamed(db: Db, usernames: ReadonlySet<string>): Promise<number[]> {
-  if (usernames.size === 0) return [];
-  const { rows } = await sql<{ id: number }>`select id from users where lower(username) = any(${[...usernames]}::text[]) and state = 'active' order by id`.execute(db);
-  return rows.map((r) => r.id);
-}
-
-async function addTodos(ctx: CommandContext, stored: StoredEvent, userIds: readonly number[], action: Exclude<TodoAction, 'marked'>, authorId: number, data: { id: number; project_id: number }) {
-  const today = ctx.now().toISOString().slice(0, 10);
-  const readers = await mergeRequestReaders(ctx.db, data.project_id, userIds, today);
-  for (const userId of [...readers].sort((a, b) => a - b)) {
-    const id = await nextId(ctx.db, 'todos_id_seq');
-    const command = { type: 'AddTodo' as const, id, authorId, action, targetType: 'MergeRequest' as const, targetId: data.id, projectId: data.project_id, groupId: null };
-    await run(causedBy(ctx, stored), todos, userId, command);
-  }
-}
-
-async function mentionTodos(ctx: CommandContext, stored: StoredEvent, now: readonly (string | null | undefined)[], before: readonly (string | null | undefined)[], authorId: number, data: { id: number; project_id: number }) {
-  const { directly, mentioned } = mentionsOf(now);
-  const { directly: directlyBefore, mentioned: mentionedBefore } = mentionsOf(before);
-  const skip = new Set([...directlyBefore, ...mentionedBefore]);
-  const fresh = (names: ReadonlySet<string>) => new Set([...names].filter((n) => !skip.has(n)));
-  await addTodos(ctx, stored, await usersNamed(ctx.db, fresh(directly)), 'directly_addressed', authorId, data);
-  await addTodos(ctx, stored, await usersNamed(ctx.db, fresh(mentioned)), 'mentioned', authorId, data);
-}
+/** A merge request as a todo's target: read_merge_request decides who gets one. */
+const target = (data: { id: number; project_id: number }): TodoTarget => ({
+  type: 'MergeRequest',
+  id: data.id,
+  projectId: data.project_id,
+  readers: (db, userIds, today) => mergeRequestReaders(db, data.project_id, userIds, today),
+});
 
 export const mergeRequestTodosReactor: Reactor = {
   name: 'merge-request-todos',
@@ -73,8 +41,8 @@ export const mergeRequestTodosReactor: Reactor = {
     switch (event.type) {
       case 'MergeRequestOpened': {
         const d = event.data;
-        await addTodos(ctx, stored, d.assignee_ids, 'assigned', d.author_id, d);
-        await mentionTodos(ctx, stored, [d.title, d.description], [], d.author_id, d);
+        await addTodos(ctx, stored, d.assignee_ids, 'assigned', d.author_id, target(d));
+        await mentionTodos(ctx, stored, [d.title, d.description], [], d.author_id, target(d));
         return;
       }
       case 'MergeRequestUpdated': {
@@ -84,7 +52,7 @@ export const mergeRequestTodosReactor: Reactor = {
         const { changes, previous } = event.data;
         if (changes.assignee_ids !== undefined) {
           const before = new Set(previous.assignee_ids ?? []);
-          await addTodos(ctx, stored, changes.assignee_ids.filter((id) => !before.has(id)), 'assigned', actorId, event.data);
+          await addTodos(ctx, stored, changes.assignee_ids.filter((id) => !before.has(id)), 'assigned', actorId, target(event.data));
         }
         if (changes.title !== undefined || changes.description !== undefined) {
           const row = await ctx.db.selectFrom('merge_requests').select(['title', 'description']).where('id', '=', event.data.id).executeTakeFirst();
@@ -93,7 +61,7 @@ export const mergeRequestTodosReactor: Reactor = {
           const description = changes.description !== undefined ? changes.description : row.description;
           const oldTitle = previous.title ?? title;
           const oldDescription = previous.description !== undefined ? previous.description : description;
-          await mentionTodos(ctx, stored, [title, description], [oldTitle, oldDescription], actorId, event.data);
+          await mentionTodos(ctx, stored, [title, description], [oldTitle, oldDescription], actorId, target(event.data));
         }
         return;
       }
@@ -101,12 +69,12 @@ export const mergeRequestTodosReactor: Reactor = {
         if (event.data.merge_status !== 'cannot_be_merged') return;
         const row = await ctx.db.selectFrom('merge_requests').select(['author_id', 'state']).where('id', '=', event.data.id).executeTakeFirst();
         if (!row || row.state !== 'opened') return;
-        await addTodos(ctx, stored, [row.author_id], 'unmergeable', row.author_id, event.data);
+        await addTodos(ctx, stored, [row.author_id], 'unmergeable', row.author_id, target(event.data));
         return;
       }
       case 'MergeRequestMerged':
       case 'MergeRequestClosed':
-        await run(causedBy(ctx, stored), todos, event.data.by_id, { type: 'MarkTargetTodosDone', targetType: 'MergeRequest', targetId: event.data.id });
+        await markTargetTodosDone(ctx, stored, event.data.by_id, 'MergeRequest', event.data.id);
         return;
       default:
         unhandled(event);

@@ -22,7 +22,7 @@ import { causedBy } from './kernel/causation.js';
 import { lockedBranchNames, readmeSpec } from './repository.js';
 import { type PendingUpload, withUpload } from './uploads.js';
 import { newId, spec, run } from './kernel/run.js';
-import type { CommandContext, CommandResult, CommandSpec, Writer } from './kernel/context.js';
+import type { CommandContext, CommandResult, CommandSpec, DeferredSpecs, Writer } from './kernel/context.js';
 import { projects } from '../domain/projects/aggregate.js';
 import type { Reactor } from './kernel/reactor.js';
 
@@ -61,6 +61,8 @@ export interface CreateProjectInput {
   readonly defaultBranch?: string | undefined;
   /** The avatar, checked (src/commands/uploads.ts); stored with the project's events. */
   readonly avatar?: PendingUpload | undefined;
+  /** POST /projects/:id/fork: the source, and the writes that give the fork its repository, committed with it (src/commands/project-forks.ts). */
+  readonly fork?: { readonly from: number; readonly repository: (id: number) => readonly (CommandSpec<any, any, any> | DeferredSpecs)[] } | undefined;
 }
 
 /**
@@ -102,6 +104,7 @@ export async function createProject(w: Writer, input: CreateProjectInput): Promi
     taken: isTaken,
     personalLimit,
     avatar: input.avatar?.ref,
+    forkedFrom: input.fork?.from,
   });
   // The namespace as the transaction finds it (its visibility bounds the project's), locked
   // against a concurrent change or removal until the commit. Gone meanwhile: what POST
@@ -110,7 +113,7 @@ export async function createProject(w: Writer, input: CreateProjectInput): Promi
   const command = async (trx: Db) => decide(await lockedNamespace(trx, namespace.id, () => invalid({ namespace: ['is not valid'] })));
   const optimistic = input.avatar ? undefined : { command: decide(namespace), unchanged: namespaceUnchanged(w.ctx.db, namespace, NAMESPACE_FACTS) };
   const newStream = { newStream: true };
-  const specs: CommandSpec<any, any, any>[] = [spec(projects, id, withUpload(input.avatar, command), { ...newStream, optimistic })];
+  const specs: (CommandSpec<any, any, any> | DeferredSpecs)[] = [spec(projects, id, withUpload(input.avatar, command), { ...newStream, optimistic })];
   if (personal && namespace.owner_id !== null) {
     specs.push(spec(members, { type: 'Project', id }, firstMember(namespace.owner_id, ACCESS.MAINTAINER, w.metadata.actor_id ?? null), newStream));
   }
@@ -118,6 +121,7 @@ export async function createProject(w: Writer, input: CreateProjectInput): Promi
     const branch = input.defaultBranch ?? 'master';
     specs.push(readmeSpec(w.ctx, { projectId: id, branch, name: settings.name, description: settings.description ?? null, creatorId: creator.id }));
   }
+  if (input.fork) specs.push(...input.fork.repository(id));
   const [project] = await handleCommands(w, specs);
   return project as CommandResult<ProjectState>;
 }

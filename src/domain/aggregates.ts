@@ -11,16 +11,21 @@ import { notificationSettings } from './notification-settings.js';
 import { protectedBranches } from './protected-branches.js';
 import { protectedTags } from './protected-tags.js';
 import { scim } from './scim.js';
+import { snippets } from './snippets.js';
 import { todos } from './todos.js';
 import { applicationSettings } from './application-settings/aggregate.js';
 import { containerRepositories } from './container-repositories/aggregate.js';
 import { featureFlags } from './feature-flags/aggregate.js';
 import { groups } from './groups/aggregate.js';
 import { integrations } from './integrations/aggregate.js';
+import { hooks } from './hooks/aggregate.js';
 import { mergeRequests } from './merge-requests/aggregate.js';
+import { issues } from './issues/aggregate.js';
 import { projects } from './projects/aggregate.js';
 import { repository } from './repository/aggregate.js';
 import { users } from './users/aggregate.js';
+import { notes } from './notes/aggregate.js';
+import { awardEmoji } from './award-emoji/aggregate.js';
 
 /**
  * Every aggregate, in the order their projections apply an event: the one list the kernel
@@ -28,7 +33,7 @@ import { users } from './users/aggregate.js';
  * upcasters, the feed index that `events verify` recomputes, and the start-up check that
  * every event type is projected. A new area adds its aggregate here.
  */
-export const AGGREGATES = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, protectedTags, applicationSettings, integrations, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository, mergeRequests] as const;
+export const AGGREGATES = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, protectedTags, applicationSettings, integrations, hooks, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository, mergeRequests, issues, snippets, notes, awardEmoji] as const;
 
 /**
  * Every event an aggregate defines: the one union the tables keyed by event type (the

@@ -1,3 +1,6 @@
+import { unhandled } from './decider.js';
+import { invalid } from './errors.js';
+
 /**
  * GitLab 12's time-tracking durations (`Gitlab::TimeTrackingFormatter`): ChronicDuration
  * with `hours_per_day = 8`, `days_per_week = 5`, `raise_exceptions = true`
@@ -145,4 +148,38 @@ export function formatTimeTracking(seconds: number): string | null {
   const parts: Array<[number, string]> = [[years, 'y'], [months, 'mo'], [weeks, 'w'], [days, 'd'], [hours, 'h'], [minutes, 'm'], [s, 's']];
   const text = parts.filter(([n]) => n !== 0).map(([n, unit]) => `${n}${unit}`).join(' ');
   return text === '' ? null : text;
+}
+
+// ───────────────────────────── Time tracking of an issuable ─────────────────────────────
+
+/** The time columns' largest value (PostgreSQL integer). */
+export const TIME_MAX = 2_147_483_647;
+
+/** API::TimeTrackingEndpoints' commands, the same for issues and merge requests. */
+export type TimeTrackingCommand =
+  | { readonly type: 'SetTimeEstimate'; readonly seconds: number }
+  | { readonly type: 'AddSpentTime'; readonly userId: number; readonly seconds: number }
+  | { readonly type: 'ResetSpentTime'; readonly userId: number };
+
+/** What a time-tracking command records: a new estimate, a timelog (GitLab's reset is one of minus the total), or nothing. */
+export type TimeTrackingChange = { readonly estimate: number } | { readonly userId: number; readonly spent: number; readonly reset: boolean } | null;
+
+/**
+ * TimeTrackable (GitLab 12) for an issuable with these totals: an unchanged estimate and a
+ * zero timelog record nothing; a total below zero is check_negative_time_spent's error, one
+ * past the integer column is refused as its timelog would be (GitLab 12's sum failed there).
+ */
+export function decideTimeTracking(command: TimeTrackingCommand, totals: { readonly timeEstimate: number; readonly totalTimeSpent: number }): TimeTrackingChange {
+  switch (command.type) {
+    case 'SetTimeEstimate':
+      return command.seconds === totals.timeEstimate ? null : { estimate: command.seconds };
+    case 'AddSpentTime':
+      if (totals.totalTimeSpent + command.seconds < 0) throw invalid({ base: ['Time to subtract exceeds the total time spent'] });
+      if (totals.totalTimeSpent + command.seconds > TIME_MAX) throw invalid({ timelogs: ['is invalid'] });
+      return command.seconds === 0 ? null : { userId: command.userId, spent: command.seconds, reset: false };
+    case 'ResetSpentTime':
+      return totals.totalTimeSpent === 0 ? null : { userId: command.userId, spent: -totals.totalTimeSpent, reset: true };
+    default:
+      return unhandled(command);
+  }
 }

@@ -1,6 +1,7 @@
 import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../database/database.js';
 import { ACCESS, type Viewer } from '../domain/access.js';
+import type { ProjectSubject } from '../domain/policy/project.js';
 import type { UserRow } from './users.js';
 
 /**
@@ -86,6 +87,30 @@ export async function projectAccessLevelOf(db: Db, viewer: Viewer | null, projec
   if (!viewer) return null;
   const { rows } = await sql<{ level: number | null }>`select ${projectAccessLevel(viewer, projectId)} as level`.execute(db);
   return rows[0]?.level ?? null;
+}
+
+/**
+ * The policy subjects of some users on one project, blocked users left out, none for a project
+ * pending deletion: whom an ability is asked for when the caller is not the user (assignees
+ * kept by IssuableBaseService#filter_assignee, todos made by TodoService).
+ */
+export async function projectSubjectsOf(db: Db, projectId: number, userIds: readonly number[], today: string): Promise<ProjectSubject[]> {
+  if (userIds.length === 0) return [];
+  const project = await db
+    .selectFrom('projects')
+    .selectAll()
+    .select(sql<number | null>`(select n.owner_id from namespaces n where n.id = projects.namespace_id and n.kind = 'user')`.as('personal_owner_id'))
+    .where('id', '=', projectId)
+    .where('pending_delete', '=', false)
+    .executeTakeFirst();
+  if (!project) return [];
+  const users = await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', [...new Set(userIds)]).where('state', '<>', 'blocked').execute();
+  const subjects: ProjectSubject[] = [];
+  for (const user of users) {
+    const viewer = viewerOf(user, today);
+    subjects.push({ kind: 'project', viewer, role: await projectAccessLevelOf(db, viewer, projectId), project, personalOwnerId: project.personal_owner_id });
+  }
+  return subjects;
 }
 
 /** The viewer's level on one group, in one query. */

@@ -3,6 +3,7 @@ import { featureFlagsProjector } from './feature-flags/projector.js';
 import { epicsProjector } from './epics/projector.js';
 import { labelsProjector } from './labels/projector.js';
 import { mergeRequestsProjector } from './merge-requests/projector.js';
+import { issuesProjector } from './issues/projector.js';
 import { milestonesProjector } from './milestones/projector.js';
 import { todosProjector } from './todos/projector.js';
 import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
@@ -11,8 +12,11 @@ import { applicationSettingsProjector } from './application-settings/projector.j
 import { authorizationsProjector } from './authorizations/projector.js';
 import { groupsProjector } from './groups/projector.js';
 import { integrationsProjector } from './integrations/projector.js';
+import { hooksProjector } from './hooks/projector.js';
 import { membersProjector } from './members/projector.js';
 import { notificationSettingsProjector } from './notification-settings/projector.js';
+import { notesProjector } from './notes/projector.js';
+import { awardEmojiProjector } from './award-emoji/projector.js';
 import type { Projector } from './projector.js';
 import { projectsProjector } from './projects/projector.js';
 import { protectedBranchesProjector } from './protected-branches/projector.js';
@@ -22,12 +26,13 @@ import { scimProjector } from './scim/projector.js';
 import { geoNodesProjector } from './geo-nodes/projector.js';
 import { containerRepositoriesProjector } from './container-repositories/projector.js';
 import { repositoryProjector } from './repository/projector.js';
+import { snippetsProjector } from './snippets/projector.js';
 
 /**
  * Every projector, in the order they apply an event: projects after groups (renames read the
  * renamed rows), authorizations after members, groups and projects (it recomputes from their rows).
  */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, protectedTagsProjector, applicationSettingsProjector, integrationsProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, protectedTagsProjector, applicationSettingsProjector, integrationsProjector, hooksProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, todosProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector, issuesProjector, snippetsProjector, notesProjector, awardEmojiProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

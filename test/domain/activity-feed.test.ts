@@ -39,11 +39,15 @@ describe('the activity mapping', () => {
     MergeRequestClosed: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
     MergeRequestReopened: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
     MergeRequestMerged: { id: 31, project_id: 7, iid: 1, title: 'Fix' },
+    IssueOpened: { id: 51, project_id: 7, iid: 1, title: 'Bug' },
+    IssueClosed: { id: 51, project_id: 7, iid: 1, title: 'Bug' },
+    IssueReopened: { id: 51, project_id: 7, iid: 1, title: 'Bug' },
     BranchCreated: { project_id: 7, branch: 'topic', new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
     BranchUpdated: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40), new_sha: 'b'.repeat(40), commits: ['b'.repeat(40)], commit_details: [{ message: 'Add it', author_name: 'Jane' }] },
     BranchDeleted: { project_id: 7, branch: 'topic', old_sha: 'a'.repeat(40) },
     TagCreated: { project_id: 7, tag: 'v1.0', target: 'c'.repeat(40), commit_sha: 'b'.repeat(40), message: 'Release', commit_details: [{ message: 'Add it\n\nbody', author_name: 'Jane' }], release_description: null },
     TagDeleted: { project_id: 7, tag: 'v1.0', old_sha: 'c'.repeat(40) },
+    NoteAdded: { id: 410, noteable_type: 'MergeRequest', noteable_id: 31, commit_id: null, project_id: 7, group_id: null, author_id: 9, body: 'Nice', type: null, discussion_id: 'd'.repeat(40), position: null, line_code: null, noteable_iid: 1, noteable_title: 'Fix', created_at: '2020-01-01T00:00:00.000Z', resolved: false },
   };
 
   it("gives each event GitLab's fields, a target_type that answers to the event's target filter", () => {
@@ -83,11 +87,14 @@ describe('the activity mapping', () => {
   it('turns the action and target_type filters into event types', () => {
     expect(activityTypes({ action: 'joined' }).sort()).toEqual(['AccessRequestApproved', 'MemberAdded']);
     expect(activityTypes({ action: 'destroyed' }).sort()).toEqual(['GroupDeletionScheduled', 'MilestoneDeleted', 'ProjectDeletionScheduled']);
-    expect(activityTypes({ action: 'closed' }).sort()).toEqual(['EpicClosed', 'MergeRequestClosed', 'MilestoneClosed']);
+    expect(activityTypes({ action: 'closed' }).sort()).toEqual(['EpicClosed', 'IssueClosed', 'MergeRequestClosed', 'MilestoneClosed']);
+    expect(activityTypes({ targetType: 'issue' }).sort()).toEqual(['IssueClosed', 'IssueOpened', 'IssueReopened']);
     expect(activityTypes({ targetType: 'milestone' }).sort()).toEqual(['MilestoneClosed', 'MilestoneCreated', 'MilestoneDeleted', 'MilestoneReopened']);
     expect(activityTypes({ targetType: 'project' })).toEqual(['ProjectDeletionScheduled']);
     expect(activityTypes({ targetType: 'merge_request' }).sort()).toEqual(['MergeRequestClosed', 'MergeRequestMerged', 'MergeRequestOpened', 'MergeRequestReopened']);
     expect(activityTypes({ action: 'merged' })).toEqual(['MergeRequestMerged']);
+    expect(activityTypes({ action: 'commented' })).toEqual(['NoteAdded']);
+    expect(activityTypes({ targetType: 'note' })).toEqual(['NoteAdded']);
     expect(activityTypes({ action: 'created', targetType: 'project' })).toEqual([]);
     expect(activityTypes({ action: 'pushed' })).toEqual(['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'TagCreated', 'TagDeleted']);
     expect(activityTypes().sort()).toEqual(Object.keys(ACTIVITY).sort());

@@ -73,6 +73,9 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   rename_project: { private: owners, internal: owners, public: owners },
   archive_project: { private: owners, internal: owners, public: owners },
   remove_project: { private: owners, internal: owners, public: owners },
+  remove_fork_project: { private: owners, internal: owners, public: owners },
+  // GitLab 12: reporter_access or public_user_access (signed in) forks.
+  fork_project: { private: reporters, internal: [...reporters, 'guest', 'outsider'], public: [...reporters, 'guest', 'outsider', 'external'] },
   request_access: { private: [], internal: ['outsider'], public: ['outsider', 'external'] },
   // GitLab 12: guest_access | public_access reads milestones and labels; developer_access administers milestones, reporter_access labels.
   read_milestone: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
@@ -115,8 +118,28 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   update_merge_request: { private: developers, internal: developers, public: developers },
   admin_merge_request: { private: developers, internal: developers, public: developers },
   destroy_merge_request: { private: owners, internal: owners, public: owners },
+  // GitLab 12.10: guest_access (public_user_access too) comments and awards; maintainers administer notes, developers resolve.
+  create_note: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external'] },
+  award_emoji: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external'] },
+  admin_note: { private: maintainers, internal: maintainers, public: maintainers },
+  resolve_note: { private: developers, internal: developers, public: developers },
+  set_note_created_at: { private: owners, internal: owners, public: owners },
   // GitLab 12: guest_access — members, and signed-in users who can see the project (public_user_access).
   create_merge_request_in: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external'] },
+  // GitLab 12.10: reporter_access creates project snippets; maintainer_access updates and administers them.
+  create_snippet: { private: reporters, internal: reporters, public: reporters },
+  update_snippet: { private: maintainers, internal: maintainers, public: maintainers },
+  admin_snippet: { private: maintainers, internal: maintainers, public: maintainers },
+  // GitLab 12.10: guest_access or public_access reads issues; guest_access (public_user_access too) opens them;
+  // reporters update, administer and read confidential ones; owners and administrators delete them and set their dates.
+  read_issue: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
+  create_issue: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external'] },
+  update_issue: { private: reporters, internal: reporters, public: reporters },
+  admin_issue: { private: reporters, internal: reporters, public: reporters },
+  read_confidential_issues: { private: reporters, internal: reporters, public: reporters },
+  destroy_issue: { private: owners, internal: owners, public: owners },
+  set_issue_created_at: { private: owners, internal: owners, public: owners },
+  set_issue_updated_at: { private: owners, internal: owners, public: owners },
 };
 
 const ENVIRONMENT_WRITES: readonly ProjectAbility[] = [

@@ -54,6 +54,7 @@ async function buildWorld() {
   await ok(api.post(`${p}/members`, { user_id: user.user.id, access_level: 30 }), 'project member');
   await ok(api.post(`${p}/access_requests`, undefined, { token: requester.token }), 'access request');
   const mr = await ok(api.post(`${p}/merge_requests`, { title: 'World', source_branch: 'feature', target_branch: 'master' }), 'merge request');
+  const issue = await ok(api.post(`${p}/issues`, { title: 'World' }), 'issue');
   const versions = await ok(api.get(`${p}/merge_requests/${mr.iid}/versions`), 'versions');
   const todo = await ok(api.post(`${p}/merge_requests/${mr.iid}/todo`), 'todo');
   const environment = await ok(api.post(`${p}/environments`, { name: `env${n}` }), 'environment');
@@ -91,6 +92,7 @@ async function buildWorld() {
     projectPath: project.path_with_namespace as string,
     sha: sha as string,
     mr: String(mr.iid),
+    issue: String(issue.iid),
     version: String(versions[0].id),
     todo: String(todo.id),
     environment: String(environment.id),
@@ -136,6 +138,8 @@ function pathIn(world: World, path: string): string {
         return encodeURIComponent(world.groupPath);
       case 'group_id':
         return world.group;
+      case 'forked_from_id':
+        return world.project;
       case 'key':
         return 'key';
       case 'impersonation_token_id':
@@ -144,6 +148,8 @@ function pathIn(world: World, path: string): string {
         return world.environment;
       case 'merge_request_iid':
         return world.mr;
+      case 'issue_iid':
+        return world.issue;
       case 'version_id':
         return world.version;
       case 'key_id':
@@ -182,6 +188,17 @@ function pathIn(world: World, path: string): string {
         return 'avatar.png';
       case 'archive':
         return 'archive.zip';
+      case 'hook_id':
+        return '1';
+      case 'snippet_id':
+        return '1';
+      case 'noteable_id':
+        return path.includes('/repository/commits/') ? world.sha : path.includes('/epics/') ? '1' : world.mr;
+      case 'note_id':
+      case 'award_id':
+        return '1';
+      case 'discussion_id':
+        return 'd'.repeat(40);
       default:
         throw new Error(`no resource for :${param} in ${path}`);
     }

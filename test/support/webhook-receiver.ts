@@ -1,9 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** A local HTTP server that records every request a chat integration's delivery makes and answers 200. */
+/** A local HTTP server that records every request a delivery makes (chat integrations, webhooks) and answers 200. */
 export class WebhookReceiver {
-  readonly received: { path: string; contentType: string | undefined; body: string }[] = [];
+  readonly received: { path: string; contentType: string | undefined; body: string; headers: IncomingHttpHeaders }[] = [];
   private server!: Server;
   url = '';
 
@@ -12,7 +12,7 @@ export class WebhookReceiver {
       let body = '';
       req.on('data', (chunk) => (body += chunk));
       req.on('end', () => {
-        this.received.push({ path: req.url ?? '', contentType: req.headers['content-type'], body });
+        this.received.push({ path: req.url ?? '', contentType: req.headers['content-type'], body, headers: req.headers });
         res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
       });
     });

@@ -7,7 +7,7 @@ import type { Db } from '../../database/database.js';
  * one scope wait on each other in.
  */
 export interface IidCounter {
-  readonly table: 'epic_iids' | 'milestone_iids' | 'merge_request_iids';
+  readonly table: 'epic_iids' | 'milestone_iids' | 'merge_request_iids' | 'issue_iids';
   readonly scope: 'group_id' | 'project_id';
   readonly lockSpace: number;
 }

@@ -46,7 +46,8 @@ export interface NoteData {
   readonly attachment: string | null;
   readonly created_at: string;
   readonly system: boolean;
-  readonly noteable_id: number;
+  /** null for a commit's note (GitLab's commit notes have a commit_id instead). */
+  readonly noteable_id: number | null;
   readonly noteable_type: string;
   readonly noteable_iid: number | null;
 }
@@ -118,6 +119,14 @@ const milestoneTarget = (actionName: string, data: { id: number; iid: number; ti
   target_id: data.id,
   target_iid: data.iid,
   target_type: 'Milestone',
+  target_title: data.title,
+});
+
+const issueTarget = (actionName: string, data: { id: number; iid: number; title: string }): ActivityRecord => ({
+  action_name: actionName,
+  target_id: data.id,
+  target_iid: data.iid,
+  target_type: 'Issue',
   target_title: data.title,
 });
 
@@ -240,6 +249,11 @@ export const ACTIVITY = {
   MergeRequestClosed: { action: 'closed', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('closed', data) },
   MergeRequestReopened: { action: 'reopened', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('opened', data) },
   MergeRequestMerged: { action: 'merged', targetFilter: 'merge_request', author: 'actor', record: (data) => mergeRequestTarget('accepted', data) },
+  // GitLab: EventCreateService#open_issue / close_issue / reopen_issue; Event#action_name says
+  // "opened" for a creation and a reopening. A moved issue's closing is its IssueClosed.
+  IssueOpened: { action: 'created', targetFilter: 'issue', author: 'actor', record: (data) => issueTarget('opened', data) },
+  IssueClosed: { action: 'closed', targetFilter: 'issue', author: 'actor', record: (data) => issueTarget('closed', data) },
+  IssueReopened: { action: 'reopened', targetFilter: 'issue', author: 'actor', record: (data) => issueTarget('opened', data) },
   // GitLab: a push through the API runs the post-receive hooks (Git::BranchPushService →
   // EventCreateService#push): a new branch, a move, a deletion. Event::TARGET_TYPES has none.
   BranchCreated: { action: 'pushed', targetFilter: null, author: 'actor', record: push('pushed new', 'created') },
@@ -248,6 +262,20 @@ export const ACTIVITY = {
   // GitLab: Git::TagPushService → EventCreateService#push, ref_type tag.
   TagCreated: { action: 'pushed', targetFilter: null, author: 'actor', record: tagPush('pushed new', 'created') },
   TagDeleted: { action: 'pushed', targetFilter: null, author: 'actor', record: tagPush('deleted', 'removed') },
+  // GitLab: EventCreateService#leave_note — "commented on", the note as target and as `note`.
+  NoteAdded: {
+    action: 'commented',
+    targetFilter: 'note',
+    author: 'actor',
+    record: (data) => ({
+      action_name: 'commented on',
+      target_id: data.id,
+      target_iid: data.id,
+      target_type: 'Note',
+      target_title: null,
+      note: { id: data.id, body: data.body, attachment: null, created_at: data.created_at, system: false, noteable_id: data.noteable_id, noteable_type: data.noteable_type, noteable_iid: data.noteable_iid },
+    }),
+  },
 } as const satisfies Mappings;
 
 export type ActivityEventType = keyof typeof ACTIVITY;
@@ -289,11 +317,17 @@ export const NO_ACTIVITY = {
   ProjectStarred: 'GitLab records no event for stars',
   ProjectUnstarred: 'GitLab records no event for stars',
   ProjectDeleted: "the removal worker's completion of ProjectDeletionScheduled (one act, one activity)",
+  ProjectForkLinked: "Projects::ForkService records no event of its own (the fork's creation is its ProjectCreated)",
+  ProjectForkUnlinked: 'Projects::UnlinkForkService records no event',
+  ProjectTransferred: 'Projects::TransferService records no event (the audit shows it)',
   // environments, deploy keys, protected branches, settings, broadcast messages
   EnvironmentCreated: 'GitLab records no event for environments',
   EnvironmentUpdated: 'GitLab records no event for environments',
   EnvironmentStopped: 'GitLab records no event for environments',
   EnvironmentDeleted: 'GitLab records no event for environments',
+  SnippetCreated: 'GitLab 12 records no event for snippets (only notes on them)',
+  SnippetUpdated: 'GitLab 12 records no event for snippets (only notes on them)',
+  SnippetDeleted: 'GitLab 12 records no event for snippets (only notes on them)',
   BroadcastMessageCreated: 'instance administration, not activity',
   BroadcastMessageUpdated: 'instance administration, not activity',
   BroadcastMessageDeleted: 'instance administration, not activity',
@@ -317,6 +351,9 @@ export const NO_ACTIVITY = {
   // integrations
   IntegrationSaved: 'GitLab records no event for a project service',
   IntegrationDisabled: 'GitLab records no event for a project service',
+  HookCreated: 'GitLab records no event for a webhook',
+  HookUpdated: 'GitLab records no event for a webhook',
+  HookDeleted: 'GitLab records no event for a webhook',
   // feature flags
   FeatureFlagCreated: 'GitLab records no event for feature flags (only an audit event)',
   FeatureFlagUpdated: 'GitLab records no event for feature flags (only an audit event)',
@@ -349,6 +386,21 @@ export const NO_ACTIVITY = {
   MergeRequestTimeSpent: 'GitLab records a timelog and a system note, not an event',
   MergeRequestSubscribed: 'subscriptions are personal, not activity',
   MergeRequestUnsubscribed: 'subscriptions are personal, not activity',
+  IssueUpdated: 'Issues::UpdateService records no event (only a state change does)',
+  IssueMoved: 'Issues::MoveService records the closing (IssueClosed) and the new issue\'s creation',
+  IssueDeleted: 'Issuable::DestroyService records no event (the issue\'s events go with it)',
+  IssueTimeEstimateChanged: 'GitLab records a system note, not an event',
+  IssueTimeSpent: 'GitLab records a timelog and a system note, not an event',
+  IssueSubscribed: 'subscriptions are personal, not activity',
+  IssueUnsubscribed: 'subscriptions are personal, not activity',
+  // notes and award emoji
+  NoteConvertedToDiscussion: 'a reply turned a note into a discussion: the reply is the activity',
+  NoteEdited: 'Notes::UpdateService records no event',
+  NoteDeleted: 'Notes::DestroyService records no event',
+  NotesResolved: 'GitLab records no event for resolving a discussion',
+  NotesUnresolved: 'GitLab records no event for unresolving a discussion',
+  AwardEmojiAwarded: 'GitLab records no event for award emoji',
+  AwardEmojiRemoved: 'GitLab records no event for award emoji',
   // container registry
   ContainerRepositoryCreated: 'GitLab records no event for the container registry',
   ContainerRepositoryTagPushed: 'GitLab records no event for the container registry',

@@ -92,6 +92,13 @@ export const DELIVERY_TRIGGERS = {
     projectId: (d) => d.project_id,
     message: (d, facts) => mergeRequestMessage({ iid: d.iid, title: d.title, state: 'merged' }, facts),
   },
+  // GitLab: Notes::PostProcessService#execute_note_hooks → Project#execute_services(hooks_data, :note_hooks).
+  // An epic's note is a group's: no project, no project service (project id 0 matches none).
+  NoteAdded: {
+    flag: 'note_events',
+    projectId: (d) => d.project_id ?? 0,
+    message: (d, facts) => noteMessage(d, facts),
+  },
 } satisfies DeliveryTriggers;
 
 // ───────────────────────────── The message ─────────────────────────────
@@ -244,5 +251,46 @@ export function mergeRequestMessage(move: MergeRequestMove, facts: MessageFacts)
     userAvatar: facts.user?.avatarUrl ?? null,
     summary: `${user} ${move.state} ${link} in ${projectLink}`,
     activity: { title: `Merge Request ${move.state} by ${user}`, subtitle: `in ${projectLink}`, text: link, image: facts.user?.avatarUrl ?? '' },
+  };
+}
+
+// ───────────────────────────── Notes ─────────────────────────────
+
+export interface NoteMove {
+  readonly id: number;
+  readonly body: string;
+  readonly noteable_type: string;
+  readonly noteable_iid: number | null;
+  readonly commit_id: string | null;
+  readonly noteable_title: string;
+}
+
+/**
+ * GitLab 12's ChatMessage::NoteMessage: "<user> [commented on merge request !<iid>](<note url>)
+ * in [<path>](<project>): *<title's first line>*", the note as the attachment (color #345);
+ * Microsoft Teams' activity "<user> [commented on …](…)", "in <project link>", the title and the
+ * avatar. A commit's target is "commit <sha 8>" and its title its message; notes on other
+ * noteables make no message here yet.
+ */
+export function noteMessage(note: NoteMove, facts: MessageFacts): ChatMessage | null {
+  const web = facts.project.webUrl;
+  const [target, url] =
+    note.noteable_type === 'MergeRequest'
+      ? [`merge request !${note.noteable_iid}`, `${web}/-/merge_requests/${note.noteable_iid}#note_${note.id}`]
+      : note.noteable_type === 'Commit'
+        ? [`commit ${note.commit_id!.slice(0, 8)}`, `${web}/-/commit/${note.commit_id}#note_${note.id}`]
+        : [null, null];
+  if (target === null) return null;
+  const projectLink = `[${facts.project.pathWithNamespace}](${web})`;
+  const title = note.noteable_title.split('\n')[0]!.replace(/\r$/, '');
+  const user = facts.user ? (facts.user.name !== '' ? `${facts.user.name} (${facts.user.username})` : facts.user.username) : '';
+  const link = `[commented on ${target}](${url})`;
+  return {
+    projectName: facts.project.pathWithNamespace,
+    userName: facts.user?.username ?? '',
+    userAvatar: facts.user?.avatarUrl ?? null,
+    summary: `${user} ${link} in ${projectLink}: *${title}*`,
+    details: { text: note.body, color: '#345' },
+    activity: { title: `${user} ${link}`, subtitle: `in ${projectLink}`, text: title, image: facts.user?.avatarUrl ?? '' },
   };
 }

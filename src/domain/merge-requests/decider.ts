@@ -1,6 +1,10 @@
 import { type Claim, type ClaimChanges, type Decider, NO_CLAIMS, unhandled } from '../decider.js';
-import { conflict, invalid, notAllowed, notModified, notAcceptable, recordNotFound, unprocessable } from '../errors.js';
+import { conflict, invalid, notAllowed, notAcceptable, recordNotFound, unprocessable } from '../errors.js';
 import { isWorkInProgress } from '../issuable-text.js';
+import { decideSubscription, withSubscription, type SubscriptionCommand } from '../subscriptions.js';
+
+export { isSubscribed } from '../subscriptions.js';
+import { decideTimeTracking, type TimeTrackingCommand } from '../time-tracking.js';
 import { type MergeRequestEvent, type MergeStatus, type VersionData } from './events.js';
 
 /**
@@ -110,17 +114,12 @@ export type MergeRequestCommand =
   /** A push to the target branch brought the source head `headSha` in, merged by `mergeCommitSha` (RefreshService#post_merge_manually_merged). */
   | { readonly type: 'RecordMergedByPush'; readonly byId: number; readonly headSha: string; readonly mergeCommitSha: string }
   | { readonly type: 'RecordRebaseFailure'; readonly error: string }
-  | { readonly type: 'SetTimeEstimate'; readonly seconds: number }
-  | { readonly type: 'AddSpentTime'; readonly userId: number; readonly seconds: number }
-  | { readonly type: 'ResetSpentTime'; readonly userId: number }
-  | { readonly type: 'Subscribe'; readonly userId: number }
-  | { readonly type: 'Unsubscribe'; readonly userId: number };
+  | TimeTrackingCommand
+  | SubscriptionCommand;
 
 // ───────────────────────────── Rules ─────────────────────────────
 
 const TITLE_MAX = 255;
-/** The time columns' largest value (PostgreSQL integer). */
-export const TIME_MAX = 2_147_483_647;
 /** Issuable: `validates :description, length: { maximum: 1.megabyte }` — characters. */
 export const DESCRIPTION_MAX = 1_048_576;
 
@@ -148,13 +147,6 @@ function validateBranches(sourceBranch: string, targetBranch: string, facts: Bra
   if (!facts.targetExists) fields.target_branch = ['does not exist'];
   if (Object.keys(fields).length > 0) throw invalid(fields);
   if (facts.openDuplicateIid !== null) throw conflict([`Another open merge request already exists for this source branch: !${facts.openDuplicateIid}`]);
-}
-
-/** Participable: the author and assignees are subscribed unless they unsubscribed (Subscribable#subscribed?). */
-export function isSubscribed(mr: MergeRequestRecord, userId: number): boolean {
-  const explicit = mr.subscriptions.get(userId);
-  if (explicit !== undefined) return explicit;
-  return mr.authorId === userId || mr.assigneeIds.includes(userId);
 }
 
 const sameIds = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((id, i) => id === b[i]);
@@ -223,9 +215,7 @@ function evolve(state: MergeRequestState, event: MergeRequestEvent): MergeReques
       return next({ totalTimeSpent: mr.totalTimeSpent + event.data.time_spent });
     case 'MergeRequestSubscribed':
     case 'MergeRequestUnsubscribed': {
-      const subscriptions = new Map(mr.subscriptions);
-      subscriptions.set(event.data.user_id, event.type === 'MergeRequestSubscribed');
-      return next({ subscriptions });
+      return next({ subscriptions: withSubscription(mr.subscriptions, event.data.user_id, event.type === 'MergeRequestSubscribed') });
     }
     default:
       return unhandled(event);
@@ -308,22 +298,18 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
       if (mr.state !== 'opened' || command.sourceSha !== mr.latestVersion.head_commit_sha || command.mergeStatus === mr.mergeStatus) return [];
       return [{ type: 'MergeRequestMergeStatusChecked', data: { ...of, merge_status: command.mergeStatus, source_sha: command.sourceSha, target_sha: command.targetSha } }];
     case 'SetTimeEstimate':
-      return command.seconds === mr.timeEstimate ? [] : [{ type: 'MergeRequestTimeEstimateChanged', data: { ...of, time_estimate: command.seconds } }];
     case 'AddSpentTime':
-      // TimeTrackable#check_negative_time_spent.
-      if (mr.totalTimeSpent + command.seconds < 0) throw invalid({ base: ['Time to subtract exceeds the total time spent'] });
-      // The total is a PostgreSQL integer (GitLab 12's timelogs sum failed past it): refused as its timelog would be.
-      if (mr.totalTimeSpent + command.seconds > TIME_MAX) throw invalid({ timelogs: ['is invalid'] });
-      if (command.seconds === 0) return [];
-      return [{ type: 'MergeRequestTimeSpent', data: { ...of, user_id: command.userId, time_spent: command.seconds, reset: false } }];
-    case 'ResetSpentTime':
-      return mr.totalTimeSpent === 0 ? [] : [{ type: 'MergeRequestTimeSpent', data: { ...of, user_id: command.userId, time_spent: -mr.totalTimeSpent, reset: true } }];
+    case 'ResetSpentTime': {
+      const change = decideTimeTracking(command, mr);
+      if (change === null) return [];
+      if ('estimate' in change) return [{ type: 'MergeRequestTimeEstimateChanged', data: { ...of, time_estimate: change.estimate } }];
+      return [{ type: 'MergeRequestTimeSpent', data: { ...of, user_id: change.userId, time_spent: change.spent, reset: change.reset } }];
+    }
     case 'Subscribe':
-      if (isSubscribed(mr, command.userId)) throw notModified();
-      return [{ type: 'MergeRequestSubscribed', data: { ...of, user_id: command.userId } }];
-    case 'Unsubscribe':
-      if (!isSubscribed(mr, command.userId)) throw notModified();
-      return [{ type: 'MergeRequestUnsubscribed', data: { ...of, user_id: command.userId } }];
+    case 'Unsubscribe': {
+      const data = { ...of, user_id: command.userId };
+      return decideSubscription(command, mr) ? [{ type: 'MergeRequestSubscribed', data }] : [{ type: 'MergeRequestUnsubscribed', data }];
+    }
     default:
       return unhandled(command);
   }

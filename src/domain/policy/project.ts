@@ -117,6 +117,9 @@ export const PROJECT_POLICY = {
   rename_project: ownerAccess,
   archive_project: ownerAccess,
   remove_project: ownerAccess,
+  remove_fork_project: ownerAccess,
+  /** reporter_access or public_user_access (a signed-in user who sees a public or internal project); off with the repository. */
+  fork_project: (s) => (reporterAccess(s) || publicUserAccess(s)) && repositoryAvailable(s),
 
   /**
    * Enabled by public_user_access; prevented for owners, administrators, members (a member of
@@ -183,6 +186,35 @@ export const PROJECT_POLICY = {
   update_merge_request: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),
   admin_merge_request: (s) => developerAccess(s) && mergeRequestsAvailable(s) && !archived(s),
   destroy_merge_request: (s) => ownerAccess(s) && mergeRequestsAvailable(s),
+  // Notes (12.10): guest_access (public_user_access grants it) comments and awards emoji;
+  // maintainer_access administers anybody's notes (NotePolicy adds the author's own),
+  // developer_access resolves discussions (and the merge request's author, asked per merge
+  // request); owners and administrators set a note's created_at. Notes are read-only on an
+  // archived project (READONLY_FEATURES_WHEN_ARCHIVED), award emoji are not.
+  create_note: (s) => (ownerAccess(s) || guest(s) || publicUserAccess(s)) && !archived(s),
+  award_emoji: (s) => ownerAccess(s) || guest(s) || publicUserAccess(s),
+  admin_note: (s) => maintainerAccess(s) && !archived(s),
+  resolve_note: developerAccess,
+  set_note_created_at: ownerAccess,
+  // Issues (12.10): guest_access or public_access reads them (IssuePolicy narrows a confidential
+  // one, src/http/routes/issues/find.ts), guest_access (public_user_access grants it) opens them,
+  // reporter_access updates, administers and reads confidential ones, the owner and
+  // administrators delete them and set created_at / updated_at. All off with the issues
+  // feature, writes off on an archived project. The author and assignees may also update their own.
+  read_issue: (s) => (ownerAccess(s) || guest(s) || openToViewer(s)) && featureAvailable(s, 'issues'),
+  create_issue: (s) => (ownerAccess(s) || guest(s) || publicUserAccess(s)) && featureAvailable(s, 'issues') && !archived(s),
+  update_issue: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
+  admin_issue: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
+  read_confidential_issues: (s) => reporterAccess(s) && featureAvailable(s, 'issues'),
+  destroy_issue: (s) => ownerAccess(s) && featureAvailable(s, 'issues') && !archived(s),
+  set_issue_created_at: ownerAccess,
+  set_issue_updated_at: ownerAccess,
+  // Project snippets (12.10's names): reporter_access creates them, maintainer_access updates and
+  // administers anybody's (ProjectSnippetPolicy, src/domain/policy/snippet.ts, narrows both per
+  // snippet and adds the author); off with the snippets feature, writes off on an archived project.
+  create_snippet: (s) => reporterAccess(s) && featureAvailable(s, 'snippets') && !archived(s),
+  update_snippet: (s) => maintainerAccess(s) && featureAvailable(s, 'snippets') && !archived(s),
+  admin_snippet: (s) => maintainerAccess(s) && featureAvailable(s, 'snippets') && !archived(s),
 } as const satisfies Record<string, Rule>;
 
 export type ProjectAbility = keyof typeof PROJECT_POLICY;

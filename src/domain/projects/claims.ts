@@ -40,6 +40,14 @@ export function projectClaims(event: ProjectEvent, before: ProjectState): ClaimC
       }
       return { acquire, release };
     }
+    // Projects::TransferService: the name and path move to the new namespace.
+    case 'ProjectTransferred':
+      return before.settings && before.namespaceId !== null
+        ? {
+            acquire: [projectNameClaim(event.data.namespace_id, before.settings.name), projectPathClaim(event.data.namespace_id, before.settings.path)],
+            release: [projectNameClaim(before.namespaceId, before.settings.name), projectPathClaim(before.namespaceId, before.settings.path)],
+          }
+        : NO_CLAIMS;
     case 'ProjectDeleted':
       return before.settings && before.namespaceId !== null
         ? { acquire: [], release: [projectNameClaim(before.namespaceId, before.settings.name), projectPathClaim(before.namespaceId, before.settings.path)] }

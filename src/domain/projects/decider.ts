@@ -2,6 +2,7 @@ import { type Decider, unhandled } from '../decider.js';
 import { conflict, notFound, serviceError } from '../errors.js';
 import { sameUpload, type UploadRef } from '../uploads.js';
 import type { ProjectEvent } from './events.js';
+import { decideFork, type ForkCommand } from './forks.js';
 import { type ProjectChanges, type ProjectNamespace, type ProjectSettings, settingsOf } from './settings.js';
 import { validate } from './validation.js';
 
@@ -28,6 +29,8 @@ export interface ProjectState {
   readonly avatar: UploadRef | null;
   /** The groups the project is shared with: group id → the link's id. */
   readonly groupLinks: ReadonlyMap<number, number>;
+  /** The project it is a fork of (./forks.ts). */
+  readonly forkedFrom: number | null;
 }
 
 // ───────────────────────────── Commands ─────────────────────────────
@@ -46,6 +49,8 @@ export interface CreateProjectCommand {
   /** Personal namespace only: the creator's projects_limit and personal project count. */
   readonly personalLimit: { readonly limit: number; readonly count: number } | null;
   readonly avatar?: UploadRef | undefined;
+  /** POST /projects/:id/fork: the project it is a fork of. */
+  readonly forkedFrom?: number | undefined;
 }
 
 /** POST /projects/:id/share: the caller may read the group (checked before, as GitLab's service does). */
@@ -81,7 +86,8 @@ export type ProjectCommand =
   | ShareProjectWithGroupCommand
   | { readonly type: 'UnshareProjectWithGroup'; readonly groupId: number; readonly pathWithNamespace: string }
   | { readonly type: 'ScheduleProjectDeletion' }
-  | { readonly type: 'DeleteProject' };
+  | { readonly type: 'DeleteProject' }
+  | ForkCommand;
 
 // ───────────────────────────── Decider ─────────────────────────────
 
@@ -98,6 +104,7 @@ const initialState = (id: number): ProjectState => ({
   starredBy: new Set(),
   avatar: null,
   groupLinks: new Map(),
+  forkedFrom: null,
 });
 
 function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
@@ -146,6 +153,15 @@ function evolve(state: ProjectState, event: ProjectEvent): ProjectState {
       groupLinks.delete(event.data.group_id);
       return { ...state, groupLinks };
     }
+    case 'ProjectForkLinked':
+      return { ...state, forkedFrom: event.data.forked_from_project_id };
+    case 'ProjectForkUnlinked':
+      return { ...state, forkedFrom: null };
+    case 'ProjectTransferred': {
+      const { namespace_id, path_with_namespace, visibility } = event.data;
+      const settings = visibility === null ? state.settings : { ...state.settings!, visibility };
+      return { ...state, namespaceId: namespace_id, pathWithNamespace: path_with_namespace, settings };
+    }
     default:
       return state;
   }
@@ -174,6 +190,7 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
         },
       },
       ...avatarChange(state.id, null, command.avatar),
+      ...(command.forkedFrom === undefined ? [] : decideFork({ ...state, forkedFrom: null }, { type: 'LinkFork', forkedFromId: command.forkedFrom })),
     ];
   }
   // DeleteProject is how removals finish (the reactor, a group's removal): a project gone needs nothing.
@@ -205,6 +222,10 @@ function decide(command: ProjectCommand, state: ProjectState): ProjectEvent[] {
     }
     case 'ScheduleProjectDeletion':
       return [{ type: 'ProjectDeletionScheduled', data: { id, path_with_namespace: state.pathWithNamespace ?? '' } }];
+    case 'LinkFork':
+    case 'UnlinkFork':
+    case 'TransferProject':
+      return decideFork(state, command);
     default:
       return unhandled(command);
   }

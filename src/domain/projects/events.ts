@@ -61,6 +61,25 @@ export const projectEvents = {
   }),
   /** DELETE /projects/:id/share/:group_id. */
   ProjectGroupLinkDeleted: z.strictObject({ ...ofProject, link_id: z.int(), group_id: z.int(), path_with_namespace: z.string() }),
+  /** The project is a fork of another (POST /projects/:id/fork with the fork's creation, POST /projects/:id/fork/:forked_from_id): src/domain/projects/forks.ts. */
+  ProjectForkLinked: z.strictObject({ ...ofProject, forked_from_project_id: z.int() }),
+  /** DELETE /projects/:id/fork (Projects::UnlinkForkService). */
+  ProjectForkUnlinked: z.strictObject({ ...ofProject, forked_from_project_id: z.int() }),
+  /**
+   * PUT /projects/:id/transfer (Projects::TransferService): the project in another namespace;
+   * `visibility` lowered to the new group's when it was above it (else null);
+   * `previous_path_with_namespace` is what the audit shows it moved from.
+   */
+  ProjectTransferred: z.strictObject({
+    ...ofProject,
+    namespace_id: z.int(),
+    previous_namespace_id: z.int(),
+    traversal_ids: z.array(z.int()).readonly(),
+    path_with_namespace: z.string(),
+    name_with_namespace: z.string(),
+    visibility: z.enum(VISIBILITIES).nullable(),
+    previous_path_with_namespace: z.string(),
+  }),
 } satisfies EventSchemas;
 
 export type ProjectEvent = EventOf<typeof projectEvents>;

@@ -41,8 +41,8 @@ export function toMergeRequestSimple(view: MergeRequestView, config: Config) {
 }
 
 /**
- * Entities::MergeRequestBasic (GitLab 12.x), the lists' record. No notes or award emoji yet:
- * upvotes, downvotes and user_notes_count are 0 and discussions are resolved; no pipelines:
+ * Entities::MergeRequestBasic (GitLab 12.x), the lists' record. user_notes_count, upvotes and
+ * downvotes come with the view (src/projections/notes/, award-emoji/); no pipelines:
  * merge_when_pipeline_succeeds is false. `references` (12.6+) beside the older `reference`.
  * `allow_collaboration` is shown although forgelog has no forks (GitLab shows it for forks only).
  */
@@ -60,9 +60,9 @@ export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
     closed_at: iso(row.closed_at),
     target_branch: row.target_branch,
     source_branch: row.source_branch,
-    user_notes_count: 0,
-    upvotes: 0,
-    downvotes: 0,
+    user_notes_count: view.userNotesCount,
+    upvotes: view.upvotes,
+    downvotes: view.downvotes,
     author: user(view, row.author_id, config),
     assignees,
     assignee: assignees[0] ?? null,

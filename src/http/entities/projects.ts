@@ -8,6 +8,7 @@ import { avatarUrlOf } from '../../domain/uploads.js';
 import type { FeatureAccessLevel } from '../../domain/projects/settings.js';
 import type { NamespaceRow } from '../../projections/groups/tables.js';
 import { type SharedGroupRow, projectPresentationData } from '../../projections/projects/presentation.js';
+import { projectListQuery } from '../../projections/projects/queries.js';
 import type { ProjectRow } from '../../projections/projects/tables.js';
 import type { UserRow } from '../../projections/users.js';
 import { groupWebUrl } from './groups.js';
@@ -36,6 +37,8 @@ export interface ProjectEntityContext {
   readonly statistics?: boolean;
   /** license=true (GET /projects/:id): no repository holds a license here, so both are null. */
   readonly license?: boolean;
+  /** The project it is a fork of, as BasicProjectDetails, when the viewer may read it. */
+  readonly forkedFrom?: Fields | undefined;
 }
 
 /** What Entities::BasicProjectDetails needs of a personal namespace's owner: its avatar. */
@@ -172,6 +175,7 @@ export function toProject(row: ProjectRow, ctx: ProjectEntityContext): Fields {
   out.shared_runners_enabled = row.shared_runners_enabled;
   out.lfs_enabled = row.lfs_enabled;
   out.creator_id = row.creator_id;
+  if (ctx.forkedFrom) out.forked_from_project = ctx.forkedFrom;
   out.import_status = 'none';
   if (canAdmin) out.import_error = null;
   if (issues) out.open_issues_count = row.open_issues_count;
@@ -255,6 +259,7 @@ export interface ProjectsView {
  */
 export async function presentProjects(db: Db, config: Config, viewer: Viewer | null, rows: readonly ProjectRow[], view: ProjectsView = {}) {
   const data = await projectPresentationData(db, viewer, rows, view.namespaces);
+  const sources = view.simple ? new Map<number, Fields>() : await forkSources(db, config, viewer, rows);
   return rows.map((row) => {
     const namespace = data.namespaces.get(row.namespace_id);
     let permissions: ProjectEntityContext['permissions'];
@@ -283,9 +288,19 @@ export async function presentProjects(db: Db, config: Config, viewer: Viewer | n
       customAttributes: view.customAttributes ? [] : undefined,
       statistics: view.statistics ?? false,
       license: view.license ?? false,
+      forkedFrom: row.forked_from_project_id === null ? undefined : sources.get(row.forked_from_project_id),
     };
     return view.simple ? toSimpleProject(row, ctx) : toProject(row, ctx);
   });
+}
+
+/** GitLab 12.10's `forked_from_project`: the sources of the forks among `rows` that the viewer may read, as BasicProjectDetails. */
+async function forkSources(db: Db, config: Config, viewer: Viewer | null, rows: readonly ProjectRow[]): Promise<Map<number, Fields>> {
+  const ids = [...new Set(rows.flatMap((r) => (r.forked_from_project_id === null ? [] : [r.forked_from_project_id])))];
+  if (ids.length === 0) return new Map();
+  const readable = await projectListQuery(db, viewer, {}).where('projects.id', 'in', ids).execute();
+  const presented = await presentProjects(db, config, viewer, readable, { simple: true });
+  return new Map(readable.map((source, i) => [source.id, presented[i]!]));
 }
 
 /**

@@ -6,6 +6,8 @@ import { mergeableBy, mergeRequestViews, subscribedAmong } from '../../projectio
 import type { TodoView } from '../../projections/todos/queries.js';
 import { canAdminEpic, epicWebPath, toEpic } from './epics.js';
 import { toMergeRequest } from './merge-requests.js';
+import { issueViews, isSubscribedTo } from '../../projections/issues/queries.js';
+import { toIssue } from './issues.js';
 import { iso, toUserBasic } from './users.js';
 
 /** Entities::NamespaceBasic as a todo embeds its group. */
@@ -41,6 +43,18 @@ async function mergeRequestTargets(db: Db, config: Config, viewer: Viewer | null
   return targets;
 }
 
+/** Issues as Entities::Issue (the full one, `subscribed` for the caller). */
+async function issueTargets(db: Db, config: Config, viewer: Viewer | null, ids: readonly number[]): Promise<Map<number, Target>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('issues').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+  const targets = new Map<number, Target>();
+  for (const view of await issueViews(db, rows)) {
+    const entity = toIssue(view, config, { subscribed: await isSubscribedTo(db, view.row, viewer?.id ?? null), context: null });
+    targets.set(view.row.id, { entity, url: entity.web_url as string, title: view.row.title });
+  }
+  return targets;
+}
+
 /** Entities::ProjectIdentity as a todo embeds its project. */
 async function projectsOf(db: Db, rows: readonly TodoView[]) {
   const ids = [...new Set(rows.map((r) => r.project_id).filter((id): id is number => id !== null))];
@@ -56,13 +70,14 @@ async function projectsOf(db: Db, rows: readonly TodoView[]) {
  */
 export async function presentTodos(db: Db, config: Config, viewer: Viewer | null, rows: readonly TodoView[]) {
   const idsOf = (type: string) => rows.filter((r) => r.target_type === type).map((r) => r.target_id);
-  const [epics, mergeRequests, projects] = await Promise.all([
+  const [epics, mergeRequests, issues, projects] = await Promise.all([
     epicTargets(db, config, viewer, idsOf('Epic')),
     mergeRequestTargets(db, config, viewer, idsOf('MergeRequest')),
+    issueTargets(db, config, viewer, idsOf('Issue')),
     projectsOf(db, rows),
   ]);
   return rows.map((row) => {
-    const target = (row.target_type === 'Epic' ? epics : mergeRequests).get(row.target_id)!;
+    const target = (row.target_type === 'Epic' ? epics : row.target_type === 'Issue' ? issues : mergeRequests).get(row.target_id)!;
     return {
       id: row.id,
       ...(row.project_id !== null ? { project: projects.get(row.project_id) ?? null } : {}),

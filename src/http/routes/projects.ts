@@ -267,8 +267,8 @@ function listFilters(p: {
   };
 }
 
-/** GET /projects, and a user's projects or starred projects: one finder, one presentation. */
-async function listProjects(c: Context, scope: { personalNamespaceId?: number; starredBy?: number } = {}) {
+/** GET /projects, a user's projects or starred projects, a project's forks: one finder, one presentation. */
+export async function listProjects(c: Context, scope: { personalNamespaceId?: number; starredBy?: number; forkedFrom?: number } = {}) {
   const auth = await authenticate(c);
   const p = await params(c, listParams);
   const viewer = viewerOf(auth.user, today(c));

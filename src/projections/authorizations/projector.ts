@@ -197,6 +197,11 @@ export const authorizationsProjector = defineProjector({
       await syncLinkCopy(trx, data.id, data.group_id);
       await refreshProjects(trx, ids(data.id));
     },
+    // Projects::TransferService: the ways in through the old namespace go, the new one's come (its row already moved).
+    ProjectTransferred: async ({ data }, trx) => {
+      await lock(trx, wholeProject(data.id), namespaceAndAncestors(data.previous_namespace_id));
+      await refreshProjects(trx, ids(data.id));
+    },
     ProjectDeleted: async ({ data }, trx) => {
       await lock(trx, key(PROJECT_LOCK, data.id, true), namespaceAndAncestors(data.namespace_id));
       await sql`delete from project_authorizations where project_id = ${data.id}`.execute(trx);

@@ -14,6 +14,7 @@ import {
 import { upcast } from '../../eventstore/upcasters.js';
 import { groupReadableBy } from '../groups/queries.js';
 import { projectReadableBy } from '../projects/queries.js';
+import { issueEventVisible } from '../issues/list-query.js';
 
 /**
  * The activity feeds: a query over the event log (its index columns) and the mapping of
@@ -136,7 +137,9 @@ function visibleTo(viewer: Viewer | null): Expression<SqlBool> {
  */
 function feedQuery(source: ActivitySource, viewer: Viewer | null, filters: ActivityFilters, now: Date, select: RawBuilder<unknown>, tail: RawBuilder<unknown>) {
   const where = selection(source, filters, now);
-  const perEvent = 'projectId' in source ? [] : [visibleTo(viewer)];
+  // An issue's events only for who may see the issue (a confidential one, a deleted one).
+  const issueVisible = sql<SqlBool>`(e.target_type is distinct from 'Issue' or ${issueEventVisible(viewer, sql`e.target_id`)})`;
+  const perEvent = 'projectId' in source ? [issueVisible] : [visibleTo(viewer), issueVisible];
   const joins =
     'projectId' in source
       ? sql``

@@ -45,8 +45,13 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'recorded';
  */
 export interface IntegrationDeliveriesTable {
   id: Generated<string>;
-  integration_id: number;
-  project_id: number;
+  /** The integration that sends it, or null for a webhook's (migration 0064). */
+  integration_id: number | null;
+  /** The webhook that sends it (src/commands/hook-deliveries.ts), or null for an integration's. */
+  hook_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Null for what a system hook is told of no project. */
+  project_id: number | null;
+  /** An integration's slug, or a hook's kind (`project_hook`, `group_hook`, `system_hook`). */
   kind: string;
   event_id: string;
   event_type: string;

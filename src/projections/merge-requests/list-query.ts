@@ -2,7 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedProjectIds } from '../access.js';
-import { fuzzyWords } from '../projects/queries.js';
+import { fullSearch, labelCondition, milestoneCondition } from '../issuable-filters.js';
 
 /**
  * The merge request lists' SQL (GitLab 12's MergeRequestsFinder over IssuableFinder): which
@@ -81,71 +81,8 @@ export function mergeRequestReadableProjectIds(viewer: Viewer | null, within: Ra
     union select p.id from projects p where ${authorized(ACCESS.REPORTER)} and ${within} and not p.pending_delete and ${mr} in ('enabled', 'private') and ${repo} in ('enabled', 'private')`;
 }
 
-/** Gitlab::SQL::Pattern#fuzzy_arel_match on one column: every word of 3+ characters, else the whole query case-insensitively. */
-function fuzzyMatch(column: 'title' | 'description', query: string): Expression<SqlBool> {
-  const words = fuzzyWords(query);
-  const escape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
-  const ref = sql.ref(`merge_requests.${column}`);
-  if (words.length === 0) return sql<SqlBool>`${ref} ilike ${escape(query)}`;
-  return sql<SqlBool>`(${sql.join(
-    words.map((word) => sql`${ref} ilike ${`%${escape(word)}%`}`),
-    sql` and `,
-  )})`;
-}
-
-/** Issuable.full_search: the `in` columns (title, description; both when none is named). */
-function fullSearch(search: string, matchedColumns: string | undefined): Expression<SqlBool> | undefined {
-  const query = search.trim().replace(/\s+/g, ' ');
-  if (query === '') return undefined;
-  const asked = (matchedColumns ?? '').split(',').filter((c): c is 'title' | 'description' => c === 'title' || c === 'description');
-  const columns = asked.length > 0 ? [...new Set(asked)] : (['title', 'description'] as const);
-  return sql<SqlBool>`(${sql.join(
-    columns.map((column) => fuzzyMatch(column, query)),
-    sql` or `,
-  )})`;
-}
-
 /** MergeRequestsFinder#by_wip: the title starts with `WIP:`, `WIP ` or `[WIP]`, case-insensitively. */
 const WIP = sql<SqlBool>`(merge_requests.title ilike 'WIP:%' or merge_requests.title ilike 'WIP %' or merge_requests.title ilike '[WIP]%')`;
-
-/** Label ids of a title, in the list's projects (labels are per project). */
-function labelIdsTitled(title: string, source: MergeRequestListSource) {
-  return source !== 'everywhere' && 'projectId' in source
-    ? sql`array(select l.id from labels l where l.project_id = ${source.projectId} and l.title = ${title})`
-    : sql`array(select l.id from labels l where l.title = ${title})`;
-}
-
-/** IssuableFinder#by_milestone. A deleted milestone's id counts as none. */
-function milestoneCondition(milestone: string): Expression<SqlBool> {
-  const lower = milestone.toLowerCase();
-  const existing = sql`exists (select 1 from milestones m where m.id = merge_requests.milestone_id)`;
-  if (lower === 'none' || milestone === 'No Milestone') return sql<SqlBool>`(merge_requests.milestone_id is null or not ${existing})`;
-  if (lower === 'any' || milestone === 'Any Milestone') return sql<SqlBool>`(merge_requests.milestone_id is not null and ${existing})`;
-  if (milestone === '#upcoming') {
-    // Milestone.upcoming_ids: per project, the active milestones due soonest in the future.
-    return sql<SqlBool>`merge_requests.milestone_id in (select m.id from milestones m
-      join (select project_id, min(due_date) as due from milestones where state = 'active' and due_date > current_date group by project_id) u
-        on u.project_id = m.project_id and u.due = m.due_date
-      where m.state = 'active')`;
-  }
-  if (milestone === '#started') {
-    return sql<SqlBool>`merge_requests.milestone_id in (select m.id from milestones m where m.state = 'active' and m.start_date <= current_date)`;
-  }
-  return sql<SqlBool>`merge_requests.milestone_id in (select m.id from milestones m where m.title = ${milestone})`;
-}
-
-/** IssuableFinder#by_label: none, any, or every title present. A deleted label no longer counts. */
-function labelCondition(labels: readonly string[], source: MergeRequestListSource): Expression<SqlBool> | undefined {
-  if (labels.length === 0) return undefined;
-  const lower = labels.map((l) => l.toLowerCase());
-  const existing = sql`exists (select 1 from labels l where l.id = any(merge_requests.label_ids))`;
-  if (lower.includes('none') || lower.includes('no label')) return sql<SqlBool>`(cardinality(merge_requests.label_ids) = 0 or not ${existing})`;
-  if (lower.includes('any')) return sql<SqlBool>`(cardinality(merge_requests.label_ids) > 0 and ${existing})`;
-  return sql<SqlBool>`(${sql.join(
-    [...new Set(labels)].map((title) => sql`merge_requests.label_ids && ${labelIdsTitled(title, source)}`),
-    sql` and `,
-  )})`;
-}
 
 /** The conditions of a list, in IssuableFinder#filter_items' order; an empty array is every merge request of the source. */
 export function mergeRequestListConditions(viewer: Viewer | null, source: MergeRequestListSource, f: MergeRequestListFilters): Expression<SqlBool>[] {
@@ -176,8 +113,8 @@ export function mergeRequestListConditions(viewer: Viewer | null, source: MergeR
   else if (f.assigneeId !== undefined) where.push(sql<SqlBool>`merge_requests.assignee_ids @> array[${f.assigneeId}]::integer[]`);
   // No merge request has approvers: None is all of them, Any and user ids none.
   if (f.approverIds === 'any' || (Array.isArray(f.approverIds) && f.approverIds.length > 0)) where.push(none);
-  if (f.milestone !== undefined && f.milestone !== '') where.push(milestoneCondition(f.milestone));
-  const labels = f.labels === undefined ? undefined : labelCondition(f.labels, source);
+  if (f.milestone !== undefined && f.milestone !== '') where.push(milestoneCondition('merge_requests', f.milestone));
+  const labels = f.labels === undefined ? undefined : labelCondition('merge_requests', f.labels, source !== 'everywhere' && 'projectId' in source ? source.projectId : undefined);
   if (labels) where.push(labels);
   // by_my_reaction_emoji, for a signed-in caller: no award emoji exist, so None is all and Any or a name none.
   if (viewer && f.myReactionEmoji !== undefined && f.myReactionEmoji !== '' && f.myReactionEmoji.toLowerCase() !== 'none') where.push(none);
@@ -189,7 +126,7 @@ export function mergeRequestListConditions(viewer: Viewer | null, source: MergeR
   if (f.updatedAfter) where.push(sql<SqlBool>`merge_requests.updated_at >= ${f.updatedAfter.toISOString()}::timestamptz`);
   if (f.updatedBefore) where.push(sql<SqlBool>`merge_requests.updated_at <= ${f.updatedBefore.toISOString()}::timestamptz`);
   if (f.iids && f.iids.length > 0) where.push(sql<SqlBool>`merge_requests.iid = any(${[...f.iids]}::integer[])`);
-  const search = f.search === undefined ? undefined : fullSearch(f.search, f.in);
+  const search = f.search === undefined ? undefined : fullSearch('merge_requests', f.search, f.in);
   if (search) where.push(search);
   if (f.wip === 'yes') where.push(WIP);
   if (f.wip === 'no') where.push(sql<SqlBool>`not ${WIP}`);

@@ -5,12 +5,14 @@ import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
 import type { DiffEntry } from '../../domain/repository/diffs.js';
 import { canAccessBranch } from '../../domain/repository/push-access.js';
-import { projectAccessLevel, projectAccessLevelOf, viewerOf } from '../access.js';
+import { projectAccessLevel, projectSubjectsOf } from '../access.js';
 import type { LabelRow } from '../labels/tables.js';
 import type { MilestoneRow } from '../milestones/tables.js';
 import { pushAccess } from '../repository/queries.js';
 import type { UserRow } from '../users.js';
 import type { MergeRequestRow, MergeRequestVersionRow } from './tables.js';
+import { userNotesCountsQuery } from '../notes/queries.js';
+import { votesQuery } from '../award-emoji/queries.js';
 
 /** The reads the merge request routes run, and what an entity needs besides the row. */
 
@@ -30,6 +32,10 @@ export interface MergeRequestView {
   /** The merge request's labels (deleted ones are gone), by title as GitLab sorts them. */
   readonly labels: readonly LabelRow[];
   readonly milestone: MilestoneRow | null;
+  /** Its user notes (src/projections/notes/) and thumbsup / thumbsdown awards (src/projections/award-emoji/). */
+  readonly userNotesCount: number;
+  readonly upvotes: number;
+  readonly downvotes: number;
 }
 
 /**
@@ -55,12 +61,17 @@ export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]
   }
   const byIds = (ids: ReadonlySet<number>) => sql<number>`any(${[...ids]}::integer[])`;
   // In one round trip (src/database/read-together.ts); an empty set is no statement.
-  const [users, labels, milestones, projects] = await readTogether(db, [
+  const ids = rows.map((row) => row.id);
+  const [users, labels, milestones, projects, noteCounts, votes] = await readTogether(db, [
     db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', byIds(userIds)).compile(),
     labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : null,
     milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : null,
     projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : null,
+    userNotesCountsQuery(db, 'MergeRequest', ids),
+    votesQuery(db, 'MergeRequest', ids),
   ]);
+  const noteCountMap = new Map(noteCounts.map((n) => [n.noteable_id, n.user_notes_count]));
+  const voteMap = new Map(votes.map((v) => [Number(v.awardable_id), v]));
   const userMap = new Map(users.map((u) => [u.id, u]));
   const labelMap = new Map(labels.map((l) => [l.id, l]));
   const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
@@ -74,6 +85,9 @@ export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[]
       .filter((l): l is LabelRow => l !== undefined)
       .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
     milestone: row.milestone_id === null ? null : (milestoneMap.get(row.milestone_id) ?? null),
+    userNotesCount: noteCountMap.get(row.id) ?? 0,
+    upvotes: Number(voteMap.get(row.id)?.upvotes ?? 0),
+    downvotes: Number(voteMap.get(row.id)?.downvotes ?? 0),
   }));
 }
 
@@ -113,24 +127,8 @@ export async function versionFiles(db: Db, versionId: number): Promise<DiffEntry
  * keeps as assignees and TodoService makes todos for. Empty for a project pending deletion.
  */
 export async function mergeRequestReaders(db: Db, projectId: number, userIds: readonly number[], today: string): Promise<Set<number>> {
-  const readers = new Set<number>();
-  if (userIds.length === 0) return readers;
-  const project = await db
-    .selectFrom('projects')
-    .selectAll()
-    .select(sql<number | null>`(select n.owner_id from namespaces n where n.id = projects.namespace_id and n.kind = 'user')`.as('personal_owner_id'))
-    .where('id', '=', projectId)
-    .where('pending_delete', '=', false)
-    .executeTakeFirst();
-  if (!project) return readers;
-  const users = await db.selectFrom('users').select(['id', 'is_admin', 'external', 'state']).where('id', 'in', [...new Set(userIds)]).execute();
-  for (const user of users) {
-    if (user.state === 'blocked') continue;
-    const viewer = viewerOf(user, today);
-    const role = await projectAccessLevelOf(db, viewer, projectId);
-    if (can({ kind: 'project', viewer, role, project, personalOwnerId: project.personal_owner_id }, 'read_merge_request')) readers.add(user.id);
-  }
-  return readers;
+  const subjects = await projectSubjectsOf(db, projectId, userIds, today);
+  return new Set(subjects.filter((s) => can(s, 'read_merge_request')).map((s) => s.viewer!.id));
 }
 
 /**

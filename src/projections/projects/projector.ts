@@ -110,6 +110,7 @@ export const projectsProjector = defineProjector({
           open_issues_count: 0,
           avatar_url: null,
           avatar_sha256: null,
+          forked_from_project_id: null,
           settings: JSON.stringify({ ...rest, readme: d.readme }),
           pending_delete: false,
           created_at: at,
@@ -165,8 +166,37 @@ export const projectsProjector = defineProjector({
       if (!(await advance(trx, streamVersion, data.id))) return;
       await trx.deleteFrom('project_group_links').where('project_id', '=', data.id).where('group_id', '=', data.group_id).execute();
     },
+    ProjectForkLinked: async ({ data, streamVersion }, trx) => {
+      if (!(await advance(trx, streamVersion, data.id, { forked_from_project_id: data.forked_from_project_id }))) return;
+      await countForks(trx, data.forked_from_project_id);
+    },
+    ProjectForkUnlinked: async ({ data, streamVersion }, trx) => {
+      if (!(await advance(trx, streamVersion, data.id, { forked_from_project_id: null }))) return;
+      await countForks(trx, data.forked_from_project_id);
+    },
+    ProjectTransferred: async ({ data: d, occurredAt, streamVersion }, trx) => {
+      // The namespace moves its count only if the project is still counted (not pending deletion).
+      await sql`update namespace_project_counts set projects = projects - 1
+                 where namespace_id = ${d.previous_namespace_id} and exists (select 1 from projects where id = ${d.id} and not pending_delete and stream_version < ${streamVersion})`.execute(trx);
+      await sql`insert into namespace_project_counts as c (namespace_id, projects)
+                select ${d.namespace_id}, 1 from projects where id = ${d.id} and not pending_delete and stream_version < ${streamVersion}
+                on conflict (namespace_id) do update set projects = c.projects + 1`.execute(trx);
+      // Paths and names from the namespace row as it is now (a rename since is in it), the event's when it is gone.
+      const ns = (column: 'full_path' | 'full_name' | 'traversal_ids') => sql`(select ${sql.ref(column)} from namespaces where id = ${d.namespace_id})`;
+      await advance(trx, streamVersion, d.id, {
+        namespace_id: d.namespace_id,
+        path_with_namespace: sql`coalesce(${ns('full_path')} || '/' || path, ${d.path_with_namespace}::text)`,
+        name_with_namespace: sql`coalesce(${ns('full_name')} || ' / ' || name, ${d.name_with_namespace}::text)`,
+        traversal_ids: sql`coalesce(${ns('traversal_ids')}, ${[...d.traversal_ids]}::integer[])`,
+        ...(d.visibility === null ? {} : { visibility: d.visibility }),
+        updated_at: occurredAt.toISOString(),
+      });
+    },
     ProjectDeleted: async ({ data }, trx) => {
       const { id } = data;
+      // A fork leaves its source's count.
+      await sql`update projects s set forks_count = (select count(*) from projects f where f.forked_from_project_id = s.id and f.id <> ${id})
+                 where s.id = (select forked_from_project_id from projects where id = ${id})`.execute(trx);
       await uncount(trx, sql<SqlBool>`id = ${id}`);
       await trx.deleteFrom('project_stars').where('project_id', '=', id).execute();
       await trx.deleteFrom('project_group_links').where('project_id', '=', id).execute();
@@ -205,6 +235,11 @@ export const projectsProjector = defineProjector({
       trx.updateTable('projects').set({ default_branch: data.branch }).where('id', '=', data.project_id).where('default_branch', 'is', null).execute(),
   },
 });
+
+/** GitLab's ForksCountService: the projects that name `sourceId` as the one they were forked from. */
+async function countForks(trx: Db, sourceId: number) {
+  await sql`update projects set forks_count = (select count(*) from projects where forked_from_project_id = ${sourceId}) where id = ${sourceId}`.execute(trx);
+}
 
 /** Takes the projects `which` names that are not pending deletion out of their namespaces' counts (before they are hidden or removed). */
 async function uncount(trx: Db, which: Expression<SqlBool>) {

@@ -91,7 +91,7 @@ export function fuzzyWords(query: string): string[] {
  * enabled, or private and the viewer a member at the feature's minimum level — the SQL form of
  * the policy's `featureAvailable`; administrators use any feature that is not disabled.
  */
-export function featureAvailableTo(viewer: Viewer | null, feature: 'issues' | 'merge_requests', alias = 'projects'): Expression<SqlBool> {
+export function featureAvailableTo(viewer: Viewer | null, feature: 'issues' | 'merge_requests' | 'snippets', alias = 'projects'): Expression<SqlBool> {
   const access = sql`${sql.ref(`${alias}.settings`)}->>${`${feature}_access_level`}`;
   if (viewer?.isAdmin) return sql<SqlBool>`coalesce(${access}, 'enabled') <> 'disabled'`;
   const member = viewer ? authorizedProjects(viewer, PRIVATE_FEATURE_MIN_ACCESS_LEVEL[feature], alias) : sql<SqlBool>`false`;
@@ -115,6 +115,8 @@ export interface ProjectListFilters {
   readonly personalNamespaceId?: number | undefined;
   /** GitLab's StarredProjectsFinder: only the projects this user starred. */
   readonly starredBy?: number | undefined;
+  /** GitLab's ForkProjectsFinder: only the forks of this project. */
+  readonly forkedFrom?: number | undefined;
 }
 
 /** The filters every project list shares (GitLab's ProjectsFinder#filter_projects). */
@@ -137,6 +139,7 @@ function applyFilters<Q extends { where: (...args: any[]) => any }>(query: Q, vi
 /** GET /projects (GitLab's ProjectsFinder): the filtered, unordered selection. */
 export function projectListQuery(db: Db, viewer: Viewer | null, filters: ProjectListFilters) {
   let query = db.selectFrom('projects').selectAll('projects').where('projects.pending_delete', '=', false);
+  if (filters.forkedFrom !== undefined) query = query.where('projects.forked_from_project_id', '=', filters.forkedFrom);
   if (filters.starredBy !== undefined) {
     query = query.where(sql<SqlBool>`projects.id in (select s.project_id from project_stars s where s.user_id = ${filters.starredBy})`);
   }

@@ -43,6 +43,8 @@ export interface ProjectsTable {
   stream_version: number;
   /** The upload `avatar_url` serves: its SHA-256 in `uploads` (migration 0051). Never shown by the API. */
   avatar_sha256: string | null;
+  /** The project it is a fork of (migration 0065); `forks_count` counts the rows naming a project here. */
+  forked_from_project_id: number | null;
 }
 
 /** What `projects.settings` holds: the settings without a column of their own, and the README flag. */

@@ -22,6 +22,7 @@ export const todosProjector = defineProjector({
   cascades: {
     EpicDeleted: async ({ data }, trx) => trx.deleteFrom('todos').where('target_type', '=', 'Epic').where('target_id', '=', data.id).execute(),
     MergeRequestDeleted: async ({ data }, trx) => trx.deleteFrom('todos').where('target_type', '=', 'MergeRequest').where('target_id', '=', data.id).execute(),
+    IssueDeleted: async ({ data }, trx) => trx.deleteFrom('todos').where('target_type', '=', 'Issue').where('target_id', '=', data.id).execute(),
     ProjectDeleted: async ({ data }, trx) => trx.deleteFrom('todos').where('project_id', '=', data.id).execute(),
     GroupDeleted: async ({ data }, trx) => trx.deleteFrom('todos').where('group_id', '=', data.id).execute(),
   },

@@ -35,6 +35,7 @@ function todosWithAuthor(db: Db) {
       sql<SqlBool>`case todos.target_type
         when 'Epic' then exists (select 1 from epics e where e.id = todos.target_id)
         when 'MergeRequest' then exists (select 1 from merge_requests m where m.id = todos.target_id)
+        when 'Issue' then exists (select 1 from issues i where i.id = todos.target_id)
         else true end`,
     );
 }

@@ -7,6 +7,10 @@ import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-re
 import { appContext } from '../../kernel/context.js';
 import { pathRow, type ProjectScope } from '../../kernel/scope.js';
 import { currentMergeStatus } from '../../../projections/merge-requests/mergeability.js';
+import { run } from '../../../commands/kernel/run.js';
+import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
+import { findMergeRequestById } from '../../../projections/merge-requests/queries.js';
+import type { IssuableKind } from '../issuables/kind.js';
 
 /**
  * What every route under /projects/:id/merge_requests/:merge_request_iid shares: finding the
@@ -49,3 +53,18 @@ export async function presentMergeRequest(c: Context, project: ProjectScope, row
   const canMerge = detail.canMerge ?? (await mergeableBy(db, project.viewer, [row])).has(row.id);
   return toMergeRequest(view!, config, { ...detail, subscribed, mergeStatus, canMerge });
 }
+
+/**
+ * Merge requests for the endpoints they share with issues (src/http/routes/issuables/): the
+ * subscriptions ask update_merge_request (`find_merge_request_with_access(id, :update_merge_request)`),
+ * time tracking admin_merge_request.
+ */
+export const MERGE_REQUEST_KIND: IssuableKind<MergeRequestRow> = {
+  collection: 'merge_requests',
+  iidParam: 'merge_request_iid',
+  todoType: 'MergeRequest',
+  find: (c, project, access) => mergeRequestOf(c, project, access === 'read' ? 'read_merge_request' : access === 'subscribe' ? 'update_merge_request' : 'admin_merge_request'),
+  findById: findMergeRequestById,
+  run: (w, id, command) => run(w, mergeRequests, id, command),
+  present: (c, project, row, subscribed) => presentMergeRequest(c, project, row, subscribed === undefined ? {} : { subscribed }),
+};

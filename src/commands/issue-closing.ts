@@ -1,0 +1,36 @@
+import { can } from '../domain/policy/can.js';
+import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
+import { closingIssueReferences } from '../domain/issues/references.js';
+import { issues } from '../domain/issues/aggregate.js';
+import type { StoredEvent } from '../eventstore/types.js';
+import { projectSubjectsOf } from '../projections/access.js';
+import { canOnIssue, referencedIssues } from '../projections/issues/queries.js';
+import { causedBy } from './kernel/causation.js';
+import type { CommandContext } from './kernel/context.js';
+import { run } from './kernel/run.js';
+import type { Reactor } from './kernel/reactor.js';
+
+/**
+ * GitLab 12's MergeRequests::PostMergeService#close_issues: a merge request merged into its
+ * project's default branch closes the open issues its description closes (`Closes #1`,
+ * `Fixes group/project#2`, ClosingIssueExtractor), each one the merger may update, closed by
+ * the merger.
+ */
+export const issueClosingReactor: Reactor = {
+  name: 'issue-closing',
+  handles: ['MergeRequestMerged'],
+  startAt: 'head',
+  async react(stored: StoredEvent, ctx: CommandContext) {
+    const { data } = stored as unknown as MergeRequestEventOf<'MergeRequestMerged'>;
+    const mr = await ctx.db.selectFrom('merge_requests').select(['description', 'target_branch']).where('id', '=', data.id).executeTakeFirst();
+    const project = await ctx.db.selectFrom('projects').select(['id', 'path_with_namespace', 'default_branch']).where('id', '=', data.project_id).executeTakeFirst();
+    if (!mr || !project || mr.target_branch !== project.default_branch) return;
+    const today = ctx.now().toISOString().slice(0, 10);
+    for (const issue of await referencedIssues(ctx.db, project, closingIssueReferences(mr.description))) {
+      if (issue.state !== 'opened') continue;
+      const [merger] = await projectSubjectsOf(ctx.db, issue.project_id, [data.by_id], today);
+      if (!merger || !can(merger, 'read_issue') || !canOnIssue(merger, issue, 'update_issue')) continue;
+      await run(causedBy(ctx, stored), issues, issue.id, { type: 'UpdateIssue', fields: {}, stateEvent: 'close', byId: data.by_id });
+    }
+  },
+};

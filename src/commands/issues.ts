@@ -1,0 +1,73 @@
+import type { Db } from '../database/database.js';
+import type { IssueCommand, IssueFields } from '../domain/issues/decider.js';
+import { issues } from '../domain/issues/aggregate.js';
+import type { IssueRow } from '../projections/issues/tables.js';
+import { handleCommands } from './kernel/handler.js';
+import { nextIid, type IidCounter } from './kernel/iids.js';
+import { newId, spec } from './kernel/run.js';
+import type { Writer } from './kernel/context.js';
+
+/** Issues' iids, per project; the lock key space is 'isss' as an int. */
+const ISSUE_IIDS: IidCounter = { table: 'issue_iids', scope: 'project_id', lockSpace: 0x69737373 };
+
+export interface OpenIssueInput {
+  readonly projectId: number;
+  readonly authorId: number;
+  readonly title: string;
+  readonly fields: IssueFields;
+  readonly createdAt?: string | undefined;
+  readonly movedFromId?: number | undefined;
+}
+
+/** Issues::CreateService: the next iid of the project, taken in the write transaction. */
+export function openIssueCommand(input: OpenIssueInput): (trx: Db) => Promise<IssueCommand> {
+  return async (trx) => ({
+    type: 'OpenIssue',
+    projectId: input.projectId,
+    iid: await nextIid(trx, ISSUE_IIDS, input.projectId),
+    authorId: input.authorId,
+    title: input.title,
+    fields: input.fields,
+    createdAt: input.createdAt,
+    movedFromId: input.movedFromId,
+  });
+}
+
+/**
+ * Issues::MoveService (GitLab 12): a new issue in the target project — the original's title,
+ * description, author, assignees, confidentiality, due date and weight, the target's labels
+ * and milestone of the same titles — and the original closed with `moved_to_id`, in one
+ * transaction. The new issue's id.
+ */
+export async function moveIssue(w: Writer, original: IssueRow, toProjectId: number, byId: number): Promise<number> {
+  const db = w.ctx.db;
+  const labelTitles = original.label_ids.length === 0 ? [] : (await db.selectFrom('labels').select('title').where('id', 'in', original.label_ids).execute()).map((l) => l.title);
+  const labels = labelTitles.length === 0 ? [] : await db.selectFrom('labels').select('id').where('project_id', '=', toProjectId).where('title', 'in', labelTitles).orderBy('id').execute();
+  const milestone = original.milestone_id === null ? undefined : await db.selectFrom('milestones').select('title').where('id', '=', original.milestone_id).executeTakeFirst();
+  const targetMilestone = milestone ? await db.selectFrom('milestones').select('id').where('project_id', '=', toProjectId).where('title', '=', milestone.title).executeTakeFirst() : undefined;
+  const id = await newId(w, issues);
+  await handleCommands(w, [
+    spec(
+      issues,
+      id,
+      openIssueCommand({
+        projectId: toProjectId,
+        authorId: original.author_id,
+        title: original.title,
+        fields: {
+          description: original.description,
+          assigneeIds: original.assignee_ids,
+          labelIds: labels.map((l) => l.id),
+          milestoneId: targetMilestone?.id ?? null,
+          dueDate: original.due_date,
+          confidential: original.confidential,
+          weight: original.weight,
+        },
+        movedFromId: original.id,
+      }),
+      { newStream: true },
+    ),
+    spec(issues, original.id, { type: 'MoveIssue', toId: id, byId }),
+  ]);
+  return id;
+}

@@ -1,0 +1,212 @@
+import type { DataOf, KnownEventType } from '../aggregates.js';
+import { groupStreamId } from '../groups/decider.js';
+import { BLANK_SHA } from '../integrations/deliveries.js';
+import { membersStreamId } from '../members.js';
+import { mergeRequestStreamId } from '../merge-requests/events.js';
+import { projectStreamId } from '../projects/events.js';
+import { userStreamId } from '../users.js';
+import { labelChanges, mergeRequestData, type LabelFacts, type MergeRequestChanges, type MergeRequestFacts } from './payloads-merge-requests.js';
+import {
+  groupEventData,
+  groupMemberEventData,
+  groupOf,
+  membershipOf,
+  projectEventData,
+  projectMemberEventData,
+  projectOf,
+  userEventData,
+  userOf,
+  type Logged,
+  type OwnerFacts,
+} from './payloads-system.js';
+import { pushData, repositoryUpdateData, userHookAttrs, type CommitFacts, type HookName, type ProjectFacts, type UserFacts } from './payloads.js';
+
+/**
+ * What makes a webhook deliver: one row per event type of the log, each a builder of the
+ * messages GitLab 12.10 sends for it. A message names its hook scope (`push_hooks` …, or
+ * `system_hooks` for system events), the project whose hooks and whose groups' hooks hear it
+ * (null: system hooks only), and its payload. The reactor (src/commands/hook-deliveries.ts)
+ * picks the hooks subscribed to the scope; a new kind of hook event is one row here and one
+ * payload builder (docs/webhooks.md, "Adding an event").
+ */
+
+export interface HookMessage {
+  readonly name: HookName;
+  readonly projectId: number | null;
+  /** The branch a push moved: what `push_events_branch_filter` is matched against. */
+  readonly branch?: string;
+  readonly payload: unknown;
+}
+
+/** What the builders read, given by the reactor: rows as they are now, and streams up to the event. */
+export interface HookFacts {
+  /** The event's actor (GitLab's current_user), as now. */
+  readonly actor: UserFacts | undefined;
+  project(id: number): Promise<ProjectFacts | undefined>;
+  /** The commits by SHA, in the order asked, with their changed files. */
+  commits(projectId: number, shas: readonly string[]): Promise<CommitFacts[]>;
+  mergeRequest(projectId: number, iid: number): Promise<MergeRequestFacts | undefined>;
+  labels(projectId: number, ids: readonly number[]): Promise<LabelFacts[]>;
+  users(ids: readonly number[]): Promise<UserFacts[]>;
+  /** A stream's events up to the triggering event, or before it (`before`). */
+  history(streamId: string, before?: boolean): Promise<Logged[]>;
+  /** Project#owner of a project in this namespace. */
+  owner(namespaceId: number): Promise<OwnerFacts>;
+}
+
+export type HookTrigger<Data> = (data: Data, facts: HookFacts) => Promise<readonly HookMessage[]>;
+export type HookTriggers = { readonly [T in KnownEventType]?: HookTrigger<DataOf<T>> };
+
+// ───────────────────────────── Pushes ─────────────────────────────
+
+interface RefMove {
+  readonly projectId: number;
+  readonly kind: 'push' | 'tag_push';
+  readonly name: string;
+  readonly before: string;
+  readonly after: string;
+  readonly checkoutSha: string | null;
+  readonly message: string | null;
+  /** Newest first, as the events record them. */
+  readonly commits: readonly string[];
+  readonly total: number;
+}
+
+/**
+ * A ref's move: push (or tag push) data to the project's hooks and the system hooks with the
+ * scope, and `repository_update` to the system hooks (PostReceive's after_project_changes_hooks).
+ */
+async function refMoved(move: RefMove, facts: HookFacts): Promise<HookMessage[]> {
+  const [project, user] = [await facts.project(move.projectId), facts.actor];
+  if (!project || !user) return [];
+  const ref = `refs/${move.kind === 'push' ? 'heads' : 'tags'}/${move.name}`;
+  const commits = await facts.commits(move.projectId, [...move.commits.slice(0, 20)].reverse());
+  const payload = pushData({ kind: move.kind, before: move.before, after: move.after, ref, checkoutSha: move.checkoutSha, message: move.message, user, project, commits, totalCommitsCount: move.total });
+  const name = move.kind === 'push' ? 'push_hooks' : 'tag_push_hooks';
+  return [
+    { name, projectId: move.projectId, ...(move.kind === 'push' ? { branch: move.name } : {}), payload },
+    { name: 'repository_update_hooks', projectId: move.projectId, payload: repositoryUpdateData(project, user, { before: move.before, after: move.after, ref }) },
+  ];
+}
+
+// ───────────────────────────── Merge requests ─────────────────────────────
+
+type Action = 'open' | 'close' | 'reopen' | 'merge' | 'update';
+
+async function mergeRequestMessage(projectId: number, iid: number, action: Action, facts: HookFacts, changes?: (mr: MergeRequestFacts) => Promise<MergeRequestChanges>): Promise<HookMessage[]> {
+  const mr = await facts.mergeRequest(projectId, iid);
+  if (!mr || !facts.actor) return [];
+  return [{ name: 'merge_request_hooks', projectId, payload: mergeRequestData(mr, facts.actor, action, changes ? await changes(mr) : {}) }];
+}
+
+type MergeRequestUpdate = DataOf<'MergeRequestUpdated'>;
+
+/** The previous values of what an update changed, folded from the merge request's stream before it. */
+async function updateChanges(d: MergeRequestUpdate, mr: MergeRequestFacts, facts: HookFacts): Promise<MergeRequestChanges> {
+  const before: Record<string, unknown> = {};
+  for (const e of await facts.history(mergeRequestStreamId(d.id), true)) {
+    if (e.type === 'MergeRequestOpened') Object.assign(before, e.data);
+    if (e.type === 'MergeRequestUpdated') Object.assign(before, e.data.changes);
+  }
+  const out: Record<string, { previous: unknown; current: unknown }> = {};
+  for (const key of ['title', 'description', 'target_branch', 'milestone_id'] as const) {
+    if (d.changes[key] !== undefined) out[key] = { previous: before[key] ?? null, current: d.changes[key] };
+  }
+  if (d.changes.label_ids !== undefined) out.labels = labelChanges(await facts.labels(d.project_id, (before.label_ids as number[]) ?? []), mr.labels);
+  if (d.changes.assignee_ids !== undefined) {
+    const previous = await facts.users((before.assignee_ids as number[]) ?? []);
+    out.assignees = { previous: previous.map(userHookAttrs), current: mr.assignees.map(userHookAttrs) };
+  }
+  return out;
+}
+
+// ───────────────────────────── System events ─────────────────────────────
+
+const system = (payload: unknown): HookMessage[] => [{ name: 'system_hooks', projectId: null, payload }];
+
+async function projectEvent(id: number, event: string, facts: HookFacts, options: { before?: boolean; oldPath?: string } = {}) {
+  const project = projectOf(await facts.history(projectStreamId(id), options.before));
+  return project ? system(projectEventData(event, project, await facts.owner(project.namespaceId), options.oldPath)) : [];
+}
+
+async function userEvent(id: number, event: string, facts: HookFacts, before = false, oldUsername?: string) {
+  const user = userOf(await facts.history(userStreamId(id), before));
+  return user ? system(userEventData(event, user, oldUsername)) : [];
+}
+
+type MemberData = Pick<DataOf<'MemberAdded'>, 'source_type' | 'source_id' | 'user_id'>;
+
+/** A membership's change: the project's or group's and the user's state, and the membership's own dates. */
+async function memberEvent(d: MemberData, verb: 'add' | 'update' | 'remove', facts: HookFacts): Promise<HookMessage[]> {
+  const project = d.source_type === 'Project';
+  const stream = membersStreamId({ type: d.source_type, id: d.source_id });
+  const membership = membershipOf(await facts.history(stream, verb === 'remove'), d.user_id);
+  const user = userOf(await facts.history(userStreamId(d.user_id)));
+  if (!membership || !user) return [];
+  if (project) {
+    const p = projectOf(await facts.history(projectStreamId(d.source_id)));
+    const event = { add: 'user_add_to_team', update: 'user_update_for_team', remove: 'user_remove_from_team' }[verb];
+    return p ? system(projectMemberEventData(event, membership, p, user)) : [];
+  }
+  const g = groupOf(await facts.history(groupStreamId(d.source_id)));
+  const event = { add: 'user_add_to_group', update: 'user_update_for_group', remove: 'user_remove_from_group' }[verb];
+  return g ? system(groupMemberEventData(event, membership, g, user)) : [];
+}
+
+// ───────────────────────────── The table ─────────────────────────────
+
+export const HOOK_TRIGGERS = {
+  BranchCreated: (d, f) =>
+    refMoved({ projectId: d.project_id, kind: 'push', name: d.branch, before: BLANK_SHA, after: d.new_sha, checkoutSha: d.new_sha, message: null, commits: d.commits, total: d.commit_count }, f),
+  BranchUpdated: (d, f) =>
+    refMoved({ projectId: d.project_id, kind: 'push', name: d.branch, before: d.old_sha, after: d.new_sha, checkoutSha: d.new_sha, message: null, commits: d.commits, total: d.commit_count }, f),
+  BranchDeleted: (d, f) => refMoved({ projectId: d.project_id, kind: 'push', name: d.branch, before: d.old_sha, after: BLANK_SHA, checkoutSha: null, message: null, commits: [], total: 0 }, f),
+  TagCreated: (d, f) =>
+    refMoved({ projectId: d.project_id, kind: 'tag_push', name: d.tag, before: BLANK_SHA, after: d.target, checkoutSha: d.commit_sha, message: d.message, commits: [d.commit_sha], total: 1 }, f),
+  TagDeleted: (d, f) => refMoved({ projectId: d.project_id, kind: 'tag_push', name: d.tag, before: d.old_sha, after: BLANK_SHA, checkoutSha: null, message: null, commits: [], total: 0 }, f),
+
+  MergeRequestOpened: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'open', f),
+  MergeRequestClosed: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'close', f),
+  MergeRequestReopened: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'reopen', f),
+  MergeRequestMerged: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'merge', f),
+  MergeRequestUpdated: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'update', f, (mr) => updateChanges(d, mr, f)),
+
+  ProjectCreated: (d, f) => projectEvent(d.id, 'project_create', f),
+  ProjectDeleted: (d, f) => projectEvent(d.id, 'project_destroy', f, { before: true }),
+  // Projects::UpdateService#after_update: a new path is a rename, anything else an update.
+  ProjectUpdated: async (d, f) => {
+    // A first push setting the default branch is no update of the project's settings.
+    if (Object.keys(d.changes).every((key) => key === 'default_branch')) return [];
+    if (d.changes.path === undefined) return projectEvent(d.id, 'project_update', f);
+    const before = projectOf(await f.history(projectStreamId(d.id), true));
+    return projectEvent(d.id, 'project_rename', f, { oldPath: before?.pathWithNamespace ?? '' });
+  },
+  ProjectTransferred: (d, f) => projectEvent(d.id, 'project_transfer', f, { oldPath: d.previous_path_with_namespace }),
+
+  UserCreated: (d, f) => userEvent(d.id, 'user_create', f),
+  UserDeleted: (d, f) => userEvent(d.id, 'user_destroy', f, true),
+  UserProfileUpdated: async (d, f) => {
+    if (d.changes.username === undefined) return [];
+    const before = userOf(await f.history(userStreamId(d.id), true));
+    return userEvent(d.id, 'user_rename', f, false, before?.username ?? '');
+  },
+
+  GroupCreated: async (d, f) => {
+    const group = groupOf(await f.history(groupStreamId(d.id)));
+    return group ? system(groupEventData('group_create', group)) : [];
+  },
+  GroupDeleted: async (d, f) => {
+    const group = groupOf(await f.history(groupStreamId(d.id), true));
+    return group ? system(groupEventData('group_destroy', group)) : [];
+  },
+  GroupUpdated: async (d, f) => {
+    if (d.changes.path === undefined) return [];
+    const [before, after] = [groupOf(await f.history(groupStreamId(d.id), true)), groupOf(await f.history(groupStreamId(d.id)))];
+    return before && after ? system(groupEventData('group_rename', after, before)) : [];
+  },
+
+  MemberAdded: (d, f) => memberEvent(d, 'add', f),
+  AccessRequestApproved: (d, f) => memberEvent(d, 'add', f),
+  MemberUpdated: (d, f) => memberEvent(d, 'update', f),
+  MemberRemoved: (d, f) => memberEvent(d, 'remove', f),
+} satisfies HookTriggers;

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
+
+/**
+ * Issues (GitLab's `Issue`): one aggregate per issue, stream `issue-<id>`, in a project. Its
+ * `iid` is allocated per project when it is opened (src/commands/issues.ts) and guarded by a
+ * claim. A moved issue is a new issue in the target project; the old one is closed and keeps
+ * `moved_to_id` (GitLab 12's Issues::MoveService).
+ */
+
+const ofIssue = { id: z.int(), project_id: z.int(), iid: z.int() };
+
+/** The fields an issue's update may change (only what changed is in the event). */
+const changeable = {
+  title: z.string(),
+  description: z.string().nullable(),
+  assignee_ids: z.array(z.int()),
+  milestone_id: z.int().nullable(),
+  label_ids: z.array(z.int()),
+  /** `YYYY-MM-DD`. */
+  due_date: z.string().nullable(),
+  confidential: z.boolean(),
+  discussion_locked: z.boolean().nullable(),
+  /** EE's weight (issue_weights). */
+  weight: z.int().nullable(),
+};
+
+export const issueEvents = {
+  IssueOpened: z.strictObject({
+    ...ofIssue,
+    author_id: z.int(),
+    ...changeable,
+    /** `created_at` an administrator or owner gave (ISO 8601); null: the event's time. */
+    created_at: z.string().nullable(),
+    /** The issue this one was moved from (Issues::MoveService), or null. */
+    moved_from_id: z.int().nullable(),
+  }),
+  IssueUpdated: z.strictObject({
+    ...ofIssue,
+    changes: z.strictObject({
+      title: changeable.title.optional(),
+      description: changeable.description.optional(),
+      assignee_ids: changeable.assignee_ids.optional(),
+      milestone_id: changeable.milestone_id.optional(),
+      label_ids: changeable.label_ids.optional(),
+      due_date: changeable.due_date.optional(),
+      confidential: changeable.confidential.optional(),
+      discussion_locked: changeable.discussion_locked.optional(),
+      weight: changeable.weight.optional(),
+    }),
+    /** The values the changed title, description and assignees had: what the todos reactor diffs against. */
+    previous: z.strictObject({
+      title: changeable.title.optional(),
+      description: changeable.description.optional(),
+      assignee_ids: changeable.assignee_ids.optional(),
+    }),
+    /** `updated_at` an administrator or owner gave (ISO 8601); null: the event's time. */
+    updated_at: z.string().nullable(),
+  }),
+  /** The title rides along for the activity feed's target_title; `by_id` is GitLab's closed_by. */
+  IssueClosed: z.strictObject({ ...ofIssue, title: z.string(), by_id: z.int() }),
+  IssueReopened: z.strictObject({ ...ofIssue, title: z.string() }),
+  /** Moved to another project: the new issue's id (Issue#moved_to). */
+  IssueMoved: z.strictObject({ ...ofIssue, moved_to_id: z.int() }),
+  IssueDeleted: z.strictObject(ofIssue),
+  IssueTimeEstimateChanged: z.strictObject({ ...ofIssue, time_estimate: z.int().nonnegative() }),
+  /** A timelog: seconds spent by a user (negative subtracts); GitLab's reset is a timelog of minus the total. */
+  IssueTimeSpent: z.strictObject({ ...ofIssue, user_id: z.int(), time_spent: z.int(), reset: z.boolean() }),
+  IssueSubscribed: z.strictObject({ ...ofIssue, user_id: z.int() }),
+  IssueUnsubscribed: z.strictObject({ ...ofIssue, user_id: z.int() }),
+} satisfies EventSchemas;
+
+export type IssueEvent = EventOf<typeof issueEvents>;
+export type IssueEventOf<T extends IssueEvent['type']> = Extract<IssueEvent, { type: T }>;
+
+export const issueStreamId = (id: number) => `issue-${id}`;
+
+export const issueEventIndex = (event: IssueEvent): FeedIndex => ({
+  projectId: event.data.project_id,
+  targetType: 'Issue',
+  targetId: event.data.id,
+});

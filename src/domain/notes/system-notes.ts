@@ -1,0 +1,239 @@
+import { isWorkInProgress, wiplessTitle } from '../issuable-text.js';
+import type { MergeRequestEvent } from '../merge-requests/events.js';
+import { formatTimeTracking } from '../time-tracking.js';
+
+/**
+ * System notes fall out of the log: GitLab 12 writes a note for every change of a merge
+ * request (SystemNoteService, SystemNotes::IssuablesService / CommitService /
+ * TimeTrackingService); here they are this pure mapping from the merge request's events, in
+ * GitLab 12's wording, and nothing is written. The k-th note of the event at log position p
+ * has the id 10·p + k (src/commands/notes.ts gives user notes ids of the form 10·n, n a
+ * position no event takes), so ids are stable across a rebuild and a replay.
+ *
+ * Facts the events name by id (usernames, milestones, commit titles) are looked up by the
+ * caller when it reads (`SystemNoteFacts`): a renamed user shows under the new name, where
+ * GitLab keeps the text it wrote.
+ */
+
+/** One event of the noteable's stream as the log holds it. */
+export interface LoggedEvent<E> {
+  readonly event: E;
+  /** The event's global position (a bigint's text). */
+  readonly position: string;
+  readonly occurredAt: string;
+  readonly actorId: number | null;
+}
+
+export interface SystemNoteFacts {
+  username(id: number): string;
+  /** Milestone#to_reference as SystemNotes::IssuablesService#change_milestone asks it: `%3` in its project, `%"Title"` a group's. */
+  milestoneReference(id: number): string;
+  /** The commit's title (its message's first line), for "added N commits". */
+  commitTitle(sha: string): string;
+  /** The merge request's path, for the "Compare with previous version" link. */
+  readonly mergeRequestPath: string;
+}
+
+export interface SystemNote {
+  readonly id: number;
+  readonly position: string;
+  readonly createdAt: string;
+  readonly authorId: number;
+  readonly body: string;
+}
+
+/** What the notes need of the merge request as it was before each event. */
+interface Before {
+  title: string;
+  authorId: number;
+  labelIds: readonly number[];
+  milestoneId: number | null;
+  headSha: string;
+  commitShas: readonly string[];
+  targetBranch: string;
+  /** The event before changed the target branch (its new version is no push). */
+  targetChanged: boolean;
+}
+
+/** Rails' Array#to_sentence: "a", "a and b", "a, b, and c". */
+export function toSentence(words: readonly string[]): string {
+  if (words.length <= 2) return words.join(' and ');
+  return `${words.slice(0, -1).join(', ')}, and ${words.at(-1)}`;
+}
+
+const pluralize = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+
+/**
+ * Gitlab::Diff::CharDiff and InlineDiffMarkdownMarker: the characters of the two titles outside
+ * their longest common subsequence, each run of them marked `{-old-}` and `{+new+}`.
+ */
+export function markTitleChange(before: string, after: string): [string, string] {
+  const a = Array.from(before);
+  const b = Array.from(after);
+  // lcs[i][j]: the longest common subsequence of a[i..] and b[j..] (titles are at most 255 characters).
+  const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i -= 1) {
+    for (let j = b.length - 1; j >= 0; j -= 1) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  }
+  const keptA = new Array<boolean>(a.length).fill(false);
+  const keptB = new Array<boolean>(b.length).fill(false);
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i] === b[j]) {
+      keptA[i++] = true;
+      keptB[j++] = true;
+    } else if (lcs[i + 1]![j]! >= lcs[i]![j + 1]!) i += 1;
+    else j += 1;
+  }
+  const mark = (chars: readonly string[], kept: readonly boolean[], open: string, close: string) =>
+    chars.map((ch, k) => `${!kept[k] && (k === 0 || kept[k - 1]) ? open : ''}${ch}${!kept[k] && (k === chars.length - 1 || kept[k + 1]) ? close : ''}`).join('');
+  return [mark(a, keptA, '{-', '-}'), mark(b, keptB, '{+', '+}')];
+}
+
+/** SystemNotes::IssuablesService#change_label. */
+export function labelsNote(before: readonly number[], after: readonly number[]): string | null {
+  const added = after.filter((id) => !before.includes(id)).sort((x, y) => x - y);
+  const removed = before.filter((id) => !after.includes(id)).sort((x, y) => x - y);
+  if (added.length === 0 && removed.length === 0) return null;
+  const parts: string[] = [];
+  if (added.length > 0) parts.push(`added ${added.map((id) => `~${id}`).join(' ')}`);
+  if (removed.length > 0) parts.push(`removed ${removed.map((id) => `~${id}`).join(' ')}`);
+  return `${parts.join(' and ')} ${added.length + removed.length === 1 ? 'label' : 'labels'}`;
+}
+
+/** Escapes what ActionView's content_tag escapes. */
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+/** The notes one merge request event writes, in GitLab's order, given the merge request before it. */
+function notesOf(logged: LoggedEvent<MergeRequestEvent>, before: Before | null, facts: SystemNoteFacts): string[] {
+  const { event } = logged;
+  switch (event.type) {
+    case 'MergeRequestOpened': {
+      // IssuableBaseService#create runs Issuable::CommonSystemNotesService with is_update: false.
+      const d = event.data;
+      return [d.milestone_id !== null ? `changed milestone to ${facts.milestoneReference(d.milestone_id)}` : null, labelsNote([], d.label_ids)].filter((n): n is string => n !== null);
+    }
+    case 'MergeRequestUpdated': {
+      if (!before) return [];
+      const { changes } = event.data;
+      const notes: string[] = [];
+      // Issuable::CommonSystemNotesService#execute, then MergeRequests::UpdateService#handle_changes.
+      if (changes.title !== undefined && changes.title !== before.title) {
+        const old = before.title;
+        if (isWorkInProgress(old) !== isWorkInProgress(changes.title)) notes.push(`${isWorkInProgress(changes.title) ? 'marked' : 'unmarked'} as a **Work In Progress**`);
+        if (wiplessTitle(old) !== wiplessTitle(changes.title)) {
+          const [from, to] = markTitleChange(old, changes.title);
+          notes.push(`changed title from **${from}** to **${to}**`);
+        }
+      }
+      if (changes.description !== undefined) notes.push('changed the description');
+      if (changes.discussion_locked !== undefined) notes.push(`${changes.discussion_locked ? 'locked' : 'unlocked'} this merge request`);
+      if (changes.milestone_id !== undefined && changes.milestone_id !== before.milestoneId) {
+        notes.push(changes.milestone_id === null ? 'removed milestone' : `changed milestone to ${facts.milestoneReference(changes.milestone_id)}`);
+      }
+      if (changes.label_ids !== undefined) {
+        const note = labelsNote(before.labelIds, changes.label_ids);
+        if (note) notes.push(note);
+      }
+      if (changes.target_branch !== undefined) notes.push(`changed target branch from \`${before.targetBranch}\` to \`${changes.target_branch}\``);
+      if (changes.assignee_ids !== undefined) {
+        const old = event.data.previous.assignee_ids ?? [];
+        const added = changes.assignee_ids.filter((id) => !old.includes(id));
+        const removed = old.filter((id) => !changes.assignee_ids!.includes(id));
+        const parts: string[] = [];
+        if (added.length > 0) parts.push(`assigned to ${toSentence(added.map((id) => `@${facts.username(id)}`))}`);
+        if (removed.length > 0) parts.push(`unassigned ${toSentence(removed.map((id) => `@${facts.username(id)}`))}`);
+        if (parts.length > 0) notes.push(parts.join(' and '));
+      }
+      return notes;
+    }
+    case 'MergeRequestClosed':
+      return ['closed'];
+    case 'MergeRequestReopened':
+      return ['reopened'];
+    case 'MergeRequestMerged':
+      return ['merged'];
+    case 'MergeRequestVersionRecorded': {
+      // A version taken for a new target branch is no push: no commits note.
+      if (!before || before.targetChanged) return [];
+      const known = new Set(before.commitShas);
+      const added = event.data.version.commit_shas.filter((sha) => !known.has(sha));
+      if (added.length === 0) return [];
+      // SystemNotes::CommitService#add_commits, with MergeRequests::RefreshService's new commits (newest first).
+      const list = `<ul>${added.map((sha) => `<li>${sha.slice(0, 8)} - ${escapeHtml(facts.commitTitle(sha))}</li>`).join('')}</ul>`;
+      const compare = `[Compare with previous version](${facts.mergeRequestPath}/diffs?diff_id=${event.data.version.version_id}&start_sha=${before.headSha})`;
+      return [[`added ${pluralize(added.length, 'commit')}`, list, compare].join('\n\n')];
+    }
+    case 'MergeRequestTimeEstimateChanged': {
+      const estimate = event.data.time_estimate;
+      return [estimate === 0 ? 'removed time estimate' : `changed time estimate to ${formatTimeTracking(estimate)}`];
+    }
+    case 'MergeRequestTimeSpent': {
+      const d = event.data;
+      if (d.reset) return ['removed time spent'];
+      return [`${d.time_spent > 0 ? 'added' : 'subtracted'} ${formatTimeTracking(Math.abs(d.time_spent))} of time spent`];
+    }
+    case 'MergeRequestDeleted':
+    case 'MergeRequestMergeStatusChecked':
+    case 'MergeRequestSubscribed':
+    case 'MergeRequestUnsubscribed':
+      return [];
+    default:
+      return [];
+  }
+}
+
+/** The merge request events that may write a system note. */
+export const SYSTEM_NOTE_EVENT_TYPES = [
+  'MergeRequestOpened',
+  'MergeRequestUpdated',
+  'MergeRequestClosed',
+  'MergeRequestReopened',
+  'MergeRequestMerged',
+  'MergeRequestVersionRecorded',
+  'MergeRequestTimeEstimateChanged',
+  'MergeRequestTimeSpent',
+] as const satisfies readonly MergeRequestEvent['type'][];
+
+/**
+ * The system notes of a merge request, from its stream's events in order (those of
+ * SYSTEM_NOTE_EVENT_TYPES suffice), oldest first.
+ */
+export function mergeRequestSystemNotes(stream: readonly LoggedEvent<MergeRequestEvent>[], facts: SystemNoteFacts): SystemNote[] {
+  const notes: SystemNote[] = [];
+  let before: Before | null = null;
+  for (const logged of stream) {
+    const bodies = notesOf(logged, before, facts);
+    const authorId = logged.actorId ?? before?.authorId ?? (logged.event.type === 'MergeRequestOpened' ? logged.event.data.author_id : null);
+    if (authorId !== null) {
+      bodies.forEach((body, k) => notes.push({ id: Number(logged.position) * 10 + k, position: logged.position, createdAt: logged.occurredAt, authorId, body }));
+    }
+    before = next(before, logged.event);
+  }
+  return notes;
+}
+
+/** The fold: what the next event's notes compare against. */
+function next(before: Before | null, event: MergeRequestEvent): Before | null {
+  if (event.type === 'MergeRequestOpened') {
+    const d = event.data;
+    return { title: d.title, authorId: d.author_id, labelIds: d.label_ids, milestoneId: d.milestone_id, headSha: d.version.head_commit_sha, commitShas: d.version.commit_shas, targetBranch: d.target_branch, targetChanged: false };
+  }
+  if (!before) return before;
+  switch (event.type) {
+    case 'MergeRequestUpdated': {
+      const c = event.data.changes;
+      return {
+        ...before,
+        title: c.title ?? before.title,
+        labelIds: c.label_ids ?? before.labelIds,
+        milestoneId: c.milestone_id !== undefined ? c.milestone_id : before.milestoneId,
+        targetBranch: c.target_branch ?? before.targetBranch,
+        targetChanged: c.target_branch !== undefined,
+      };
+    }
+    case 'MergeRequestVersionRecorded':
+      return { ...before, headSha: event.data.version.head_commit_sha, commitShas: event.data.version.commit_shas, targetChanged: false };
+    default:
+      return { ...before, targetChanged: false };
+  }
+}

@@ -1,0 +1,107 @@
+import { Hono } from 'hono';
+import { openIssueCommand } from '../../../commands/issues.js';
+import { newId, run, spec } from '../../../commands/kernel/run.js';
+import { issues } from '../../../domain/issues/aggregate.js';
+import { authenticate, requireWriter } from '../../kernel/auth.js';
+import { type AppEnv } from '../../kernel/context.js';
+import { declaration, integerCheck, optional, rawParams, required, t } from '../../kernel/params.js';
+import { checkUnmodifiedSince } from '../../kernel/request.js';
+import { userProject } from '../../kernel/scope.js';
+import { commitWithIssueLabels, issueFields, issueParams, type IssueParams } from './fields.js';
+import { issueOf, presentIssue, presentIssueById } from './find.js';
+
+/**
+ * GitLab 12.10's API::Issues: create, show, update and delete one issue (lib/api/issues.rb
+ * with Issues::CreateService / UpdateService and IssuableBaseService#filter_params). See
+ * docs/issues.md.
+ */
+
+/** API::Issues' update `at_least_one_of` (EE adds weight). */
+const UPDATE_AT_LEAST_ONE_OF = ['title', 'description', 'assignee_ids', 'assignee_id', 'milestone_id', 'discussion_locked', 'labels', 'add_labels', 'remove_labels', 'created_at', 'due_date', 'confidential', 'state_event', 'weight'];
+
+export const issueCrudRoutes = new Hono<AppEnv>()
+  .post('/projects/:id/issues', async (c) => {
+    const w = await requireWriter(c);
+    const p = declaration(await rawParams(c));
+    const parsed = p.parse({
+      title: required(t.string()),
+      created_at: optional(t.datetime()),
+      merge_request_to_resolve_discussions_of: optional(t.integer()),
+      discussion_to_resolve: optional(t.string()),
+      ...issueParams(c),
+    }) as IssueParams & { title: string; created_at?: Date | undefined };
+    p.done();
+    const project = await userProject(c, w.auth, 'create_issue');
+    const { fields } = await issueFields(c, project, parsed);
+    // `params.delete(:created_at) unless current_user.can?(:set_issue_created_at, user_project)`.
+    const createdAt = project.can('set_issue_created_at') ? parsed.created_at?.toISOString() : undefined;
+    const id = await newId(w, issues);
+    const labels = project.can('admin_issue') ? parsed.labels : undefined;
+    await commitWithIssueLabels(w, project, { labels }, [], (labelIds) =>
+      spec(
+        issues,
+        id,
+        openIssueCommand({ projectId: project.row.id, authorId: w.auth.user.id, title: parsed.title, fields: { ...fields, ...(labelIds !== undefined ? { labelIds } : {}) }, createdAt }),
+        { newStream: true },
+      ),
+    );
+    return c.json(await presentIssueById(c, project, id), 201);
+  })
+
+  .get('/projects/:id/issues/:issue_iid', async (c) => {
+    // `authenticate_non_get!`: a public project's issues are anyone's to read.
+    const auth = await authenticate(c);
+    const p = declaration(await rawParams(c));
+    p.check(integerCheck(c, 'issue_iid'));
+    p.done();
+    const project = await userProject(c, auth);
+    return c.json(await presentIssue(c, project, await issueOf(c, project)));
+  })
+
+  .put('/projects/:id/issues/:issue_iid', async (c) => {
+    const w = await requireWriter(c);
+    const raw = await rawParams(c);
+    const p = declaration(raw);
+    p.check(integerCheck(c, 'issue_iid'));
+    const parsed = p.parse(
+      {
+        title: optional(t.string()),
+        updated_at: optional(t.datetime()),
+        state_event: optional(t.values(['reopen', 'close'])),
+        add_labels: optional(t.array(t.string())),
+        remove_labels: optional(t.array(t.string())),
+        ...issueParams(c),
+      },
+      { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF] },
+    ) as IssueParams & { title?: string; updated_at?: Date; state_event?: 'reopen' | 'close'; add_labels?: string[]; remove_labels?: string[] };
+    p.done();
+    const project = await userProject(c, w.auth);
+    const row = await issueOf(c, project, 'update_issue');
+    const { fields, admin } = await issueFields(c, project, parsed, row);
+    // Only administrators and the project's (or its group's) owners set updated_at.
+    const updatedAt = project.can('set_issue_updated_at') ? parsed.updated_at?.toISOString() : undefined;
+    const labels = admin ? { labels: parsed.labels, add: parsed.add_labels, remove: parsed.remove_labels } : {};
+    await commitWithIssueLabels(w, project, labels, row.label_ids, (labelIds) =>
+      spec(issues, row.id, {
+        type: 'UpdateIssue',
+        fields: { ...fields, ...(parsed.title !== undefined ? { title: parsed.title } : {}), ...(labelIds !== undefined ? { labelIds } : {}) },
+        stateEvent: parsed.state_event,
+        byId: w.auth.user.id,
+        updatedAt,
+      }),
+    );
+    return c.json(await presentIssueById(c, project, row.id));
+  })
+
+  .delete('/projects/:id/issues/:issue_iid', async (c) => {
+    const w = await requireWriter(c);
+    const p = declaration(await rawParams(c));
+    p.check(integerCheck(c, 'issue_iid'));
+    p.done();
+    const project = await userProject(c, w.auth);
+    // `not_found!('Issue') unless issue`, then `authorize!(:destroy_issue, issue)`.
+    const row = await issueOf(c, project, 'destroy_issue', 'Issue');
+    checkUnmodifiedSince(c, row.updated_at);
+    await run(w, issues, row.id, { type: 'DeleteIssue' });
+    return c.body(null, 204);
+  });

@@ -1,0 +1,108 @@
+import type { Context } from 'hono';
+import { commitWithLabels, labelNames } from '../../../commands/labels.js';
+import { handleCommands } from '../../../commands/kernel/handler.js';
+import type { CommandSpec, Writer } from '../../../commands/kernel/context.js';
+import type { IssueFields } from '../../../domain/issues/decider.js';
+import { licensed } from '../../../domain/policy/licensed.js';
+import { issueReaders } from '../../../projections/issues/queries.js';
+import type { IssueRow } from '../../../projections/issues/tables.js';
+import { findMilestone } from '../../../projections/milestones/queries.js';
+import { appContext, today } from '../../kernel/context.js';
+import { optional, t, type Shape } from '../../kernel/params.js';
+import type { ProjectScope } from '../../kernel/scope.js';
+
+/**
+ * The issue parameters create and update share (`params :issue_params` of GitLab 12.10's
+ * API::Issues, EE's weight with issue_weights) and IssuableBaseService#filter_params: what a
+ * caller without admin_issue may not set is dropped, assignees who could not read the issue
+ * are dropped, a milestone of another project is none. Labels are created on first use.
+ */
+
+export function issueParams(c: Context): Shape {
+  return {
+    description: optional(t.string()),
+    assignee_ids: optional(t.array(t.integer())),
+    assignee_id: optional(t.integer()),
+    milestone_id: optional(t.integer()),
+    labels: optional(t.array(t.string())),
+    due_date: optional(t.dateColumn()),
+    confidential: optional(t.boolean()),
+    discussion_locked: optional(t.boolean()),
+    ...(licensed(appContext(c).config.plan, 'issue_weights') ? { weight: optional(t.integer()) } : {}),
+  };
+}
+
+export interface IssueParams {
+  description?: string | undefined;
+  assignee_ids?: number[] | undefined;
+  assignee_id?: number | undefined;
+  milestone_id?: number | undefined;
+  labels?: string[] | undefined;
+  due_date?: string | null | undefined;
+  confidential?: boolean | undefined;
+  discussion_locked?: boolean | undefined;
+  weight?: number | undefined;
+}
+
+/** IssuableBaseService#filter_assignee: one without multiple_issue_assignees; `[0]` unassigns; nobody left, no change. */
+async function filterAssignees(c: Context, project: ProjectScope, ids: readonly number[] | undefined, issue: IssueRow | undefined): Promise<number[] | undefined> {
+  if (ids === undefined || ids.length === 0) return ids === undefined ? undefined : [];
+  const { db, config } = appContext(c);
+  const asked = licensed(config.plan, 'multiple_issue_assignees') ? [...new Set(ids)] : ids.slice(0, 1);
+  if (asked.length === 1 && asked[0] === 0) return [];
+  const readers = await issueReaders(db, project.row.id, asked.filter((id) => id > 0), today(c), issue);
+  const kept = asked.filter((id) => readers.has(id));
+  return kept.length > 0 ? kept : undefined;
+}
+
+/** The fields of a create or update as Issues::CreateService / UpdateService take them; `labels` undefined: not changed. */
+export async function issueFields(c: Context, project: ProjectScope, p: IssueParams, issue?: IssueRow): Promise<{ fields: IssueFields; admin: boolean }> {
+  const fields: IssueFields = {
+    ...(p.description !== undefined ? { description: p.description } : {}),
+    ...(p.confidential !== undefined ? { confidential: p.confidential } : {}),
+  };
+  if (!project.can('admin_issue')) return { fields, admin: false };
+  const assignees = await filterAssignees(c, project, p.assignee_id !== undefined ? [p.assignee_id] : p.assignee_ids, issue);
+  let milestoneId: number | null | undefined;
+  if (p.milestone_id !== undefined) milestoneId = p.milestone_id > 0 && (await findMilestone(appContext(c).db, project.row.id, p.milestone_id)) ? p.milestone_id : null;
+  return {
+    admin: true,
+    fields: {
+      ...fields,
+      ...(assignees !== undefined ? { assigneeIds: assignees } : {}),
+      ...(milestoneId !== undefined ? { milestoneId } : {}),
+      ...(p.due_date !== undefined ? { dueDate: p.due_date } : {}),
+      ...(p.discussion_locked !== undefined ? { discussionLocked: p.discussion_locked } : {}),
+      ...(p.weight !== undefined ? { weight: p.weight } : {}),
+    },
+  };
+}
+
+/**
+ * The label ids an issue ends with: `labels` replaces, `add_labels` adds, `remove_labels`
+ * removes (IssuableBaseService#process_label_ids); names not found are created on first use
+ * (admin_label), all committed with the issue's own command. No label parameter: `build(undefined)`.
+ */
+export async function commitWithIssueLabels(
+  w: Writer,
+  project: ProjectScope,
+  asked: { labels?: string[] | undefined; add?: string[] | undefined; remove?: string[] | undefined },
+  current: readonly number[],
+  build: (labelIds: number[] | undefined) => CommandSpec<any, any, any>,
+): Promise<void> {
+  if (asked.labels === undefined && asked.add === undefined && asked.remove === undefined) {
+    await handleCommands(w, [build(undefined)]);
+    return;
+  }
+  const names = labelNames([...(asked.labels ?? []), ...(asked.add ?? [])]);
+  const removed = new Set(labelNames(asked.remove ?? []));
+  const removedIds =
+    removed.size === 0 ? new Set<number>() : new Set((await w.ctx.db.selectFrom('labels').select('id').where('project_id', '=', project.row.id).where('title', 'in', [...removed]).execute()).map((l) => l.id));
+  await commitWithLabels(w, { projectId: project.row.id, names, mayCreate: project.can('admin_label') }, (found) => {
+    const byName = new Map(found.map((l) => [l.title, l.id]));
+    const base = asked.labels !== undefined ? labelNames(asked.labels).flatMap((n) => byName.get(n) ?? []) : [...current];
+    const added = labelNames(asked.add ?? []).flatMap((n) => byName.get(n) ?? []);
+    const ids = [...new Set([...base, ...added])].filter((id) => !removedIds.has(id)).sort((a, b) => a - b);
+    return [build(ids)];
+  });
+}

@@ -1,0 +1,114 @@
+import { Hono, type Context } from 'hono';
+import { sql, type SqlBool } from 'kysely';
+import { moveIssue } from '../../../commands/issues.js';
+import { notFound, serviceError } from '../../../domain/errors.js';
+import { closingIssueReferences, issueReferences } from '../../../domain/issues/references.js';
+import { creationRequestOf, referencedIssues } from '../../../projections/issues/queries.js';
+import type { IssueRow } from '../../../projections/issues/tables.js';
+import { mergeRequestListQuery } from '../../../projections/merge-requests/list-query.js';
+import { mergeableBy, mergeRequestViews } from '../../../projections/merge-requests/queries.js';
+import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
+import { toUserAgentDetail } from '../../entities/issues.js';
+import { toMergeRequest, toMergeRequestBasic } from '../../entities/merge-requests.js';
+import { authenticate, requireAdmin, requireWriter } from '../../kernel/auth.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
+import { paginateArray } from '../../kernel/pagination.js';
+import { declaration, integerCheck, rawParams, required, t } from '../../kernel/params.js';
+import { userProject, type ProjectScope } from '../../kernel/scope.js';
+import { issueOf, presentIssueById } from './find.js';
+
+/**
+ * GitLab 12.10's API::Issues beyond create/read/update/delete: move, the user agent detail,
+ * the merge requests that close an issue and those related to it.
+ */
+
+async function declaredIid(c: Context) {
+  const p = declaration(await rawParams(c));
+  p.check(integerCheck(c, 'issue_iid'));
+  p.done();
+}
+
+/**
+ * The merge requests the caller may read whose description references the issue (closing
+ * ones only with `closing`), among the projects `within` narrows to; oldest first.
+ */
+async function referencingMergeRequests(c: Context, project: ProjectScope, issue: IssueRow, options: { closing: boolean; sameProject: boolean }): Promise<MergeRequestRow[]> {
+  const { db } = appContext(c);
+  const source = options.sameProject ? { projectId: project.row.id } : ('everywhere' as const);
+  // A prefilter on the text, then GitLab's reference extraction on each candidate.
+  const candidates = await mergeRequestListQuery(db, project.viewer, source, { state: 'all' })
+    .where(sql<SqlBool>`merge_requests.description ~ ${`(#|/issues/)${issue.iid}([^0-9]|$)`}`)
+    .orderBy('merge_requests.id')
+    .execute();
+  const paths = new Map((await db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', 'in', [0, ...new Set(candidates.map((m) => m.project_id))]).execute()).map((p) => [p.id, p]));
+  const found: MergeRequestRow[] = [];
+  for (const mr of candidates) {
+    const refs = (options.closing ? closingIssueReferences : issueReferences)(mr.description);
+    const issues = await referencedIssues(db, paths.get(mr.project_id)!, refs);
+    if (issues.some((i) => i.id === issue.id)) found.push(mr);
+  }
+  return found;
+}
+
+export const issueMoreRoutes = new Hono<AppEnv>()
+  .post('/projects/:id/issues/:issue_iid/move', async (c) => {
+    const w = await requireWriter(c);
+    const p = declaration(await rawParams(c));
+    p.check(integerCheck(c, 'issue_iid'));
+    const { to_project_id: toProjectId } = p.parse({ to_project_id: required(t.integer()) });
+    p.done();
+    const project = await userProject(c, w.auth);
+    // `not_found!('Issue') unless issue`, then `Project.find_by(id:)` or `not_found!('Project')`.
+    const issue = await issueOf(c, project, 'read_issue', 'Issue');
+    const { db } = appContext(c);
+    const target = await db.selectFrom('projects').select('id').where('id', '=', toProjectId).where('pending_delete', '=', false).executeTakeFirst();
+    if (!target) throw notFound('Project');
+    // Issue#can_move?: admin_issue on both projects (MoveError, 400); then not into its own project.
+    const targetScope = await userProject(c, w.auth, undefined, String(toProjectId)).catch(() => null);
+    if (!project.can('admin_issue') || !targetScope?.can('admin_issue')) throw serviceError('Cannot move issue due to insufficient permissions!');
+    if (toProjectId === project.row.id) throw serviceError('Cannot move issue to project it originates from!');
+    const id = await moveIssue(w, issue, toProjectId, w.auth.user.id);
+    return c.json(await presentIssueById(c, project, id), 201);
+  })
+
+  .get('/projects/:id/issues/:issue_iid/user_agent_detail', async (c) => {
+    // `authenticated_as_admin!` first.
+    const auth = await requireAdmin(c);
+    await declaredIid(c);
+    const project = await userProject(c, auth);
+    const issue = await issueOf(c, project);
+    const detail = await creationRequestOf(appContext(c).db, issue.id);
+    if (!detail) throw notFound('UserAgentDetail');
+    return c.json(toUserAgentDetail(detail));
+  })
+
+  .get('/projects/:id/issues/:issue_iid/closed_by', async (c) => {
+    const auth = await authenticate(c);
+    await declaredIid(c);
+    const project = await userProject(c, auth);
+    const issue = await issueOf(c, project);
+    // MergeRequestsClosingIssues of the issue, through MergeRequestsFinder(project_id: the issue's project), newest first.
+    const rows = (await referencingMergeRequests(c, project, issue, { closing: true, sameProject: true })).reverse();
+    const { db, config } = appContext(c);
+    const page = await paginateArray(c, rows);
+    const views = await mergeRequestViews(db, page, new Map([[project.row.id, project.row.path_with_namespace]]));
+    return c.json(views.map((view) => toMergeRequestBasic(view, config)));
+  })
+
+  .get('/projects/:id/issues/:issue_iid/related_merge_requests', async (c) => {
+    const auth = await authenticate(c);
+    await declaredIid(c);
+    const project = await userProject(c, auth);
+    const issue = await issueOf(c, project);
+    const rows = await referencingMergeRequests(c, project, issue, { closing: false, sameProject: false });
+    const { db, config } = appContext(c);
+    const page = await paginateArray(c, rows);
+    const mergeable = await mergeableBy(db, project.viewer, page);
+    // Entities::MergeRequest with include_subscribed: false.
+    return c.json(
+      (await mergeRequestViews(db, page)).map((view) => {
+        const { subscribed: _subscribed, ...entity } = toMergeRequest(view, config, { subscribed: false, canMerge: mergeable.has(view.row.id) });
+        return entity;
+      }),
+    );
+  });

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { defaultFlags, hookDecider, type HookCommand, type HookEvent, type HookSnapshot } from '../../src/domain/hooks/decider.js';
+import { gitlabEventHeader, gitXmlschema, sidekiqTime, xmlschema } from '../../src/domain/hooks/payloads.js';
+import { membershipOf, projectOf } from '../../src/domain/hooks/payloads-system.js';
+import { deciderSpec, rejected } from '../support/decider.js';
+
+const { on } = deciderSpec(hookDecider);
+
+const ID = 7;
+const snapshot = (over: Partial<HookSnapshot> = {}): HookSnapshot => ({
+  id: ID,
+  kind: 'project',
+  project_id: 3,
+  group_id: null,
+  url: 'https://a.example.com',
+  flags: defaultFlags('project'),
+  push_events_branch_filter: null,
+  enable_ssl_verification: true,
+  token: null,
+  ...over,
+});
+const created = (over: Partial<HookSnapshot> = {}): HookEvent => ({ type: 'HookCreated', data: snapshot(over) });
+const create = (over: Partial<Extract<HookCommand, { type: 'CreateHook' }>> = {}): HookCommand => ({
+  type: 'CreateHook',
+  kind: 'project',
+  projectId: 3,
+  groupId: null,
+  url: 'https://a.example.com',
+  flags: {},
+  urlErrors: [],
+  ...over,
+});
+
+describe('the hook decider', () => {
+  it('creates a hook with its kind’s defaults (a system hook: repository updates, no pushes)', () => {
+    on(ID).given().when(create()).then([created()]);
+    on(ID)
+      .given()
+      .when(create({ kind: 'system', projectId: null, flags: { tag_push_events: true } }))
+      .then([created({ kind: 'system', project_id: null, flags: { ...defaultFlags('system'), tag_push_events: true } })]);
+    expect(defaultFlags('system')).toMatchObject({ push_events: false, repository_update_events: true, confidential_note_events: null });
+  });
+
+  it("refuses what WebHook's validations refuse, every field at once", () => {
+    on(ID).given().when(create({ url: '' })).then(rejected('invalid', { fields: { url: ["can't be blank"] } }));
+    on(ID)
+      .given()
+      .when(create({ urlErrors: ['is blocked: Requests to localhost are not allowed'], tokenInvalid: true, token: 'f', pushEventsBranchFilter: 'a..b' }))
+      .then(
+        rejected('invalid', {
+          fields: { url: ['is blocked: Requests to localhost are not allowed'], token: ['is invalid'], push_events_branch_filter: ['is not a valid branch name'] },
+        }),
+      );
+    on(ID).given().when(create({ pushEventsBranchFilter: 'release/*' })).then([created({ push_events_branch_filter: 'release/*' })]);
+  });
+
+  it('updates with what is sent; the same again is no event; a missing hook is not found', () => {
+    on(ID)
+      .given(created())
+      .when({ type: 'UpdateHook', url: 'https://b.example.com', flags: { merge_requests_events: true }, token: 'print', urlErrors: [] })
+      .then([{ type: 'HookUpdated', data: snapshot({ url: 'https://b.example.com', flags: { ...defaultFlags('project'), merge_requests_events: true }, token: 'print' }) }]);
+    on(ID).given(created()).when({ type: 'UpdateHook', url: 'https://a.example.com', flags: {}, urlErrors: [] }).then([]);
+    on(ID).given().when({ type: 'DeleteHook' }).then(rejected('not_found'));
+    on(ID).given(created()).when({ type: 'DeleteHook' }).then([{ type: 'HookDeleted', data: { id: ID, kind: 'project', project_id: 3, group_id: null } }]);
+  });
+});
+
+describe('payload formats', () => {
+  it("X-Gitlab-Event is the hook name titleized, a system hook's always System Hook", () => {
+    expect(gitlabEventHeader('push_hooks', false)).toBe('Push Hook');
+    expect(gitlabEventHeader('tag_push_hooks', false)).toBe('Tag Push Hook');
+    expect(gitlabEventHeader('merge_request_hooks', false)).toBe('Merge Request Hook');
+    expect(gitlabEventHeader('confidential_issue_hooks', false)).toBe('Confidential Issue Hook');
+    expect(gitlabEventHeader('push_hooks', true)).toBe('System Hook');
+  });
+
+  it("writes Ruby's times", () => {
+    expect(xmlschema(new Date('2012-07-21T07:30:54.123Z'))).toBe('2012-07-21T07:30:54Z');
+    expect(sidekiqTime(new Date('2013-12-03T17:23:34.000Z'))).toBe('2013-12-03 17:23:34 UTC');
+    expect(gitXmlschema(1323692851, 120)).toBe('2011-12-12T14:27:31+02:00');
+    expect(gitXmlschema(1323692851, -330)).toBe('2011-12-12T06:57:31-05:30');
+  });
+
+  it('folds a subject from its history', () => {
+    const at = (s: number) => new Date(s * 1000);
+    const project = projectOf([
+      { type: 'ProjectCreated', data: { id: 1, name: 'A', path: 'a', path_with_namespace: 'g/a', visibility: 'private', namespace_id: 2 }, occurredAt: at(1) },
+      { type: 'ProjectUpdated', data: { id: 1, changes: { path: 'b' }, path_with_namespace: 'g/b' }, occurredAt: at(2) },
+    ]);
+    expect(project).toEqual({ id: 1, name: 'A', path: 'b', pathWithNamespace: 'g/b', visibility: 'private', namespaceId: 2, createdAt: at(1), updatedAt: at(2) });
+    const membership = membershipOf(
+      [
+        { type: 'MemberAdded', data: { user_id: 5, access_level: 30 }, occurredAt: at(1) },
+        { type: 'MemberAdded', data: { user_id: 6, access_level: 10 }, occurredAt: at(2) },
+        { type: 'MemberUpdated', data: { user_id: 5, access_level: 40 }, occurredAt: at(3) },
+      ],
+      5,
+    );
+    expect(membership).toEqual({ accessLevel: 40, createdAt: at(1), updatedAt: at(3) });
+  });
+});

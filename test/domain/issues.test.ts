@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { issueClaims, issueDecider } from '../../src/domain/issues/decider.js';
+import type { IssueEvent } from '../../src/domain/issues/events.js';
+import { closingIssueReferences, issueReferences } from '../../src/domain/issues/references.js';
+import { deciderSpec, rejected } from '../support/decider.js';
+
+const issue = deciderSpec(issueDecider);
+const ID = 21;
+const ref = { id: ID, project_id: 4, iid: 2 };
+const open = (extra: object = {}) => ({ type: 'OpenIssue' as const, projectId: 4, iid: 2, authorId: 1, title: 'Bug', fields: {}, ...extra });
+const opened: IssueEvent = {
+  type: 'IssueOpened',
+  data: {
+    ...ref,
+    author_id: 1,
+    title: 'Bug',
+    description: null,
+    assignee_ids: [],
+    milestone_id: null,
+    label_ids: [],
+    due_date: null,
+    confidential: false,
+    discussion_locked: null,
+    weight: null,
+    created_at: null,
+    moved_from_id: null,
+  },
+};
+const closed: IssueEvent = { type: 'IssueClosed', data: { ...ref, title: 'Bug', by_id: 3 } };
+
+describe('the issue decider', () => {
+  it('opens an issue with its fields; refuses a blank or long title, a negative weight, a second opening', () => {
+    issue.on(ID).given().when(open()).then([opened]);
+    issue.on(ID).given().when(open({ fields: { confidential: true, dueDate: '2030-01-01' } })).then([{ ...opened, data: { ...opened.data, confidential: true, due_date: '2030-01-01' } } as IssueEvent]);
+    issue.on(ID).given().when(open({ title: ' ' })).then(rejected('invalid', { fields: { title: ["can't be blank"] } }));
+    issue.on(ID).given().when(open({ title: 'x'.repeat(256) })).then(rejected('invalid', { fields: { title: ['is too long (maximum is 255 characters)'] } }));
+    issue.on(ID).given().when(open({ fields: { weight: -1 } })).then(rejected('invalid', { fields: { weight: ['must be greater than or equal to 0'] } }));
+    issue.on(ID).given(opened).when(open()).then(rejected('conflict'));
+  });
+
+  it('records only what changed, closes and reopens', () => {
+    issue.on(ID).given(opened).when({ type: 'UpdateIssue', fields: { title: 'Bug' }, byId: 3 }).then([]);
+    issue
+      .on(ID)
+      .given(opened)
+      .when({ type: 'UpdateIssue', fields: { title: 'Crash', assigneeIds: [5] }, stateEvent: 'close', byId: 3 })
+      .then([
+        { type: 'IssueUpdated', data: { ...ref, changes: { title: 'Crash', assignee_ids: [5] }, previous: { title: 'Bug', assignee_ids: [] }, updated_at: null } },
+        { type: 'IssueClosed', data: { ...ref, title: 'Crash', by_id: 3 } },
+      ]);
+    issue.on(ID).given(opened, closed).when({ type: 'UpdateIssue', fields: {}, stateEvent: 'close', byId: 3 }).then([]);
+    issue.on(ID).given(opened, closed).when({ type: 'UpdateIssue', fields: {}, stateEvent: 'reopen', byId: 3 }).then([{ type: 'IssueReopened', data: { ...ref, title: 'Bug' } }]);
+    issue.on(ID).given().when({ type: 'DeleteIssue' }).then(rejected('not_found'));
+  });
+
+  it('moves once: closed with moved_to_id, never reopened, not moved again', () => {
+    const moved: IssueEvent = { type: 'IssueMoved', data: { ...ref, moved_to_id: 30 } };
+    issue.on(ID).given(opened).when({ type: 'MoveIssue', toId: 30, byId: 3 }).then([closed, moved]);
+    issue.on(ID).given(opened, closed, moved).when({ type: 'MoveIssue', toId: 31, byId: 3 }).then(rejected('bad_request'));
+    issue.on(ID).given(opened, closed, moved).when({ type: 'UpdateIssue', fields: {}, stateEvent: 'reopen', byId: 3 }).then([]);
+  });
+
+  it('tracks time and subscriptions as merge requests do (one implementation)', () => {
+    issue.on(ID).given(opened).when({ type: 'SetTimeEstimate', seconds: 60 }).then([{ type: 'IssueTimeEstimateChanged', data: { ...ref, time_estimate: 60 } }]);
+    issue.on(ID).given(opened).when({ type: 'AddSpentTime', userId: 3, seconds: -1 }).then(rejected('invalid', { fields: { base: ['Time to subtract exceeds the total time spent'] } }));
+    const spent: IssueEvent = { type: 'IssueTimeSpent', data: { ...ref, user_id: 3, time_spent: 90, reset: false } };
+    issue.on(ID).given(opened).when({ type: 'AddSpentTime', userId: 3, seconds: 90 }).then([spent]);
+    issue.on(ID).given(opened, spent).when({ type: 'ResetSpentTime', userId: 3 }).then([{ type: 'IssueTimeSpent', data: { ...ref, user_id: 3, time_spent: -90, reset: true } }]);
+    issue.on(ID).given(opened).when({ type: 'Subscribe', userId: 1 }).then(rejected('not_modified'));
+    issue.on(ID).given(opened).when({ type: 'Subscribe', userId: 7 }).then([{ type: 'IssueSubscribed', data: { ...ref, user_id: 7 } }]);
+    issue.on(ID).given(opened).when({ type: 'Unsubscribe', userId: 1 }).then([{ type: 'IssueUnsubscribed', data: { ...ref, user_id: 1 } }]);
+  });
+
+  it('claims the iid in its project when opened', () => {
+    expect(issueClaims(opened).acquire.map((c) => [c.kind, c.key])).toEqual([['issue_iid', '4/2']]);
+    expect(issueClaims(closed).acquire).toEqual([]);
+  });
+});
+
+describe('issue references', () => {
+  it('finds short, cross-project and URL references; closing ones only in a closing phrase', () => {
+    expect(issueReferences('See #1, group/project#2, https://gitlab.example.com/a/b/-/issues/3 and &#4')).toEqual([
+      { path: null, iid: 1 },
+      { path: 'group/project', iid: 2 },
+      { path: 'a/b', iid: 3 },
+    ]);
+    expect(closingIssueReferences('Closes #1 and #2. Fixes: group/project#3. Mentions #4. Resolved #5, implements #6')).toEqual([
+      { path: null, iid: 1 },
+      { path: null, iid: 2 },
+      { path: 'group/project', iid: 3 },
+      { path: null, iid: 5 },
+      { path: null, iid: 6 },
+    ]);
+    expect(closingIssueReferences('closing soon')).toEqual([]);
+  });
+});
