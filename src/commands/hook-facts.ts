@@ -1,7 +1,9 @@
 import type { Db } from '../database/database.js';
 import { VISIBILITY_LEVEL } from '../domain/access.js';
 import type { HookFacts } from '../domain/hooks/triggers.js';
+import type { IssueFacts } from '../domain/hooks/payloads-issues.js';
 import type { LabelFacts, MergeRequestFacts } from '../domain/hooks/payloads-merge-requests.js';
+import type { SnippetFacts } from '../domain/hooks/payloads-notes.js';
 import { gitXmlschema, type CommitFacts, type ProjectFacts, type UserFacts } from '../domain/hooks/payloads.js';
 import { avatarUrlOf } from '../domain/uploads.js';
 import { readStream } from '../eventstore/store.js';
@@ -71,6 +73,54 @@ export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promis
         assignees,
       };
       return mr;
+    },
+    issue: async (id) => {
+      const row = await db.selectFrom('issues').selectAll().where('id', '=', id).executeTakeFirst();
+      const p = row ? await project(row.project_id) : undefined;
+      if (!row || !p) return undefined;
+      const [labels, assignees] = await Promise.all([labelFacts(db, row.project_id, row.label_ids), users(row.assignee_ids)]);
+      const issue: IssueFacts = {
+        id: row.id,
+        iid: row.iid,
+        projectId: row.project_id,
+        authorId: row.author_id,
+        assigneeIds: row.assignee_ids,
+        closedAt: row.closed_at === null ? null : new Date(row.closed_at),
+        confidential: row.confidential,
+        description: row.description,
+        discussionLocked: row.discussion_locked,
+        dueDate: row.due_date,
+        milestoneId: row.milestone_id,
+        movedToId: row.moved_to_id,
+        relativePosition: row.relative_position,
+        state: row.state,
+        timeEstimate: row.time_estimate,
+        totalTimeSpent: row.total_time_spent,
+        title: row.title,
+        weight: row.weight,
+        createdAt: new Date(row.created_at),
+        updatedAt: new Date(row.updated_at),
+        project: p,
+        labels,
+        assignees,
+      };
+      return issue;
+    },
+    snippet: async (id) => {
+      const row = await db.selectFrom('snippets').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row || row.project_id === null) return undefined;
+      const snippet: SnippetFacts = {
+        id: row.id,
+        title: row.title,
+        content: row.content,
+        authorId: row.author_id,
+        projectId: row.project_id,
+        fileName: row.file_name,
+        visibilityLevel: VISIBILITY_LEVEL[row.visibility],
+        createdAt: new Date(row.created_at),
+        updatedAt: new Date(row.updated_at),
+      };
+      return snippet;
     },
     history: async (streamId, before = false) =>
       (await readStream(db, streamId))

@@ -55,16 +55,25 @@ interface Row {
   created_at: string;
 }
 
+/** The trigger's flag, or its confidential flag when the event's issue is confidential (as it is now). */
+async function flagOf(db: Db, trigger: DeliveryTrigger<unknown>, data: unknown) {
+  const issueId = trigger.confidential?.issueId(data) ?? null;
+  if (issueId === null) return trigger.flag;
+  const issue = await db.selectFrom('issues').select('confidential').where('id', '=', issueId).executeTakeFirst();
+  return issue?.confidential ? trigger.confidential!.flag : trigger.flag;
+}
+
 /** Records the event's deliveries; returns how many are to be sent. */
 async function recordDeliveries(ctx: CommandContext, event: StoredEvent, trigger: DeliveryTrigger<unknown>): Promise<number> {
   const { db } = ctx;
   const projectId = trigger.projectId(event.data);
+  const flag = await flagOf(db, trigger, event.data);
   const subscribed = await db
     .selectFrom('integrations')
     .select(['id', 'kind', 'properties'])
     .where('project_id', '=', projectId)
     .where('active', '=', true)
-    .where(trigger.flag, '=', true)
+    .where(flag, '=', true)
     .orderBy('id')
     .execute();
   if (subscribed.length === 0) return 0;
@@ -74,7 +83,7 @@ async function recordDeliveries(ctx: CommandContext, event: StoredEvent, trigger
   if (!message) return 0;
   const at = ctx.now().toISOString();
   const rows: Row[] = [];
-  const base = { project_id: projectId, event_id: event.eventId, event_type: event.type, flag: trigger.flag, created_at: at };
+  const base = { project_id: projectId, event_id: event.eventId, event_type: event.type, flag, created_at: at };
   for (const integration of subscribed) {
     const kind = kindOf(integration.kind);
     if (!kind) continue;
@@ -85,7 +94,7 @@ async function recordDeliveries(ctx: CommandContext, event: StoredEvent, trigger
       continue;
     }
     if (!chatWouldNotify(message, properties, facts.branches)) continue;
-    renderChat(kind.chat, message, trigger.flag, properties).forEach((payload: Payload, seq) =>
+    renderChat(kind.chat, message, flag, properties).forEach((payload: Payload, seq) =>
       rows.push({ ...base, integration_id: integration.id, kind: kind.slug, seq, payload: JSON.stringify(payload), status: 'pending', next_attempt_at: at }),
     );
   }

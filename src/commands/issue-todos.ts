@@ -17,7 +17,7 @@ import type { Reactor } from './kernel/reactor.js';
 type Handled = IssueEventOf<'IssueOpened' | 'IssueUpdated' | 'IssueClosed'>;
 const HANDLED = ['IssueOpened', 'IssueUpdated', 'IssueClosed'] as const satisfies readonly Handled['type'][];
 
-async function target(ctx: CommandContext, id: number, projectId: number): Promise<(TodoTarget & { title: string; description: string | null }) | undefined> {
+export async function issueTodoTarget(ctx: CommandContext, id: number, projectId: number): Promise<(TodoTarget & { title: string; description: string | null }) | undefined> {
   const row = await ctx.db.selectFrom('issues').select(['author_id', 'assignee_ids', 'confidential', 'title', 'description']).where('id', '=', id).executeTakeFirst();
   if (!row) return undefined;
   return { type: 'Issue', id, projectId, title: row.title, description: row.description, readers: (db, userIds, today) => issueReaders(db, projectId, userIds, today, row) };
@@ -33,7 +33,7 @@ export const issueTodosReactor: Reactor = {
     switch (event.type) {
       case 'IssueOpened': {
         const d = event.data;
-        const issue = await target(ctx, d.id, d.project_id);
+        const issue = await issueTodoTarget(ctx, d.id, d.project_id);
         if (!issue) return;
         await addTodos(ctx, stored, d.assignee_ids, 'assigned', d.author_id, issue);
         await mentionTodos(ctx, stored, [d.title, d.description], [], d.author_id, issue);
@@ -43,7 +43,7 @@ export const issueTodosReactor: Reactor = {
         const actorId = stored.metadata.actor_id;
         if (actorId == null) return;
         const { changes, previous } = event.data;
-        const issue = await target(ctx, event.data.id, event.data.project_id);
+        const issue = await issueTodoTarget(ctx, event.data.id, event.data.project_id);
         if (!issue) return;
         if (changes.assignee_ids !== undefined) {
           const before = new Set(previous.assignee_ids ?? []);

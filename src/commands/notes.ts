@@ -4,6 +4,7 @@ import type { NoteEventOf } from '../domain/notes/events.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { mergeRequestReaders } from '../projections/merge-requests/queries.js';
 import { markTargetTodosDone, mentionTodos, type TodoTarget } from './issuable-todos.js';
+import { issueTodoTarget } from './issue-todos.js';
 import type { CommandContext, Writer } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 import { newId } from './kernel/run.js';
@@ -27,8 +28,8 @@ export const newDiscussionId = (): string => randomBytes(20).toString('hex');
 /**
  * GitLab's TodoService#new_note (handle_note) as a reactor over NoteAdded: the note's author's
  * pending todos on its noteable are done, and the users it mentions get `directly_addressed`
- * or `mentioned` todos on the noteable when they may read it. Notes on merge requests; a
- * commit or an epic is no target of forgelog's todos yet (docs/notes.md). Issues plug in here.
+ * or `mentioned` todos on the noteable when they may read it. Notes on merge requests and
+ * issues; a commit, a snippet or an epic is no target of forgelog's todos yet (docs/notes.md).
  */
 export const noteTodosReactor: Reactor = {
   name: 'note-todos',
@@ -37,10 +38,14 @@ export const noteTodosReactor: Reactor = {
   startAt: 'head',
   async react(stored: StoredEvent, ctx: CommandContext) {
     const d = (stored as unknown as NoteEventOf<'NoteAdded'>).data;
-    if (d.noteable_type !== 'MergeRequest' || d.noteable_id === null || d.project_id === null) return;
+    if (d.noteable_id === null || d.project_id === null) return;
     const projectId = d.project_id;
-    const target: TodoTarget = { type: 'MergeRequest', id: d.noteable_id, projectId, readers: (db, userIds, today) => mergeRequestReaders(db, projectId, userIds, today) };
-    await markTargetTodosDone(ctx, stored, d.author_id, 'MergeRequest', d.noteable_id);
+    let target: TodoTarget | undefined;
+    if (d.noteable_type === 'MergeRequest') target = { type: 'MergeRequest', id: d.noteable_id, projectId, readers: (db, userIds, today) => mergeRequestReaders(db, projectId, userIds, today) };
+    // An issue's readers as it is now: a confidential one's author, assignees and reporters.
+    else if (d.noteable_type === 'Issue') target = await issueTodoTarget(ctx, d.noteable_id, projectId);
+    if (!target) return;
+    await markTargetTodosDone(ctx, stored, d.author_id, target.type, d.noteable_id);
     await mentionTodos(ctx, stored, [d.body], [], d.author_id, target);
   },
 };

@@ -62,6 +62,7 @@ import { noteRoutes } from './routes/notes/notes.js';
 import { discussionRoutes } from './routes/notes/discussions.js';
 import { awardEmojiRoutes } from './routes/notes/award-emoji.js';
 import { commitCommentRoutes } from './routes/notes/commit-comments.js';
+import { resourceEventRoutes } from './routes/resource-events.js';
 import { createMetrics, routeLabel } from './metrics.js';
 
 export const API_PREFIX = '/api/v4';
@@ -166,6 +167,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', discussionRoutes);
   api.route('/', awardEmojiRoutes);
   api.route('/', commitCommentRoutes);
+  api.route('/', resourceEventRoutes);
   api.route('/', logRoutes);
   root.route(API_PREFIX, api);
   root.route(SCIM_PREFIX, scimRoutes);

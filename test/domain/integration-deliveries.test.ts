@@ -13,15 +13,20 @@ const message = (more: Partial<ChatMessage> = {}): ChatMessage => ({
 });
 
 describe('the delivery table', () => {
-  it('has the pushes and the merge requests as its production rows (the event types of today GitLab 12 runs services for)', () => {
-    expect(Object.entries(DELIVERY_TRIGGERS).map(([type, t]) => [type, t.flag])).toEqual([
-      ['BranchCreated', 'push_events'],
-      ['BranchUpdated', 'push_events'],
-      ['BranchDeleted', 'push_events'],
-      ['MergeRequestOpened', 'merge_requests_events'],
-      ['MergeRequestClosed', 'merge_requests_events'],
-      ['MergeRequestReopened', 'merge_requests_events'],
-      ['MergeRequestMerged', 'merge_requests_events'],
+  it('has the pushes, merge requests, issues and notes as its production rows (the event types of today GitLab 12 runs services for)', () => {
+    expect(Object.entries(DELIVERY_TRIGGERS).map(([type, t]) => [type, t.flag, t.confidential?.flag ?? null])).toEqual([
+      ['BranchCreated', 'push_events', null],
+      ['BranchUpdated', 'push_events', null],
+      ['BranchDeleted', 'push_events', null],
+      ['MergeRequestOpened', 'merge_requests_events', null],
+      ['MergeRequestClosed', 'merge_requests_events', null],
+      ['MergeRequestReopened', 'merge_requests_events', null],
+      ['MergeRequestMerged', 'merge_requests_events', null],
+      // A confidential issue's events, and notes on one, go by the confidential flag instead.
+      ['IssueOpened', 'issues_events', 'confidential_issues_events'],
+      ['IssueClosed', 'issues_events', 'confidential_issues_events'],
+      ['IssueReopened', 'issues_events', 'confidential_issues_events'],
+      ['NoteAdded', 'note_events', 'confidential_note_events'],
     ]);
   });
 

@@ -52,9 +52,10 @@ describe('migrations, one file per area', () => {
     expect(triggers.rows.map((r) => r.name)).toEqual(['event_seals_immutable', 'event_seals_no_truncate']);
     expect(await recordedNames(fresh.db)).toEqual(applied);
     expect(await migrateToLatest(fresh.db)).toEqual([]);
-    // The instance keys: the application settings' and the integrations' secrets, the stored idempotent answers', the runners tokens'.
+    // The instance keys: the application settings', the hooks' and the integrations' secrets, the stored idempotent answers', the runners tokens'.
     expect((await sql<{ name: string }>`select name from instance_keys order by name`.execute(fresh.db)).rows).toEqual([
       { name: 'application_settings' },
+      { name: 'hooks' },
       { name: 'idempotency' },
       { name: 'integrations' },
       { name: 'runners_token' },

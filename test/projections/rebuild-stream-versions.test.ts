@@ -142,6 +142,26 @@ async function writeSome(round: number) {
   ok(await api.post(`/groups/${parent.id}/epics/${childEpic.iid}/todo`, undefined, { token: alice.token }));
   const todo = ok(await api.post(`/groups/${parent.id}/epics/${epic.iid}/todo`, undefined, { token: alice.token })).body;
   ok(await api.post(`/todos/${todo.id}/mark_as_done`, undefined, { token: alice.token }));
+  const issues = `/projects/${mine.id}/issues`;
+  const issue = ok(await api.post(issues, { title: 'Broken', labels: `defect ${round}` }, { token: bob.token })).body;
+  ok(await api.put(`${issues}/${issue.iid}`, { description: 'very', state_event: 'close' }, { token: bob.token }));
+  ok(await api.put(`${issues}/${issue.iid}`, { state_event: 'reopen' }, { token: bob.token }));
+  const gone = ok(await api.post(issues, { title: 'Gone' }, { token: bob.token })).body;
+  ok(await api.del(`${issues}/${gone.iid}`, { token: bob.token }));
+  const note = ok(await api.post(`${issues}/${issue.iid}/notes`, { body: 'first' }, { token: bob.token })).body;
+  ok(await api.put(`${issues}/${issue.iid}/notes/${note.id}`, { body: 'edited' }, { token: bob.token }));
+  ok(await api.post(`${mergeRequest}/${mr.iid}/notes`, { body: 'on the merge request' }, { token: bob.token }));
+  ok(await api.post(`${issues}/${issue.iid}/award_emoji`, { name: 'thumbsup' }, { token: bob.token }));
+  const award = ok(await api.post(`${issues}/${issue.iid}/notes/${note.id}/award_emoji`, { name: 'smile' }, { token: bob.token })).body;
+  ok(await api.del(`${issues}/${issue.iid}/notes/${note.id}/award_emoji/${award.id}`, { token: bob.token }));
+  const snippet = ok(await api.post(`/projects/${mine.id}/snippets`, { title: 'Snip', file_name: 's.txt', content: 'x', visibility: 'private' }, { token: bob.token })).body;
+  ok(await api.put(`/projects/${mine.id}/snippets/${snippet.id}`, { title: 'Snipped' }, { token: bob.token }));
+  const personal = ok(await api.post('/snippets', { title: 'Mine', file_name: 'm.txt', content: 'y', visibility: 'private' }, { token: bob.token })).body;
+  ok(await api.del(`/snippets/${personal.id}`, { token: bob.token }));
+  const hook = ok(await api.post(`/projects/${mine.id}/hooks`, { url: 'https://93.184.216.34/hook', push_events: true }, { token: bob.token })).body;
+  ok(await api.put(`/projects/${mine.id}/hooks/${hook.id}`, { url: 'https://93.184.216.34/other', token: 'secret' }, { token: bob.token }));
+  const systemHook = ok(await api.post('/hooks', { url: 'https://93.184.216.34/system' })).body;
+  ok(await api.del(`/hooks/${systemHook.id}`));
 }
 
 describe('rebuildProjections, stream versions', () => {

@@ -196,6 +196,7 @@ function pathIn(world: World, path: string): string {
         return path.includes('/repository/commits/') ? world.sha : path.includes('/epics/') ? '1' : world.mr;
       case 'note_id':
       case 'award_id':
+      case 'event_id':
         return '1';
       case 'discussion_id':
         return 'd'.repeat(40);

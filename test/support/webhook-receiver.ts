@@ -24,6 +24,19 @@ export class WebhookReceiver {
     return this.received.filter((r) => r.path === path);
   }
 
+  /**
+   * The requests to `path` once there are `count` of them, calling `send` (the delivery
+   * sender's round) meanwhile: a deadline rather than a number of rounds, since on a loaded
+   * machine the reactors may take long to write the deliveries.
+   */
+  async awaitRequests(path: string, count: number, send: () => Promise<unknown>, timeoutMs = 60_000) {
+    for (const deadline = Date.now() + timeoutMs; this.at(path).length < count && Date.now() < deadline; ) {
+      await send();
+      if (this.at(path).length < count) await new Promise((r) => setTimeout(r, 25));
+    }
+    return this.at(path);
+  }
+
   close() {
     return new Promise<void>((resolve) => this.server.close(() => resolve()));
   }

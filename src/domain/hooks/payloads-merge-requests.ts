@@ -20,7 +20,7 @@ export interface LabelFacts {
 }
 
 /** Label#hook_attrs (12.10). */
-const labelHookAttrs = (l: LabelFacts) => ({
+export const labelHookAttrs = (l: LabelFacts) => ({
   id: l.id,
   title: l.title,
   color: l.color,
@@ -64,7 +64,7 @@ export interface MergeRequestFacts {
 const STATE_ID: Readonly<Record<string, number>> = { opened: 1, closed: 2, merged: 3, locked: 4 };
 
 /** MergeRequest#hook_attrs: SAFE_HOOK_ATTRIBUTES in their order, then the builder's own keys. */
-function mergeRequestHookAttrs(mr: MergeRequestFacts) {
+export function mergeRequestHookAttrs(mr: MergeRequestFacts) {
   return {
     assignee_id: mr.assigneeIds[0] ?? null,
     author_id: mr.authorId,
@@ -105,7 +105,7 @@ function mergeRequestHookAttrs(mr: MergeRequestFacts) {
 }
 
 /** `diff_head_commit.hook_attrs`: without the changed files. */
-function lastCommitAttrs(c: CommitFacts, webUrl: string) {
+export function lastCommitAttrs(c: CommitFacts, webUrl: string) {
   const { added: _a, modified: _m, removed: _r, ...rest } = commitHookAttrs(c, webUrl);
   return rest;
 }

@@ -5,7 +5,8 @@ import { membersStreamId } from '../members.js';
 import { mergeRequestStreamId } from '../merge-requests/events.js';
 import { projectStreamId } from '../projects/events.js';
 import { userStreamId } from '../users.js';
-import { labelChanges, mergeRequestData, type LabelFacts, type MergeRequestChanges, type MergeRequestFacts } from './payloads-merge-requests.js';
+import type { HookFacts, HookMessage } from './facts.js';
+import { labelChanges, mergeRequestData, type MergeRequestChanges, type MergeRequestFacts } from './payloads-merge-requests.js';
 import {
   groupEventData,
   groupMemberEventData,
@@ -16,10 +17,9 @@ import {
   projectOf,
   userEventData,
   userOf,
-  type Logged,
-  type OwnerFacts,
 } from './payloads-system.js';
-import { pushData, repositoryUpdateData, userHookAttrs, type CommitFacts, type HookName, type ProjectFacts, type UserFacts } from './payloads.js';
+import { issueMessage, issueUpdateChanges, noteMessage } from './triggers-issues.js';
+import { pushData, repositoryUpdateData, userHookAttrs } from './payloads.js';
 
 /**
  * What makes a webhook deliver: one row per event type of the log, each a builder of the
@@ -30,29 +30,7 @@ import { pushData, repositoryUpdateData, userHookAttrs, type CommitFacts, type H
  * payload builder (docs/webhooks.md, "Adding an event").
  */
 
-export interface HookMessage {
-  readonly name: HookName;
-  readonly projectId: number | null;
-  /** The branch a push moved: what `push_events_branch_filter` is matched against. */
-  readonly branch?: string;
-  readonly payload: unknown;
-}
-
-/** What the builders read, given by the reactor: rows as they are now, and streams up to the event. */
-export interface HookFacts {
-  /** The event's actor (GitLab's current_user), as now. */
-  readonly actor: UserFacts | undefined;
-  project(id: number): Promise<ProjectFacts | undefined>;
-  /** The commits by SHA, in the order asked, with their changed files. */
-  commits(projectId: number, shas: readonly string[]): Promise<CommitFacts[]>;
-  mergeRequest(projectId: number, iid: number): Promise<MergeRequestFacts | undefined>;
-  labels(projectId: number, ids: readonly number[]): Promise<LabelFacts[]>;
-  users(ids: readonly number[]): Promise<UserFacts[]>;
-  /** A stream's events up to the triggering event, or before it (`before`). */
-  history(streamId: string, before?: boolean): Promise<Logged[]>;
-  /** Project#owner of a project in this namespace. */
-  owner(namespaceId: number): Promise<OwnerFacts>;
-}
+export type { HookFacts, HookMessage } from './facts.js';
 
 export type HookTrigger<Data> = (data: Data, facts: HookFacts) => Promise<readonly HookMessage[]>;
 export type HookTriggers = { readonly [T in KnownEventType]?: HookTrigger<DataOf<T>> };
@@ -170,6 +148,13 @@ export const HOOK_TRIGGERS = {
   MergeRequestReopened: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'reopen', f),
   MergeRequestMerged: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'merge', f),
   MergeRequestUpdated: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'update', f, (mr) => updateChanges(d, mr, f)),
+
+  IssueOpened: (d, f) => issueMessage(d.id, 'open', f),
+  IssueClosed: (d, f) => issueMessage(d.id, 'close', f),
+  IssueReopened: (d, f) => issueMessage(d.id, 'reopen', f),
+  IssueUpdated: (d, f) => issueMessage(d.id, 'update', f, (issue) => issueUpdateChanges(d, issue, f)),
+
+  NoteAdded: (d, f) => noteMessage(d, f),
 
   ProjectCreated: (d, f) => projectEvent(d.id, 'project_create', f),
   ProjectDeleted: (d, f) => projectEvent(d.id, 'project_destroy', f, { before: true }),

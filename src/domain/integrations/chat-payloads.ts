@@ -13,8 +13,8 @@ import type { ChatMessage, DeliveryFlag } from './deliveries.js';
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
 export type Payload = { readonly [key: string]: JsonValue };
 
-/** Slack::Notifier::Util::LinkFormatter: Markdown links `[text](url)` become `<url|text>`. */
-export const slackLinks = (text: string) => text.replace(/\[([^\]]*)\]\(([^()\s]*)\)/g, (_, label: string, url: string) => `<${url}|${label}>`);
+/** Slack::Notifier::Util::LinkFormatter: Markdown links `[text](url)` become `<url|text>` (the text holds no bracket). */
+export const slackLinks = (text: string) => text.replace(/\[([^[\]]*)\]\(([^()\s]*)\)/g, (_, label: string, url: string) => `<${url}|${label}>`);
 
 /** ChatNotificationService's per-event channel property (`push_channel` …; confidential ones fall back to the open ones). */
 const CHANNEL_OF: Readonly<Record<DeliveryFlag, readonly string[]>> = {

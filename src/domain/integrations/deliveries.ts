@@ -2,6 +2,10 @@ import type { KnownEvent } from '../aggregates.js';
 import type { CommitDetail } from '../repository/decider.js';
 import { protectedRefMatches } from '../repository/push-access.js';
 import type { Properties } from './catalogue.js';
+import type { ChatMessage, MessageFacts } from './chat-message.js';
+import { issueMessage } from './issue-message.js';
+
+export type { ChatMessage, MessageFacts } from './chat-message.js';
 
 /**
  * What makes an integration deliver: one row per event type of the log, the one place later
@@ -30,15 +34,10 @@ export type DeliveryFlag =
   | 'pipeline_events'
   | 'wiki_page_events';
 
-/** What a message is made from besides the event: the project and the acting user as they are now. */
-export interface MessageFacts {
-  readonly project: { readonly id: number; readonly name: string; readonly pathWithNamespace: string; readonly webUrl: string };
-  /** The event's actor; null when it no longer exists (GitLab writes "API" for a pipeline without one). */
-  readonly user: { readonly name: string; readonly username: string; readonly avatarUrl: string | null } | null;
-}
-
 export interface DeliveryTrigger<Data> {
   readonly flag: DeliveryFlag;
+  /** The flag instead when the event's issue (an issue's, or a note's noteable) is confidential. */
+  readonly confidential?: { readonly flag: DeliveryFlag; readonly issueId: (data: Data) => number | null };
   readonly projectId: (data: Data) => number;
   readonly message: (data: Data, facts: MessageFacts) => ChatMessage | null;
 }
@@ -53,7 +52,9 @@ export type DeliveryTriggers<E extends { readonly type: string; readonly data: u
  * :push_hooks), `push_events`) and the merge requests (MergeRequests::BaseService#execute_hooks
  * → Project#execute_services(hook_data, :merge_request_hooks), `merge_requests_events`) for
  * open, close, reopen and merge; an update sends nothing (ChatNotificationService#get_message
- * skips `action: update`), so MergeRequestUpdated has no row.
+ * skips `action: update`), so MergeRequestUpdated has no row; likewise the issues' open, close
+ * and reopen (`issues_events`, `confidential_issues_events` for a confidential issue) and user
+ * notes (`note_events`, `confidential_note_events` on a confidential issue).
  */
 export const DELIVERY_TRIGGERS = {
   BranchCreated: {
@@ -92,40 +93,35 @@ export const DELIVERY_TRIGGERS = {
     projectId: (d) => d.project_id,
     message: (d, facts) => mergeRequestMessage({ iid: d.iid, title: d.title, state: 'merged' }, facts),
   },
-  // GitLab: Notes::PostProcessService#execute_note_hooks → Project#execute_services(hooks_data, :note_hooks).
+  // GitLab: Issues::BaseService#execute_hooks → Project#execute_services(hook_data, :issue_hooks or :confidential_issue_hooks).
+  IssueOpened: {
+    flag: 'issues_events',
+    confidential: { flag: 'confidential_issues_events', issueId: (d) => d.id },
+    projectId: (d) => d.project_id,
+    message: (d, facts) => issueMessage({ iid: d.iid, title: d.title, description: d.description, action: 'open' }, facts),
+  },
+  IssueClosed: {
+    flag: 'issues_events',
+    confidential: { flag: 'confidential_issues_events', issueId: (d) => d.id },
+    projectId: (d) => d.project_id,
+    message: (d, facts) => issueMessage({ iid: d.iid, title: d.title, description: null, action: 'close' }, facts),
+  },
+  IssueReopened: {
+    flag: 'issues_events',
+    confidential: { flag: 'confidential_issues_events', issueId: (d) => d.id },
+    projectId: (d) => d.project_id,
+    message: (d, facts) => issueMessage({ iid: d.iid, title: d.title, description: null, action: 'reopen' }, facts),
+  },
+  // GitLab: Notes::PostProcessService#execute_note_hooks → Project#execute_services(hooks_data, :note_hooks),
+  // :confidential_note_hooks for a note on a confidential issue (Note#confidential?).
   // An epic's note is a group's: no project, no project service (project id 0 matches none).
   NoteAdded: {
     flag: 'note_events',
+    confidential: { flag: 'confidential_note_events', issueId: (d) => (d.noteable_type === 'Issue' ? d.noteable_id : null) },
     projectId: (d) => d.project_id ?? 0,
     message: (d, facts) => noteMessage(d, facts),
   },
 } satisfies DeliveryTriggers;
-
-// ───────────────────────────── The message ─────────────────────────────
-
-/**
- * A chat notification, neutral of the chat it goes to: GitLab's ChatMessage (BaseMessage and
- * its Push/Issue/Merge/Note/Pipeline/WikiPage subclasses) reduced to what every service's
- * `notify` reads. Links are Markdown (`[text](url)`); each renderer turns them into its chat's.
- */
-export interface ChatMessage {
-  /** `project_name` (path with namespace): Teams' title, Circuit's subject. */
-  readonly projectName: string;
-  readonly userName: string;
-  readonly userAvatar: string | null;
-  /** GitLab's `message`: the one-line summary ("Jane pushed to branch [main](…) of [g/p](…) ([Compare changes](…))"). */
-  readonly summary: string;
-  /** The attachment below it (commits, an issue's description), when there is one. */
-  readonly details?: { readonly title?: string; readonly titleUrl?: string; readonly text: string; readonly color?: string };
-  /** Microsoft Teams' activity section (MicrosoftTeams::Activity). */
-  readonly activity: { readonly title: string; readonly subtitle: string; readonly text: string; readonly image: string };
-  /** Slack's `fallback` (GitLab sets one for pipelines only). */
-  readonly fallback?: string;
-  /** What the branch rule reads: the ref pushed or built. A tag is always notified. */
-  readonly ref?: { readonly name: string; readonly tag: boolean };
-  /** What the pipeline rule reads: a pipeline's status. */
-  readonly pipelineStatus?: string;
-}
 
 // ───────────────────────────── Who is notified ─────────────────────────────
 
@@ -260,6 +256,7 @@ export interface NoteMove {
   readonly id: number;
   readonly body: string;
   readonly noteable_type: string;
+  readonly noteable_id?: number | null;
   readonly noteable_iid: number | null;
   readonly commit_id: string | null;
   readonly noteable_title: string;
@@ -269,8 +266,8 @@ export interface NoteMove {
  * GitLab 12's ChatMessage::NoteMessage: "<user> [commented on merge request !<iid>](<note url>)
  * in [<path>](<project>): *<title's first line>*", the note as the attachment (color #345);
  * Microsoft Teams' activity "<user> [commented on …](…)", "in <project link>", the title and the
- * avatar. A commit's target is "commit <sha 8>" and its title its message; notes on other
- * noteables make no message here yet.
+ * avatar. A commit's target is "commit <sha 8>" and its title its message, an issue's "issue
+ * #<iid>", a snippet's "snippet $<id>"; an epic's note makes none (no project).
  */
 export function noteMessage(note: NoteMove, facts: MessageFacts): ChatMessage | null {
   const web = facts.project.webUrl;
@@ -279,7 +276,11 @@ export function noteMessage(note: NoteMove, facts: MessageFacts): ChatMessage | 
       ? [`merge request !${note.noteable_iid}`, `${web}/-/merge_requests/${note.noteable_iid}#note_${note.id}`]
       : note.noteable_type === 'Commit'
         ? [`commit ${note.commit_id!.slice(0, 8)}`, `${web}/-/commit/${note.commit_id}#note_${note.id}`]
-        : [null, null];
+        : note.noteable_type === 'Issue'
+          ? [`issue #${note.noteable_iid}`, `${web}/-/issues/${note.noteable_iid}#note_${note.id}`]
+          : note.noteable_type === 'Snippet'
+            ? [`snippet $${note.noteable_id}`, `${web}/-/snippets/${note.noteable_id}#note_${note.id}`]
+            : [null, null];
   if (target === null) return null;
   const projectLink = `[${facts.project.pathWithNamespace}](${web})`;
   const title = note.noteable_title.split('\n')[0]!.replace(/\r$/, '');

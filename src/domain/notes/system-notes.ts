@@ -100,6 +100,20 @@ export function labelsNote(before: readonly number[], after: readonly number[]):
   return `${parts.join(' and ')} ${added.length + removed.length === 1 ? 'label' : 'labels'}`;
 }
 
+/** SystemNotes::IssuablesService#change_issuable_assignees. */
+export function assigneesNote(before: readonly number[], after: readonly number[], facts: Pick<SystemNoteFacts, 'username'>): string | null {
+  const added = after.filter((id) => !before.includes(id));
+  const removed = before.filter((id) => !after.includes(id));
+  const parts: string[] = [];
+  if (added.length > 0) parts.push(`assigned to ${toSentence(added.map((id) => `@${facts.username(id)}`))}`);
+  if (removed.length > 0) parts.push(`unassigned ${toSentence(removed.map((id) => `@${facts.username(id)}`))}`);
+  return parts.length > 0 ? parts.join(' and ') : null;
+}
+
+/** SystemNotes::TimeTrackingService#change_time_estimate and #change_time_spent. */
+export const timeEstimateNote = (estimate: number) => (estimate === 0 ? 'removed time estimate' : `changed time estimate to ${formatTimeTracking(estimate)}`);
+export const timeSpentNote = (spent: number, reset: boolean) => (reset ? 'removed time spent' : `${spent > 0 ? 'added' : 'subtracted'} ${formatTimeTracking(Math.abs(spent))} of time spent`);
+
 /** Escapes what ActionView's content_tag escapes. */
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
@@ -136,13 +150,8 @@ function notesOf(logged: LoggedEvent<MergeRequestEvent>, before: Before | null, 
       }
       if (changes.target_branch !== undefined) notes.push(`changed target branch from \`${before.targetBranch}\` to \`${changes.target_branch}\``);
       if (changes.assignee_ids !== undefined) {
-        const old = event.data.previous.assignee_ids ?? [];
-        const added = changes.assignee_ids.filter((id) => !old.includes(id));
-        const removed = old.filter((id) => !changes.assignee_ids!.includes(id));
-        const parts: string[] = [];
-        if (added.length > 0) parts.push(`assigned to ${toSentence(added.map((id) => `@${facts.username(id)}`))}`);
-        if (removed.length > 0) parts.push(`unassigned ${toSentence(removed.map((id) => `@${facts.username(id)}`))}`);
-        if (parts.length > 0) notes.push(parts.join(' and '));
+        const note = assigneesNote(event.data.previous.assignee_ids ?? [], changes.assignee_ids, facts);
+        if (note) notes.push(note);
       }
       return notes;
     }
@@ -163,15 +172,10 @@ function notesOf(logged: LoggedEvent<MergeRequestEvent>, before: Before | null, 
       const compare = `[Compare with previous version](${facts.mergeRequestPath}/diffs?diff_id=${event.data.version.version_id}&start_sha=${before.headSha})`;
       return [[`added ${pluralize(added.length, 'commit')}`, list, compare].join('\n\n')];
     }
-    case 'MergeRequestTimeEstimateChanged': {
-      const estimate = event.data.time_estimate;
-      return [estimate === 0 ? 'removed time estimate' : `changed time estimate to ${formatTimeTracking(estimate)}`];
-    }
-    case 'MergeRequestTimeSpent': {
-      const d = event.data;
-      if (d.reset) return ['removed time spent'];
-      return [`${d.time_spent > 0 ? 'added' : 'subtracted'} ${formatTimeTracking(Math.abs(d.time_spent))} of time spent`];
-    }
+    case 'MergeRequestTimeEstimateChanged':
+      return [timeEstimateNote(event.data.time_estimate)];
+    case 'MergeRequestTimeSpent':
+      return [timeSpentNote(event.data.time_spent, event.data.reset)];
     case 'MergeRequestDeleted':
     case 'MergeRequestMergeStatusChecked':
     case 'MergeRequestSubscribed':

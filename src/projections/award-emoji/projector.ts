@@ -31,6 +31,8 @@ export const awardEmojiProjector = defineProjector({
   cascades: {
     MergeRequestDeleted: async ({ data }, trx) => trx.deleteFrom('award_emoji').where('awardable_type', '=', 'MergeRequest').where('awardable_id', '=', String(data.id)).execute(),
     EpicDeleted: async ({ data }, trx) => trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Epic').where('awardable_id', '=', String(data.id)).execute(),
+    IssueDeleted: async ({ data }, trx) => trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Issue').where('awardable_id', '=', String(data.id)).execute(),
+    SnippetDeleted: async ({ data }, trx) => trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Snippet').where('awardable_id', '=', String(data.id)).execute(),
     NoteDeleted: async ({ data }, trx) => trx.deleteFrom('award_emoji').where('awardable_type', '=', 'Note').where('awardable_id', '=', String(data.id)).execute(),
     ProjectDeleted: async ({ data }, trx) => trx.deleteFrom('award_emoji').where('project_id', '=', data.id).execute(),
     GroupDeleted: async ({ data }, trx) => trx.deleteFrom('award_emoji').where('group_id', '=', data.id).execute(),

@@ -139,7 +139,9 @@ function feedQuery(source: ActivitySource, viewer: Viewer | null, filters: Activ
   const where = selection(source, filters, now);
   // An issue's events only for who may see the issue (a confidential one, a deleted one).
   const issueVisible = sql<SqlBool>`(e.target_type is distinct from 'Issue' or ${issueEventVisible(viewer, sql`e.target_id`)})`;
-  const perEvent = 'projectId' in source ? [issueVisible] : [visibleTo(viewer), issueVisible];
+  // A note on an issue (a confidential note on a confidential one) likewise (Event#visible_to_user? of a note: its noteable's).
+  const issueNoteVisible = sql<SqlBool>`(e.event_type <> 'NoteAdded' or e.data->>'noteable_type' <> 'Issue' or ${issueEventVisible(viewer, sql`(e.data->>'noteable_id')::integer`)})`;
+  const perEvent = 'projectId' in source ? [issueVisible, issueNoteVisible] : [visibleTo(viewer), issueVisible, issueNoteVisible];
   const joins =
     'projectId' in source
       ? sql``

@@ -147,13 +147,14 @@ export const ISSUE_ORDERS = ['created_at', 'updated_at', 'priority', 'due_date',
 export type IssueOrder = (typeof ISSUE_ORDERS)[number];
 
 const lowestLabelPriority = sql`(select min(l.priority) from labels l where l.id = any(issues.label_ids) and l.priority is not null)`;
+const upvotes = sql`(select count(*) from award_emoji a where a.awardable_type = 'Issue' and a.awardable_id = issues.id and a.name = 'thumbsup')`;
 const milestoneDue = sql`(select m.due_date from milestones m where m.id = issues.milestone_id)`;
 
 /**
  * Issue.sort_by_attribute (`<order_by>_<sort>`): created_at and updated_at with ties broken
  * by the id the same way, the others `with_order_id_desc`; due dates, positions, milestones' due dates and label priorities sort nulls last
  * both ways; `priority` is the milestone's due date then the label priority
- * (Issuable.order_priority); `popularity` the upvotes.
+ * (Issuable.order_priority); `popularity` the upvotes (thumbsup awards, Issuable.order_upvotes_desc).
  */
 export function issueOrder(order: IssueOrder, sort: 'asc' | 'desc'): RawBuilder<unknown> {
   const dir = sql.raw(sort);
@@ -172,6 +173,6 @@ export function issueOrder(order: IssueOrder, sort: 'asc' | 'desc'): RawBuilder<
     case 'priority':
       return sql`${milestoneDue} ${dir} nulls last, ${lowestLabelPriority} ${dir} nulls last, ${id}`;
     case 'popularity':
-      return sql`issues.upvotes ${dir}, ${id}`;
+      return sql`${upvotes} ${dir}, ${id}`;
   }
 }

@@ -9,6 +9,8 @@ import { projectSubjectsOf } from '../access.js';
 import type { LabelRow } from '../labels/tables.js';
 import type { UserReference } from '../merge-requests/queries.js';
 import type { MilestoneRow } from '../milestones/tables.js';
+import { votesQuery } from '../award-emoji/queries.js';
+import { userNotesCountsQuery } from '../notes/queries.js';
 import type { IssueRow } from './tables.js';
 
 /** The reads the issue routes run, and what an entity needs besides the row. */
@@ -26,9 +28,13 @@ export interface IssueView {
   /** The issue's labels (deleted ones are gone), by title as GitLab sorts them. */
   readonly labels: readonly LabelRow[];
   readonly milestone: MilestoneRow | null;
+  /** From the notes and award emoji areas (`note_counts`, the thumbsup / thumbsdown awards). */
+  readonly userNotesCount: number;
+  readonly upvotes: number;
+  readonly downvotes: number;
 }
 
-/** The views of a page of rows, in at most four queries sent together, in the rows' order. */
+/** The views of a page of rows, in at most six queries sent together, in the rows' order. */
 export async function issueViews(db: Db, rows: readonly IssueRow[], knownPaths: ReadonlyMap<number, string> = new Map()): Promise<IssueView[]> {
   if (rows.length === 0) return [];
   const userIds = new Set<number>();
@@ -44,12 +50,17 @@ export async function issueViews(db: Db, rows: readonly IssueRow[], knownPaths: 
     if (!knownPaths.has(row.project_id)) projectIds.add(row.project_id);
   }
   const byIds = (ids: ReadonlySet<number>) => sql<number>`any(${[...ids]}::integer[])`;
-  const [users, labels, milestones, projects] = await readTogether(db, [
+  const ids = rows.map((row) => row.id);
+  const [users, labels, milestones, projects, noteCounts, votes] = await readTogether(db, [
     db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', byIds(userIds)).compile(),
     labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : null,
     milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : null,
     projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : null,
+    userNotesCountsQuery(db, 'Issue', ids),
+    votesQuery(db, 'Issue', ids),
   ]);
+  const noteCountMap = new Map(noteCounts.map((n) => [n.noteable_id, n.user_notes_count]));
+  const voteMap = new Map(votes.map((v) => [Number(v.awardable_id), v]));
   const userMap = new Map(users.map((u) => [u.id, u]));
   const labelMap = new Map(labels.map((l) => [l.id, l]));
   const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
@@ -63,6 +74,9 @@ export async function issueViews(db: Db, rows: readonly IssueRow[], knownPaths: 
       .filter((l): l is LabelRow => l !== undefined)
       .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
     milestone: row.milestone_id === null ? null : (milestoneMap.get(row.milestone_id) ?? null),
+    userNotesCount: noteCountMap.get(row.id) ?? 0,
+    upvotes: Number(voteMap.get(row.id)?.upvotes ?? 0),
+    downvotes: Number(voteMap.get(row.id)?.downvotes ?? 0),
   }));
 }
 

@@ -27,7 +27,7 @@ export interface IssuesTable {
   closed_at: NullableTimestamp;
   time_estimate: number;
   total_time_spent: number;
-  /** Kept by the notes and award emoji areas; 0 until they write them. */
+  /** Always 0 and read by nothing: the views read `note_counts` and `award_emoji` (kept to spare a migration). */
   user_notes_count: number;
   upvotes: number;
   downvotes: number;

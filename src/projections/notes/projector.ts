@@ -78,6 +78,8 @@ export const notesProjector = defineProjector({
   cascades: {
     MergeRequestDeleted: async ({ data }, trx) => forgetNoteable(trx, 'MergeRequest', data.id),
     EpicDeleted: async ({ data }, trx) => forgetNoteable(trx, 'Epic', data.id),
+    IssueDeleted: async ({ data }, trx) => forgetNoteable(trx, 'Issue', data.id),
+    SnippetDeleted: async ({ data }, trx) => forgetNoteable(trx, 'Snippet', data.id),
     GroupDeleted: async ({ data }, trx) => {
       await trx.deleteFrom('note_counts').where('noteable_type', '=', 'Epic').where('noteable_id', 'in', trx.selectFrom('notes').select('noteable_id').where('group_id', '=', data.id).where('noteable_id', 'is not', null).$narrowType<{ noteable_id: number }>()).execute();
       await trx.deleteFrom('notes').where('group_id', '=', data.id).execute();

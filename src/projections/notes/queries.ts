@@ -4,7 +4,7 @@ import type { Db } from '../../database/database.js';
 import type { MergeRequestEvent } from '../../domain/merge-requests/events.js';
 import { mergeRequestStreamId } from '../../domain/merge-requests/events.js';
 import type { NoteableType, NotePosition, NoteType } from '../../domain/notes/events.js';
-import { mergeRequestSystemNotes, SYSTEM_NOTE_EVENT_TYPES, type LoggedEvent } from '../../domain/notes/system-notes.js';
+import { mergeRequestSystemNotes, SYSTEM_NOTE_EVENT_TYPES, type LoggedEvent, type SystemNote } from '../../domain/notes/system-notes.js';
 import { readStream } from '../../eventstore/store.js';
 import { findCommits } from '../repository/queries.js';
 import type { NoteRow } from './tables.js';
@@ -100,24 +100,27 @@ export async function mergeRequestSystemNoteViews(db: Db, mergeRequest: { id: nu
     commitTitle: (sha) => titles.get(sha) ?? '',
     mergeRequestPath: `/${projectPath}/-/merge_requests/${mergeRequest.iid}`,
   });
-  return notes.map((n) => ({
-    id: n.id,
-    type: null,
-    body: n.body,
-    authorId: n.authorId,
-    createdAt: n.createdAt,
-    updatedAt: n.createdAt,
-    system: true,
-    noteableType: 'MergeRequest',
-    noteableId: mergeRequest.id,
-    noteableIid: mergeRequest.iid,
-    discussionId: systemDiscussionId(n.id),
-    position: null,
-    lineCode: null,
-    resolvable: false,
-    resolvedById: null,
-  }));
+  return notes.map((n) => systemNoteView(n, 'MergeRequest', mergeRequest));
 }
+
+/** A system note as the entities present it: an individual discussion of its own. */
+export const systemNoteView = (n: SystemNote, noteableType: NoteableType, noteable: { id: number; iid: number }): NoteView => ({
+  id: n.id,
+  type: null,
+  body: n.body,
+  authorId: n.authorId,
+  createdAt: n.createdAt,
+  updatedAt: n.createdAt,
+  system: true,
+  noteableType,
+  noteableId: noteable.id,
+  noteableIid: noteable.iid,
+  discussionId: systemDiscussionId(n.id),
+  position: null,
+  lineCode: null,
+  resolvable: false,
+  resolvedById: null,
+});
 
 /** Notes in created order (GitLab's notes of a noteable by id, which follows creation). */
 export const inCreatedOrder = (notes: readonly NoteView[]) => [...notes].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id - b.id));

@@ -11,25 +11,28 @@ import { appContext, type AppEnv, type Auth } from '../../kernel/context.js';
 import { paginateArray } from '../../kernel/pagination.js';
 import { declared, pathId, required, t } from '../../kernel/params.js';
 import { noteOf } from './find.js';
-import { epicNoteable, mergeRequestNoteables, type Noteable } from './noteables.js';
+import { epicNoteable, issueNoteables, mergeRequestNoteables, snippetNoteables, type Noteable } from './noteables.js';
 
 /**
- * GitLab 12.10's API::AwardEmoji for merge requests and their notes
- * (`/projects/:id/merge_requests/:merge_request_iid/award_emoji`, `…/notes/:note_id/award_emoji`)
+ * GitLab 12.10's API::AwardEmoji for issues, merge requests and project snippets and their notes
+ * (`/projects/:id/merge_requests/:merge_request_iid/award_emoji`, `…/notes/:note_id/award_emoji`;
+ * `:issue_iid`, `:snippet_id` the same; personal snippets have none)
  * and EE's epics (`/groups/:id/epics/:epic_iid/award_emoji`, and their notes'): list, get,
  * award, remove. Authentication first (`before { authenticate! }`).
  */
 
 /** An awardable kind: its path, the path parameter naming it, how the noteable is found. */
 interface AwardableKind {
-  readonly type: 'MergeRequest' | 'Epic';
+  readonly type: 'Issue' | 'MergeRequest' | 'Snippet' | 'Epic';
   readonly path: string;
   readonly idParam: string;
   find(c: Context, auth: Auth): Promise<Noteable>;
 }
 
 const KINDS: readonly AwardableKind[] = [
+  { type: 'Issue', path: '/projects/:id/issues/:issue_iid', idParam: 'issue_iid', find: (c, auth) => issueNoteables.find(c, auth, 'issue_iid') },
   { type: 'MergeRequest', path: '/projects/:id/merge_requests/:merge_request_iid', idParam: 'merge_request_iid', find: (c, auth) => mergeRequestNoteables.find(c, auth, 'merge_request_iid') },
+  { type: 'Snippet', path: '/projects/:id/snippets/:snippet_id', idParam: 'snippet_id', find: (c, auth) => snippetNoteables.find(c, auth, 'snippet_id') },
   { type: 'Epic', path: '/groups/:id/epics/:epic_iid', idParam: 'epic_iid', find: (c, auth) => epicNoteable(c, auth, 'epic_iid', 'iid') },
 ];
 

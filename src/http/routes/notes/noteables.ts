@@ -4,12 +4,15 @@ import { forbidden, notFound, recordNotFound } from '../../../domain/errors.js';
 import type { NoteableData, NoteableType } from '../../../domain/notes/events.js';
 import { licensed } from '../../../domain/policy/licensed.js';
 import { findEpic, findEpicById } from '../../../projections/epics/queries.js';
+import { canOnIssue, findIssue } from '../../../projections/issues/queries.js';
 import { findMergeRequest } from '../../../projections/merge-requests/queries.js';
+import { visibleSnippet } from '../../../projections/snippets/queries.js';
 import { mergeRequestSystemNoteViews, userNotes, type NoteView } from '../../../projections/notes/queries.js';
 import { resolveCommit } from '../../../projections/repository/queries.js';
 import { appContext, type Auth } from '../../kernel/context.js';
 import { pathId } from '../../kernel/params.js';
-import { userGroup, userProject } from '../../kernel/scope.js';
+import { issueSystemNoteViews } from '../../../projections/notes/issue-system-notes.js';
+import { userGroup, userProject, type ProjectScope } from '../../kernel/scope.js';
 import { canOnMergeRequest } from '../merge-requests/find.js';
 
 /**
@@ -32,6 +35,8 @@ export interface Noteable {
   readonly title: string;
   readonly authorId: number | null;
   readonly viewer: Viewer | null;
+  /** A confidential issue: its notes are confidential notes (feeds, chat). */
+  readonly confidential?: boolean;
   /** The caller's ability on the noteable (a note's own author rules are asked on top: NotePolicy). */
   can(ability: NoteAbility): boolean;
   /** Its notes in created order: user notes and the system notes its events give. */
@@ -92,6 +97,66 @@ export const mergeRequestNoteables: NoteableKind = {
         return mergeInCreatedOrder(user, system);
       },
       mergeRequest: { id: row.id, iid: row.iid, projectId: project.row.id },
+    };
+  },
+};
+
+/** The abilities of a project's issue or snippet: the project's (IssuablePolicy, ProjectSnippetPolicy delegate to it), none to write on a locked one for a non-member. */
+function projectAbilities(project: ProjectScope, locked: boolean): (ability: NoteAbility) => boolean {
+  return (ability) => {
+    if (locked && ability !== 'set_note_created_at') return false;
+    return ability === 'resolve_note' ? false : project.can(ability);
+  };
+}
+
+export const issueNoteables: NoteableKind = {
+  type: 'Issue',
+  parent: 'projects',
+  path: 'issues',
+  async find(c, auth, idParam = 'noteable_id') {
+    const project = await userProject(c, auth);
+    const { db } = appContext(c);
+    const iid = pathId(c, idParam);
+    const row = iid === null ? undefined : await findIssue(db, project.row.id, iid);
+    // NotesFinder: IssuesFinder's issues of the project the caller may read (confidential ones included), `find_by!(iid:)`.
+    if (!row || !canOnIssue(project.subject, row, 'read_issue')) throw recordNotFound('Issue');
+    return {
+      type: 'Issue',
+      data: { noteable_type: 'Issue', noteable_id: row.id, commit_id: null, ...projectNoteable(project.row.id) },
+      iid: row.iid,
+      title: row.title,
+      authorId: row.author_id,
+      viewer: project.viewer,
+      confidential: row.confidential,
+      can: projectAbilities(project, row.discussion_locked === true && project.role === null),
+      notes: async () => {
+        const [user, system] = await Promise.all([userNotes(db, { type: 'Issue', id: row.id, iid: row.iid }), issueSystemNoteViews(db, row)]);
+        return mergeInCreatedOrder(user, system);
+      },
+    };
+  },
+};
+
+/** A project's snippets: `:noteable_id` is the snippet's id (SnippetsFinder's snippets of the project the caller may read). */
+export const snippetNoteables: NoteableKind = {
+  type: 'Snippet',
+  parent: 'projects',
+  path: 'snippets',
+  async find(c, auth, idParam = 'noteable_id') {
+    const project = await userProject(c, auth);
+    const { db } = appContext(c);
+    const id = pathId(c, idParam);
+    const snippet = id === null ? null : await visibleSnippet(db, project.viewer, id, project.row.id);
+    if (!snippet) throw recordNotFound('Snippet');
+    return {
+      type: 'Snippet',
+      data: { noteable_type: 'Snippet', noteable_id: snippet.id, commit_id: null, ...projectNoteable(project.row.id) },
+      iid: null,
+      title: snippet.title,
+      authorId: snippet.author_id,
+      viewer: project.viewer,
+      can: projectAbilities(project, false),
+      notes: () => userNotes(db, { type: 'Snippet', id: snippet.id, iid: null }),
     };
   },
 };
@@ -178,6 +243,6 @@ export function mergeInCreatedOrder(a: readonly NoteView[], b: readonly NoteView
 }
 
 /** The kinds the notes API serves (GitLab's NOTEABLE_TYPES of API::Notes, and EE's epics). */
-export const NOTES_KINDS: readonly NoteableKind[] = [mergeRequestNoteables, epicNoteables];
+export const NOTES_KINDS: readonly NoteableKind[] = [issueNoteables, mergeRequestNoteables, snippetNoteables, epicNoteables];
 /** The kinds the discussions API serves (API::Discussions, and EE's epics). */
-export const DISCUSSION_KINDS: readonly NoteableKind[] = [mergeRequestNoteables, commitNoteables, epicNoteables];
+export const DISCUSSION_KINDS: readonly NoteableKind[] = [issueNoteables, snippetNoteables, mergeRequestNoteables, commitNoteables, epicNoteables];

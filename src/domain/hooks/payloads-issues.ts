@@ -1,0 +1,99 @@
+import { formatTimeTracking } from '../time-tracking.js';
+import { labelHookAttrs, type LabelFacts, type MergeRequestChanges } from './payloads-merge-requests.js';
+import { projectHookAttrs, sidekiqTime, userHookAttrs, type ProjectFacts, type UserFacts } from './payloads.js';
+
+/**
+ * The "Issue Hook" (GitLab 12.10's Issues::BaseService#hook_data over
+ * Gitlab::HookData::IssuableBuilder and IssueBuilder, with EE's `weight`): the issuable's hook
+ * data with `object_attributes.action`. Sent under `issue_hooks`, or `confidential_issue_hooks`
+ * for a confidential issue (Issues::BaseService#execute_hooks).
+ */
+
+export interface IssueFacts {
+  readonly id: number;
+  readonly iid: number;
+  readonly projectId: number;
+  readonly authorId: number;
+  readonly assigneeIds: readonly number[];
+  readonly closedAt: Date | null;
+  readonly confidential: boolean;
+  readonly description: string | null;
+  readonly discussionLocked: boolean | null;
+  /** `YYYY-MM-DD`. */
+  readonly dueDate: string | null;
+  readonly milestoneId: number | null;
+  readonly movedToId: number | null;
+  readonly relativePosition: number | null;
+  readonly state: 'opened' | 'closed';
+  readonly timeEstimate: number;
+  readonly totalTimeSpent: number;
+  readonly title: string;
+  readonly weight: number | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly project: ProjectFacts;
+  readonly labels: readonly LabelFacts[];
+  readonly assignees: readonly UserFacts[];
+}
+
+export type IssueAction = 'open' | 'close' | 'reopen' | 'update';
+
+/** Issue's state_id column (12.10: opened 1, closed 2). */
+const STATE_ID = { opened: 1, closed: 2 } as const;
+
+/** Gitlab::UrlBuilder's issue URL. */
+export const issueUrl = (issue: Pick<IssueFacts, 'iid' | 'project'>) => `${issue.project.webUrl}/-/issues/${issue.iid}`;
+
+/**
+ * Issue#hook_attrs: SAFE_HOOK_ATTRIBUTES in their order (a merged key keeps its place:
+ * `assignee_id`, `description`), then the builder's own keys.
+ */
+export function issueHookAttrs(issue: IssueFacts) {
+  return {
+    assignee_id: issue.assigneeIds[0] ?? null,
+    author_id: issue.authorId,
+    closed_at: sidekiqTime(issue.closedAt),
+    confidential: issue.confidential,
+    created_at: sidekiqTime(issue.createdAt),
+    description: issue.description,
+    discussion_locked: issue.discussionLocked,
+    due_date: issue.dueDate,
+    id: issue.id,
+    iid: issue.iid,
+    last_edited_at: null,
+    last_edited_by_id: null,
+    milestone_id: issue.milestoneId,
+    moved_to_id: issue.movedToId,
+    duplicated_to_id: null,
+    project_id: issue.projectId,
+    relative_position: issue.relativePosition,
+    state_id: STATE_ID[issue.state],
+    time_estimate: issue.timeEstimate,
+    title: issue.title,
+    updated_at: sidekiqTime(issue.updatedAt),
+    updated_by_id: null,
+    weight: issue.weight,
+    url: issueUrl(issue),
+    total_time_spent: issue.totalTimeSpent,
+    human_total_time_spent: formatTimeTracking(issue.totalTimeSpent),
+    human_time_estimate: formatTimeTracking(issue.timeEstimate),
+    assignee_ids: [...issue.assigneeIds],
+    state: issue.state,
+  };
+}
+
+/** `issue.to_hook_data(user)` with `object_attributes.action`. */
+export function issueData(issue: IssueFacts, user: UserFacts, action: IssueAction, changes: MergeRequestChanges = {}) {
+  const p = issue.project;
+  const data: Record<string, unknown> = {
+    object_kind: 'issue',
+    user: userHookAttrs(user),
+    project: projectHookAttrs(p),
+    object_attributes: { ...issueHookAttrs(issue), action },
+    labels: issue.labels.map(labelHookAttrs),
+    changes,
+    repository: { name: p.name, url: p.sshUrl, description: p.description, homepage: p.webUrl },
+  };
+  if (issue.assignees.length > 0) data.assignees = issue.assignees.map(userHookAttrs);
+  return data;
+}

@@ -1,0 +1,90 @@
+import type { DataOf } from '../aggregates.js';
+import { issueStreamId } from '../issues/events.js';
+import { issueData, type IssueAction, type IssueFacts } from './payloads-issues.js';
+import { labelChanges, type MergeRequestChanges } from './payloads-merge-requests.js';
+import { noteData, type NoteableFacts } from './payloads-notes.js';
+import { userHookAttrs } from './payloads.js';
+import type { HookFacts, HookMessage } from './facts.js';
+
+/**
+ * The rows of the hook table for issues and notes (src/domain/hooks/triggers.ts): Issue Hook
+ * and Note Hook messages, to the confidential scope when the issue is confidential.
+ */
+
+export async function issueMessage(id: number, action: IssueAction, facts: HookFacts, changes?: (issue: IssueFacts) => Promise<MergeRequestChanges>): Promise<HookMessage[]> {
+  const issue = await facts.issue(id);
+  if (!issue || !facts.actor) return [];
+  const name = issue.confidential ? 'confidential_issue_hooks' : 'issue_hooks';
+  return [{ name, projectId: issue.projectId, payload: issueData(issue, facts.actor, action, changes ? await changes(issue) : {}) }];
+}
+
+/** The previous values of what an issue's update changed, folded from its stream before it (IssuableBuilder#final_changes). */
+export async function issueUpdateChanges(d: DataOf<'IssueUpdated'>, issue: IssueFacts, facts: HookFacts): Promise<MergeRequestChanges> {
+  const before: Record<string, unknown> = {};
+  for (const e of await facts.history(issueStreamId(d.id), true)) {
+    if (e.type === 'IssueOpened') Object.assign(before, e.data);
+    if (e.type === 'IssueUpdated') Object.assign(before, e.data.changes);
+  }
+  const out: Record<string, { previous: unknown; current: unknown }> = {};
+  for (const key of ['title', 'description', 'milestone_id', 'due_date', 'confidential', 'discussion_locked', 'weight'] as const) {
+    if (d.changes[key] !== undefined) out[key] = { previous: before[key] ?? null, current: d.changes[key] };
+  }
+  if (d.changes.label_ids !== undefined) out.labels = labelChanges(await facts.labels(d.project_id, (before.label_ids as number[]) ?? []), issue.labels);
+  if (d.changes.assignee_ids !== undefined) {
+    const previous = await facts.users((before.assignee_ids as number[]) ?? []);
+    out.assignees = { previous: previous.map(userHookAttrs), current: issue.assignees.map(userHookAttrs) };
+  }
+  return out;
+}
+
+/**
+ * A user note on a project's merge request, issue, commit or snippet (an epic's note has no
+ * project: no hook hears it). The user is the note's author.
+ */
+export async function noteMessage(d: DataOf<'NoteAdded'>, facts: HookFacts): Promise<HookMessage[]> {
+  if (d.project_id === null) return [];
+  const [project, [author]] = await Promise.all([facts.project(d.project_id), facts.users([d.author_id])]);
+  const noteable = await noteableOf(d, facts);
+  if (!project || !author || !noteable) return [];
+  const at = new Date(d.created_at);
+  const note = {
+    id: d.id,
+    authorId: d.author_id,
+    body: d.body,
+    type: d.type,
+    noteableType: d.noteable_type,
+    noteableId: d.noteable_id,
+    commitId: d.commit_id,
+    discussionId: d.discussion_id,
+    lineCode: d.line_code,
+    position: d.position,
+    projectId: d.project_id,
+    resolvedAt: d.resolved ? at : null,
+    resolvedById: d.resolved ? d.author_id : null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  const confidential = noteable.kind === 'issue' && noteable.issue.confidential;
+  return [{ name: confidential ? 'confidential_note_hooks' : 'note_hooks', projectId: d.project_id, payload: noteData(note, author, project, noteable) }];
+}
+
+async function noteableOf(d: DataOf<'NoteAdded'>, facts: HookFacts): Promise<NoteableFacts | undefined> {
+  const projectId = d.project_id!;
+  if (d.noteable_type === 'MergeRequest' && d.noteable_iid !== null) {
+    const mergeRequest = await facts.mergeRequest(projectId, d.noteable_iid);
+    return mergeRequest && { kind: 'merge_request', mergeRequest };
+  }
+  if (d.noteable_type === 'Issue' && d.noteable_id !== null) {
+    const issue = await facts.issue(d.noteable_id);
+    return issue && { kind: 'issue', issue };
+  }
+  if (d.noteable_type === 'Commit' && d.commit_id !== null) {
+    const [commit] = await facts.commits(projectId, [d.commit_id]);
+    return commit && { kind: 'commit', commit };
+  }
+  if (d.noteable_type === 'Snippet' && d.noteable_id !== null) {
+    const snippet = await facts.snippet(d.noteable_id);
+    return snippet && { kind: 'snippet', snippet };
+  }
+  return undefined;
+}

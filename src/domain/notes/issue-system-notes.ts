@@ -1,0 +1,138 @@
+import type { IssueEvent } from '../issues/events.js';
+import { assigneesNote, labelsNote, markTitleChange, timeEstimateNote, timeSpentNote, type LoggedEvent, type SystemNote, type SystemNoteFacts } from './system-notes.js';
+
+/**
+ * The system notes of an issue, as ./system-notes.ts gives a merge request's: a pure mapping
+ * from the issue's events to GitLab 12's notes (Issuable::CommonSystemNotesService, then
+ * Issues::UpdateService#handle_changes; Issues::MoveService; SystemNotes::TimeTrackingService),
+ * the k-th note of the event at log position p with the id 10·p + k.
+ */
+
+export interface IssueSystemNoteFacts extends Pick<SystemNoteFacts, 'username' | 'milestoneReference'> {
+  /** Issue#to_reference(project) of another issue, by id: `#1`, `project#1` in the namespace, else `group/project#1`. */
+  issueReference(id: number): string;
+}
+
+/** What the notes need of the issue as it was before each event. */
+interface Before {
+  readonly title: string;
+  readonly authorId: number;
+  readonly labelIds: readonly number[];
+  readonly milestoneId: number | null;
+  readonly assigneeIds: readonly number[];
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** SystemNotes::TimeTrackingService#change_due_date: Date#to_s(:long), "June 5, 2020". */
+export function dueDateNote(dueDate: string | null): string {
+  if (dueDate === null) return 'removed due date';
+  const [year, month, day] = dueDate.split('-').map(Number);
+  return `changed due date to ${MONTHS[month! - 1]} ${day}, ${year}`;
+}
+
+const milestoneNote = (id: number | null, facts: IssueSystemNoteFacts) => (id === null ? 'removed milestone' : `changed milestone to ${facts.milestoneReference(id)}`);
+
+function notesOf(event: IssueEvent, before: Before | null, facts: IssueSystemNoteFacts): (string | null)[] {
+  switch (event.type) {
+    case 'IssueOpened': {
+      // Issuable::CommonSystemNotesService with is_update: false, then Issues::MoveService's note on the new issue.
+      const d = event.data;
+      return [
+        d.due_date !== null ? dueDateNote(d.due_date) : null,
+        d.milestone_id !== null ? milestoneNote(d.milestone_id, facts) : null,
+        labelsNote([], d.label_ids),
+        d.moved_from_id !== null ? `moved from ${facts.issueReference(d.moved_from_id)}` : null,
+      ];
+    }
+    case 'IssueUpdated': {
+      if (!before) return [];
+      const c = event.data.changes;
+      const title = c.title !== undefined && c.title !== before.title ? markTitleChange(before.title, c.title) : null;
+      return [
+        title && `changed title from **${title[0]}** to **${title[1]}**`,
+        c.description !== undefined ? 'changed the description' : null,
+        c.discussion_locked !== undefined ? `${c.discussion_locked ? 'locked' : 'unlocked'} this issue` : null,
+        c.due_date !== undefined ? dueDateNote(c.due_date) : null,
+        c.milestone_id !== undefined && c.milestone_id !== before.milestoneId ? milestoneNote(c.milestone_id, facts) : null,
+        c.label_ids !== undefined ? labelsNote(before.labelIds, c.label_ids) : null,
+        // Issues::UpdateService#handle_changes.
+        c.assignee_ids !== undefined ? assigneesNote(event.data.previous.assignee_ids ?? before.assigneeIds, c.assignee_ids, facts) : null,
+        c.confidential !== undefined ? (c.confidential ? 'made the issue confidential' : 'made the issue visible to everyone') : null,
+      ];
+    }
+    case 'IssueClosed':
+      return ['closed'];
+    case 'IssueReopened':
+      return ['reopened'];
+    case 'IssueMoved':
+      return [`moved to ${facts.issueReference(event.data.moved_to_id)}`];
+    case 'IssueTimeEstimateChanged':
+      return [timeEstimateNote(event.data.time_estimate)];
+    case 'IssueTimeSpent':
+      return [timeSpentNote(event.data.time_spent, event.data.reset)];
+    default:
+      return [];
+  }
+}
+
+/** The issue events that may write a system note. */
+export const ISSUE_SYSTEM_NOTE_EVENT_TYPES = [
+  'IssueOpened',
+  'IssueUpdated',
+  'IssueClosed',
+  'IssueReopened',
+  'IssueMoved',
+  'IssueTimeEstimateChanged',
+  'IssueTimeSpent',
+] as const satisfies readonly IssueEvent['type'][];
+
+/** The ids the notes name (users, milestones, issues), for the caller to look up. */
+export function issueSystemNoteIds(stream: readonly LoggedEvent<IssueEvent>[]): { users: Set<number>; milestones: Set<number>; issues: Set<number> } {
+  const ids = { users: new Set<number>(), milestones: new Set<number>(), issues: new Set<number>() };
+  let assignees: readonly number[] = [];
+  for (const { event } of stream) {
+    if (event.type === 'IssueOpened') {
+      assignees = event.data.assignee_ids;
+      if (event.data.milestone_id !== null) ids.milestones.add(event.data.milestone_id);
+      if (event.data.moved_from_id !== null) ids.issues.add(event.data.moved_from_id);
+    } else if (event.type === 'IssueUpdated') {
+      const c = event.data.changes;
+      for (const id of [...assignees, ...(event.data.previous.assignee_ids ?? []), ...(c.assignee_ids ?? [])]) ids.users.add(id);
+      if (c.assignee_ids) assignees = c.assignee_ids;
+      if (c.milestone_id != null) ids.milestones.add(c.milestone_id);
+    } else if (event.type === 'IssueMoved') ids.issues.add(event.data.moved_to_id);
+  }
+  return ids;
+}
+
+/** The system notes of an issue, from its stream's events in order (those of ISSUE_SYSTEM_NOTE_EVENT_TYPES suffice), oldest first. */
+export function issueSystemNotes(stream: readonly LoggedEvent<IssueEvent>[], facts: IssueSystemNoteFacts): SystemNote[] {
+  const notes: SystemNote[] = [];
+  let before: Before | null = null;
+  for (const logged of stream) {
+    const bodies = notesOf(logged.event, before, facts).filter((n): n is string => n !== null);
+    const authorId = logged.actorId ?? before?.authorId ?? (logged.event.type === 'IssueOpened' ? logged.event.data.author_id : null);
+    if (authorId !== null) {
+      bodies.forEach((body, k) => notes.push({ id: Number(logged.position) * 10 + k, position: logged.position, createdAt: logged.occurredAt, authorId, body }));
+    }
+    before = next(before, logged.event);
+  }
+  return notes;
+}
+
+function next(before: Before | null, event: IssueEvent): Before | null {
+  if (event.type === 'IssueOpened') {
+    const d = event.data;
+    return { title: d.title, authorId: d.author_id, labelIds: d.label_ids, milestoneId: d.milestone_id, assigneeIds: d.assignee_ids };
+  }
+  if (!before || event.type !== 'IssueUpdated') return before;
+  const c = event.data.changes;
+  return {
+    ...before,
+    title: c.title ?? before.title,
+    labelIds: c.label_ids ?? before.labelIds,
+    milestoneId: c.milestone_id !== undefined ? c.milestone_id : before.milestoneId,
+    assigneeIds: c.assignee_ids ?? before.assigneeIds,
+  };
+}

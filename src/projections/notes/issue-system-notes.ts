@@ -1,0 +1,42 @@
+import type { Db } from '../../database/database.js';
+import { issueStreamId, type IssueEvent } from '../../domain/issues/events.js';
+import { ISSUE_SYSTEM_NOTE_EVENT_TYPES, issueSystemNoteIds, issueSystemNotes } from '../../domain/notes/issue-system-notes.js';
+import type { LoggedEvent } from '../../domain/notes/system-notes.js';
+import { readStream } from '../../eventstore/store.js';
+import { systemNoteView, type NoteView } from './queries.js';
+
+const namespaceOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
+
+/** The system notes of an issue, from its stream in the log (src/domain/notes/issue-system-notes.ts), with the facts they name looked up. */
+export async function issueSystemNoteViews(db: Db, issue: { id: number; iid: number; project_id: number }): Promise<NoteView[]> {
+  const types = new Set<string>(ISSUE_SYSTEM_NOTE_EVENT_TYPES);
+  const stream = (await readStream(db, issueStreamId(issue.id)))
+    .filter((e) => types.has(e.type))
+    .map((e): LoggedEvent<IssueEvent> => ({ event: { type: e.type, data: e.data } as IssueEvent, position: String(e.globalPosition), occurredAt: e.occurredAt.toISOString(), actorId: e.actorId }));
+  const ids = issueSystemNoteIds(stream);
+  const [users, milestones, issues, project] = await Promise.all([
+    ids.users.size > 0 ? db.selectFrom('users').select(['id', 'username']).where('id', 'in', [...ids.users]).execute() : [],
+    ids.milestones.size > 0 ? db.selectFrom('milestones').select(['id', 'iid']).where('id', 'in', [...ids.milestones]).execute() : [],
+    ids.issues.size > 0
+      ? db.selectFrom('issues').innerJoin('projects', 'projects.id', 'issues.project_id').select(['issues.id', 'issues.iid', 'issues.project_id', 'projects.path_with_namespace']).where('issues.id', 'in', [...ids.issues]).execute()
+      : [],
+    db.selectFrom('projects').select('path_with_namespace').where('id', '=', issue.project_id).executeTakeFirst(),
+  ]);
+  const usernames = new Map(users.map((u) => [u.id, u.username]));
+  const milestoneIids = new Map(milestones.map((m) => [m.id, m.iid]));
+  const issueMap = new Map(issues.map((i) => [i.id, i]));
+  const from = project?.path_with_namespace ?? '';
+  const notes = issueSystemNotes(stream, {
+    username: (id) => usernames.get(id) ?? 'ghost',
+    milestoneReference: (id) => `%${milestoneIids.get(id) ?? ''}`,
+    // Issue#to_reference(project) through Project#to_reference_base.
+    issueReference: (id) => {
+      const other = issueMap.get(id);
+      if (!other) return '#0';
+      if (other.project_id === issue.project_id) return `#${other.iid}`;
+      const path = other.path_with_namespace;
+      return namespaceOf(path) === namespaceOf(from) ? `${path.slice(path.lastIndexOf('/') + 1)}#${other.iid}` : `${path}#${other.iid}`;
+    },
+  });
+  return notes.map((n) => systemNoteView(n, 'Issue', issue));
+}
