@@ -272,6 +272,9 @@ describe('System Hook', () => {
     const { path } = await systemHook();
     const project = await createProject(api);
     const pushed = await commit(project.id, 'main', 'Pushed');
+    // The hook reactor reads the project when it reacts (docs/webhooks.md): it must have told of
+    // the creation and the push before the project is gone.
+    await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 60_000 });
     expect((await api.del(`/projects/${project.id}`)).status).toBe(202);
     // Only this project's events (the reactor may still be telling of earlier tests' events); its
     // creator joins a personal project as its maintainer (user_add_to_team).
