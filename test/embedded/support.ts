@@ -2,14 +2,14 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { TEST_DATA_DIR } from '../support/global-setup.js';
+import { TEST_DATABASE_DIR } from '../support/global-setup.js';
 
 export const BIN = resolve('bin/forgelog.js');
 
-/** A fresh path for a data directory (not created) under the test data directory. */
+/** A fresh path for a data directory (not created) under the test databases' directory. */
 export function freshDataDir(label: string): string {
-  mkdirSync(TEST_DATA_DIR, { recursive: true });
-  return join(TEST_DATA_DIR, `${label}-${randomBytes(5).toString('hex')}`);
+  mkdirSync(TEST_DATABASE_DIR, { recursive: true });
+  return join(TEST_DATABASE_DIR, `${label}-${randomBytes(5).toString('hex')}`);
 }
 
 /** Environment of a forgelog child process on the embedded database in dataDir. */
