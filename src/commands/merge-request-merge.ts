@@ -167,7 +167,7 @@ async function recordMergedByPush(w: Writer, mr: { id: number; head_sha: string 
   if (byId === null) return false;
   const db = w.ctx.db;
   if (oldSha !== null && (await isAncestor(db, projectId, mr.head_sha, oldSha))) return false;
-  const mergeCommitSha = await mergeCommitOf(db, projectId, mr.head_sha, newSha);
+  const mergeCommitSha = await mergeCommitOf(db, projectId, mr.head_sha, newSha, oldSha);
   if (mergeCommitSha === null) return false;
   await ignoringGone(run(w, mergeRequests, mr.id, { type: 'RecordMergedByPush', byId, headSha: mr.head_sha, mergeCommitSha }));
   return true;

@@ -469,6 +469,8 @@ describe('POST /:repo.git/git-receive-pack', () => {
     expect([wrong.status, await wrong.text()]).toEqual([400, "fatal: protocol error: expected old/new/ref, got 'want x'\n"]);
     const unfinished = await receivePack(project.http_url_to_repo, pktLine(`${base} ${base} refs/heads/master\n`), callers.maintainer.token!);
     expect([unfinished.status, await unfinished.text()]).toEqual([400, 'Bad Request: the command list has no flush\n']);
+    const swarm = await receivePack(project.http_url_to_repo, Buffer.concat([Buffer.from('0004'.repeat(250_001)), FLUSH]), callers.maintainer.token!);
+    expect([swarm.status, await swarm.text()]).toEqual([413, 'Request Entity Too Large: more than 250000 pkt-lines\n']);
     // Anonymous and reporters, before the body is read.
     expect((await fetch(url, { method: 'POST', body: 'x', headers: { 'content-type': 'application/x-git-receive-pack-request' } })).status).toBe(401);
     expect((await receivePack(project.http_url_to_repo, Buffer.from('zzzz'), callers.reporter.token!)).status).toBe(403);

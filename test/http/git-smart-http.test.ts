@@ -265,6 +265,9 @@ describe('git clone and fetch over smart HTTP', () => {
     expect([type.status, await type.text()]).toEqual([415, 'Unsupported Media Type\n']);
     const bomb = await uploadPack(url, gzipSync(Buffer.alloc(11 * 1024 * 1024)), { 'content-encoding': 'gzip' });
     expect([bomb.status, await bomb.text()]).toEqual([413, 'Request Entity Too Large\n']);
+    // Four bytes a packet would be ~150 bytes of memory each: the count is bounded, not only the bytes.
+    const swarm = await uploadPack(url, gzipSync(Buffer.from('0004'.repeat(2_000_000))), { 'content-encoding': 'gzip' });
+    expect([swarm.status, await swarm.text()]).toEqual([413, 'Request Entity Too Large: more than 250000 pkt-lines\n']);
     const garbage = await uploadPack(url, Buffer.concat([pktLine('hello\n'), FLUSH]));
     expect(Buffer.from(await garbage.arrayBuffer())).toEqual(pktLine("ERR upload-pack: protocol error, expected to get 'want', not 'hello'\n"));
     const command = await uploadPack(url, v2Request('push', []), v2);

@@ -89,7 +89,7 @@ describe('rebasing a merge request', () => {
     expect(failed.map((e) => e.data.merge_error)).toEqual(['Rebase failed. Please rebase locally']);
   });
 
-  it('answers GitLab’s refusals: 401, 404 for who cannot read it, 403 without push to the source, 409 once closed', async () => {
+  it('answers GitLab’s refusals: 401, 404 for who cannot read it, 403 without push to the source, 409 once closed or merged', async () => {
     const project = world.projects.private;
     const iid = await world.mergeRequest(project, 'Guarded');
     const expected: Partial<Record<Role, number>> = { anonymous: 401, nonMember: 404, guest: 404, reporter: 403, developer: 202, maintainer: 202, admin: 202 };
@@ -110,6 +110,11 @@ describe('rebasing a merge request', () => {
 
     const closed = await world.mergeRequest(project, 'Closed');
     expect((await world.api.put(mrPath(project, closed), { state_event: 'close' }, { token: world.author.token })).status).toBe(200);
-    expect((await world.api.put(`${mrPath(project, closed)}/rebase`, {}, { token: world.author.token })).status).toBe(409);
+    // GitLab: MergeRequest#rebase_async raises StaleObjectError unless open, which the API answers as a resource lock.
+    const lock = { message: '409 Conflict: Resource lock' };
+    expect(await world.api.put(`${mrPath(project, closed)}/rebase`, {}, { token: world.author.token })).toMatchObject({ status: 409, body: lock });
+    const merged = await world.mergeRequest(project, 'Merged');
+    expect((await world.api.put(`${mrPath(project, merged)}/merge`, {})).status).toBe(200);
+    expect(await world.api.put(`${mrPath(project, merged)}/rebase`, {}, { token: world.author.token })).toMatchObject({ status: 409, body: lock });
   });
 });

@@ -52,12 +52,14 @@ const refsOf = async (projectId: number) => ({
 describe('the permission matrix', () => {
   type Caller = 'anonymous' | 'nonMember' | 'guest' | 'reporter' | 'developer' | 'maintainer' | 'owner' | 'admin';
   const ok = { reporter: 201, developer: 201, maintainer: 201, owner: 201, admin: 201 } as const;
-  // GitLab: authenticate_non_get!, user_project (404 hidden), then `not_found! unless can?(:fork_project)`:
-  // reporter_access, or public_user_access (a signed-in user who sees an internal or public project).
+  // GitLab 12.10: authenticate_non_get!, user_project (404 hidden), then ForkService: who may not
+  // fork_project (reporter_access, or public_user_access: a signed-in user who sees an internal or
+  // public project) gets CreateService's relations-block error, 409 `forked_from_project_id is forbidden`
+  // (the `not_found!` before it came with GitLab 13).
   permissionMatrix<Caller, Vis>(
     {
       'POST /projects/:id/fork': {
-        private: { anonymous: 401, nonMember: 404, guest: 404, ...ok },
+        private: { anonymous: 401, nonMember: 404, guest: 409, ...ok },
         internal: { anonymous: 401, nonMember: 201, guest: 201, ...ok },
         public: { anonymous: 401, nonMember: 201, guest: 201, ...ok },
       },
@@ -65,7 +67,7 @@ describe('the permission matrix', () => {
     async ({ caller, visibility }) => {
       const token = callers[caller as Role].token;
       const res = await api.post(`/projects/${sources[visibility]}/fork`, {}, { token });
-      if (caller === 'guest' && visibility === 'private') expect(res.body).toEqual({ message: '404 Not Found' });
+      if (caller === 'guest' && visibility === 'private') expect(res.body).toEqual({ message: { forked_from_project_id: ['is forbidden'] } });
       if (caller === 'nonMember' && visibility === 'private') expect(res.body).toEqual({ message: '404 Project Not Found' });
       if (res.status === 201) {
         // In the caller's namespace, no more visible than the source, a fork of it.
@@ -118,6 +120,11 @@ describe('POST /projects/:id/fork', () => {
       ['ProjectCreated', undefined],
       ['ProjectForkLinked', { id: fork.id, forked_from_project_id: source.id }],
     ]);
+    // GitLab: Projects::ForkService and Project#after_import create no push event for the copied
+    // refs (no post-receive runs): the fork's activity is its creation alone.
+    const activity = (await api.get(`/projects/${fork.id}/events`, { token: user.token })).body as { action_name: string; push_data?: unknown }[];
+    expect(activity.map((e) => [e.action_name, e.push_data])).toEqual([['created', undefined]]);
+    expect((await api.get(`/users/${user.user.id}/events`, { token: user.token })).body.filter((e: { project_id: number }) => e.project_id === fork.id).map((e: { action_name: string }) => e.action_name)).toEqual(['created']);
   });
 
   it('clones with the same refs and a clean fsck --strict; a push to the fork stays out of the source', async () => {
@@ -192,11 +199,12 @@ describe('POST /projects/:id/fork', () => {
     expect((await api.get(`/projects/${source.id}`)).body.forks_count).toBe(1);
   });
 
-  it('refuses a project whose repository is disabled (fork_project is prevented): 404', async () => {
+  it('refuses a project whose repository is disabled (fork_project is prevented): 409', async () => {
     const source = await sourceWithRepository();
     expect((await api.put(`/projects/${source.id}`, { repository_access_level: 'disabled' })).status).toBe(200);
     const user = await api.createUser();
-    expect(await api.post(`/projects/${source.id}/fork`, {}, { token: user.token })).toMatchObject({ status: 404, body: { message: '404 Not Found' } });
+    expect(await api.post(`/projects/${source.id}/fork`, {}, { token: user.token })).toMatchObject({ status: 409, body: { message: { forked_from_project_id: ['is forbidden'] } } });
+    expect((await api.get(`/projects/${source.id}`)).body.forks_count).toBe(0);
   });
 
   it('declares its parameters', async () => {
@@ -273,12 +281,36 @@ describe('POST /projects/:id/fork/:forked_from_id', () => {
     expect(await api.post(`/projects/${source.id}/fork/${encodeURIComponent(project.path_with_namespace)}`)).toMatchObject({ status: 201 });
   });
 
-  it('is for administrators: 401 anonymous, 403 others', async () => {
+  // GitLab 12.10: `authorize! :admin_project, user_project` (maintainers and up), then find_project! of the source.
+  it('is for who administers the project: 401 anonymous, 404 hidden, 403 below maintainer, 201 for a maintainer', async () => {
     const source = await createProject(api, { visibility: 'public' });
-    expect((await api.post(`/projects/${sources.public}/fork/${source.id}`, {}, { token: null })).status).toBe(401);
-    for (const role of ['nonMember', 'maintainer', 'owner'] as const) {
-      expect((await api.post(`/projects/${sources.public}/fork/${source.id}`, {}, { token: callers[role].token })).status).toBe(403);
-    }
+    const project = await createProject(api, { visibility: 'private' });
+    const [developer, maintainer, outsider] = [await api.createUser(), await api.createUser(), await api.createUser()];
+    await addMember(api, 'projects', project.id, developer.user.id, 30);
+    await addMember(api, 'projects', project.id, maintainer.user.id, 40);
+    const link = (token: string | null, from: number | string = source.id) => api.post(`/projects/${project.id}/fork/${from}`, {}, { token });
+    expect((await link(null)).status).toBe(401);
+    expect(await link(outsider.token)).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
+    expect((await link(developer.token)).status).toBe(403);
+    // A source the maintainer may not read is not found.
+    expect(await link(maintainer.token, sources.private)).toMatchObject({ status: 404, body: { message: '404 Project Not Found' } });
+    const res = await link(maintainer.token);
+    expect(res).toMatchObject({ status: 201, body: { id: project.id, forked_from_project: { id: source.id } } });
+    expect(res.body).not.toHaveProperty('runners_token');
+    expect((await link(maintainer.token)).status).toBe(409);
+  });
+
+  it('links nothing when the caller may not fork the source: 201 with null, as GitLab 12.10', async () => {
+    const source = await createProject(api, { visibility: 'private' });
+    const project = await createProject(api, { visibility: 'private' });
+    const maintainer = await api.createUser();
+    await addMember(api, 'projects', project.id, maintainer.user.id, 40);
+    // A guest of the source reads it (find_project!) but may not fork it (ForkService#allowed_fork?).
+    await addMember(api, 'projects', source.id, maintainer.user.id, 10);
+    const res = await api.post(`/projects/${project.id}/fork/${source.id}`, {}, { token: maintainer.token });
+    expect([res.status, res.text]).toEqual([201, 'null']);
+    expect((await api.get(`/projects/${project.id}`)).body).not.toHaveProperty('forked_from_project');
+    expect((await api.events(`project-${project.id}`)).map((e) => e.type)).not.toContain('ProjectForkLinked');
   });
 });
 

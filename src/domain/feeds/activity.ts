@@ -84,7 +84,8 @@ export interface ActivityMapping<Data> {
   /**
    * No activity when the event, the first of its stream, was committed together with an
    * event of one of these types on the same project or group: GitLab's
-   * ProjectMember#post_create_hook records no join for the owner added with the project.
+   * ProjectMember#post_create_hook records no join for the owner added with the project, and
+   * a fork's copied refs are no push.
    */
   readonly notWithCreation?: readonly string[];
   readonly record: (data: Data) => ActivityRecord;
@@ -256,11 +257,13 @@ export const ACTIVITY = {
   IssueReopened: { action: 'reopened', targetFilter: 'issue', author: 'actor', record: (data) => issueTarget('opened', data) },
   // GitLab: a push through the API runs the post-receive hooks (Git::BranchPushService →
   // EventCreateService#push): a new branch, a move, a deletion. Event::TARGET_TYPES has none.
-  BranchCreated: { action: 'pushed', targetFilter: null, author: 'actor', record: push('pushed new', 'created') },
+  // A fork's copied refs (committed with its ProjectForkLinked) are no push: ForkService and
+  // Project#after_import run no post-receive.
+  BranchCreated: { action: 'pushed', targetFilter: null, author: 'actor', notWithCreation: ['ProjectForkLinked'], record: push('pushed new', 'created') },
   BranchUpdated: { action: 'pushed', targetFilter: null, author: 'actor', record: push('pushed to', 'pushed') },
   BranchDeleted: { action: 'pushed', targetFilter: null, author: 'actor', record: push('deleted', 'removed') },
   // GitLab: Git::TagPushService → EventCreateService#push, ref_type tag.
-  TagCreated: { action: 'pushed', targetFilter: null, author: 'actor', record: tagPush('pushed new', 'created') },
+  TagCreated: { action: 'pushed', targetFilter: null, author: 'actor', notWithCreation: ['ProjectForkLinked'], record: tagPush('pushed new', 'created') },
   TagDeleted: { action: 'pushed', targetFilter: null, author: 'actor', record: tagPush('deleted', 'removed') },
   // GitLab: EventCreateService#leave_note — "commented on", the note as target and as `note`.
   NoteAdded: {

@@ -23,7 +23,7 @@ import { writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import type { ProjectScope } from '../kernel/scope.js';
 import { gitHttp } from './git-http.js';
-import { checkMediaType, GIT_AGENT, GitRequestRefusal, requestChunks, smartHeaders } from './git-smart.js';
+import { checkMediaType, GIT_AGENT, GitRequestRefusal, MAX_REQUEST_PACKETS, requestChunks, smartHeaders, tooManyPackets } from './git-smart.js';
 import { refWriter } from './repository-access.js';
 
 /**
@@ -49,7 +49,8 @@ interface PushBody {
 
 /**
  * The commands up to their flush, then the pack, at most `limit` bytes in all (after gzip):
- * past it reading stops, the rest is never read nor kept.
+ * past it reading stops, the rest is never read nor kept. The commands are at most
+ * MAX_REQUEST_PACKETS pkt-lines.
  */
 async function readPushBody(c: Context, limit: number): Promise<PushBody> {
   const reader = new PktLineReader();
@@ -66,6 +67,7 @@ async function readPushBody(c: Context, limit: number): Promise<PushBody> {
         continue;
       }
       for (const packet of reader.push(chunk)) {
+        if (packets.length === MAX_REQUEST_PACKETS) throw tooManyPackets();
         packets.push(packet);
         if (packet.type === 'flush') {
           commandsRead = true;

@@ -30,6 +30,16 @@ export class GitRequestRefusal extends Error {
   }
 }
 
+/**
+ * The most pkt-lines a request's parsed part holds (upload-pack's whole request, receive-pack's
+ * command list): a packet can be four bytes, and each one kept costs ~150 bytes, so the byte
+ * bounds alone would let a 10 MB body take 400 MB. A want or have line is 49 bytes, so a
+ * 10 MB request of them stays below this.
+ */
+export const MAX_REQUEST_PACKETS = 250_000;
+
+export const tooManyPackets = () => new GitRequestRefusal(413, `Request Entity Too Large: more than ${MAX_REQUEST_PACKETS} pkt-lines`);
+
 /** http-backend.c: a POST of another media type is 415. */
 export function checkMediaType(c: Context, service: 'git-upload-pack' | 'git-receive-pack'): void {
   if ((header(c, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase() !== `application/x-${service}-request`) {

@@ -24,7 +24,7 @@ import { appContext, type AppEnv } from '../kernel/context.js';
 import { header } from '../kernel/request.js';
 import type { ProjectScope } from '../kernel/scope.js';
 import { gitHttp } from './git-http.js';
-import { checkMediaType, GIT_AGENT, GitRequestRefusal, requestChunks, smartHeaders } from './git-smart.js';
+import { checkMediaType, GIT_AGENT, GitRequestRefusal, MAX_REQUEST_PACKETS, requestChunks, smartHeaders, tooManyPackets } from './git-smart.js';
 
 /**
  * `git clone` and `git fetch` over git's smart HTTP protocol (gitprotocol-http), read side:
@@ -69,8 +69,12 @@ async function readBody(c: Context): Promise<Buffer> {
 
 function packetsOf(body: Buffer): Packet[] {
   const reader = new PktLineReader();
+  const packets: Packet[] = [];
   try {
-    const packets = [...reader.push(body)];
+    for (const packet of reader.push(body)) {
+      if (packets.length === MAX_REQUEST_PACKETS) throw tooManyPackets();
+      packets.push(packet);
+    }
     reader.end();
     return packets;
   } catch (error) {

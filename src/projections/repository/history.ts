@@ -103,10 +103,12 @@ export async function isAncestor(db: Db, projectId: number, a: string, b: string
  * The commit of `tip`'s first-parent chain that brought `sha` into it (GitLab's
  * BranchPushMergeCommitAnalyzer): `sha` itself when the chain passes through it (a fast
  * forward), else the oldest commit of the chain that reaches it (the merge). Null when `tip`
- * does not reach `sha`. The chain is read no lower than `sha`'s generation, in one statement;
- * the commits of it that reach `sha` are its newest ones, so the oldest is found by bisection.
+ * does not reach `sha`. The chain is read no lower than `sha`'s generation and, for a push,
+ * not past `before` (the ref's previous head, which does not reach `sha`: nor does anything
+ * below it), in one statement — the push's first-parent commits, not the branch's history; the
+ * commits of it that reach `sha` are its newest ones, so the oldest is found by bisection.
  */
-export async function mergeCommitOf(db: Db, projectId: number, sha: string, tip: string): Promise<string | null> {
+export async function mergeCommitOf(db: Db, projectId: number, sha: string, tip: string, before: string | null = null): Promise<string | null> {
   const floor = sql`(select generation from repository_commits where project_id = ${projectId} and sha = ${sha})`;
   const { rows } = await sql<{ sha: string }>`
     with recursive chain(sha, parents, n) as (
@@ -114,7 +116,7 @@ export async function mergeCommitOf(db: Db, projectId: number, sha: string, tip:
       union all
       select c.sha, c.parents, w.n + 1 from chain w
         cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = w.parents[1] limit 1) c
-       where c.generation >= ${floor})
+       where c.generation >= ${floor} and c.sha is distinct from ${before})
     select sha from chain order by n`.execute(db);
   const chain = rows.map((row) => row.sha);
   if (chain.includes(sha)) return sha;

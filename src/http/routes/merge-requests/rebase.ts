@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { rebaseMergeRequest } from '../../../commands/merge-request-rebase.js';
 import { committerOf } from '../../../commands/repository.js';
-import { conflict, forbidden, recordNotFound } from '../../../domain/errors.js';
+import { forbidden, recordNotFound, resourceLocked } from '../../../domain/errors.js';
 import { findMergeRequest } from '../../../projections/merge-requests/queries.js';
 import { branchHead } from '../../../projections/merge-requests/mergeability.js';
 import { requireWriter } from '../../kernel/auth.js';
@@ -16,7 +16,7 @@ import { canOnMergeRequest } from './find.js';
  * `rebase`): the merge request as `find_project_merge_request` finds it (404 when the caller
  * may not read it), then `authorize_push_to_merge_request!` (403 "Source branch does not
  * exist", 403 "Cannot push to source branch"), a merge request no longer open is 409
- * (`rebase_async` raises StaleObjectError), then the rebase (src/commands/merge-request-rebase.ts)
+ * `409 Conflict: Resource lock` (`rebase_async` raises StaleObjectError, which API::API rescues so), then the rebase (src/commands/merge-request-rebase.ts)
  * and 202 `{"rebase_in_progress": false}`: the rebase is over when the request answers, its
  * failure in the merge request's `merge_error`. `skip_ci` is taken and has nothing to skip.
  */
@@ -30,7 +30,8 @@ export const mergeRequestRebaseRoutes = new Hono<AppEnv>().put('/projects/:id/me
   if ((await branchHead(db, project.row.id, row.source_branch)) === undefined) throw forbidden('Source branch does not exist');
   const writer = refWriter(c, project);
   if (!writer || !(await branchAccess(c, project)).may('push', row.source_branch)) throw forbidden('Cannot push to source branch');
-  if (row.state !== 'opened') throw conflict('Merge request is not open');
+  // GitLab: MergeRequest#rebase_async raises ActiveRecord::StaleObjectError unless open (API: 409 Resource lock).
+  if (row.state !== 'opened') throw resourceLocked();
   await rebaseMergeRequest(w, {
     id: row.id,
     projectId: project.row.id,

@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { forkProject, linkFork, unlinkFork } from '../../../commands/project-forks.js';
 import type { Db } from '../../../database/database.js';
 import type { Viewer } from '../../../domain/access.js';
-import { notFound, notModified } from '../../../domain/errors.js';
+import { invalid, notFound, notModified } from '../../../domain/errors.js';
 import { can } from '../../../domain/policy/can.js';
 import { groupAccessLevelOf, viewerOf } from '../../../projections/access.js';
 import type { NamespaceRow } from '../../../projections/groups/tables.js';
@@ -64,8 +64,6 @@ export const projectForkRoutes = new Hono<AppEnv>()
     const w = await requireWriter(c);
     const p = await declared(c, forkShape);
     const source = await userProject(c, w.auth);
-    // GitLab: `not_found! unless can?(current_user, :fork_project, user_project)`.
-    if (!source.can('fork_project')) throw notFound();
     const { db } = appContext(c);
     const viewer = viewerOf(w.auth.user, today(c))!;
     const asked = p.namespace_id !== undefined ? String(p.namespace_id) : (p.namespace_path ?? p.namespace);
@@ -79,6 +77,9 @@ export const projectForkRoutes = new Hono<AppEnv>()
       namespace = own === undefined ? undefined : await findNamespace(db, String(own));
       if (!namespace) throw notFound('Target Namespace');
     }
+    // GitLab 12.10 (ForkService#build_fork_network_member in CreateService's relations block):
+    // who may read the project but not fork it gets the fork's error, 409 through conflict!.
+    if (!source.can('fork_project')) throw invalid({ forked_from_project_id: ['is forbidden'] });
     const id = await forkProject(w, { source: source.row, namespace, creator: w.auth.user, name: p.name || undefined, path: p.path || undefined });
     return c.json(await presentProject(c, w.auth, id, true), 201);
   })
@@ -89,10 +90,13 @@ export const projectForkRoutes = new Hono<AppEnv>()
   })
 
   .post('/projects/:id/fork/:forked_from_id', async (c) => {
-    // GitLab: authenticated_as_admin! first, then the source (find_project!), then the project.
-    const w = await requireWriter(c, { admin: true });
+    // GitLab 12.10: `authorize! :admin_project, user_project`, then the source (find_project!).
+    const w = await requireWriter(c);
+    const project = await userProject(c, w.auth, 'admin_project');
     const from = await userProject(c, w.auth, undefined, c.req.param('forked_from_id'));
-    const project = await userProject(c, w.auth);
+    // ForkService#link_existing_project: a caller who may not fork the source links nothing, and
+    // the endpoint's value is then nil: Grape answers 201 with `null`.
+    if (!from.can('fork_project') && project.row.forked_from_project_id === null) return c.json(null, 201);
     await linkFork(w, project.row.id, from.row.id);
     return c.json(await presentProject(c, w.auth, project.row.id), 201);
   })
