@@ -122,10 +122,18 @@ export function consistencyRanges(m: number, n: number): Range[] {
 }
 
 const equal = (a: Uint8Array, b: Uint8Array) => a.length === b.length && Buffer.compare(a, b) === 0;
+/**
+ * Every hash a proof names is SHA-256's 32 bytes: a node hashes the concatenation of its
+ * children, so a "hash" of another length could carry part of its neighbour (a ‖ b cut
+ * elsewhere) and prove what is not in the tree.
+ */
+const HASH_BYTES = 32;
+const hashes = (...values: readonly Uint8Array[]) => values.every((v) => v.length === HASH_BYTES);
 
 /** RFC 9162 §2.1.3.2: does `path` prove the leaf hash at `index` in the tree of `size` leaves with `root`? */
 export function verifyInclusion(leaf: Uint8Array, index: number, size: number, path: readonly Uint8Array[], root: Uint8Array): boolean {
   if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size)) || index < 0 || index >= size) return false;
+  if (!hashes(leaf, root, ...path)) return false;
   let fn = BigInt(index);
   let sn = BigInt(size - 1);
   let r: Buffer = Buffer.from(leaf);
@@ -151,10 +159,13 @@ export function verifyInclusion(leaf: Uint8Array, index: number, size: number, p
 /**
  * RFC 9162 §2.1.4.2: does `proof` show that the tree of `size1` leaves with `root1` is a
  * prefix of the tree of `size2` with `root2`? Equal sizes need an empty proof and equal
- * roots; from the empty tree every tree follows (nothing to prove).
+ * roots; the empty tree (whose root is EMPTY_ROOT, and no other) is a prefix of every tree,
+ * with nothing to prove.
  */
 export function verifyConsistency(size1: number, size2: number, proof: readonly Uint8Array[], root1: Uint8Array, root2: Uint8Array): boolean {
   if (!(Number.isSafeInteger(size1) && Number.isSafeInteger(size2)) || size1 < 0 || size2 < size1) return false;
+  if (!hashes(root1, root2, ...proof)) return false;
+  if (size1 === 0 && !equal(root1, EMPTY_ROOT)) return false;
   if (size1 === size2) return proof.length === 0 && equal(root1, root2);
   if (size1 === 0) return proof.length === 0;
   if (proof.length === 0) return false;

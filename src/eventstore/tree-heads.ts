@@ -1,4 +1,4 @@
-import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
 import { rootAt, treeSize } from './log-tree.js';
@@ -96,13 +96,6 @@ export function parseTreeHeadJson(text: string): TreeHead {
     rootHash: Buffer.from(head.sha256_root_hash as string, 'base64'),
     signature: Buffer.from(head.tree_head_signature as string, 'base64'),
   };
-}
-
-/** Reads an Ed25519 private key (PKCS#8 PEM); throws with what is wrong. */
-export function parseSigningKey(pem: string): KeyObject {
-  const key = createPrivateKey(pem);
-  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`the key is ${key.asymmetricKeyType ?? 'not asymmetric'}, not Ed25519`);
-  return key;
 }
 
 /** The Ed25519 public key (of a private or public key object) as PEM (SubjectPublicKeyInfo). */

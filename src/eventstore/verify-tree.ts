@@ -78,6 +78,8 @@ export class TreeChecker {
     if (kept) this.checkSignature(kept, 'the kept head');
     await this.pullHead();
     if (this.storedSize === 0) this.storedRootRecomputed = this.tree.root();
+    if (kept?.treeSize === 0) this.keptRoot = this.tree.root();
+    await this.checkHeadsAt(0);
   }
 
   async push(event: { globalPosition: string; hash: string }): Promise<void> {
@@ -88,19 +90,14 @@ export class TreeChecker {
     if (index < this.storedSize) await this.compareStoredLeaf(index, event.globalPosition, leaf);
     if (size === this.storedSize) this.storedRootRecomputed = this.tree.root();
     if (this.options.keptHead?.treeSize === size) this.keptRoot = this.tree.root();
-    while (this.nextHead && this.nextHead.treeSize <= size) {
-      if (this.nextHead.treeSize === size) this.checkRoot(this.nextHead, 'published head', this.tree.root());
-      await this.pullHead();
-    }
+    await this.checkHeadsAt(size);
   }
 
   /** After the last event. */
   async end(): Promise<void> {
     const size = this.tree.size;
-    if (this.options.keptHead?.treeSize === 0) this.keptRoot = this.tree.root();
     while (this.nextHead) {
-      if (this.nextHead.treeSize === 0) this.checkRoot(this.nextHead, 'published head', this.tree.root());
-      else this.truncated(this.nextHead, 'a published head', size);
+      this.truncated(this.nextHead, 'a published head', size);
       await this.pullHead();
     }
     if (this.leafMismatches > 0) {
@@ -130,6 +127,14 @@ export class TreeChecker {
   /** The recomputed tree over every event read: its size and root. */
   current(): { size: number; root: Buffer } {
     return { size: this.tree.size, root: this.tree.root() };
+  }
+
+  /** The published heads of the tree as recomputed so far (heads come smallest first, one per size). */
+  private async checkHeadsAt(size: number) {
+    while (this.nextHead && this.nextHead.treeSize <= size) {
+      if (this.nextHead.treeSize === size) this.checkRoot(this.nextHead, 'published head', this.tree.root());
+      await this.pullHead();
+    }
   }
 
   private async checkConsistency(kept: TreeHead) {

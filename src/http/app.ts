@@ -112,7 +112,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   root.use('*', (c, next) => (c.req.method === 'POST' && c.req.path.endsWith('/git-receive-pack') ? next() : limitBody(c, next)));
   root.use('*', parameterGuard);
   // Writes sent with an Idempotency-Key run in one transaction that stores their answer (a forgelog extension).
-  root.use(`${API_PREFIX}/*`, idempotency({ ttlHours: app.config.idempotencyTtlHours, killAfterCommitKey: process.env.FORGELOG_TEST_KILL_AFTER_COMMIT_KEY || undefined }));
+  root.use(`${API_PREFIX}/*`, idempotency({ killAfterCommitKey: process.env.FORGELOG_TEST_KILL_AFTER_COMMIT_KEY || undefined }));
 
   const api = new Hono<AppEnv>();
   api.route('/', metaRoutes);

@@ -1,4 +1,4 @@
-import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync, randomBytes, randomUUID, verify as verifySignature } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { feedIndexOf } from '../../src/commands/kernel/aggregates.js';
@@ -20,8 +20,8 @@ import { LOG_TABLES, backupLog, restoreLog, tamper, waitUntilReadable } from './
 /**
  * Issue 25 §1, the tamper suite: someone with full database rights edits the log, its seals,
  * its tree, its feed columns or its git objects. Every scenario is named; `events verify`
- * finds 25 of them by itself, and with a signed head kept outside the database (fetched from
- * GET /-/log/head before the tampering) all 32 — each named, the head's own findings apart.
+ * finds 27 of them by itself, and with a signed head kept outside the database (fetched from
+ * GET /-/log/head before the tampering) all 34 — each named, the head's own findings apart.
  * The log is written through the API as clients write it, sealed in several ranges.
  */
 
@@ -334,6 +334,38 @@ const SCENARIOS: Scenario[] = [
     alone: ['head_signature_invalid', 'head_truncated'],
     kept: [],
   },
+  {
+    name: 'head-empty-forged: a head of the empty tree inserted with another key\'s signature and a root that is not the empty tree\'s',
+    tamper: async () => {
+      const forged = signTreeHead(generateKeyPairSync('ed25519').privateKey, 0, Date.now(), randomBytes(32));
+      await tamper(db, (trx) => trx.insertInto('log_tree_heads').values({ tree_size: '0', timestamp_ms: String(forged.timestamp), root_hash: forged.rootHash, signature: forged.signature }).execute());
+    },
+    alone: ['head_signature_invalid', 'head_mismatch'],
+    kept: [],
+  },
+  {
+    name: 'head-rewritten: a tail event rewritten and resealed, and the published heads over it given the new roots (their signatures kept)',
+    tamper: async () => {
+      const e = (await tail()).find((r) => r.event_type === 'GroupUpdated')!;
+      const heads = await db.selectFrom('log_tree_heads').selectAll().where('tree_size', '>', String(tailStart)).execute();
+      expect(heads.length).toBeGreaterThan(0);
+      await tamper(db, async (trx) => {
+        await sql`update events set data = jsonb_set(data, '{changes,description}', '"rewritten"') where global_position = ${e.global_position}`.execute(trx);
+        await rehashStream(trx, e.stream_id, e.stream_version);
+        await unseal(trx, tailSealId);
+      });
+      await reseal();
+      await tamper(db, async (trx) => {
+        for (const head of heads) {
+          const root = await rootAt(trx, Number(head.tree_size));
+          expect(root.equals(head.root_hash)).toBe(false);
+          await trx.insertInto('log_tree_heads').values({ tree_size: head.tree_size, timestamp_ms: head.timestamp_ms, root_hash: root, signature: head.signature }).execute();
+        }
+      });
+    },
+    alone: ['head_signature_invalid'],
+    kept: ['head_mismatch', 'consistency_failed'],
+  },
   // Outside the digests: the feed columns and the git objects
   {
     name: 'feed-actor: an event\'s actor_id column edited',
@@ -573,10 +605,10 @@ describe('the tamper suite (issue 25 §1): named, with and without a kept head',
     expect(await rootAt(db, keptHead.treeSize)).toEqual(keptHead.rootHash);
   });
 
-  it('has 32 scenarios: 25 found by verify alone, 7 that need the kept head', () => {
-    expect(SCENARIOS).toHaveLength(32);
-    expect(new Set(SCENARIOS.map((s) => s.name.split(':')[0])).size).toBe(32);
-    expect(SCENARIOS.filter((s) => s.alone.length > 0)).toHaveLength(25);
+  it('has 34 scenarios: 27 found by verify alone, 7 that need the kept head', () => {
+    expect(SCENARIOS).toHaveLength(34);
+    expect(new Set(SCENARIOS.map((s) => s.name.split(':')[0])).size).toBe(34);
+    expect(SCENARIOS.filter((s) => s.alone.length > 0)).toHaveLength(27);
   });
 
   for (const scenario of SCENARIOS) {
@@ -651,6 +683,11 @@ describe('GET /-/log/* (forgelog extensions, RFC 6962 §4 shapes)', () => {
     expect(response.headers.get('content-type')).toMatch(/^application\/x-pem-file/);
     expect(response.text).toMatch(/^-----BEGIN PUBLIC KEY-----\n/);
     expect(parsePublicKey(response.text).export({ format: 'der', type: 'spki' })).toEqual(publicKey.export({ format: 'der', type: 'spki' }));
+    // An outsider with only this PEM checks a head by RFC 6962 §3.5 alone: v1, tree_hash, timestamp, tree size, root.
+    const u64 = (n: number) => Buffer.from(BigInt(n).toString(16).padStart(16, '0'), 'hex');
+    const signed = Buffer.concat([Buffer.from([0, 1]), u64(keptHead.timestamp), u64(keptHead.treeSize), keptHead.rootHash]);
+    expect(keptHead.signature.subarray(0, 4).toString('hex')).toBe('08070040');
+    expect(verifySignature(null, signed, createPublicKey(response.text), keptHead.signature.subarray(4))).toBe(true);
   });
 
   it('GET /-/log/proof/consistency: a proof that verifies between two published heads', async () => {
@@ -680,6 +717,32 @@ describe('GET /-/log/* (forgelog extensions, RFC 6962 §4 shapes)', () => {
     expect(await fetchLog(`/-/log/proof/inclusion?position=999999&tree_size=${keptHead.treeSize}`)).toMatchObject({ status: 404, body: { message: '404 Leaf Not Found' } });
     expect(await fetchLog(`/-/log/proof/inclusion?position=${e.global_position}&tree_size=${keptHead.treeSize + 1}`)).toMatchObject({ status: 400 });
     expect(await fetchLog('/-/log/proof/inclusion?position=1')).toMatchObject({ status: 400, body: { error: 'tree_size is missing' } });
+  });
+
+  it('refuses what is not a tree size or a position with 400 in Grape\'s shape, before any proof is read', async () => {
+    const n = keptHead.treeSize;
+    const invalid = (name: string) => ({ status: 400, body: { error: `${name} is invalid` } });
+    for (const bad of ['abc', '1.5', '-1', '1e3', '0x10', '', '%20', '9007199254740992', '99999999999999999999999']) {
+      expect(await fetchLog(`/-/log/proof/consistency?first=${bad}&second=${n}`), bad).toMatchObject(invalid('first'));
+      expect(await fetchLog(`/-/log/proof/consistency?first=1&second=${bad}`), bad).toMatchObject(invalid('second'));
+      expect(await fetchLog(`/-/log/proof/inclusion?position=${bad}&tree_size=${n}`), bad).toMatchObject(invalid('position'));
+      expect(await fetchLog(`/-/log/proof/inclusion?position=1&tree_size=${bad}`), bad).toMatchObject(invalid('tree_size'));
+      expect(await fetchLog(`/-/log/head?tree_size=${bad}`), bad).toMatchObject(invalid('tree_size'));
+    }
+    // Rack's query syntax: a repeated name's last value counts; `name[]` is an array.
+    expect((await fetchLog(`/-/log/proof/consistency?first=1&first=2&second=${n}`)).body).toEqual((await fetchLog(`/-/log/proof/consistency?first=2&second=${n}`)).body);
+    expect(await fetchLog(`/-/log/proof/consistency?first[]=1&second=${n}`)).toMatchObject(invalid('first'));
+    expect(await fetchLog('/-/log/proof/consistency?first=x')).toMatchObject({ status: 400, body: { error: 'first is invalid, second is missing' } });
+    // Whole numbers past PostgreSQL's integer are tree sizes and positions a long log has: answered, not refused as invalid.
+    const far = 2 ** 40;
+    expect(await fetchLog(`/-/log/proof/consistency?first=1&second=${far}`)).toMatchObject({ status: 400, body: { message: `400 Bad request - second is larger than the log tree (${n} leaves)` } });
+    expect(await fetchLog(`/-/log/proof/inclusion?position=${far}&tree_size=${n}`)).toMatchObject({ status: 404, body: { message: '404 Leaf Not Found' } });
+    expect(await fetchLog(`/-/log/head?tree_size=${far}`)).toMatchObject({ status: 404, body: { message: '404 Tree head Not Found' } });
+    // The edges: the empty tree is a prefix of every tree, and every tree of itself.
+    expect(await fetchLog(`/-/log/proof/consistency?first=0&second=${n}`)).toMatchObject({ status: 200, body: { consistency: [] } });
+    expect(await fetchLog('/-/log/proof/consistency?first=0&second=0')).toMatchObject({ status: 200, body: { consistency: [] } });
+    expect(await fetchLog(`/-/log/proof/inclusion?position=0&tree_size=${n}`)).toMatchObject({ status: 404, body: { message: '404 Leaf Not Found' } });
+    expect(await fetchLog('/-/log/proof/inclusion?position=1&tree_size=0')).toMatchObject({ status: 400, body: { message: `400 Bad request - tree_size must be from 1 to the log tree's ${n} leaves` } });
   });
 
   it('without a signing key: no head and no public key, said plainly; proofs still answer', async () => {

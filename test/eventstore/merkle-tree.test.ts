@@ -69,11 +69,13 @@ const get = (node: NodeKey) => {
   if (!hash) throw new Error(`node ${node.level}/${node.index} not stored`);
   return hash;
 };
-const root = (n: number) => rangeHash({ start: 0, end: n }, get);
+const roots = new Map<number, Buffer>();
+const root = (n: number) => roots.get(n) ?? roots.set(n, rangeHash({ start: 0, end: n }, get)).get(n)!;
 const inclusion = (m: number, n: number) => inclusionRanges(m, n).map((r) => rangeHash(r, get));
 const consistency = (m: number, n: number) => consistencyRanges(m, n).map((r) => rangeHash(r, get));
 
 const hex = (hashes: readonly Buffer[]) => hashes.map((h) => h.toString('hex'));
+const sameHashes = (a: readonly Buffer[], b: readonly Buffer[]) => a.length === b.length && a.every((h, i) => h.equals(b[i]!));
 
 describe('RFC 6962 tree math against the naive full-tree computation', () => {
   it('hashes leaves and nodes with their prefixes; the empty tree is SHA-256 of nothing', () => {
@@ -93,24 +95,30 @@ describe('RFC 6962 tree math against the naive full-tree computation', () => {
     }
   });
 
+  // Some 20,000 pairs each: every pair is compared, and the pairs that fail are listed in one
+  // assertion (an expect per pair costs more than the hashing).
   it('gives every leaf of every size 1..200 the audit path PATH(m, D[n]), which verifies', () => {
+    const wrong: string[] = [];
     for (let n = 1; n <= 200; n++) {
       for (let m = 0; m < n; m++) {
         const audit = inclusion(m, n);
-        expect(hex(audit), `m = ${m}, n = ${n}`).toEqual(hex(path(m, 0, n)));
-        expect(verifyInclusion(LEAVES[m]!, m, n, audit, root(n)), `m = ${m}, n = ${n}`).toBe(true);
+        if (!sameHashes(audit, path(m, 0, n))) wrong.push(`PATH(${m}, D[${n}]) differs`);
+        if (!verifyInclusion(LEAVES[m]!, m, n, audit, root(n))) wrong.push(`PATH(${m}, D[${n}]) does not verify`);
       }
     }
+    expect(wrong).toEqual([]);
   });
 
   it('gives every pair of sizes m ≤ n ≤ 200 the consistency proof PROOF(m, D[n]), which verifies', () => {
+    const wrong: string[] = [];
     for (let n = 1; n <= 200; n++) {
       for (let m = 0; m <= n; m++) {
         const found = consistency(m, n);
-        expect(hex(found), `m = ${m}, n = ${n}`).toEqual(hex(proof(m, n)));
-        expect(verifyConsistency(m, n, found, root(m), root(n)), `m = ${m}, n = ${n}`).toBe(true);
+        if (!sameHashes(found, proof(m, n))) wrong.push(`PROOF(${m}, D[${n}]) differs`);
+        if (!verifyConsistency(m, n, found, root(m), root(n))) wrong.push(`PROOF(${m}, D[${n}]) does not verify`);
       }
     }
+    expect(wrong).toEqual([]);
   });
 
   it('agrees on random pairs up to 5,000 leaves, and rejects any altered, shortened or lengthened proof, root or leaf', () => {
@@ -145,6 +153,27 @@ describe('RFC 6962 tree math against the naive full-tree computation', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('rejects hashes that are not 32 bytes, and a size-0 head whose root is not the empty tree\'s', () => {
+    const [a, b] = [LEAVES[0]!, LEAVES[1]!];
+    expect(nodeHash(a, b)).toEqual(root(2));
+    // a ‖ b cut elsewhere: a 48-byte "leaf" and a 16-byte path element hash to the root as a ‖ b do.
+    expect(verifyInclusion(Buffer.concat([a.subarray(16), b]), 1, 2, [a.subarray(0, 16)], root(2))).toBe(false);
+    expect(verifyInclusion(b, 1, 2, [a], Buffer.concat([root(2), Buffer.alloc(1)]))).toBe(false);
+    // A 37-byte "root" of the tree of 1 and a 27-byte proof element: root1 ‖ c is a ‖ b.
+    expect(verifyConsistency(1, 2, [b.subarray(5)], Buffer.concat([a, b.subarray(0, 5)]), root(2))).toBe(false);
+    expect(verifyConsistency(2, 3, [Buffer.concat([LEAVES[2]!, Buffer.alloc(1)])], root(2), root(3))).toBe(false);
+    expect(verifyConsistency(3, 3, [], Buffer.from('x'), Buffer.from('x'))).toBe(false);
+    // The tree of no leaves has one root: SHA-256 of nothing.
+    expect(verifyConsistency(0, 5, [], EMPTY_ROOT, root(5))).toBe(true);
+    expect(verifyConsistency(0, 5, [], root(1), root(5))).toBe(false);
+    expect(verifyConsistency(0, 0, [], root(1), root(1))).toBe(false);
+    expect(verifyConsistency(0, 0, [], EMPTY_ROOT, EMPTY_ROOT)).toBe(true);
+    // Sizes that are not whole numbers, or a leaf outside the tree.
+    expect(verifyInclusion(a, 0, 1.5, [], a)).toBe(false);
+    expect(verifyInclusion(a, 1, 1, [], a)).toBe(false);
+    expect(verifyConsistency(1, 2.5, [b], a, root(2))).toBe(false);
   });
 
   it('keeps proofs logarithmic: at most 2·log2(n) + 2 perfect nodes per proof', () => {

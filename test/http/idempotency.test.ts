@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -27,6 +28,9 @@ const environments = async (projectId: number) =>
 const createEnvironment = (projectId: number, name: string, key: string, token?: string | null) =>
   api.post(`/projects/${projectId}/environments`, { name }, { ...keyed(key), ...(token === undefined ? {} : { token }) });
 const replayed = (res: ApiResponse) => res.headers.get('idempotent-replayed');
+/** The digest an earlier forgelog stored: SHA-256 over method, path, query, Sudo, media type and the JSON body, unkeyed. */
+const plainDigest = (path: string, body: object) =>
+  createHash('sha256').update(JSON.stringify(['POST', path, [], null, 'application/json'])).update(JSON.stringify(body)).digest('hex');
 
 describe('POST with an Idempotency-Key', () => {
   it('answers a retry with the first answer — status, body, headers — and appends nothing', async () => {
@@ -157,6 +161,31 @@ describe('POST with an Idempotency-Key', () => {
     expect((await api.get('/user', { token: retry.body.token })).body.id).toBe(user.id);
   });
 
+  it('keeps no plain digest of a request: a password in its body cannot be tested against the table', async () => {
+    const key = newKey();
+    const body = { email: `idem-${process.pid}@example.com`, username: `idem-${process.pid}`, name: 'Idem', password: 'correct horse 7' };
+    expect((await api.post('/users', body, keyed(key))).status).toBe(201);
+    expect(replayed(await api.post('/users', body, keyed(key)))).toBe('true');
+    const { rows } = await sql<{ request_digest: string }>`select request_digest from idempotency_keys where key = ${key}`.execute(api.handle.db);
+    // SHA-256 over the request as sent: whoever reads the table could test password guesses against it at SHA-256's speed.
+    expect(rows[0]!.request_digest).not.toContain(plainDigest('/api/v4/users', body));
+    expect(rows[0]!.request_digest).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+  });
+
+  it('replays an answer stored before digests were keyed (a plain SHA-256 digest, at most a TTL old)', async () => {
+    const project = await createProject(api);
+    const key = newKey();
+    const first = await createEnvironment(project.id, 'legacy', key);
+    expect(first.status).toBe(201);
+    const path = `/api/v4/projects/${project.id}/environments`;
+    await sql`update idempotency_keys set request_digest = ${plainDigest(path, { name: 'legacy' })} where key = ${key}`.execute(api.handle.db);
+    const retry = await createEnvironment(project.id, 'legacy', key);
+    expect(retry).toMatchObject({ status: 201, text: first.text });
+    expect(replayed(retry)).toBe('true');
+    expect(await createEnvironment(project.id, 'legacy-2', key)).toMatchObject({ status: 422, body: REUSED });
+    expect(await environments(project.id)).toEqual(['legacy']);
+  });
+
   it('tells requests apart by their parameters in form and multipart bodies too', async () => {
     const project = await createProject(api);
     const path = `/projects/${project.id}/environments`;
@@ -272,18 +301,19 @@ describe('expiry (FORGELOG_IDEMPOTENCY_TTL_HOURS, 24 by default)', () => {
   });
 
   it('keeps answers for FORGELOG_IDEMPOTENCY_TTL_HOURS hours', async () => {
-    const short = await startTestServer({ idempotencyTtlHours: 1 }, { now: () => new Date(clock) });
+    const config = api.runtime.config as { idempotencyTtlHours: number };
+    config.idempotencyTtlHours = 1;
     try {
-      const project = await createProject(short);
+      const project = await createProject(api);
       const key = newKey();
-      const create = () => short.post(`/projects/${project.id}/environments`, { name: 'short' }, keyed(key));
+      const create = () => api.post(`/projects/${project.id}/environments`, { name: 'short' }, keyed(key));
       expect((await create()).status).toBe(201);
       clock += 59 * 60_000;
       expect(replayed(await create())).toBe('true');
       clock += 2 * 60_000;
       expect(await create()).toMatchObject({ status: 400 });
     } finally {
-      await short.close();
+      config.idempotencyTtlHours = 24;
     }
   });
 });

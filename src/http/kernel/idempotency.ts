@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { sql, type ColumnType } from 'kysely';
@@ -60,7 +60,6 @@ declare module '../../database/database.js' {
 }
 
 export interface IdempotencyOptions {
-  readonly ttlHours: number;
   /**
    * Test hook (FORGELOG_TEST_KILL_AFTER_COMMIT_KEY, test/operations/idempotency-crash.test.ts):
    * the process kills itself with SIGKILL right after committing a request with this key,
@@ -91,9 +90,9 @@ export function idempotency(options: IdempotencyOptions): MiddlewareHandler<AppE
     if (presented === undefined || !(await authenticates(c))) return next();
     const app = appContext(c);
     // Read before the transaction: inside it, the embedded database serves its connection only.
-    await instanceKey(app.db, SEAL_KEY);
-    const request: KeyedRequest = { scope: tokenDigest(presented), key, digest: await requestDigest(c) };
-    const response = await inTurn(`${request.scope}/${key}`, () => once(c, next, app, request, options.ttlHours));
+    const secret = Buffer.from(await instanceKey(app.db, SEAL_KEY), 'hex');
+    const request: KeyedRequest = { scope: tokenDigest(presented), key, digest: await keyedDigest(c, secret) };
+    const response = await inTurn(`${request.scope}/${key}`, () => once(c, next, app, request));
     if (response.committed && key === options.killAfterCommitKey) process.kill(process.pid, 'SIGKILL');
     return response.response;
   };
@@ -132,7 +131,7 @@ class NotStored extends Error {
   }
 }
 
-async function once(c: Context, next: Next, app: AppContext, request: KeyedRequest, ttlHours: number): Promise<Answered> {
+async function once(c: Context, next: Next, app: AppContext, request: KeyedRequest): Promise<Answered> {
   const notifier = new DeferredNotifier(app.commands.notifier);
   let answered: Answered;
   try {
@@ -147,7 +146,7 @@ async function once(c: Context, next: Next, app: AppContext, request: KeyedReque
         .where('expires_at', '>', now)
         .executeTakeFirst();
       if (stored) {
-        if (stored.request_digest !== request.digest) return { response: errorResponse(c, unprocessable(KEY_REUSED)), committed: false };
+        if (!(await sameRequest(c, stored.request_digest, request))) return { response: errorResponse(c, unprocessable(KEY_REUSED)), committed: false };
         const body = await unseal(app.db, SEAL_KEY, sealContext(request), stored.body);
         return { response: replay(c, stored.status, stored.headers, body), committed: false };
       }
@@ -164,7 +163,7 @@ async function once(c: Context, next: Next, app: AppContext, request: KeyedReque
         headers: JSON.stringify([...response.headers].filter(([name]) => ofTheAnswer(name))),
         body: await seal(app.db, SEAL_KEY, sealContext(request), body),
         created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + ttlHours * 3_600_000).toISOString(),
+        expires_at: new Date(now.getTime() + app.config.idempotencyTtlHours * 3_600_000).toISOString(),
       };
       // An expired row of the key not yet pruned is replaced.
       await trx
@@ -226,11 +225,29 @@ async function prune(trx: Db, now: Date): Promise<void> {
 }
 
 /**
- * What makes two requests the same one: method, path, query, the `Sudo` header, and the body
- * (its bytes; a multipart body's fields and files, whose boundary differs at every send).
+ * The request's digest is keyed (HMAC-SHA256 under the instance key `idempotency`): a body may
+ * hold a password or a variable's value, and a plain SHA-256 of it would let whoever reads the
+ * table test guesses at SHA-256's speed.
  */
-async function requestDigest(c: Context): Promise<string> {
-  const hash = createHash('sha256');
+const KEYED_DIGEST = 'hmac-sha256:';
+const DIGEST_CONTEXT = 'forgelog idempotency request\0';
+const keyedDigest = async (c: Context, secret: Buffer) => KEYED_DIGEST + (await requestDigest(c, createHmac('sha256', secret).update(DIGEST_CONTEXT)));
+
+/**
+ * Whether a stored digest is the request's. A row stored before digests were keyed holds the
+ * plain SHA-256 (no prefix); such rows are gone FORGELOG_IDEMPOTENCY_TTL_HOURS after the upgrade.
+ */
+async function sameRequest(c: Context, stored: string, request: KeyedRequest): Promise<boolean> {
+  if (stored.startsWith(KEYED_DIGEST)) return stored === request.digest;
+  return stored === (await requestDigest(c, createHash('sha256')));
+}
+
+/**
+ * Feeds what makes two requests the same one to `hash`: method, path, query, the `Sudo`
+ * header, and the body (its bytes; a multipart body's fields and files, whose boundary differs
+ * at every send). The body is read once and kept by the request, so a second digest reads it again.
+ */
+async function requestDigest(c: Context, hash: Hash | Hmac): Promise<string> {
   const url = new URL(c.req.url);
   const path = url.pathname.replace(/\.json$/, '');
   const query = [...url.searchParams].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -1,10 +1,11 @@
 import { Hono, type Context } from 'hono';
+import { z } from 'zod';
 import { badRequest, notFound } from '../../domain/errors.js';
 import { consistencyProof, inclusionProof, leafAtPosition, treeSize } from '../../eventstore/log-tree.js';
 import { publicKeyPem, publishedHead, treeHeadJson } from '../../eventstore/tree-heads.js';
 import { requireAdmin } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { optional, params, required, t } from '../kernel/params.js';
+import { INTEGER_TEXT, optional, params, required } from '../kernel/params.js';
 
 /**
  * forgelog's extension (no GitLab counterpart): the log as evidence, RFC 6962 §4's log
@@ -22,12 +23,19 @@ function signingKey(c: Context) {
 
 const b64 = (hashes: readonly Buffer[]) => hashes.map((h) => h.toString('base64'));
 
+/**
+ * A tree size or a log position: a whole number from 0, as Grape reads an Integer from text,
+ * up to 2^53 − 1 — both are bigint in the database, so `t.integer()`'s bound (PostgreSQL's
+ * integer) would refuse a long log's. Anything else is "<param> is invalid".
+ */
+const COUNT = z.preprocess((v) => (typeof v === 'string' && INTEGER_TEXT.test(v) ? Number(v) : v), z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
+
 export const logRoutes = new Hono<AppEnv>()
   // RFC 6962 §4.3 get-sth; ?tree_size=N for a head published earlier.
   .get('/-/log/head', async (c) => {
     await requireAdmin(c);
     signingKey(c);
-    const { tree_size } = await params(c, { tree_size: optional(t.integer()) });
+    const { tree_size } = await params(c, { tree_size: optional(COUNT) });
     const head = await publishedHead(appContext(c).db, tree_size);
     if (!head) throw notFound('Tree head');
     return c.json(treeHeadJson(head));
@@ -42,10 +50,9 @@ export const logRoutes = new Hono<AppEnv>()
   // RFC 6962 §4.4 get-sth-consistency.
   .get('/-/log/proof/consistency', async (c) => {
     await requireAdmin(c);
-    const { first, second } = await params(c, { first: required(t.integer()), second: required(t.integer()) });
+    const { first, second } = await params(c, { first: required(COUNT), second: required(COUNT) });
     const db = appContext(c).db;
     const size = await treeSize(db);
-    if (first < 0 || second < 0) throw badRequest('tree sizes are 0 or more');
     if (first > second) throw badRequest('first is larger than second');
     if (second > size) throw badRequest(`second is larger than the log tree (${size} leaves)`);
     return c.json({ consistency: b64(await consistencyProof(db, first, second)) });
@@ -54,7 +61,7 @@ export const logRoutes = new Hono<AppEnv>()
   // RFC 6962 §4.5 get-proof-by-hash, by log position instead of leaf hash.
   .get('/-/log/proof/inclusion', async (c) => {
     await requireAdmin(c);
-    const { position, tree_size } = await params(c, { position: required(t.integer()), tree_size: required(t.integer()) });
+    const { position, tree_size } = await params(c, { position: required(COUNT), tree_size: required(COUNT) });
     const db = appContext(c).db;
     const size = await treeSize(db);
     if (tree_size < 1 || tree_size > size) throw badRequest(`tree_size must be from 1 to the log tree's ${size} leaves`);
