@@ -1,21 +1,33 @@
 import type { Db } from '../database/database.js';
 import { VISIBILITY_LEVEL } from '../domain/access.js';
+import { issueAsOf, mergeRequestAsOf, snippetAsOf } from '../domain/hooks/issuables.js';
 import type { HookFacts } from '../domain/hooks/triggers.js';
+import type { LabelFacts } from '../domain/hooks/payloads-issuables.js';
 import type { IssueFacts } from '../domain/hooks/payloads-issues.js';
-import type { LabelFacts, MergeRequestFacts } from '../domain/hooks/payloads-merge-requests.js';
+import type { MergeRequestFacts } from '../domain/hooks/payloads-merge-requests.js';
 import type { SnippetFacts } from '../domain/hooks/payloads-notes.js';
 import { gitXmlschema, type CommitFacts, type ProjectFacts, type UserFacts } from '../domain/hooks/payloads.js';
+import type { Logged } from '../domain/hooks/payloads-system.js';
+import { issueStreamId } from '../domain/issues/events.js';
+import { mergeRequestStreamId } from '../domain/merge-requests/events.js';
+import { MODES, parseTree, type TreeEntry } from '../domain/repository/objects.js';
+import { snippetStreamId } from '../domain/snippets.js';
 import { avatarUrlOf } from '../domain/uploads.js';
 import { readStream } from '../eventstore/store.js';
 import { checkpointOf, compareCheckpoints, type StoredEvent } from '../eventstore/types.js';
-import { findCommits, readFiles } from '../projections/repository/queries.js';
+import { findCommits } from '../projections/repository/queries.js';
 import { avatarUrl } from '../projections/users/avatar.js';
 import type { CommandContext } from './kernel/context.js';
 
 /**
- * The reads behind the webhook payload builders (src/domain/hooks/triggers.ts): rows as they
- * are now, each read at most once per event, and streams folded up to the triggering event in
- * the log's gap-free order.
+ * The reads behind the webhook payload builders (src/domain/hooks/triggers.ts). GitLab builds
+ * hook data at the moment of the change, so what has a stream of its own is read as of the
+ * triggering event: the issuables (their streams folded up to the event's checkpoint in the
+ * log's gap-free order, src/domain/hooks/issuables.ts) and the system hooks' subjects. What
+ * the log does not give by itself is read as it is now: the project (its URLs, namespace name,
+ * default branch), users (names, avatars), labels (titles, colours — an issuable's label and
+ * assignee ids are as of the event) and commits (immutable). Each stream and row is read at
+ * most once per event.
  */
 export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promise<HookFacts> {
   const { db } = ctx;
@@ -34,38 +46,45 @@ export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promis
     if (!projects.has(id)) projects.set(id, projectFacts(db, id, base, host));
     return projects.get(id)!;
   };
-  const here = checkpointOf(event);
+  const streams = new Map<string, Promise<StoredEvent[]>>();
+  const history = async (streamId: string, before = false): Promise<Logged[]> => {
+    if (!streams.has(streamId)) streams.set(streamId, readStream(db, streamId));
+    return upTo(await streams.get(streamId)!, event, before);
+  };
   return {
     actor,
     project,
     users,
     commits: (projectId, shas) => commitFacts(db, projectId, shas),
-    labels: (projectId, ids) => labelFacts(db, projectId, ids),
-    mergeRequest: async (projectId, iid) => {
-      const row = await db.selectFrom('merge_requests').selectAll().where('project_id', '=', projectId).where('iid', '=', iid).executeTakeFirst();
-      const target = await project(projectId);
-      if (!row || !target) return undefined;
-      const [source, labels, assignees, last] = await Promise.all([project(row.source_project_id), labelFacts(db, projectId, row.label_ids), users(row.assignee_ids), commitFacts(db, row.source_project_id, [row.head_sha])]);
+    history,
+    mergeRequest: async (id, before = false) => {
+      const asOf = mergeRequestAsOf(id, await history(mergeRequestStreamId(id), before));
+      if (!asOf) return undefined;
+      const m = asOf.mergeRequest;
+      const target = await project(m.projectId);
+      if (!target) return undefined;
+      const head = m.latestVersion.head_commit_sha;
+      const [source, labels, assignees, last] = await Promise.all([project(asOf.sourceProjectId), labelFacts(db, m.projectId, m.labelIds), users(m.assigneeIds), commitFacts(db, asOf.sourceProjectId, [head])]);
       const mr: MergeRequestFacts = {
-        id: row.id,
-        iid: row.iid,
-        authorId: row.author_id,
-        assigneeIds: row.assignee_ids,
-        title: row.title,
-        description: row.description,
-        state: row.state,
-        mergeStatus: row.merge_status,
-        mergeCommitSha: row.merge_commit_sha,
-        mergeUserId: row.merged_by_id,
-        milestoneId: row.milestone_id,
-        sourceBranch: row.source_branch,
-        sourceProjectId: row.source_project_id,
-        targetBranch: row.target_branch,
-        targetProjectId: row.project_id,
-        timeEstimate: row.time_estimate,
-        totalTimeSpent: row.total_time_spent,
-        createdAt: new Date(row.created_at),
-        updatedAt: new Date(row.updated_at),
+        id,
+        iid: m.iid,
+        authorId: m.authorId,
+        assigneeIds: m.assigneeIds,
+        title: m.title,
+        description: m.description,
+        state: m.state,
+        mergeStatus: m.mergeStatus,
+        mergeCommitSha: asOf.mergeCommitSha,
+        mergeUserId: asOf.mergeUserId,
+        milestoneId: m.milestoneId,
+        sourceBranch: m.sourceBranch,
+        sourceProjectId: asOf.sourceProjectId,
+        targetBranch: m.targetBranch,
+        targetProjectId: m.projectId,
+        timeEstimate: m.timeEstimate,
+        totalTimeSpent: m.totalTimeSpent,
+        createdAt: asOf.createdAt,
+        updatedAt: asOf.updatedAt,
         source: source ?? null,
         target,
         lastCommit: last[0] ?? null,
@@ -74,32 +93,35 @@ export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promis
       };
       return mr;
     },
-    issue: async (id) => {
-      const row = await db.selectFrom('issues').selectAll().where('id', '=', id).executeTakeFirst();
-      const p = row ? await project(row.project_id) : undefined;
-      if (!row || !p) return undefined;
-      const [labels, assignees] = await Promise.all([labelFacts(db, row.project_id, row.label_ids), users(row.assignee_ids)]);
+    issue: async (id, before = false) => {
+      const asOf = issueAsOf(id, await history(issueStreamId(id), before));
+      if (!asOf) return undefined;
+      const i = asOf.issue;
+      const p = await project(i.projectId);
+      if (!p) return undefined;
+      const [labels, assignees] = await Promise.all([labelFacts(db, i.projectId, i.labelIds), users(i.assigneeIds)]);
       const issue: IssueFacts = {
-        id: row.id,
-        iid: row.iid,
-        projectId: row.project_id,
-        authorId: row.author_id,
-        assigneeIds: row.assignee_ids,
-        closedAt: row.closed_at === null ? null : new Date(row.closed_at),
-        confidential: row.confidential,
-        description: row.description,
-        discussionLocked: row.discussion_locked,
-        dueDate: row.due_date,
-        milestoneId: row.milestone_id,
-        movedToId: row.moved_to_id,
-        relativePosition: row.relative_position,
-        state: row.state,
-        timeEstimate: row.time_estimate,
-        totalTimeSpent: row.total_time_spent,
-        title: row.title,
-        weight: row.weight,
-        createdAt: new Date(row.created_at),
-        updatedAt: new Date(row.updated_at),
+        id,
+        iid: i.iid,
+        projectId: i.projectId,
+        authorId: i.authorId,
+        assigneeIds: i.assigneeIds,
+        closedAt: asOf.closedAt,
+        confidential: i.confidential,
+        description: i.description,
+        discussionLocked: asOf.discussionLocked,
+        dueDate: i.dueDate,
+        milestoneId: i.milestoneId,
+        movedToId: i.movedToId,
+        // No event sets it: the projection keeps null too.
+        relativePosition: null,
+        state: i.state,
+        timeEstimate: i.timeEstimate,
+        totalTimeSpent: i.totalTimeSpent,
+        title: i.title,
+        weight: i.weight,
+        createdAt: asOf.createdAt,
+        updatedAt: asOf.updatedAt,
         project: p,
         labels,
         assignees,
@@ -107,28 +129,22 @@ export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promis
       return issue;
     },
     snippet: async (id) => {
-      const row = await db.selectFrom('snippets').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!row || row.project_id === null) return undefined;
+      const asOf = snippetAsOf(id, await history(snippetStreamId(id)));
+      if (!asOf || asOf.snippet.projectId === null) return undefined;
+      const s = asOf.snippet;
       const snippet: SnippetFacts = {
-        id: row.id,
-        title: row.title,
-        content: row.content,
-        authorId: row.author_id,
-        projectId: row.project_id,
-        fileName: row.file_name,
-        visibilityLevel: VISIBILITY_LEVEL[row.visibility],
-        createdAt: new Date(row.created_at),
-        updatedAt: new Date(row.updated_at),
+        id,
+        title: s.title,
+        content: s.content,
+        authorId: s.authorId,
+        projectId: s.projectId!,
+        fileName: s.fileName,
+        visibilityLevel: VISIBILITY_LEVEL[s.visibility],
+        createdAt: asOf.createdAt,
+        updatedAt: asOf.updatedAt,
       };
       return snippet;
     },
-    history: async (streamId, before = false) =>
-      (await readStream(db, streamId))
-        .filter((e) => {
-          const order = compareCheckpoints(checkpointOf(e), here);
-          return before ? order < 0 : order <= 0;
-        })
-        .map((e) => ({ type: e.type, data: e.data as any, occurredAt: e.occurredAt })),
     owner: async (namespaceId) => {
       const ns = await db.selectFrom('namespaces').select(['kind', 'name', 'owner_id']).where('id', '=', namespaceId).executeTakeFirst();
       if (!ns) return { name: null, email: '' };
@@ -137,6 +153,22 @@ export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promis
       return owner ? { name: owner.name, email: owner.email } : { name: ns.name, email: '' };
     },
   };
+}
+
+/** A stream's events up to `event` (or before it, `before`) in the log's gap-free order: what that stream had said when the event was written. */
+function upTo(stream: readonly StoredEvent[], event: StoredEvent, before: boolean): Logged[] {
+  const here = checkpointOf(event);
+  return stream
+    .filter((e) => {
+      const order = compareCheckpoints(checkpointOf(e), here);
+      return before ? order < 0 : order <= 0;
+    })
+    .map((e) => ({ type: e.type, data: e.data as any, occurredAt: e.occurredAt }));
+}
+
+/** Whether an issue was confidential when `event` was written (false when it did not exist then). */
+export async function issueConfidentialAt(db: Db, issueId: number, event: StoredEvent): Promise<boolean> {
+  return issueAsOf(issueId, upTo(await readStream(db, issueStreamId(issueId)), event, false))?.issue.confidential ?? false;
 }
 
 async function usersByIds(db: Db, ids: readonly number[], base: string): Promise<UserFacts[]> {
@@ -176,32 +208,75 @@ async function projectFacts(db: Db, id: number, base: string, host: string): Pro
 /** Commit#hook_attrs' facts: the commit, and the paths it added, changed and removed against its first parent (raw_deltas, no renames). */
 async function commitFacts(db: Db, projectId: number, shas: readonly string[]): Promise<CommitFacts[]> {
   const commits = await findCommits(db, projectId, shas);
+  const parents = new Map((await findCommits(db, projectId, commits.flatMap((c) => c.parents.slice(0, 1)))).map((p) => [p.sha, p.tree]));
   return Promise.all(
     commits.map(async (c) => {
-      const parent = c.parents[0] ? (await findCommits(db, projectId, [c.parents[0]]))[0] : undefined;
-      const [before, after] = await Promise.all([parent ? readFiles(db, projectId, parent.tree) : new Map(), readFiles(db, projectId, c.tree)]);
-      const added: string[] = [];
-      const modified: string[] = [];
-      const removed: string[] = [];
-      for (const [path, entry] of after) {
-        const old = before.get(path);
-        if (!old) added.push(path);
-        else if (old.sha !== entry.sha || old.mode !== entry.mode) modified.push(path);
-      }
-      for (const path of before.keys()) if (!after.has(path)) removed.push(path);
-      const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+      const { added, modified, removed } = await changedPaths(db, projectId, (c.parents[0] && parents.get(c.parents[0])) ?? null, c.tree);
       return {
         id: c.sha,
         message: c.message,
         timestamp: gitXmlschema(c.committer.time, c.committer.tzOffset),
         authorName: c.author.name,
         authorEmail: c.author.email,
-        added: added.sort(byPath),
-        modified: modified.sort(byPath),
-        removed: removed.sort(byPath),
+        added,
+        modified,
+        removed,
       };
     }),
   );
+}
+
+const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * The files added, modified (content or mode) and removed between two trees (`null`: the empty
+ * tree), each list sorted: a tree diff that reads only the subtrees whose SHAs differ, a level
+ * at a time, so a commit costs what it changed, not the size of the repository.
+ */
+async function changedPaths(db: Db, projectId: number, from: string | null, to: string) {
+  const added: string[] = [];
+  const modified: string[] = [];
+  const removed: string[] = [];
+  let level: { prefix: string; before: string | null; after: string | null }[] = from === to ? [] : [{ prefix: '', before: from, after: to }];
+  while (level.length > 0) {
+    const trees = await readTrees(db, projectId, level.flatMap((pair) => [pair.before, pair.after].filter((sha): sha is string => sha !== null)));
+    const next: typeof level = [];
+    for (const { prefix, before, after } of level) {
+      const old = new Map((before === null ? [] : (trees.get(before) ?? [])).map((e) => [e.name, e]));
+      const now = new Map((after === null ? [] : (trees.get(after) ?? [])).map((e) => [e.name, e]));
+      for (const name of new Set([...old.keys(), ...now.keys()])) {
+        const [o, n] = [old.get(name), now.get(name)];
+        if (o && n && o.sha === n.sha && o.mode === n.mode) continue;
+        const path = `${prefix}${name}`;
+        const [oTree, nTree] = [o?.mode === MODES.tree, n?.mode === MODES.tree];
+        if (oTree || nTree) next.push({ prefix: `${path}/`, before: oTree ? o!.sha : null, after: nTree ? n!.sha : null });
+        if (o && !oTree && n && !nTree) modified.push(path);
+        else {
+          if (o && !oTree) removed.push(path);
+          if (n && !nTree) added.push(path);
+        }
+      }
+    }
+    level = next;
+  }
+  return { added: added.sort(byPath), modified: modified.sort(byPath), removed: removed.sort(byPath) };
+}
+
+/** Trees by SHA, one query per 1,000; a tree not stored is absent. */
+async function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
+  const trees = new Map<string, TreeEntry[]>();
+  const wanted = [...new Set(shas)];
+  for (let i = 0; i < wanted.length; i += 1000) {
+    const rows = await db
+      .selectFrom('repository_objects')
+      .select(['sha', 'content'])
+      .where('project_id', '=', projectId)
+      .where('type', '=', 'tree')
+      .where('sha', 'in', wanted.slice(i, i + 1000))
+      .execute();
+    for (const row of rows) trees.set(row.sha, parseTree(new Uint8Array(row.content)));
+  }
+  return trees;
 }
 
 async function labelFacts(db: Db, projectId: number, ids: readonly number[]): Promise<LabelFacts[]> {

@@ -4,6 +4,7 @@ import { renderChat, type Payload } from '../domain/integrations/chat-payloads.j
 import { DELIVERY_TRIGGERS, chatWouldNotify, type DeliveryTrigger, type MessageFacts } from '../domain/integrations/deliveries.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { avatarUrl } from '../projections/users/avatar.js';
+import { issueConfidentialAt } from './hook-facts.js';
 import type { CommandContext } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 
@@ -55,19 +56,18 @@ interface Row {
   created_at: string;
 }
 
-/** The trigger's flag, or its confidential flag when the event's issue is confidential (as it is now). */
-async function flagOf(db: Db, trigger: DeliveryTrigger<unknown>, data: unknown) {
-  const issueId = trigger.confidential?.issueId(data) ?? null;
+/** The trigger's flag, or its confidential flag when the event's issue was confidential at the event (GitLab decides when it builds the hook data). */
+async function flagOf(db: Db, trigger: DeliveryTrigger<unknown>, event: StoredEvent) {
+  const issueId = trigger.confidential?.issueId(event.data) ?? null;
   if (issueId === null) return trigger.flag;
-  const issue = await db.selectFrom('issues').select('confidential').where('id', '=', issueId).executeTakeFirst();
-  return issue?.confidential ? trigger.confidential!.flag : trigger.flag;
+  return (await issueConfidentialAt(db, issueId, event)) ? trigger.confidential!.flag : trigger.flag;
 }
 
 /** Records the event's deliveries; returns how many are to be sent. */
 async function recordDeliveries(ctx: CommandContext, event: StoredEvent, trigger: DeliveryTrigger<unknown>): Promise<number> {
   const { db } = ctx;
   const projectId = trigger.projectId(event.data);
-  const flag = await flagOf(db, trigger, event.data);
+  const flag = await flagOf(db, trigger, event);
   const subscribed = await db
     .selectFrom('integrations')
     .select(['id', 'kind', 'properties'])

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultFlags, hookDecider, type HookCommand, type HookEvent, type HookSnapshot } from '../../src/domain/hooks/decider.js';
 import { gitlabEventHeader, gitXmlschema, sidekiqTime, xmlschema } from '../../src/domain/hooks/payloads.js';
+import { issueAsOf } from '../../src/domain/hooks/issuables.js';
 import { membershipOf, projectOf } from '../../src/domain/hooks/payloads-system.js';
 import { deciderSpec, rejected } from '../support/decider.js';
 
@@ -97,5 +98,29 @@ describe('payload formats', () => {
       5,
     );
     expect(membership).toEqual({ accessLevel: 40, createdAt: at(1), updatedAt: at(3) });
+  });
+
+  it('folds an issue from its stream with the times its projection keeps, and nothing once deleted', () => {
+    const at = (s: number) => new Date(s * 1000);
+    const ofIssue = { id: 4, project_id: 1, iid: 2 };
+    const opened = {
+      type: 'IssueOpened',
+      data: { ...ofIssue, author_id: 9, title: 'T', description: null, assignee_ids: [9], milestone_id: null, label_ids: [3], due_date: null, confidential: true, discussion_locked: null, weight: null, created_at: null, moved_from_id: null },
+      occurredAt: at(1),
+    };
+    const updated = { type: 'IssueUpdated', data: { ...ofIssue, changes: { title: 'U', discussion_locked: true }, previous: { title: 'T' }, updated_at: null }, occurredAt: at(2) };
+    const subscribed = { type: 'IssueSubscribed', data: { ...ofIssue, user_id: 5 }, occurredAt: at(3) };
+    const closed = { type: 'IssueClosed', data: { ...ofIssue, title: 'U', by_id: 9 }, occurredAt: at(4) };
+    expect(issueAsOf(4, [opened, updated, subscribed, closed])).toMatchObject({
+      id: 4,
+      issue: { title: 'U', state: 'closed', confidential: true, labelIds: [3], assigneeIds: [9] },
+      discussionLocked: true,
+      closedAt: at(4),
+      createdAt: at(1),
+      updatedAt: at(4),
+    });
+    expect(issueAsOf(4, [opened, updated, subscribed])).toMatchObject({ issue: { state: 'opened' }, closedAt: null, updatedAt: at(2) });
+    expect(issueAsOf(4, [opened, { type: 'IssueDeleted', data: ofIssue, occurredAt: at(5) }])).toBeUndefined();
+    expect(issueAsOf(4, [])).toBeUndefined();
   });
 });

@@ -150,6 +150,32 @@ describe('Push Hook', () => {
   });
 });
 
+describe('the changed files of a pushed commit', () => {
+  it('are its paths added, modified and removed against its first parent, nested ones included', async () => {
+    const project = await createProject(api);
+    const path = await projectHook(project.id);
+    const write = async (message: string, actions: { action: string; file_path: string; content?: string }[]) => {
+      const res = await api.post(`/projects/${project.id}/repository/commits`, { branch: 'main', commit_message: message, actions });
+      expect(res.status, res.text).toBe(201);
+    };
+    await write('Lay out', [
+      { action: 'create', file_path: 'docs/a.md', content: 'a' },
+      { action: 'create', file_path: 'src/x/y.ts', content: 'y' },
+      { action: 'create', file_path: 'src/keep/k.ts', content: 'k' },
+    ]);
+    await write('Rework', [
+      { action: 'update', file_path: 'src/x/y.ts', content: 'y2' },
+      { action: 'delete', file_path: 'docs/a.md' },
+      { action: 'create', file_path: 'src/z.ts', content: 'z' },
+    ]);
+    // Possibly sent side by side: told apart by their commit.
+    const pushes = await received(path, 2);
+    const [first, second] = ['Lay out', 'Rework'].map((message) => pushes.find(({ body }) => body.commits[0]?.message === message));
+    expect(first!.body.commits[0]).toMatchObject({ added: ['docs/a.md', 'src/keep/k.ts', 'src/x/y.ts'], modified: [], removed: [] });
+    expect(second!.body.commits[0]).toMatchObject({ message: 'Rework', added: ['src/z.ts'], modified: ['src/x/y.ts'], removed: ['docs/a.md'] });
+  });
+});
+
 describe('Tag Push Hook', () => {
   it('posts tag push data for a new tag', async () => {
     const project = await createProject(api);
@@ -189,7 +215,8 @@ describe('Merge Request Hook', () => {
         source_branch: 'topic',
         target_branch: 'main',
         title: 'WIP: Topic',
-        url: `${web}/merge_requests/${mr.body.iid}`,
+        // Gitlab::UrlBuilder, as the API's web_url: under /-/ in 12.10.
+        url: `${web}/-/merge_requests/${mr.body.iid}`,
         work_in_progress: true,
         state: 'opened',
         action: 'open',

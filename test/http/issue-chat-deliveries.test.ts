@@ -108,7 +108,9 @@ describe('through a Slack integration', () => {
 
     const webUrl = `${api.url}/${project.path_with_namespace}`;
     const user = `${me.name} (${me.username})`;
-    const [opened, closed] = await received(pub, 2);
+    // Recorded together, they may be sent side by side: told apart by what they say.
+    const both = await received(pub, 2);
+    const [opened, closed] = [both.find((m) => m.text.includes('> opened by')), both.find((m) => m.text.includes('> closed by'))];
     expect(opened).toEqual({
       text: `[<${webUrl}|${project.path_with_namespace}>] Issue <${webUrl}/-/issues/${issue.body.iid}|#${issue.body.iid} Visible> opened by ${user}`,
       attachments: [{ title: `#${issue.body.iid} Visible`, title_link: `${webUrl}/-/issues/${issue.body.iid}`, text: 'Details', color: '#C95823' }],
@@ -118,5 +120,25 @@ describe('through a Slack integration', () => {
     expect(closed.attachments).toEqual([]);
     const [confidential] = await received(secret, 1);
     expect(confidential.text).toContain('Secret one> opened by');
+  });
+
+  it('tells of a confidential issue as confidential though it was deleted before the reactor read it', async () => {
+    const project = await createProject(api);
+    const path = `/slack/both-${project.id}`;
+    const settings = { webhook: `${receiver.url}${path}`, issues_events: true, confidential_issues_events: true, issue_channel: 'issues', confidential_issue_channel: 'secret' };
+    expect((await api.put(`/projects/${project.id}/services/slack`, settings)).status).toBe(200);
+    const issue = await api.post(`/projects/${project.id}/issues`, { title: 'Quiet', confidential: true });
+    expect(issue.status, issue.text).toBe(201);
+    expect((await received(path, 1))[0]).toMatchObject({ channel: 'secret', text: expect.stringContaining('Quiet> opened by') });
+    const worker = api.runtime.worker!;
+    await worker.stop();
+    try {
+      expect((await api.put(`/projects/${project.id}/issues/${issue.body.iid}`, { state_event: 'close' })).status).toBe(200);
+      expect((await api.del(`/projects/${project.id}/issues/${issue.body.iid}`)).status).toBe(204);
+    } finally {
+      worker.start();
+    }
+    const [, closed] = await received(path, 2);
+    expect(closed).toMatchObject({ channel: 'secret', text: expect.stringContaining('Quiet> closed by') });
   });
 });

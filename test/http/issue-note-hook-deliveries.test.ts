@@ -150,6 +150,43 @@ describe('Issue Hook', () => {
   });
 });
 
+describe('a lagging reactor', () => {
+  it('tells of an issue as it was at each change, though it was changed again and deleted before the reactor read it', async () => {
+    const project = await createProject(api);
+    const path = await projectHook(project.id, { issues_events: true });
+    const created = await api.post(`/projects/${project.id}/issues`, { title: 'Before', labels: 'bug' });
+    expect(created.status, created.text).toBe(201);
+    const { id, iid } = created.body as { id: number; iid: number };
+    await received(path, 1);
+    // The reactor waits while the issue is changed twice and deleted: it reacts to both updates after the deletion.
+    const worker = api.runtime.worker!;
+    await worker.stop();
+    try {
+      expect((await api.put(`/projects/${project.id}/issues/${iid}`, { title: 'After', labels: '' })).status).toBe(200);
+      expect((await api.put(`/projects/${project.id}/issues/${iid}`, { title: 'Later', state_event: 'close' })).status).toBe(200);
+      expect((await api.del(`/projects/${project.id}/issues/${iid}`)).status).toBe(204);
+      expect((await api.get(`/projects/${project.id}/issues/${iid}`)).status).toBe(404);
+    } finally {
+      worker.start();
+    }
+    // Recorded together, they are sent side by side: told apart by what they say, not by when they came.
+    const late = (await received(path, 4)).slice(1);
+    const updated = late.find(({ body }) => body.object_attributes.title === 'After');
+    const again = late.find(({ body }) => body.object_attributes.title === 'Later' && body.object_attributes.action === 'update');
+    const closed = late.find(({ body }) => body.object_attributes.action === 'close');
+    expect(updated!.body.object_attributes).toMatchObject({ id, iid, title: 'After', state: 'opened', closed_at: null, action: 'update' });
+    expect(updated!.body.labels).toEqual([]);
+    expect(updated!.body.changes).toEqual({
+      title: { previous: 'Before', current: 'After' },
+      labels: { previous: [expect.objectContaining({ title: 'bug' })], current: [] },
+    });
+    // One request, two events: the update (action update, still open) and then the close.
+    expect(again!.body.object_attributes).toMatchObject({ title: 'Later', state: 'opened', action: 'update' });
+    expect(again!.body.changes).toEqual({ title: { previous: 'After', current: 'Later' } });
+    expect(closed!.body.object_attributes).toMatchObject({ title: 'Later', state: 'closed', state_id: 2, action: 'close', closed_at: expect.stringMatching(SIDEKIQ_TIME) });
+  });
+});
+
 describe('Note Hook', () => {
   it("posts GitLab 12.10's note data for a merge request's note, with the merge request", async () => {
     const project = await createProject(api);

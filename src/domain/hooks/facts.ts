@@ -1,5 +1,5 @@
 import type { IssueFacts } from './payloads-issues.js';
-import type { LabelFacts, MergeRequestFacts } from './payloads-merge-requests.js';
+import type { MergeRequestFacts } from './payloads-merge-requests.js';
 import type { SnippetFacts } from './payloads-notes.js';
 import type { Logged, OwnerFacts } from './payloads-system.js';
 import type { CommitFacts, HookName, ProjectFacts, UserFacts } from './payloads.js';
@@ -14,18 +14,21 @@ export interface HookMessage {
   readonly payload: unknown;
 }
 
-/** What the builders read, given by the reactor: rows as they are now, and streams up to the event. */
+/**
+ * What the builders read, given by the reactor: the issuables (issue, merge request, snippet)
+ * and the streams as they were at the triggering event (`before`: just before it); the other
+ * rows — projects, users, labels, commits — as they are now.
+ */
 export interface HookFacts {
   /** The event's actor (GitLab's current_user), as now. */
   readonly actor: UserFacts | undefined;
   project(id: number): Promise<ProjectFacts | undefined>;
   /** The commits by SHA, in the order asked, with their changed files. */
   commits(projectId: number, shas: readonly string[]): Promise<CommitFacts[]>;
-  mergeRequest(projectId: number, iid: number): Promise<MergeRequestFacts | undefined>;
-  issue(id: number): Promise<IssueFacts | undefined>;
+  mergeRequest(id: number, before?: boolean): Promise<MergeRequestFacts | undefined>;
+  issue(id: number, before?: boolean): Promise<IssueFacts | undefined>;
   /** A project's snippet. */
   snippet(id: number): Promise<SnippetFacts | undefined>;
-  labels(projectId: number, ids: readonly number[]): Promise<LabelFacts[]>;
   users(ids: readonly number[]): Promise<UserFacts[]>;
   /** A stream's events up to the triggering event, or before it (`before`). */
   history(streamId: string, before?: boolean): Promise<Logged[]>;

@@ -1,6 +1,6 @@
 import { formatTimeTracking } from '../time-tracking.js';
-import { labelHookAttrs, type LabelFacts, type MergeRequestChanges } from './payloads-merge-requests.js';
-import { projectHookAttrs, sidekiqTime, userHookAttrs, type ProjectFacts, type UserFacts } from './payloads.js';
+import { issuableData, type IssuableChanges, type IssuableFacts } from './payloads-issuables.js';
+import { sidekiqTime, type ProjectFacts, type UserFacts } from './payloads.js';
 
 /**
  * The "Issue Hook" (GitLab 12.10's Issues::BaseService#hook_data over
@@ -9,7 +9,7 @@ import { projectHookAttrs, sidekiqTime, userHookAttrs, type ProjectFacts, type U
  * for a confidential issue (Issues::BaseService#execute_hooks).
  */
 
-export interface IssueFacts {
+export interface IssueFacts extends IssuableFacts {
   readonly id: number;
   readonly iid: number;
   readonly projectId: number;
@@ -32,8 +32,6 @@ export interface IssueFacts {
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly project: ProjectFacts;
-  readonly labels: readonly LabelFacts[];
-  readonly assignees: readonly UserFacts[];
 }
 
 export type IssueAction = 'open' | 'close' | 'reopen' | 'update';
@@ -83,17 +81,5 @@ export function issueHookAttrs(issue: IssueFacts) {
 }
 
 /** `issue.to_hook_data(user)` with `object_attributes.action`. */
-export function issueData(issue: IssueFacts, user: UserFacts, action: IssueAction, changes: MergeRequestChanges = {}) {
-  const p = issue.project;
-  const data: Record<string, unknown> = {
-    object_kind: 'issue',
-    user: userHookAttrs(user),
-    project: projectHookAttrs(p),
-    object_attributes: { ...issueHookAttrs(issue), action },
-    labels: issue.labels.map(labelHookAttrs),
-    changes,
-    repository: { name: p.name, url: p.sshUrl, description: p.description, homepage: p.webUrl },
-  };
-  if (issue.assignees.length > 0) data.assignees = issue.assignees.map(userHookAttrs);
-  return data;
-}
+export const issueData = (issue: IssueFacts, user: UserFacts, action: IssueAction, changes: IssuableChanges = {}) =>
+  issuableData('issue', issue, issue.project, user, { ...issueHookAttrs(issue), action }, changes);

@@ -1,6 +1,7 @@
 import { isWorkInProgress } from '../issuable-text.js';
 import { formatTimeTracking } from '../time-tracking.js';
-import { commitHookAttrs, projectHookAttrs, sidekiqTime, userHookAttrs, type CommitFacts, type ProjectFacts, type UserFacts } from './payloads.js';
+import { issuableData, type IssuableChanges, type IssuableFacts } from './payloads-issuables.js';
+import { commitHookAttrs, projectHookAttrs, sidekiqTime, type CommitFacts, type ProjectFacts, type UserFacts } from './payloads.js';
 
 /**
  * The "Merge Request Hook" (GitLab 12.10's MergeRequests::BaseService#hook_data over
@@ -9,31 +10,7 @@ import { commitHookAttrs, projectHookAttrs, sidekiqTime, userHookAttrs, type Com
  * (`2013-12-03 17:23:34 UTC`).
  */
 
-export interface LabelFacts {
-  readonly id: number;
-  readonly title: string;
-  readonly color: string;
-  readonly projectId: number;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-  readonly description: string | null;
-}
-
-/** Label#hook_attrs (12.10). */
-export const labelHookAttrs = (l: LabelFacts) => ({
-  id: l.id,
-  title: l.title,
-  color: l.color,
-  project_id: l.projectId,
-  created_at: sidekiqTime(l.createdAt),
-  updated_at: sidekiqTime(l.updatedAt),
-  template: false,
-  description: l.description,
-  type: 'ProjectLabel',
-  group_id: null,
-});
-
-export interface MergeRequestFacts {
+export interface MergeRequestFacts extends IssuableFacts {
   readonly id: number;
   readonly iid: number;
   readonly authorId: number;
@@ -56,12 +33,13 @@ export interface MergeRequestFacts {
   readonly source: ProjectFacts | null;
   readonly target: ProjectFacts;
   readonly lastCommit: CommitFacts | null;
-  readonly labels: readonly LabelFacts[];
-  readonly assignees: readonly UserFacts[];
 }
 
 /** MergeRequest's state_id column (12.10: opened 1, closed 2, merged 3, locked 4). */
 const STATE_ID: Readonly<Record<string, number>> = { opened: 1, closed: 2, merged: 3, locked: 4 };
+
+/** Gitlab::UrlBuilder's merge request URL (the API's `web_url` too). */
+export const mergeRequestUrl = (mr: Pick<MergeRequestFacts, 'iid' | 'target'>) => `${mr.target.webUrl}/-/merge_requests/${mr.iid}`;
 
 /** MergeRequest#hook_attrs: SAFE_HOOK_ATTRIBUTES in their order, then the builder's own keys. */
 export function mergeRequestHookAttrs(mr: MergeRequestFacts) {
@@ -91,7 +69,7 @@ export function mergeRequestHookAttrs(mr: MergeRequestFacts) {
     title: mr.title,
     updated_at: sidekiqTime(mr.updatedAt),
     updated_by_id: null,
-    url: `${mr.target.webUrl}/merge_requests/${mr.iid}`,
+    url: mergeRequestUrl(mr),
     source: mr.source ? projectHookAttrs(mr.source) : null,
     target: projectHookAttrs(mr.target),
     last_commit: mr.lastCommit ? lastCommitAttrs(mr.lastCommit, mr.target.webUrl) : null,
@@ -110,23 +88,6 @@ export function lastCommitAttrs(c: CommitFacts, webUrl: string) {
   return rest;
 }
 
-/** The `changes` of an update: each changed attribute's previous and current value (IssuableBuilder#final_changes). */
-export type MergeRequestChanges = Readonly<Record<string, { readonly previous: unknown; readonly current: unknown }>>;
-
 /** `merge_request.to_hook_data(user)` with `object_attributes.action` (open, close, reopen, merge, update). */
-export function mergeRequestData(mr: MergeRequestFacts, user: UserFacts, action: 'open' | 'close' | 'reopen' | 'merge' | 'update', changes: MergeRequestChanges = {}) {
-  const data: Record<string, unknown> = {
-    object_kind: 'merge_request',
-    user: userHookAttrs(user),
-    project: projectHookAttrs(mr.target),
-    object_attributes: { ...mergeRequestHookAttrs(mr), action },
-    labels: mr.labels.map(labelHookAttrs),
-    changes,
-    repository: { name: mr.target.name, url: mr.target.sshUrl, description: mr.target.description, homepage: mr.target.webUrl },
-  };
-  if (mr.assignees.length > 0) data.assignees = mr.assignees.map(userHookAttrs);
-  return data;
-}
-
-/** Label changes as final_changes writes them: the labels' hook attributes before and after. */
-export const labelChanges = (previous: readonly LabelFacts[], current: readonly LabelFacts[]) => ({ previous: previous.map(labelHookAttrs), current: current.map(labelHookAttrs) });
+export const mergeRequestData = (mr: MergeRequestFacts, user: UserFacts, action: 'open' | 'close' | 'reopen' | 'merge' | 'update', changes: IssuableChanges = {}) =>
+  issuableData('merge_request', mr, mr.target, user, { ...mergeRequestHookAttrs(mr), action }, changes);

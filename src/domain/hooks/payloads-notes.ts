@@ -1,6 +1,6 @@
 import type { NoteableType, NotePosition, NoteType } from '../notes/events.js';
 import { issueHookAttrs, issueUrl, type IssueFacts } from './payloads-issues.js';
-import { lastCommitAttrs, mergeRequestHookAttrs, type MergeRequestFacts } from './payloads-merge-requests.js';
+import { lastCommitAttrs, mergeRequestHookAttrs, mergeRequestUrl, type MergeRequestFacts } from './payloads-merge-requests.js';
 import { projectHookAttrs, sidekiqTime, userHookAttrs, type CommitFacts, type ProjectFacts, type UserFacts } from './payloads.js';
 
 /**
@@ -68,7 +68,7 @@ function noteUrl(note: NoteFacts, project: ProjectFacts, noteable: NoteableFacts
   const anchor = `#note_${note.id}`;
   switch (noteable.kind) {
     case 'merge_request':
-      return `${project.webUrl}/-/merge_requests/${noteable.mergeRequest.iid}${anchor}`;
+      return `${mergeRequestUrl(noteable.mergeRequest)}${anchor}`;
     case 'issue':
       return `${issueUrl(noteable.issue)}${anchor}`;
     case 'commit':

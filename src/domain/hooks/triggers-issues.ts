@@ -1,9 +1,7 @@
 import type { DataOf } from '../aggregates.js';
-import { issueStreamId } from '../issues/events.js';
+import { issuableChanges, type IssuableChanges } from './payloads-issuables.js';
 import { issueData, type IssueAction, type IssueFacts } from './payloads-issues.js';
-import { labelChanges, type MergeRequestChanges } from './payloads-merge-requests.js';
 import { noteData, type NoteableFacts } from './payloads-notes.js';
-import { userHookAttrs } from './payloads.js';
 import type { HookFacts, HookMessage } from './facts.js';
 
 /**
@@ -11,30 +9,26 @@ import type { HookFacts, HookMessage } from './facts.js';
  * and Note Hook messages, to the confidential scope when the issue is confidential.
  */
 
-export async function issueMessage(id: number, action: IssueAction, facts: HookFacts, changes?: (issue: IssueFacts) => Promise<MergeRequestChanges>): Promise<HookMessage[]> {
+export async function issueMessage(id: number, action: IssueAction, facts: HookFacts, changes?: (issue: IssueFacts) => Promise<IssuableChanges>): Promise<HookMessage[]> {
   const issue = await facts.issue(id);
   if (!issue || !facts.actor) return [];
   const name = issue.confidential ? 'confidential_issue_hooks' : 'issue_hooks';
   return [{ name, projectId: issue.projectId, payload: issueData(issue, facts.actor, action, changes ? await changes(issue) : {}) }];
 }
 
-/** The previous values of what an issue's update changed, folded from its stream before it (IssuableBuilder#final_changes). */
-export async function issueUpdateChanges(d: DataOf<'IssueUpdated'>, issue: IssueFacts, facts: HookFacts): Promise<MergeRequestChanges> {
-  const before: Record<string, unknown> = {};
-  for (const e of await facts.history(issueStreamId(d.id), true)) {
-    if (e.type === 'IssueOpened') Object.assign(before, e.data);
-    if (e.type === 'IssueUpdated') Object.assign(before, e.data.changes);
-  }
-  const out: Record<string, { previous: unknown; current: unknown }> = {};
-  for (const key of ['title', 'description', 'milestone_id', 'due_date', 'confidential', 'discussion_locked', 'weight'] as const) {
-    if (d.changes[key] !== undefined) out[key] = { previous: before[key] ?? null, current: d.changes[key] };
-  }
-  if (d.changes.label_ids !== undefined) out.labels = labelChanges(await facts.labels(d.project_id, (before.label_ids as number[]) ?? []), issue.labels);
-  if (d.changes.assignee_ids !== undefined) {
-    const previous = await facts.users((before.assignee_ids as number[]) ?? []);
-    out.assignees = { previous: previous.map(userHookAttrs), current: issue.assignees.map(userHookAttrs) };
-  }
-  return out;
+/** What an issue's update changed: the issue just before it against after it (IssuableBuilder#final_changes). */
+export async function issueUpdateChanges(d: DataOf<'IssueUpdated'>, issue: IssueFacts, facts: HookFacts): Promise<IssuableChanges> {
+  const before = await facts.issue(d.id, true);
+  if (!before) return {};
+  return issuableChanges(d.changes, before, issue, {
+    title: (i) => i.title,
+    description: (i) => i.description,
+    milestone_id: (i) => i.milestoneId,
+    due_date: (i) => i.dueDate,
+    confidential: (i) => i.confidential,
+    discussion_locked: (i) => i.discussionLocked,
+    weight: (i) => i.weight,
+  });
 }
 
 /**
@@ -70,8 +64,8 @@ export async function noteMessage(d: DataOf<'NoteAdded'>, facts: HookFacts): Pro
 
 async function noteableOf(d: DataOf<'NoteAdded'>, facts: HookFacts): Promise<NoteableFacts | undefined> {
   const projectId = d.project_id!;
-  if (d.noteable_type === 'MergeRequest' && d.noteable_iid !== null) {
-    const mergeRequest = await facts.mergeRequest(projectId, d.noteable_iid);
+  if (d.noteable_type === 'MergeRequest' && d.noteable_id !== null) {
+    const mergeRequest = await facts.mergeRequest(d.noteable_id);
     return mergeRequest && { kind: 'merge_request', mergeRequest };
   }
   if (d.noteable_type === 'Issue' && d.noteable_id !== null) {

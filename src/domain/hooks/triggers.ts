@@ -2,11 +2,11 @@ import type { DataOf, KnownEventType } from '../aggregates.js';
 import { groupStreamId } from '../groups/decider.js';
 import { BLANK_SHA } from '../integrations/deliveries.js';
 import { membersStreamId } from '../members.js';
-import { mergeRequestStreamId } from '../merge-requests/events.js';
 import { projectStreamId } from '../projects/events.js';
 import { userStreamId } from '../users.js';
 import type { HookFacts, HookMessage } from './facts.js';
-import { labelChanges, mergeRequestData, type MergeRequestChanges, type MergeRequestFacts } from './payloads-merge-requests.js';
+import { issuableChanges, type IssuableChanges } from './payloads-issuables.js';
+import { mergeRequestData, type MergeRequestFacts } from './payloads-merge-requests.js';
 import {
   groupEventData,
   groupMemberEventData,
@@ -19,7 +19,7 @@ import {
   userOf,
 } from './payloads-system.js';
 import { issueMessage, issueUpdateChanges, noteMessage } from './triggers-issues.js';
-import { pushData, repositoryUpdateData, userHookAttrs } from './payloads.js';
+import { pushData, repositoryUpdateData } from './payloads.js';
 
 /**
  * What makes a webhook deliver: one row per event type of the log, each a builder of the
@@ -71,31 +71,22 @@ async function refMoved(move: RefMove, facts: HookFacts): Promise<HookMessage[]>
 
 type Action = 'open' | 'close' | 'reopen' | 'merge' | 'update';
 
-async function mergeRequestMessage(projectId: number, iid: number, action: Action, facts: HookFacts, changes?: (mr: MergeRequestFacts) => Promise<MergeRequestChanges>): Promise<HookMessage[]> {
-  const mr = await facts.mergeRequest(projectId, iid);
+async function mergeRequestMessage(id: number, action: Action, facts: HookFacts, changes?: (mr: MergeRequestFacts) => Promise<IssuableChanges>): Promise<HookMessage[]> {
+  const mr = await facts.mergeRequest(id);
   if (!mr || !facts.actor) return [];
-  return [{ name: 'merge_request_hooks', projectId, payload: mergeRequestData(mr, facts.actor, action, changes ? await changes(mr) : {}) }];
+  return [{ name: 'merge_request_hooks', projectId: mr.targetProjectId, payload: mergeRequestData(mr, facts.actor, action, changes ? await changes(mr) : {}) }];
 }
 
-type MergeRequestUpdate = DataOf<'MergeRequestUpdated'>;
-
-/** The previous values of what an update changed, folded from the merge request's stream before it. */
-async function updateChanges(d: MergeRequestUpdate, mr: MergeRequestFacts, facts: HookFacts): Promise<MergeRequestChanges> {
-  const before: Record<string, unknown> = {};
-  for (const e of await facts.history(mergeRequestStreamId(d.id), true)) {
-    if (e.type === 'MergeRequestOpened') Object.assign(before, e.data);
-    if (e.type === 'MergeRequestUpdated') Object.assign(before, e.data.changes);
-  }
-  const out: Record<string, { previous: unknown; current: unknown }> = {};
-  for (const key of ['title', 'description', 'target_branch', 'milestone_id'] as const) {
-    if (d.changes[key] !== undefined) out[key] = { previous: before[key] ?? null, current: d.changes[key] };
-  }
-  if (d.changes.label_ids !== undefined) out.labels = labelChanges(await facts.labels(d.project_id, (before.label_ids as number[]) ?? []), mr.labels);
-  if (d.changes.assignee_ids !== undefined) {
-    const previous = await facts.users((before.assignee_ids as number[]) ?? []);
-    out.assignees = { previous: previous.map(userHookAttrs), current: mr.assignees.map(userHookAttrs) };
-  }
-  return out;
+/** What an update changed: the merge request just before it against after it (IssuableBuilder#final_changes). */
+async function updateChanges(d: DataOf<'MergeRequestUpdated'>, mr: MergeRequestFacts, facts: HookFacts): Promise<IssuableChanges> {
+  const before = await facts.mergeRequest(d.id, true);
+  if (!before) return {};
+  return issuableChanges(d.changes, before, mr, {
+    title: (m) => m.title,
+    description: (m) => m.description,
+    target_branch: (m) => m.targetBranch,
+    milestone_id: (m) => m.milestoneId,
+  });
 }
 
 // ───────────────────────────── System events ─────────────────────────────
@@ -143,11 +134,11 @@ export const HOOK_TRIGGERS = {
     refMoved({ projectId: d.project_id, kind: 'tag_push', name: d.tag, before: BLANK_SHA, after: d.target, checkoutSha: d.commit_sha, message: d.message, commits: [d.commit_sha], total: 1 }, f),
   TagDeleted: (d, f) => refMoved({ projectId: d.project_id, kind: 'tag_push', name: d.tag, before: d.old_sha, after: BLANK_SHA, checkoutSha: null, message: null, commits: [], total: 0 }, f),
 
-  MergeRequestOpened: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'open', f),
-  MergeRequestClosed: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'close', f),
-  MergeRequestReopened: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'reopen', f),
-  MergeRequestMerged: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'merge', f),
-  MergeRequestUpdated: (d, f) => mergeRequestMessage(d.project_id, d.iid, 'update', f, (mr) => updateChanges(d, mr, f)),
+  MergeRequestOpened: (d, f) => mergeRequestMessage(d.id, 'open', f),
+  MergeRequestClosed: (d, f) => mergeRequestMessage(d.id, 'close', f),
+  MergeRequestReopened: (d, f) => mergeRequestMessage(d.id, 'reopen', f),
+  MergeRequestMerged: (d, f) => mergeRequestMessage(d.id, 'merge', f),
+  MergeRequestUpdated: (d, f) => mergeRequestMessage(d.id, 'update', f, (mr) => updateChanges(d, mr, f)),
 
   IssueOpened: (d, f) => issueMessage(d.id, 'open', f),
   IssueClosed: (d, f) => issueMessage(d.id, 'close', f),
