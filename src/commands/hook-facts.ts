@@ -57,6 +57,14 @@ export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promis
     users,
     commits: (projectId, shas) => commitFacts(db, projectId, shas),
     history,
+    committedWith: async (type, projectId) =>
+      (await db
+        .selectFrom('events')
+        .select('global_position')
+        .where('transaction_id', '=', event.transactionId)
+        .where('event_type', '=', type)
+        .where('project_id', '=', projectId)
+        .executeTakeFirst()) !== undefined,
     mergeRequest: async (id, before = false) => {
       const asOf = mergeRequestAsOf(id, await history(mergeRequestStreamId(id), before));
       if (!asOf) return undefined;

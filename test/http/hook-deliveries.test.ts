@@ -324,6 +324,31 @@ describe('System Hook', () => {
     expect(byName.project_destroy).toMatchObject({ event_name: 'project_destroy', project_id: project.id, name: project.name, path_with_namespace: project.path_with_namespace, owner_name: me.name, owner_email: me.email });
   });
 
+  it("tells of a fork's creation, not of its copied branches: a fork runs no post-receive", async () => {
+    const { path } = await systemHook({ push_events: true });
+    const source = await createProject(api);
+    await commit(source.id, 'main', 'On the source');
+    const fork = await api.post(`/projects/${source.id}/fork`, { namespace: 'root', path: unique('fork'), name: unique('Fork') });
+    expect(fork.status).toBe(201);
+    // A push to the fork afterwards is one: it is heard, and it comes after everything the fork's creation sent.
+    const pushed = await commit(fork.body.id, 'main', 'On the fork');
+    let got: any[] = [];
+    for (const deadline = Date.now() + 60_000; !got.some((b) => b.event_name === 'push') && Date.now() < deadline; ) {
+      await sendDueDeliveries(api.handle.db, SENDER);
+      got = receiver.at(path).map((r) => JSON.parse(r.body)).filter((b) => b.project_id === fork.body.id);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 60_000 });
+    await sendDueDeliveries(api.handle.db, SENDER);
+    got = receiver.at(path).map((r) => JSON.parse(r.body)).filter((b) => b.project_id === fork.body.id);
+    const pushes = got.filter((b) => b.event_name === 'push' || b.event_name === 'repository_update');
+    expect(pushes.map((b) => [b.event_name, b.before ?? b.changes[0].before, b.after ?? b.changes[0].after])).toEqual(
+      expect.arrayContaining([['push', expect.any(String), pushed.id], ['repository_update', expect.any(String), pushed.id]]),
+    );
+    expect(pushes).toHaveLength(2);
+    expect(got.map((b) => b.event_name)).toContain('project_create');
+  });
+
   it('GET /hooks/:id sends the sample project_create to that hook and answers it', async () => {
     const { path, id } = await systemHook();
     const res = await api.get(`/hooks/${id}`);

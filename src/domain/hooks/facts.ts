@@ -34,4 +34,6 @@ export interface HookFacts {
   history(streamId: string, before?: boolean): Promise<Logged[]>;
   /** Project#owner of a project in this namespace. */
   owner(namespaceId: number): Promise<OwnerFacts>;
+  /** Whether the triggering event was committed with an event of this type on the same project. */
+  committedWith(type: string, projectId: number): Promise<boolean>;
 }

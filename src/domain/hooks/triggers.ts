@@ -55,6 +55,8 @@ interface RefMove {
  * scope, and `repository_update` to the system hooks (PostReceive's after_project_changes_hooks).
  */
 async function refMoved(move: RefMove, facts: HookFacts): Promise<HookMessage[]> {
+  // GitLab: a fork's copied refs are no push (ForkService and Project#after_import run no post-receive).
+  if (move.before === BLANK_SHA && (await facts.committedWith('ProjectForkLinked', move.projectId))) return [];
   const [project, user] = [await facts.project(move.projectId), facts.actor];
   if (!project || !user) return [];
   const ref = `refs/${move.kind === 'push' ? 'heads' : 'tags'}/${move.name}`;
