@@ -85,6 +85,12 @@ export interface VerifyReport {
   treeSize: number;
   /** Published signed heads whose roots were recomputed. */
   headsChecked: number;
+  /**
+   * Whether the heads' signatures were checked (a public key was given). Without it a head
+   * rewritten together with the log, its signature left stale, passes: `ok` then speaks for
+   * the roots only.
+   */
+  signaturesChecked: boolean;
   /** The tree size of the head kept outside the database, when one was given (`--against`). */
   keptHeadSize: number | null;
   problems: Problem[];
@@ -140,6 +146,7 @@ export function emptyReport(): VerifyReport {
     lastSealHash: GENESIS_HASH,
     treeSize: 0,
     headsChecked: 0,
+    signaturesChecked: false,
     keptHeadSize: null,
     problems: [],
     problemCount: 0,
@@ -426,6 +433,7 @@ const idOf = (seal: SealRecord) => (seal.id === undefined ? `at ${seal.first_pos
 export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {}): Promise<VerifyReport> {
   const pageSize = options.pageSize ?? 1000;
   const report = emptyReport();
+  report.signaturesChecked = options.publicKey !== undefined;
   const problem = reporter(report, options.maxProblems ?? 1000);
   const progress = (phase: VerifyProgress['phase']) =>
     options.onProgress?.({
