@@ -10,12 +10,11 @@ import { gitXmlschema, type CommitFacts, type ProjectFacts, type UserFacts } fro
 import type { Logged } from '../domain/hooks/payloads-system.js';
 import { issueStreamId } from '../domain/issues/events.js';
 import { mergeRequestStreamId } from '../domain/merge-requests/events.js';
-import { MODES, parseTree, type TreeEntry } from '../domain/repository/objects.js';
 import { snippetStreamId } from '../domain/snippets.js';
 import { avatarUrlOf } from '../domain/uploads.js';
 import { readStream } from '../eventstore/store.js';
 import { checkpointOf, compareCheckpoints, type StoredEvent } from '../eventstore/types.js';
-import { findCommits } from '../projections/repository/queries.js';
+import { changedFiles, findCommits } from '../projections/repository/queries.js';
 import { avatarUrl } from '../projections/users/avatar.js';
 import type { CommandContext } from './kernel/context.js';
 
@@ -236,55 +235,13 @@ async function commitFacts(db: Db, projectId: number, shas: readonly string[]): 
 
 const byPath = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/**
- * The files added, modified (content or mode) and removed between two trees (`null`: the empty
- * tree), each list sorted: a tree diff that reads only the subtrees whose SHAs differ, a level
- * at a time, so a commit costs what it changed, not the size of the repository.
- */
+/** Commit#hook_attrs' added, modified and removed paths: the files that differ from the first parent's tree (raw_deltas, no renames). */
 async function changedPaths(db: Db, projectId: number, from: string | null, to: string) {
-  const added: string[] = [];
-  const modified: string[] = [];
-  const removed: string[] = [];
-  let level: { prefix: string; before: string | null; after: string | null }[] = from === to ? [] : [{ prefix: '', before: from, after: to }];
-  while (level.length > 0) {
-    const trees = await readTrees(db, projectId, level.flatMap((pair) => [pair.before, pair.after].filter((sha): sha is string => sha !== null)));
-    const next: typeof level = [];
-    for (const { prefix, before, after } of level) {
-      const old = new Map((before === null ? [] : (trees.get(before) ?? [])).map((e) => [e.name, e]));
-      const now = new Map((after === null ? [] : (trees.get(after) ?? [])).map((e) => [e.name, e]));
-      for (const name of new Set([...old.keys(), ...now.keys()])) {
-        const [o, n] = [old.get(name), now.get(name)];
-        if (o && n && o.sha === n.sha && o.mode === n.mode) continue;
-        const path = `${prefix}${name}`;
-        const [oTree, nTree] = [o?.mode === MODES.tree, n?.mode === MODES.tree];
-        if (oTree || nTree) next.push({ prefix: `${path}/`, before: oTree ? o!.sha : null, after: nTree ? n!.sha : null });
-        if (o && !oTree && n && !nTree) modified.push(path);
-        else {
-          if (o && !oTree) removed.push(path);
-          if (n && !nTree) added.push(path);
-        }
-      }
-    }
-    level = next;
-  }
+  const { before, after } = await changedFiles(db, projectId, from, to);
+  const added = [...after.keys()].filter((path) => !before.has(path));
+  const modified = [...after.keys()].filter((path) => before.has(path));
+  const removed = [...before.keys()].filter((path) => !after.has(path));
   return { added: added.sort(byPath), modified: modified.sort(byPath), removed: removed.sort(byPath) };
-}
-
-/** Trees by SHA, one query per 1,000; a tree not stored is absent. */
-async function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
-  const trees = new Map<string, TreeEntry[]>();
-  const wanted = [...new Set(shas)];
-  for (let i = 0; i < wanted.length; i += 1000) {
-    const rows = await db
-      .selectFrom('repository_objects')
-      .select(['sha', 'content'])
-      .where('project_id', '=', projectId)
-      .where('type', '=', 'tree')
-      .where('sha', 'in', wanted.slice(i, i + 1000))
-      .execute();
-    for (const row of rows) trees.set(row.sha, parseTree(new Uint8Array(row.content)));
-  }
-  return trees;
 }
 
 async function labelFacts(db: Db, projectId: number, ids: readonly number[]): Promise<LabelFacts[]> {

@@ -107,21 +107,60 @@ export async function loadTrees(db: Db, projectId: number, treeSha: string): Pro
   const trees = new Map<string, TreeEntry[]>();
   let level = [treeSha];
   while (level.length > 0) {
-    for (let i = 0; i < level.length; i += 1000) {
-      const rows = await db
-        .selectFrom('repository_objects')
-        .select(['sha', 'content'])
-        .where('project_id', '=', projectId)
-        .where('type', '=', 'tree')
-        .where('sha', 'in', level.slice(i, i + 1000))
-        .execute();
-      for (const row of rows) trees.set(row.sha, parseTree(new Uint8Array(row.content)));
-    }
+    for (const [sha, entries] of await readTrees(db, projectId, level)) trees.set(sha, entries);
     const next = new Set<string>();
     for (const sha of level) for (const entry of trees.get(sha) ?? []) if (entry.mode === MODES.tree && !trees.has(entry.sha)) next.add(entry.sha);
     level = [...next];
   }
   return trees;
+}
+
+/** Trees by SHA, one query per 1,000; a tree not stored is absent. */
+async function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
+  const trees = new Map<string, TreeEntry[]>();
+  const wanted = [...new Set(shas)];
+  for (let i = 0; i < wanted.length; i += 1000) {
+    const rows = await db
+      .selectFrom('repository_objects')
+      .select(['sha', 'content'])
+      .where('project_id', '=', projectId)
+      .where('type', '=', 'tree')
+      .where('sha', 'in', wanted.slice(i, i + 1000))
+      .execute();
+    for (const row of rows) trees.set(row.sha, parseTree(new Uint8Array(row.content)));
+  }
+  return trees;
+}
+
+/**
+ * The files that differ between two trees (null: the empty tree), each side's entry of them:
+ * the trees are compared a level at a time (one query per level) and a subtree whose SHA is
+ * the same on both sides is never read, so the cost is that of the change, not of the
+ * repository. What treeChanges and a numstat need, since they skip the files both sides share.
+ */
+export async function changedFiles(db: Db, projectId: number, fromTree: string | null, toTree: string | null): Promise<{ before: Map<string, FileEntry>; after: Map<string, FileEntry> }> {
+  const before = new Map<string, FileEntry>();
+  const after = new Map<string, FileEntry>();
+  let level: { prefix: string; from: string | null; to: string | null }[] = fromTree === toTree ? [] : [{ prefix: '', from: fromTree, to: toTree }];
+  while (level.length > 0) {
+    const trees = await readTrees(db, projectId, level.flatMap(({ from, to }) => [from, to].filter((sha): sha is string => sha !== null)));
+    const next: typeof level = [];
+    for (const { prefix, from, to } of level) {
+      const old = new Map((from === null ? [] : (trees.get(from) ?? [])).map((e) => [e.name, e]));
+      const now = new Map((to === null ? [] : (trees.get(to) ?? [])).map((e) => [e.name, e]));
+      for (const name of new Set([...old.keys(), ...now.keys()])) {
+        const [o, n] = [old.get(name), now.get(name)];
+        if (o && n && o.sha === n.sha && o.mode === n.mode) continue;
+        const path = `${prefix}${name}`;
+        const [oTree, nTree] = [o?.mode === MODES.tree, n?.mode === MODES.tree];
+        if (oTree || nTree) next.push({ prefix: `${path}/`, from: oTree ? o!.sha : null, to: nTree ? n!.sha : null });
+        if (o && !oTree) before.set(path, { mode: o.mode as Mode, sha: o.sha });
+        if (n && !nTree) after.set(path, { mode: n.mode as Mode, sha: n.sha });
+      }
+    }
+    level = next;
+  }
+  return { before, after };
 }
 
 /** The files of a tree, recursively, as a flat map (its trees read by loadTrees). */
@@ -308,7 +347,7 @@ async function blobText(db: Db, projectId: number, sha: string | undefined): Pro
 /** Lines added and removed against the first parent (git's numstat, CommitStats), by the `diff` library's line diff. */
 export async function commitStats(db: Db, projectId: number, commit: CommitView): Promise<{ additions: number; deletions: number }> {
   const parent = commit.parents[0] === undefined ? undefined : await findCommit(db, projectId, commit.parents[0]);
-  const [before, after] = await Promise.all([parent ? readFiles(db, projectId, parent.tree) : new Map<string, FileEntry>(), readFiles(db, projectId, commit.tree)]);
+  const { before, after } = await changedFiles(db, projectId, parent?.tree ?? null, commit.tree);
   let additions = 0;
   let deletions = 0;
   // git diff's default rename detection: a file moved unchanged counts no line.
@@ -343,7 +382,7 @@ export async function readBlobs(db: Db, projectId: number, shas: readonly string
 async function commitChanges(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<FileChange[]> {
   const [from, to] = await Promise.all([fromSha === null ? undefined : findCommit(db, projectId, fromSha), findCommit(db, projectId, toSha)]);
   if (!to) return [];
-  const [before, after] = await Promise.all([from ? readFiles(db, projectId, from.tree) : new Map<string, FileEntry>(), readFiles(db, projectId, to.tree)]);
+  const { before, after } = await changedFiles(db, projectId, from?.tree ?? null, to.tree);
   return treeChanges(before, after);
 }
 
