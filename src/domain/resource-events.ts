@@ -1,5 +1,4 @@
-import type { IssueEvent } from './issues/events.js';
-import type { MergeRequestEvent } from './merge-requests/events.js';
+import { walkIssuable, type IssuableBefore, type IssuableEvent, type LoggedIssuableEvent } from './issuable-history.js';
 
 /**
  * Resource events fall out of the log: GitLab writes a ResourceLabelEvent, ResourceMilestoneEvent
@@ -9,21 +8,13 @@ import type { MergeRequestEvent } from './merge-requests/events.js';
  * issuable's stream, and nothing is written.
  *
  * Ids: the k-th resource event of the event at log position p has the id 1000·p + k (k counts
- * the label, milestone and state records of that one event together, in that order), so ids are
- * stable across a rebuild and a replay and no two records of one issuable share one. The factor
- * is 1000 rather than the system notes' 10 because one update may add or remove many labels.
+ * the label, milestone and state records of that one event together, in that order; the walk of
+ * ./issuable-history.ts, shared with the system notes), so ids are stable across a rebuild and a
+ * replay and no two records of one issuable share one. The factor is 1000 rather than the system
+ * notes' 10 because one update may add or remove many labels.
  */
 
-export type Issuable = IssueEvent | MergeRequestEvent;
-
-/** One event of the issuable's stream as the log holds it. */
-export interface LoggedIssuableEvent {
-  readonly event: Issuable;
-  /** The event's global position (a bigint's text). */
-  readonly position: string;
-  readonly occurredAt: string;
-  readonly actorId: number | null;
-}
+const RESOURCE_EVENT_ID_FACTOR = 1000;
 
 export type IssuableState = 'opened' | 'closed' | 'merged';
 
@@ -66,15 +57,7 @@ export const RESOURCE_EVENT_TYPES = [
   'MergeRequestClosed',
   'MergeRequestReopened',
   'MergeRequestMerged',
-] as const satisfies readonly Issuable['type'][];
-
-/** What the mapping needs of the issuable as it was before each event. */
-interface Before {
-  authorId: number;
-  labelIds: readonly number[];
-  milestoneId: number | null;
-  state: IssuableState;
-}
+] as const satisfies readonly IssuableEvent['type'][];
 
 type Draft = { kind: 'label'; labelId: number; action: 'add' | 'remove' } | { kind: 'milestone'; milestoneId: number; action: 'add' | 'remove'; state: IssuableState } | { kind: 'state'; state: 'closed' | 'reopened' | 'merged' };
 
@@ -92,7 +75,7 @@ function milestoneDraft(old: number | null, now: number | null, state: IssuableS
   return old === null ? [] : [{ kind: 'milestone', milestoneId: old, action: 'remove', state }];
 }
 
-function draftsOf(event: Issuable, before: Before | null): Draft[] {
+function draftsOf(event: IssuableEvent, before: IssuableBefore | null): Draft[] {
   switch (event.type) {
     case 'IssueOpened':
     case 'MergeRequestOpened':
@@ -120,43 +103,9 @@ function draftsOf(event: Issuable, before: Before | null): Draft[] {
   }
 }
 
-/** The fold: what the next event's records compare against. */
-function next(before: Before | null, event: Issuable): Before | null {
-  switch (event.type) {
-    case 'IssueOpened':
-    case 'MergeRequestOpened':
-      return { authorId: event.data.author_id, labelIds: event.data.label_ids, milestoneId: event.data.milestone_id, state: 'opened' };
-    case 'IssueUpdated':
-    case 'MergeRequestUpdated': {
-      if (!before) return before;
-      const c = event.data.changes;
-      return { ...before, labelIds: c.label_ids ?? before.labelIds, milestoneId: c.milestone_id !== undefined ? c.milestone_id : before.milestoneId };
-    }
-    case 'IssueClosed':
-    case 'MergeRequestClosed':
-      return before && { ...before, state: 'closed' };
-    case 'IssueReopened':
-    case 'MergeRequestReopened':
-      return before && { ...before, state: 'opened' };
-    case 'MergeRequestMerged':
-      return before && { ...before, state: 'merged' };
-    default:
-      return before;
-  }
-}
-
 /** Every resource event of an issue or merge request, from its stream's events in order, oldest first. */
 export function resourceEvents(stream: readonly LoggedIssuableEvent[]): ResourceEventRecord[] {
-  const records: ResourceEventRecord[] = [];
-  let before: Before | null = null;
-  for (const logged of stream) {
-    const drafts = draftsOf(logged.event, before);
-    const opened = logged.event.type === 'IssueOpened' || logged.event.type === 'MergeRequestOpened' ? logged.event.data.author_id : null;
-    const userId = logged.actorId ?? before?.authorId ?? opened;
-    if (userId !== null) {
-      drafts.forEach((draft, k) => records.push({ ...draft, id: Number(logged.position) * 1000 + k, createdAt: logged.occurredAt, userId }));
-    }
-    before = next(before, logged.event);
-  }
-  return records;
+  return walkIssuable(stream, RESOURCE_EVENT_ID_FACTOR, (logged, before) => draftsOf(logged.event, before)).map(
+    ({ id, createdAt, authorId, record }): ResourceEventRecord => Object.assign(record, { id, createdAt, userId: authorId }),
+  );
 }

@@ -4,7 +4,8 @@ import type { AwardEmojiEvent } from '../../src/domain/award-emoji/events.js';
 import type { MergeRequestEvent, VersionData } from '../../src/domain/merge-requests/events.js';
 import { noteDecider, type NoteCommand } from '../../src/domain/notes/decider.js';
 import { noteableKey, type NoteEvent } from '../../src/domain/notes/events.js';
-import { labelsNote, markTitleChange, mergeRequestSystemNotes, toSentence, type LoggedEvent } from '../../src/domain/notes/system-notes.js';
+import type { LoggedIssuableEvent } from '../../src/domain/issuable-history.js';
+import { labelsNote, markTitleChange, mergeRequestSystemNotes, toSentence } from '../../src/domain/notes/system-notes.js';
 import { noteMessage } from '../../src/domain/integrations/deliveries.js';
 import { deciderSpec, rejected } from '../support/decider.js';
 
@@ -80,7 +81,7 @@ const sha = (c: string) => c.repeat(40);
 const version = (id: number, head: string, commits: string[]): VersionData => ({ version_id: id, head_commit_sha: head, base_commit_sha: sha('0'), start_commit_sha: sha('0'), commit_shas: commits, files_count: 1 });
 const ofMr = { id: 31, project_id: 7, iid: 1 };
 let position = 100;
-const logged = (event: MergeRequestEvent, actorId: number | null = 5): LoggedEvent<MergeRequestEvent> => ({ event, position: String(position++), occurredAt: AT, actorId });
+const logged = (event: MergeRequestEvent, actorId: number | null = 5): LoggedIssuableEvent<MergeRequestEvent> => ({ event, position: String(position++), occurredAt: AT, actorId });
 const facts = {
   username: (id: number) => `user${id}`,
   milestoneReference: (id: number) => `%${id + 100}`,

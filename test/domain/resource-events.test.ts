@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { IssueEvent } from '../../src/domain/issues/events.js';
 import type { MergeRequestEvent } from '../../src/domain/merge-requests/events.js';
-import { resourceEvents, type LoggedIssuableEvent } from '../../src/domain/resource-events.js';
+import type { LoggedIssuableEvent } from '../../src/domain/issuable-history.js';
+import { issueSystemNotes } from '../../src/domain/notes/issue-system-notes.js';
+import { resourceEvents } from '../../src/domain/resource-events.js';
 
 const ofIssue = { id: 7, project_id: 1, iid: 3 };
 const opened: IssueEvent = {
@@ -50,5 +52,33 @@ describe('resourceEvents', () => {
     const mr = { id: 8, project_id: 1, iid: 2 };
     const stream = [logged({ type: 'MergeRequestMerged', data: { ...mr, title: 't', by_id: 4, merge_commit_sha: 'a'.repeat(40), squash_commit_sha: null } } as MergeRequestEvent, 4)];
     expect(resourceEvents(stream)).toEqual([{ kind: 'state', state: 'merged', id: 301_000, createdAt: expect.any(String), userId: 4 }]);
+  });
+});
+
+describe('the one walk of an issuable stream (src/domain/issuable-history.ts)', () => {
+  it('numbers system notes 10·p + k and resource events 1000·p + k from the same events, by the same users', () => {
+    position = 400;
+    const stream = [
+      logged(opened, null),
+      logged(updated({ label_ids: [1], milestone_id: null })),
+      logged({ type: 'IssueClosed', data: { ...ofIssue, title: 't', by_id: 9 } }),
+    ];
+    const facts = { username: () => 'u', milestoneReference: (id: number) => `%${id}`, issueReference: (id: number) => `#${id}` };
+    const notes = issueSystemNotes(stream as LoggedIssuableEvent<IssueEvent>[], facts);
+    expect(notes.map(({ id, authorId, body }) => [id, authorId, body])).toEqual([
+      [4010, 5, 'changed milestone to %20'],
+      [4011, 5, 'added ~1 ~2 labels'],
+      [4020, 9, 'removed milestone'],
+      [4021, 9, 'removed ~2 label'],
+      [4030, 9, 'closed'],
+    ]);
+    expect(resourceEvents(stream).map(({ id, userId, kind }) => [id, userId, kind])).toEqual([
+      [401_000, 5, 'label'],
+      [401_001, 5, 'label'],
+      [401_002, 5, 'milestone'],
+      [402_000, 9, 'label'],
+      [402_001, 9, 'milestone'],
+      [403_000, 9, 'state'],
+    ]);
   });
 });

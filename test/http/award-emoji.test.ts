@@ -78,6 +78,31 @@ describe('/projects/:id/merge_requests/:merge_request_iid/award_emoji', () => {
   });
 });
 
+describe('a deleted noteable', () => {
+  const awardsOnNote = async (noteId: number) =>
+    (await api.handle.db.selectFrom('award_emoji').select('id').where('awardable_type', '=', 'Note').where('awardable_id', '=', String(noteId)).execute()).length;
+
+  it('takes the awards on its notes along, and only those (GitLab: notes and their awards `dependent: :destroy`)', async () => {
+    const token = callers.developer.token;
+    const project = projects.public;
+    const awardedNote = async (path: string) => {
+      const note = (await api.post(`${path}/notes`, { body: 'Awarded' }, { token })).body;
+      expect((await api.post(`${path}/notes/${note.id}/award_emoji`, { name: 'heart' }, { token })).status).toBe(201);
+      return note.id as number;
+    };
+    const gone = `/projects/${project}/merge_requests/${await mergeRequest(project, 'Deleted with its awards')}`;
+    const kept = `/projects/${project}/merge_requests/${await mergeRequest(project, 'Kept with its awards')}`;
+    const issue = `/projects/${project}/issues/${(await api.post(`/projects/${project}/issues`, { title: 'Deleted with its awards' }, { token })).body.iid}`;
+    const [onGone, onKept, onIssue] = [await awardedNote(gone), await awardedNote(kept), await awardedNote(issue)];
+    expect([await awardsOnNote(onGone), await awardsOnNote(onKept), await awardsOnNote(onIssue)]).toEqual([1, 1, 1]);
+
+    expect((await api.del(gone)).status).toBe(204);
+    expect((await api.del(issue)).status).toBe(204);
+    expect([await awardsOnNote(onGone), await awardsOnNote(onKept), await awardsOnNote(onIssue)]).toEqual([0, 1, 0]);
+    expect((await api.get(`${kept}/notes/${onKept}/award_emoji`, { token })).body).toMatchObject([{ name: 'heart', awardable_id: onKept }]);
+  });
+});
+
 describe('/groups/:id/epics/:epic_iid/award_emoji', () => {
   it('awards on an epic and on its notes, by the epic iid', async () => {
     const group = await createGroup(api, { token: callers.owner.token!, visibility: 'public' });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Visibility } from '../../src/domain/access.js';
-import { createGroup, createProject, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix } from '../support/matrix.js';
 import { createCallers, grantRoles, type Callers, type Role } from '../support/roles.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -59,8 +59,8 @@ describe('notes, discussions and award emoji on /projects/:id/snippets/:snippet_
     expect((await api.del(path, { token: token('developer') })).status).toBe(204);
     const rows = (table: 'notes' | 'award_emoji') => api.handle.db.selectFrom(table).selectAll().where('project_id', '=', projectId).execute();
     expect(await rows('notes')).toEqual([]);
-    // The snippet's own awards go with it (awards on its notes stay, as for merge requests: docs/notes.md).
-    expect((await rows('award_emoji')).map((a) => a.awardable_type)).toEqual(['Note']);
+    // The snippet's awards go with it, and the awards on its notes with them (GitLab: notes and awards `dependent: :destroy`).
+    expect(await rows('award_emoji')).toEqual([]);
     expect((await api.get(`${path}/notes`, { token: token('developer') })).body).toEqual({ message: '404 Not found' });
   });
 
@@ -72,6 +72,31 @@ describe('notes, discussions and award emoji on /projects/:id/snippets/:snippet_
     const elsewhere = path.replace(`/projects/${projectId}/`, `/projects/${other}/`);
     expect((await api.post(`${elsewhere}/notes`, { body: 'x' }, { token: token('maintainer') })).body).toEqual({ message: '404 Not found' });
     expect((await api.post(`${elsewhere}/award_emoji`, { name: 'tada' }, { token: token('maintainer') })).status).toBe(404);
+  });
+});
+
+describe('a deleted user', () => {
+  it('takes the project snippets they wrote along, with the notes on them and the awards on both', async () => {
+    const projectId = await projectWithRoles('public');
+    const writer = await api.createUser({ username: 'snippet-notes-writer' });
+    await addMember(api, 'projects', projectId, writer.user.id, 30);
+    const res = await api.post(`/projects/${projectId}/snippets`, { title: 'Gone', file_name: 'a.rb', content: 'puts 1', visibility: 'public' }, { token: writer.token });
+    expect(res.status, res.text).toBe(201);
+    const path = `/projects/${projectId}/snippets/${res.body.id}`;
+    const kept = await snippet(projectId, 'public');
+    for (const on of [path, kept]) {
+      const note = (await api.post(`${on}/notes`, { body: 'Awarded' }, { token: token('reporter') })).body;
+      expect((await api.post(`${on}/notes/${note.id}/award_emoji`, { name: 'heart' }, { token: token('guest') })).status).toBe(201);
+      expect((await api.post(`${on}/award_emoji`, { name: 'tada' }, { token: token('guest') })).status).toBe(201);
+    }
+    const rows = async (table: 'notes' | 'award_emoji') => (await api.handle.db.selectFrom(table).select('id').where('project_id', '=', projectId).execute()).length;
+    expect([await rows('notes'), await rows('award_emoji')]).toEqual([2, 4]);
+
+    expect((await api.del(`/users/${writer.user.id}`)).status).toBe(204);
+    expect([await rows('notes'), await rows('award_emoji')]).toEqual([1, 2]);
+    expect(await api.handle.db.selectFrom('note_counts').select('noteable_id').where('noteable_type', '=', 'Snippet').where('noteable_id', '=', res.body.id).execute()).toEqual([]);
+    expect((await api.get(`${kept}/notes`, { token: token('guest') })).body).toHaveLength(1);
+    expect((await api.get(`${kept}/award_emoji`, { token: token('guest') })).body).toHaveLength(1);
   });
 });
 

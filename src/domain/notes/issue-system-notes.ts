@@ -1,25 +1,17 @@
+import { walkIssuable, type IssuableBefore, type LoggedIssuableEvent } from '../issuable-history.js';
 import type { IssueEvent } from '../issues/events.js';
-import { assigneesNote, labelsNote, markTitleChange, timeEstimateNote, timeSpentNote, type LoggedEvent, type SystemNote, type SystemNoteFacts } from './system-notes.js';
+import { assigneesNote, labelsNote, markTitleChange, SYSTEM_NOTE_ID_FACTOR, timeEstimateNote, timeSpentNote, toSystemNote, type SystemNote, type SystemNoteFacts } from './system-notes.js';
 
 /**
  * The system notes of an issue, as ./system-notes.ts gives a merge request's: a pure mapping
  * from the issue's events to GitLab 12's notes (Issuable::CommonSystemNotesService, then
  * Issues::UpdateService#handle_changes; Issues::MoveService; SystemNotes::TimeTrackingService),
- * the k-th note of the event at log position p with the id 10·p + k.
+ * the k-th note of the event at log position p with the id 10·p + k (src/domain/issuable-history.ts).
  */
 
 export interface IssueSystemNoteFacts extends Pick<SystemNoteFacts, 'username' | 'milestoneReference'> {
   /** Issue#to_reference(project) of another issue, by id: `#1`, `project#1` in the namespace, else `group/project#1`. */
   issueReference(id: number): string;
-}
-
-/** What the notes need of the issue as it was before each event. */
-interface Before {
-  readonly title: string;
-  readonly authorId: number;
-  readonly labelIds: readonly number[];
-  readonly milestoneId: number | null;
-  readonly assigneeIds: readonly number[];
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -33,7 +25,7 @@ export function dueDateNote(dueDate: string | null): string {
 
 const milestoneNote = (id: number | null, facts: IssueSystemNoteFacts) => (id === null ? 'removed milestone' : `changed milestone to ${facts.milestoneReference(id)}`);
 
-function notesOf(event: IssueEvent, before: Before | null, facts: IssueSystemNoteFacts): (string | null)[] {
+function notesOf(event: IssueEvent, before: IssuableBefore | null, facts: IssueSystemNoteFacts): (string | null)[] {
   switch (event.type) {
     case 'IssueOpened': {
       // Issuable::CommonSystemNotesService with is_update: false, then Issues::MoveService's note on the new issue.
@@ -88,7 +80,7 @@ export const ISSUE_SYSTEM_NOTE_EVENT_TYPES = [
 ] as const satisfies readonly IssueEvent['type'][];
 
 /** The ids the notes name (users, milestones, issues), for the caller to look up. */
-export function issueSystemNoteIds(stream: readonly LoggedEvent<IssueEvent>[]): { users: Set<number>; milestones: Set<number>; issues: Set<number> } {
+export function issueSystemNoteIds(stream: readonly LoggedIssuableEvent<IssueEvent>[]): { users: Set<number>; milestones: Set<number>; issues: Set<number> } {
   const ids = { users: new Set<number>(), milestones: new Set<number>(), issues: new Set<number>() };
   let assignees: readonly number[] = [];
   for (const { event } of stream) {
@@ -107,32 +99,7 @@ export function issueSystemNoteIds(stream: readonly LoggedEvent<IssueEvent>[]): 
 }
 
 /** The system notes of an issue, from its stream's events in order (those of ISSUE_SYSTEM_NOTE_EVENT_TYPES suffice), oldest first. */
-export function issueSystemNotes(stream: readonly LoggedEvent<IssueEvent>[], facts: IssueSystemNoteFacts): SystemNote[] {
-  const notes: SystemNote[] = [];
-  let before: Before | null = null;
-  for (const logged of stream) {
-    const bodies = notesOf(logged.event, before, facts).filter((n): n is string => n !== null);
-    const authorId = logged.actorId ?? before?.authorId ?? (logged.event.type === 'IssueOpened' ? logged.event.data.author_id : null);
-    if (authorId !== null) {
-      bodies.forEach((body, k) => notes.push({ id: Number(logged.position) * 10 + k, position: logged.position, createdAt: logged.occurredAt, authorId, body }));
-    }
-    before = next(before, logged.event);
-  }
-  return notes;
-}
-
-function next(before: Before | null, event: IssueEvent): Before | null {
-  if (event.type === 'IssueOpened') {
-    const d = event.data;
-    return { title: d.title, authorId: d.author_id, labelIds: d.label_ids, milestoneId: d.milestone_id, assigneeIds: d.assignee_ids };
-  }
-  if (!before || event.type !== 'IssueUpdated') return before;
-  const c = event.data.changes;
-  return {
-    ...before,
-    title: c.title ?? before.title,
-    labelIds: c.label_ids ?? before.labelIds,
-    milestoneId: c.milestone_id !== undefined ? c.milestone_id : before.milestoneId,
-    assigneeIds: c.assignee_ids ?? before.assigneeIds,
-  };
+export function issueSystemNotes(stream: readonly LoggedIssuableEvent<IssueEvent>[], facts: IssueSystemNoteFacts): SystemNote[] {
+  const walked = walkIssuable(stream, SYSTEM_NOTE_ID_FACTOR, (logged, before) => notesOf(logged.event, before, facts).filter((n): n is string => n !== null));
+  return walked.map(toSystemNote);
 }

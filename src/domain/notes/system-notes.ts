@@ -1,3 +1,4 @@
+import { walkIssuable, type IssuableBefore, type LoggedIssuableEvent, type WalkedRecord } from '../issuable-history.js';
 import { isWorkInProgress, wiplessTitle } from '../issuable-text.js';
 import type { MergeRequestEvent } from '../merge-requests/events.js';
 import { formatTimeTracking } from '../time-tracking.js';
@@ -7,22 +8,16 @@ import { formatTimeTracking } from '../time-tracking.js';
  * request (SystemNoteService, SystemNotes::IssuablesService / CommitService /
  * TimeTrackingService); here they are this pure mapping from the merge request's events, in
  * GitLab 12's wording, and nothing is written. The k-th note of the event at log position p
- * has the id 10·p + k (src/commands/notes.ts gives user notes ids of the form 10·n, n a
- * position no event takes), so ids are stable across a rebuild and a replay.
+ * has the id 10·p + k (the walk of src/domain/issuable-history.ts, shared with the issue's
+ * notes and the resource events), so ids are stable across a rebuild and a replay.
  *
  * Facts the events name by id (usernames, milestones, commit titles) are looked up by the
  * caller when it reads (`SystemNoteFacts`): a renamed user shows under the new name, where
  * GitLab keeps the text it wrote.
  */
 
-/** One event of the noteable's stream as the log holds it. */
-export interface LoggedEvent<E> {
-  readonly event: E;
-  /** The event's global position (a bigint's text). */
-  readonly position: string;
-  readonly occurredAt: string;
-  readonly actorId: number | null;
-}
+/** System notes' ids: 10·position + k. */
+export const SYSTEM_NOTE_ID_FACTOR = 10;
 
 export interface SystemNoteFacts {
   username(id: number): string;
@@ -40,19 +35,6 @@ export interface SystemNote {
   readonly createdAt: string;
   readonly authorId: number;
   readonly body: string;
-}
-
-/** What the notes need of the merge request as it was before each event. */
-interface Before {
-  title: string;
-  authorId: number;
-  labelIds: readonly number[];
-  milestoneId: number | null;
-  headSha: string;
-  commitShas: readonly string[];
-  targetBranch: string;
-  /** The event before changed the target branch (its new version is no push). */
-  targetChanged: boolean;
 }
 
 /** Rails' Array#to_sentence: "a", "a and b", "a, b, and c". */
@@ -118,7 +100,7 @@ export const timeSpentNote = (spent: number, reset: boolean) => (reset ? 'remove
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 /** The notes one merge request event writes, in GitLab's order, given the merge request before it. */
-function notesOf(logged: LoggedEvent<MergeRequestEvent>, before: Before | null, facts: SystemNoteFacts): string[] {
+function notesOf(logged: LoggedIssuableEvent<MergeRequestEvent>, before: IssuableBefore | null, facts: SystemNoteFacts): string[] {
   const { event } = logged;
   switch (event.type) {
     case 'MergeRequestOpened': {
@@ -202,42 +184,15 @@ export const SYSTEM_NOTE_EVENT_TYPES = [
  * The system notes of a merge request, from its stream's events in order (those of
  * SYSTEM_NOTE_EVENT_TYPES suffice), oldest first.
  */
-export function mergeRequestSystemNotes(stream: readonly LoggedEvent<MergeRequestEvent>[], facts: SystemNoteFacts): SystemNote[] {
-  const notes: SystemNote[] = [];
-  let before: Before | null = null;
-  for (const logged of stream) {
-    const bodies = notesOf(logged, before, facts);
-    const authorId = logged.actorId ?? before?.authorId ?? (logged.event.type === 'MergeRequestOpened' ? logged.event.data.author_id : null);
-    if (authorId !== null) {
-      bodies.forEach((body, k) => notes.push({ id: Number(logged.position) * 10 + k, position: logged.position, createdAt: logged.occurredAt, authorId, body }));
-    }
-    before = next(before, logged.event);
-  }
-  return notes;
+export function mergeRequestSystemNotes(stream: readonly LoggedIssuableEvent<MergeRequestEvent>[], facts: SystemNoteFacts): SystemNote[] {
+  return walkIssuable(stream, SYSTEM_NOTE_ID_FACTOR, (logged, before) => notesOf(logged, before, facts)).map(toSystemNote);
 }
 
-/** The fold: what the next event's notes compare against. */
-function next(before: Before | null, event: MergeRequestEvent): Before | null {
-  if (event.type === 'MergeRequestOpened') {
-    const d = event.data;
-    return { title: d.title, authorId: d.author_id, labelIds: d.label_ids, milestoneId: d.milestone_id, headSha: d.version.head_commit_sha, commitShas: d.version.commit_shas, targetBranch: d.target_branch, targetChanged: false };
-  }
-  if (!before) return before;
-  switch (event.type) {
-    case 'MergeRequestUpdated': {
-      const c = event.data.changes;
-      return {
-        ...before,
-        title: c.title ?? before.title,
-        labelIds: c.label_ids ?? before.labelIds,
-        milestoneId: c.milestone_id !== undefined ? c.milestone_id : before.milestoneId,
-        targetBranch: c.target_branch ?? before.targetBranch,
-        targetChanged: c.target_branch !== undefined,
-      };
-    }
-    case 'MergeRequestVersionRecorded':
-      return { ...before, headSha: event.data.version.head_commit_sha, commitShas: event.data.version.commit_shas, targetChanged: false };
-    default:
-      return { ...before, targetChanged: false };
-  }
-}
+/** A walked note as a system note. */
+export const toSystemNote = (n: WalkedRecord<string>): SystemNote => ({
+  id: n.id,
+  position: n.position,
+  createdAt: n.createdAt,
+  authorId: n.authorId,
+  body: n.record,
+});

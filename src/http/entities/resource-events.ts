@@ -4,7 +4,7 @@ import type { LabelEventRecord, MilestoneEventRecord, ResourceEventRecord, State
 import type { LabelRow } from '../../projections/labels/tables.js';
 import type { MilestoneRow } from '../../projections/milestones/tables.js';
 import type { ResourceType } from '../../projections/resource-events/queries.js';
-import { toProjectLabel } from './labels.js';
+import { toLabelBasic } from './labels.js';
 import { toMilestone } from './milestones.js';
 import { toUserBasic, type UserReferenceRow } from './users.js';
 
@@ -36,20 +36,14 @@ function head(record: ResourceEventRecord, ctx: ResourceContext) {
   return { id: record.id, user: user ? toUserBasic(user, ctx.config) : null, created_at: record.createdAt, resource_type: ctx.type, resource_id: ctx.id };
 }
 
-/** Entities::LabelBasic (GitLab 12.10): id, name, color, description, description_html, text_color. */
-function toLabelBasic(row: LabelRow) {
-  const { id, name, color, description, description_html, text_color } = toProjectLabel(row);
-  return { id, name, color, description, description_html, text_color };
-}
-
 export const toResourceLabelEvent = (record: LabelEventRecord, labels: ReadonlyMap<number, LabelRow>, ctx: ResourceContext) => {
   const label = labels.get(record.labelId);
-  return { ...head(record, ctx), label: label ? toLabelBasic(label) : null, action: record.action };
+  return Object.assign(head(record, ctx), { label: label ? toLabelBasic(label) : null, action: record.action });
 };
 
 export const toResourceMilestoneEvent = (record: MilestoneEventRecord, milestones: ReadonlyMap<number, MilestoneRow>, ctx: ResourceContext) => {
   const milestone = milestones.get(record.milestoneId);
-  return { ...head(record, ctx), milestone: milestone ? toMilestone(milestone, ctx.config, ctx.projectPath) : null, action: record.action, state: record.state };
+  return Object.assign(head(record, ctx), { milestone: milestone ? toMilestone(milestone, ctx.config, ctx.projectPath) : null, action: record.action, state: record.state });
 };
 
-export const toResourceStateEvent = (record: StateEventRecord, ctx: ResourceContext) => ({ ...head(record, ctx), state: record.state });
+export const toResourceStateEvent = (record: StateEventRecord, ctx: ResourceContext) => Object.assign(head(record, ctx), { state: record.state });

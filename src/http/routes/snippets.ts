@@ -7,7 +7,7 @@ import { create, run } from '../../commands/kernel/run.js';
 import { viewerOf } from '../../projections/access.js';
 import { currentSettings } from '../../projections/application-settings/queries.js';
 import { anySnippet, ownSnippetsQuery, publicSnippetsQuery, snippetCreationMetadata, snippetView, visibleSnippet, type SnippetView } from '../../projections/snippets/queries.js';
-import { toPersonalSnippet, toUserAgentDetail } from '../entities/snippets.js';
+import { toPersonalSnippet, toSnippet, toUserAgentDetail } from '../entities/snippets.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
 import { rendersInvalid, type InvalidRendering } from '../kernel/errors.js';
@@ -97,7 +97,8 @@ export const snippetRoutes = new Hono<AppEnv>()
     const auth = await requireUser(c);
     const { db, config } = appContext(c);
     const rows = await paginate(c, ownSnippetsQuery(db, viewerFor(c, auth)!), (q) => q.orderBy('s.id', 'desc'));
-    return c.json(rows.map((row) => toPersonalSnippet(row, config)));
+    // GitLab 12.10: `present paginate(snippets_for_current_user), with: Entities::Snippet` — no raw_url here.
+    return c.json(rows.map((row) => toSnippet(row, config)));
   })
 
   .get('/snippets/public', async (c) => {

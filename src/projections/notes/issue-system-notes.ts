@@ -1,18 +1,14 @@
 import type { Db } from '../../database/database.js';
-import { issueStreamId, type IssueEvent } from '../../domain/issues/events.js';
+import { issueStreamId } from '../../domain/issues/events.js';
 import { ISSUE_SYSTEM_NOTE_EVENT_TYPES, issueSystemNoteIds, issueSystemNotes } from '../../domain/notes/issue-system-notes.js';
-import type { LoggedEvent } from '../../domain/notes/system-notes.js';
-import { readStream } from '../../eventstore/store.js';
+import { readIssuableHistory } from '../issuable-history.js';
 import { systemNoteView, type NoteView } from './queries.js';
 
 const namespaceOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
 
 /** The system notes of an issue, from its stream in the log (src/domain/notes/issue-system-notes.ts), with the facts they name looked up. */
 export async function issueSystemNoteViews(db: Db, issue: { id: number; iid: number; project_id: number }): Promise<NoteView[]> {
-  const types = new Set<string>(ISSUE_SYSTEM_NOTE_EVENT_TYPES);
-  const stream = (await readStream(db, issueStreamId(issue.id)))
-    .filter((e) => types.has(e.type))
-    .map((e): LoggedEvent<IssueEvent> => ({ event: { type: e.type, data: e.data } as IssueEvent, position: String(e.globalPosition), occurredAt: e.occurredAt.toISOString(), actorId: e.actorId }));
+  const stream = await readIssuableHistory(db, issueStreamId(issue.id), ISSUE_SYSTEM_NOTE_EVENT_TYPES);
   const ids = issueSystemNoteIds(stream);
   const [users, milestones, issues, project] = await Promise.all([
     ids.users.size > 0 ? db.selectFrom('users').select(['id', 'username']).where('id', 'in', [...ids.users]).execute() : [],

@@ -18,6 +18,21 @@ const forgetNoteable = async (trx: Db, noteableType: NoteableType, noteableId: n
 };
 
 /**
+ * The notes of snippets that are gone: a user's deletion takes the snippets they wrote (the
+ * snippets projector, which applies it before this one and which a rebuild replays first:
+ * `reads`; docs/snippets.md), and those snippets' notes go with them.
+ */
+async function forgetNotesOfGoneSnippets(trx: Db) {
+  const gone = (table: 'notes' | 'note_counts') =>
+    trx
+      .deleteFrom(table)
+      .where('noteable_type', '=', 'Snippet')
+      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('snippets').select('snippets.id').whereRef('snippets.id', '=', `${table}.noteable_id`))));
+  await gone('note_counts').execute();
+  await gone('notes').execute();
+}
+
+/**
  * Inline: the API reads what it just wrote. User notes only; each noteable's count of them is
  * kept beside (`user_notes_count`). A noteable's deletion, or its project's or group's, takes
  * its notes with it.
@@ -25,6 +40,7 @@ const forgetNoteable = async (trx: Db, noteableType: NoteableType, noteableId: n
 export const notesProjector = defineProjector({
   name: 'notes',
   tables: ['notes', 'note_counts'],
+  reads: ['snippets'],
   on: {
     NoteAdded: async ({ data, occurredAt }, trx) => {
       const at = data.created_at;
@@ -80,6 +96,7 @@ export const notesProjector = defineProjector({
     EpicDeleted: async ({ data }, trx) => forgetNoteable(trx, 'Epic', data.id),
     IssueDeleted: async ({ data }, trx) => forgetNoteable(trx, 'Issue', data.id),
     SnippetDeleted: async ({ data }, trx) => forgetNoteable(trx, 'Snippet', data.id),
+    UserDeleted: async (_, trx) => forgetNotesOfGoneSnippets(trx),
     GroupDeleted: async ({ data }, trx) => {
       await trx.deleteFrom('note_counts').where('noteable_type', '=', 'Epic').where('noteable_id', 'in', trx.selectFrom('notes').select('noteable_id').where('group_id', '=', data.id).where('noteable_id', 'is not', null).$narrowType<{ noteable_id: number }>()).execute();
       await trx.deleteFrom('notes').where('group_id', '=', data.id).execute();

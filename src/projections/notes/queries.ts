@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
-import type { MergeRequestEvent } from '../../domain/merge-requests/events.js';
 import { mergeRequestStreamId } from '../../domain/merge-requests/events.js';
 import type { NoteableType, NotePosition, NoteType } from '../../domain/notes/events.js';
-import { mergeRequestSystemNotes, SYSTEM_NOTE_EVENT_TYPES, type LoggedEvent, type SystemNote } from '../../domain/notes/system-notes.js';
-import { readStream } from '../../eventstore/store.js';
+import { mergeRequestSystemNotes, SYSTEM_NOTE_EVENT_TYPES, type SystemNote } from '../../domain/notes/system-notes.js';
+import { readIssuableHistory } from '../issuable-history.js';
 import { findCommits } from '../repository/queries.js';
 import type { NoteRow } from './tables.js';
 
@@ -70,10 +69,7 @@ const systemDiscussionId = (id: number) => createHash('sha1').update(`system-not
  * with the facts they name looked up in a few queries.
  */
 export async function mergeRequestSystemNoteViews(db: Db, mergeRequest: { id: number; iid: number; project_id: number }, projectPath: string): Promise<NoteView[]> {
-  const types = new Set<string>(SYSTEM_NOTE_EVENT_TYPES);
-  const stream = (await readStream(db, mergeRequestStreamId(mergeRequest.id)))
-    .filter((e) => types.has(e.type))
-    .map((e): LoggedEvent<MergeRequestEvent> => ({ event: { type: e.type, data: e.data } as MergeRequestEvent, position: String(e.globalPosition), occurredAt: e.occurredAt.toISOString(), actorId: e.actorId }));
+  const stream = await readIssuableHistory(db, mergeRequestStreamId(mergeRequest.id), SYSTEM_NOTE_EVENT_TYPES);
   const userIds = new Set<number>();
   const milestoneIds = new Set<number>();
   const shas = new Set<string>();

@@ -1,8 +1,8 @@
 import type { Db } from '../../database/database.js';
 import { issueStreamId } from '../../domain/issues/events.js';
 import { mergeRequestStreamId } from '../../domain/merge-requests/events.js';
-import { RESOURCE_EVENT_TYPES, resourceEvents, type Issuable, type LoggedIssuableEvent, type ResourceEventKind, type ResourceEventRecord } from '../../domain/resource-events.js';
-import { readStream } from '../../eventstore/store.js';
+import { RESOURCE_EVENT_TYPES, resourceEvents, type ResourceEventKind, type ResourceEventRecord } from '../../domain/resource-events.js';
+import { readIssuableHistory } from '../issuable-history.js';
 import type { LabelRow } from '../labels/tables.js';
 import type { MilestoneRow } from '../milestones/tables.js';
 
@@ -20,13 +20,9 @@ export interface ResourceEventsOf<K extends ResourceEventKind> {
   readonly milestones: ReadonlyMap<number, MilestoneRow>;
 }
 
-const types = new Set<string>(RESOURCE_EVENT_TYPES);
-
 /** The resource events of one kind of an issue or merge request, oldest first. */
 export async function resourceEventsOf<K extends ResourceEventKind>(db: Db, type: ResourceType, id: number, kind: K): Promise<ResourceEventsOf<K>> {
-  const stream = (await readStream(db, type === 'Issue' ? issueStreamId(id) : mergeRequestStreamId(id)))
-    .filter((e) => types.has(e.type))
-    .map((e): LoggedIssuableEvent => ({ event: { type: e.type, data: e.data } as Issuable, position: String(e.globalPosition), occurredAt: e.occurredAt.toISOString(), actorId: e.actorId }));
+  const stream = await readIssuableHistory(db, type === 'Issue' ? issueStreamId(id) : mergeRequestStreamId(id), RESOURCE_EVENT_TYPES);
   const all: ResourceEventRecord[] = resourceEvents(stream).filter((r) => r.kind === kind);
   const labelIds = [...new Set(all.flatMap((r) => (r.kind === 'label' ? [r.labelId] : [])))];
   const milestoneIds = [...new Set(all.flatMap((r) => (r.kind === 'milestone' ? [r.milestoneId] : [])))];
