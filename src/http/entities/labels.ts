@@ -22,3 +22,9 @@ export const toProjectLabel = (row: LabelRow, options: { withCounts?: boolean } 
   priority: row.priority,
   is_project_label: true,
 });
+
+/** Entities::LabelBasic (GitLab 12.10): id, name, color, description, description_html, text_color. */
+export function toLabelBasic(row: LabelRow) {
+  const { id, name, color, description, description_html, text_color } = toProjectLabel(row);
+  return { id, name, color, description, description_html, text_color };
+}
