@@ -1,6 +1,6 @@
 import { can } from '../domain/policy/can.js';
 import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
-import { closingIssueReferences } from '../domain/issues/references.js';
+import { mergeRequestClosingReferences } from '../domain/issues/references.js';
 import { issues } from '../domain/issues/aggregate.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { projectSubjectsOf } from '../projections/access.js';
@@ -12,7 +12,7 @@ import type { Reactor } from './kernel/reactor.js';
 
 /**
  * GitLab 12's MergeRequests::PostMergeService#close_issues: a merge request merged into its
- * project's default branch closes the open issues its description closes (`Closes #1`,
+ * project's default branch closes the open issues its title and description close (`Closes #1`,
  * `Fixes group/project#2`, ClosingIssueExtractor), each one the merger may update, closed by
  * the merger.
  */
@@ -22,11 +22,11 @@ export const issueClosingReactor: Reactor = {
   startAt: 'head',
   async react(stored: StoredEvent, ctx: CommandContext) {
     const { data } = stored as unknown as MergeRequestEventOf<'MergeRequestMerged'>;
-    const mr = await ctx.db.selectFrom('merge_requests').select(['description', 'target_branch']).where('id', '=', data.id).executeTakeFirst();
+    const mr = await ctx.db.selectFrom('merge_requests').select(['title', 'description', 'target_branch']).where('id', '=', data.id).executeTakeFirst();
     const project = await ctx.db.selectFrom('projects').select(['id', 'path_with_namespace', 'default_branch']).where('id', '=', data.project_id).executeTakeFirst();
-    if (!mr || !project || mr.target_branch !== project.default_branch) return;
+    if (!mr || !project) return;
     const today = ctx.now().toISOString().slice(0, 10);
-    for (const issue of await referencedIssues(ctx.db, project, closingIssueReferences(mr.description))) {
+    for (const issue of await referencedIssues(ctx.db, project, mergeRequestClosingReferences(mr, project.default_branch))) {
       if (issue.state !== 'opened') continue;
       const [merger] = await projectSubjectsOf(ctx.db, issue.project_id, [data.by_id], today);
       if (!merger || !can(merger, 'read_issue') || !canOnIssue(merger, issue, 'update_issue')) continue;

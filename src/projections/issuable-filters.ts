@@ -1,13 +1,74 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Viewer } from '../domain/access.js';
 import { fuzzyWords } from './projects/queries.js';
 
 /**
  * What GitLab's IssuableFinder filters the same way for issues and merge requests: the
- * search (`search` with `in`), the milestone and the labels, each a condition on the
+ * scope, the state, the author, the assignee, the dates, the iids, the caller's award emoji,
+ * the search (`search` with `in`), the milestone and the labels, each a condition on the
  * issuable's table (`issues` or `merge_requests`).
  */
 
 export type IssuableTable = 'issues' | 'merge_requests';
+
+/** IssuableFinder's FILTER_NONE / FILTER_ANY, compared lowercased as GitLab does. */
+export type NoneOrAny = 'none' | 'any';
+
+/** The filters both finders read the same way, in IssuableFinder#filter_items' order. */
+export interface IssuableFilters {
+  /** Underscored (`created-by-me` arrives as `created_by_me`); undefined is `all`. */
+  readonly scope?: 'created_by_me' | 'assigned_to_me' | 'all' | undefined;
+  readonly createdAfter?: Date | undefined;
+  readonly createdBefore?: Date | undefined;
+  readonly updatedAfter?: Date | undefined;
+  readonly updatedBefore?: Date | undefined;
+  /** `all` is no condition. */
+  readonly state: string;
+  readonly assigneeId?: number | NoneOrAny | undefined;
+  readonly authorId?: number | undefined;
+  readonly iids?: readonly number[] | undefined;
+  readonly myReactionEmoji?: string | undefined;
+}
+
+const AWARDABLE_TYPE = { issues: 'Issue', merge_requests: 'MergeRequest' } as const;
+
+/** Awardable.awarded / not_awarded: the viewer's award emoji on the issuable (of one name when given). */
+function awardedBy(table: IssuableTable, viewer: Viewer, name?: string): Expression<SqlBool> {
+  const named = name === undefined ? sql`` : sql` and a.name = ${name}`;
+  return sql<SqlBool>`exists (select 1 from award_emoji a where a.user_id = ${viewer.id} and a.awardable_type = ${AWARDABLE_TYPE[table]}
+    and a.awardable_id = ${sql.ref(`${table}.id`)}${named})`;
+}
+
+/**
+ * IssuableFinder#by_scope, by_created_at, by_updated_at, by_state, by_assignee (`assignee_id`),
+ * by_author (`author_id`), by_iids and by_my_reaction_emoji.
+ */
+export function issuableConditions(table: IssuableTable, viewer: Viewer | null, f: IssuableFilters): Expression<SqlBool>[] {
+  const where: Expression<SqlBool>[] = [];
+  const column = (name: string) => sql.ref(`${table}.${name}`);
+  // by_scope: the caller's own, or those assigned to them; nothing for an anonymous caller.
+  if (f.scope === 'created_by_me') where.push(viewer ? sql<SqlBool>`${column('author_id')} = ${viewer.id}` : sql<SqlBool>`false`);
+  if (f.scope === 'assigned_to_me') where.push(viewer ? sql<SqlBool>`${column('assignee_ids')} @> array[${viewer.id}]::integer[]` : sql<SqlBool>`false`);
+  if (f.createdAfter) where.push(sql<SqlBool>`${column('created_at')} >= ${f.createdAfter.toISOString()}::timestamptz`);
+  if (f.createdBefore) where.push(sql<SqlBool>`${column('created_at')} <= ${f.createdBefore.toISOString()}::timestamptz`);
+  if (f.updatedAfter) where.push(sql<SqlBool>`${column('updated_at')} >= ${f.updatedAfter.toISOString()}::timestamptz`);
+  if (f.updatedBefore) where.push(sql<SqlBool>`${column('updated_at')} <= ${f.updatedBefore.toISOString()}::timestamptz`);
+  if (f.state !== 'all') where.push(sql<SqlBool>`${column('state')} = ${f.state}`);
+  if (f.assigneeId === 'none') where.push(sql<SqlBool>`cardinality(${column('assignee_ids')}) = 0`);
+  else if (f.assigneeId === 'any') where.push(sql<SqlBool>`cardinality(${column('assignee_ids')}) > 0`);
+  else if (f.assigneeId !== undefined) where.push(sql<SqlBool>`${column('assignee_ids')} @> array[${f.assigneeId}]::integer[]`);
+  if (f.authorId !== undefined) where.push(sql<SqlBool>`${column('author_id')} = ${f.authorId}`);
+  if (f.iids && f.iids.length > 0) where.push(sql<SqlBool>`${column('iid')} = any(${[...f.iids]}::integer[])`);
+  // by_my_reaction_emoji, for a signed-in caller (`params[:my_reaction_emoji] && current_user`: an
+  // empty name is Ruby-truthy, so it asks for any award): None, Any, or one name.
+  if (viewer && f.myReactionEmoji !== undefined) {
+    const emoji = f.myReactionEmoji.toLowerCase();
+    if (emoji === 'none') where.push(sql<SqlBool>`not ${awardedBy(table, viewer)}`);
+    else if (emoji === 'any' || f.myReactionEmoji === '') where.push(awardedBy(table, viewer));
+    else where.push(awardedBy(table, viewer, f.myReactionEmoji));
+  }
+  return where;
+}
 
 /** Gitlab::SQL::Pattern#fuzzy_arel_match on one column: every word of 3+ characters, else the whole query case-insensitively. */
 function fuzzyMatch(table: IssuableTable, column: 'title' | 'description', query: string): Expression<SqlBool> {
@@ -69,4 +130,10 @@ export function labelCondition(table: IssuableTable, labels: readonly string[], 
     [...new Set(labels)].map((title) => sql`${column} && ${titled(title)}`),
     sql` and `,
   )})`;
+}
+
+/** IssuableFinder#by_negated_label (`without_particular_labels`): none of the titled labels, whichever project's. */
+export function withoutLabelsCondition(table: IssuableTable, labels: readonly string[]): Expression<SqlBool> | undefined {
+  if (labels.length === 0) return undefined;
+  return sql<SqlBool>`not (${sql.ref(`${table}.label_ids`)} && array(select l.id from labels l where l.title = any(${[...new Set(labels)]}::text[])))`;
 }

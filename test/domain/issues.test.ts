@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { issueClaims, issueDecider } from '../../src/domain/issues/decider.js';
 import type { IssueEvent } from '../../src/domain/issues/events.js';
-import { closingIssueReferences, issueReferences } from '../../src/domain/issues/references.js';
+import { closingIssueReferences, issueReferences, mergeRequestClosingReferences, referencesIssue } from '../../src/domain/issues/references.js';
 import { deciderSpec, rejected } from '../support/decider.js';
 
 const issue = deciderSpec(issueDecider);
@@ -92,5 +92,25 @@ describe('issue references', () => {
       { path: null, iid: 6 },
     ]);
     expect(closingIssueReferences('closing soon')).toEqual([]);
+  });
+
+  it('a merge request closes what its title and description close, into the default branch only (MergeRequest#closes_issues)', () => {
+    const mr = { title: 'Fix #1', description: 'Also closes #2', target_branch: 'main' };
+    expect(mergeRequestClosingReferences(mr, 'main')).toEqual([
+      { path: null, iid: 1 },
+      { path: null, iid: 2 },
+    ]);
+    expect(mergeRequestClosingReferences({ ...mr, description: null }, 'main')).toEqual([{ path: null, iid: 1 }]);
+    expect(mergeRequestClosingReferences(mr, 'develop')).toEqual([]);
+  });
+
+  it('tells whether references written in a project name an issue: its own, a sibling by name, any by full path', () => {
+    const from = { id: 1, path: 'group/app' };
+    expect(referencesIssue(issueReferences('See #3'), from, { projectId: 1, path: 'group/app', iid: 3 })).toBe(true);
+    expect(referencesIssue(issueReferences('See #3'), from, { projectId: 2, path: 'group/lib', iid: 3 })).toBe(false);
+    expect(referencesIssue(issueReferences('See lib#3'), from, { projectId: 2, path: 'group/lib', iid: 3 })).toBe(true);
+    expect(referencesIssue(issueReferences('See Group/Lib#3'), from, { projectId: 2, path: 'group/lib', iid: 3 })).toBe(true);
+    expect(referencesIssue(issueReferences('See other/lib#3'), from, { projectId: 2, path: 'group/lib', iid: 3 })).toBe(false);
+    expect(referencesIssue(issueReferences('See #30'), from, { projectId: 1, path: 'group/app', iid: 3 })).toBe(false);
   });
 });

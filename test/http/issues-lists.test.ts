@@ -109,6 +109,55 @@ describe('GET /projects/:id/issues', () => {
     expect(await list({}, callers.reporter.token)).toHaveLength(4);
     expect(await list({}, callers.admin.token)).toHaveLength(4);
   });
+
+  it('not[…]: an author or assignee not found, or assignee None/Any, leaves nothing; labels are none of those named', async () => {
+    expect(await list({ 'not[author_username]': 'nobody-at-all' })).toEqual([]);
+    expect(await list({ 'not[author_id]': 999999 })).toEqual([]);
+    expect(await list({ 'not[assignee_id]': 'None' })).toEqual([]);
+    expect(await list({ 'not[assignee_id]': assignee.id })).toEqual(['Delta closed', 'Gamma secret', 'Beta feature']);
+    expect(await list({ 'not[assignee_username]': assignee.username })).toEqual(['Delta closed', 'Gamma secret', 'Beta feature']);
+    expect(await list({ 'not[labels]': 'bug,feature' })).toEqual(['Delta closed', 'Gamma secret']);
+    expect(await list({ 'not[iids]': ['1', '4'] })).toEqual(['Gamma secret', 'Beta feature']);
+    // Grape names a nested failure by its full name.
+    const bad = await api.get(`/projects/${listed}/issues`, { token: callers.developer.token, query: { 'not[iids]': 'abc', 'not[author_id]': 1, 'not[author_username]': 'x' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({ error: 'not[iids] is invalid, not[author_id], not[author_username] are mutually exclusive' });
+  });
+
+  it('my_reaction_emoji: the caller\'s awards (None, Any, a name); popularity orders by thumbsup', async () => {
+    const alpha = (await api.get(`/projects/${listed}/issues`, { token: callers.developer.token, query: { search: 'Alpha' } })).body[0];
+    expect((await api.post(`/projects/${listed}/issues/${alpha.iid}/award_emoji`, { name: 'thumbsup' }, { token: callers.developer.token })).status).toBe(201);
+    expect(await list({ my_reaction_emoji: 'thumbsup' })).toEqual(['Alpha crash']);
+    expect(await list({ my_reaction_emoji: 'Any' })).toEqual(['Alpha crash']);
+    expect(await list({ my_reaction_emoji: 'thumbsdown' })).toEqual([]);
+    expect(await list({ my_reaction_emoji: 'None' })).toEqual(['Delta closed', 'Gamma secret', 'Beta feature']);
+    // Another caller's reactions are theirs; an anonymous caller's filter is ignored.
+    expect(await list({ my_reaction_emoji: 'thumbsup' }, callers.reporter.token)).toEqual([]);
+    expect(await list({ my_reaction_emoji: 'thumbsup' }, callers.admin.token)).toEqual([]);
+    expect(await list({ order_by: 'popularity' })).toEqual(['Alpha crash', 'Delta closed', 'Gamma secret', 'Beta feature']);
+    expect((await api.get(`/projects/${listed}/issues_statistics`, { token: callers.developer.token, query: { my_reaction_emoji: 'Any' } })).body).toEqual({ statistics: { counts: { all: 1, closed: 0, opened: 1 } } });
+  });
+
+  it('with_labels_details: the labels as LabelBasic', async () => {
+    const res = await api.get(`/projects/${listed}/issues`, { token: callers.developer.token, query: { with_labels_details: 'true', labels: 'feature' } });
+    expect(res.body.map((i: { labels: unknown }) => i.labels)).toEqual([
+      [
+        { id: expect.any(Number), name: 'feature', color: expect.any(String), description: null, description_html: '', text_color: expect.any(String) },
+        { id: expect.any(Number), name: 'ui', color: expect.any(String), description: null, description_html: '', text_color: expect.any(String) },
+      ],
+    ]);
+  });
+
+  it('breaks created_at ties by the id, newest first, both ways (Issuable#with_order_id_desc)', async () => {
+    const at = { created_at: '2001-02-03T04:05:06Z' };
+    const first = await api.post(`/projects/${projects.public}/issues`, { title: 'Tie one', ...at }, { token: callers.owner.token });
+    const second = await api.post(`/projects/${projects.public}/issues`, { title: 'Tie two', ...at }, { token: callers.owner.token });
+    expect([first.body.created_at, second.body.created_at]).toEqual(['2001-02-03T04:05:06.000Z', '2001-02-03T04:05:06.000Z']);
+    for (const sort of ['asc', 'desc']) {
+      const res = await api.get(`/projects/${projects.public}/issues`, { token: callers.owner.token, query: { order_by: 'created_at', sort, created_before: '2001-12-31T00:00:00Z' } });
+      expect(titles(res.body)).toEqual(['Tie two', 'Tie one']);
+    }
+  });
 });
 
 describe('GET /issues and GET /groups/:id/issues', () => {
@@ -141,6 +190,14 @@ describe('GET issues_statistics', () => {
     expect((await api.get(`/groups/${group.id}/issues_statistics`, { token: callers.developer.token, query: { labels: 'bug' } })).body).toEqual(counts(1, 0, 1));
     expect((await api.get('/issues_statistics', { token: author.token })).body).toEqual(counts(1, 0, 1));
     expect((await api.get('/issues_statistics', { token: null })).status).toBe(401);
+  });
+
+  it('GET /issues_statistics takes the underscored scopes only (its own `scope` declaration), GET /issues both', async () => {
+    const hyphenated = await api.get('/issues_statistics', { token: author.token, query: { scope: 'created-by-me' } });
+    expect(hyphenated.status).toBe(400);
+    expect(hyphenated.body).toEqual({ error: 'scope does not have a valid value' });
+    expect((await api.get('/issues', { token: author.token, query: { scope: 'created-by-me' } })).status).toBe(200);
+    expect((await api.get(`/projects/${listed}/issues_statistics`, { token: author.token, query: { scope: 'created-by-me' } })).status).toBe(200);
   });
 });
 

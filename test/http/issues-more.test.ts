@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueStreamId } from '../../src/domain/issues/events.js';
-import { createGroup, createProject, eventually, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, eventually, settled } from '../support/fixtures.js';
 import { startIssueWorld, type IssueUser, type IssueVisibility } from '../support/issues.js';
 import { permissionMatrix } from '../support/matrix.js';
 import { grantRoles, type Callers, type Role } from '../support/roles.js';
@@ -147,6 +147,25 @@ describe('merge requests that close issues', () => {
     expect((await api.get(`/projects/${project.id}/issues/${one}/closed_by`, { token: dev })).body.map((m: { iid: number }) => m.iid)).toEqual([mr.body.iid]);
     expect((await api.get(`/projects/${project.id}/issues/${two}/closed_by`, { token: dev })).body).toEqual([]);
     expect((await api.get(`/projects/${project.id}/issues/${two}/related_merge_requests`, { token: dev })).body.map((m: { iid: number }) => m.iid)).toEqual([mr.body.iid]);
+    // MergeRequest#closes_issues: its title closes too; a merge request into another branch than the default closes nothing.
+    const second = await api.post(`/projects/${project.id}/repository/commits`, { branch: 'fix2', start_branch: 'master', commit_message: 'Fix 2', actions: [{ action: 'create', file_path: 'g.txt', content: 'g\n' }] }, { token: dev });
+    expect(second.status).toBe(201);
+    const hidden = await issue(projects.private, { title: 'Hidden', confidential: true }, dev);
+    const byTitle = await api.post(
+      `/projects/${project.id}/merge_requests`,
+      { title: `Resolves #${two}`, source_branch: 'fix2', target_branch: 'master', description: `Also closes ${otherPath}#${hidden}` },
+      { token: dev },
+    );
+    const intoFix = await api.post(`/projects/${project.id}/merge_requests`, { title: 'Into fix', source_branch: 'fix2', target_branch: 'fix', description: `Closes #${two}` }, { token: dev });
+    expect([byTitle.status, intoFix.status]).toEqual([201, 201]);
+    const closesOf = async (iid: number, token = dev) => (await api.get(`/projects/${project.id}/merge_requests/${iid}/closes_issues`, { token })).body.map((i: { title: string }) => i.title);
+    expect(await closesOf(byTitle.body.iid)).toEqual(['Two', 'Hidden']);
+    // A reporter here who is a guest there, neither author nor assignee of the confidential issue, is not shown it.
+    await addMember(api, 'projects', project.id, author.id, 20);
+    expect(await closesOf(byTitle.body.iid, author.token)).toEqual(['Two']);
+    expect(await closesOf(intoFix.body.iid)).toEqual([]);
+    expect((await api.get(`/projects/${project.id}/issues/${two}/closed_by`, { token: dev })).body.map((m: { iid: number }) => m.iid)).toEqual([byTitle.body.iid]);
+    expect((await api.get(`/projects/${project.id}/issues/${two}/related_merge_requests`, { token: dev })).body.map((m: { iid: number }) => m.iid)).toEqual([mr.body.iid, byTitle.body.iid, intoFix.body.iid]);
     const merged = await api.put(`/projects/${project.id}/merge_requests/${mr.body.iid}/merge`, {}, { token: dev });
     expect(merged.status).toBe(200);
     const closed = await eventually(async () => {

@@ -40,3 +40,30 @@ export function closingIssueReferences(text: string | null | undefined): IssueRe
   if (!text) return [];
   return issueReferences([...text.matchAll(CLOSING)].map((m) => m[0]).join('\n'));
 }
+
+/**
+ * The project path a reference names, lowercased, seen from a project (its path with
+ * namespace): null for the project itself, a path without a slash within the same namespace.
+ */
+export function referencedPath(ref: IssueReference, fromPath: string): string | null {
+  if (ref.path === null) return null;
+  return (ref.path.includes('/') ? ref.path : `${fromPath.slice(0, fromPath.lastIndexOf('/'))}/${ref.path}`).toLowerCase();
+}
+
+/** Whether references written in one project name one issue (its project's id and path, its iid). */
+export function referencesIssue(refs: readonly IssueReference[], from: { id: number; path: string }, issue: { projectId: number; path: string; iid: number }): boolean {
+  return refs.some((ref) => {
+    if (ref.iid !== issue.iid) return false;
+    const path = referencedPath(ref, from.path);
+    return path === null ? from.id === issue.projectId : path === issue.path.toLowerCase();
+  });
+}
+
+/**
+ * MergeRequest#closes_issues (GitLab 12): the issues its title and description close, for a
+ * merge request into its project's default branch only (none for another target).
+ */
+export function mergeRequestClosingReferences(mr: { title: string; description: string | null; target_branch: string }, defaultBranch: string | null): IssueReference[] {
+  if (mr.target_branch !== defaultBranch) return [];
+  return closingIssueReferences([mr.title, mr.description ?? ''].join('\n'));
+}

@@ -2,6 +2,7 @@ import type { Config } from '../../config.js';
 import { taskCompletionStatus } from '../../domain/issuable-text.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import type { IssueView } from '../../projections/issues/queries.js';
+import { toLabelBasic } from './labels.js';
 import { toTimeStats } from './merge-requests.js';
 import { toMilestone } from './milestones.js';
 import { projectWebUrl } from './projects.js';
@@ -36,6 +37,8 @@ export interface IssueDetail {
   readonly mergeRequestsCount?: number | undefined;
   /** Entities::IssueBasic: IssueBasic's fields only. */
   readonly basic?: boolean | undefined;
+  /** The lists' `with_labels_details`: labels as Entities::LabelBasic rather than titles. */
+  readonly withLabelsDetails?: boolean | undefined;
 }
 
 /**
@@ -58,7 +61,7 @@ export function toIssue(view: IssueView, config: Config, detail: IssueDetail) {
     updated_at: iso(row.updated_at),
     closed_at: iso(row.closed_at),
     closed_by: user(view, row.closed_by_id, config),
-    labels: view.labels.map((l) => l.title),
+    labels: detail.withLabelsDetails ? view.labels.map(toLabelBasic) : view.labels.map((l) => l.title),
     milestone: view.milestone ? toMilestone(view.milestone, config, view.pathWithNamespace) : null,
     assignees,
     author: user(view, row.author_id, config),

@@ -144,32 +144,40 @@ function inspectJson(value: unknown, depth: number): void {
   }
 }
 
-/** Rack's parameter syntax: `name[]=v` appends to an array, `name[key]=v` sets a hash entry. */
+/** The hash `params[name]` holds, made when it holds none (undefined for a forbidden name). */
+function hashIn(params: RawParams, name: string): Record<string, unknown> | undefined {
+  if (FORBIDDEN_KEYS.has(name)) return undefined;
+  const current = params[name];
+  if (current && typeof current === 'object' && !Array.isArray(current) && !(current instanceof Blob)) return current as Record<string, unknown>;
+  const object = Object.create(null) as Record<string, unknown>;
+  params[name] = object;
+  return object;
+}
+
+const HASH_KEY = /^([^[\]]+)\[([^[\]]+)\]$/;
+
+/** Rack's parameter syntax: `name[]=v` appends to an array, `name[key]=v` sets a hash entry, `name[key][]=v` appends to an array in a hash. */
 function assign(params: RawParams, key: string, value: unknown) {
   checkString(key);
   if (typeof value === 'string') checkString(value);
   const array = /^(.+)\[\]$/.exec(key);
   if (array) {
-    const name = array[1]!;
+    const nested = HASH_KEY.exec(array[1]!);
+    const name = nested ? nested[2]! : array[1]!;
     if (FORBIDDEN_KEYS.has(name)) return;
-    const current = params[name];
-    if (!Array.isArray(current)) params[name] = [value];
+    const target = nested ? hashIn(params, nested[1]!) : params;
+    if (!target) return;
+    const current = target[name];
+    if (!Array.isArray(current)) target[name] = [value];
     else if (current.length < JSON_MAX_ENTRIES) current.push(value);
     else throw tooLarge('Array');
     return;
   }
-  const hash = /^([^[\]]+)\[([^[\]]+)\]$/.exec(key);
+  const hash = HASH_KEY.exec(key);
   if (hash) {
-    const name = hash[1]!;
-    const entry = hash[2]!;
-    if (FORBIDDEN_KEYS.has(name) || FORBIDDEN_KEYS.has(entry)) return;
-    const current = params[name];
-    const object =
-      current && typeof current === 'object' && !Array.isArray(current) && !(current instanceof Blob)
-        ? (current as Record<string, unknown>)
-        : (Object.create(null) as Record<string, unknown>);
-    object[entry] = value;
-    params[name] = object;
+    if (FORBIDDEN_KEYS.has(hash[2]!)) return;
+    const object = hashIn(params, hash[1]!);
+    if (object) object[hash[2]!] = value;
     return;
   }
   if (FORBIDDEN_KEYS.has(key)) return;

@@ -2,7 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedProjectIds } from '../access.js';
-import { fullSearch, labelCondition, milestoneCondition } from '../issuable-filters.js';
+import { fullSearch, issuableConditions, labelCondition, milestoneCondition, withoutLabelsCondition, type IssuableFilters, type NoneOrAny } from '../issuable-filters.js';
 
 /**
  * The issue lists' SQL (GitLab 12.10's IssuesFinder over IssuableFinder): which issues a list
@@ -10,7 +10,7 @@ import { fullSearch, labelCondition, milestoneCondition } from '../issuable-filt
  * the confidential issues among them the caller may see.
  */
 
-export type NoneOrAny = 'none' | 'any';
+export type { NoneOrAny } from '../issuable-filters.js';
 
 /** The filters `not[…]` negates (negatable_issue_filter_params). */
 export interface NegatableIssueFilters {
@@ -19,20 +19,12 @@ export interface NegatableIssueFilters {
   readonly iids?: readonly number[] | undefined;
   readonly authorId?: number | undefined;
   readonly authorUsername?: string | undefined;
-  readonly assigneeId?: number | undefined;
+  readonly assigneeId?: number | NoneOrAny | undefined;
   readonly assigneeUsernames?: readonly string[] | undefined;
 }
 
-export interface IssueListFilters extends Omit<NegatableIssueFilters, 'assigneeId'> {
+export interface IssueListFilters extends NegatableIssueFilters, IssuableFilters {
   readonly state: 'opened' | 'closed' | 'all';
-  readonly createdAfter?: Date | undefined;
-  readonly createdBefore?: Date | undefined;
-  readonly updatedAfter?: Date | undefined;
-  readonly updatedBefore?: Date | undefined;
-  /** Underscored (`created-by-me` arrives as `created_by_me`); undefined is `all`. */
-  readonly scope?: 'created_by_me' | 'assigned_to_me' | 'all' | undefined;
-  readonly assigneeId?: number | NoneOrAny | undefined;
-  readonly myReactionEmoji?: string | undefined;
   readonly search?: string | undefined;
   readonly in?: string | undefined;
   readonly confidential?: boolean | undefined;
@@ -82,26 +74,43 @@ export function issueEventVisible(viewer: Viewer | null, targetId: RawBuilder<un
 
 const userNamed = (username: string) => sql`(select u.id from users u where lower(u.username) = ${username.toLowerCase()})`;
 
-/** The negatable filters as conditions, negated or not (IssuableFinder and its `not` twin). */
-function negatable(f: NegatableIssueFilters | IssueListFilters, projectId: number | undefined, negate: boolean): Expression<SqlBool>[] {
+/** IssuableFinder#by_author (`author_username`), by_assignee (`assignee_username`), by_milestone and by_label. */
+function positive(f: IssueListFilters, projectId: number | undefined): Expression<SqlBool>[] {
   const where: Expression<SqlBool>[] = [];
-  const add = (condition: Expression<SqlBool> | undefined) => {
-    if (condition) where.push(negate ? sql<SqlBool>`not coalesce(${condition}, false)` : condition);
-  };
-  if (f.authorId !== undefined) add(sql<SqlBool>`issues.author_id = ${f.authorId}`);
-  if (f.authorUsername !== undefined) add(sql<SqlBool>`issues.author_id = ${userNamed(f.authorUsername)}`);
-  if (typeof f.assigneeId === 'number') add(sql<SqlBool>`issues.assignee_ids @> array[${f.assigneeId}]::integer[]`);
-  for (const username of f.assigneeUsernames ?? []) add(sql<SqlBool>`issues.assignee_ids @> array[${userNamed(username)}]::integer[]`);
-  if (f.milestone !== undefined && f.milestone !== '') add(milestoneCondition('issues', f.milestone));
-  if (f.labels !== undefined) add(labelCondition('issues', f.labels, projectId));
-  if (f.iids && f.iids.length > 0) add(sql<SqlBool>`issues.iid = any(${[...f.iids]}::integer[])`);
+  if (f.authorUsername !== undefined) where.push(sql<SqlBool>`issues.author_id = ${userNamed(f.authorUsername)}`);
+  for (const username of f.assigneeUsernames ?? []) where.push(sql<SqlBool>`issues.assignee_ids @> array[${userNamed(username)}]::integer[]`);
+  if (f.milestone !== undefined && f.milestone !== '') where.push(milestoneCondition('issues', f.milestone));
+  const labels = f.labels === undefined ? undefined : labelCondition('issues', f.labels, projectId);
+  if (labels) where.push(labels);
+  return where;
+}
+
+/**
+ * IssuableFinder#filter_negated_items: an author or assignee named but not found leaves no
+ * issue (`items.none`), as does an assignee `None` or `Any` (no user has that id); the
+ * labels are none of those titled; the milestone is another one or none.
+ */
+function negated(n: NegatableIssueFilters): Expression<SqlBool>[] {
+  const where: Expression<SqlBool>[] = [];
+  const author = n.authorId !== undefined ? sql`(select u.id from users u where u.id = ${n.authorId})` : n.authorUsername !== undefined ? userNamed(n.authorUsername) : undefined;
+  if (author) where.push(sql<SqlBool>`coalesce(issues.author_id <> ${author}, false)`);
+  let assignees: RawBuilder<unknown> | undefined;
+  if (typeof n.assigneeId === 'number') assignees = sql`(select array_agg(u.id) from users u where u.id = ${n.assigneeId})`;
+  else if (n.assigneeId !== undefined) assignees = sql`null::integer[]`;
+  else if (n.assigneeUsernames && n.assigneeUsernames.length > 0) {
+    assignees = sql`(select array_agg(u.id) from users u where lower(u.username) = any(${n.assigneeUsernames.map((u) => u.toLowerCase())}::text[]))`;
+  }
+  if (assignees) where.push(sql<SqlBool>`coalesce(not (issues.assignee_ids && ${assignees}), false)`);
+  const labels = n.labels === undefined ? undefined : withoutLabelsCondition('issues', n.labels);
+  if (labels) where.push(labels);
+  if (n.milestone !== undefined && n.milestone !== '') where.push(sql<SqlBool>`not coalesce(${milestoneCondition('issues', n.milestone)}, false)`);
+  if (n.iids && n.iids.length > 0) where.push(sql<SqlBool>`issues.iid <> all(${[...n.iids]}::integer[])`);
   return where;
 }
 
 /** The conditions of a list, in IssuableFinder#filter_items' order. */
 export function issueListConditions(viewer: Viewer | null, source: IssueListSource, f: IssueListFilters): Expression<SqlBool>[] {
   const where: Expression<SqlBool>[] = [];
-  const none = sql<SqlBool>`false`;
   let projectId: number | undefined;
   if (source === 'everywhere') {
     where.push(sql<SqlBool>`(issues.project_id in (${issueReadableProjectIds(viewer)})) is true`);
@@ -114,23 +123,12 @@ export function issueListConditions(viewer: Viewer | null, source: IssueListSour
   }
   const confidentiality = confidentialityCondition(viewer);
   if (confidentiality) where.push(confidentiality);
-  if (f.scope === 'created_by_me') where.push(viewer ? sql<SqlBool>`issues.author_id = ${viewer.id}` : none);
-  if (f.scope === 'assigned_to_me') where.push(viewer ? sql<SqlBool>`issues.assignee_ids @> array[${viewer.id}]::integer[]` : none);
-  if (f.state !== 'all') where.push(sql<SqlBool>`issues.state = ${f.state}`);
-  if (f.assigneeId === 'none') where.push(sql<SqlBool>`cardinality(issues.assignee_ids) = 0`);
-  if (f.assigneeId === 'any') where.push(sql<SqlBool>`cardinality(issues.assignee_ids) > 0`);
-  where.push(...negatable(f, projectId, false));
-  if (f.not) where.push(...negatable(f.not, projectId, true));
-  // by_my_reaction_emoji, for a signed-in caller: None is every issue without the caller's award, Any or a name those with one.
-  if (viewer && f.myReactionEmoji !== undefined && f.myReactionEmoji !== '' && f.myReactionEmoji.toLowerCase() !== 'none') where.push(none);
+  where.push(...issuableConditions('issues', viewer, f), ...positive(f, projectId));
+  if (f.not) where.push(...negated(f.not));
   if (f.confidential !== undefined) where.push(sql<SqlBool>`issues.confidential = ${f.confidential}`);
   if (f.weight === 'none') where.push(sql<SqlBool>`issues.weight is null`);
   else if (f.weight === 'any') where.push(sql<SqlBool>`issues.weight is not null`);
   else if (f.weight !== undefined) where.push(sql<SqlBool>`issues.weight = ${f.weight}`);
-  if (f.createdAfter) where.push(sql<SqlBool>`issues.created_at >= ${f.createdAfter.toISOString()}::timestamptz`);
-  if (f.createdBefore) where.push(sql<SqlBool>`issues.created_at <= ${f.createdBefore.toISOString()}::timestamptz`);
-  if (f.updatedAfter) where.push(sql<SqlBool>`issues.updated_at >= ${f.updatedAfter.toISOString()}::timestamptz`);
-  if (f.updatedBefore) where.push(sql<SqlBool>`issues.updated_at <= ${f.updatedBefore.toISOString()}::timestamptz`);
   const search = f.search === undefined ? undefined : fullSearch('issues', f.search, f.in);
   if (search) where.push(search);
   return where;
@@ -151,10 +149,12 @@ const upvotes = sql`(select count(*) from award_emoji a where a.awardable_type =
 const milestoneDue = sql`(select m.due_date from milestones m where m.id = issues.milestone_id)`;
 
 /**
- * Issue.sort_by_attribute (`<order_by>_<sort>`): created_at and updated_at with ties broken
- * by the id the same way, the others `with_order_id_desc`; due dates, positions, milestones' due dates and label priorities sort nulls last
- * both ways; `priority` is the milestone's due date then the label priority
- * (Issuable.order_priority); `popularity` the upvotes (thumbsup awards, Issuable.order_upvotes_desc).
+ * Issue.sort_by_attribute (`<order_by>_<sort>`, GitLab 12.10's IssuesHelpers#issue_finder): ties
+ * broken by the id, newest first, whatever the direction (Issuable's `with_order_id_desc`; the
+ * merge request lists break them in the order's direction, API::MergeRequests' order_options_with_tie_breaker).
+ * Due dates, positions, milestones' due dates and label priorities sort nulls last both ways;
+ * `priority` is the milestone's due date then the label priority (Issuable.order_priority);
+ * `popularity` the upvotes (thumbsup awards, Issuable.order_upvotes_desc).
  */
 export function issueOrder(order: IssueOrder, sort: 'asc' | 'desc'): RawBuilder<unknown> {
   const dir = sql.raw(sort);
@@ -162,7 +162,7 @@ export function issueOrder(order: IssueOrder, sort: 'asc' | 'desc'): RawBuilder<
   switch (order) {
     case 'created_at':
     case 'updated_at':
-      return sql`${sql.ref(`issues.${order}`)} ${dir}, issues.id ${dir}`;
+      return sql`${sql.ref(`issues.${order}`)} ${dir}, ${id}`;
     case 'due_date':
     case 'relative_position':
       return sql`${sql.ref(`issues.${order}`)} ${dir} nulls last, ${id}`;

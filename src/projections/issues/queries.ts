@@ -1,16 +1,12 @@
 import { sql, type SqlBool } from 'kysely';
 import { issueStreamId } from '../../domain/issues/events.js';
-import type { IssueReference } from '../../domain/issues/references.js';
+import { referencedPath, type IssueReference } from '../../domain/issues/references.js';
 import type { Db } from '../../database/database.js';
-import { readTogether } from '../../database/read-together.js';
+import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
 import type { ProjectSubject } from '../../domain/policy/project.js';
-import { projectSubjectsOf } from '../access.js';
-import type { LabelRow } from '../labels/tables.js';
-import type { UserReference } from '../merge-requests/queries.js';
-import type { MilestoneRow } from '../milestones/tables.js';
-import { votesQuery } from '../award-emoji/queries.js';
-import { userNotesCountsQuery } from '../notes/queries.js';
+import { projectAccessLevel, projectSubjectsOf } from '../access.js';
+import { issuableViews, type IssuableView } from '../issuable-views.js';
 import type { IssueRow } from './tables.js';
 
 /** The reads the issue routes run, and what an entity needs besides the row. */
@@ -20,65 +16,11 @@ export const findIssue = (db: Db, projectId: number, iid: number): Promise<Issue
 
 export const findIssueById = (db: Db, id: number): Promise<IssueRow | undefined> => db.selectFrom('issues').selectAll().where('id', '=', id).executeTakeFirst();
 
-/** An issue row with what its entity embeds: users, labels, milestone, project path. */
-export interface IssueView {
-  readonly row: IssueRow;
-  readonly pathWithNamespace: string;
-  readonly users: ReadonlyMap<number, UserReference>;
-  /** The issue's labels (deleted ones are gone), by title as GitLab sorts them. */
-  readonly labels: readonly LabelRow[];
-  readonly milestone: MilestoneRow | null;
-  /** From the notes and award emoji areas (`note_counts`, the thumbsup / thumbsdown awards). */
-  readonly userNotesCount: number;
-  readonly upvotes: number;
-  readonly downvotes: number;
-}
+/** An issue row with what its entity embeds (src/projections/issuable-views.ts). */
+export type IssueView = IssuableView<IssueRow>;
 
-/** The views of a page of rows, in at most six queries sent together, in the rows' order. */
-export async function issueViews(db: Db, rows: readonly IssueRow[], knownPaths: ReadonlyMap<number, string> = new Map()): Promise<IssueView[]> {
-  if (rows.length === 0) return [];
-  const userIds = new Set<number>();
-  const labelIds = new Set<number>();
-  const milestoneIds = new Set<number>();
-  const projectIds = new Set<number>();
-  for (const row of rows) {
-    userIds.add(row.author_id);
-    for (const id of row.assignee_ids) userIds.add(id);
-    if (row.closed_by_id !== null) userIds.add(row.closed_by_id);
-    for (const id of row.label_ids) labelIds.add(id);
-    if (row.milestone_id !== null) milestoneIds.add(row.milestone_id);
-    if (!knownPaths.has(row.project_id)) projectIds.add(row.project_id);
-  }
-  const byIds = (ids: ReadonlySet<number>) => sql<number>`any(${[...ids]}::integer[])`;
-  const ids = rows.map((row) => row.id);
-  const [users, labels, milestones, projects, noteCounts, votes] = await readTogether(db, [
-    db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', byIds(userIds)).compile(),
-    labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : null,
-    milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : null,
-    projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : null,
-    userNotesCountsQuery(db, 'Issue', ids),
-    votesQuery(db, 'Issue', ids),
-  ]);
-  const noteCountMap = new Map(noteCounts.map((n) => [n.noteable_id, n.user_notes_count]));
-  const voteMap = new Map(votes.map((v) => [Number(v.awardable_id), v]));
-  const userMap = new Map(users.map((u) => [u.id, u]));
-  const labelMap = new Map(labels.map((l) => [l.id, l]));
-  const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
-  const pathMap = new Map([...knownPaths, ...projects.map((p): [number, string] => [p.id, p.path_with_namespace])]);
-  return rows.map((row) => ({
-    row,
-    pathWithNamespace: pathMap.get(row.project_id) ?? '',
-    users: userMap,
-    labels: row.label_ids
-      .map((id) => labelMap.get(id))
-      .filter((l): l is LabelRow => l !== undefined)
-      .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
-    milestone: row.milestone_id === null ? null : (milestoneMap.get(row.milestone_id) ?? null),
-    userNotesCount: noteCountMap.get(row.id) ?? 0,
-    upvotes: Number(voteMap.get(row.id)?.upvotes ?? 0),
-    downvotes: Number(voteMap.get(row.id)?.downvotes ?? 0),
-  }));
-}
+/** The views of a page of issues, in one round trip. */
+export const issueViews = (db: Db, rows: readonly IssueRow[], knownPaths?: ReadonlyMap<number, string>): Promise<IssueView[]> => issuableViews(db, 'Issue', rows, knownPaths);
 
 /** Subscribable#subscribed? for one user over one issue: an explicit subscription, else participation (author, assignees). */
 export async function isSubscribedTo(db: Db, row: IssueRow, userId: number | null): Promise<boolean> {
@@ -102,6 +44,20 @@ export function canOnIssue(subject: ProjectSubject, row: Pick<IssueRow, 'author_
   return ability === 'read_issue' || (ability === 'update_issue' && !subject.project.archived);
 }
 
+/** One viewer's policy subjects on some projects, in one query; projects pending deletion have none. */
+export async function viewerSubjectsOn(db: Db, viewer: Viewer | null, projectIds: readonly number[]): Promise<Map<number, ProjectSubject>> {
+  if (projectIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('projects')
+    .selectAll()
+    .select(projectAccessLevel(viewer, sql.ref('projects.id')).as('access_level'))
+    .select(sql<number | null>`(select n.owner_id from namespaces n where n.id = projects.namespace_id and n.kind = 'user')`.as('personal_owner_id'))
+    .where('id', 'in', [...new Set(projectIds)])
+    .where('pending_delete', '=', false)
+    .execute();
+  return new Map(rows.map(({ access_level: role, personal_owner_id: personalOwnerId, ...project }) => [project.id, { kind: 'project' as const, viewer, role, project, personalOwnerId }]));
+}
+
 /** The users among `userIds` who may read the issue (or, with no issue, the project's issues): whom assignments keep and todos go to. */
 export async function issueReaders(db: Db, projectId: number, userIds: readonly number[], today: string, issue?: Pick<IssueRow, 'author_id' | 'assignee_ids' | 'confidential'>): Promise<Set<number>> {
   const subjects = await projectSubjectsOf(db, projectId, userIds, today);
@@ -114,12 +70,12 @@ export async function issueReaders(db: Db, projectId: number, userIds: readonly 
  * in the references' order; references to nothing are left out.
  */
 export async function referencedIssues(db: Db, from: { id: number; path_with_namespace: string }, refs: readonly IssueReference[]): Promise<IssueRow[]> {
-  const namespace = from.path_with_namespace.slice(0, from.path_with_namespace.lastIndexOf('/'));
-  const paths = [...new Set(refs.flatMap((r) => (r.path === null ? [] : [(r.path.includes('/') ? r.path : `${namespace}/${r.path}`).toLowerCase()])))];
+  const paths = [...new Set(refs.flatMap((r) => referencedPath(r, from.path_with_namespace) ?? []))];
   const projects = paths.length === 0 ? [] : await db.selectFrom('projects').select(['id', 'path_with_namespace']).where(sql<SqlBool>`lower(path_with_namespace) = any(${paths}::text[])`).where('pending_delete', '=', false).execute();
   const projectOf = new Map(projects.map((p) => [p.path_with_namespace.toLowerCase(), p.id]));
   const wanted = refs.flatMap((r) => {
-    const projectId = r.path === null ? from.id : projectOf.get((r.path.includes('/') ? r.path : `${namespace}/${r.path}`).toLowerCase());
+    const path = referencedPath(r, from.path_with_namespace);
+    const projectId = path === null ? from.id : projectOf.get(path);
     return projectId === undefined ? [] : [{ projectId, iid: r.iid }];
   });
   if (wanted.length === 0) return [];

@@ -2,7 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedProjectIds } from '../access.js';
-import { fullSearch, labelCondition, milestoneCondition } from '../issuable-filters.js';
+import { fullSearch, issuableConditions, labelCondition, milestoneCondition, type IssuableFilters, type NoneOrAny } from '../issuable-filters.js';
 
 /**
  * The merge request lists' SQL (GitLab 12's MergeRequestsFinder over IssuableFinder): which
@@ -11,26 +11,16 @@ import { fullSearch, labelCondition, milestoneCondition } from '../issuable-filt
  */
 
 export type MergeRequestListState = 'opened' | 'closed' | 'locked' | 'merged' | 'all';
-/** IssuableFinder's FILTER_NONE / FILTER_ANY, compared lowercased as GitLab does. */
-export type NoneOrAny = 'none' | 'any';
+export type { NoneOrAny } from '../issuable-filters.js';
 
-export interface MergeRequestListFilters {
+export interface MergeRequestListFilters extends IssuableFilters {
   readonly state: MergeRequestListState;
   /** A title, `none` (or `No Milestone`), `any` (or `Any Milestone`), `#upcoming`, `#started`. */
   readonly milestone?: string | undefined;
   /** Label titles, all of which must be on the merge request; or `None`/`No Label`, `Any` (case-insensitive). */
   readonly labels?: readonly string[] | undefined;
-  readonly createdAfter?: Date | undefined;
-  readonly createdBefore?: Date | undefined;
-  readonly updatedAfter?: Date | undefined;
-  readonly updatedBefore?: Date | undefined;
-  /** Underscored (`created-by-me` arrives as `created_by_me`); undefined is `all`. */
-  readonly scope?: 'created_by_me' | 'assigned_to_me' | 'all' | undefined;
-  readonly authorId?: number | undefined;
-  readonly assigneeId?: number | NoneOrAny | undefined;
   /** EE's approver filter; forgelog has no approval rules, so no merge request has approvers. */
   readonly approverIds?: readonly unknown[] | NoneOrAny | undefined;
-  readonly myReactionEmoji?: string | undefined;
   readonly sourceBranch?: string | undefined;
   readonly sourceProjectId?: number | undefined;
   readonly targetBranch?: string | undefined;
@@ -38,7 +28,6 @@ export interface MergeRequestListFilters {
   /** `title`, `description` or both comma-joined; anything else is both (Issuable.full_search). */
   readonly in?: string | undefined;
   readonly wip?: 'yes' | 'no' | undefined;
-  readonly iids?: readonly number[] | undefined;
 }
 
 /** Where a list looks: one project (its read_merge_request already checked), a group and its subgroups, or everywhere. */
@@ -103,29 +92,15 @@ export function mergeRequestListConditions(viewer: Viewer | null, source: MergeR
   } else {
     where.push(sql<SqlBool>`merge_requests.project_id = ${source.projectId}`);
   }
-  // by_scope: the caller's own, or those assigned to them; nothing for an anonymous caller.
-  if (f.scope === 'created_by_me') where.push(viewer ? sql<SqlBool>`merge_requests.author_id = ${viewer.id}` : none);
-  if (f.scope === 'assigned_to_me') where.push(viewer ? sql<SqlBool>`merge_requests.assignee_ids @> array[${viewer.id}]::integer[]` : none);
-  if (f.state !== 'all') where.push(sql<SqlBool>`merge_requests.state = ${f.state}`);
-  if (f.authorId !== undefined) where.push(sql<SqlBool>`merge_requests.author_id = ${f.authorId}`);
-  if (f.assigneeId === 'none') where.push(sql<SqlBool>`cardinality(merge_requests.assignee_ids) = 0`);
-  else if (f.assigneeId === 'any') where.push(sql<SqlBool>`cardinality(merge_requests.assignee_ids) > 0`);
-  else if (f.assigneeId !== undefined) where.push(sql<SqlBool>`merge_requests.assignee_ids @> array[${f.assigneeId}]::integer[]`);
+  where.push(...issuableConditions('merge_requests', viewer, f));
   // No merge request has approvers: None is all of them, Any and user ids none.
   if (f.approverIds === 'any' || (Array.isArray(f.approverIds) && f.approverIds.length > 0)) where.push(none);
   if (f.milestone !== undefined && f.milestone !== '') where.push(milestoneCondition('merge_requests', f.milestone));
   const labels = f.labels === undefined ? undefined : labelCondition('merge_requests', f.labels, source !== 'everywhere' && 'projectId' in source ? source.projectId : undefined);
   if (labels) where.push(labels);
-  // by_my_reaction_emoji, for a signed-in caller: no award emoji exist, so None is all and Any or a name none.
-  if (viewer && f.myReactionEmoji !== undefined && f.myReactionEmoji !== '' && f.myReactionEmoji.toLowerCase() !== 'none') where.push(none);
   if (f.sourceBranch) where.push(sql<SqlBool>`merge_requests.source_branch = ${f.sourceBranch}`);
   if (f.sourceProjectId !== undefined) where.push(sql<SqlBool>`merge_requests.source_project_id = ${f.sourceProjectId}`);
   if (f.targetBranch) where.push(sql<SqlBool>`merge_requests.target_branch = ${f.targetBranch}`);
-  if (f.createdAfter) where.push(sql<SqlBool>`merge_requests.created_at >= ${f.createdAfter.toISOString()}::timestamptz`);
-  if (f.createdBefore) where.push(sql<SqlBool>`merge_requests.created_at <= ${f.createdBefore.toISOString()}::timestamptz`);
-  if (f.updatedAfter) where.push(sql<SqlBool>`merge_requests.updated_at >= ${f.updatedAfter.toISOString()}::timestamptz`);
-  if (f.updatedBefore) where.push(sql<SqlBool>`merge_requests.updated_at <= ${f.updatedBefore.toISOString()}::timestamptz`);
-  if (f.iids && f.iids.length > 0) where.push(sql<SqlBool>`merge_requests.iid = any(${[...f.iids]}::integer[])`);
   const search = f.search === undefined ? undefined : fullSearch('merge_requests', f.search, f.in);
   if (search) where.push(search);
   if (f.wip === 'yes') where.push(WIP);

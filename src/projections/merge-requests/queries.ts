@@ -1,4 +1,3 @@
-import { readTogether } from '../../database/read-together.js';
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
@@ -6,13 +5,9 @@ import { can } from '../../domain/policy/can.js';
 import type { DiffEntry } from '../../domain/repository/diffs.js';
 import { canAccessBranch } from '../../domain/repository/push-access.js';
 import { projectAccessLevel, projectSubjectsOf } from '../access.js';
-import type { LabelRow } from '../labels/tables.js';
-import type { MilestoneRow } from '../milestones/tables.js';
 import { pushAccess } from '../repository/queries.js';
-import type { UserRow } from '../users.js';
 import type { MergeRequestRow, MergeRequestVersionRow } from './tables.js';
-import { userNotesCountsQuery } from '../notes/queries.js';
-import { votesQuery } from '../award-emoji/queries.js';
+import { issuableViews, type IssuableView } from '../issuable-views.js';
 
 /** The reads the merge request routes run, and what an entity needs besides the row. */
 
@@ -22,74 +17,14 @@ export const findMergeRequest = (db: Db, projectId: number, iid: number): Promis
 export const findMergeRequestById = (db: Db, id: number): Promise<MergeRequestRow | undefined> =>
   db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
 
-export type UserReference = Pick<UserRow, 'id' | 'name' | 'username' | 'state' | 'avatar_url' | 'email'>;
+export type { UserReference } from '../issuable-views.js';
 
-/** A merge request row with what its entity embeds: users, labels, milestone, project path. */
-export interface MergeRequestView {
-  readonly row: MergeRequestRow;
-  readonly pathWithNamespace: string;
-  readonly users: ReadonlyMap<number, UserReference>;
-  /** The merge request's labels (deleted ones are gone), by title as GitLab sorts them. */
-  readonly labels: readonly LabelRow[];
-  readonly milestone: MilestoneRow | null;
-  /** Its user notes (src/projections/notes/) and thumbsup / thumbsdown awards (src/projections/award-emoji/). */
-  readonly userNotesCount: number;
-  readonly upvotes: number;
-  readonly downvotes: number;
-}
+/** A merge request row with what its entity embeds (src/projections/issuable-views.ts). */
+export type MergeRequestView = IssuableView<MergeRequestRow>;
 
-/**
- * The views of a page of rows, in at most four queries whatever the page size (users, labels,
- * milestones, project paths), sent together, in the rows' order. A set with nothing in it
- * sends no query (most merge requests have no label and no milestone), nor do the paths of
- * projects the caller already holds (`knownPaths`: a project's list is all that project's).
- */
-export async function mergeRequestViews(db: Db, rows: readonly MergeRequestRow[], knownPaths: ReadonlyMap<number, string> = new Map()): Promise<MergeRequestView[]> {
-  if (rows.length === 0) return [];
-  const userIds = new Set<number>();
-  const labelIds = new Set<number>();
-  const milestoneIds = new Set<number>();
-  const projectIds = new Set<number>();
-  for (const row of rows) {
-    userIds.add(row.author_id);
-    for (const id of row.assignee_ids) userIds.add(id);
-    if (row.merged_by_id !== null) userIds.add(row.merged_by_id);
-    if (row.closed_by_id !== null) userIds.add(row.closed_by_id);
-    for (const id of row.label_ids) labelIds.add(id);
-    if (row.milestone_id !== null) milestoneIds.add(row.milestone_id);
-    if (!knownPaths.has(row.project_id)) projectIds.add(row.project_id);
-  }
-  const byIds = (ids: ReadonlySet<number>) => sql<number>`any(${[...ids]}::integer[])`;
-  // In one round trip (src/database/read-together.ts); an empty set is no statement.
-  const ids = rows.map((row) => row.id);
-  const [users, labels, milestones, projects, noteCounts, votes] = await readTogether(db, [
-    db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', byIds(userIds)).compile(),
-    labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : null,
-    milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : null,
-    projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : null,
-    userNotesCountsQuery(db, 'MergeRequest', ids),
-    votesQuery(db, 'MergeRequest', ids),
-  ]);
-  const noteCountMap = new Map(noteCounts.map((n) => [n.noteable_id, n.user_notes_count]));
-  const voteMap = new Map(votes.map((v) => [Number(v.awardable_id), v]));
-  const userMap = new Map(users.map((u) => [u.id, u]));
-  const labelMap = new Map(labels.map((l) => [l.id, l]));
-  const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
-  const pathMap = new Map([...knownPaths, ...projects.map((p): [number, string] => [p.id, p.path_with_namespace])]);
-  return rows.map((row) => ({
-    row,
-    pathWithNamespace: pathMap.get(row.project_id) ?? '',
-    users: userMap,
-    labels: row.label_ids
-      .map((id) => labelMap.get(id))
-      .filter((l): l is LabelRow => l !== undefined)
-      .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
-    milestone: row.milestone_id === null ? null : (milestoneMap.get(row.milestone_id) ?? null),
-    userNotesCount: noteCountMap.get(row.id) ?? 0,
-    upvotes: Number(voteMap.get(row.id)?.upvotes ?? 0),
-    downvotes: Number(voteMap.get(row.id)?.downvotes ?? 0),
-  }));
-}
+/** The views of a page of merge requests, in one round trip (their mergers among the users). */
+export const mergeRequestViews = (db: Db, rows: readonly MergeRequestRow[], knownPaths?: ReadonlyMap<number, string>): Promise<MergeRequestView[]> =>
+  issuableViews(db, 'MergeRequest', rows, knownPaths, (row) => row.merged_by_id);
 
 /**
  * Subscribable#subscribed? for one user over some merge requests, in one query: an explicit

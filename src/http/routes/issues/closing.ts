@@ -1,10 +1,9 @@
 import { Hono } from 'hono';
-import { closingIssueReferences } from '../../../domain/issues/references.js';
-import { canOnIssue, issueViews, referencedIssues } from '../../../projections/issues/queries.js';
-import { projectSubjectsOf } from '../../../projections/access.js';
+import { mergeRequestClosingReferences } from '../../../domain/issues/references.js';
+import { canOnIssue, issueViews, referencedIssues, viewerSubjectsOn } from '../../../projections/issues/queries.js';
 import { toIssue } from '../../entities/issues.js';
 import { authenticate } from '../../kernel/auth.js';
-import { appContext, today, type AppEnv } from '../../kernel/context.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
 import { paginateArray } from '../../kernel/pagination.js';
 import { declaration, integerCheck, rawParams } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
@@ -12,8 +11,8 @@ import { mergeRequestOf } from '../merge-requests/find.js';
 
 /**
  * GitLab 12's `GET /projects/:id/merge_requests/:merge_request_iid/closes_issues`:
- * MergeRequest#visible_closing_issues_for — the issues its description closes that the caller
- * may read, as Entities::IssueBasic.
+ * MergeRequest#visible_closing_issues_for — the issues its title and description close (into the
+ * default branch only) that the caller may read, as Entities::IssueBasic.
  */
 export const issueClosingRoutes = new Hono<AppEnv>().get('/projects/:id/merge_requests/:merge_request_iid/closes_issues', async (c) => {
   const auth = await authenticate(c);
@@ -23,12 +22,12 @@ export const issueClosingRoutes = new Hono<AppEnv>().get('/projects/:id/merge_re
   const project = await userProject(c, auth);
   const mr = await mergeRequestOf(c, project, 'read_merge_request');
   const { db, config } = appContext(c);
-  const referenced = await referencedIssues(db, project.row, closingIssueReferences(mr.description));
-  const visible = [];
-  for (const issue of referenced) {
-    const subject = issue.project_id === project.row.id ? project.subject : (await projectSubjectsOf(db, issue.project_id, auth.user ? [auth.user.id] : [], today(c)))[0];
-    if (subject && canOnIssue(subject, issue, 'read_issue')) visible.push(issue);
-  }
+  const referenced = await referencedIssues(db, project.row, mergeRequestClosingReferences(mr, project.row.default_branch));
+  const elsewhere = await viewerSubjectsOn(db, project.viewer, referenced.filter((i) => i.project_id !== project.row.id).map((i) => i.project_id));
+  const visible = referenced.filter((issue) => {
+    const subject = issue.project_id === project.row.id ? project.subject : elsewhere.get(issue.project_id);
+    return subject !== undefined && canOnIssue(subject, issue, 'read_issue');
+  });
   const page = await paginateArray(c, visible);
   const views = await issueViews(db, page, new Map([[project.row.id, project.row.path_with_namespace]]));
   return c.json(views.map((view) => toIssue(view, config, { context: { projectId: project.row.id, projectPath: project.row.path_with_namespace }, basic: true })));

@@ -10,7 +10,8 @@ import { authenticate } from '../../kernel/auth.js';
 import { unauthorized } from '../../kernel/errors.js';
 import { appContext, today, type AppEnv, type Auth } from '../../kernel/context.js';
 import { COUNT_LIMIT, paginate } from '../../kernel/pagination.js';
-import { declaration, INTEGER_TEXT, INT4_MAX, optional, parseParams, rawParams, t, withDefault, type RawParams } from '../../kernel/params.js';
+import { DomainError } from '../../../domain/errors.js';
+import { declaration, INTEGER_TEXT, INT4_MAX, optional, rawParams, t, withDefault, type RawParams } from '../../kernel/params.js';
 import { userGroup, userProject } from '../../kernel/scope.js';
 
 /**
@@ -35,22 +36,49 @@ function integerNoneAny(raw: RawParams, name: string, errors: string[]): number 
   return undefined;
 }
 
+/** `negatable_issue_filter_params` but `assignee_id` (integer_none_any); `search` and `in` are declared and ignored (IssuableFinder negates neither). */
 const negatableShape = {
   labels: optional(t.array(t.string())),
   milestone: optional(t.string()),
   iids: optional(t.array(t.integer())),
+  search: optional(t.string()),
+  in: optional(t.string()),
   author_id: optional(t.integer()),
   author_username: optional(t.string()),
-  assignee_id: optional(t.integer()),
   assignee_username: optional(t.array(t.string())),
 };
 const NEGATABLE_EXCLUSIVE = { mutuallyExclusive: [['author_id', 'author_username'], ['assignee_id', 'assignee_username']] };
+const NEGATABLE_NAME = new RegExp(`\\b(${[...Object.keys(negatableShape), 'assignee_id'].join('|')})\\b`, 'g');
+
+/** `optional :not, type: Hash do use :negatable_issue_filter_params end`: Grape names a nested failure `not[iids]`. */
+function negatableOf(raw: RawParams, check: (message: string) => void): NegatableIssueFilters | undefined {
+  if (raw.not === undefined || raw.not === null) return undefined;
+  if (typeof raw.not !== 'object' || Array.isArray(raw.not)) {
+    check('not is invalid');
+    return undefined;
+  }
+  const inner = raw.not as RawParams;
+  const p = declaration(inner);
+  const n = p.parse(negatableShape, NEGATABLE_EXCLUSIVE);
+  const errors: string[] = [];
+  const assigneeId = integerNoneAny(inner, 'assignee_id', errors);
+  for (const error of errors) p.check(error);
+  try {
+    p.done();
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'invalid_params') throw error;
+    for (const message of error.params ?? []) check(message.replace(NEGATABLE_NAME, 'not[$1]'));
+    return undefined;
+  }
+  return { labels: n.labels === undefined ? undefined : labelNames(n.labels), milestone: n.milestone, iids: n.iids, authorId: n.author_id, authorUsername: n.author_username, assigneeId, assigneeUsernames: n.assignee_username };
+}
 
 interface Declared {
   readonly filters: IssueListFilters;
   readonly orderBy: (typeof ISSUE_ORDERS)[number];
   readonly sort: 'asc' | 'desc';
   readonly rawScope: string | undefined;
+  readonly withLabelsDetails: boolean;
 }
 
 /** `issues_params` (lists) or `issues_stats_params` (statistics), every failure together; a default scope for the global ones. */
@@ -58,7 +86,7 @@ async function declared(c: Context, options: { stats: boolean; defaultScope?: 'c
   const raw = await rawParams(c);
   const p = declaration(raw);
   const head = options.stats
-    ? { state: 'all' as const, order_by: 'created_at' as const, sort: 'desc' as const }
+    ? { with_labels_details: false, state: 'all' as const, order_by: 'created_at' as const, sort: 'desc' as const }
     : p.parse({
         with_labels_details: withDefault(t.boolean(), false),
         state: withDefault(t.values(['opened', 'closed', 'all']), 'all'),
@@ -91,24 +119,16 @@ async function declared(c: Context, options: { stats: boolean; defaultScope?: 'c
   for (const error of errors) p.check(error);
   // CE: `check_assignees_count`, one username only.
   if ((f.assignee_username?.length ?? 0) > 1 && !licensed(appContext(c).config.plan, 'multiple_issue_assignees')) p.check('assignee_username allows one value, but found 2');
-  let not: NegatableIssueFilters | undefined;
-  if (raw.not !== undefined && raw.not !== null) {
-    if (typeof raw.not !== 'object' || Array.isArray(raw.not)) p.check('not is invalid');
-    else {
-      try {
-        const n = parseParams(negatableShape, raw.not as RawParams, NEGATABLE_EXCLUSIVE);
-        not = { labels: n.labels === undefined ? undefined : labelNames(n.labels), milestone: n.milestone, iids: n.iids, authorId: n.author_id, authorUsername: n.author_username, assigneeId: n.assignee_id, assigneeUsernames: n.assignee_username };
-      } catch {
-        p.check('not is invalid');
-      }
-    }
-  }
+  const not = negatableOf(raw, (message) => p.check(message));
+  // GET /issues_statistics declares `scope` again, underscored values only: both declarations validate.
+  if (options.stats && options.defaultScope && f.scope !== undefined && f.scope.includes('-')) p.check('scope does not have a valid value');
   p.done();
   const rawScope = f.scope ?? options.defaultScope;
   return {
     orderBy: head.order_by,
     sort: head.sort,
     rawScope,
+    withLabelsDetails: head.with_labels_details,
     filters: {
       state: head.state,
       labels: f.labels === undefined ? undefined : labelNames(f.labels),
@@ -140,7 +160,7 @@ async function present(c: Context, auth: Auth, source: IssueListSource, d: Decla
   const query = issueListQuery(db, viewer, source, d.filters);
   const rows = await paginate(c, query, (q) => q.orderBy(issueOrder(d.orderBy, d.sort)), options);
   const views = await issueViews(db, rows, options.knownPath ? new Map([options.knownPath]) : undefined);
-  return c.json(views.map((view) => toIssue(view, config, { context })));
+  return c.json(views.map((view) => toIssue(view, config, { context, withLabelsDetails: d.withLabelsDetails })));
 }
 
 /** Entities::IssuesStatistics: the counts of the filtered issues, whatever `state` says. */

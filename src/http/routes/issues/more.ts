@@ -2,8 +2,8 @@ import { Hono, type Context } from 'hono';
 import { sql, type SqlBool } from 'kysely';
 import { moveIssue } from '../../../commands/issues.js';
 import { notFound, serviceError } from '../../../domain/errors.js';
-import { closingIssueReferences, issueReferences } from '../../../domain/issues/references.js';
-import { creationRequestOf, referencedIssues } from '../../../projections/issues/queries.js';
+import { issueReferences, mergeRequestClosingReferences, referencesIssue } from '../../../domain/issues/references.js';
+import { creationRequestOf } from '../../../projections/issues/queries.js';
 import type { IssueRow } from '../../../projections/issues/tables.js';
 import { mergeRequestListQuery } from '../../../projections/merge-requests/list-query.js';
 import { mergeableBy, mergeRequestViews } from '../../../projections/merge-requests/queries.js';
@@ -29,25 +29,30 @@ async function declaredIid(c: Context) {
 }
 
 /**
- * The merge requests the caller may read whose description references the issue (closing
- * ones only with `closing`), among the projects `within` narrows to; oldest first.
+ * The merge requests the caller may read whose title or description references the issue (`closing`:
+ * those that close it — MergeRequest#closes_issues, into the default branch), of the issue's
+ * project only with `sameProject`; oldest first. A prefilter on the text, then GitLab's
+ * reference extraction on each candidate, in memory: two queries whatever the candidates.
  */
 async function referencingMergeRequests(c: Context, project: ProjectScope, issue: IssueRow, options: { closing: boolean; sameProject: boolean }): Promise<MergeRequestRow[]> {
   const { db } = appContext(c);
   const source = options.sameProject ? { projectId: project.row.id } : ('everywhere' as const);
-  // A prefilter on the text, then GitLab's reference extraction on each candidate.
   const candidates = await mergeRequestListQuery(db, project.viewer, source, { state: 'all' })
-    .where(sql<SqlBool>`merge_requests.description ~ ${`(#|/issues/)${issue.iid}([^0-9]|$)`}`)
+    .where(sql<SqlBool>`(merge_requests.title || ' ' || coalesce(merge_requests.description, '')) ~ ${`(#|/issues/)${issue.iid}([^0-9]|$)`}`)
     .orderBy('merge_requests.id')
     .execute();
-  const paths = new Map((await db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', 'in', [0, ...new Set(candidates.map((m) => m.project_id))]).execute()).map((p) => [p.id, p]));
-  const found: MergeRequestRow[] = [];
-  for (const mr of candidates) {
-    const refs = (options.closing ? closingIssueReferences : issueReferences)(mr.description);
-    const issues = await referencedIssues(db, paths.get(mr.project_id)!, refs);
-    if (issues.some((i) => i.id === issue.id)) found.push(mr);
-  }
-  return found;
+  const projects = await db
+    .selectFrom('projects')
+    .select(['id', 'path_with_namespace', 'default_branch'])
+    .where('id', 'in', [0, ...new Set(candidates.map((m) => m.project_id))])
+    .execute();
+  const byId = new Map(projects.map((p) => [p.id, p]));
+  const target = { projectId: project.row.id, path: project.row.path_with_namespace, iid: issue.iid };
+  return candidates.filter((mr) => {
+    const from = byId.get(mr.project_id)!;
+    const refs = options.closing ? mergeRequestClosingReferences(mr, from.default_branch) : issueReferences([mr.title, mr.description ?? ''].join('\n'));
+    return referencesIssue(refs, { id: from.id, path: from.path_with_namespace }, target);
+  });
 }
 
 export const issueMoreRoutes = new Hono<AppEnv>()
