@@ -15,6 +15,7 @@ import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
 import { epicRoutes } from './routes/epics.js';
 import { labelRoutes } from './routes/labels.js';
+import { boardRoutes } from './routes/boards.js';
 import { milestoneRoutes } from './routes/milestones.js';
 import { mergeRequestListRoutes } from './routes/merge-requests/lists.js';
 import { todoRoutes } from './routes/todos.js';
@@ -147,6 +148,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', milestoneRoutes);
   api.route('/', mergeRequestListRoutes);
   api.route('/', labelRoutes);
+  api.route('/', boardRoutes);
   api.route('/', todoRoutes);
   api.route('/', mergeRequestTodoRoutes);
   api.route('/', containerRepositoryRoutes);

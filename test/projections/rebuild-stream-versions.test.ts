@@ -162,6 +162,10 @@ async function writeSome(round: number) {
   ok(await api.put(`/projects/${mine.id}/hooks/${hook.id}`, { url: 'https://93.184.216.34/other', token: 'secret' }, { token: bob.token }));
   const systemHook = ok(await api.post('/hooks', { url: 'https://93.184.216.34/system' })).body;
   ok(await api.del(`/hooks/${systemHook.id}`));
+  const board = ok(await api.post(`/projects/${mine.id}/boards`, { name: 'Board' }, { token: bob.token })).body;
+  const column = ok(await api.post(`/projects/${mine.id}/labels`, { name: 'Column', color: '#428BCA' }, { token: bob.token })).body;
+  const list = ok(await api.post(`/projects/${mine.id}/boards/${board.id}/lists`, { label_id: column.id }, { token: bob.token })).body;
+  ok(await api.del(`/projects/${mine.id}/boards/${board.id}/lists/${list.id}`, { token: bob.token }));
 }
 
 describe('rebuildProjections, stream versions', () => {

@@ -377,6 +377,12 @@ export const NO_ACTIVITY = {
   LabelCreated: 'GitLab records no event for labels',
   LabelUpdated: 'GitLab records no event for labels',
   LabelDeleted: 'GitLab records no event for labels',
+  BoardCreated: 'GitLab records no event for issue boards',
+  BoardUpdated: 'GitLab records no event for issue boards',
+  BoardDeleted: 'GitLab records no event for issue boards',
+  ListCreated: 'GitLab records no event for issue boards',
+  ListMoved: 'GitLab records no event for issue boards',
+  ListDeleted: 'GitLab records no event for issue boards',
   TodoCreated: 'todos are personal, not activity',
   TodosMarkedDone: 'todos are personal, not activity',
   // merge requests

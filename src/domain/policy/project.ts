@@ -209,6 +209,13 @@ export const PROJECT_POLICY = {
   destroy_issue: (s) => ownerAccess(s) && featureAvailable(s, 'issues') && !archived(s),
   set_issue_created_at: ownerAccess,
   set_issue_updated_at: ownerAccess,
+  // Issue boards (12.10): guest_access or public_access reads boards and their lists,
+  // reporter_access administers both; all off with the issues feature. Lists are read-only on
+  // an archived project (READONLY_FEATURES_WHEN_ARCHIVED), and boards too under EE's list —
+  // only EE's routes write boards.
+  read_board: (s) => (ownerAccess(s) || guest(s) || openToViewer(s)) && featureAvailable(s, 'issues'),
+  admin_board: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
+  admin_list: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
   // Project snippets (12.10's names): reporter_access creates them, maintainer_access updates and
   // administers anybody's (ProjectSnippetPolicy, src/domain/policy/snippet.ts, narrows both per
   // snippet and adds the author); off with the snippets feature, writes off on an archived project.
