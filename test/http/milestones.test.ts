@@ -147,6 +147,82 @@ describe('GET /projects/:id/milestones/:milestone_id', () => {
   });
 });
 
+describe('GET /projects/:id/milestones/:milestone_id/issues and …/merge_requests', () => {
+  it("lists the milestone's issues and merge requests of every state, highest label priority first, as IssueBasic and MergeRequestBasic", async () => {
+    const project = await createProject(api, { initialize_with_readme: true });
+    const { body: m } = await create(project.id, { title: 'v2.0' });
+    const { body: other } = await create(project.id, { title: 'v3.0' });
+    for (const [name, priority] of [['urgent', 1], ['later', 5], ['plain', null]] as const) {
+      expect((await api.post(`/projects/${project.id}/labels`, { name, color: '#FF0000', ...(priority === null ? {} : { priority }) })).status).toBe(201);
+    }
+    const issue = async (title: string, body: Record<string, unknown>) => {
+      const res = await api.post(`/projects/${project.id}/issues`, { title, ...body });
+      expect(res.status).toBe(201);
+      return res.body;
+    };
+    const later = await issue('Later', { milestone_id: m.id, labels: 'later' });
+    const none = await issue('No priority', { milestone_id: m.id, labels: 'plain' });
+    const urgent = await issue('Urgent', { milestone_id: m.id, labels: 'urgent,later' });
+    const closed = await issue('Closed', { milestone_id: m.id });
+    expect((await api.put(`/projects/${project.id}/issues/${closed.iid}`, { state_event: 'close' })).status).toBe(200);
+    await issue('Elsewhere', { milestone_id: other.id, labels: 'urgent' });
+    await issue('No milestone', { labels: 'urgent' });
+
+    const issues = await api.get(`${base(project.id)}/${m.id}/issues`);
+    expect(issues.status).toBe(200);
+    // Ties (no priority) newest first.
+    expect(issues.body.map((i: any) => i.title)).toEqual(['Urgent', 'Later', 'Closed', 'No priority']);
+    expect(issues.headers.get('x-total')).toBe('4');
+    expect(issues.body[0]).toMatchObject({ id: urgent.id, iid: urgent.iid, state: 'opened', milestone: { id: m.id, title: 'v2.0' }, labels: ['later', 'urgent'] });
+    // IssueBasic: none of Entities::Issue's own fields.
+    for (const key of ['_links', 'references', 'subscribed', 'has_tasks', 'moved_to_id']) expect(issues.body[0]).not.toHaveProperty(key);
+    expect(new Set(issues.body.map((i: any) => i.id))).toEqual(new Set([urgent.id, later.id, closed.id, none.id]));
+    const paged = await api.get(`${base(project.id)}/${m.id}/issues`, { query: { per_page: 2, page: 2 } });
+    expect(paged.body.map((i: any) => i.title)).toEqual(['Closed', 'No priority']);
+
+    const mr = async (branch: string, title: string, body: Record<string, unknown>) => {
+      expect((await api.post(`/projects/${project.id}/repository/branches`, { branch, ref: 'master' })).status).toBe(201);
+      const res = await api.post(`/projects/${project.id}/merge_requests`, { source_branch: branch, target_branch: 'master', title, ...body });
+      expect(res.status).toBe(201);
+      return res.body;
+    };
+    await mr('b-later', 'MR later', { milestone_id: m.id, labels: 'later' });
+    await mr('b-urgent', 'MR urgent', { milestone_id: m.id, labels: 'urgent' });
+    const gone = await mr('b-closed', 'MR closed', { milestone_id: m.id });
+    expect((await api.put(`/projects/${project.id}/merge_requests/${gone.iid}`, { state_event: 'close' })).status).toBe(200);
+    await mr('b-other', 'MR elsewhere', { milestone_id: other.id, labels: 'urgent' });
+    const mrs = await api.get(`${base(project.id)}/${m.id}/merge_requests`);
+    expect(mrs.status).toBe(200);
+    expect(mrs.body.map((r: any) => [r.title, r.state])).toEqual([['MR urgent', 'opened'], ['MR later', 'opened'], ['MR closed', 'closed']]);
+    expect(mrs.body[0]).toMatchObject({ milestone: { id: m.id }, labels: ['urgent'], source_branch: 'b-urgent' });
+    expect(mrs.body[0]).not.toHaveProperty('changes_count');
+  });
+
+  it('leaves out what the caller may not see: confidential issues, merge requests closed to them', async () => {
+    const project = await createProject(api, { visibility: 'public' });
+    const { body: m } = await create(project.id, { title: 'v1' });
+    for (const [title, confidential] of [['Open', false], ['Secret', true]] as const) {
+      expect((await api.post(`/projects/${project.id}/issues`, { title, confidential, milestone_id: m.id })).status).toBe(201);
+    }
+    const stranger = await api.createUser();
+    expect((await api.get(`${base(project.id)}/${m.id}/issues`)).body.map((i: any) => i.title)).toEqual(['Secret', 'Open']);
+    expect((await api.get(`${base(project.id)}/${m.id}/issues`, { token: stranger.token })).body.map((i: any) => i.title)).toEqual(['Open']);
+    expect((await api.put(`/projects/${project.id}`, { merge_requests_access_level: 'private' })).status).toBe(200);
+    const listed = await api.get(`${base(project.id)}/${m.id}/merge_requests`, { token: stranger.token });
+    expect(listed).toMatchObject({ status: 200, body: [] });
+  });
+
+  it("answers 404 for another project's milestone and 400 for a non-integer id", async () => {
+    const project = await createProject(api);
+    const other = await createProject(api);
+    const { body: m } = await create(other.id, { title: 'theirs' });
+    for (const list of ['issues', 'merge_requests']) {
+      expect(await api.get(`${base(project.id)}/${m.id}/${list}`)).toMatchObject({ status: 404, body: { message: '404 Not found' } });
+      expect(await api.get(`${base(project.id)}/x/${list}`)).toMatchObject({ status: 400, body: { error: 'milestone_id is invalid' } });
+    }
+  });
+});
+
 describe('PUT /projects/:id/milestones/:milestone_id', () => {
   it('changes the fields given, closes and activates, recording only what changed', async () => {
     const project = await createProject(api);
@@ -240,6 +316,8 @@ type Visibility = 'private' | 'internal' | 'public';
 const MATRIX: MatrixTable<Role, Visibility> = {
   'GET /projects/:id/milestones':                 { private: { anonymous: 401, nonMember: 404, external: 404, guest: 200, reporter: 200, developer: 200, admin: 200, blocked: 403 }, internal: { nonMember: 200, external: 404 }, public: { anonymous: 401, nonMember: 200, external: 200 } },
   'GET /projects/:id/milestones/:milestone_id':   { private: { anonymous: 401, nonMember: 404, guest: 200, reporter: 200, admin: 200 }, internal: { nonMember: 200, external: 404 }, public: { nonMember: 200, external: 200 } },
+  'GET /projects/:id/milestones/:milestone_id/issues':         { private: { anonymous: 401, nonMember: 404, external: 404, guest: 200, reporter: 200, admin: 200, blocked: 403 }, internal: { nonMember: 200, external: 404 }, public: { anonymous: 401, nonMember: 200, external: 200 } },
+  'GET /projects/:id/milestones/:milestone_id/merge_requests': { private: { anonymous: 401, nonMember: 404, external: 404, guest: 200, reporter: 200, admin: 200, blocked: 403 }, internal: { nonMember: 200, external: 404 }, public: { anonymous: 401, nonMember: 200, external: 200 } },
   'POST /projects/:id/milestones':                { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 201, maintainer: 201, owner: 201, admin: 201, blocked: 403 }, public: { anonymous: 401, nonMember: 403, external: 403, reporter: 403, developer: 201 } },
   'PUT /projects/:id/milestones/:milestone_id':   { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 200, maintainer: 200, admin: 200 }, public: { nonMember: 403, reporter: 403, developer: 200 } },
   'DELETE /projects/:id/milestones/:milestone_id': { private: { anonymous: 401, nonMember: 404, guest: 403, reporter: 403, developer: 204, maintainer: 204, owner: 204, admin: 204 }, public: { nonMember: 403, reporter: 403, developer: 204 } },

@@ -1,4 +1,5 @@
 import { Hono, type Context } from 'hono';
+import { sql } from 'kysely';
 import { createMilestone } from '../../commands/milestones.js';
 import { recordNotFound } from '../../domain/errors.js';
 import type { MilestoneFields } from '../../domain/milestones.js';
@@ -6,13 +7,20 @@ import { MILESTONE_ORDER, findMilestone, milestonesQuery } from '../../projectio
 import type { MilestoneRow } from '../../projections/milestones/tables.js';
 import { toMilestone } from '../entities/milestones.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
-import { appContext, type AppEnv } from '../kernel/context.js';
+import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { failedTo, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, optional, rawParams, required, t, withDefault, type Shape, declared } from '../kernel/params.js';
 import { userProject, type ProjectScope, pathRow } from '../kernel/scope.js';
 import { milestones } from '../../domain/milestones.js';
 import { run } from '../../commands/kernel/run.js';
+import { viewerOf } from '../../projections/access.js';
+import { issueListQuery, issueOrder } from '../../projections/issues/list-query.js';
+import { issueViews } from '../../projections/issues/queries.js';
+import { MERGE_REQUESTS_BY_LABEL_PRIORITY, mergeRequestListQuery } from '../../projections/merge-requests/list-query.js';
+import { mergeRequestViews } from '../../projections/merge-requests/queries.js';
+import { toIssue } from '../entities/issues.js';
+import { toMergeRequestBasic } from '../entities/merge-requests.js';
 
 /**
  * GitLab's API::ProjectMilestones (12.x, with API::MilestoneResponses): members and, on an
@@ -76,6 +84,35 @@ export const milestoneRoutes = new Hono<AppEnv>()
     await declared(c, {}, ON_MILESTONE);
     const project = await userProject(c, auth, 'read_milestone');
     return c.json(present(c, project, await milestoneOf(c, project.row.id)));
+  })
+
+  // API::MilestoneResponses#milestone_issuables_for: the finder with `milestone_title` and
+  // `sort: 'label_priority'`, every state, as IssueBasic; what the caller may not see of the
+  // issues (a confidential one, a feature closed to them) is left out, not refused.
+  .get('/projects/:id/milestones/:milestone_id/issues', async (c) => {
+    const auth = await requireUser(c);
+    await declared(c, {}, ON_MILESTONE);
+    const project = await userProject(c, auth, 'read_milestone');
+    const milestone = await milestoneOf(c, project.row.id);
+    const { db, config } = appContext(c);
+    const query = issueListQuery(db, viewerOf(auth.user, today(c)), { projectId: project.row.id }, { state: 'all', milestone: milestone.title });
+    const rows = await paginate(c, query, (q) => q.orderBy(issueOrder('label_priority', 'asc')));
+    const views = await issueViews(db, rows, new Map([[project.row.id, project.row.path_with_namespace]]));
+    return c.json(views.map((view) => toIssue(view, config, { basic: true, context: { projectId: project.row.id, projectPath: project.row.path_with_namespace } })));
+  })
+
+  .get('/projects/:id/milestones/:milestone_id/merge_requests', async (c) => {
+    const auth = await requireUser(c);
+    await declared(c, {}, ON_MILESTONE);
+    const project = await userProject(c, auth, 'read_milestone');
+    const milestone = await milestoneOf(c, project.row.id);
+    const { db, config } = appContext(c);
+    // MergeRequestsFinder: a project whose merge requests the caller may not read gives none.
+    let query = mergeRequestListQuery(db, viewerOf(auth.user, today(c)), { projectId: project.row.id }, { state: 'all', milestone: milestone.title });
+    if (!project.can('read_merge_request')) query = query.where(sql<boolean>`false`);
+    const rows = await paginate(c, query, (q) => q.orderBy(MERGE_REQUESTS_BY_LABEL_PRIORITY));
+    const views = await mergeRequestViews(db, rows, new Map([[project.row.id, project.row.path_with_namespace]]));
+    return c.json(views.map((view) => toMergeRequestBasic(view, config)));
   })
 
   .post('/projects/:id/milestones', rendersInvalid(failedTo('create milestone')), async (c) => {

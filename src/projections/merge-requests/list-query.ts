@@ -114,3 +114,10 @@ export function mergeRequestListQuery(db: Db, viewer: Viewer | null, source: Mer
   for (const condition of mergeRequestListConditions(viewer, source, filters)) query = query.where(condition);
   return query;
 }
+
+/**
+ * Issuable.sort_by_attribute('label_priority') on merge requests (the milestone lists' order,
+ * API::MilestoneResponses): the highest-priority label first, those without one last, ties
+ * newest first (with_order_id_desc).
+ */
+export const MERGE_REQUESTS_BY_LABEL_PRIORITY = sql`(select min(l.priority) from labels l where l.id = any(merge_requests.label_ids) and l.priority is not null) asc nulls last, merge_requests.id desc`;
