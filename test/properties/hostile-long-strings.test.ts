@@ -189,6 +189,8 @@ function pathIn(world: World, path: string): string {
       case 'archive':
         return 'archive.zip';
       case 'hook_id':
+      case 'board_id':
+      case 'list_id':
         return '1';
       case 'snippet_id':
         return '1';
