@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { kindOf } from '../domain/integrations/catalogue.js';
 import { chatRequest, type Payload } from '../domain/integrations/chat-payloads.js';
-import { sleep } from '../eventstore/seal.js';
+import { heardAllAlong, sleep } from '../eventstore/seal.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import type { IntegrationDeliveryRow } from '../projections/integrations/tables.js';
 import { integrationSecrets } from './integrations.js';
@@ -88,6 +88,15 @@ const HELD_RETRY_MS = 50;
  */
 export async function runDeliverySender(db: Db, options: SenderLoopOptions): Promise<void> {
   const pollMs = options.pollMs ?? 1_000;
+  const wakeups = heardAllAlong(options.onRecorded);
+  try {
+    await sendLoop(db, options, pollMs, wakeups.subscribe);
+  } finally {
+    wakeups.close();
+  }
+}
+
+async function sendLoop(db: Db, options: SenderLoopOptions, pollMs: number, onRecorded: Parameters<typeof sleep>[2]) {
   while (!options.signal.aborted) {
     let waitMs = options.idleMs?.() ?? pollMs;
     try {
@@ -100,7 +109,7 @@ export async function runDeliverySender(db: Db, options: SenderLoopOptions): Pro
     } catch (error) {
       options.onError?.(error);
     }
-    await sleep(waitMs, options.signal, options.onRecorded);
+    await sleep(waitMs, options.signal, onRecorded);
   }
 }
 

@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
 import { FEED_COLUMNS, type FeedIndexOf } from './feed-index.js';
-import { readRowsAfter, sleep, type SealRecord } from './seal.js';
+import { heardAllAlong, readRowsAfter, sleep, type SealRecord } from './seal.js';
 import type { EventMetadataRow, EventsTable } from './tables.js';
 import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 import {
@@ -103,6 +103,7 @@ export async function exportEvents(db: Kysely<Database>, out: Writable, options:
   const onError = (error: Error) => (failure = error);
   out.on('error', onError);
   const closed = () => failure !== undefined || out.destroyed || out.writableEnded;
+  const wakeups = heardAllAlong(options.follow ? options.onAppended : undefined);
   try {
     while (!signal?.aborted && !closed()) {
       const rows = await readRowsAfter(db, checkpoint, pageSize, options.streamId);
@@ -115,9 +116,10 @@ export async function exportEvents(db: Kysely<Database>, out: Writable, options:
       }
       if (rows.length === pageSize) continue;
       if (!options.follow) break;
-      await sleep(options.pollIntervalMs ?? 1000, signal, options.onAppended);
+      await sleep(options.pollIntervalMs ?? 1000, signal, wakeups.subscribe);
     }
   } finally {
+    wakeups.close();
     out.off('error', onError);
   }
   if (failure && (failure as NodeJS.ErrnoException).code !== 'EPIPE') throw failure;

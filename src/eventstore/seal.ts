@@ -263,18 +263,52 @@ export interface SealWorkerOptions extends SealOptions {
 export async function runSealWorker(db: Kysely<Database>, options: SealWorkerOptions = {}): Promise<void> {
   const interval = options.intervalMs ?? 5000;
   const { signal } = options;
-  while (!signal?.aborted) {
-    let wakeInMs: number | undefined;
-    try {
-      const result = await sealPending(db, options);
-      if (result.seals > 0) options.onSealed?.(result);
-      if (options.afterRound) ({ wakeInMs } = await options.afterRound());
-    } catch (error) {
-      options.onError?.(error);
+  const wakeups = heardAllAlong(options.onAppended);
+  try {
+    while (!signal?.aborted) {
+      let wakeInMs: number | undefined;
+      try {
+        const result = await sealPending(db, options);
+        if (result.seals > 0) options.onSealed?.(result);
+        if (options.afterRound) ({ wakeInMs } = await options.afterRound());
+      } catch (error) {
+        options.onError?.(error);
+      }
+      const idle = options.idleMs?.() ?? interval;
+      await sleep(wakeInMs === undefined ? idle : Math.min(idle, wakeInMs), signal, wakeups.subscribe, 1000);
     }
-    const idle = options.idleMs?.() ?? interval;
-    await sleep(wakeInMs === undefined ? idle : Math.min(idle, wakeInMs), signal, options.onAppended, 1000);
+  } finally {
+    wakeups.close();
   }
+}
+
+type WakeSource = (wake: () => void) => () => void;
+
+/**
+ * A wake-up source heard all along, not only while a loop waits: a wake-up that came while the
+ * loop worked (an append during a seal round, a delivery recorded while others were sent) ends
+ * its next wait at once. Heard only during the waits, it was lost, and the loop slept until its
+ * idle poll — ten minutes while LISTEN is up.
+ */
+export function heardAllAlong(source: WakeSource | undefined): { subscribe: WakeSource | undefined; close: () => void } {
+  if (!source) return { subscribe: undefined, close: () => {} };
+  let heard = false;
+  let waiting: (() => void) | undefined;
+  const close = source(() => {
+    if (waiting) waiting();
+    else heard = true;
+  });
+  const subscribe: WakeSource = (wake) => {
+    waiting = wake;
+    if (heard) {
+      heard = false;
+      wake();
+    }
+    return () => {
+      waiting = undefined;
+    };
+  };
+  return { subscribe, close };
 }
 
 /**
