@@ -16,6 +16,7 @@ import { accessRequestRoutes } from './routes/access-requests.js';
 import { epicRoutes } from './routes/epics.js';
 import { labelRoutes } from './routes/labels.js';
 import { boardRoutes } from './routes/boards.js';
+import { issueLinkRoutes } from './routes/issue-links.js';
 import { milestoneRoutes } from './routes/milestones.js';
 import { mergeRequestListRoutes } from './routes/merge-requests/lists.js';
 import { todoRoutes } from './routes/todos.js';
@@ -149,6 +150,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', mergeRequestListRoutes);
   api.route('/', labelRoutes);
   api.route('/', boardRoutes);
+  api.route('/', issueLinkRoutes);
   api.route('/', todoRoutes);
   api.route('/', mergeRequestTodoRoutes);
   api.route('/', containerRepositoryRoutes);

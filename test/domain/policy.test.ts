@@ -143,6 +143,7 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   // Issue boards (12.10): read as issues are; reporters administer boards and lists.
   read_board: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
   admin_board: { private: reporters, internal: reporters, public: reporters },
+  admin_issue_link: { private: reporters, internal: reporters, public: reporters },
   admin_list: { private: reporters, internal: reporters, public: reporters },
 };
 

@@ -190,6 +190,7 @@ function pathIn(world: World, path: string): string {
         return 'archive.zip';
       case 'hook_id':
       case 'board_id':
+      case 'issue_link_id':
       case 'list_id':
         return '1';
       case 'snippet_id':

@@ -383,6 +383,8 @@ export const NO_ACTIVITY = {
   ListCreated: 'GitLab records no event for issue boards',
   ListMoved: 'GitLab records no event for issue boards',
   ListDeleted: 'GitLab records no event for issue boards',
+  IssueLinkCreated: 'GitLab records no event for issue links (system notes only)',
+  IssueLinkDeleted: 'GitLab records no event for issue links (system notes only)',
   TodoCreated: 'todos are personal, not activity',
   TodosMarkedDone: 'todos are personal, not activity',
   // merge requests

@@ -255,6 +255,8 @@ export const NOT_AUDITED = {
   ListCreated: 'GitLab 12 records no audit event for issue boards',
   ListMoved: 'GitLab 12 records no audit event for issue boards',
   ListDeleted: 'GitLab 12 records no audit event for issue boards',
+  IssueLinkCreated: 'GitLab 12 records no audit event for issue links',
+  IssueLinkDeleted: 'GitLab 12 records no audit event for issue links',
   MergeRequestOpened: 'GitLab 12 records no audit event for merge requests',
   MergeRequestUpdated: 'GitLab 12 records no audit event for merge requests',
   MergeRequestClosed: 'GitLab 12 records no audit event for merge requests',

@@ -24,6 +24,7 @@ export const LICENSED_FEATURES = {
   multiple_project_issue_boards: 'starter',
   scoped_issue_board: 'starter',
   wip_limits: 'starter',
+  related_issues: 'starter',
   adjourned_deletion_for_projects_and_groups: 'premium',
   admin_audit_log: 'premium',
   code_owner_approval_required: 'premium',

@@ -215,6 +215,8 @@ export const PROJECT_POLICY = {
   // only EE's routes write boards.
   read_board: (s) => (ownerAccess(s) || guest(s) || openToViewer(s)) && featureAvailable(s, 'issues'),
   admin_board: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
+  // EE: reporter_access links issues (related_issues; the licence is the route's).
+  admin_issue_link: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
   admin_list: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
   // Project snippets (12.10's names): reporter_access creates them, maintainer_access updates and
   // administers anybody's (ProjectSnippetPolicy, src/domain/policy/snippet.ts, narrows both per
