@@ -90,26 +90,22 @@ export async function runDeliverySender(db: Db, options: SenderLoopOptions): Pro
   const pollMs = options.pollMs ?? 1_000;
   const wakeups = heardAllAlong(options.onRecorded);
   try {
-    await sendLoop(db, options, pollMs, wakeups.subscribe);
+    while (!options.signal.aborted) {
+      let waitMs = options.idleMs?.() ?? pollMs;
+      try {
+        await sendDueDeliveries(db, options);
+        const next = await nextAttemptAt(db);
+        if (next) {
+          const now = (options.now ?? (() => new Date()))();
+          waitMs = Math.min(waitMs, Math.max(HELD_RETRY_MS, next.getTime() - now.getTime()));
+        }
+      } catch (error) {
+        options.onError?.(error);
+      }
+      await sleep(waitMs, options.signal, wakeups.subscribe);
+    }
   } finally {
     wakeups.close();
-  }
-}
-
-async function sendLoop(db: Db, options: SenderLoopOptions, pollMs: number, onRecorded: Parameters<typeof sleep>[2]) {
-  while (!options.signal.aborted) {
-    let waitMs = options.idleMs?.() ?? pollMs;
-    try {
-      await sendDueDeliveries(db, options);
-      const next = await nextAttemptAt(db);
-      if (next) {
-        const now = (options.now ?? (() => new Date()))();
-        waitMs = Math.min(waitMs, Math.max(HELD_RETRY_MS, next.getTime() - now.getTime()));
-      }
-    } catch (error) {
-      options.onError?.(error);
-    }
-    await sleep(waitMs, options.signal, onRecorded);
   }
 }
 
