@@ -119,6 +119,31 @@ describe('todos the merge request events make', () => {
     expect(await pending(later.token)).toHaveLength(2);
   });
 
+  it('keeps no todo the reactor makes for a merge request deleted before it reacted', async () => {
+    const project = await projectWithBranch();
+    const [author, assignee] = await Promise.all([api.createUser(), api.createUser()]);
+    for (const member of [author, assignee]) await addMember(api, 'projects', project.id, member.user.id, 30);
+    const worker = api.runtime.worker!;
+    await worker.stop();
+    let id: number;
+    try {
+      id = await openMergeRequest(
+        { ctx: api.runtime.app.commands, metadata: as(author) },
+        { projectId: project.id, authorId: author.user.id, title: 'Gone soon', sourceBranch: 'feature', targetBranch: 'master', fields: { assigneeIds: [assignee.user.id] } },
+      );
+      const iid = (await api.handle.db.selectFrom('merge_requests').select('iid').where('id', '=', id).executeTakeFirstOrThrow()).iid;
+      expect((await api.del(`/projects/${project.id}/merge_requests/${iid}`)).status).toBe(204);
+    } finally {
+      worker.start();
+    }
+    await worker.waitUntilCaughtUp({ timeoutMs: 60_000 });
+    // The reactor still appends its todo (it decides from the merge request's stream), but the
+    // projection keeps none for a target that is gone: GET /todos and the table agree.
+    expect((await api.events(`todos-${assignee.user.id}`)).map((e) => e.type)).toEqual(['TodoCreated']);
+    expect(await api.handle.db.selectFrom('todos').select('id').where('target_type', '=', 'MergeRequest').where('target_id', '=', id).execute()).toEqual([]);
+    expect(await pending(assignee.token)).toEqual([]);
+  });
+
   it('gives the author an unmergeable todo when the check finds a conflict, and removes todos with the merge request', async () => {
     const project = await projectWithBranch();
     const edit = (branch: string, content: string) =>
