@@ -166,6 +166,10 @@ async function writeSome(round: number) {
   const column = ok(await api.post(`/projects/${mine.id}/labels`, { name: 'Column', color: '#428BCA' }, { token: bob.token })).body;
   const list = ok(await api.post(`/projects/${mine.id}/boards/${board.id}/lists`, { label_id: column.id }, { token: bob.token })).body;
   ok(await api.del(`/projects/${mine.id}/boards/${board.id}/lists/${list.id}`, { token: bob.token }));
+  const related = ok(await api.post(issues, { title: 'Related' }, { token: bob.token })).body;
+  ok(await api.post(`${issues}/${issue.iid}/links`, { target_project_id: String(mine.id), target_issue_iid: related.iid }, { token: bob.token }));
+  const [link] = ok(await api.get(`${issues}/${issue.iid}/links`, { token: bob.token })).body;
+  ok(await api.del(`${issues}/${issue.iid}/links/${link.issue_link_id}`, { token: bob.token }));
 }
 
 describe('rebuildProjections, stream versions', () => {
