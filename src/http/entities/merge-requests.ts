@@ -44,7 +44,7 @@ export function toMergeRequestSimple(view: MergeRequestView, config: Config) {
  * Entities::MergeRequestBasic (GitLab 12.x), the lists' record. user_notes_count, upvotes and
  * downvotes come with the view (src/projections/notes/, award-emoji/); no pipelines:
  * merge_when_pipeline_succeeds is false. `references` (12.6+) beside the older `reference`.
- * `allow_collaboration` is shown although forgelog has no forks (GitLab shows it for forks only).
+ * `allow_collaboration` is shown on every merge request (GitLab shows it for those from forks only; none comes from a fork here yet).
  */
 export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
   const { row } = view;
