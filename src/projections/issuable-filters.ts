@@ -94,6 +94,10 @@ export function fullSearch(table: IssuableTable, search: string, matchedColumns:
   )})`;
 }
 
+/** The issuable's highest-priority label's priority (the lowest number), null without one: Issuable.order_labels_priority's key. */
+export const lowestLabelPriority = (table: IssuableTable) =>
+  sql`(select min(l.priority) from labels l where l.id = any(${sql.ref(`${table}.label_ids`)}) and l.priority is not null)`;
+
 /** IssuableFinder#by_milestone: none, any, upcoming, started or a title. A deleted milestone's id counts as none. */
 export function milestoneCondition(table: IssuableTable, milestone: string): Expression<SqlBool> {
   const lower = milestone.toLowerCase();

@@ -2,7 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedProjectIds } from '../access.js';
-import { fullSearch, issuableConditions, labelCondition, milestoneCondition, withoutLabelsCondition, type IssuableFilters, type NoneOrAny } from '../issuable-filters.js';
+import { fullSearch, issuableConditions, labelCondition, lowestLabelPriority, milestoneCondition, withoutLabelsCondition, type IssuableFilters, type NoneOrAny } from '../issuable-filters.js';
 
 /**
  * The issue lists' SQL (GitLab 12.10's IssuesFinder over IssuableFinder): which issues a list
@@ -144,7 +144,7 @@ export function issueListQuery(db: Db, viewer: Viewer | null, source: IssueListS
 export const ISSUE_ORDERS = ['created_at', 'updated_at', 'priority', 'due_date', 'relative_position', 'label_priority', 'milestone_due', 'popularity'] as const;
 export type IssueOrder = (typeof ISSUE_ORDERS)[number];
 
-const lowestLabelPriority = sql`(select min(l.priority) from labels l where l.id = any(issues.label_ids) and l.priority is not null)`;
+const labelPriority = lowestLabelPriority('issues');
 const upvotes = sql`(select count(*) from award_emoji a where a.awardable_type = 'Issue' and a.awardable_id = issues.id and a.name = 'thumbsup')`;
 const milestoneDue = sql`(select m.due_date from milestones m where m.id = issues.milestone_id)`;
 
@@ -169,9 +169,9 @@ export function issueOrder(order: IssueOrder, sort: 'asc' | 'desc'): RawBuilder<
     case 'milestone_due':
       return sql`${milestoneDue} ${dir} nulls last, ${id}`;
     case 'label_priority':
-      return sql`${lowestLabelPriority} ${dir} nulls last, ${id}`;
+      return sql`${labelPriority} ${dir} nulls last, ${id}`;
     case 'priority':
-      return sql`${milestoneDue} ${dir} nulls last, ${lowestLabelPriority} ${dir} nulls last, ${id}`;
+      return sql`${milestoneDue} ${dir} nulls last, ${labelPriority} ${dir} nulls last, ${id}`;
     case 'popularity':
       return sql`${upvotes} ${dir}, ${id}`;
   }

@@ -2,7 +2,7 @@ import { sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { ACCESS, visibleWithoutMembership, type Viewer } from '../../domain/access.js';
 import { authorizedProjectIds } from '../access.js';
-import { fullSearch, issuableConditions, labelCondition, milestoneCondition, type IssuableFilters, type NoneOrAny } from '../issuable-filters.js';
+import { fullSearch, issuableConditions, labelCondition, lowestLabelPriority, milestoneCondition, type IssuableFilters, type NoneOrAny } from '../issuable-filters.js';
 
 /**
  * The merge request lists' SQL (GitLab 12's MergeRequestsFinder over IssuableFinder): which
@@ -120,4 +120,4 @@ export function mergeRequestListQuery(db: Db, viewer: Viewer | null, source: Mer
  * API::MilestoneResponses): the highest-priority label first, those without one last, ties
  * newest first (with_order_id_desc).
  */
-export const MERGE_REQUESTS_BY_LABEL_PRIORITY = sql`(select min(l.priority) from labels l where l.id = any(merge_requests.label_ids) and l.priority is not null) asc nulls last, merge_requests.id desc`;
+export const MERGE_REQUESTS_BY_LABEL_PRIORITY = sql`${lowestLabelPriority('merge_requests')} asc nulls last, merge_requests.id desc`;
