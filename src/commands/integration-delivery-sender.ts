@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { kindOf } from '../domain/integrations/catalogue.js';
 import { chatRequest, type Payload } from '../domain/integrations/chat-payloads.js';
-import { heardAllAlong, sleep } from '../eventstore/seal.js';
+import { heardAllAlong, sleep } from '../eventstore/waits.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import type { IntegrationDeliveryRow } from '../projections/integrations/tables.js';
 import { integrationSecrets } from './integrations.js';

@@ -2,7 +2,8 @@ import type { Writable } from 'node:stream';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
 import { FEED_COLUMNS, type FeedIndexOf } from './feed-index.js';
-import { heardAllAlong, readRowsAfter, sleep, type SealRecord } from './seal.js';
+import { readRowsAfter, type SealRecord } from './seal.js';
+import { heardAllAlong, sleep } from './waits.js';
 import type { EventMetadataRow, EventsTable } from './tables.js';
 import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 import {

@@ -6,7 +6,7 @@ import type { Db } from '../database/database.js';
 import type { ExportedEvent } from '../eventstore/export.js';
 import { GENESIS_HASH, eventHash } from '../eventstore/hash.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { sleep } from '../eventstore/seal.js';
+import { sleep } from '../eventstore/waits.js';
 import { toLoggedEvent } from '../eventstore/store.js';
 import type { Projector } from '../projections/projector.js';
 import { findGeoNodeByName, replicationCursor } from '../projections/geo-nodes/queries.js';

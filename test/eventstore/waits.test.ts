@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { heardAllAlong, sleep } from '../../src/eventstore/seal.js';
+import { heardAllAlong, sleep } from '../../src/eventstore/waits.js';
 
 /** A wake-up source like Notifier.onAppended: every subscriber hears each emit. */
 function source() {
