@@ -78,20 +78,11 @@ export const mergeRequestNoteables: NoteableKind = {
       title: row.title,
       authorId: row.author_id,
       viewer: project.viewer,
-      can: (ability) => {
-        if (locked && ability !== 'set_note_created_at') return false;
-        switch (ability) {
-          case 'create_note':
-          case 'award_emoji':
-          case 'admin_note':
-            return project.can(ability);
-          case 'resolve_note':
-            // Discussion#can_resolve?: the merge request's author, or resolve_note on the project.
-            return viewerId !== undefined && (row.author_id === viewerId || project.can('resolve_note'));
-          case 'set_note_created_at':
-            return project.can('set_note_created_at');
-        }
-      },
+      can: (ability) =>
+        ability === 'resolve_note'
+          ? // Discussion#can_resolve?: the merge request's author, or resolve_note on the project.
+            !locked && viewerId !== undefined && (row.author_id === viewerId || project.can('resolve_note'))
+          : projectAbilities(project, locked)(ability),
       notes: async () => {
         const [user, system] = await Promise.all([userNotes(db, { type: 'MergeRequest', id: row.id, iid: row.iid }), mergeRequestSystemNoteViews(db, row, project.row.path_with_namespace)]);
         return mergeInCreatedOrder(user, system);
@@ -101,7 +92,11 @@ export const mergeRequestNoteables: NoteableKind = {
   },
 };
 
-/** The abilities of a project's issue or snippet: the project's (IssuablePolicy, ProjectSnippetPolicy delegate to it), none to write on a locked one for a non-member. */
+/**
+ * The abilities on a project's noteable: the project's (IssuablePolicy, ProjectSnippetPolicy and
+ * CommitPolicy delegate to it), none to write on a locked one for a non-member; resolving is
+ * a merge request's only (it asks on top).
+ */
 function projectAbilities(project: ProjectScope, locked: boolean): (ability: NoteAbility) => boolean {
   return (ability) => {
     if (locked && ability !== 'set_note_created_at') return false;
@@ -178,18 +173,7 @@ export const commitNoteables: NoteableKind = {
       title: commit.message,
       authorId: null,
       viewer: project.viewer,
-      can: (ability) => {
-        switch (ability) {
-          case 'create_note':
-          case 'award_emoji':
-          case 'admin_note':
-            return project.can(ability);
-          case 'resolve_note':
-            return false;
-          case 'set_note_created_at':
-            return project.can('set_note_created_at');
-        }
-      },
+      can: projectAbilities(project, false),
       notes: () => userNotes(db, { type: 'Commit', projectId: project.row.id, sha: commit.sha }),
     };
   },
