@@ -105,10 +105,7 @@ const links = new Hono<AppEnv>()
 
 /** CE has no /issues/:issue_iid/links: without the licence no route matches. */
 export const issueLinkRoutes = new Hono<AppEnv>()
-  .use('/projects/:id/issues/:issue_iid/links', async (c, next) => {
-    if (!licensed(appContext(c).config.plan, 'related_issues')) throw routeNotFound();
-    await next();
-  })
+  // Hono's trailing `/*` matches the bare path too: the list and the link alike.
   .use('/projects/:id/issues/:issue_iid/links/*', async (c, next) => {
     if (!licensed(appContext(c).config.plan, 'related_issues')) throw routeNotFound();
     await next();
