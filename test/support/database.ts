@@ -34,12 +34,11 @@ export async function freshTestStore(label = 'db'): Promise<TestStore> {
   if (url) {
     const template = inject('postgresTemplate');
     const name = `${template}_f${suffix}`;
-    await adminQuery(url, `create database "${name}" template "${template}"`);
     // A test database needs its commits atomic and visible, not on disk before they return:
     // waiting for each commit's WAL flush left the workers idle most of the PostgreSQL run
     // (members.test.ts: 19 s of tests with it, 9 s without). Every session on it, child
     // processes' included, takes the setting; nothing else on the server does.
-    await adminQuery(url, `alter database "${name}" set synchronous_commit = off`);
+    await adminQuery(url, `create database "${name}" template "${template}"`, `alter database "${name}" set synchronous_commit = off`);
     const databaseUrl = withDatabase(url, name);
     return {
       env: { DATABASE_URL: databaseUrl },
@@ -71,12 +70,12 @@ export async function openTestDatabase(options: { poolSize?: number } = {}): Pro
   };
 }
 
-/** One statement on the server's `postgres` database (create or drop a database). */
-export async function adminQuery(url: string, query: string) {
+/** Statements on the server's `postgres` database (create or drop a database), one after another on one connection. */
+export async function adminQuery(url: string, ...queries: string[]) {
   const admin = new pg.Client({ connectionString: withDatabase(url, 'postgres') });
   await admin.connect();
   try {
-    await admin.query(query);
+    for (const query of queries) await admin.query(query);
   } finally {
     await admin.end();
   }
