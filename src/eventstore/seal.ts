@@ -3,7 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
 import { GENESIS_HASH, eventHash, type HashedFields } from './hash.js';
 import { appendLeaves, treeEnd } from './log-tree.js';
-import { afterCheckpoint, BELOW_HORIZON } from './store.js';
+import { afterCheckpoint, BELOW_HORIZON, heldBack } from './store.js';
 import type { EventSealsTable, EventsTable } from './tables.js';
 import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
 import { heardAllAlong, sleep } from './waits.js';
@@ -176,6 +176,8 @@ export interface SealResult {
   events: number;
   /** The newest seal's hash after this call (GENESIS_HASH if there is none). */
   headSealHash: string;
+  /** Committed events wait past the seals that the gap-free read could not see yet (store.ts heldBack). */
+  heldBack: boolean;
 }
 
 /**
@@ -189,11 +191,11 @@ export interface SealResult {
 export async function sealPending(db: Kysely<Database>, options: SealOptions = {}): Promise<SealResult> {
   const max = Math.max(1, options.maxEventsPerSeal ?? 1000);
   const min = Math.max(1, options.minEventsPerSeal ?? 1);
-  const result: SealResult = { seals: 0, events: 0, headSealHash: GENESIS_HASH };
+  const result: SealResult = { seals: 0, events: 0, headSealHash: GENESIS_HASH, heldBack: false };
   for (;;) {
     if (options.maxSeals !== undefined && result.seals >= options.maxSeals) break;
     if (options.signal?.aborted) break;
-    const sealed = await db.transaction().execute(async (trx): Promise<{ count: number; hash: string; backfilled?: number }> => {
+    const sealed = await db.transaction().execute(async (trx): Promise<{ count: number; hash: string; end: Checkpoint; shortTail?: boolean; backfilled?: number }> => {
       await sql`select ${SEAL_LOCK}`.execute(trx);
       const head = await lastSeal(trx);
       const after = head ? sealEnd(head) : LOG_START;
@@ -204,11 +206,11 @@ export async function sealPending(db: Kysely<Database>, options: SealOptions = {
         const behind = (await readRowsAfter(trx, tree.after, max)).filter((row) => compareCheckpoints(checkpointOfRow(row), after) <= 0);
         if (behind.length > 0) {
           await appendLeaves(trx, tree.size, behind.map(treeLeafOfRow));
-          return { count: 0, hash: head?.seal_hash ?? GENESIS_HASH, backfilled: behind.length };
+          return { count: 0, hash: head?.seal_hash ?? GENESIS_HASH, end: after, backfilled: behind.length };
         }
       }
       const rows = await readRowsAfter(trx, after, max);
-      if (rows.length < min || rows.length === 0) return { count: 0, hash: head?.seal_hash ?? GENESIS_HASH };
+      if (rows.length < min || rows.length === 0) return { count: 0, hash: head?.seal_hash ?? GENESIS_HASH, end: after, shortTail: rows.length > 0 };
       // Past the seals only if seals were removed behind the sealer's back: the tree keeps its leaves.
       await appendLeaves(trx, tree.size, rows.filter((row) => compareCheckpoints(checkpointOfRow(row), tree.after) > 0).map(treeLeafOfRow));
       const first = rows[0]!;
@@ -227,14 +229,19 @@ export async function sealPending(db: Kysely<Database>, options: SealOptions = {
         .insertInto('event_seals')
         .values({ ...seal, seal_hash: hash, created_at: sql<string>`now()` })
         .execute();
-      return { count: rows.length, hash };
+      return { count: rows.length, hash, end: checkpointOfRow(last) };
     });
     result.headSealHash = sealed.hash;
     if ((sealed.backfilled ?? 0) > 0) continue;
-    if (sealed.count === 0) break;
-    result.seals += 1;
-    result.events += sealed.count;
-    if (sealed.count < max) break;
+    if (sealed.count > 0) {
+      result.seals += 1;
+      result.events += sealed.count;
+    }
+    if (sealed.count < max) {
+      // Read all it could see: anything past it is held back by a running transaction.
+      result.heldBack = !sealed.shortTail && (await heldBack(db, sealed.end));
+      break;
+    }
   }
   return result;
 }
@@ -257,21 +264,31 @@ export interface SealWorkerOptions extends SealOptions {
   afterRound?: () => Promise<{ wakeInMs?: number }>;
 }
 
+/** First retry while a transaction elsewhere holds the horizon below committed events; doubles per round. */
+const HELD_BACK_RETRY_MS = 50;
+
 /**
  * The seal worker loop: `sealPending` every `intervalMs` (or on an append hint, at most
- * once a second) until the signal aborts. Resolves when stopped.
+ * once a second) until the signal aborts; while committed events wait behind the horizon,
+ * sooner, backing off from 50 ms. Resolves when stopped.
  */
 export async function runSealWorker(db: Kysely<Database>, options: SealWorkerOptions = {}): Promise<void> {
   const interval = options.intervalMs ?? 5000;
   const { signal } = options;
   const wakeups = heardAllAlong(options.onAppended);
+  let heldBackRounds = 0;
   try {
     while (!signal?.aborted) {
       let wakeInMs: number | undefined;
       try {
         const result = await sealPending(db, options);
         if (result.seals > 0) options.onSealed?.(result);
-        if (options.afterRound) ({ wakeInMs } = await options.afterRound());
+        heldBackRounds = result.heldBack ? heldBackRounds + 1 : 0;
+        if (result.heldBack) wakeInMs = Math.min(HELD_BACK_RETRY_MS * 2 ** Math.min(heldBackRounds - 1, 6), interval);
+        if (options.afterRound) {
+          const due = (await options.afterRound()).wakeInMs;
+          if (due !== undefined) wakeInMs = Math.min(due, wakeInMs ?? due);
+        }
       } catch (error) {
         options.onError?.(error);
       }

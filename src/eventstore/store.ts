@@ -173,6 +173,18 @@ export const afterCheckpoint = (at: Checkpoint) =>
 export const BELOW_HORIZON = sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
 
 /**
+ * Whether committed events wait after `at`. Asked by a reader that has read all it could see
+ * in gap-free order, it means a transaction elsewhere in the cluster, older than theirs, still
+ * runs: the reader retries shortly, since no append will wake it when that transaction ends
+ * (it may be another database's).
+ */
+export async function heldBack(db: Kysely<Database>, at: Checkpoint): Promise<boolean> {
+  const { rows } = await sql<{ hidden: boolean }>`
+    select exists (select 1 from events where ${afterCheckpoint(at)}) as hidden`.execute(db);
+  return rows[0]?.hidden === true;
+}
+
+/**
  * Reads the global log after a checkpoint in gap-free order: only events of transactions
  * older than every transaction still running, ordered by (transaction_id, global_position),
  * so an event that commits late with a smaller position is never skipped.

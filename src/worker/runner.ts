@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { isConnectionError } from '../database/pg-client.js';
 import type { Db, DatabaseHandle } from '../database/database.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { afterCheckpoint, readAllAfter, readTypesAfter } from '../eventstore/store.js';
+import { heldBack, readAllAfter, readTypesAfter } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
 import { ADVISORY_LOCK_CLASS } from '../database/advisory-lock.js';
@@ -524,17 +524,6 @@ async function advance(db: Db, name: string, from: Checkpoint, to: Checkpoint): 
        set transaction_id = ${to.transactionId}::xid8, global_position = ${to.globalPosition}::bigint, updated_at = now()
      where name = ${name} and transaction_id = ${from.transactionId}::xid8 and global_position = ${from.globalPosition}::bigint`.execute(db);
   if (Number(result.numAffectedRows ?? 0) !== 1) throw new Fenced(name);
-}
-
-/**
- * Whether committed events wait after `at` that the gap-free read could not see yet (a
- * transaction elsewhere in the cluster, older than theirs, is still running).
- */
-async function heldBack(db: Db, at: Checkpoint): Promise<boolean> {
-  const { rows } = await sql<{ hidden: boolean }>`
-    select exists (select 1 from events
-      where ${afterCheckpoint(at)}) as hidden`.execute(db);
-  return rows[0]?.hidden === true;
 }
 
 /** The last committed event in gap-free order (LOG_START for an empty log). */

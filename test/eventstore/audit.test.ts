@@ -111,7 +111,7 @@ describe('sealPending', () => {
   it('leaves a tail shorter than minEventsPerSeal for later and counts it as unsealed', async () => {
     await append(handle.db, 'user-2', ['UserCreated', 'UserBlocked']);
     await waitUntilReadable(handle.db);
-    expect(await sealPending(handle.db, { minEventsPerSeal: 3 })).toMatchObject({ seals: 0 });
+    expect(await sealPending(handle.db, { minEventsPerSeal: 3 })).toMatchObject({ seals: 0, heldBack: false });
     expect(await verifyLog(handle.db)).toMatchObject({ ok: true, sealsChecked: 4, unsealedEvents: 2, eventsChecked: 10 });
     expect(await sealPending(handle.db)).toMatchObject({ seals: 1, events: 2 });
   });
@@ -184,8 +184,27 @@ describe('sealPending', () => {
     // An event whose transaction id is in the future stands for one not committed yet.
     const { rows } = await sql<{ xid: string }>`select pg_current_xact_id()::text as xid`.execute(handle.db);
     await appendWithTransactionId(handle.db, 'user-5', 'UserCreated', Number(rows[0]!.xid) + 1000);
-    expect(await sealPending(handle.db)).toMatchObject({ seals: 1, events: 1 });
+    expect(await sealPending(handle.db)).toMatchObject({ seals: 1, events: 1, heldBack: true });
     expect(await verifyLog(handle.db)).toMatchObject({ ok: true, unsealedEvents: 1 });
+  });
+
+  it('retries soon, not at its idle poll, while committed events wait behind the horizon (nothing will wake it)', async () => {
+    // The event above, of a "future" transaction, stands for one held back by a transaction of
+    // another database: no append here wakes the sealer when that one ends.
+    const controller = new AbortController();
+    const rounds: number[] = [];
+    const started = Date.now();
+    await runSealWorker(handle.db, {
+      intervalMs: 600_000,
+      signal: controller.signal,
+      afterRound: async () => {
+        rounds.push(Date.now() - started);
+        if (rounds.length === 3) controller.abort();
+        return {};
+      },
+    });
+    expect(rounds).toHaveLength(3);
+    expect(rounds[2]!).toBeLessThan(60_000);
   });
 });
 
