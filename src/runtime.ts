@@ -22,6 +22,7 @@ import { eventCoverageProblems, installEventTypes } from './commands/kernel/aggr
 import { CredentialCache, KEEPS_CREDENTIALS } from './http/kernel/credentials.js';
 import { isConnectionError } from './database/pg-client.js';
 import { GeoReplicator } from './geo/replicator.js';
+import { AsOfViews } from './projections/as-of.js';
 import type { CommandContext } from './commands/kernel/context.js';
 
 /** A running forgelog: database, command path and (optionally) the HTTP server. */
@@ -97,7 +98,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
     const hearsEveryAppend = handle.kind === 'pglite' ? () => true : () => notifier.listening;
     const idleMs = idleWait(hearsEveryAppend, config.pollIntervalMs);
     credentials.follow(notifier, usersProjector.handles.filter((type) => !(KEEPS_CREDENTIALS as readonly string[]).includes(type)), hearsEveryAppend);
-    const app: AppContext = { config, db: handle.db, commands, logger, credentials };
+    const asOf = new AsOfViews(handle, PROJECTORS, logger);
+    const app: AppContext = { config, db: handle.db, commands, logger, credentials, asOf };
     let worker: ProjectionWorker | undefined;
     const sealing = new AbortController();
     let sealer: Promise<void> | undefined;
@@ -147,6 +149,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions = {}):
           logger.info('stopped the projections and reactors between two batches; released their advisory locks');
         }
         await notifier.close();
+        await asOf.close();
         await handle.close();
         logger.info({ database: handle.kind }, 'closed the database');
       },

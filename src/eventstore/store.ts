@@ -169,6 +169,10 @@ export async function appendToStream(trx: Kysely<Database>, input: AppendInput):
 export const afterCheckpoint = (at: Checkpoint) =>
   sql<boolean>`(transaction_id, global_position) > (${at.transactionId}::xid8, ${at.globalPosition}::bigint)`;
 
+/** Events up to and including a checkpoint, in the gap-free order. */
+export const throughCheckpoint = (at: Checkpoint) =>
+  sql<boolean>`(transaction_id, global_position) <= (${at.transactionId}::xid8, ${at.globalPosition}::bigint)`;
+
 /** Events of transactions older than every one still running: nothing can commit before them any more. */
 export const BELOW_HORIZON = sql<boolean>`transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
 

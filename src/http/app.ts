@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import type { DatabaseHandle } from '../database/database.js';
 import { type AppContext, type AppEnv } from './kernel/context.js';
+import { asOf } from './kernel/as-of.js';
 import { errorResponse, methodNotAllowed, routeNotFound, sendError } from './kernel/errors.js';
 import { bodyLimit, parameterGuard, requestIdOf, responseHeaders } from './kernel/guards.js';
 import { isConnectionError } from '../database/pg-client.js';
@@ -115,6 +116,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   root.use('*', parameterGuard);
   // Writes sent with an Idempotency-Key run in one transaction that stores their answer (a forgelog extension).
   root.use(`${API_PREFIX}/*`, idempotency({ killAfterCommitKey: process.env.FORGELOG_TEST_KILL_AFTER_COMMIT_KEY || undefined }));
+  // GETs sent with as_of read the tables as they stood at that log position (a forgelog extension).
+  root.use(`${API_PREFIX}/*`, asOf);
 
   const api = new Hono<AppEnv>();
   api.route('/', metaRoutes);

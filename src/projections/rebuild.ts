@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { holdSessionLock } from '../database/advisory-lock.js';
 import type { Db, DatabaseHandle } from '../database/database.js';
-import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, toLoggedEvent } from '../eventstore/store.js';
+import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, throughCheckpoint, toLoggedEvent } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, type Checkpoint, type LoggedEvent, type ProjectedEvent } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import { PageReader, sequencesOf } from './replay-pages.js';
@@ -226,14 +226,14 @@ async function swap(
  * the bulk replay, since one build over the loaded rows costs less than keeping every index
  * up to date row by row (the constraints stay: ON CONFLICT needs them).
  */
-async function createShadowTables(db: Db, tables: readonly string[]): Promise<string[]> {
+export async function createShadowTables(db: Db, tables: readonly string[], schema = SHADOW_SCHEMA): Promise<string[]> {
   const deferred: string[] = [];
   await db.transaction().execute(async (trx) => {
-    await sql.raw(`drop schema if exists ${SHADOW_SCHEMA} cascade`).execute(trx);
-    await sql.raw(`create schema ${SHADOW_SCHEMA}`).execute(trx);
+    await sql.raw(`drop schema if exists ${ident(schema)} cascade`).execute(trx);
+    await sql.raw(`create schema ${ident(schema)}`).execute(trx);
     for (const table of tables) {
       const live = `public.${ident(table)}`;
-      const shadow = `${SHADOW_SCHEMA}.${ident(table)}`;
+      const shadow = `${ident(schema)}.${ident(table)}`;
       await sql.raw(`create table ${shadow} (like ${live} including all excluding indexes)`).execute(trx);
       // LIKE … INCLUDING INDEXES would invent new index names; a later migration dropping
       // an index by name must still find it after a rebuild.
@@ -255,10 +255,10 @@ async function createShadowTables(db: Db, tables: readonly string[]): Promise<st
   return deferred;
 }
 
-/** Runs `fn` in a transaction whose unqualified table names resolve to the shadow tables. */
-function inShadow<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+/** Runs `fn` in a transaction whose unqualified table names resolve to the shadow tables (or `schema`'s) first. */
+export function inShadow<T>(db: Db, fn: (trx: Db) => Promise<T>, schema = SHADOW_SCHEMA): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    await sql`select set_config('search_path', ${`${SHADOW_SCHEMA}, public`}, true)`.execute(trx);
+    await sql`select set_config('search_path', ${`${ident(schema)}, public`}, true)`.execute(trx);
     return fn(trx);
   });
 }
@@ -313,18 +313,19 @@ async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
 
 /**
  * Events after a checkpoint in (transaction_id, global_position) order, optionally only
- * some types and only below the snapshot's xmin (the gap-free horizon).
+ * some types, only below the snapshot's xmin (the gap-free horizon) and only up to `through`.
  */
-async function readEvents(
+export async function readEvents(
   db: Db,
   after: Checkpoint,
-  opts: { types?: readonly string[]; gapFree: boolean; limit: number },
+  opts: { types?: readonly string[]; gapFree: boolean; limit: number; through?: Checkpoint },
 ): Promise<LoggedEvent[]> {
   if (opts.types && opts.types.length === 0) return [];
   let query = db
     .selectFrom('events')
     .select(PROJECTED_EVENT_COLUMNS)
     .where(afterCheckpoint(after));
+  if (opts.through) query = query.where(throughCheckpoint(opts.through));
   if (opts.types) query = query.where('event_type', 'in', opts.types);
   if (opts.gapFree) query = query.where(BELOW_HORIZON);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import type { Checkpoint, ProjectedEvent } from '../eventstore/types.js';
+import { throughCheckpoint } from '../eventstore/store.js';
 
 /**
  * The idempotency guard of a projection (DESIGN.md, "Read path"): per stream, the version of
@@ -104,6 +105,6 @@ export async function recordReplayedVersions(trx: Db, table: string, types: read
     insert into ${sql.table(table)} (stream_id, version)
     select stream_id, max(stream_version) from public.events
      where event_type in (${sql.join(types)})
-       and (transaction_id, global_position) <= (${through.transactionId}::xid8, ${through.globalPosition}::bigint)
+       and ${throughCheckpoint(through)}
      group by stream_id`.execute(trx);
 }

@@ -5,6 +5,7 @@ import type { Db } from '../../database/database.js';
 import type { AuthUser, TokenRow } from '../../projections/users.js';
 import type { CredentialCache } from './credentials.js';
 import type { CommandContext } from '../../commands/kernel/context.js';
+import type { AsOfViews } from '../../projections/as-of.js';
 
 /** What every request handler can reach: configuration, the database and the command path. */
 export interface AppContext {
@@ -13,6 +14,8 @@ export interface AppContext {
   readonly commands: CommandContext;
   readonly logger: Logger;
   readonly credentials: CredentialCache;
+  /** The read tables as they stood at a past log position (`as_of`). */
+  readonly asOf: AsOfViews;
 }
 
 export interface AppEnv {

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import type { Db, DatabaseHandle } from '../database/database.js';
+import { BELOW_HORIZON } from '../eventstore/store.js';
+import { LOG_START, checkpointOf, type Checkpoint } from '../eventstore/types.js';
+import type { Projector } from './projector.js';
+import { applyEvents, createShadowTables, inShadow, readEvents } from './rebuild.js';
+import { EMPTY_TABLES, recordReplayedVersions } from './stream-versions.js';
+
+/**
+ * The read tables as they stood when the log ended at a position (issue 25 §3: `as_of`, a
+ * forgelog extension, docs/log-evidence.md).
+ *
+ * A view is a schema of its own holding a copy of every projector's table, replayed from the
+ * log's start through the event at that position, and a view `events` of the log through it.
+ * A request reads it with the schema first on its search path: every query of the API,
+ * authorization's included, resolves its unqualified table names there, and what the log does
+ * not hold (git objects, which are content-addressed; integrations' secrets; uploads) is read
+ * as it is now. Nothing of the live tables is touched, and ordinary requests pay nothing.
+ *
+ * Building costs a replay of the log up to the position, in pages of short transactions (a
+ * progress line per page in the log); the views of the last few positions read are kept, and
+ * readers of one position wait for one build.
+ */
+
+/** Views kept at once; the least recently read one is dropped first, once no request reads it. */
+const KEPT_VIEWS = 4;
+/** A view unread this long is dropped. */
+const IDLE_MS = 10 * 60_000;
+/** A view is made again after this long, so that no schema lives for days (see sweep). */
+const LIFETIME_MS = 60 * 60_000;
+/** Events per page of a build. */
+const PAGE = 2000;
+/** Schemas of views named for their position, their creation time in seconds, and a random suffix. */
+const PREFIX = 'forgelog_as_of_';
+
+interface View {
+  readonly schema: string;
+  readonly built: Promise<void>;
+  readonly createdAt: number;
+  readers: number;
+  lastRead: number;
+}
+
+export class AsOfViews {
+  private readonly views = new Map<string, View>();
+  private swept: Promise<void> | undefined;
+
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly projectors: readonly Projector[],
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * The checkpoint of the event at `position` if it is one the gap-free read sees (committed,
+   * with nothing older still running), else undefined.
+   */
+  async checkpointAt(position: string): Promise<Checkpoint | undefined> {
+    const row = await this.handle.db
+      .selectFrom('events')
+      .select(['transaction_id', 'global_position'])
+      .where('global_position', '=', position)
+      .where(BELOW_HORIZON)
+      .executeTakeFirst();
+    return row ? checkpointOf({ transactionId: row.transaction_id, globalPosition: row.global_position }) : undefined;
+  }
+
+  /** Runs `read` in a read-only transaction whose tables are those at `checkpoint`. */
+  async read<T>(checkpoint: Checkpoint, read: (trx: Db) => Promise<T>): Promise<T> {
+    const view = await this.acquire(checkpoint);
+    try {
+      return await this.handle.db.transaction().execute(async (trx) => {
+        await sql`set transaction read only`.execute(trx);
+        await sql`select set_config('search_path', ${`${view.schema}, public`}, true)`.execute(trx);
+        return read(trx);
+      });
+    } finally {
+      view.readers -= 1;
+      view.lastRead = Date.now();
+    }
+  }
+
+  /** Drops every view this process made. */
+  async close(): Promise<void> {
+    const views = [...this.views.values()];
+    this.views.clear();
+    await Promise.allSettled(views.map((view) => this.drop(view)));
+  }
+
+  private async acquire(checkpoint: Checkpoint): Promise<View> {
+    const key = checkpoint.globalPosition;
+    const now = Date.now();
+    let view = this.views.get(key);
+    if (view && now - view.createdAt > LIFETIME_MS && view.readers === 0) {
+      this.views.delete(key);
+      void this.drop(view);
+      view = undefined;
+    }
+    if (!view) {
+      await (this.swept ??= this.sweep());
+      this.evict(now);
+      const schema = `${PREFIX}${key}_${Math.floor(now / 1000)}_${randomBytes(3).toString('hex')}`;
+      const built = this.build(schema, checkpoint);
+      view = { schema, built, createdAt: now, readers: 0, lastRead: now };
+      this.views.set(key, view);
+      built.catch(() => {
+        if (this.views.get(key) === view) this.views.delete(key);
+      });
+    } else {
+      // Most recently read last: the map's order is the eviction order.
+      this.views.delete(key);
+      this.views.set(key, view);
+    }
+    view.readers += 1;
+    try {
+      await view.built;
+    } catch (error) {
+      view.readers -= 1;
+      throw error;
+    }
+    return view;
+  }
+
+  /** Drops idle views, and the least recently read ones beyond KEPT_VIEWS - 1 (room for one more). */
+  private evict(now: number) {
+    let excess = this.views.size - (KEPT_VIEWS - 1);
+    for (const [key, view] of this.views) {
+      if (view.readers > 0) continue;
+      if (excess > 0 || now - view.lastRead > IDLE_MS) {
+        this.views.delete(key);
+        excess -= 1;
+        void this.drop(view);
+      }
+    }
+  }
+
+  private async drop(view: View) {
+    await view.built.catch(() => {});
+    await sql.raw(`drop schema if exists "${view.schema}" cascade`).execute(this.handle.db).catch((error: unknown) => {
+      this.logger.warn({ err: error, schema: view.schema }, 'could not drop an as_of view');
+    });
+  }
+
+  /**
+   * Schemas of views a process left behind (a crash): on the embedded database every one (it
+   * is this process's alone), on PostgreSQL those older than a day (another process's views
+   * live an hour at most).
+   */
+  private async sweep() {
+    const { rows } = await sql<{ name: string }>`select nspname as name from pg_namespace where nspname like ${`${PREFIX}%`}`.execute(this.handle.db);
+    const dayAgo = Date.now() / 1000 - 86_400;
+    for (const { name } of rows) {
+      const created = Number(name.split('_').at(-2));
+      if (this.handle.kind === 'pglite' || !(created > dayAgo)) await sql.raw(`drop schema if exists "${name}" cascade`).execute(this.handle.db);
+    }
+  }
+
+  private async build(schema: string, through: Checkpoint): Promise<void> {
+    const started = performance.now();
+    const db = this.handle.db;
+    const tables = [...new Set(this.projectors.flatMap((p) => p.tables))].sort();
+    const types = [...new Set(this.projectors.flatMap((p) => p.handles))];
+    try {
+      const indexes = await createShadowTables(db, tables, schema);
+      // The log as it ended, for the reads of the log itself (feeds, resource events, system notes)
+      // and for the projectors that look at it while they replay. Both values are digits.
+      await sql.raw(`create view "${schema}".events as select * from public.events where (transaction_id, global_position) <= ('${through.transactionId}'::xid8, ${through.globalPosition})`).execute(db);
+      let events = 0;
+      for (let from = LOG_START; ; ) {
+        const page = await readEvents(db, from, { types, gapFree: false, limit: PAGE, through });
+        if (page.length === 0) break;
+        await inShadow(db, async (trx) => {
+          for (const projector of this.projectors) await applyEvents(projector, page, trx, EMPTY_TABLES);
+        }, schema);
+        events += page.length;
+        this.logger.info({ as_of: through.globalPosition, events, events_per_s: Math.round(events / ((performance.now() - started) / 1000)) }, 'building an as_of view');
+        if (page.length < PAGE) break;
+        from = checkpointOf(page.at(-1)!);
+      }
+      await inShadow(db, async (trx) => {
+        for (const projector of this.projectors) {
+          const table = `${projector.name}_stream_versions`;
+          if (projector.tables.includes(table)) await recordReplayedVersions(trx, table, projector.guarded, through);
+        }
+      }, schema);
+      for (const index of indexes) await sql.raw(index).execute(db);
+      this.logger.info({ as_of: through.globalPosition, events, duration_ms: Math.round(performance.now() - started) }, 'built an as_of view');
+    } catch (error) {
+      await sql.raw(`drop schema if exists "${schema}" cascade`).execute(db).catch(() => {});
+      throw error;
+    }
+  }
+}
