@@ -195,6 +195,7 @@ async function projectFacts(db: Db, id: number, base: string, host: string): Pro
   if (!row) return undefined;
   const webUrl = `${base}/${row.path_with_namespace}`;
   return {
+    instanceUrl: base,
     id: row.id,
     name: row.name,
     path: row.path,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultFlags, hookDecider, type HookCommand, type HookEvent, type HookSnapshot } from '../../src/domain/hooks/decider.js';
-import { gitlabEventHeader, gitXmlschema, sidekiqTime, xmlschema } from '../../src/domain/hooks/payloads.js';
+import { absoluteImageUrls, gitlabEventHeader, gitXmlschema, sidekiqTime, xmlschema } from '../../src/domain/hooks/payloads.js';
 import { issueAsOf } from '../../src/domain/hooks/issuables.js';
 import { membershipOf, projectOf } from '../../src/domain/hooks/payloads-system.js';
 import { deciderSpec, rejected } from '../support/decider.js';
@@ -122,5 +122,28 @@ describe('payload formats', () => {
     expect(issueAsOf(4, [opened, updated, subscribed])).toMatchObject({ issue: { state: 'opened' }, closedAt: null, updatedAt: at(2) });
     expect(issueAsOf(4, [opened, { type: 'IssueDeleted', data: ofIssue, occurredAt: at(5) }])).toBeUndefined();
     expect(issueAsOf(4, [])).toBeUndefined();
+  });
+});
+
+describe('absoluteImageUrls (BaseBuilder.absolute_image_urls, its spec table)', () => {
+  const base = 'https://gitlab.example.com';
+  it.each([
+    ['relative image URL', '![an image](foo.png)', `![an image](${base}/foo.png)`],
+    ['HTTP URL', '![an image](http://example.com/foo.png)', '![an image](http://example.com/foo.png)'],
+    ['HTTPS URL', '![an image](https://example.com/foo.png)', '![an image](https://example.com/foo.png)'],
+    ['protocol-relative URL', '![an image](//example.com/foo.png)', '![an image](//example.com/foo.png)'],
+    ['URL reference by title', '![foo]\n\n[foo]: foo.png', '![foo]\n\n[foo]: foo.png'],
+    ['URL reference by label', '![][foo]\n\n[foo]: foo.png', '![][foo]\n\n[foo]: foo.png'],
+    ['in Markdown inline code block', '`![an image](foo.png)`', `\`![an image](${base}/foo.png)\``],
+    ['in HTML tag on the same line', '<p>![an image](foo.png)</p>', `<p>![an image](${base}/foo.png)</p>`],
+    ['in Markdown multi-line code block', '```\n![an image](foo.png)\n```', '```\n![an image](foo.png)\n```'],
+    ['in HTML tag on different lines', '<p>\n![an image](foo.png)\n</p>', '<p>\n![an image](foo.png)\n</p>'],
+    ['an upload, two images, a line after a code block', '![a](/uploads/x/a.png) ![b](b.png)\n```\n![c](c.png)\n```\n![d](d.png)', `![a](${base}//uploads/x/a.png) ![b](${base}/b.png)\n\`\`\`\n![c](c.png)\n\`\`\`\n![d](${base}/d.png)`],
+  ])('%s', (_name, input, output) => {
+    expect(absoluteImageUrls(input, base)).toBe(output);
+  });
+  it('leaves no description alone', () => {
+    expect(absoluteImageUrls(null, base)).toBeNull();
+    expect(absoluteImageUrls('', base)).toBe('');
   });
 });

@@ -198,7 +198,7 @@ describe('Merge Request Hook', () => {
     const path = await projectHook(project.id, { push_events: false, merge_requests_events: true });
     await commit(project.id, 'main', 'Base');
     await commit(project.id, 'topic', 'Topic work', unique('f'), 'main');
-    const mr = await api.post(`/projects/${project.id}/merge_requests`, { title: 'WIP: Topic', source_branch: 'topic', target_branch: 'main' });
+    const mr = await api.post(`/projects/${project.id}/merge_requests`, { title: 'WIP: Topic', description: 'See ![diagram](d.png)', source_branch: 'topic', target_branch: 'main' });
     expect(mr.status, mr.text).toBe(201);
     const [opened] = await received(path, 1);
     expect(opened!.headers['x-gitlab-event']).toBe('Merge Request Hook');
@@ -215,6 +215,7 @@ describe('Merge Request Hook', () => {
         source_branch: 'topic',
         target_branch: 'main',
         title: 'WIP: Topic',
+        description: `See ![diagram](${api.url}/d.png)`,
         // Gitlab::UrlBuilder, as the API's web_url: under /-/ in 12.10.
         url: `${web}/-/merge_requests/${mr.body.iid}`,
         work_in_progress: true,

@@ -70,7 +70,7 @@ describe('Issue Hook', () => {
     const project = await createProject(api);
     const path = await projectHook(project.id, { issues_events: true });
     const web = `${api.url}/${project.path_with_namespace}`;
-    const created = await api.post(`/projects/${project.id}/issues`, { title: 'Broken build', description: 'It fails', labels: 'bug', assignee_ids: [me.id] });
+    const created = await api.post(`/projects/${project.id}/issues`, { title: 'Broken build', description: 'It fails: ![shot](/uploads/abc/shot.png)', labels: 'bug', assignee_ids: [me.id] });
     expect(created.status, created.text).toBe(201);
     const iid = created.body.iid as number;
 
@@ -87,7 +87,8 @@ describe('Issue Hook', () => {
       closed_at: null,
       confidential: false,
       created_at: expect.stringMatching(SIDEKIQ_TIME),
-      description: 'It fails',
+      // BaseBuilder#absolute_image_urls: under the instance's URL as it is (GitLab's double slash too).
+      description: `It fails: ![shot](${api.url}//uploads/abc/shot.png)`,
       discussion_locked: null,
       due_date: null,
       id: created.body.id,
@@ -195,7 +196,7 @@ describe('Note Hook', () => {
     await commit(project.id, 'topic', 'Topic work', 'main');
     const mr = await api.post(`/projects/${project.id}/merge_requests`, { title: 'Topic', source_branch: 'topic', target_branch: 'main' });
     expect(mr.status, mr.text).toBe(201);
-    const note = await api.post(`/projects/${project.id}/merge_requests/${mr.body.iid}/notes`, { body: 'Looks good' });
+    const note = await api.post(`/projects/${project.id}/merge_requests/${mr.body.iid}/notes`, { body: 'Looks good ![x](x.png)' });
     expect(note.status, note.text).toBe(201);
     const web = `${api.url}/${project.path_with_namespace}`;
 
@@ -212,7 +213,7 @@ describe('Note Hook', () => {
       discussion_id: expect.stringMatching(/^[0-9a-f]{40}$/),
       id: note.body.id,
       line_code: null,
-      note: 'Looks good',
+      note: 'Looks good ![x](x.png)',
       noteable_id: mr.body.id,
       noteable_type: 'MergeRequest',
       original_position: null,
@@ -226,7 +227,7 @@ describe('Note Hook', () => {
       type: null,
       updated_at: expect.stringMatching(SIDEKIQ_TIME),
       updated_by_id: null,
-      description: 'Looks good',
+      description: `Looks good ![x](${api.url}/x.png)`,
       url: `${web}/-/merge_requests/${mr.body.iid}#note_${note.body.id}`,
     });
     expect(body.merge_request).toMatchObject({ id: mr.body.id, iid: mr.body.iid, title: 'Topic', source_branch: 'topic', target_branch: 'main', state: 'opened' });

@@ -1,6 +1,6 @@
 import { formatTimeTracking } from '../time-tracking.js';
 import { issuableData, type IssuableChanges, type IssuableFacts } from './payloads-issuables.js';
-import { sidekiqTime, type ProjectFacts, type UserFacts } from './payloads.js';
+import { absoluteImageUrls, sidekiqTime, type ProjectFacts, type UserFacts } from './payloads.js';
 
 /**
  * The "Issue Hook" (GitLab 12.10's Issues::BaseService#hook_data over
@@ -53,7 +53,7 @@ export function issueHookAttrs(issue: IssueFacts) {
     closed_at: sidekiqTime(issue.closedAt),
     confidential: issue.confidential,
     created_at: sidekiqTime(issue.createdAt),
-    description: issue.description,
+    description: absoluteImageUrls(issue.description, issue.project.instanceUrl),
     discussion_locked: issue.discussionLocked,
     due_date: issue.dueDate,
     id: issue.id,

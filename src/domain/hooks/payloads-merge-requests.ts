@@ -1,7 +1,7 @@
 import { isWorkInProgress } from '../issuable-text.js';
 import { formatTimeTracking } from '../time-tracking.js';
 import { issuableData, type IssuableChanges, type IssuableFacts } from './payloads-issuables.js';
-import { commitHookAttrs, projectHookAttrs, sidekiqTime, type CommitFacts, type ProjectFacts, type UserFacts } from './payloads.js';
+import { absoluteImageUrls, commitHookAttrs, projectHookAttrs, sidekiqTime, type CommitFacts, type ProjectFacts, type UserFacts } from './payloads.js';
 
 /**
  * The "Merge Request Hook" (GitLab 12.10's MergeRequests::BaseService#hook_data over
@@ -47,7 +47,7 @@ export function mergeRequestHookAttrs(mr: MergeRequestFacts) {
     assignee_id: mr.assigneeIds[0] ?? null,
     author_id: mr.authorId,
     created_at: sidekiqTime(mr.createdAt),
-    description: mr.description,
+    description: absoluteImageUrls(mr.description, mr.target.instanceUrl),
     head_pipeline_id: null,
     id: mr.id,
     iid: mr.iid,

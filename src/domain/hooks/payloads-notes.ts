@@ -1,7 +1,7 @@
 import type { NoteableType, NotePosition, NoteType } from '../notes/events.js';
 import { issueHookAttrs, issueUrl, type IssueFacts } from './payloads-issues.js';
 import { lastCommitAttrs, mergeRequestHookAttrs, mergeRequestUrl, type MergeRequestFacts } from './payloads-merge-requests.js';
-import { projectHookAttrs, sidekiqTime, userHookAttrs, type CommitFacts, type ProjectFacts, type UserFacts } from './payloads.js';
+import { absoluteImageUrls, projectHookAttrs, sidekiqTime, userHookAttrs, type CommitFacts, type ProjectFacts, type UserFacts } from './payloads.js';
 
 /**
  * The "Note Hook" (GitLab 12.10's Notes::PostProcessService#execute_note_hooks over
@@ -79,7 +79,7 @@ function noteUrl(note: NoteFacts, project: ProjectFacts, noteable: NoteableFacts
 }
 
 /** Note#hook_attrs (NoteBuilder's SAFE_HOOK_ATTRIBUTES in their order, then `description` and `url`). */
-function noteHookAttrs(note: NoteFacts, url: string) {
+function noteHookAttrs(note: NoteFacts, url: string, instanceUrl: string) {
   return {
     attachment: null,
     author_id: note.authorId,
@@ -103,7 +103,7 @@ function noteHookAttrs(note: NoteFacts, url: string) {
     type: note.type,
     updated_at: sidekiqTime(note.updatedAt),
     updated_by_id: null,
-    description: note.body,
+    description: absoluteImageUrls(note.body, instanceUrl),
     url,
   };
 }
@@ -115,7 +115,7 @@ export function noteData(note: NoteFacts, author: UserFacts, project: ProjectFac
     user: userHookAttrs(author),
     project_id: project.id,
     project: projectHookAttrs(project),
-    object_attributes: noteHookAttrs(note, noteUrl(note, project, noteable)),
+    object_attributes: noteHookAttrs(note, noteUrl(note, project, noteable), project.instanceUrl),
     repository: { name: project.name, url: project.sshUrl, description: project.description, homepage: project.webUrl },
   };
   switch (noteable.kind) {

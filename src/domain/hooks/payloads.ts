@@ -56,9 +56,27 @@ export function gitlabEventHeader(hookName: HookName, systemHook: boolean): stri
     .join(' ');
 }
 
+/**
+ * BaseBuilder.absolute_image_urls: a description's or note's relative image links
+ * (`![title](url)`, not `http(s)://` nor `//`) made absolute under the instance's URL, outside
+ * fenced code blocks and multi-line HTML blocks, as hook payloads carry them.
+ */
+export function absoluteImageUrls(markdown: string | null, instanceUrl: string): string | null {
+  if (!markdown) return markdown;
+  return markdown.replace(MARKDOWN_SIMPLE_IMAGE, (whole, ...args) => {
+    const groups = args.at(-1) as { image?: string; title?: string; url?: string };
+    return groups.image === undefined ? whole : `![${groups.title}](${instanceUrl}/${groups.url})`;
+  });
+}
+
+// Gitlab::Regex.markdown_code_or_html_blocks, then the image: Ruby's /m is JavaScript's /s, and its ^ $ always match at lines (/m).
+const MARKDOWN_SIMPLE_IMAGE = /(?<code>^```.+?\n```\ *$)|(?<html>^<[^>]+?>\ *\n.+?\n<\/[^>]+?>\ *$)|(?<image>!\[(?<title>[^\n]*?)\]\((?<url>(?!(?:https?:\/\/|\/\/))[^\n]+?)\))/gms;
+
 // ───────────────────────────── Facts ─────────────────────────────
 
 export interface ProjectFacts {
+  /** Gitlab.config.gitlab.url: the instance's external URL, without a trailing slash. */
+  readonly instanceUrl: string;
   readonly id: number;
   readonly name: string;
   readonly path: string;
