@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
+import { unexpired, viewerOf } from '../projections/access.js';
+import { groupReadableBy } from '../projections/groups/queries.js';
 import { directlyAddressedUsernames, mentionedUsernames } from '../domain/issuable-text.js';
 import { todos, type TodoAction, type TodoTargetType } from '../domain/todos.js';
 import type { StoredEvent } from '../eventstore/types.js';
@@ -31,10 +33,34 @@ function mentionsOf(texts: readonly Text[]) {
   return { directly, mentioned };
 }
 
-/** Active users by username, case-insensitively. */
-async function usersNamed(db: Db, usernames: ReadonlySet<string>): Promise<number[]> {
-  if (usernames.size === 0) return [];
-  const { rows } = await sql<{ id: number }>`select id from users where lower(username) = any(${[...usernames]}::text[]) and state = 'active' order by id`.execute(db);
+/**
+ * The users some mentioned names stand for, as Banzai's UserParser#referenced_by finds them:
+ * an active user by username (case-insensitively); a group the author may read (read_group,
+ * as UserReferenceFilter links it) whose mentions are not disabled, its direct members (not
+ * expired; access requests are kept apart); `all`, every member of the target's project, if the author
+ * is one (UserReferenceFilter#link_to_all). Blocked users never.
+ */
+async function usersMentioned(db: Db, names: ReadonlySet<string>, authorId: number, projectId: number | null, today: string): Promise<number[]> {
+  if (names.size === 0) return [];
+  const wanted = [...names];
+  const author = await db.selectFrom('users').select(['id', 'is_admin', 'external']).where('id', '=', authorId).executeTakeFirst();
+  const viewer = viewerOf(author, today);
+  const groupMembers = sql`
+    select m.user_id as id from namespaces n join members m on m.source_type = 'Namespace' and m.source_id = n.id
+     where n.kind = 'group' and lower(n.full_path) = any(${wanted}::text[]) and n.mentions_disabled is not true
+       and ${groupReadableBy(viewer, 'n')} and ${unexpired(today, 'm')}`;
+  const everyone =
+    projectId !== null && names.has('all')
+      ? sql`
+    select a.user_id as id from project_authorizations a
+     where a.project_id = ${projectId} and ${unexpired(today, 'a')}
+       and exists (select 1 from project_authorizations b where b.project_id = ${projectId} and b.user_id = ${authorId} and ${unexpired(today, 'b')})`
+      : sql`select null::integer as id where false`;
+  const { rows } = await sql<{ id: number }>`
+    select u.id from users u
+     where u.state = 'active'
+       and (lower(u.username) = any(${wanted}::text[]) or u.id in (${groupMembers}) or u.id in (${everyone}))
+     order by u.id`.execute(db);
   return rows.map((r) => r.id);
 }
 
@@ -55,8 +81,12 @@ export async function mentionTodos(ctx: CommandContext, stored: StoredEvent, now
   const { directly: directlyBefore, mentioned: mentionedBefore } = mentionsOf(before);
   const skip = new Set([...directlyBefore, ...mentionedBefore]);
   const fresh = (names: ReadonlySet<string>) => new Set([...names].filter((n) => !skip.has(n)));
-  await addTodos(ctx, stored, await usersNamed(ctx.db, fresh(directly)), 'directly_addressed', authorId, target);
-  await addTodos(ctx, stored, await usersNamed(ctx.db, fresh(mentioned)), 'mentioned', authorId, target);
+  const today = ctx.now().toISOString().slice(0, 10);
+  const directlyAddressed = await usersMentioned(ctx.db, fresh(directly), authorId, target.projectId, today);
+  await addTodos(ctx, stored, directlyAddressed, 'directly_addressed', authorId, target);
+  // TodoService: the directly addressed get no second todo for a mention.
+  const alsoMentioned = new Set(directlyAddressed);
+  await addTodos(ctx, stored, (await usersMentioned(ctx.db, fresh(mentioned), authorId, target.projectId, today)).filter((id) => !alsoMentioned.has(id)), 'mentioned', authorId, target);
 }
 
 /** TodoService#mark_pending_todos_as_done: the acting user's pending todos on the target (closed, merged). */

@@ -17,7 +17,7 @@ import type { Reactor } from './kernel/reactor.js';
  * - merged or closed: the acting user's pending todos on it are done (mark_pending_todos_as_done).
  * A todo is made only for a user who may read the merge request, authored by the acting user
  * (the merge request's author for `unmergeable`), and never twice while one is pending.
- * Group mentions (`@group`) and `@all` are not expanded yet.
+ * `@group` and `@all` stand for their members (issuable-todos.ts, usersMentioned).
  */
 
 type Handled = MergeRequestEventOf<'MergeRequestOpened' | 'MergeRequestUpdated' | 'MergeRequestMergeStatusChecked' | 'MergeRequestMerged' | 'MergeRequestClosed'>;

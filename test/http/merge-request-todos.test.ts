@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMergeRequest, updateMergeRequest } from '../../src/commands/merge-requests.js';
-import { addMember, createProject, eventually, settled } from '../support/fixtures.js';
+import { addMember, createGroup, createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { run } from '../../src/commands/kernel/run.js';
 import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';
@@ -117,6 +117,51 @@ describe('todos the merge request events make', () => {
     await eventually(async () => ((await pending(assignee.token)).length === 0 ? true : undefined));
     expect((await api.get('/todos?state=done', { token: assignee.token })).body).toMatchObject([{ action_name: 'assigned', state: 'done' }]);
     expect(await pending(later.token)).toHaveLength(2);
+  });
+
+  it('expands @group to the direct members of a group the author may read (mentions not disabled), and @all to the project members', async () => {
+    const group = await createGroup(api, { visibility: 'internal' });
+    const project = await createProject(api, { group, initialize_with_readme: true });
+    expect((await api.post(`/projects/${project.id}/repository/commits`, { branch: 'feature', start_branch: 'master', commit_message: 'Add a', actions: [{ action: 'create', file_path: 'a.txt', content: 'a\n' }] })).status).toBe(201);
+    const [author, inGroup, requester, hidden, quiet, projectOnly] = await Promise.all([api.createUser(), api.createUser(), api.createUser(), api.createUser(), api.createUser(), api.createUser()]);
+    await addMember(api, 'groups', group.id, author.user.id, 30);
+    await addMember(api, 'groups', group.id, inGroup.user.id, 20);
+    expect((await api.post(`/groups/${group.id}/access_requests`, {}, { token: requester.token })).status).toBe(201);
+    // A private group the author is no member of, and a group whose mentions are disabled: their members read the project all the same.
+    const secret = await createGroup(api);
+    await addMember(api, 'groups', secret.id, hidden.user.id, 30);
+    const muted = await createGroup(api);
+    expect((await api.put(`/groups/${muted.id}`, { mentions_disabled: true })).status).toBe(200);
+    await addMember(api, 'groups', muted.id, quiet.user.id, 30);
+    for (const member of [hidden, quiet, projectOnly]) await addMember(api, 'projects', project.id, member.user.id, 20);
+
+    const ctx = api.runtime.app.commands;
+    const description = `cc @${group.path} @${secret.path} @${muted.path}`;
+    const id = await openMergeRequest({ ctx, metadata: as(author) }, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description } });
+    await eventually(async () => ((await pending(inGroup.token)).length > 0 ? true : undefined));
+    expect(await pending(inGroup.token)).toMatchObject([{ action_name: 'mentioned', target: { id } }]);
+    expect(await pending(author.token)).toMatchObject([{ action_name: 'mentioned' }]);
+    await settled(api);
+    for (const nobody of [requester, hidden, quiet, projectOnly]) expect(await pending(nobody.token)).toEqual([]);
+
+    // @all: every member of the project (its group's included), once each, when its author is one.
+    await updateMergeRequest({ ctx, metadata: as(author) }, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: { description: `${description} @all` }, byId: author.user.id });
+    await eventually(async () => ((await pending(projectOnly.token)).length > 0 ? true : undefined));
+    await settled(api);
+    for (const member of [hidden, quiet, projectOnly]) expect(await pending(member.token)).toMatchObject([{ action_name: 'mentioned', target: { id } }]);
+    // Mentioned before by the group: UpdateService skips no user, but never makes a second pending todo.
+    expect(await pending(inGroup.token)).toHaveLength(1);
+    expect(await pending(requester.token)).toEqual([]);
+
+    // An author outside the project: @all is text, not a mention.
+    const other = await projectWithBranch();
+    const stranger = await api.createUser();
+    await addMember(api, 'projects', other.id, stranger.user.id, 30);
+    const outsiderAuthor = await api.createUser();
+    const otherId = await openMergeRequest({ ctx, metadata: as(outsiderAuthor) }, { projectId: other.id, authorId: outsiderAuthor.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description: '@all' } });
+    expect(otherId).toEqual(expect.any(Number));
+    await settled(api);
+    expect(await pending(stranger.token)).toEqual([]);
   });
 
   it('keeps no todo the reactor makes for a merge request deleted before it reacted', async () => {
