@@ -79,6 +79,8 @@ export class AsOfViews {
     } finally {
       view.readers -= 1;
       view.lastRead = Date.now();
+      // An idle view goes even if no other as_of read comes to evict it.
+      setTimeout(() => this.evict(Date.now(), KEPT_VIEWS), IDLE_MS + 1000).unref();
     }
   }
 
@@ -123,9 +125,9 @@ export class AsOfViews {
     return view;
   }
 
-  /** Drops idle views, and the least recently read ones beyond KEPT_VIEWS - 1 (room for one more). */
-  private evict(now: number) {
-    let excess = this.views.size - (KEPT_VIEWS - 1);
+  /** Drops idle views, and the least recently read ones beyond `keep` (room for one more by default). */
+  private evict(now: number, keep = KEPT_VIEWS - 1) {
+    let excess = this.views.size - keep;
     for (const [key, view] of this.views) {
       if (view.readers > 0) continue;
       if (excess > 0 || now - view.lastRead > IDLE_MS) {
