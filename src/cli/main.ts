@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
@@ -16,6 +16,8 @@ import { PROJECTORS, asyncProjectors, inlineProjectors } from '../projections/re
 import { rebuildProjections } from '../projections/rebuild.js';
 import { readFollowerStatus } from '../projections/status.js';
 import { exportEvents } from '../eventstore/export.js';
+import { ImportRefused, ImportTargetNotEmpty } from '../eventstore/import.js';
+import { exportBundleTo, importBundleFile } from './bundle.js';
 import { rebaseTransactionIds } from '../eventstore/rebase.js';
 import { sealPending } from '../eventstore/seal.js';
 import { parsePublicKey, parseTreeHeadJson, publicKeyPem, publishTreeHead, publishedHead, treeHeadJson, type TreeHead } from '../eventstore/tree-heads.js';
@@ -37,6 +39,11 @@ const USAGE = `forgelog — a GitLab API v4 compatible service on an event log
   forgelog projections                each projection's and reactor's checkpoint and lag
   forgelog events export [--stream ID] [--after TX:POS]
                                       the log as NDJSON on stdout, in gap-free order
+  forgelog events export --bundle     the log with seals, signed heads, uploads, git objects,
+                                      sequences and claims: what events import takes
+  forgelog events import FILE [--public-key KEY.pem]
+                                      a bundle into an empty database, verified line by line;
+                                      then run forgelog rebuild --all
   forgelog events tail [--stream ID]  the same, then follow new events until interrupted
   forgelog events verify [--against HEAD.json] [--public-key KEY.pem]
                                       check every stream's hash chain, every event's feed
@@ -184,6 +191,10 @@ async function main(argv: string[]) {
 
 async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
   const [verb, ...rest] = args;
+  if (verb === 'import') {
+    await importEvents(config, rest);
+    return;
+  }
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: verb === 'prove',
@@ -196,6 +207,7 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
       'public-key': { type: 'string' },
       'tree-size': { type: 'string' },
       out: { type: 'string' },
+      bundle: { type: 'boolean', default: false },
     },
   });
   // Needs no database: the key must never be in it.
@@ -229,6 +241,12 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
     switch (verb) {
       case 'export':
       case 'tail': {
+        if (values.bundle) {
+          if (verb === 'tail' || values.after !== undefined || values.stream !== undefined) throw new StartupError('--bundle exports the whole database: it takes neither --after nor --stream, and does not tail');
+          const counts = await exportBundleTo(handle.db, process.stdout);
+          process.stderr.write(`bundle: ${Object.entries(counts).map(([kind, n]) => `${n} ${kind.replace('_', ' ')}`).join(', ')}\n`);
+          return;
+        }
         const follow = verb === 'tail';
         const after = values.after ? parseCheckpoint(values.after) : undefined;
         const notifier = new Notifier(handle.pool);
@@ -290,8 +308,62 @@ async function events(config: ReturnType<typeof loadConfig>, args: string[]) {
         return;
       }
       default:
-        throw new StartupError('forgelog events export | tail | verify | prove | seal | head | public-key | keygen | rebase');
+        throw new StartupError('forgelog events export | tail | import | verify | prove | seal | head | public-key | keygen | rebase');
     }
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `forgelog events import FILE [--public-key KEY.pem]`: exit 0 and a JSON report when
+ * imported; 3 and the refusal (its line, position and kind) when the file does not verify;
+ * 2 for a usage error; 1 when the database is not empty or cannot be opened.
+ */
+async function importEvents(config: Config, args: string[]) {
+  const usage = 'forgelog events import FILE [--public-key KEY.pem]';
+  let parsed;
+  try {
+    parsed = parseArgs({ args, allowPositionals: true, options: { 'public-key': { type: 'string' } } });
+  } catch (error) {
+    console.error(`forgelog: ${describeError(error)}\nusage: ${usage}`);
+    process.exitCode = 2;
+    return;
+  }
+  const [file, ...extra] = parsed.positionals;
+  if (file === undefined || extra.length > 0) {
+    console.error(`usage: ${usage}`);
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    accessSync(file, constants.R_OK);
+  } catch (error) {
+    console.error(`forgelog: cannot read ${file}: ${describeError(error)}`);
+    process.exitCode = 2;
+    return;
+  }
+  const publicKey = verificationKey(config, parsed.values['public-key'], false);
+  const handle = await openStore(config);
+  try {
+    await migrateToLatest(handle.db);
+    const progress = onTerminal();
+    const report = await importBundleFile(handle.db, file, {
+      ...(publicKey && { publicKey }),
+      ...(progress && { onProgress: (p) => progress.draw(`${p.lines} lines, ${p.events} events`) }),
+    }).catch((error: unknown) => {
+      progress?.end();
+      if (error instanceof ImportTargetNotEmpty) throw new StartupError(error.message);
+      if (!(error instanceof ImportRefused)) throw error;
+      console.log(JSON.stringify({ ok: false, ...error.refusal }, null, 2));
+      console.error(`forgelog: nothing imported: ${error.message}`);
+      process.exitCode = 3;
+      return undefined;
+    });
+    if (!report) return;
+    progress?.end();
+    console.log(JSON.stringify({ ok: true, ...report }, null, 2));
+    console.error('imported; now run `forgelog rebuild --all` before serving (the read tables are empty)');
   } finally {
     await handle.close();
   }

@@ -10,7 +10,18 @@ import { seal, unseal } from './sealing.js';
  */
 export const sealSecret = (db: Db, attribute: string, plaintext: string) => seal(db, 'application_settings', attribute, plaintext);
 
-export const openSecret = (db: Db, attribute: string, sealed: string) => unseal(db, 'application_settings', attribute, sealed);
+/**
+ * The secret in clear, or null when this instance's key does not open it: a log imported from
+ * another instance (`forgelog events import`) holds its secrets sealed under that instance's
+ * key, which never travels. Such a secret reads as unset until an administrator sets it again.
+ */
+export async function openSecret(db: Db, attribute: string, sealed: string): Promise<string | null> {
+  try {
+    return await unseal(db, 'application_settings', attribute, sealed);
+  } catch {
+    return null;
+  }
+}
 
 /** The settings with their secrets in clear, for the administrators' GET. */
 export async function openSecrets(db: Db, settings: Settings): Promise<Settings> {
