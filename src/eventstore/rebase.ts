@@ -18,13 +18,12 @@ import { SEAL_LOCK } from './seal.js';
  * - transaction_id is not part of an event's content. It is a physical ordering key of the
  *   cluster that wrote the event; neither the event hash (hash.ts) nor the seals (seal.ts)
  *   cover it, so rewriting it alters no fact and breaks no chain.
- * - The rewrite preserves the gap-free order exactly: the log is read in its current
- *   (transaction_id, global_position) order, and consecutive events keep one new id while
- *   their positions increase; a new id starts wherever the position goes down (a
- *   transaction that committed after one with higher positions). So (new id, position)
- *   orders every event as (old id, position) did, checkpoints and seal bounds are mapped
- *   to the new ids of the very events they point at, and every reader, seal and Merkle
- *   root sees the same sequence. Few ids are needed (one per such descent, plus one).
+ * - The rewrite preserves the gap-free order exactly, and which events were committed
+ *   together: each stored id becomes BASE + its rank among the log's ids. So (new id,
+ *   position) orders every event as (old id, position) did, checkpoints and seal bounds are
+ *   mapped to the new ids of the very events they point at, and every reader, seal and Merkle
+ *   root sees the same sequence; the activity feeds, which hide an event committed with its
+ *   resource's creation by their shared id, hide the same events. One id per transaction.
  * - It runs in one transaction that takes exclusive locks on the log, its checkpoints and
  *   seals, disables the immutability triggers of events and seals, rewrites, and re-enables
  *   them before commit: no other session ever sees a trigger off (DDL is transactional).
@@ -112,16 +111,12 @@ async function rebaseInTransaction(trx: Kysely<Database>, dryRun: boolean): Prom
   };
   if (!report.needed || dryRun) return report;
 
-  // The new id of every event: BASE + the number of position descents before it in the
-  // current gap-free order.
+  // The new id of every event: BASE + the rank of its old id among the log's ids.
   await sql`
     create temporary table forgelog_rebase on commit drop as
-    select global_position, old_tx,
-           (${String(BASE)}::bigint + sum(descent) over (order by old_tx, global_position rows unbounded preceding))::text::xid8 as new_tx
-      from (select global_position, transaction_id as old_tx,
-                   case when global_position < lag(global_position) over (order by transaction_id, global_position)
-                        then 1 else 0 end as descent
-              from events) ordered`.execute(trx);
+    select global_position, transaction_id as old_tx,
+           (${String(BASE)}::bigint + dense_rank() over (order by transaction_id) - 1)::text::xid8 as new_tx
+      from events`.execute(trx);
   await sql`alter table forgelog_rebase add primary key (global_position)`.execute(trx);
   await sql`create index on forgelog_rebase (old_tx, global_position)`.execute(trx);
   await sql`analyze forgelog_rebase`.execute(trx);

@@ -32,6 +32,10 @@ const positionsAfter = async (after: Checkpoint) => (await readAllAfter(handle.d
 describe('rebaseTransactionIds', () => {
   // Both backends can stage it: a logical restore is simulated by shifting every stored
   // transaction id (events, seals, checkpoints) far ahead of the cluster's counter.
+  /** The log's positions grouped by the transaction that wrote them (the activity feeds' "committed with the creation"). */
+  const committedTogether = async () =>
+    (await sql<{ positions: string[] }>`select array_agg(global_position::text order by global_position) as positions from events group by transaction_id order by min(global_position)`.execute(handle.db)).rows.map((r) => r.positions);
+
   it('re-bases a log restored ahead of the cluster, keeping the gap-free order, the seals and the checkpoints', async () => {
     // A log whose gap-free order differs from position order, as concurrent writers leave
     // it: positions in (transaction_id, position) order are 2 4 1 3 6 5 7 8 9.
@@ -50,6 +54,7 @@ describe('rebaseTransactionIds', () => {
     expect(before.map(offset)).toEqual([2, 4, 1, 3, 6, 5, 7, 8, 9]);
 
     expect(await sealPending(handle.db, { maxEventsPerSeal: 4 })).toMatchObject({ seals: 3, events: 9 });
+    const together = await committedTogether();
     const a2 = { transactionId: String(t + 20), globalPosition: p3.globalPosition };
     const last = (await readAllAfter(handle.db, LOG_START, 100)).at(-1)!;
     await setCheckpoint('at-a2', a2);
@@ -77,7 +82,7 @@ describe('rebaseTransactionIds', () => {
     expect(report).toMatchObject({
       needed: true,
       rebased: true,
-      transactionIds: 3, // (2 4) (1 3 6) (5 7 8 9): a new id at each descent
+      transactionIds: 7, // one per stored id: (2) (4) (1 3) (6) (5) (7) (8 9)
       eventsRewritten: 9,
       sealsRewritten: 3,
       checkpointsRewritten: 3,
@@ -85,8 +90,9 @@ describe('rebaseTransactionIds', () => {
     });
     expect(BigInt(report.maxTransactionIdAfter!)).toBeLessThan(BigInt(report.snapshotXmin));
 
-    // Same order, same seals, checkpoints on the same events.
+    // Same order, the same events committed together, same seals, checkpoints on the same events.
     expect(await gapFreeOrder(handle.db)).toEqual(before);
+    expect(await committedTogether()).toEqual(together);
     expect((await readAllAfter(handle.db, LOG_START, 100)).map((e) => e.globalPosition)).toEqual(before);
     expect(await verifyLog(handle.db)).toMatchObject({ ok: true, sealsChecked: 3, sealedEvents: 9, unsealedEvents: 0 });
     expect(await checkpoint('at-start')).toEqual(LOG_START);
