@@ -19,7 +19,7 @@ import { currentSettings } from '../projections/application-settings/queries.js'
 import { handleCommands, nextId } from './kernel/handler.js';
 import { firstMember, members } from '../domain/members.js';
 import { causedBy } from './kernel/causation.js';
-import { lockedBranchNames, readmeSpec } from './repository.js';
+import { lockedBranchNames, readmeSpecs } from './repository.js';
 import { type PendingUpload, withUpload } from './uploads.js';
 import { newId, spec, run } from './kernel/run.js';
 import type { CommandContext, CommandResult, CommandSpec, DeferredSpecs, Writer } from './kernel/context.js';
@@ -119,7 +119,7 @@ export async function createProject(w: Writer, input: CreateProjectInput): Promi
   }
   if (input.initializeWithReadme) {
     const branch = input.defaultBranch ?? 'master';
-    specs.push(readmeSpec(w.ctx, { projectId: id, branch, name: settings.name, description: settings.description ?? null, creatorId: creator.id }));
+    specs.push(...readmeSpecs(w.ctx, { projectId: id, branch, name: settings.name, description: settings.description ?? null, creatorId: creator.id }));
   }
   if (input.fork) specs.push(...input.fork.repository(id));
   const [project] = await handleCommands(w, specs);

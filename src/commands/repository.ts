@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry, type Refusals } from '../domain/repository/files.js';
-import { branchRef, type CommitDetail, type RefCommand, refOfCommand, type RepositoryCommand, validBranchName } from '../domain/repository/decider.js';
+import { type CommitDetail, type RefCommand, refOfCommand, type RepositoryCommand, validBranchName } from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import { branchCheck, type BranchChange, isProtected, type ProtectedRef, tagCheck } from '../domain/repository/push-access.js';
 import { protectedTagRefsOf } from '../projections/protected-tags/queries.js';
@@ -48,8 +48,16 @@ export const deferredRefs = (projectId: number, build: (trx: Db) => Promise<Repo
  * (`default_branch_protection`: ./default-branch-protection.ts).
  */
 export async function runRefs(w: Writer, projectId: number, build: (trx: Db) => Promise<RepositoryCommand>): Promise<void> {
+  await handleCommands(w, refWrites(projectId, build));
+}
+
+/**
+ * runRefs' specs, for a write that commits them with other commands (a new project's README):
+ * the ref writes `build` decides, then the default branch's protection when they create it.
+ */
+export function refWrites(projectId: number, build: (trx: Db) => Promise<RepositoryCommand>): DeferredSpecs[] {
   let written: RepositoryCommand | undefined;
-  await handleCommands(w, [deferredRefs(projectId, async (trx) => (written = await build(trx))), defaultBranchProtection(projectId, () => written)]);
+  return [deferredRefs(projectId, async (trx) => (written = await build(trx))), defaultBranchProtection(projectId, () => written)];
 }
 
 /**
@@ -236,25 +244,22 @@ export async function committerOf(db: Db, userId: number): Promise<{ name: strin
 /**
  * `initialize_with_readme`: the default branch's first commit, README.md with GitLab 12's
  * content (Projects::CreateService#create_readme: `# <name>\n\n<description>`, "Initial
- * commit"), authored and committed by the creator. A spec to commit with the project.
+ * commit"), authored and committed by the creator. Specs to commit with the project: the ref
+ * write of every first write (`refWrites`), so the default branch gets
+ * `default_branch_protection` as a first push gives it (GitLab: the README's commit runs the
+ * post-receive path, Git::BranchPushService, like any other).
  */
-export function readmeSpec(ctx: CommandContext, input: { projectId: number; branch: string; name: string; description: string | null; creatorId: number }) {
+export function readmeSpecs(ctx: CommandContext, input: { projectId: number; branch: string; name: string; description: string | null; creatorId: number }): DeferredSpecs[] {
   const time = Math.floor(ctx.now().getTime() / 1000);
-  return spec(
-    repository,
-    { projectId: input.projectId, ref: branchRef(input.branch) },
-    async (trx): Promise<RepositoryCommand> => {
-      const who = await committerOf(trx, input.creatorId);
-      const signature: Signature = { name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 };
-      const readme = blob(`# ${input.name}\n\n${input.description ?? ''}`);
-      const { root, trees } = buildTrees(new Map([['README.md', { mode: MODES.file, sha: readme.sha }]]));
-      const made = commit({ tree: root, parents: [], author: signature, committer: signature, message: 'Initial commit' });
-      await storeObjects(trx, input.projectId, [readme, ...trees, made]);
-      return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Initial commit', author: signature })] };
-    },
-    // The project is being created with it: its repository has no ref yet.
-    { newStream: true },
-  );
+  return refWrites(input.projectId, async (trx): Promise<RepositoryCommand> => {
+    const who = await committerOf(trx, input.creatorId);
+    const signature: Signature = { name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 };
+    const readme = blob(`# ${input.name}\n\n${input.description ?? ''}`);
+    const { root, trees } = buildTrees(new Map([['README.md', { mode: MODES.file, sha: readme.sha }]]));
+    const made = commit({ tree: root, parents: [], author: signature, committer: signature, message: 'Initial commit' });
+    await storeObjects(trx, input.projectId, [readme, ...trees, made]);
+    return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Initial commit', author: signature })] };
+  });
 }
 
 /**

@@ -26,6 +26,14 @@ describe('parseCommands', () => {
         { oldSha: A, newSha: ZERO_SHA, ref: 'refs/tags/v1' },
       ],
       capabilities: new Set(['report-status', 'side-band-64k', 'agent=git/2.39']),
+      pushOptions: [],
+    });
+  });
+
+  it('reads the push options up to a second flush when the client asks for push-options', () => {
+    expect(parseCommands([data(`${ZERO_SHA} ${A} refs/heads/topic\0report-status push-options\n`), flush, data('merge_request.create\n'), data('merge_request.target=main\n'), flush])).toMatchObject({
+      commands: [{ ref: 'refs/heads/topic' }],
+      pushOptions: ['merge_request.create', 'merge_request.target=main'],
     });
   });
 
@@ -114,7 +122,7 @@ describe('walkPushed', () => {
 
 describe('the answers', () => {
   it('advertises the refs, or capabilities^{} for an empty repository', () => {
-    const caps = 'report-status delete-refs side-band-64k quiet atomic ofs-delta object-format=sha1 agent=forgelog/x';
+    const caps = 'report-status delete-refs side-band-64k quiet atomic ofs-delta push-options object-format=sha1 agent=forgelog/x';
     expect(texts(advertiseReceivePack([], 'forgelog/x'))).toEqual([`${ZERO_SHA} capabilities^{}\0${caps}\n`, 'flush']);
     expect(texts(advertiseReceivePack([{ name: 'refs/heads/master', sha: A }, { name: 'refs/tags/v1', sha: B }], 'forgelog/x'))).toEqual([
       `${A} refs/heads/master\0${caps}\n`,

@@ -65,7 +65,7 @@ describe('GET /:repo.git/info/refs?service=git-receive-pack', () => {
     const url = `${project.http_url_to_repo}/info/refs?service=git-receive-pack`;
     const empty = await fetch(url, { headers: basicAuth(callers.developer.token!) });
     expect([empty.status, empty.headers.get('content-type')]).toEqual([200, 'application/x-git-receive-pack-advertisement']);
-    const caps = 'report-status delete-refs side-band-64k quiet atomic ofs-delta object-format=sha1 agent=forgelog/12.10.14-forgelog';
+    const caps = 'report-status delete-refs side-band-64k quiet atomic ofs-delta push-options object-format=sha1 agent=forgelog/12.10.14-forgelog';
     expect(packetTexts(packetsOf(Buffer.from(await empty.arrayBuffer())))).toEqual(['# service=git-receive-pack\n', 'flush', `${'0'.repeat(40)} capabilities^{}\0${caps}\n`, 'flush']);
     const dir = await workingCopy(project, callers.developer.token!);
     const a = await commitFile(dir, 'a.txt', 'a\n', 'A');

@@ -183,7 +183,7 @@ describe('git clone and fetch over smart HTTP', () => {
     expect(lines).toEqual([
       '# service=git-upload-pack\n',
       'flush',
-      `${sha('master')} HEAD\0multi_ack thin-pack side-band side-band-64k ofs-delta no-progress include-tag multi_ack_detailed allow-tip-sha1-in-want allow-reachable-sha1-in-want symref=HEAD:refs/heads/master object-format=sha1 agent=forgelog/12.10.14-forgelog\n`,
+      `${sha('master')} HEAD\0multi_ack thin-pack side-band side-band-64k ofs-delta shallow deepen-since deepen-not deepen-relative no-progress include-tag multi_ack_detailed allow-tip-sha1-in-want allow-reachable-sha1-in-want symref=HEAD:refs/heads/master object-format=sha1 agent=forgelog/12.10.14-forgelog\n`,
       `${sha('feature')} refs/heads/feature\n`,
       `${sha('master')} refs/heads/master\n`,
       `${sha('other')} refs/heads/other\n`,
@@ -201,7 +201,7 @@ describe('git clone and fetch over smart HTTP', () => {
 
   it("answers v2: the capabilities, and ls-refs with peel, symrefs and ref-prefix", async () => {
     const res = await fetch(`${project.http_url_to_repo}/info/refs?service=git-upload-pack`, { headers: v2 });
-    expect(packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual(['version 2\n', 'agent=forgelog/12.10.14-forgelog\n', 'ls-refs=unborn\n', 'fetch\n', 'server-option\n', 'object-format=sha1\n', 'flush']);
+    expect(packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual(['version 2\n', 'agent=forgelog/12.10.14-forgelog\n', 'ls-refs=unborn\n', 'fetch=shallow\n', 'server-option\n', 'object-format=sha1\n', 'flush']);
     const tags = (await api.get(repo(project.id, '/tags'))).body as { name: string; target: string; commit: { id: string } }[];
     const v1 = tags.find((x) => x.name === 'v1.0')!;
     const master = (await api.get(repo(project.id, '/branches/master'))).body.commit.id;
@@ -283,7 +283,7 @@ describe('git clone and fetch over smart HTTP', () => {
     expect(packetTexts(packetsOf(Buffer.from(await res.arrayBuffer())))).toEqual([
       '# service=git-upload-pack\n',
       'flush',
-      `${'0'.repeat(40)} capabilities^{}\0multi_ack thin-pack side-band side-band-64k ofs-delta no-progress include-tag multi_ack_detailed allow-tip-sha1-in-want allow-reachable-sha1-in-want object-format=sha1 agent=forgelog/12.10.14-forgelog\n`,
+      `${'0'.repeat(40)} capabilities^{}\0multi_ack thin-pack side-band side-band-64k ofs-delta shallow deepen-since deepen-not deepen-relative no-progress include-tag multi_ack_detailed allow-tip-sha1-in-want allow-reachable-sha1-in-want object-format=sha1 agent=forgelog/12.10.14-forgelog\n`,
       'flush',
     ]);
     for (const version of [0, 2]) {

@@ -16,6 +16,8 @@ let issue: (projectId: number, body?: Record<string, unknown>, token?: string | 
 beforeAll(async () => {
   ({ api, callers, author, assignee, projects, issue } = await startIssueWorld());
   await settled(api);
+  // A developer merges into the README's master: unprotected (default_branch_protection, test/http/readme-protection.test.ts).
+  await api.put('/application/settings', { default_branch_protection: 0 });
 });
 afterAll(() => api.close());
 

@@ -13,6 +13,8 @@ let api: TestServer;
 beforeAll(async () => {
   api = await startTestServer();
   await settled(api);
+  // Its README projects' master is protected by the tests themselves: none at the README's commit (default_branch_protection, test/http/readme-protection.test.ts).
+  await api.put('/application/settings', { default_branch_protection: 0 });
 });
 afterAll(() => api.close());
 

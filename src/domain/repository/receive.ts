@@ -25,11 +25,12 @@ export class ReceivePackError extends Error {
 // ───────────────────────────── Advertisement ─────────────────────────────
 
 /**
- * What is offered (receive-pack.c, show_ref): report-status, deletions, side-band-64k, quiet,
- * atomic (every push here is atomic anyway) and OFS_DELTA in the pack. Not offered: push
- * options, push certificates, report-status-v2.
+ * What is offered (receive-pack.c, show_ref, in its order): report-status, deletions,
+ * side-band-64k, quiet, atomic (every push here is atomic anyway), OFS_DELTA in the pack and
+ * push options (GitLab's `merge_request.*` and `ci.skip`: ./push-options.ts). Not offered:
+ * push certificates, report-status-v2.
  */
-export const RECEIVE_CAPABILITIES = ['report-status', 'delete-refs', 'side-band-64k', 'quiet', 'atomic', 'ofs-delta', 'object-format=sha1'] as const;
+export const RECEIVE_CAPABILITIES = ['report-status', 'delete-refs', 'side-band-64k', 'quiet', 'atomic', 'ofs-delta', 'push-options', 'object-format=sha1'] as const;
 
 const line = (text: string) => pktLine(`${text}\n`);
 
@@ -57,17 +58,30 @@ export interface PushCommand {
 export interface ReceiveRequest {
   readonly commands: readonly PushCommand[];
   readonly capabilities: ReadonlySet<string>;
+  /** `git push -o`: the push options after the commands' flush (with the `push-options` capability). */
+  readonly pushOptions: readonly string[];
+}
+
+/** The capabilities after the first command's NUL (a command list's first packet). */
+export function requestCapabilities(first: Packet | undefined): Set<string> {
+  if (first?.type !== 'data') return new Set();
+  const text = first.data.toString('utf8').replace(/\n$/, '');
+  const nul = text.indexOf('\0');
+  return new Set(nul < 0 ? [] : text.slice(nul + 1).split(' ').filter((c) => c !== ''));
 }
 
 /**
  * The command list, up to its flush: `<old> <new> <ref>`, the first with `\0` and the
- * client's capabilities. A shallow client's `shallow` lines are refused (receive.shallowUpdate
- * is off, as git's default).
+ * client's capabilities; then, when the client asked for `push-options`, one option a packet
+ * up to a second flush (receive-pack.c, read_push_options). A shallow client's `shallow`
+ * lines are refused (receive.shallowUpdate is off, as git's default).
  */
 export function parseCommands(packets: readonly Packet[]): ReceiveRequest {
   const commands: PushCommand[] = [];
   let capabilities = new Set<string>();
-  for (const packet of packets) {
+  let at = 0;
+  for (; at < packets.length; at++) {
+    const packet = packets[at]!;
     if (packet.type === 'flush') break;
     if (packet.type !== 'data') throw new ReceivePackError('protocol error: unexpected packet');
     let text = packet.data.toString('utf8').replace(/\n$/, '');
@@ -82,7 +96,16 @@ export function parseCommands(packets: readonly Packet[]): ReceiveRequest {
     if (!match) throw new ReceivePackError(`protocol error: expected old/new/ref, got '${text}'`);
     commands.push({ oldSha: match[1]!, newSha: match[2]!, ref: match[3]! });
   }
-  return { commands, capabilities };
+  const pushOptions: string[] = [];
+  if (capabilities.has('push-options')) {
+    for (at++; at < packets.length; at++) {
+      const packet = packets[at]!;
+      if (packet.type === 'flush') break;
+      if (packet.type !== 'data') throw new ReceivePackError('protocol error: unexpected packet');
+      pushOptions.push(packet.data.toString('utf8').replace(/\n$/, ''));
+    }
+  }
+  return { commands, capabilities, pushOptions };
 }
 
 /** Whether the request carries a pack: git sends none when every command deletes. */

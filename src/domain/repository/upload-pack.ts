@@ -1,4 +1,4 @@
-import { FLUSH, pktLine, type Packet } from './pkt-line.js';
+import { DELIM, FLUSH, pktLine, type Packet } from './pkt-line.js';
 
 /**
  * `git-upload-pack`'s side of the smart protocol (gitprotocol-pack, gitprotocol-v2,
@@ -6,8 +6,11 @@ import { FLUSH, pktLine, type Packet } from './pkt-line.js';
  * and the negotiation's answers (ACK / NAK), byte for byte as git's upload-pack.c and
  * ls-refs.c write them. Pure: the route reads the refs and objects and streams the pack.
  *
- * What is not offered is not advertised: no shallow or deepen, no filter, no want-ref, no
- * `no-done`, no `ready` (the client negotiates until it sends `done`; `ready` is optional).
+ * Shallow clones and fetches (`shallow`, `deepen`, `deepen-since`, `deepen-not`,
+ * `deepen-relative`): the requests' lines here, the shallow boundary computed by
+ * src/projections/repository/shallow.ts. What is not offered is not advertised: no filter, no
+ * want-ref, no `no-done`, no `ready` (the client negotiates until it sends `done`; `ready` is
+ * optional).
  */
 
 export const ZERO_SHA = '0'.repeat(40);
@@ -46,6 +49,10 @@ export const V0_CAPABILITIES = [
   'side-band',
   'side-band-64k',
   'ofs-delta',
+  'shallow',
+  'deepen-since',
+  'deepen-not',
+  'deepen-relative',
   'no-progress',
   'include-tag',
   'multi_ack_detailed',
@@ -78,7 +85,7 @@ export function advertiseV0(refs: Refs, agent: string): Buffer {
 
 /** v2's capability advertisement (serve.c). */
 export function advertiseV2(agent: string): Buffer {
-  return Buffer.concat(['version 2', `agent=${agent}`, 'ls-refs=unborn', 'fetch', 'server-option', 'object-format=sha1'].map(line).concat(FLUSH));
+  return Buffer.concat(['version 2', `agent=${agent}`, 'ls-refs=unborn', 'fetch=shallow', 'server-option', 'object-format=sha1'].map(line).concat(FLUSH));
 }
 
 // ───────────────────────────── Requests ─────────────────────────────
@@ -93,6 +100,70 @@ function objectId(value: string, line: string): string {
 
 export type MultiAck = 'none' | 'multi_ack' | 'multi_ack_detailed';
 
+/** `deepen 2147483647`: what `git fetch --unshallow` asks (INFINITE_DEPTH). */
+export const INFINITE_DEPTH = 0x7fffffff;
+
+/** A shallow client's lines: what it has shallow, and how deep it wants the history. */
+export interface ShallowRequest {
+  /** `shallow <sha>`: the client's shallow commits. */
+  readonly shallows: readonly string[];
+  /** `deepen <n>`; 0 when not asked. */
+  readonly depth: number;
+  /** `deepen-since <seconds>`: no commit older; null when not asked. */
+  readonly deepenSince: number | null;
+  /** `deepen-not <ref>`: no commit reachable from these refs (as the client names them). */
+  readonly deepenNot: readonly string[];
+  /** `deepen-relative`: `depth` counts from the client's shallow commits, not from the wants. */
+  readonly deepenRelative: boolean;
+}
+
+export const NO_SHALLOW: ShallowRequest = { shallows: [], depth: 0, deepenSince: null, deepenNot: [], deepenRelative: false };
+
+/** Does the request ask for a new shallow boundary (deepen, deepen-since or deepen-not)? */
+export const deepens = (request: ShallowRequest): boolean => request.depth > 0 || request.deepenSince !== null || request.deepenNot.length > 0;
+
+/**
+ * One shallow line of a request (upload-pack.c: process_shallow, process_deepen,
+ * process_deepen_since, process_deepen_not), into `into`; false when the line is none of them.
+ */
+function shallowLine(text: string, into: { shallows: string[]; depth: number; deepenSince: number | null; deepenNot: string[] }): boolean {
+  if (text.startsWith('shallow ')) {
+    // upload-pack.c: "invalid shallow line: %s"
+    if (!SHA.test(text.slice(8))) throw new UploadPackError(`invalid shallow line: ${text}`);
+    const sha = text.slice(8).toLowerCase();
+    if (!into.shallows.includes(sha)) into.shallows.push(sha);
+    return true;
+  }
+  if (text.startsWith('deepen ')) {
+    const value = text.slice(7);
+    // upload-pack.c: "Invalid deepen: %s" (strtol into an int, more than 0)
+    if (!/^\d{1,10}$/.test(value) || Number(value) <= 0 || Number(value) > INFINITE_DEPTH) throw new UploadPackError(`Invalid deepen: ${text}`);
+    into.depth = Number(value);
+    return true;
+  }
+  if (text.startsWith('deepen-since ')) {
+    const value = text.slice(13);
+    // upload-pack.c: "Invalid deepen-since: %s"
+    if (!/^\d{1,15}$/.test(value)) throw new UploadPackError(`Invalid deepen-since: ${text}`);
+    into.deepenSince = Number(value);
+    return true;
+  }
+  if (text.startsWith('deepen-not ')) {
+    into.deepenNot.push(text.slice(11));
+    return true;
+  }
+  return false;
+}
+
+function shallowRequest(lines: { shallows: string[]; depth: number; deepenSince: number | null; deepenNot: string[] }, deepenRelative: boolean): ShallowRequest {
+  const request = { ...lines, deepenRelative };
+  // upload-pack.c (send_shallow_list)
+  if (request.depth > 0 && (request.deepenSince !== null || request.deepenNot.length > 0)) {
+    throw new UploadPackError('git upload-pack: deepen and deepen-since (or deepen-not) cannot be used together');
+  }
+  return request;
+}
+
 export interface FetchOptions {
   readonly wants: readonly string[];
   readonly haves: readonly string[];
@@ -101,10 +172,17 @@ export interface FetchOptions {
   /** Packet size of side-band (1000) or side-band-64k (65520); null: the pack raw (v0 without side-band). */
   readonly sideband: number | null;
   readonly progress: boolean;
+  readonly shallow: ShallowRequest;
 }
 
 export interface V0Fetch extends FetchOptions {
   readonly multiAck: MultiAck;
+  /**
+   * Whether anything follows the want list's flush. A stateless shallow client's first
+   * request ends there: it is answered with the shallow lines alone (upload-pack.c: EOF after
+   * receive_needs).
+   */
+  readonly negotiates: boolean;
 }
 
 /**
@@ -114,6 +192,7 @@ export interface V0Fetch extends FetchOptions {
 export function parseV0(packets: readonly Packet[]): V0Fetch {
   const wants: string[] = [];
   const haves: string[] = [];
+  const lines = { shallows: [] as string[], depth: 0, deepenSince: null as number | null, deepenNot: [] as string[] };
   let capabilities = new Set<string>();
   let done = false;
   let i = 0;
@@ -122,11 +201,13 @@ export function parseV0(packets: readonly Packet[]): V0Fetch {
     if (packet.type === 'flush') break;
     if (packet.type !== 'data') throw new UploadPackError('upload-pack: protocol error, unexpected delimiter');
     const want = text(packet);
+    if (shallowLine(want, lines)) continue;
     const match = /^want ([^ ]*)(?: (.*))?$/.exec(want);
     if (!match) throw new UploadPackError(`upload-pack: protocol error, expected to get 'want', not '${want}'`);
     wants.push(objectId(match[1]!, want));
     if (wants.length === 1 && match[2]) capabilities = new Set(match[2].split(' '));
   }
+  const negotiates = i + 1 < packets.length;
   for (i++; i < packets.length; i++) {
     const packet = packets[i]!;
     if (packet.type === 'flush') break;
@@ -149,6 +230,8 @@ export function parseV0(packets: readonly Packet[]): V0Fetch {
     includeTag: capabilities.has('include-tag'),
     sideband,
     progress: sideband !== null && !capabilities.has('no-progress'),
+    shallow: shallowRequest(lines, capabilities.has('deepen-relative')),
+    negotiates,
   };
 }
 
@@ -231,15 +314,19 @@ function fetchArguments(args: readonly string[]): V2Request {
   let done = false;
   let includeTag = false;
   let progress = true;
+  let deepenRelative = false;
+  const lines = { shallows: [] as string[], depth: 0, deepenSince: null as number | null, deepenNot: [] as string[] };
   for (const arg of args) {
-    if (arg.startsWith('want ')) wants.push(objectId(arg.slice(5), arg));
+    if (shallowLine(arg, lines)) continue;
+    if (arg === 'deepen-relative') deepenRelative = true;
+    else if (arg.startsWith('want ')) wants.push(objectId(arg.slice(5), arg));
     else if (arg.startsWith('have ')) haves.push(objectId(arg.slice(5), arg));
     else if (arg === 'done') done = true;
     else if (arg === 'include-tag') includeTag = true;
     else if (arg === 'no-progress') progress = false;
     else if (arg !== 'thin-pack' && arg !== 'ofs-delta') throw new UploadPackError(`upload-pack: unexpected line: '${arg}'`);
   }
-  return { command: 'fetch', wants, haves, done, includeTag, sideband: 65520, progress };
+  return { command: 'fetch', wants, haves, done, includeTag, sideband: 65520, progress, shallow: shallowRequest(lines, deepenRelative) };
 }
 
 // ───────────────────────────── Answers (v2) ─────────────────────────────
@@ -266,6 +353,36 @@ export function lsRefs(refs: Refs, request: Extract<V2Request, { command: 'ls-re
 export function acknowledgments(haves: readonly string[], common: ReadonlySet<string>): Buffer {
   const acked = [...new Set(haves.filter((sha) => common.has(sha)))];
   return Buffer.concat([line('acknowledgments'), ...(acked.length === 0 ? [line('NAK')] : acked.map((sha) => line(`ACK ${sha}`))), FLUSH]);
+}
+
+// ───────────────────────────── Shallow answers ─────────────────────────────
+
+/** The new shallow boundary and the client's commits that stop being shallow. */
+export interface ShallowUpdate {
+  readonly shallow: readonly string[];
+  readonly unshallow: readonly string[];
+}
+
+const shallowLines = (update: ShallowUpdate) => [...update.shallow.map((sha) => line(`shallow ${sha}`)), ...update.unshallow.map((sha) => line(`unshallow ${sha}`))];
+
+/** v0's shallow update (upload-pack.c, send_shallow / send_unshallow), ended by a flush; sent before the ACKs. */
+export const shallowUpdateV0 = (update: ShallowUpdate): Buffer => Buffer.concat([...shallowLines(update), FLUSH]);
+
+/** v2's `shallow-info` section before the packfile, ended by a delimiter. */
+export const shallowInfo = (update: ShallowUpdate): Buffer => Buffer.concat([line('shallow-info'), ...shallowLines(update), DELIM]);
+
+/**
+ * The refs a `deepen-not <name>` names, as git's expand_ref finds them (the name itself, then
+ * under refs/, refs/tags/, refs/heads/, refs/remotes/, refs/remotes/…/HEAD): their commits
+ * (peeled). More than one or none is git's "ambiguous deepen-not".
+ */
+export function resolveDeepenNot(refs: Refs, name: string): string {
+  const byName = new Map(refs.refs.map((ref) => [ref.name, ref.peeled ?? ref.sha]));
+  if (refs.head.sha) byName.set('HEAD', refs.head.sha);
+  const found = [name, `refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`, `refs/remotes/${name}`, `refs/remotes/${name}/HEAD`].filter((candidate) => byName.has(candidate));
+  // upload-pack.c: "git upload-pack: ambiguous deepen-not: %s"
+  if (found.length !== 1) throw new UploadPackError(`git upload-pack: ambiguous deepen-not: deepen-not ${name}`);
+  return byName.get(found[0]!)!;
 }
 
 /** The section header before a v2 pack. */

@@ -1,5 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { pushRefs, PushRefused, type PushedRef, receivedObjects } from '../../commands/repository-push.js';
+import { handlePushOptions } from '../../commands/repository-push-options.js';
+import { alertLines, parsePushOptions, pushOptionsWarning } from '../../domain/repository/push-options.js';
 import type { GitObject } from '../../domain/repository/objects.js';
 import { PackError, readPack } from '../../domain/repository/pack-read.js';
 import { type Packet, PktLineError, PktLineReader } from '../../domain/repository/pkt-line.js';
@@ -15,6 +17,7 @@ import {
   type RefStatus,
   type Report,
   reportStatus,
+  requestCapabilities,
   ZERO_SHA,
 } from '../../domain/repository/receive.js';
 import { findObject } from '../../projections/repository/queries.js';
@@ -48,8 +51,9 @@ interface PushBody {
 }
 
 /**
- * The commands up to their flush, then the pack, at most `limit` bytes in all (after gzip):
- * past it reading stops, the rest is never read nor kept. The commands are at most
+ * The commands up to their flush (and the push options up to theirs, when the first command
+ * asks for `push-options`), then the pack, at most `limit` bytes in all (after gzip): past it
+ * reading stops, the rest is never read nor kept. The commands and options are at most
  * MAX_REQUEST_PACKETS pkt-lines.
  */
 async function readPushBody(c: Context, limit: number): Promise<PushBody> {
@@ -57,6 +61,8 @@ async function readPushBody(c: Context, limit: number): Promise<PushBody> {
   const packets: Packet[] = [];
   const pack: Buffer[] = [];
   let commandsRead = false;
+  let flushes = 0;
+  let sections = 1;
   let size = 0;
   try {
     for await (const chunk of requestChunks(c)) {
@@ -69,7 +75,8 @@ async function readPushBody(c: Context, limit: number): Promise<PushBody> {
       for (const packet of reader.push(chunk)) {
         if (packets.length === MAX_REQUEST_PACKETS) throw tooManyPackets();
         packets.push(packet);
-        if (packet.type === 'flush') {
+        if (packets.length === 1 && requestCapabilities(packet).has('push-options')) sections = 2;
+        if (packet.type === 'flush' && ++flushes === sections) {
           commandsRead = true;
           break;
         }
@@ -104,8 +111,34 @@ async function basesOf(c: Context, projectId: number, shas: readonly string[]): 
 /** Every command refused the same way (an unpack failure: git's `unpacker error`). */
 const allRefused = (commands: readonly PushCommand[], reason: string): RefStatus[] => commands.map((c) => ({ ref: c.ref, error: reason }));
 
+/**
+ * After a push that wrote its refs, its `merge_request.*` options (PostReceiveService, 12.10):
+ * the handler's errors as GitLab's warning alert on the pusher's `remote:` lines. The push
+ * stands whatever happens here.
+ */
+async function pushOptionMessages(c: Context, project: ProjectScope, commands: readonly PushCommand[], raw: readonly string[]): Promise<string[]> {
+  const options = parsePushOptions(raw).mergeRequest;
+  const viewer = project.viewer;
+  if (options === null || viewer === null) return [];
+  const errors = await handlePushOptions(writerFor(c, c.var.auth), {
+    projectId: project.row.id,
+    userId: viewer.id,
+    changes: commands.map((cmd) => ({ ref: cmd.ref, newSha: cmd.newSha })),
+    options,
+    may: {
+      create: project.can('create_merge_request_from') && project.can('create_merge_request_in'),
+      update: project.can('update_merge_request'),
+      admin: project.can('admin_merge_request'),
+      adminLabel: project.can('admin_label'),
+    },
+    onUnknownError: (error, branch) =>
+      appContext(c).logger.error({ err: error, request_id: c.var.requestId, project_id: project.row.id, branch }, 'push options: the merge request could not be written'),
+  });
+  return errors.length === 0 ? [] : alertLines(pushOptionsWarning(raw, errors));
+}
+
 /** The push, decided: what report-status says. */
-async function receive(c: Context, project: ProjectScope, commands: readonly PushCommand[], body: PushBody): Promise<Report> {
+async function receive(c: Context, project: ProjectScope, commands: readonly PushCommand[], body: PushBody, pushOptions: readonly string[] = []): Promise<Report> {
   const { db, config } = appContext(c);
   const projectId = project.row.id;
   if (body.tooLarge) {
@@ -151,7 +184,7 @@ async function receive(c: Context, project: ProjectScope, commands: readonly Pus
     if (!(error instanceof PushRefused)) throw error;
     return { unpack: null, refs: commands.map((cmd) => ({ ref: cmd.ref, error: error.reasons.get(cmd.ref) ?? error.others })), messages: error.messages };
   }
-  return { unpack: null, refs: commands.map((cmd) => ({ ref: cmd.ref, error: null })), messages: [] };
+  return { unpack: null, refs: commands.map((cmd) => ({ ref: cmd.ref, error: null })), messages: await pushOptionMessages(c, project, commands, pushOptions) };
 }
 
 export const gitReceivePackRoutes = new Hono<AppEnv>()
@@ -178,7 +211,7 @@ export const gitReceivePackRoutes = new Hono<AppEnv>()
           // The limit came before the commands' end, or the body ended without it.
           throw body.tooLarge ? new GitRequestRefusal(413, 'Request Entity Too Large') : new GitRequestRefusal(400, 'Bad Request: the command list has no flush');
         }
-        const report = await receive(c, project, request.commands, body);
+        const report = await receive(c, project, request.commands, body, request.pushOptions);
         const sideband = request.capabilities.has('side-band-64k');
         return c.body(new Uint8Array(reportStatus(report, sideband)), 200, RESULT);
       } catch (error) {

@@ -7,6 +7,7 @@ import {
   acknowledgments,
   advertiseV0,
   advertiseV2,
+  deepens,
   errorPacket,
   type FetchOptions,
   lsRefs,
@@ -15,10 +16,14 @@ import {
   parseV0,
   parseV2,
   type Refs,
+  resolveDeepenNot,
   serviceHeader,
+  shallowInfo,
+  shallowUpdateV0,
   UploadPackError,
 } from '../../domain/repository/upload-pack.js';
 import { objectTypes, planFetch, reachableFromTips, readPlanned } from '../../projections/repository/reachable.js';
+import { planShallow, type ShallowPlan } from '../../projections/repository/shallow.js';
 import { listRefs } from '../../projections/repository/refs.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { header } from '../kernel/request.js';
@@ -108,12 +113,17 @@ async function commonOf(db: Db, projectId: number, haves: readonly string[]): Pr
  * progress on band 2 unless `no-progress`, a flush at the end) or raw. A failure after the
  * answer has begun is reported on band 3 and cuts the stream.
  */
-async function* packStream(c: Context, projectId: number, options: FetchOptions): AsyncGenerator<Buffer> {
+async function* packStream(c: Context, projectId: number, options: FetchOptions, shallow: ShallowPlan | null): AsyncGenerator<Buffer> {
   const { db, logger } = appContext(c);
   const max = options.sideband;
   const progress = max !== null && options.progress;
   try {
-    const planned = await planFetch(db, projectId, { wants: options.wants, haves: options.haves, includeTag: options.includeTag });
+    const planned = await planFetch(db, projectId, {
+      wants: shallow ? [...options.wants, ...shallow.wants] : options.wants,
+      haves: options.haves,
+      includeTag: options.includeTag,
+      ...(shallow ? { shallow: { cut: shallow.cut, edges: shallow.edges } } : {}),
+    });
     if (progress) yield sideband(2, `Enumerating objects: ${planned.length}, done.\n`, max);
     let pending: Buffer[] = [];
     let size = 0;
@@ -147,16 +157,31 @@ async function* concat(first: Buffer, rest: AsyncIterable<Buffer>): AsyncGenerat
   yield* rest;
 }
 
-/** One stateless v0 round: the acknowledgments, and after `done` the pack. */
+/** A shallow request's boundary (src/projections/repository/shallow.ts), its deepen-not refs resolved as git resolves them. */
+async function shallowPlanOf(c: Context, project: ProjectScope, refs: Refs, request: FetchOptions): Promise<ShallowPlan | null> {
+  const deepenNot = request.shallow.deepenNot.map((name) => resolveDeepenNot(refs, name));
+  const tips = refs.refs.map((ref) => ref.peeled ?? ref.sha);
+  return planShallow(appContext(c).db, project.row.id, { request: request.shallow, wants: request.wants, tips, deepenNot });
+}
+
+/**
+ * One stateless v0 round: the shallow update when the request deepens (a shallow client's
+ * first request stops there), the acknowledgments, and after `done` the pack.
+ */
 async function uploadPackV0(c: Context, project: ProjectScope, packets: Packet[]): Promise<Response> {
   const { db } = appContext(c);
   const request = parseV0(packets);
   // upload-pack.c: no wants, nothing to say.
   if (request.wants.length === 0) return c.body(null, 200, RESULT);
-  await checkWants(db, project.row.id, await readRefs(db, project), request.wants);
-  const answer = negotiateV0(request, await commonOf(db, project.row.id, request.haves));
+  const refs = await readRefs(db, project);
+  await checkWants(db, project.row.id, refs, request.wants);
+  const shallow = await shallowPlanOf(c, project, refs, request);
+  // receive_needs: the shallow lines and a flush, before any ACK, each round.
+  const update = shallow && deepens(request.shallow) ? shallowUpdateV0(shallow) : Buffer.alloc(0);
+  if (!request.negotiates && deepens(request.shallow)) return c.body(new Uint8Array(update), 200, RESULT);
+  const answer = Buffer.concat([update, negotiateV0(request, await commonOf(db, project.row.id, request.haves))]);
   if (!request.done) return c.body(new Uint8Array(answer), 200, RESULT);
-  return streamed(c, concat(answer, packStream(c, project.row.id, request)));
+  return streamed(c, concat(answer, packStream(c, project.row.id, request, shallow)));
 }
 
 /** One v2 command: ls-refs, or fetch (acknowledgments while not done; the packfile section). */
@@ -166,11 +191,15 @@ async function uploadPackV2(c: Context, project: ProjectScope, packets: Packet[]
   if (request.command === 'ls-refs') return c.body(new Uint8Array(lsRefs(await readRefs(db, project), request)), 200, RESULT);
   // upload-pack.c (upload_pack_v2): no wants, nothing to send.
   if (request.wants.length === 0) return c.body(null, 200, RESULT);
-  await checkWants(db, project.row.id, await readRefs(db, project), request.wants);
+  const refs = await readRefs(db, project);
+  await checkWants(db, project.row.id, refs, request.wants);
   // With haves and without `done`, only the acknowledgments (no `ready` is ever sent); with no
   // haves the pack comes at once, as upload-pack does.
   if (!request.done && request.haves.length > 0) return c.body(new Uint8Array(acknowledgments(request.haves, await commonOf(db, project.row.id, request.haves))), 200, RESULT);
-  return streamed(c, concat(packfileHeader(), packStream(c, project.row.id, request)));
+  // send_shallow_info: a `shallow-info` section before the pack when the request deepens or the client is shallow.
+  const shallow = await shallowPlanOf(c, project, refs, request);
+  const head = shallow ? Buffer.concat([shallowInfo(shallow), packfileHeader()]) : packfileHeader();
+  return streamed(c, concat(head, packStream(c, project.row.id, request, shallow)));
 }
 
 export const gitUploadPackRoutes = new Hono<AppEnv>()

@@ -252,8 +252,16 @@ const INTERESTING = 2;
  * `exclude`. Walked by generation from both sides at once, so each commit's marks are final
  * when it is taken (its children, all higher, went first), and stopped as soon as nothing
  * interesting is queued: only the commits down to where the two sides meet are read.
+ * `cut`: commits whose parents are not walked (a shallow client's grafts: upload-pack's
+ * register_shallow); `admit`: an interesting commit it refuses is left out with what only it
+ * leads to (rev-list's `--max-age`).
  */
-export async function reachableOnlyFrom(graph: CommitGraph, include: readonly string[], exclude: readonly string[]): Promise<Set<string>> {
+export async function reachableOnlyFrom(
+  graph: CommitGraph,
+  include: readonly string[],
+  exclude: readonly string[],
+  options: { readonly cut?: ReadonlySet<string>; readonly admit?: (node: CommitNode) => boolean } = {},
+): Promise<Set<string>> {
   await graph.load([...include, ...exclude]);
   const flags = new Map<string, number>();
   const queue = new GenerationQueue(graph);
@@ -273,12 +281,14 @@ export async function reachableOnlyFrom(graph: CommitGraph, include: readonly st
   while (interesting > 0) {
     const node = await queue.pop();
     if (!node) break;
+    const parents = options.cut?.has(node.sha) ? [] : node.parents;
     if (flags.get(node.sha)! & UNINTERESTING) {
-      for (const parent of node.parents) mark(parent, UNINTERESTING);
+      for (const parent of parents) mark(parent, UNINTERESTING);
     } else {
       interesting--;
+      if (options.admit && !options.admit(node)) continue;
       out.add(node.sha);
-      for (const parent of node.parents) mark(parent, INTERESTING);
+      for (const parent of parents) mark(parent, INTERESTING);
     }
   }
   return out;

@@ -33,6 +33,12 @@ export interface FetchRequest {
   readonly haves: readonly string[];
   /** `include-tag`: annotated tags whose commit is sent go along. */
   readonly includeTag: boolean;
+  /**
+   * A shallow fetch (./shallow.ts): `cut`, the commits whose parents are not walked (the
+   * client's shallow commits and the new ones); `edges`, commits the client has besides its
+   * haves (those it unshallows), excluded with them.
+   */
+  readonly shallow?: { readonly cut: ReadonlySet<string>; readonly edges: readonly string[] };
 }
 
 async function* batches<T>(items: readonly T[], size = BATCH): AsyncGenerator<T[]> {
@@ -143,12 +149,16 @@ export async function planFetch(db: Db, projectId: number, request: FetchRequest
 
   // Commits: rev-list wants ^haves, newest (highest generation) first.
   const graph = new CommitGraph(db, projectId, 128);
-  const commits = [...(await reachableOnlyFrom(graph, wantCommits, request.haves))];
+  const cut = request.shallow?.cut;
+  const extraEdges = request.shallow?.edges ?? [];
+  const commits = [...(await reachableOnlyFrom(graph, wantCommits, [...request.haves, ...extraEdges], { cut }))];
   const node = (sha: string) => graph.get(sha)!;
   commits.sort((a, b) => node(b).generation - node(a).generation || node(b).time - node(a).time);
   const inPack = new Set(commits);
   const edges = new Set<string>();
-  for (const sha of commits) for (const parent of node(sha).parents) if (!inPack.has(parent) && graph.get(parent)) edges.add(parent);
+  // A shallow commit's parents are not the client's: no boundary there.
+  for (const sha of commits) if (!cut?.has(sha)) for (const parent of node(sha).parents) if (!inPack.has(parent) && graph.get(parent)) edges.add(parent);
+  for (const sha of extraEdges) if (graph.get(sha)) edges.add(sha);
 
   const tags = new Set(peeled.tags);
   if (request.includeTag && commits.length > 0) {
