@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type EpicCommand, type EpicFields, type ParentFacts, epics } from '../domain/epics.js';
+import { unlinkSpecs } from './epic-issues.js';
 import { handleCommands, nextId } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { run, spec } from './kernel/run.js';
@@ -43,7 +44,7 @@ export async function createEpic(
 /**
  * Issuable::DestroyService: the epic and, as GitLab 12's `epics.parent_id` foreign key
  * (on delete cascade) does, every epic below it — each stream gets its deletion, all in one
- * transaction.
+ * transaction, with their issues leaving them.
  */
 export async function deleteEpic(w: Writer, epicId: number): Promise<void> {
   const { rows } = await sql<{ id: number }>`
@@ -53,8 +54,6 @@ export async function deleteEpic(w: Writer, epicId: number): Promise<void> {
     ) select id from tree`.execute(w.ctx.db);
   const ids = rows.map((r) => r.id).sort((a, b) => b - a);
   if (ids.length === 0) return;
-  await handleCommands(
-    w,
-    ids.map((id) => spec(epics, id, { type: 'DeleteEpic' })),
-  );
+  // EpicIssue's `on delete cascade`: the epics' issues leave them, as events of the issues.
+  await handleCommands(w, [...(await unlinkSpecs(w.ctx.db, ids)), ...ids.map((id) => spec(epics, id, { type: 'DeleteEpic' }))]);
 }

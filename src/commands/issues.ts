@@ -2,6 +2,7 @@ import type { Db } from '../database/database.js';
 import type { IssueCommand, IssueFields } from '../domain/issues/decider.js';
 import { issues } from '../domain/issues/aggregate.js';
 import type { IssueRow } from '../projections/issues/tables.js';
+import { placementAtStart } from './epic-issues.js';
 import { handleCommands } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { newId, spec } from './kernel/run.js';
@@ -17,19 +18,28 @@ export interface OpenIssueInput {
   readonly fields: IssueFields;
   readonly createdAt?: string | undefined;
   readonly movedFromId?: number | undefined;
+  /** The `iid` an administrator or owner gave (`set_issue_iid`); otherwise the project's next. */
+  readonly iid?: number | undefined;
+  /** EE: the epic the issue goes in, and a new link id for it (src/commands/epic-issues.ts). */
+  readonly epic?: { readonly epic: { readonly id: number; readonly group_id: number }; readonly newLinkId: number } | undefined;
 }
 
-/** Issues::CreateService: the next iid of the project, taken in the write transaction. */
+/**
+ * Issues::CreateService: the next iid of the project, taken in the write transaction, or the
+ * one given (AtomicInternalId#track_greatest: the projection's counter moves past it; a
+ * taken one is the claim's "409 Duplicated issue").
+ */
 export function openIssueCommand(input: OpenIssueInput): (trx: Db) => Promise<IssueCommand> {
   return async (trx) => ({
     type: 'OpenIssue',
     projectId: input.projectId,
-    iid: await nextIid(trx, ISSUE_IIDS, input.projectId),
+    iid: input.iid ?? (await nextIid(trx, ISSUE_IIDS, input.projectId)),
     authorId: input.authorId,
     title: input.title,
     fields: input.fields,
     createdAt: input.createdAt,
     movedFromId: input.movedFromId,
+    epic: input.epic ? await placementAtStart(input.epic.epic, input.epic.newLinkId)(trx) : undefined,
   });
 }
 

@@ -15,6 +15,7 @@ import { projectTransferRoutes } from './routes/projects/transfer.js';
 import { memberRoutes } from './routes/members.js';
 import { accessRequestRoutes } from './routes/access-requests.js';
 import { epicRoutes } from './routes/epics.js';
+import { epicIssueRoutes } from './routes/epic-issues.js';
 import { labelRoutes } from './routes/labels.js';
 import { boardRoutes } from './routes/boards.js';
 import { issueLinkRoutes } from './routes/issue-links.js';
@@ -149,6 +150,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', groupSamlRoutes);
   api.route('/', geoNodeRoutes);
   api.route('/', epicRoutes);
+  api.route('/', epicIssueRoutes);
   api.route('/', milestoneRoutes);
   api.route('/', mergeRequestListRoutes);
   api.route('/', labelRoutes);

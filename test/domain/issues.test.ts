@@ -114,3 +114,38 @@ describe('issue references', () => {
     expect(referencesIssue(issueReferences('See #30'), from, { projectId: 1, path: 'group/app', iid: 3 })).toBe(false);
   });
 });
+
+describe('the issue decider and epics (EE EpicIssue)', () => {
+  const placement = (epicId: number, relativePosition = 500) => ({ epicId, epicGroupId: 9, newLinkId: 70, relativePosition });
+  const added = (epicId: number, previous: number | null, linkId = 70, position = 500): IssueEvent => ({
+    type: 'IssueAddedToEpic',
+    data: { ...ref, epic_issue_id: linkId, epic_id: epicId, epic_group_id: 9, relative_position: position, previous_epic_id: previous },
+  });
+  const update = (epic: ReturnType<typeof placement> | null) => ({ type: 'UpdateIssue' as const, fields: {}, byId: 1, epic });
+
+  it('opens an issue in an epic: IssueOpened then IssueAddedToEpic', () => {
+    issue.on(ID).given().when(open({ epic: placement(5) })).then([opened, added(5, null)]);
+  });
+
+  it('adds, moves with the same link, refuses the same epic twice (409), repositions and removes', () => {
+    issue.on(ID).given(opened).when({ type: 'AddIssueToEpic', ...placement(5) }).then([added(5, null)]);
+    issue.on(ID).given(opened, added(5, null)).when({ type: 'AddIssueToEpic', ...placement(6, 100), newLinkId: 99 }).then([added(6, 5, 70, 100)]);
+    issue.on(ID).given(opened, added(5, null)).when({ type: 'AddIssueToEpic', ...placement(5) }).then(rejected('conflict'));
+    issue.on(ID).given(opened, added(5, null)).when({ type: 'ChangeEpicPosition', epicId: 5, relativePosition: 1 }).then([
+      { type: 'IssueEpicPositionChanged', data: { ...ref, epic_issue_id: 70, epic_id: 5, relative_position: 1 } },
+    ]);
+    issue.on(ID).given(opened, added(5, null)).when({ type: 'ChangeEpicPosition', epicId: 5, relativePosition: 500 }).then([]);
+    issue.on(ID).given(opened, added(5, null)).when({ type: 'ChangeEpicPosition', epicId: 6, relativePosition: 1 }).then(rejected('not_found'));
+    issue.on(ID).given(opened, added(5, null)).when({ type: 'RemoveIssueFromEpic', epicId: 5 }).then([{ type: 'IssueRemovedFromEpic', data: { ...ref, epic_issue_id: 70, epic_id: 5 } }]);
+    issue.on(ID).given(opened).when({ type: 'RemoveIssueFromEpic', epicId: 5 }).then(rejected('not_found'));
+    issue.on(ID).given().when({ type: 'AddIssueToEpic', ...placement(5) }).then(rejected('not_found'));
+  });
+
+  it("an update's epic links, keeps, moves or (null) unlinks, without an error for the same epic", () => {
+    issue.on(ID).given(opened).when(update(placement(5))).then([added(5, null)]);
+    issue.on(ID).given(opened, added(5, null)).when(update(placement(5))).then([]);
+    issue.on(ID).given(opened, added(5, null)).when(update(placement(6))).then([added(6, 5)]);
+    issue.on(ID).given(opened, added(5, null)).when(update(null)).then([{ type: 'IssueRemovedFromEpic', data: { ...ref, epic_issue_id: 70, epic_id: 5 } }]);
+    issue.on(ID).given(opened).when(update(null)).then([]);
+  });
+});

@@ -140,10 +140,13 @@ const PROJECT_TABLE: Record<ProjectAbility, Record<Visibility, readonly ProjectA
   destroy_issue: { private: owners, internal: owners, public: owners },
   set_issue_created_at: { private: owners, internal: owners, public: owners },
   set_issue_updated_at: { private: owners, internal: owners, public: owners },
+  set_issue_iid: { private: owners, internal: owners, public: owners },
   // Issue boards (12.10): read as issues are; reporters administer boards and lists.
   read_board: { private: members, internal: [...members, 'outsider'], public: [...members, 'outsider', 'external', 'anonymous'] },
   admin_board: { private: reporters, internal: reporters, public: reporters },
   admin_issue_link: { private: reporters, internal: reporters, public: reporters },
+  // EE: reporter_access puts the project's issues in epics (and takes them out).
+  admin_epic_issue: { private: reporters, internal: reporters, public: reporters },
   admin_list: { private: reporters, internal: reporters, public: reporters },
 };
 

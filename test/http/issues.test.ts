@@ -34,6 +34,8 @@ describe('POST /projects/:id/issues', () => {
       'id', 'iid', 'project_id', 'title', 'description', 'state', 'created_at', 'updated_at', 'closed_at', 'closed_by', 'labels', 'milestone', 'assignees', 'author',
       'assignee', 'user_notes_count', 'merge_requests_count', 'upvotes', 'downvotes', 'due_date', 'confidential', 'discussion_locked', 'web_url', 'time_stats',
       'task_completion_status', 'weight', 'has_tasks', 'task_status', '_links', 'references', 'subscribed', 'moved_to_id',
+      // EE (ultimate), for who may read the project's group's epics: the issue is in none.
+      'epic_iid', 'epic',
     ]);
     expect(b).toMatchObject({
       project_id: projects.private,
@@ -60,6 +62,8 @@ describe('POST /projects/:id/issues', () => {
       references: { short: `#${b.iid}`, relative: `#${b.iid}`, full: `${projectPath}#${b.iid}` },
       subscribed: true,
       moved_to_id: null,
+      epic_iid: null,
+      epic: null,
     });
     expect(b._links.self).toMatch(new RegExp(`/api/v4/projects/${projects.private}/issues/${b.iid}$`));
     expect(b._links.notes).toMatch(/\/notes$/);

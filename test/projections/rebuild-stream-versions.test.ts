@@ -138,6 +138,13 @@ async function writeSome(round: number) {
   ok(await api.put(`/geo_nodes/${node.id}`, { repos_max_capacity: round }));
   const epic = ok(await api.post(`/groups/${parent.id}/epics`, { title: `Epic ${round}` }, { token: alice.token })).body;
   const childEpic = ok(await api.post(`/groups/${parent.id}/epics`, { title: 'Child', parent_id: epic.id, start_date_fixed: '2020-01-01', start_date_is_fixed: true }, { token: alice.token })).body;
+  const grouped = ok(await api.post('/projects', { name: `Grouped ${round}`, namespace_id: parent.id })).body;
+  const epicIssues = `/groups/${parent.id}/epics/${epic.iid}/issues`;
+  ok(await api.post(`/projects/${grouped.id}/issues`, { title: 'In an epic', epic_id: epic.id }));
+  const second = ok(await api.post(`${epicIssues}/${ok(await api.post(`/projects/${grouped.id}/issues`, { title: 'Second' })).body.id}`)).body;
+  const [, first] = ok(await api.get(epicIssues)).body;
+  ok(await api.put(`${epicIssues}/${second.id}`, { move_before_id: first.epic_issue_id }));
+  ok(await api.del(`${epicIssues}/${second.id}`));
   ok(await api.put(`/groups/${parent.id}/epics/${epic.iid}`, { state_event: 'close' }, { token: alice.token }));
   ok(await api.post(`/groups/${parent.id}/epics/${childEpic.iid}/todo`, undefined, { token: alice.token }));
   const todo = ok(await api.post(`/groups/${parent.id}/epics/${epic.iid}/todo`, undefined, { token: alice.token })).body;

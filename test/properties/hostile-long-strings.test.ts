@@ -192,6 +192,8 @@ function pathIn(world: World, path: string): string {
       case 'board_id':
       case 'issue_link_id':
       case 'list_id':
+      case 'issue_id':
+      case 'epic_issue_id':
         return '1';
       case 'snippet_id':
         return '1';

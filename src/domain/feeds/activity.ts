@@ -404,6 +404,9 @@ export const NO_ACTIVITY = {
   IssueTimeSpent: 'GitLab records a timelog and a system note, not an event',
   IssueSubscribed: 'subscriptions are personal, not activity',
   IssueUnsubscribed: 'subscriptions are personal, not activity',
+  IssueAddedToEpic: 'EpicIssues::CreateService records no event (system notes only)',
+  IssueEpicPositionChanged: 'EpicIssues::UpdateService records no event',
+  IssueRemovedFromEpic: 'EpicIssues::DestroyService records no event (system notes only)',
   // notes and award emoji
   NoteConvertedToDiscussion: 'a reply turned a note into a discussion: the reply is the activity',
   NoteEdited: 'Notes::UpdateService records no event',

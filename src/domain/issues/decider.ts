@@ -32,6 +32,15 @@ export interface IssueRecord {
   readonly timeEstimate: number;
   readonly totalTimeSpent: number;
   readonly subscriptions: ReadonlyMap<number, boolean>;
+  /** EE's EpicIssue: the epic the issue is in, or null. */
+  readonly epicLink: EpicLink | null;
+}
+
+/** An issue's place in an epic (EE's `epic_issues` row): the link's id, the epic's, the position. */
+export interface EpicLink {
+  readonly id: number;
+  readonly epicId: number;
+  readonly relativePosition: number;
 }
 
 export interface IssueState {
@@ -64,6 +73,8 @@ export type IssueCommand =
       readonly fields: IssueFields;
       readonly createdAt?: string | undefined;
       readonly movedFromId?: number | undefined;
+      /** EE's `epic_id` / `epic_iid`: the epic the new issue goes in. */
+      readonly epic?: EpicPlacement | undefined;
     }
   | {
       readonly type: 'UpdateIssue';
@@ -71,12 +82,31 @@ export type IssueCommand =
       readonly stateEvent?: 'close' | 'reopen' | undefined;
       readonly byId: number;
       readonly updatedAt?: string | undefined;
+      /** EE's `epic_id` / `epic_iid`: into that epic, or (null, `epic_id=0`) out of any; undefined: unchanged. */
+      readonly epic?: EpicPlacement | null | undefined;
     }
   /** Issues::MoveService's end for the original: closed, with the new issue's id. */
   | { readonly type: 'MoveIssue'; readonly toId: number; readonly byId: number }
   | { readonly type: 'DeleteIssue' }
+  /**
+   * EpicIssues::CreateService for this issue: into `epicId` at `relativePosition`; `newLinkId`
+   * names the link when the issue is in no epic yet (one in another epic moves with its link).
+   */
+  | ({ readonly type: 'AddIssueToEpic' } & EpicPlacement)
+  /** EpicIssues::UpdateService: a new place in the issue's epic. */
+  | { readonly type: 'ChangeEpicPosition'; readonly epicId: number; readonly relativePosition: number }
+  /** EpicIssues::DestroyService: out of `epicId`. */
+  | { readonly type: 'RemoveIssueFromEpic'; readonly epicId: number }
   | TimeTrackingCommand
   | SubscriptionCommand;
+
+/** Where an issue goes in an epic: the epic, the link's id if the issue is in no epic yet, its position. */
+export interface EpicPlacement {
+  readonly epicId: number;
+  readonly epicGroupId: number;
+  readonly newLinkId: number;
+  readonly relativePosition: number;
+}
 
 // ───────────────────────────── Rules ─────────────────────────────
 
@@ -123,6 +153,7 @@ function evolve(state: IssueState, event: IssueEvent): IssueState {
         timeEstimate: 0,
         totalTimeSpent: 0,
         subscriptions: new Map(),
+        epicLink: null,
       },
     };
   }
@@ -158,6 +189,11 @@ function evolve(state: IssueState, event: IssueEvent): IssueState {
     case 'IssueSubscribed':
     case 'IssueUnsubscribed':
       return next({ subscriptions: withSubscription(issue.subscriptions, event.data.user_id, event.type === 'IssueSubscribed') });
+    case 'IssueAddedToEpic':
+    case 'IssueEpicPositionChanged':
+      return next({ epicLink: { id: event.data.epic_issue_id, epicId: event.data.epic_id, relativePosition: event.data.relative_position } });
+    case 'IssueRemovedFromEpic':
+      return next({ epicLink: null });
     default:
       return unhandled(event);
   }
@@ -168,6 +204,11 @@ function decide(command: IssueCommand, state: IssueState): IssueEvent[] {
     if (state.issue) throw conflict('Issue already exists');
     const f = command.fields;
     validate({ ...f, title: command.title });
+    const { epic } = command;
+    const of = { id: state.id, project_id: command.projectId, iid: command.iid };
+    const added: IssueEvent[] = epic
+      ? [{ type: 'IssueAddedToEpic', data: { ...of, epic_issue_id: epic.newLinkId, epic_id: epic.epicId, epic_group_id: epic.epicGroupId, relative_position: epic.relativePosition, previous_epic_id: null } }]
+      : [];
     return [
       {
         type: 'IssueOpened',
@@ -189,6 +230,7 @@ function decide(command: IssueCommand, state: IssueState): IssueEvent[] {
           moved_from_id: command.movedFromId ?? null,
         },
       },
+      ...added,
     ];
   }
   const issue = state.issue;
@@ -220,9 +262,43 @@ function decide(command: IssueCommand, state: IssueState): IssueEvent[] {
       const data = { ...of, user_id: command.userId };
       return decideSubscription(command, issue) ? [{ type: 'IssueSubscribed', data }] : [{ type: 'IssueUnsubscribed', data }];
     }
+    case 'AddIssueToEpic':
+      // IssuableLinks::CreateService: every issue asked for already in the epic is a conflict.
+      if (issue.epicLink?.epicId === command.epicId) throw conflict('Issue(s) already assigned');
+      return addToEpic(issue, of, command);
+    case 'ChangeEpicPosition': {
+      const link = issue.epicLink;
+      // `epic.epic_issues.find(params[:epic_issue_id])`.
+      if (link?.epicId !== command.epicId) throw recordNotFound();
+      if (link.relativePosition === command.relativePosition) return [];
+      return [{ type: 'IssueEpicPositionChanged', data: { ...of, epic_issue_id: link.id, epic_id: link.epicId, relative_position: command.relativePosition } }];
+    }
+    case 'RemoveIssueFromEpic': {
+      const link = issue.epicLink;
+      if (link?.epicId !== command.epicId) throw recordNotFound();
+      return [{ type: 'IssueRemovedFromEpic', data: { ...of, epic_issue_id: link.id, epic_id: link.epicId } }];
+    }
     default:
       return unhandled(command);
   }
+}
+
+/** EpicIssues::CreateService for one issue: into the epic, moving from another with its link. */
+function addToEpic(issue: IssueRecord, of: { id: number; project_id: number; iid: number }, placement: EpicPlacement): IssueEvent[] {
+  const link = issue.epicLink;
+  const data = { ...of, epic_issue_id: link?.id ?? placement.newLinkId, epic_id: placement.epicId, epic_group_id: placement.epicGroupId, relative_position: placement.relativePosition };
+  return [{ type: 'IssueAddedToEpic', data: { ...data, previous_epic_id: link?.epicId ?? null } }];
+}
+
+/**
+ * EE's Issues::UpdateService#handle_epic: an epic given links the issue (nothing when it is in
+ * that epic already: the service's conflict is not the update's error), `epic_id=0` unlinks it.
+ */
+function epicChange(issue: IssueRecord, of: { id: number; project_id: number; iid: number }, epic: EpicPlacement | null | undefined): IssueEvent[] {
+  if (epic === undefined) return [];
+  const link = issue.epicLink;
+  if (epic === null) return link ? [{ type: 'IssueRemovedFromEpic', data: { ...of, epic_issue_id: link.id, epic_id: link.epicId } }] : [];
+  return link?.epicId === epic.epicId ? [] : addToEpic(issue, of, epic);
 }
 
 /** Issues::UpdateService: only what changed is recorded; a state event closes or reopens. */
@@ -245,7 +321,7 @@ function decideUpdate(command: Extract<IssueCommand, { type: 'UpdateIssue' }>, i
     ...(changes.description !== undefined ? { description: issue.description } : {}),
     ...(changes.assignee_ids !== undefined ? { assignee_ids: [...issue.assigneeIds] } : {}),
   };
-  const events: IssueEvent[] = [];
+  const events: IssueEvent[] = epicChange(issue, of, command.epic);
   if (Object.keys(changes).length > 0 || command.updatedAt !== undefined) {
     events.push({ type: 'IssueUpdated', data: { ...of, changes, previous, updated_at: command.updatedAt ?? null } });
   }
@@ -268,7 +344,8 @@ export const issueDecider: Decider<IssueCommand, IssueEvent, IssueState, number>
 export const issueIidClaim = (projectId: number, iid: number): Claim => ({
   kind: 'issue_iid',
   key: `${projectId}/${iid}`,
-  conflictMessage: 'Issue iid has already been taken',
+  // GitLab: an iid given on create that is taken is ActiveRecord::RecordNotUnique, "409 Duplicated issue".
+  conflictMessage: 'Duplicated issue',
 });
 
 export function issueClaims(event: IssueEvent): ClaimChanges {

@@ -9,6 +9,8 @@ import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
  */
 
 const ofIssue = { id: z.int(), project_id: z.int(), iid: z.int() };
+/** An issue's link to an epic: the link's id (GitLab's `epic_issue_id`) and the epic's. */
+const ofEpicIssue = { ...ofIssue, epic_issue_id: z.int(), epic_id: z.int() };
 
 /** The fields an issue's update may change (only what changed is in the event). */
 const changeable = {
@@ -68,6 +70,17 @@ export const issueEvents = {
   IssueTimeSpent: z.strictObject({ ...ofIssue, user_id: z.int(), time_spent: z.int(), reset: z.boolean() }),
   IssueSubscribed: z.strictObject({ ...ofIssue, user_id: z.int() }),
   IssueUnsubscribed: z.strictObject({ ...ofIssue, user_id: z.int() }),
+  /**
+   * EE's EpicIssue (ultimate): the issue put in an epic, at a relative position among its
+   * issues. An issue is in one epic at most: one already in another epic moves, keeping its
+   * link's id (`EpicIssue.find_or_initialize_by(issue:)`), and `previous_epic_id` names the
+   * one it left; `epic_group_id` is the epic's group (an epic never changes group).
+   */
+  IssueAddedToEpic: z.strictObject({ ...ofEpicIssue, epic_group_id: z.int(), relative_position: z.int(), previous_epic_id: z.int().nullable() }),
+  /** EpicIssues::UpdateService: a new place among the epic's issues. */
+  IssueEpicPositionChanged: z.strictObject({ ...ofEpicIssue, relative_position: z.int() }),
+  /** EpicIssues::DestroyService, or the epic deleted. */
+  IssueRemovedFromEpic: z.strictObject(ofEpicIssue),
 } satisfies EventSchemas;
 
 export type IssueEvent = EventOf<typeof issueEvents>;

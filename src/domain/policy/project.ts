@@ -207,6 +207,7 @@ export const PROJECT_POLICY = {
   admin_issue: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
   read_confidential_issues: (s) => reporterAccess(s) && featureAvailable(s, 'issues'),
   destroy_issue: (s) => ownerAccess(s) && featureAvailable(s, 'issues') && !archived(s),
+  set_issue_iid: ownerAccess,
   set_issue_created_at: ownerAccess,
   set_issue_updated_at: ownerAccess,
   // Issue boards (12.10): guest_access or public_access reads boards and their lists,
@@ -217,6 +218,8 @@ export const PROJECT_POLICY = {
   admin_board: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
   // EE: reporter_access links issues (related_issues; the licence is the route's).
   admin_issue_link: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
+  // EE: `rule { can?(:reporter_access) }.enable :admin_epic_issue` (no feature or archive condition).
+  admin_epic_issue: reporterAccess,
   admin_list: (s) => reporterAccess(s) && featureAvailable(s, 'issues') && !archived(s),
   // Project snippets (12.10's names): reporter_access creates them, maintainer_access updates and
   // administers anybody's (ProjectSnippetPolicy, src/domain/policy/snippet.ts, narrows both per

@@ -39,6 +39,8 @@ export interface IssueDetail {
   readonly basic?: boolean | undefined;
   /** The lists' `with_labels_details`: labels as Entities::LabelBasic rather than titles. */
   readonly withLabelsDetails?: boolean | undefined;
+  /** EE's `epic_iid` and `epic` (entities/epics.ts issueEpicFields), for a viewer who may read the project's group's epics. */
+  readonly epic?: { readonly epic_iid: number | null; readonly epic: unknown } | undefined;
 }
 
 /**
@@ -86,6 +88,8 @@ export function toIssue(view: IssueView, config: Config, detail: IssueDetail) {
   out.references = { short: `#${row.iid}`, relative: relativeReference(view, detail.context), full: `${view.pathWithNamespace}#${row.iid}` };
   if (detail.subscribed !== undefined) out.subscribed = detail.subscribed;
   out.moved_to_id = row.moved_to_id;
+  // EE::API::Entities::Issue, prepended: after the class's own fields.
+  if (detail.epic) Object.assign(out, detail.epic);
   return out;
 }
 

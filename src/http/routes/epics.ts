@@ -25,7 +25,7 @@ import { newId, run } from '../../commands/kernel/run.js';
  */
 
 /** `user_group` + `authorize_epics_feature!`. */
-async function epicsGroup(c: Context, auth: Auth): Promise<GroupScope> {
+export async function epicsGroup(c: Context, auth: Auth): Promise<GroupScope> {
   const group = await userGroup(c, auth);
   if (!licensed(appContext(c).config.plan, 'epics')) throw forbidden();
   return group;
@@ -35,7 +35,7 @@ async function epicsGroup(c: Context, auth: Auth): Promise<GroupScope> {
  * `user_group.epics.find_by(iid:)` then `authorize!(ability, epic)`: GitLab 12 asks the
  * ability of a missing epic too, and the answer is 403 (a nil subject allows nothing).
  */
-async function epicOf(c: Context, group: GroupScope, ability: GroupAbility): Promise<EpicView> {
+export async function epicOf(c: Context, group: GroupScope, ability: GroupAbility): Promise<EpicView> {
   const iid = pathId(c, 'epic_iid');
   const epic = iid === null ? undefined : await findEpic(appContext(c).db, group.viewer, group.row.id, iid);
   if (!epic || !group.can(ability)) throw forbidden();

@@ -82,3 +82,88 @@ export const findEpicById = (db: Db, viewer: Viewer | null, id: number): Promise
 /** Epics by id (a page of todos' targets). */
 export const findEpicsByIds = (db: Db, viewer: Viewer | null, ids: readonly number[]): Promise<EpicView[]> =>
   ids.length === 0 ? Promise.resolve([]) : epicsWithAuthor(db, viewer).where('epics.id', 'in', [...ids]).execute();
+
+// ───────────────────────────── Epic issues ─────────────────────────────
+
+/** What an issue shows of its epic (EpicBaseEntity): the epic and its group's path. */
+export interface EpicOfIssue {
+  readonly id: number;
+  readonly iid: number;
+  readonly title: string;
+  readonly group_id: number;
+  readonly group_full_path: string;
+  readonly start_date: string | null;
+  readonly due_date: string | null;
+}
+
+/**
+ * EE's Issue entity shows `epic_iid` and `epic` when the viewer may read epics of the issue's
+ * project's group (`Ability.allowed?(user, :read_epic, issue.project&.group)`, GitLab 12.10):
+ * for each such issue of `rows`, its epic or null; issues of other projects are left out.
+ */
+export async function epicsOfIssues(db: Db, viewer: Viewer | null, rows: readonly { id: number; project_id: number }[]): Promise<Map<number, EpicOfIssue | null>> {
+  const shown = new Map<number, EpicOfIssue | null>();
+  if (rows.length === 0) return shown;
+  const readable = await db
+    .selectFrom('projects')
+    .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+    .select('projects.id')
+    .where('projects.id', 'in', [...new Set(rows.map((r) => r.project_id))])
+    .where('namespaces.kind', '=', 'group')
+    .where(groupReadableBy(viewer))
+    .execute();
+  const projects = new Set(readable.map((p) => p.id));
+  const issueIds = rows.filter((r) => projects.has(r.project_id)).map((r) => r.id);
+  if (issueIds.length === 0) return shown;
+  const epics = await db
+    .selectFrom('epic_issues as ei')
+    .innerJoin('epics as e', 'e.id', 'ei.epic_id')
+    .innerJoin('namespaces as g', 'g.id', 'e.group_id')
+    .select(['ei.issue_id', 'e.id', 'e.iid', 'e.title', 'e.group_id', 'g.full_path as group_full_path', 'e.start_date', 'e.due_date'])
+    .where('ei.issue_id', 'in', issueIds)
+    .execute();
+  const byIssue = new Map(epics.map(({ issue_id, ...epic }) => [issue_id, epic]));
+  for (const id of issueIds) shown.set(id, byIssue.get(id) ?? null);
+  return shown;
+}
+
+/**
+ * Epic#issues_readable_by before the readers' filter: the epic's issues with their link's id
+ * and position, ordered by `epic_issues.relative_position, epic_issues.id`.
+ */
+export async function issuesOfEpic(db: Db, epicId: number) {
+  return db
+    .selectFrom('epic_issues as ei')
+    .innerJoin('issues', 'issues.id', 'ei.issue_id')
+    .selectAll('issues')
+    .select(['ei.id as epic_issue_id', 'ei.relative_position as epic_relative_position'])
+    .where('ei.epic_id', '=', epicId)
+    .orderBy('ei.relative_position')
+    .orderBy('ei.id')
+    .execute();
+}
+
+/** `epic.epic_issues.find(id)`: a link of the epic. */
+export const findEpicIssue = (db: Db, epicId: number, id: number) =>
+  db.selectFrom('epic_issues').selectAll().where('epic_id', '=', epicId).where('id', '=', id).executeTakeFirst();
+
+/** A project's group (its namespace when that is a group), with its ancestors' ids. */
+export const projectGroup = (db: Db, projectId: number) =>
+  db
+    .selectFrom('projects')
+    .innerJoin('namespaces', 'namespaces.id', 'projects.namespace_id')
+    .select(['namespaces.id', 'namespaces.traversal_ids'])
+    .where('projects.id', '=', projectId)
+    .where('namespaces.kind', '=', 'group')
+    .executeTakeFirst();
+
+/**
+ * EpicsFinder over a group for an issue's `epic_id` / `epic_iid` (EE, 12.10): by id among the
+ * readable epics of the group, its subgroups and (`include_ancestor_groups`) its ancestors; by
+ * iid in the group itself (the finder looks no further for iids, which subgroups repeat).
+ */
+export function findEpicForIssue(db: Db, viewer: Viewer | null, group: { id: number; traversal_ids: number[] }, by: { id: number } | { iid: number }): Promise<EpicView | undefined> {
+  const filters: EpicFilters = { state: 'all', includeAncestorGroups: 'id' in by, includeDescendantGroups: 'id' in by };
+  const query = epicsQuery(db, viewer, group, filters);
+  return ('id' in by ? query.where('epics.id', '=', by.id) : query.where('epics.iid', '=', by.iid).where('epics.group_id', '=', group.id)).executeTakeFirst();
+}

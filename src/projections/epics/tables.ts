@@ -34,13 +34,28 @@ export interface EpicIidsTable {
   last_iid: number;
 }
 
+/** EE's `epic_issues`: the epic an issue is in (one at most) and its place among the epic's issues. */
+export interface EpicIssuesTable {
+  id: number;
+  epic_id: number;
+  epic_group_id: number;
+  issue_id: number;
+  project_id: number;
+  relative_position: number | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface EpicsReadTables {
   epics: EpicsTable;
   epic_iids: EpicIidsTable;
   epics_stream_versions: StreamVersionsTable;
+  epic_issues: EpicIssuesTable;
+  epic_issues_stream_versions: StreamVersionsTable;
 }
 
 export type EpicRow = Selectable<EpicsTable>;
+export type EpicIssueRow = Selectable<EpicIssuesTable>;
 
 declare module '../../database/database.js' {
   interface Database extends EpicsReadTables {}

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { newEpicIssueId, placementAtStart } from '../../../commands/epic-issues.js';
 import { openIssueCommand } from '../../../commands/issues.js';
 import { newId, run, spec } from '../../../commands/kernel/run.js';
 import { issues } from '../../../domain/issues/aggregate.js';
@@ -7,7 +8,7 @@ import { type AppEnv } from '../../kernel/context.js';
 import { declaration, integerCheck, optional, rawParams, required, t } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { userProject } from '../../kernel/scope.js';
-import { commitWithIssueLabels, issueFields, issueParams, type IssueParams } from './fields.js';
+import { commitWithIssueLabels, epicAsked, ISSUE_RULES, issueFields, issueParams, type IssueParams } from './fields.js';
 import { issueOf, presentIssue, presentIssueById } from './find.js';
 
 /**
@@ -16,32 +17,39 @@ import { issueOf, presentIssue, presentIssueById } from './find.js';
  * docs/issues.md.
  */
 
-/** API::Issues' update `at_least_one_of` (EE adds weight). */
-const UPDATE_AT_LEAST_ONE_OF = ['title', 'description', 'assignee_ids', 'assignee_id', 'milestone_id', 'discussion_locked', 'labels', 'add_labels', 'remove_labels', 'created_at', 'due_date', 'confidential', 'state_event', 'weight'];
+/** API::Issues' update `at_least_one_of` (EE adds weight, epic_id and epic_iid). */
+const UPDATE_AT_LEAST_ONE_OF = ['title', 'description', 'assignee_ids', 'assignee_id', 'milestone_id', 'discussion_locked', 'labels', 'add_labels', 'remove_labels', 'created_at', 'due_date', 'confidential', 'state_event', 'weight', 'epic_id', 'epic_iid'];
 
 export const issueCrudRoutes = new Hono<AppEnv>()
   .post('/projects/:id/issues', async (c) => {
     const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
-    const parsed = p.parse({
-      title: required(t.string()),
-      created_at: optional(t.datetime()),
-      merge_request_to_resolve_discussions_of: optional(t.integer()),
-      discussion_to_resolve: optional(t.string()),
-      ...issueParams(c),
-    }) as IssueParams & { title: string; created_at?: Date | undefined };
+    const parsed = p.parse(
+      {
+        title: required(t.string()),
+        created_at: optional(t.datetime()),
+        merge_request_to_resolve_discussions_of: optional(t.integer()),
+        discussion_to_resolve: optional(t.string()),
+        iid: optional(t.integer()),
+        ...issueParams(c),
+      },
+      ISSUE_RULES,
+    ) as IssueParams & { title: string; created_at?: Date | undefined; iid?: number | undefined };
     p.done();
     const project = await userProject(c, w.auth, 'create_issue');
     const { fields } = await issueFields(c, project, parsed);
-    // `params.delete(:created_at) unless current_user.can?(:set_issue_created_at, user_project)`.
+    // `params.delete(:created_at) unless current_user.can?(:set_issue_created_at, user_project)`, and the same of `iid`.
     const createdAt = project.can('set_issue_created_at') ? parsed.created_at?.toISOString() : undefined;
+    const iid = project.can('set_issue_iid') ? parsed.iid : undefined;
+    const epic = await epicAsked(c, project, parsed);
     const id = await newId(w, issues);
+    const epicLink = epic ? { epic, newLinkId: await newEpicIssueId(w) } : undefined;
     const labels = project.can('admin_issue') ? parsed.labels : undefined;
     await commitWithIssueLabels(w, project, { labels }, [], (labelIds) =>
       spec(
         issues,
         id,
-        openIssueCommand({ projectId: project.row.id, authorId: w.auth.user.id, title: parsed.title, fields: { ...fields, ...(labelIds !== undefined ? { labelIds } : {}) }, createdAt }),
+        openIssueCommand({ projectId: project.row.id, authorId: w.auth.user.id, title: parsed.title, fields: { ...fields, ...(labelIds !== undefined ? { labelIds } : {}) }, createdAt, iid, epic: epicLink }),
         { newStream: true },
       ),
     );
@@ -72,23 +80,26 @@ export const issueCrudRoutes = new Hono<AppEnv>()
         remove_labels: optional(t.array(t.string())),
         ...issueParams(c),
       },
-      { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF] },
+      { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF], ...ISSUE_RULES },
     ) as IssueParams & { title?: string; updated_at?: Date; state_event?: 'reopen' | 'close'; add_labels?: string[]; remove_labels?: string[] };
     p.done();
     const project = await userProject(c, w.auth);
     const row = await issueOf(c, project, 'update_issue');
     const { fields, admin } = await issueFields(c, project, parsed, row);
+    const epic = await epicAsked(c, project, parsed);
+    const newLinkId = epic ? await newEpicIssueId(w) : 0;
     // Only administrators and the project's (or its group's) owners set updated_at.
     const updatedAt = project.can('set_issue_updated_at') ? parsed.updated_at?.toISOString() : undefined;
     const labels = admin ? { labels: parsed.labels, add: parsed.add_labels, remove: parsed.remove_labels } : {};
     await commitWithIssueLabels(w, project, labels, row.label_ids, (labelIds) =>
-      spec(issues, row.id, {
+      spec(issues, row.id, async (trx) => ({
         type: 'UpdateIssue',
         fields: { ...fields, ...(parsed.title !== undefined ? { title: parsed.title } : {}), ...(labelIds !== undefined ? { labelIds } : {}) },
         stateEvent: parsed.state_event,
         byId: w.auth.user.id,
         updatedAt,
-      }),
+        epic: epic ? await placementAtStart(epic, newLinkId)(trx) : epic,
+      })),
     );
     return c.json(await presentIssueById(c, project, row.id));
   })

@@ -3,7 +3,10 @@ import { commitWithLabels, labelNames } from '../../../commands/labels.js';
 import { handleCommands } from '../../../commands/kernel/handler.js';
 import type { CommandSpec, Writer } from '../../../commands/kernel/context.js';
 import type { IssueFields } from '../../../domain/issues/decider.js';
+import { forbidden, notFound, recordNotFound } from '../../../domain/errors.js';
 import { licensed } from '../../../domain/policy/licensed.js';
+import { findEpicForIssue, projectGroup } from '../../../projections/epics/queries.js';
+import { canAdminEpic } from '../../entities/epics.js';
 import { issueReaders } from '../../../projections/issues/queries.js';
 import type { IssueRow } from '../../../projections/issues/tables.js';
 import { findMilestone } from '../../../projections/milestones/queries.js';
@@ -29,8 +32,13 @@ export function issueParams(c: Context): Shape {
     confidential: optional(t.boolean()),
     discussion_locked: optional(t.boolean()),
     ...(licensed(appContext(c).config.plan, 'issue_weights') ? { weight: optional(t.integer()) } : {}),
+    // EE's optional_issue_params_ee (ultimate): `mutually_exclusive :epic_id, :epic_iid` (ISSUE_RULES).
+    ...(licensed(appContext(c).config.plan, 'epics') ? { epic_id: optional(t.integer()), epic_iid: optional(t.integer()) } : {}),
   };
 }
+
+/** The rules issueParams' shape comes with. */
+export const ISSUE_RULES = { mutuallyExclusive: [['epic_id', 'epic_iid']] };
 
 export interface IssueParams {
   description?: string | undefined;
@@ -42,6 +50,37 @@ export interface IssueParams {
   confidential?: boolean | undefined;
   discussion_locked?: boolean | undefined;
   weight?: number | undefined;
+  epic_id?: number | undefined;
+  epic_iid?: number | undefined;
+}
+
+/** The epic an issue's create or update asks for: into it, out of any (null), or unchanged (undefined). */
+export type EpicAsked = { readonly id: number; readonly group_id: number } | null | undefined;
+
+/**
+ * EE's `epic_iid` and `epic_id` (GitLab 12.10): EE::API::Helpers::CommonHelpers turns an
+ * `epic_iid` into the id of the readable epic with that iid in the project's group ("404 Epic
+ * Not Found" without one); EE::Issues::BaseService#epic_param then finds `epic_id` among the
+ * readable epics of the project's group, its subgroups and ancestors ("404 Not found"), and
+ * refuses one the caller may not administer (403). `epic_id=0`, or a project outside any
+ * group, takes the issue out of its epic. An epic whose group does not hold the project's
+ * (EpicIssues::CreateService's linkable issues) changes nothing.
+ */
+export async function epicAsked(c: Context, project: ProjectScope, p: IssueParams): Promise<EpicAsked> {
+  if (p.epic_id === undefined && p.epic_iid === undefined) return undefined;
+  const { db } = appContext(c);
+  const group = await projectGroup(db, project.row.id);
+  let epicId = p.epic_id;
+  if (p.epic_iid !== undefined) {
+    const byIid = group && (await findEpicForIssue(db, project.viewer, group, { iid: p.epic_iid }));
+    if (!byIid) throw notFound('Epic');
+    epicId = byIid.id;
+  }
+  if (epicId === undefined || epicId === 0 || !group) return null;
+  const epic = await findEpicForIssue(db, project.viewer, group, { id: epicId });
+  if (!epic) throw recordNotFound();
+  if (!canAdminEpic(project.viewer, epic)) throw forbidden();
+  return group.traversal_ids.includes(epic.group_id) ? { id: epic.id, group_id: epic.group_id } : undefined;
 }
 
 /** IssuableBaseService#filter_assignee: one without multiple_issue_assignees; `[0]` unassigns; nobody left, no change. */

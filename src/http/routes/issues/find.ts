@@ -5,7 +5,11 @@ import { issues } from '../../../domain/issues/aggregate.js';
 import { canOnIssue, findIssue, findIssueById, issueViews, isSubscribedTo } from '../../../projections/issues/queries.js';
 import type { IssueRow } from '../../../projections/issues/tables.js';
 import { toIssue } from '../../entities/issues.js';
-import { appContext } from '../../kernel/context.js';
+import { appContext, today } from '../../kernel/context.js';
+import type { Viewer } from '../../../domain/access.js';
+import { licensed } from '../../../domain/policy/licensed.js';
+import { epicsOfIssues } from '../../../projections/epics/queries.js';
+import { issueEpicFields } from '../../entities/epics.js';
 import { pathRow, type ProjectScope } from '../../kernel/scope.js';
 import type { IssuableKind } from '../issuables/kind.js';
 
@@ -27,12 +31,21 @@ export async function issueOf(c: Context, project: ProjectScope, ability: IssueA
   return row;
 }
 
+/** EE's `epic_iid` / `epic` of each issue the viewer sees them on (ultimate): by issue id, absent where not shown. */
+export async function epicFieldsOf(c: Context, viewer: Viewer | null, rows: readonly IssueRow[]): Promise<Map<number, ReturnType<typeof issueEpicFields>>> {
+  const { db, config } = appContext(c);
+  if (!licensed(config.plan, 'epics')) return new Map();
+  const day = today(c);
+  return new Map([...(await epicsOfIssues(db, viewer, rows))].map(([id, epic]) => [id, issueEpicFields(epic, day)]));
+}
+
 /** Entities::Issue of a row, the single view (`subscribed` for the caller). */
 export async function presentIssue(c: Context, project: ProjectScope, row: IssueRow, subscribed?: boolean) {
   const { db, config } = appContext(c);
   const [view] = await issueViews(db, [row], new Map([[project.row.id, project.row.path_with_namespace]]));
   const isSubscribed = subscribed ?? (await isSubscribedTo(db, row, project.viewer?.id ?? null));
-  return toIssue(view!, config, { subscribed: isSubscribed, context: { projectId: project.row.id, projectPath: project.row.path_with_namespace } });
+  const epic = (await epicFieldsOf(c, project.viewer, [row])).get(row.id);
+  return toIssue(view!, config, { subscribed: isSubscribed, context: { projectId: project.row.id, projectPath: project.row.path_with_namespace }, epic });
 }
 
 /** The single view of an issue read again by id (after a command). */

@@ -13,6 +13,7 @@ import { COUNT_LIMIT, paginate } from '../../kernel/pagination.js';
 import { DomainError } from '../../../domain/errors.js';
 import { declaration, INTEGER_TEXT, INT4_MAX, optional, rawParams, t, withDefault, type RawParams } from '../../kernel/params.js';
 import { userGroup, userProject } from '../../kernel/scope.js';
+import { epicFieldsOf } from './find.js';
 
 /**
  * GitLab 12.10's issue lists and statistics (API::Issues with `issues_params` /
@@ -160,7 +161,8 @@ async function present(c: Context, auth: Auth, source: IssueListSource, d: Decla
   const query = issueListQuery(db, viewer, source, d.filters);
   const rows = await paginate(c, query, (q) => q.orderBy(issueOrder(d.orderBy, d.sort)), options);
   const views = await issueViews(db, rows, options.knownPath ? new Map([options.knownPath]) : undefined);
-  return c.json(views.map((view) => toIssue(view, config, { context, withLabelsDetails: d.withLabelsDetails })));
+  const epics = await epicFieldsOf(c, viewer, rows);
+  return c.json(views.map((view) => toIssue(view, config, { context, withLabelsDetails: d.withLabelsDetails, epic: epics.get(view.row.id) })));
 }
 
 /** Entities::IssuesStatistics: the counts of the filtered issues, whatever `state` says. */
