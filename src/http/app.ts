@@ -68,6 +68,7 @@ import { awardEmojiRoutes } from './routes/notes/award-emoji.js';
 import { commitCommentRoutes } from './routes/notes/commit-comments.js';
 import { resourceEventRoutes } from './routes/resource-events.js';
 import { createMetrics, routeLabel } from './metrics.js';
+import { openApiRoutes } from './routes/openapi.js';
 
 export const API_PREFIX = '/api/v4';
 
@@ -183,6 +184,8 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   root.route('/', healthRoutes);
   root.route('/', metrics.routes);
   root.route('/', uploadRoutes);
+  // The OpenAPI document of every route above and below, made from this route table when first asked.
+  root.route('/', openApiRoutes(() => root.routes));
   // The smart protocol first: an info/refs it does not serve goes on to the dumb routes.
   root.route('/', gitReceivePackRoutes);
   root.route('/', gitUploadPackRoutes);

@@ -9,6 +9,7 @@ import { listen, openRuntime, type Runtime, type RuntimeOptions } from '../../sr
 import { openTestDatabase } from './database.js';
 import { TEST_DATA_DIR } from './global-setup.js';
 import { describeMismatches, replayLog, type ReplayPlan } from './replay.js';
+import { checkDocumentedDeclarations } from '../../src/http/kernel/documented.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -63,6 +64,8 @@ let userCounter = 0;
  */
 export async function startTestServer(overrides: Partial<Config> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const { replayCheck, ...runtimeOptions } = options;
+  // A documented route must parse what its OpenAPI documentation says it does.
+  checkDocumentedDeclarations();
   const handle = await openTestDatabase();
   const config: Config = { ...loadConfig({}), port: 0, logLevel: 'silent', rootToken: 'root-token-for-tests', ...overrides };
   const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...runtimeOptions });

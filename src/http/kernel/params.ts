@@ -98,7 +98,7 @@ export async function rawParams(c: Context): Promise<RawParams> {
   }
   if (Object.keys(params).length > JSON_MAX_ENTRIES) throw tooLarge('Hash');
   c.set(RAW_PARAMS as never, params as never);
-  if (recording) requests.set(params, c);
+  if (recording || watcher) requests.set(params, c);
   return params;
 }
 
@@ -239,6 +239,52 @@ const HASH = z.record(z.string(), z.preprocess(stringOf, z.string()));
 /** Grape's `type: File`: a multipart file part; anything else is "<param> is invalid". */
 const FILE = z.custom<File>((value) => value instanceof File);
 
+// ─────────────── What each type is in JSON Schema (the OpenAPI document) ───────────────
+
+/** A JSON Schema (2020-12, as OpenAPI 3.1 uses it) fragment. */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+/** Each type's JSON Schema, kept beside the zod schema that parses it. */
+const jsonSchemas = new WeakMap<z.ZodType, JsonSchema>();
+function described<T extends z.ZodType>(schema: T, json: JsonSchema): T {
+  jsonSchemas.set(schema, json);
+  return schema;
+}
+described(STRING, { type: 'string' });
+described(REF, { type: 'string', maxLength: 1024, description: 'A ref name: at most 255 bytes a component, 1,024 in all.' });
+described(INTEGER, { type: 'integer', minimum: -INT4_MAX, maximum: INT4_MAX });
+described(BOOLEAN, { type: 'boolean' });
+described(DATETIME, { type: 'string', format: 'date-time' });
+described(DATE, { type: 'string', format: 'date' });
+described(DATE_COLUMN, { anyOf: [{ type: 'string', format: 'date' }, { const: '' }], description: "A date; '' clears it." });
+described(HASH, { type: 'object', additionalProperties: { type: 'string' } });
+described(FILE, { type: 'string', contentMediaType: 'application/octet-stream' });
+
+/** The JSON Schema of a parameter type; a schema made outside `t` is described by zod as far as it can. */
+export function jsonSchemaOf(schema: z.ZodType): JsonSchema {
+  const known = jsonSchemas.get(schema);
+  if (known) return known;
+  // A route's own coercion in front of a type of ours (`z.preprocess(…, t.datetime().optional())`): the type's.
+  const def = schema._zod.def as { type: string; out?: z.ZodType; innerType?: z.ZodType };
+  if (def.type === 'pipe' && def.out) return jsonSchemaOf(def.out);
+  if ((def.type === 'optional' || def.type === 'nullable') && def.innerType) return jsonSchemaOf(def.innerType);
+  try {
+    const { $schema: _, ...json } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    return json;
+  } catch {
+    return {};
+  }
+}
+
+/** One declared parameter in JSON Schema: its type, its default, and what allow_blank: false refuses. */
+export function paramJsonSchema(def: ParamDef<unknown, boolean>): JsonSchema {
+  const json: Record<string, unknown> = { ...jsonSchemaOf(def.schema) };
+  if (def.notBlank && json.type === 'string') json.minLength = 1;
+  if (def.notBlank && json.type === 'array') json.minItems = 1;
+  if (def.default !== undefined) json.default = def.default instanceof Date ? def.default.toISOString() : def.default;
+  return json;
+}
+
 /** Built once per distinct argument: routes declare their parameters on every request. */
 function memo<K, V>(build: (key: K) => V, keyOf: (key: K) => string): (key: K) => V {
   const built = new Map<string, V>();
@@ -250,10 +296,13 @@ function memo<K, V>(build: (key: K) => V, keyOf: (key: K) => string): (key: K) =
   };
 }
 const valuesKey = (values: readonly unknown[]) => values.join('\u0000');
-const valuesOf = memo((values: readonly [string, ...string[]]) => z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.enum(values)), valuesKey);
+const valuesOf = memo(
+  (values: readonly [string, ...string[]]) => described(z.preprocess((v) => (typeof v === 'number' ? String(v) : v), z.enum(values)), { type: 'string', enum: values }),
+  valuesKey,
+);
 const integerValuesOf = memo(
   (values: readonly [number, ...number[]]) =>
-    z.preprocess(intString, z.number().refine((n) => values.includes(n), { params: { values: true } })),
+    described(z.preprocess(intString, z.number().refine((n) => values.includes(n), { params: { values: true } })), { type: 'integer', enum: values }),
   valuesKey,
 );
 const arrays = new WeakMap<z.ZodType, z.ZodType>();
@@ -261,6 +310,7 @@ function arrayOf(item: z.ZodType): z.ZodType {
   let schema = arrays.get(item);
   if (!schema) {
     schema = z.preprocess((v) => (v === undefined || Array.isArray(v) ? v : typeof v === 'string' && v.includes(',') ? v.split(',') : [v]), z.array(item));
+    described(schema, { type: 'array', items: jsonSchemaOf(item) });
     arrays.set(item, schema);
   }
   return schema;
@@ -359,9 +409,30 @@ function record(shape: Shape, raw: RawParams) {
   for (const [name, def] of Object.entries(shape)) names.set(name, { kind: kindOf(def.schema), required: def.required && def.default === undefined });
 }
 
+/** What a request's declarations parse, for a check that they are what its route documents. */
+export interface DeclarationWatcher {
+  shape(c: Context, shape: Shape): void;
+  pathId(c: Context, name: string): void;
+}
+
+let watcher: DeclarationWatcher | undefined;
+
+/**
+ * Hands every shape and path integer a request's declarations parse to `watch` (the test
+ * servers check them against the route's documentation: src/http/kernel/documented.ts).
+ * Off (the default), a declaration costs one comparison more.
+ */
+export function watchDeclarations(watch: DeclarationWatcher | undefined) {
+  watcher = watch;
+}
+
 /** Validates raw parameters against a declaration; errors are Grape's, joined with ", ". */
 export function parseParams<S extends Shape>(shape: S, raw: RawParams, rules: Rules = {}): Parsed<S> {
   if (recording) record(shape, raw);
+  if (watcher) {
+    const c = requests.get(raw);
+    if (c) watcher.shape(c, shape);
+  }
   const errors: string[] = [];
   const result: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(shape)) {
@@ -471,6 +542,7 @@ export async function declared<S extends Shape>(c: Context, shape: S, options: D
 
 /** A path integer declared `requires :x, type: Integer` (not a route requirement): "x is invalid". */
 export function integerCheck(c: Context, name: string): string | undefined {
+  if (watcher) watcher.pathId(c, name);
   return INTEGER_TEXT.test(c.req.param(name) ?? '') ? undefined : `${name} is invalid`;
 }
 

@@ -5,6 +5,7 @@ import { directMembersQuery, highestGroupMembership } from '../../projections/me
 import { toAccessRequester, toMember } from '../entities/members.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { forbidden, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { params, t, withDefault } from '../kernel/params.js';
@@ -21,8 +22,9 @@ export const accessRequestRoutes = new Hono<AppEnv>();
 for (const { plural, type } of SOURCE_KINDS) {
   const base = `/${plural}/:id/access_requests`;
 
+  const of = plural === 'groups' ? 'a group' : 'a project';
   accessRequestRoutes
-    .get(base, async (c) => {
+    .get(base, documented({ summary: `List the access requests of ${of}`, responses: { 200: 'AccessRequester[]', ...REFUSED } }), async (c) => {
       const auth = await requireUser(c);
       const source = await resolveSource(c, auth, type);
       // GitLab: AccessRequestsFinder#execute! — admin_group / admin_project, else 403.
@@ -32,7 +34,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       return c.json(rows.map((row) => toAccessRequester(row, config)));
     })
 
-    .post(base, async (c) => {
+    .post(base, documented({ summary: `Request access to ${of}`, responses: { 201: 'AccessRequester', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const source = await resolveSource(c, w.auth, type);
       if (!source.canRequestAccess) throw forbidden();
@@ -42,7 +44,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       return c.json(toAccessRequester(row, config), 201);
     })
 
-    .put(`${base}/:user_id/approve`, async (c) => {
+    .put(`${base}/:user_id/approve`, documented({ summary: `Approve an access request to ${of}`, params: approveParams, pathIds: ['user_id'], responses: { 201: 'Member', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const userId = userIdParam(c);
       const p = await params(c, approveParams);
@@ -58,7 +60,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       return c.json(toMember(row, config), 201);
     })
 
-    .delete(`${base}/:user_id`, async (c) => {
+    .delete(`${base}/:user_id`, documented({ summary: `Deny an access request to ${of}`, pathIds: ['user_id'], responses: { 204: null, ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const userId = userIdParam(c);
       const source = await resolveSource(c, w.auth, type);

@@ -6,6 +6,7 @@ import { auditEventsQuery, auditRecords, findAuditEvent, newestFirst, type Audit
 import { toAuditEvent } from '../entities/audit-events.js';
 import { requireAdmin, requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { COUNT_LIMIT, paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, rawParams, t } from '../kernel/params.js';
 import { userGroup } from '../kernel/scope.js';
@@ -39,7 +40,7 @@ async function present(c: Context, rows: readonly AuditEventRow[]) {
 
 /** GitLab EE's API::AuditEvents (premium, administrators) and the group audit events of EE::API::Groups (starter, group owners). */
 export const auditEventRoutes = new Hono<AppEnv>()
-  .get('/audit_events', async (c) => {
+  .get('/audit_events', documented({ summary: 'List the instance audit events (EE)', params: instanceShape, auth: 'admin', responses: { 200: 'AuditEvent[]', 403: 'Error' } }), async (c) => {
     await instanceCaller(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
@@ -52,7 +53,7 @@ export const auditEventRoutes = new Hono<AppEnv>()
     return c.json(await present(c, rows));
   })
 
-  .get('/audit_events/:id', async (c) => {
+  .get('/audit_events/:id', documented({ summary: 'Get an instance audit event (EE)', pathIds: ['id'], auth: 'admin', responses: { 200: 'AuditEvent', ...REFUSED } }), async (c) => {
     await instanceCaller(c);
     const p = declaration(await rawParams(c));
     p.check(integerCheck(c, 'id'));
@@ -63,7 +64,7 @@ export const auditEventRoutes = new Hono<AppEnv>()
     return c.json((await present(c, [row]))[0]);
   })
 
-  .get('/groups/:id/audit_events', async (c) => {
+  .get('/groups/:id/audit_events', documented({ summary: "List a group's audit events (EE)", params: dates, responses: { 200: 'AuditEvent[]', ...REFUSED } }), async (c) => {
     const group = await groupCaller(c);
     const p = declaration(await rawParams(c));
     const { created_after, created_before } = p.parse(dates);
@@ -73,7 +74,7 @@ export const auditEventRoutes = new Hono<AppEnv>()
     return c.json(await present(c, rows));
   })
 
-  .get('/groups/:id/audit_events/:audit_event_id', async (c) => {
+  .get('/groups/:id/audit_events/:audit_event_id', documented({ summary: "Get a group's audit event (EE)", responses: { 200: 'AuditEvent', ...REFUSED } }), async (c) => {
     const group = await groupCaller(c);
     // GitLab 12 declares no type for audit_event_id: anything that is not one of the group's records is its 404.
     const position = positionOf(c.req.param('audit_event_id'));

@@ -12,6 +12,7 @@ import { findUserById } from '../../projections/users/queries.js';
 import { presentBoards, presentLists, SPECIAL_BOARD_MILESTONES } from '../entities/boards.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { declared, optional, required, t } from '../kernel/params.js';
@@ -64,6 +65,8 @@ async function presentList(c: Context, boardId: number, listId: number) {
 }
 
 const createShape = { name: required(t.string()) };
+const createListShape = { label_id: required(t.integer()) };
+const moveListShape = { position: required(t.integer()) };
 const updateShape = {
   name: optional(t.string()),
   assignee_id: optional(t.integer()),
@@ -99,7 +102,7 @@ async function boardChanges(c: Context, project: ProjectScope, p: { name?: strin
 export const boardRoutes = new Hono<AppEnv>()
   // ───────────────────────────── Boards ─────────────────────────────
 
-  .get('/projects/:id/boards', async (c) => {
+  .get('/projects/:id/boards', documented({ summary: 'List project issue boards', responses: { 200: 'Board[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {});
     const project = await userProject(c, auth, 'read_board');
@@ -109,14 +112,14 @@ export const boardRoutes = new Hono<AppEnv>()
     return c.json(await present(c, project, rows));
   })
 
-  .get('/projects/:id/boards/:board_id', async (c) => {
+  .get('/projects/:id/boards/:board_id', documented({ summary: 'Get a project issue board', ...ON_BOARD, responses: { 200: 'Board', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_BOARD);
     const project = await userProject(c, auth, 'read_board');
     return c.json((await present(c, project, [await boardOf(c, project)]))[0]);
   })
 
-  .post('/projects/:id/boards', async (c) => {
+  .post('/projects/:id/boards', documented({ summary: 'Create a project issue board (EE)', params: createShape, responses: { 201: 'Board', ...REFUSED } }), async (c) => {
     eeOnly(c);
     const w = await requireWriter(c);
     const { name } = await declared(c, createShape);
@@ -127,7 +130,7 @@ export const boardRoutes = new Hono<AppEnv>()
     return c.json((await present(c, project, [row!]))[0], 201);
   })
 
-  .put('/projects/:id/boards/:board_id', async (c) => {
+  .put('/projects/:id/boards/:board_id', documented({ summary: 'Update a project issue board (EE)', params: updateShape, ...ON_BOARD, responses: { 200: 'Board', ...REFUSED } }), async (c) => {
     eeOnly(c);
     const w = await requireWriter(c);
     const parsed = await declared(c, updateShape, ON_BOARD);
@@ -138,7 +141,7 @@ export const boardRoutes = new Hono<AppEnv>()
     return c.json((await present(c, project, [row!]))[0]);
   })
 
-  .delete('/projects/:id/boards/:board_id', async (c) => {
+  .delete('/projects/:id/boards/:board_id', documented({ summary: 'Delete a project issue board (EE)', ...ON_BOARD, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     eeOnly(c);
     const w = await requireWriter(c);
     await declared(c, {}, ON_BOARD);
@@ -152,7 +155,7 @@ export const boardRoutes = new Hono<AppEnv>()
 
   // ───────────────────────────── Lists ─────────────────────────────
 
-  .get('/projects/:id/boards/:board_id/lists', async (c) => {
+  .get('/projects/:id/boards/:board_id/lists', documented({ summary: "List a board's lists", ...ON_BOARD, responses: { 200: 'List[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_BOARD);
     const project = await userProject(c, auth, 'read_board');
@@ -162,7 +165,7 @@ export const boardRoutes = new Hono<AppEnv>()
     return c.json(await presentLists(db, config.plan, rows));
   })
 
-  .get('/projects/:id/boards/:board_id/lists/:list_id', async (c) => {
+  .get('/projects/:id/boards/:board_id/lists/:list_id', documented({ summary: 'Get a board list', ...ON_LIST, responses: { 200: 'List', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_LIST);
     const project = await userProject(c, auth, 'read_board');
@@ -171,9 +174,9 @@ export const boardRoutes = new Hono<AppEnv>()
     return c.json((await presentLists(db, config.plan, [list]))[0]);
   })
 
-  .post('/projects/:id/boards/:board_id/lists', listErrors, async (c) => {
+  .post('/projects/:id/boards/:board_id/lists', documented({ summary: 'Create a board list of a label', params: createListShape, ...ON_BOARD, responses: { 201: 'List', ...REFUSED } }), listErrors, async (c) => {
     const w = await requireWriter(c);
-    const { label_id } = await declared(c, { label_id: required(t.integer()) }, ON_BOARD);
+    const { label_id } = await declared(c, createListShape, ON_BOARD);
     const project = await userProject(c, w.auth);
     // GitLab: authorize_list_type_resource! comes first — a label the project does not have is
     // a 400 even for a caller who may not change lists — then admin_list, then the board.
@@ -184,9 +187,9 @@ export const boardRoutes = new Hono<AppEnv>()
     return c.json(await presentList(c, board.id, listId), 201);
   })
 
-  .put('/projects/:id/boards/:board_id/lists/:list_id', listErrors, async (c) => {
+  .put('/projects/:id/boards/:board_id/lists/:list_id', documented({ summary: 'Move a board list', params: moveListShape, ...ON_LIST, responses: { 200: 'List', ...REFUSED } }), listErrors, async (c) => {
     const w = await requireWriter(c);
-    const { position } = await declared(c, { position: required(t.integer()) }, ON_LIST);
+    const { position } = await declared(c, moveListShape, ON_LIST);
     const project = await userProject(c, w.auth);
     // GitLab finds the list before it authorizes admin_list.
     const board = await boardOf(c, project);
@@ -196,7 +199,7 @@ export const boardRoutes = new Hono<AppEnv>()
     return c.json(await presentList(c, board.id, list.id));
   })
 
-  .delete('/projects/:id/boards/:board_id/lists/:list_id', async (c) => {
+  .delete('/projects/:id/boards/:board_id/lists/:list_id', documented({ summary: 'Delete a board list', ...ON_LIST, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     await declared(c, {}, ON_LIST);
     const project = await userProject(c, w.auth, 'admin_list');

@@ -7,6 +7,7 @@ import type { BroadcastMessageRow } from '../../projections/broadcast-messages/t
 import { toBroadcastMessage } from '../entities/broadcast-messages.js';
 import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, integerCheck, optional, pathId, params, rawParams, required, t, type RawParams } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
@@ -59,9 +60,12 @@ async function present(c: Context, id: number, status: 200 | 201 = 200) {
   return c.json(toBroadcastMessage(row, appContext(c).commands.now()), status);
 }
 
+/** `requires :id, type: Integer`. */
+const ON_MESSAGE = { pathIds: ['id'] } as const;
+
 /** GitLab's API::BroadcastMessages (12.x): `before { authenticated_as_admin! }` on every endpoint. */
 export const broadcastMessageRoutes = new Hono<AppEnv>()
-  .get('/broadcast_messages', async (c) => {
+  .get('/broadcast_messages', documented({ summary: 'List broadcast messages', auth: 'admin', responses: { 200: 'BroadcastMessage[]', 403: 'Error' } }), async (c) => {
     await requireAdmin(c);
     const { db, commands } = appContext(c);
     const rows = await paginate(c, broadcastMessagesQuery(db), (q) => q.orderBy('id', 'desc'));
@@ -69,12 +73,12 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toBroadcastMessage(row, now)));
   })
 
-  .get('/broadcast_messages/:id', async (c) => {
+  .get('/broadcast_messages/:id', documented({ summary: 'Get a broadcast message', ...ON_MESSAGE, auth: 'admin', responses: { 200: 'BroadcastMessage', ...REFUSED } }), async (c) => {
     await requireAdmin(c);
     return present(c, messageId(c));
   })
 
-  .post('/broadcast_messages', async (c) => {
+  .post('/broadcast_messages', documented({ summary: 'Create a broadcast message', params: createParams, auth: 'admin', responses: { 201: 'BroadcastMessage', 403: 'Error' } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
     const p = await params(c, createParams);
     const now = w.ctx.now();
@@ -98,7 +102,7 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     return present(c, id, 201);
   })
 
-  .put('/broadcast_messages/:id', async (c) => {
+  .put('/broadcast_messages/:id', documented({ summary: 'Update a broadcast message', params: updateParams, ...ON_MESSAGE, auth: 'admin', responses: { 200: 'BroadcastMessage', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
     const raw = await rawParams(c);
     const declared = declaration(raw);
@@ -126,7 +130,7 @@ export const broadcastMessageRoutes = new Hono<AppEnv>()
     return present(c, id);
   })
 
-  .delete('/broadcast_messages/:id', async (c) => {
+  .delete('/broadcast_messages/:id', documented({ summary: 'Delete a broadcast message', ...ON_MESSAGE, auth: 'admin', responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
     const id = messageId(c);
     const row = await existing(c, id);

@@ -14,6 +14,7 @@ import {
 import { toRepository, toTag, toTagDetails } from '../entities/container-repositories.js';
 import { authenticate, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, rawParams, t, withDefault, type RawParams, declared } from '../kernel/params.js';
 import { pathNamed, pathRow, userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
@@ -82,8 +83,11 @@ async function presentRepositories(c: Context, rows: readonly ContainerRepositor
   return rows.map((row) => toRepository(config.registryHost, row, tags.filter((tag) => tag.repository_id === row.id)));
 }
 
+/** The answer of a deletion: the status code itself (`status :accepted` and a body of 202). */
+const STATUS = { type: 'integer', description: 'The status code itself.' } as const;
+
 export const containerRepositoryRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/registry/repositories', async (c) => {
+  .get('/projects/:id/registry/repositories', documented({ summary: "List a project's container registry repositories", params: listShape, auth: 'optional', responses: { 200: 'ContainerRepository[]', ...REFUSED } }), async (c) => {
     const { project } = await registryProject(c);
     const p = declaration(await rawParams(c));
     const { tags } = p.parse(listShape);
@@ -92,7 +96,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     return c.json(await presentRepositories(c, rows, tags));
   })
 
-  .delete('/projects/:id/registry/repositories/:repository_id', async (c) => {
+  .delete('/projects/:id/registry/repositories/:repository_id', documented({ summary: 'Schedule a container registry repository for deletion', ...ON_REPOSITORY, responses: { 202: STATUS, ...REFUSED } }), async (c) => {
     const { auth, project } = await registryProject(c);
     const w = writerFor(c, auth);
     await declared(c, {}, ON_REPOSITORY);
@@ -102,7 +106,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     return statusBody(c, 202);
   })
 
-  .get('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
+  .get('/projects/:id/registry/repositories/:repository_id/tags', documented({ summary: "List a container registry repository's tags", ...ON_REPOSITORY, auth: 'optional', responses: { 200: 'ContainerRepositoryTag[]', ...REFUSED } }), async (c) => {
     const { project } = await registryProject(c);
     await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
@@ -112,7 +116,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     return c.json(rows.map((tag) => toTag(config.registryHost, repository, tag)));
   })
 
-  .delete('/projects/:id/registry/repositories/:repository_id/tags', async (c) => {
+  .delete('/projects/:id/registry/repositories/:repository_id/tags', documented({ summary: 'Schedule the deletion of the tags matching a pattern', params: bulkShape, ...ON_REPOSITORY, responses: { 202: STATUS, ...REFUSED } }), async (c) => {
     const { auth, project } = await registryProject(c);
     const w = writerFor(c, auth);
     const { name_regex_delete, name_regex, name_regex_keep, keep_n, older_than } = await declared(c, bulkShape, { ...ON_REPOSITORY, rules: { atLeastOneOf: [['name_regex', 'name_regex_delete']] } });
@@ -130,7 +134,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     return statusBody(c, 202);
   })
 
-  .get('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', async (c) => {
+  .get('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', documented({ summary: 'Get a container registry tag', ...ON_REPOSITORY, auth: 'optional', responses: { 200: 'ContainerRepositoryTagDetails', ...REFUSED } }), async (c) => {
     const { project } = await registryProject(c);
     await declared(c, {}, ON_REPOSITORY);
     const repository = await repositoryOf(c, project);
@@ -138,7 +142,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     return c.json(toTagDetails(appContext(c).config.registryHost, repository, await tagOf(c, repository)));
   })
 
-  .delete('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', async (c) => {
+  .delete('/projects/:id/registry/repositories/:repository_id/tags/:tag_name', documented({ summary: 'Delete a container registry tag', ...ON_REPOSITORY, responses: { 200: STATUS, ...REFUSED } }), async (c) => {
     const { auth, project } = await registryProject(c);
     const w = writerFor(c, auth);
     await declared(c, {}, ON_REPOSITORY);
@@ -149,7 +153,7 @@ export const containerRepositoryRoutes = new Hono<AppEnv>()
     return statusBody(c, 200);
   })
 
-  .get('/groups/:id/registry/repositories', async (c) => {
+  .get('/groups/:id/registry/repositories', documented({ summary: "List a group's container registry repositories", params: listShape, auth: 'optional', responses: { 200: 'ContainerRepository[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const group = await userGroup(c, auth, 'read_container_image');
     const p = declaration(await rawParams(c));

@@ -13,6 +13,7 @@ import { keyRestrictions } from '../../projections/application-settings/queries.
 import { toDeployKeysProject, toSshKey } from '../entities/deploy-keys.js';
 import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declared, optional, params, required, t } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
@@ -45,27 +46,27 @@ const createParams = { key: required(t.string()), title: required(t.string()), c
 const updateParams = { title: optional(t.string()), can_push: optional(t.boolean()) };
 
 deployKeyRoutes
-  .get('/deploy_keys', async (c) => {
+  .get('/deploy_keys', documented({ summary: 'List all deploy keys', auth: 'admin', responses: { 200: 'SSHKey[]', 403: 'Error' } }), async (c) => {
     await requireAdmin(c);
     const { db } = appContext(c);
     const rows = await paginate(c, allDeployKeysQuery(db), (q) => q.orderBy('id'));
     return c.json(rows.map(toSshKey));
   })
 
-  .get('/projects/:id/deploy_keys', async (c) => {
+  .get('/projects/:id/deploy_keys', documented({ summary: "List a project's deploy keys", responses: { 200: 'DeployKeysProject[]', ...REFUSED } }), async (c) => {
     const { project } = await adminProject(c);
     const { db } = appContext(c);
     const rows = await paginate(c, projectDeployKeysQuery(db, project.row.id), (q) => q.orderBy('dkp.created_at').orderBy('k.id'));
     return c.json(rows.map(toDeployKeysProject));
   })
 
-  .get('/projects/:id/deploy_keys/:key_id', async (c) => {
+  .get('/projects/:id/deploy_keys/:key_id', documented({ summary: 'Get a deploy key of a project', ...ON_KEY, responses: { 200: 'DeployKeysProject', ...REFUSED } }), async (c) => {
     const { project } = await adminProject(c);
     await declared(c, {}, ON_KEY);
     return c.json(toDeployKeysProject(await linkOf(c, project.row.id, () => recordNotFound('Deploy Key'))));
   })
 
-  .post('/projects/:id/deploy_keys', async (c) => {
+  .post('/projects/:id/deploy_keys', documented({ summary: 'Add a deploy key to a project', params: createParams, responses: { 201: 'DeployKeysProject', ...REFUSED } }), async (c) => {
     const { w, project } = await adminProject(c);
     const p = await params(c, createParams);
     const { db } = appContext(c);
@@ -106,7 +107,7 @@ deployKeyRoutes
     return respond(id);
   })
 
-  .put('/projects/:id/deploy_keys/:key_id', async (c) => {
+  .put('/projects/:id/deploy_keys/:key_id', documented({ summary: "Update a project's deploy key", params: updateParams, ...ON_KEY, responses: { 200: 'DeployKeysProject', ...REFUSED } }), async (c) => {
     const { w, project } = await adminProject(c);
     const p = await declared(c, updateParams, { ...ON_KEY, checks: [(raw) => atLeastOneOf(raw, ['title', 'can_push'])] });
     const projectId = project.row.id;
@@ -115,7 +116,7 @@ deployKeyRoutes
     return c.json(toDeployKeysProject(await projectDeployKeysQuery(appContext(c).db, projectId, { keyId }).executeTakeFirstOrThrow()));
   })
 
-  .delete('/projects/:id/deploy_keys/:key_id', async (c) => {
+  .delete('/projects/:id/deploy_keys/:key_id', documented({ summary: 'Remove a deploy key from a project', ...ON_KEY, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const { w, project } = await adminProject(c);
     await declared(c, {}, ON_KEY);
     const projectId = project.row.id;
@@ -125,7 +126,7 @@ deployKeyRoutes
     return c.body(null, 204);
   })
 
-  .post('/projects/:id/deploy_keys/:key_id/enable', async (c) => {
+  .post('/projects/:id/deploy_keys/:key_id/enable', documented({ summary: 'Enable a deploy key for a project', ...ON_KEY, responses: { 201: 'SSHKey', ...REFUSED } }), async (c) => {
     const { w, project } = await adminProject(c);
     await declared(c, {}, ON_KEY);
     // Projects::EnableDeployKeyService: administrators enable any key, others a key of a project they are a member of.

@@ -6,6 +6,7 @@ import { toEnvironment, toEnvironmentWithLastDeployment } from '../entities/envi
 import { presentProjectBasic } from '../entities/projects.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, rawParams, required, t, type RawParams, declared } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
@@ -48,7 +49,7 @@ const updateShape = { name: optional(t.string()), external_url: optional(t.strin
 
 /** GitLab's API::Environments: reporters read, developers write. */
 export const environmentRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/environments', async (c) => {
+  .get('/projects/:id/environments', documented({ summary: 'List environments', params: listShape, responses: { 200: 'Environment[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     const filters = await params(c, listShape, { mutuallyExclusive: [{ params: ['name', 'search'], message: 'cannot be used together' }] });
     const project = await userProject(c, auth, 'read_environment');
@@ -57,14 +58,14 @@ export const environmentRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toEnvironment(row, basic)));
   })
 
-  .get('/projects/:id/environments/:environment_id', async (c) => {
+  .get('/projects/:id/environments/:environment_id', documented({ summary: 'Get an environment', ...ON_ENVIRONMENT, responses: { 200: 'Environment', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_ENVIRONMENT);
     const project = await userProject(c, auth, 'read_environment');
     return c.json(toEnvironmentWithLastDeployment(await environmentOf(c, project.row.id)));
   })
 
-  .post('/projects/:id/environments', async (c) => {
+  .post('/projects/:id/environments', documented({ summary: 'Create an environment', params: createShape, responses: { 201: 'Environment', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
@@ -80,7 +81,7 @@ export const environmentRoutes = new Hono<AppEnv>()
     return c.json(toEnvironment(fromState(id, state), await embedded(c, project)), 201);
   })
 
-  .put('/projects/:id/environments/:environment_id', async (c) => {
+  .put('/projects/:id/environments/:environment_id', documented({ summary: 'Update an environment', params: updateShape, ...ON_ENVIRONMENT, responses: { 200: 'Environment', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const { name, external_url } = await declared(c, updateShape, { ...ON_ENVIRONMENT, checks: [slugAbsence] });
     const project = await userProject(c, w.auth, 'update_environment');
@@ -89,7 +90,7 @@ export const environmentRoutes = new Hono<AppEnv>()
     return c.json(toEnvironment(fromState(environment.id, state), await embedded(c, project)));
   })
 
-  .delete('/projects/:id/environments/:environment_id', async (c) => {
+  .delete('/projects/:id/environments/:environment_id', documented({ summary: 'Delete an environment', ...ON_ENVIRONMENT, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     await declared(c, {}, ON_ENVIRONMENT);
     // GitLab 12 asks update_environment here; destroy_environment is the same roles.
@@ -100,7 +101,7 @@ export const environmentRoutes = new Hono<AppEnv>()
     return c.body(null, 204);
   })
 
-  .post('/projects/:id/environments/:environment_id/stop', async (c) => {
+  .post('/projects/:id/environments/:environment_id/stop', documented({ summary: 'Stop an environment', ...ON_ENVIRONMENT, responses: { 200: 'Environment', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     await declared(c, {}, ON_ENVIRONMENT);
     const project = await userProject(c, w.auth, 'stop_environment');

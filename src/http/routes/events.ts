@@ -9,6 +9,7 @@ import { findUserByIdOrUsername } from '../../projections/users/queries.js';
 import { toEvent } from '../entities/events.js';
 import { USER_SCOPES, authenticate, requireUser } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { COUNT_LIMIT, pageOf, setPaginationHeaders } from '../kernel/pagination.js';
 import { optional, params, t, withDefault } from '../kernel/params.js';
 import { userProject } from '../kernel/scope.js';
@@ -38,14 +39,14 @@ async function feedFilters(c: Context): Promise<ActivityFilters> {
 
 /** GitLab's API::Events: a user's own activity, another user's, a project's. */
 export const eventRoutes = new Hono<AppEnv>()
-  .get('/events', async (c) => {
+  .get('/events', documented({ summary: "List the current user's events", params: feedShape, responses: { 200: 'Event[]' } }), async (c) => {
     // GitLab: allow_access_with_scope :read_user for GETs, then authenticate!.
     const auth = await requireUser(c, USER_SCOPES(c));
     const filters = await feedFilters(c);
     return presentFeed(c, { authorId: auth.user.id }, viewerOf(auth.user, today(c)), filters);
   })
 
-  .get('/users/:id/events', async (c) => {
+  .get('/users/:id/events', documented({ summary: "List a user's events", params: feedShape, auth: 'optional', responses: { 200: 'Event[]', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c, USER_SCOPES(c));
     const filters = await feedFilters(c);
     const user = await findUserByIdOrUsername(appContext(c).db, c.req.param('id'));
@@ -59,7 +60,7 @@ export const eventRoutes = new Hono<AppEnv>()
     return presentFeed(c, { authorId: user.id }, viewer, filters);
   })
 
-  .get('/projects/:id/events', async (c) => {
+  .get('/projects/:id/events', documented({ summary: "List a project's events", params: feedShape, auth: 'optional', responses: { 200: 'Event[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const filters = await feedFilters(c);
     const project = await userProject(c, auth, 'read_project');

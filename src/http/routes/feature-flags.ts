@@ -12,6 +12,7 @@ import type { FeatureFlagRow } from '../../projections/feature-flags/tables.js';
 import { toDetailedFeatureFlagScope, toFeatureFlag, toFeatureFlagScope } from '../entities/feature-flags.js';
 import { authenticate, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { fullMessages, rendersInvalid, routeNotFound } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, parseParams, rawParams, required, t, type RawParams } from '../kernel/params.js';
@@ -128,7 +129,7 @@ const failedSave = rendersInvalid(fullMessages(400));
 
 /** GitLab EE's API::FeatureFlags and API::FeatureFlagScopes (12.5+): developers and above, premium. */
 export const featureFlagRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/feature_flags', async (c) => {
+  .get('/projects/:id/feature_flags', documented({ summary: "List a project's feature flags (EE)", params: listShape, responses: { 200: 'FeatureFlag[]', ...REFUSED } }), async (c) => {
     const { project } = await readableProject(c);
     const { scope } = await params(c, listShape);
     const { db } = appContext(c);
@@ -137,7 +138,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toFeatureFlag(row, scopes.get(row.id) ?? [])));
   })
 
-  .post('/projects/:id/feature_flags', failedSave, async (c) => {
+  .post('/projects/:id/feature_flags', documented({ summary: 'Create a feature flag (EE); scopes[] as in GitLab', params: createShape, responses: { 201: 'FeatureFlag', ...REFUSED } }), failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const raw = await rawParams(c);
@@ -158,7 +159,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(await presentFlag(db, (await findFeatureFlag(db, project.row.id, name))!), 201);
   })
 
-  .get('/projects/:id/feature_flag_scopes', async (c) => {
+  .get('/projects/:id/feature_flag_scopes', documented({ summary: "A project's feature flag scopes effective in an environment (EE)", params: environmentShape, responses: { 200: 'DetailedFeatureFlagScope[]', ...REFUSED } }), async (c) => {
     const { project } = await readableProject(c);
     const { environment } = await params(c, environmentShape);
     // for_unleash_client: per flag (newest first), the scope in effect for the environment.
@@ -172,13 +173,13 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(effective);
   })
 
-  .get('/projects/:id/feature_flags/:name', async (c) => {
+  .get('/projects/:id/feature_flags/:name', documented({ summary: 'Get a feature flag (EE)', responses: { 200: 'FeatureFlag', ...REFUSED } }), async (c) => {
     const { project } = await readableProject(c);
     return c.json(await presentFlag(appContext(c).db, await flagOf(c, project)));
   })
 
   // Not in GitLab 12 (README, "Extensions beyond GitLab"): FeatureFlags::UpdateService's name, description, active.
-  .put('/projects/:id/feature_flags/:name', failedSave, async (c) => {
+  .put('/projects/:id/feature_flags/:name', documented({ summary: 'Update a feature flag (EE)', params: updateShape, responses: { 200: 'FeatureFlag', ...REFUSED } }), failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const { name, description, active } = await params(c, updateShape);
@@ -189,7 +190,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(await presentFlag(db, (await findFeatureFlag(db, project.row.id, name ?? flag.name))!));
   })
 
-  .delete('/projects/:id/feature_flags/:name', async (c) => {
+  .delete('/projects/:id/feature_flags/:name', documented({ summary: 'Delete a feature flag (EE): the flag as it was', responses: { 200: 'FeatureFlag', ...REFUSED } }), async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const flag = await flagOf(c, project);
@@ -201,7 +202,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(presented);
   })
 
-  .get('/projects/:id/feature_flags/:name/scopes', async (c) => {
+  .get('/projects/:id/feature_flags/:name/scopes', documented({ summary: "List a feature flag's scopes (EE)", responses: { 200: 'FeatureFlagScope[]', ...REFUSED } }), async (c) => {
     const { project } = await readableProject(c);
     const { db } = appContext(c);
     const flag = await flagOf(c, project);
@@ -209,7 +210,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(rows.map(toFeatureFlagScope));
   })
 
-  .post('/projects/:id/feature_flags/:name/scopes', failedSave, async (c) => {
+  .post('/projects/:id/feature_flags/:name/scopes', documented({ summary: 'Add a scope to a feature flag (EE)', params: scopeShape, responses: { 201: 'DetailedFeatureFlagScope', ...REFUSED } }), failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const p = await params(c, scopeShape);
@@ -222,13 +223,13 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(await presentScope(db, flag.id, created.environment_scope), 201);
   })
 
-  .get('/projects/:id/feature_flags/:name/scopes/:environment_scope', async (c) => {
+  .get('/projects/:id/feature_flags/:name/scopes/:environment_scope', documented({ summary: 'Get a feature flag scope (EE)', responses: { 200: 'DetailedFeatureFlagScope', ...REFUSED } }), async (c) => {
     const { project } = await readableProject(c);
     const flag = await flagOf(c, project);
     return c.json(await presentScope(appContext(c).db, flag.id, environmentScopeOf(c)));
   })
 
-  .put('/projects/:id/feature_flags/:name/scopes/:environment_scope', failedSave, async (c) => {
+  .put('/projects/:id/feature_flags/:name/scopes/:environment_scope', documented({ summary: 'Update a feature flag scope (EE)', params: scopeUpdateShape, responses: { 200: 'DetailedFeatureFlagScope', ...REFUSED } }), failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const { active, strategies } = await params(c, scopeUpdateShape);
@@ -240,7 +241,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(await presentScope(db, flag.id, environmentScope));
   })
 
-  .delete('/projects/:id/feature_flags/:name/scopes/:environment_scope', failedSave, async (c) => {
+  .delete('/projects/:id/feature_flags/:name/scopes/:environment_scope', documented({ summary: 'Delete a feature flag scope (EE)', responses: { 204: null, ...REFUSED } }), failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const flag = await flagOf(c, project);

@@ -18,9 +18,10 @@ import { toCustomAttribute, toGroup, toGroupDetail } from '../entities/groups.js
 import { presentProjects } from '../entities/projects.js';
 import { authenticate, requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented, MESSAGE, REFUSED } from '../kernel/documented.js';
 import { failedToSave, rendersInvalid } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
-import { optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { optional, params, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
 import { userGroup, type GroupScope, type Visible } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { groups } from '../../domain/groups/aggregate.js';
@@ -187,10 +188,17 @@ async function reloaded(c: Context, id: number, role: number | null, viewer: Vie
 
 // ───────────────────────────── Routes ─────────────────────────────
 
-export const groupRoutes = new Hono<AppEnv>()
-  .get('/groups', async (c) => listGroups(c, await authenticate(c)))
+const showParams = {
+  with_custom_attributes: withDefault(t.boolean(), false),
+  with_projects: withDefault(t.boolean(), true),
+  statistics: withDefault(t.boolean(), false),
+} satisfies Shape;
+const valueParams = { value: required(t.string()) } satisfies Shape;
 
-  .post('/groups', rendersInvalid(failedToSave('group')), async (c) => {
+export const groupRoutes = new Hono<AppEnv>()
+  .get('/groups', documented({ summary: 'List groups', params: listParams, auth: 'optional', responses: { 200: 'Group[]' } }), async (c) => listGroups(c, await authenticate(c)))
+
+  .post('/groups', documented({ summary: 'Create a group', params: createParams, responses: { 201: 'GroupDetail', ...REFUSED } }), rendersInvalid(failedToSave('group')), async (c) => {
     const w = await requireWriter(c);
     const p = await params(c, createParams);
     const { config } = appContext(c);
@@ -213,13 +221,9 @@ export const groupRoutes = new Hono<AppEnv>()
     return c.json(await presentDetail(c, group, { withProjects: true, runnersToken: false }), 201);
   })
 
-  .get('/groups/:id', async (c) => {
+  .get('/groups/:id', documented({ summary: 'Get a group', params: showParams, auth: 'optional', responses: { 200: 'GroupDetail', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, {
-      with_custom_attributes: withDefault(t.boolean(), false),
-      with_projects: withDefault(t.boolean(), true),
-      statistics: withDefault(t.boolean(), false),
-    });
+    const p = await params(c, showParams);
     const group = await userGroup(c, auth);
     const admin = isAdmin(auth);
     return c.json(
@@ -232,7 +236,7 @@ export const groupRoutes = new Hono<AppEnv>()
     );
   })
 
-  .put('/groups/:id', async (c) => {
+  .put('/groups/:id', documented({ summary: 'Update a group', params: updateParams, responses: { 200: 'GroupDetail', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const p = await params(c, updateParams);
     const group = await userGroup(c, w.auth, 'admin_group');
@@ -241,7 +245,7 @@ export const groupRoutes = new Hono<AppEnv>()
     return c.json(await presentDetail(c, await reloaded(c, group.row.id, group.role, group.viewer), { withProjects: true, runnersToken: false }));
   })
 
-  .delete('/groups/:id', async (c) => {
+  .delete('/groups/:id', documented({ summary: 'Schedule a group for deletion', responses: { 202: MESSAGE, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const group = await userGroup(c, w.auth, 'admin_group');
     checkUnmodifiedSince(c, group.row.updated_at);
@@ -249,7 +253,7 @@ export const groupRoutes = new Hono<AppEnv>()
     throw accepted();
   })
 
-  .get('/groups/:id/subgroups', async (c) => {
+  .get('/groups/:id/subgroups', documented({ summary: "List a group's subgroups", params: listParams, auth: 'optional', responses: { 200: 'Group[]', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     await params(c, listParams);
     const parent = await userGroup(c, auth);
@@ -258,14 +262,14 @@ export const groupRoutes = new Hono<AppEnv>()
 
   // ───────────── Custom attributes (administrators) ─────────────
 
-  .get('/groups/:id/custom_attributes', async (c) => {
+  .get('/groups/:id/custom_attributes', documented({ summary: "List a group's custom attributes", auth: 'admin', responses: { 200: 'CustomAttribute[]', ...REFUSED } }), async (c) => {
     const auth = await requireAdmin(c);
     const group = await userGroup(c, auth);
     const attributes = (await customAttributesOf(appContext(c).db, [group.row.id])).get(group.row.id) ?? [];
     return c.json(attributes.map(toCustomAttribute));
   })
 
-  .get('/groups/:id/custom_attributes/:key', async (c) => {
+  .get('/groups/:id/custom_attributes/:key', documented({ summary: "Get a group's custom attribute", auth: 'admin', responses: { 200: 'CustomAttribute', ...REFUSED } }), async (c) => {
     const auth = await requireAdmin(c);
     const group = await userGroup(c, auth);
     const attribute = await findGroupCustomAttribute(appContext(c).db, group.row.id, c.req.param('key'));
@@ -273,16 +277,16 @@ export const groupRoutes = new Hono<AppEnv>()
     return c.json(toCustomAttribute(attribute));
   })
 
-  .put('/groups/:id/custom_attributes/:key', async (c) => {
+  .put('/groups/:id/custom_attributes/:key', documented({ summary: "Set a group's custom attribute", params: valueParams, auth: 'admin', responses: { 200: 'CustomAttribute', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
-    const p = await params(c, { value: required(t.string()) });
+    const p = await params(c, valueParams);
     const group = await userGroup(c, w.auth);
     const key = c.req.param('key');
     await run(w, groups, group.row.id, { type: 'SetGroupCustomAttribute', key, value: p.value });
     return c.json(toCustomAttribute({ key, value: p.value }));
   })
 
-  .delete('/groups/:id/custom_attributes/:key', async (c) => {
+  .delete('/groups/:id/custom_attributes/:key', documented({ summary: "Delete a group's custom attribute", auth: 'admin', responses: { 204: null, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
     const group = await userGroup(c, w.auth);
     await run(w, groups, group.row.id, { type: 'DeleteGroupCustomAttribute', key: c.req.param('key') });

@@ -9,6 +9,7 @@ import type { HookRow } from '../../projections/hooks/tables.js';
 import { toGroupHook, toHook, toProjectHook } from '../entities/hooks.js';
 import { requireAdmin, requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { rendersInvalid, routeNotFound, rubyHashInspect, type InvalidRendering } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { declared, optional, params, required, t, type Shape } from '../kernel/params.js';
@@ -100,28 +101,30 @@ const owners = (kind: HookKind, id: number) => ({ kind, projectId: kind === 'pro
 function ownerRoutes(spec: OwnerSpec) {
   const base = `/${spec.path}/:id/hooks`;
   const saving = rendersInvalid(spec.rendering);
+  const of = spec.kind === 'project' ? 'a project' : 'a group';
+  const entity = spec.kind === 'project' ? 'ProjectHook' : 'GroupHook';
   return new Hono<AppEnv>()
-    .get(base, async (c) => {
+    .get(base, documented({ summary: `List the hooks of ${of}`, responses: { 200: `${entity}[]`, ...REFUSED } }), async (c) => {
       const auth = await requireUser(c);
       const ownerId = await spec.scope(c, auth);
       await params(c, {});
       const rows = await paginate(c, hooksOf(appContext(c).db, spec.kind, ownerId), (q) => q.orderBy('id'));
       return c.json(rows.map(spec.present));
     })
-    .get(`${base}/:hook_id`, async (c) => {
+    .get(`${base}/:hook_id`, documented({ summary: `Get a hook of ${of}`, ...ON_HOOK, responses: { 200: entity, ...REFUSED } }), async (c) => {
       const auth = await requireUser(c);
       const ownerId = await spec.scope(c, auth);
       await declared(c, {}, ON_HOOK);
       return c.json(spec.present(await hookOf(c, spec.kind, ownerId)));
     })
-    .post(base, saving, async (c) => {
+    .post(base, documented({ summary: `Add a hook to ${of}`, params: spec.shape, responses: { 201: entity, ...REFUSED } }), saving, async (c) => {
       const w = await requireWriter(c);
       const ownerId = await spec.scope(c, w.auth);
       const input = inputOf(await declared(c, spec.shape));
       const { id } = await createHook(w, owners(spec.kind, ownerId), input);
       return c.json(spec.present((await findHook(appContext(c).db, spec.kind, ownerId, id))!), 201);
     })
-    .put(`${base}/:hook_id`, saving, async (c) => {
+    .put(`${base}/:hook_id`, documented({ summary: `Edit a hook of ${of}`, params: spec.shape, ...ON_HOOK, responses: { 200: entity, ...REFUSED } }), saving, async (c) => {
       const w = await requireWriter(c);
       const ownerId = await spec.scope(c, w.auth);
       const input = inputOf(await declared(c, spec.shape, ON_HOOK));
@@ -129,7 +132,7 @@ function ownerRoutes(spec: OwnerSpec) {
       await updateHook(w, hook, input);
       return c.json(spec.present((await findHook(appContext(c).db, spec.kind, ownerId, hook.id))!));
     })
-    .delete(`${base}/:hook_id`, async (c) => {
+    .delete(`${base}/:hook_id`, documented({ summary: `Delete a hook of ${of}`, ...ON_HOOK, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
       const w = await requireWriter(c);
       const ownerId = await spec.scope(c, w.auth);
       await declared(c, {}, ON_HOOK);
@@ -174,26 +177,26 @@ const ON_SYSTEM_HOOK = { pathIds: ['id'] } as const;
 
 /** API::SystemHooks (12.10): list, create, test (GET /hooks/:id), delete — administrators only. */
 const systemHooks = new Hono<AppEnv>()
-  .get('/hooks', async (c) => {
+  .get('/hooks', documented({ summary: 'List system hooks', auth: 'admin', responses: { 200: 'Hook[]', 403: 'Error' } }), async (c) => {
     await requireAdmin(c);
     await params(c, {});
     return c.json((await paginate(c, hooksOf(appContext(c).db, 'system', null), (q) => q.orderBy('id'))).map(toHook));
   })
-  .post('/hooks', async (c) => {
+  .post('/hooks', documented({ summary: 'Add a system hook', params: SYSTEM_HOOK, auth: 'admin', responses: { 201: 'Hook', 403: 'Error' } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
     const input = inputOf(await declared(c, SYSTEM_HOOK));
     const { id } = await createHook(w, owners('system', 0), input);
     return c.json(toHook((await findHook(appContext(c).db, 'system', null, id))!), 201);
   })
   // GitLab 12.10: `get ":id"` executes the hook with a sample project_create event and answers that data.
-  .get('/hooks/:id', async (c) => {
+  .get('/hooks/:id', documented({ summary: 'Test a system hook: answers the sample event it sent', ...ON_SYSTEM_HOOK, auth: 'admin', responses: { 200: { type: 'object' }, ...REFUSED } }), async (c) => {
     await requireAdmin(c);
     await declared(c, {}, ON_SYSTEM_HOOK);
     const hook = await hookOf(c, 'system', null, 'id');
     await recordSystemHookTest(appContext(c).commands, hook);
     return c.json(SYSTEM_HOOK_TEST_DATA);
   })
-  .delete('/hooks/:id', async (c) => {
+  .delete('/hooks/:id', documented({ summary: 'Delete a system hook', ...ON_SYSTEM_HOOK, auth: 'admin', responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
     await declared(c, {}, ON_SYSTEM_HOOK);
     // `SystemHook.find_by(id:)` then `not_found!('System hook')`.

@@ -6,6 +6,7 @@ import type { LabelRow } from '../../projections/labels/tables.js';
 import { toProjectLabel } from '../entities/labels.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, rawParams, required, t, withDefault, type RawParams, type Shape } from '../kernel/params.js';
 import { userProject } from '../kernel/scope.js';
@@ -24,6 +25,7 @@ const listShape = { with_counts: withDefault(t.boolean(), false), include_ancest
 const createShape = { name: required(t.string()), color: required(t.string()), description: optional(t.string()), priority: optional(t.integer()) } satisfies Shape;
 const updateFieldsShape = { new_name: optional(t.string()), color: optional(t.string()), description: optional(t.string()), priority: optional(t.integer()) } satisfies Shape;
 const selectorShape = { label_id: optional(t.integer()), name: optional(t.string()) } satisfies Shape;
+const showShape = { include_ancestor_groups: withDefault(t.boolean(), true) } satisfies Shape;
 const UPDATE_FIELDS = ['new_name', 'color', 'description', 'priority'];
 
 /**
@@ -98,7 +100,7 @@ async function destroy(c: Context, selector: () => Promise<string | number>) {
 }
 
 export const labelRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/labels', async (c) => {
+  .get('/projects/:id/labels', documented({ summary: 'List project labels', params: listShape, responses: { 200: 'ProjectLabel[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     const p = declaration(await rawParams(c));
     const f = p.parse(listShape);
@@ -109,16 +111,16 @@ export const labelRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toProjectLabel(row, { withCounts: f.with_counts })));
   })
 
-  .get('/projects/:id/labels/:name', async (c) => {
+  .get('/projects/:id/labels/:name', documented({ summary: 'Get a project label', params: showShape, responses: { 200: 'ProjectLabel', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     const p = declaration(await rawParams(c));
-    p.parse({ include_ancestor_groups: withDefault(t.boolean(), true) });
+    p.parse(showShape);
     p.done();
     const project = await userProject(c, auth, 'read_label');
     return c.json(toProjectLabel(await labelOf(c, project.row.id, c.req.param('name'))));
   })
 
-  .post('/projects/:id/labels', async (c) => {
+  .post('/projects/:id/labels', documented({ summary: 'Create a project label', params: createShape, responses: { 201: 'ProjectLabel', ...REFUSED, 409: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const { raw, priority } = withBlankPriority(await rawParams(c));
     const p = declaration(raw);
@@ -135,10 +137,16 @@ export const labelRoutes = new Hono<AppEnv>()
     return c.json(toProjectLabel((await findLabel(db, project.row.id, id))!), 201);
   })
 
-  .put('/projects/:id/labels', async (c) => update(c, false))
-  .put('/projects/:id/labels/:name', async (c) => update(c, true))
-  .delete('/projects/:id/labels', async (c) => destroy(c, () => selectorDeclaration(c)))
-  .delete('/projects/:id/labels/:name', async (c) =>
+  .put(
+    '/projects/:id/labels',
+    documented({ summary: 'Update a project label named by label_id or name', params: { ...selectorShape, ...updateFieldsShape }, responses: { 200: 'ProjectLabel', ...REFUSED } }),
+    async (c) => update(c, false),
+  )
+  .put('/projects/:id/labels/:name', documented({ summary: 'Update a project label', params: updateFieldsShape, responses: { 200: 'ProjectLabel', ...REFUSED } }), async (c) => update(c, true))
+  .delete('/projects/:id/labels', documented({ summary: 'Delete a project label named by label_id or name', params: selectorShape, responses: { 204: null, ...REFUSED } }), async (c) =>
+    destroy(c, () => selectorDeclaration(c)),
+  )
+  .delete('/projects/:id/labels/:name', documented({ summary: 'Delete a project label', responses: { 204: null, ...REFUSED } }), async (c) =>
     destroy(c, async () => {
       const p = declaration(await rawParams(c));
       p.done();

@@ -16,6 +16,7 @@ import { findUserById } from '../../projections/users/queries.js';
 import { toMember } from '../entities/members.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { conflict, forbidden, notFound, paramErrors, recordNotFound } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { optional, params, rawParams, required, t } from '../kernel/params.js';
@@ -126,6 +127,9 @@ const updateParams = {
 
 // ───────────────────────────── Routes ─────────────────────────────
 
+/** `requires :user_id, type: Integer` (userIdParam). */
+const ON_MEMBER = { pathIds: ['user_id'] } as const;
+
 /** GET/POST/PUT/DELETE /groups/:id/members… and /projects/:id/members… (GitLab's API::Members). */
 export const memberRoutes = new Hono<AppEnv>();
 
@@ -156,13 +160,16 @@ for (const { plural, type } of SOURCE_KINDS) {
     return c.json(toMember(row, config));
   }
 
+  const of = plural === 'groups' ? 'a group' : 'a project';
   memberRoutes
-    .get(base, (c) => list(c, false))
-    .get(`${base}/all`, (c) => list(c, true))
-    .get(`${base}/all/:user_id`, (c) => one(c, true))
-    .get(`${base}/:user_id`, (c) => one(c, false))
+    .get(base, documented({ summary: `List the members of ${of}`, params: listParams, responses: { 200: 'Member[]', 404: 'Error' } }), (c) => list(c, false))
+    .get(`${base}/all`, documented({ summary: `List the members of ${of}, inherited ones included`, params: listParams, responses: { 200: 'Member[]', 404: 'Error' } }), (c) =>
+      list(c, true),
+    )
+    .get(`${base}/all/:user_id`, documented({ summary: `Get a member of ${of}, inherited ones included`, ...ON_MEMBER, responses: { 200: 'Member', 404: 'Error' } }), (c) => one(c, true))
+    .get(`${base}/:user_id`, documented({ summary: `Get a member of ${of}`, ...ON_MEMBER, responses: { 200: 'Member', 404: 'Error' } }), (c) => one(c, false))
 
-    .post(base, async (c) => {
+    .post(base, documented({ summary: `Add a member to ${of}`, params: createParams, responses: { 201: 'Member', ...REFUSED, 409: 'Error' } }), async (c) => {
       const w = await requireWriter(c);
       const p = await params(c, createParams);
       const source = await resolveSource(c, w.auth, type);
@@ -184,7 +191,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       return c.json(toMember(row, config), 201);
     })
 
-    .put(`${base}/:user_id`, async (c) => {
+    .put(`${base}/:user_id`, documented({ summary: `Update a member of ${of}`, params: updateParams, ...ON_MEMBER, responses: { 200: 'Member', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const userId = userIdParam(c);
       const given = (await rawParams(c)).expires_at;
@@ -202,7 +209,7 @@ for (const { plural, type } of SOURCE_KINDS) {
       return c.json(toMember(row, config));
     })
 
-    .delete(`${base}/:user_id`, async (c) => {
+    .delete(`${base}/:user_id`, documented({ summary: `Remove a member of ${of}`, ...ON_MEMBER, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
       const w = await requireWriter(c);
       const userId = userIdParam(c);
       const source = await resolveSource(c, w.auth, type);

@@ -9,6 +9,7 @@ import { toMilestone } from '../entities/milestones.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { failedTo, rendersInvalid } from '../kernel/errors.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, optional, rawParams, required, t, withDefault, type Shape, declared } from '../kernel/params.js';
 import { userProject, type ProjectScope, pathRow } from '../kernel/scope.js';
@@ -60,7 +61,7 @@ const fieldsOf = (p: { description?: string | undefined; due_date?: string | nul
 });
 
 export const milestoneRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/milestones', async (c) => {
+  .get('/projects/:id/milestones', documented({ summary: 'List project milestones', params: listShape, responses: { 200: 'Milestone[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     const p = declaration(await rawParams(c));
     const f = p.parse(listShape);
@@ -79,7 +80,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => present(c, project, row)));
   })
 
-  .get('/projects/:id/milestones/:milestone_id', async (c) => {
+  .get('/projects/:id/milestones/:milestone_id', documented({ summary: 'Get a project milestone', ...ON_MILESTONE, responses: { 200: 'Milestone', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_MILESTONE);
     const project = await userProject(c, auth, 'read_milestone');
@@ -89,7 +90,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
   // API::MilestoneResponses#milestone_issuables_for: the finder with `milestone_title` and
   // `sort: 'label_priority'`, every state, as IssueBasic; what the caller may not see of the
   // issues (a confidential one, a feature closed to them) is left out, not refused.
-  .get('/projects/:id/milestones/:milestone_id/issues', async (c) => {
+  .get('/projects/:id/milestones/:milestone_id/issues', documented({ summary: 'List the issues of a project milestone', ...ON_MILESTONE, responses: { 200: 'IssueBasic[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_MILESTONE);
     const project = await userProject(c, auth, 'read_milestone');
@@ -101,7 +102,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
     return c.json(views.map((view) => toIssue(view, config, { basic: true, context: { projectId: project.row.id, projectPath: project.row.path_with_namespace } })));
   })
 
-  .get('/projects/:id/milestones/:milestone_id/merge_requests', async (c) => {
+  .get('/projects/:id/milestones/:milestone_id/merge_requests', documented({ summary: 'List the merge requests of a project milestone', ...ON_MILESTONE, responses: { 200: 'MergeRequestBasic[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_MILESTONE);
     const project = await userProject(c, auth, 'read_milestone');
@@ -115,7 +116,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
     return c.json(views.map((view) => toMergeRequestBasic(view, config)));
   })
 
-  .post('/projects/:id/milestones', rendersInvalid(failedTo('create milestone')), async (c) => {
+  .post('/projects/:id/milestones', documented({ summary: 'Create a project milestone', params: createShape, responses: { 201: 'Milestone', ...REFUSED } }), rendersInvalid(failedTo('create milestone')), async (c) => {
     const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
     const parsed = p.parse(createShape);
@@ -126,7 +127,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
     return c.json(present(c, project, (await findMilestone(db, project.row.id, id))!), 201);
   })
 
-  .put('/projects/:id/milestones/:milestone_id', rendersInvalid(failedTo('update milestone')), async (c) => {
+  .put('/projects/:id/milestones/:milestone_id', documented({ summary: 'Update a project milestone', params: updateShape, ...ON_MILESTONE, responses: { 200: 'Milestone', ...REFUSED } }), rendersInvalid(failedTo('update milestone')), async (c) => {
     const w = await requireWriter(c);
     const parsed = await declared(c, updateShape, { ...ON_MILESTONE, checks: [(raw) => atLeastOneOf(raw, ['title', 'description', 'start_date', 'due_date', 'state_event'])] });
     const project = await userProject(c, w.auth, 'admin_milestone');
@@ -136,7 +137,7 @@ export const milestoneRoutes = new Hono<AppEnv>()
     return c.json(present(c, project, (await findMilestone(db, project.row.id, milestone.id))!));
   })
 
-  .delete('/projects/:id/milestones/:milestone_id', async (c) => {
+  .delete('/projects/:id/milestones/:milestone_id', documented({ summary: 'Delete a project milestone', ...ON_MILESTONE, responses: { 204: null, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     await declared(c, {}, ON_MILESTONE);
     const project = await userProject(c, w.auth, 'admin_milestone');

@@ -8,6 +8,7 @@ import { anySnippet, projectSnippetsQuery, snippetView, visibleSnippet } from '.
 import { toSnippet } from '../entities/snippets.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, RAW_TEXT, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { declared, optional, pathId, required, t } from '../kernel/params.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
@@ -52,7 +53,7 @@ const snippetOf = (c: Context, project: ProjectScope, missing: () => Error) =>
 const present = async (c: Context, id: number) => toSnippet(await snippetView(appContext(c).db, id), appContext(c).config);
 
 export const projectSnippetRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/snippets', async (c) => {
+  .get('/projects/:id/snippets', documented({ summary: 'List project snippets', responses: { 200: 'ProjectSnippet[]', 404: 'Error' } }), async (c) => {
     const auth = await requireUser(c);
     const project = await userProject(c, auth);
     const { db, config } = appContext(c);
@@ -60,7 +61,7 @@ export const projectSnippetRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toSnippet(row, config)));
   })
 
-  .get('/projects/:id/snippets/:snippet_id', async (c) => {
+  .get('/projects/:id/snippets/:snippet_id', documented({ summary: 'Get a project snippet', ...ON_SNIPPET, responses: { 200: 'ProjectSnippet', 404: 'Error' } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_SNIPPET);
     const project = await userProject(c, auth);
@@ -68,14 +69,14 @@ export const projectSnippetRoutes = new Hono<AppEnv>()
     return c.json(toSnippet(await snippetOf(c, project, () => recordNotFound('Snippet')), appContext(c).config));
   })
 
-  .get('/projects/:id/snippets/:snippet_id/raw', async (c) => {
+  .get('/projects/:id/snippets/:snippet_id/raw', documented({ summary: "A project snippet's content", ...ON_SNIPPET, responses: { 200: RAW_TEXT, 404: 'Error' } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_SNIPPET);
     const project = await userProject(c, auth);
     return rawContent(c, await snippetOf(c, project, () => notFound('Snippet')));
   })
 
-  .get('/projects/:id/snippets/:snippet_id/user_agent_detail', async (c) => {
+  .get('/projects/:id/snippets/:snippet_id/user_agent_detail', documented({ summary: "A project snippet's user agent details", ...ON_SNIPPET, auth: 'admin', responses: { 200: 'UserAgentDetail', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_SNIPPET);
     if (!auth.user.is_admin) throw forbidden();
@@ -85,7 +86,7 @@ export const projectSnippetRoutes = new Hono<AppEnv>()
     return userAgentDetail(c, snippet.id);
   })
 
-  .post('/projects/:id/snippets', snippetErrors, async (c) => {
+  .post('/projects/:id/snippets', documented({ summary: 'Create a project snippet', params: createShape, responses: { 201: 'ProjectSnippet', ...REFUSED } }), snippetErrors, async (c) => {
     const w = await requireWriter(c);
     const p = await declared(c, createShape, { rules: CODE_OR_CONTENT });
     const project = await userProject(c, w.auth, 'create_snippet');
@@ -104,7 +105,7 @@ export const projectSnippetRoutes = new Hono<AppEnv>()
     return c.json(await present(c, id), 201);
   })
 
-  .put('/projects/:id/snippets/:snippet_id', snippetErrors, async (c) => {
+  .put('/projects/:id/snippets/:snippet_id', documented({ summary: 'Update a project snippet', params: updateShape, ...ON_SNIPPET, responses: { 200: 'ProjectSnippet', ...REFUSED } }), snippetErrors, async (c) => {
     const w = await requireWriter(c);
     const p = await declared(c, updateShape, { ...ON_SNIPPET, rules: UPDATE_RULES });
     const project = await userProject(c, w.auth);
@@ -116,7 +117,7 @@ export const projectSnippetRoutes = new Hono<AppEnv>()
     return c.json(await present(c, snippet.id));
   })
 
-  .delete('/projects/:id/snippets/:snippet_id', async (c) => {
+  .delete('/projects/:id/snippets/:snippet_id', documented({ summary: 'Delete a project snippet', ...ON_SNIPPET, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     await declared(c, {}, ON_SNIPPET);
     const project = await userProject(c, w.auth);

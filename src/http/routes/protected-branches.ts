@@ -7,6 +7,7 @@ import type { ProtectedBranchRow } from '../../projections/protected-branches/ta
 import { toProtectedBranch } from '../entities/protected-branches.js';
 import { authenticate, writerFor } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { fullMessages, rendersInvalid, routeNotFound } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { declaration, optional, params, parseParams, rawParams, required, t, withDefault, type RawParams } from '../kernel/params.js';
@@ -86,21 +87,21 @@ const branchName = (c: Context) => c.req.param('name') ?? '';
 export const protectedBranchRoutes = new Hono<AppEnv>();
 
 protectedBranchRoutes
-  .get('/projects/:id/protected_branches', async (c) => {
+  .get('/projects/:id/protected_branches', documented({ summary: "List a project's protected branches", params: listParams, responses: { 200: 'ProtectedBranch[]', ...REFUSED } }), async (c) => {
     const { project } = await adminProject(c);
     const p = await params(c, listParams);
     const rows = await paginate(c, protectedBranchesQuery(appContext(c).db, project.row.id, p.search), (q) => q.orderBy('id'));
     return c.json(await present(c, rows));
   })
 
-  .get('/projects/:id/protected_branches/:name', async (c) => {
+  .get('/projects/:id/protected_branches/:name', documented({ summary: 'Get a protected branch', responses: { 200: 'ProtectedBranch', ...REFUSED } }), async (c) => {
     const { project } = await adminProject(c);
     const row = await findProtectedBranch(appContext(c).db, project.row.id, branchName(c));
     if (!row) throw recordNotFound('ProtectedBranch');
     return c.json((await present(c, [row]))[0]);
   })
 
-  .post('/projects/:id/protected_branches', rendersInvalid(fullMessages(422)), async (c) => {
+  .post('/projects/:id/protected_branches', documented({ summary: 'Protect a branch (EE: allowed_to_push[], allowed_to_merge[], allowed_to_unprotect[] as in GitLab)', params: { ...createParams, ...unprotectParams, ...codeOwnerParams }, responses: { 201: 'ProtectedBranch', ...REFUSED, 409: 'Error', 422: 'Error' } }), rendersInvalid(fullMessages(422)), async (c) => {
     const { auth, project } = await adminProject(c);
     const w = writerFor(c, auth);
     const { db, config } = appContext(c);
@@ -142,13 +143,13 @@ protectedBranchRoutes
     return c.json((await present(c, [row!]))[0], 201);
   })
 
-  .patch('/projects/:id/protected_branches/:name', async (c) => {
+  .patch('/projects/:id/protected_branches/:name', documented({ summary: "Update a protected branch's code owner approval (EE)", params: codeOwnerParams, responses: { 200: 'ProtectedBranch', ...REFUSED } }), async (c) => {
     const { config } = appContext(c);
     // EE's endpoint: CE has no such route.
     if (!licensed(config.plan, 'ee')) throw routeNotFound();
     const { auth, project } = await adminProject(c);
     const w = writerFor(c, auth);
-    const p = await params(c, { code_owner_approval_required: withDefault(t.boolean(), false) });
+    const p = await params(c, codeOwnerParams);
     if (!licensed(config.plan, 'code_owner_approval_required')) throw refused("Feature 'Code Owner Approval Required' is not enabled");
     const { db } = appContext(c);
     const row = await findProtectedBranch(db, project.row.id, branchName(c));
@@ -157,7 +158,7 @@ protectedBranchRoutes
     return c.json((await present(c, [(await findProtectedBranch(db, project.row.id, row.name))!]))[0]);
   })
 
-  .delete('/projects/:id/protected_branches/:name', async (c) => {
+  .delete('/projects/:id/protected_branches/:name', documented({ summary: 'Unprotect a branch', responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const { auth, project } = await adminProject(c);
     const w = writerFor(c, auth);
     const { db } = appContext(c);

@@ -5,6 +5,7 @@ import { resourceEventsOf, type ResourceType } from '../../projections/resource-
 import { resourceEventUsers, toResourceLabelEvent, toResourceMilestoneEvent, toResourceStateEvent, type ResourceContext } from '../entities/resource-events.js';
 import { requireUser } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented } from '../kernel/documented.js';
 import { paginateArray } from '../kernel/pagination.js';
 import { userProject } from '../kernel/scope.js';
 import { issueNoteables, mergeRequestNoteables, type NoteableKind } from './notes/noteables.js';
@@ -17,10 +18,10 @@ import { issueNoteables, mergeRequestNoteables, type NoteableKind } from './note
  * over the issuable's stream in the log (src/domain/resource-events.ts): no table.
  */
 
-const KINDS: readonly { segment: string; kind: ResourceEventKind }[] = [
-  { segment: 'resource_label_events', kind: 'label' },
-  { segment: 'resource_milestone_events', kind: 'milestone' },
-  { segment: 'resource_state_events', kind: 'state' },
+const KINDS: readonly { segment: string; kind: ResourceEventKind; entity: string }[] = [
+  { segment: 'resource_label_events', kind: 'label', entity: 'ResourceLabelEvent' },
+  { segment: 'resource_milestone_events', kind: 'milestone', entity: 'ResourceMilestoneEvent' },
+  { segment: 'resource_state_events', kind: 'state', entity: 'ResourceStateEvent' },
 ];
 
 /** The issuable's events of a kind, each presented as its entity, oldest first. */
@@ -53,9 +54,11 @@ const ISSUABLES: readonly Issuable[] = [
 function routesOf(issuable: Issuable) {
   const path = (tail: string) => `/projects/:id/${issuable.collection}/:${issuable.idParam}/${tail}`;
   const app = new Hono<AppEnv>();
-  for (const { segment, kind } of KINDS) {
-    app.get(path(segment), async (c) => c.json(await paginateArray(c, await presented(c, issuable, kind))));
-    app.get(path(`${segment}/:event_id`), async (c) => {
+  const of = issuable.type === 'Issue' ? 'an issue' : 'a merge request';
+  for (const { segment, kind, entity } of KINDS) {
+    const what = `${kind} events`;
+    app.get(path(segment), documented({ summary: `List the ${what} of ${of}`, responses: { 200: `${entity}[]`, 404: 'Error' } }), async (c) => c.json(await paginateArray(c, await presented(c, issuable, kind))));
+    app.get(path(`${segment}/:event_id`), documented({ summary: `Get one of the ${what} of ${of}`, responses: { 200: entity, 404: 'Error' } }), async (c) => {
       const id = c.req.param('event_id');
       const [one] = await presented(c, issuable, kind, (r) => String(r.id) === id);
       if (!one) throw recordNotFound();

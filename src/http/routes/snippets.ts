@@ -10,6 +10,7 @@ import { anySnippet, ownSnippetsQuery, publicSnippetsQuery, snippetCreationMetad
 import { toPersonalSnippet, toSnippet, toUserAgentDetail } from '../entities/snippets.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented, RAW_TEXT, REFUSED } from '../kernel/documented.js';
 import { rendersInvalid, type InvalidRendering } from '../kernel/errors.js';
 import { paginate } from '../kernel/pagination.js';
 import { declared, optional, required, t, withDefault } from '../kernel/params.js';
@@ -93,7 +94,7 @@ const own = (c: Context, viewer: Viewer) =>
 const present = async (c: Context, id: number) => toPersonalSnippet(await snippetView(appContext(c).db, id), appContext(c).config);
 
 export const snippetRoutes = new Hono<AppEnv>()
-  .get('/snippets', async (c) => {
+  .get('/snippets', documented({ summary: "List the current user's snippets", responses: { 200: 'Snippet[]' } }), async (c) => {
     const auth = await requireUser(c);
     const { db, config } = appContext(c);
     const rows = await paginate(c, ownSnippetsQuery(db, viewerFor(c, auth)!), (q) => q.orderBy('s.id', 'desc'));
@@ -101,27 +102,27 @@ export const snippetRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toSnippet(row, config)));
   })
 
-  .get('/snippets/public', async (c) => {
+  .get('/snippets/public', documented({ summary: 'List public personal snippets', responses: { 200: 'PersonalSnippet[]' } }), async (c) => {
     await requireUser(c);
     const { db, config } = appContext(c);
     const rows = await paginate(c, publicSnippetsQuery(db), (q) => q.orderBy('s.created_at', 'desc').orderBy('s.id', 'desc'));
     return c.json(rows.map((row) => toPersonalSnippet(row, config)));
   })
 
-  .get('/snippets/:id', async (c) => {
+  .get('/snippets/:id', documented({ summary: 'Get a snippet', ...ON_SNIPPET, responses: { 200: 'PersonalSnippet', 404: 'Error' } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_SNIPPET);
     return c.json(toPersonalSnippet(await readable(c, viewerFor(c, auth)), appContext(c).config));
   })
 
-  .get('/snippets/:id/raw', async (c) => {
+  .get('/snippets/:id/raw', documented({ summary: "A snippet's content", ...ON_SNIPPET, responses: { 200: RAW_TEXT, 404: 'Error' } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_SNIPPET);
     // GitLab: served as an attachment, so a browser never renders it as a page of this origin.
     return rawContent(c, await readable(c, viewerFor(c, auth)), { 'Content-Disposition': 'attachment' });
   })
 
-  .get('/snippets/:id/user_agent_detail', async (c) => {
+  .get('/snippets/:id/user_agent_detail', documented({ summary: "A snippet's user agent details", ...ON_SNIPPET, auth: 'admin', responses: { 200: 'UserAgentDetail', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_SNIPPET);
     if (!auth.user.is_admin) throw forbidden(); // authenticated_as_admin!, after the parameters
@@ -130,7 +131,7 @@ export const snippetRoutes = new Hono<AppEnv>()
     return userAgentDetail(c, snippet.id);
   })
 
-  .post('/snippets', snippetErrors, async (c) => {
+  .post('/snippets', documented({ summary: 'Create a personal snippet', params: createShape, responses: { 201: 'PersonalSnippet', 403: 'Error' } }), snippetErrors, async (c) => {
     const w = await requireWriter(c);
     const p = await declared(c, createShape);
     const viewer = viewerFor(c, w.auth)!;
@@ -150,7 +151,7 @@ export const snippetRoutes = new Hono<AppEnv>()
     return c.json(await present(c, id), 201);
   })
 
-  .put('/snippets/:id', snippetErrors, async (c) => {
+  .put('/snippets/:id', documented({ summary: 'Update a personal snippet', params: updateShape, ...ON_SNIPPET, responses: { 200: 'PersonalSnippet', ...REFUSED } }), snippetErrors, async (c) => {
     const w = await requireWriter(c);
     const p = await declared(c, updateShape, { ...ON_SNIPPET, rules: { atLeastOneOf: [['title', 'file_name', 'content', 'visibility']] } });
     const viewer = viewerFor(c, w.auth)!;
@@ -161,7 +162,7 @@ export const snippetRoutes = new Hono<AppEnv>()
     return c.json(await present(c, snippet.id));
   })
 
-  .delete('/snippets/:id', async (c) => {
+  .delete('/snippets/:id', documented({ summary: 'Delete a personal snippet', ...ON_SNIPPET, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     await declared(c, {}, ON_SNIPPET);
     const viewer = viewerFor(c, w.auth)!;

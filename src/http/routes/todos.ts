@@ -5,6 +5,7 @@ import { findTodo, todosQuery, type TodoFilters } from '../../projections/todos/
 import { presentTodos } from '../entities/todos.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { INT4_MAX, INTEGER_TEXT, declaration, integerCheck, pathId, rawParams } from '../kernel/params.js';
 import { viewerOf } from '../../projections/access.js';
@@ -48,14 +49,14 @@ async function filtersOf(c: Context): Promise<TodoFilters> {
 const viewer = (c: Context, auth: Auth) => viewerOf(auth.user, today(c));
 
 export const todoRoutes = new Hono<AppEnv>()
-  .get('/todos', async (c) => {
+  .get('/todos', documented({ summary: "List the current user's to-do items (filters: action, author_id, project_id, group_id, state, type)", responses: { 200: 'Todo[]', 404: 'Error' } }), async (c) => {
     const auth = await requireUser(c);
     const { db, config } = appContext(c);
     const rows = await paginate(c, todosQuery(db, auth.user.id, await filtersOf(c)), (q) => q.orderBy('todos.id', 'desc'));
     return c.json(await presentTodos(db, config, viewer(c, auth), rows));
   })
 
-  .post('/todos/:id/mark_as_done', async (c) => {
+  .post('/todos/:id/mark_as_done', documented({ summary: 'Mark a to-do item done', pathIds: ['id'], responses: { 201: 'Todo', 404: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
     p.check(integerCheck(c, 'id'));
@@ -69,7 +70,7 @@ export const todoRoutes = new Hono<AppEnv>()
     return c.json(done, 201);
   })
 
-  .post('/todos/mark_as_done', async (c) => {
+  .post('/todos/mark_as_done', documented({ summary: 'Mark every pending to-do item done', responses: { 204: null, 404: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const { db } = appContext(c);
     const rows = await todosQuery(db, w.auth.user.id, await filtersOf(c)).select('todos.id as todo_id').execute();

@@ -4,6 +4,7 @@ import { avatarContentType, avatarPath, type AvatarModel } from '../../domain/up
 import { findUpload } from '../../projections/uploads/queries.js';
 import { authenticate } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented } from '../kernel/documented.js';
 import { routeNotFound } from '../kernel/errors.js';
 import { INT4_MAX } from '../kernel/params.js';
 import { userGroup, userProject } from '../kernel/scope.js';
@@ -42,21 +43,25 @@ async function currentAvatar(c: Context, model: AvatarModel, id: number): Promis
   }
 }
 
-export const uploadRoutes = new Hono<AppEnv>().get('/uploads/-/system/:model{user|group|project}/avatar/:id{[0-9]+}/:filename', async (c) => {
-  const model = c.req.param('model');
-  const id = Number(c.req.param('id'));
-  const filename = c.req.param('filename');
-  if (!isModel(model) || id < 1 || id > INT4_MAX) throw routeNotFound();
-  const avatar = await currentAvatar(c, model, id);
-  // GitLab: the uploader's file must be the one named (an older avatar's URL is gone).
-  if (!avatar?.avatar_url || !avatar.avatar_sha256 || avatar.avatar_url !== avatarPath(model, id, filename)) throw routeNotFound();
-  const content = await findUpload(appContext(c).db, avatar.avatar_sha256);
-  if (!content) throw routeNotFound();
-  return c.body(content as Uint8Array<ArrayBuffer>, 200, {
-    'Content-Type': avatarContentType(filename) ?? 'application/octet-stream',
-    // GitLab: UploadsActions#show — `expires_in 0.seconds, must_revalidate: true, private: true`, inline.
-    'Cache-Control': 'max-age=0, private, must-revalidate',
-    // Rails' send_file: an ASCII name and the UTF-8 one (RFC 6266).
-    'Content-Disposition': `inline; filename="${filename.replace(/[^\x20-\x7e]|"/g, '?')}"; filename*=UTF-8''${encodeURIComponent(filename)}`,
-  });
-});
+export const uploadRoutes = new Hono<AppEnv>().get(
+  '/uploads/-/system/:model{user|group|project}/avatar/:id{[0-9]+}/:filename',
+  documented({ summary: "A user's, group's or project's avatar", auth: 'public', responses: { 200: { type: 'string', contentMediaType: 'application/octet-stream' }, 404: 'Error' } }),
+  async (c) => {
+    const model = c.req.param('model');
+    const id = Number(c.req.param('id'));
+    const filename = c.req.param('filename');
+    if (!isModel(model) || id < 1 || id > INT4_MAX) throw routeNotFound();
+    const avatar = await currentAvatar(c, model, id);
+    // GitLab: the uploader's file must be the one named (an older avatar's URL is gone).
+    if (!avatar?.avatar_url || !avatar.avatar_sha256 || avatar.avatar_url !== avatarPath(model, id, filename)) throw routeNotFound();
+    const content = await findUpload(appContext(c).db, avatar.avatar_sha256);
+    if (!content) throw routeNotFound();
+    return c.body(content as Uint8Array<ArrayBuffer>, 200, {
+      'Content-Type': avatarContentType(filename) ?? 'application/octet-stream',
+      // GitLab: UploadsActions#show — `expires_in 0.seconds, must_revalidate: true, private: true`, inline.
+      'Cache-Control': 'max-age=0, private, must-revalidate',
+      // Rails' send_file: an ASCII name and the UTF-8 one (RFC 6266).
+      'Content-Disposition': `inline; filename="${filename.replace(/[^\x20-\x7e]|"/g, '?')}"; filename*=UTF-8''${encodeURIComponent(filename)}`,
+    });
+  },
+);

@@ -8,9 +8,10 @@ import { customAttributesByUser, listCustomAttributes } from '../../projections/
 import { toUser, toUserBasic, toUserWithAdmin } from '../entities/users.js';
 import { USER_SCOPES, authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { conflict, forbidden } from '../../domain/errors.js';
 import { paginate } from '../kernel/pagination.js';
-import { optional, rawParams, required, t, withDefault, declaration, atLeastOneOf, allOrNoneOf } from '../kernel/params.js';
+import { optional, rawParams, required, t, withDefault, declaration, atLeastOneOf, allOrNoneOf, type Shape } from '../kernel/params.js';
 import { optionalAttributes, eeAttributes, listParams, profileChanges } from './users/declarations.js';
 import { userIdFromPath, existingUser, mustBeAdmin, searchUsers, soleOwnedGroupCount, type UserQuery } from './users/lookup.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
@@ -20,8 +21,28 @@ import { userTokenRoutes } from './users/tokens.js';
 import { users } from '../../domain/users/aggregate.js';
 import { run } from '../../commands/kernel/run.js';
 
+const showShape = { with_custom_attributes: withDefault(t.boolean(), false) } satisfies Shape;
+const createHeadShape = {
+  email: required(t.string()),
+  password: optional(t.string()),
+  reset_password: optional(t.boolean()),
+  skip_confirmation: optional(t.boolean()),
+} satisfies Shape;
+const createBodyShape = { name: required(t.string()), username: required(t.string()), force_random_password: optional(t.boolean()), ...optionalAttributes } satisfies Shape;
+const updateShape = {
+  email: optional(t.string()),
+  password: optional(t.string()),
+  skip_reconfirmation: optional(t.boolean()),
+  name: optional(t.string()),
+  username: optional(t.string()),
+  ...optionalAttributes,
+} satisfies Shape;
+const deleteShape = { hard_delete: optional(t.boolean()) } satisfies Shape;
+/** The user's id: anything else is no route (404). */
+const ON_USER = { pathIds: ['id'] } as const;
+
 export const userRoutes = new Hono<AppEnv>()
-  .get('/users', async (c) => {
+  .get('/users', documented({ summary: 'List users', params: listParams, auth: 'optional', responses: { 200: 'UserBasic[]', 403: 'Error' } }), async (c) => {
     const auth = await authenticate(c, USER_SCOPES(c));
     const { db, config } = appContext(c);
     const raw = await rawParams(c);
@@ -85,11 +106,11 @@ export const userRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toUserWithAdmin(row, config, { customAttributes: attributes?.get(row.id) })));
   })
 
-  .get('/users/:id', async (c) => {
+  .get('/users/:id', documented({ summary: 'Get a user', params: showShape, ...ON_USER, auth: 'optional', responses: { 200: 'User', 404: 'Error' } }), async (c) => {
     const id = userIdFromPath(c);
     const auth = await authenticate(c, USER_SCOPES(c));
     const p = declaration(await rawParams(c));
-    const { with_custom_attributes } = p.parse({ with_custom_attributes: withDefault(t.boolean(), false) });
+    const { with_custom_attributes } = p.parse(showShape);
     p.done();
     const user = await existingUser(c, id);
     const { config, db } = appContext(c);
@@ -98,18 +119,16 @@ export const userRoutes = new Hono<AppEnv>()
     return c.json(toUserWithAdmin(user, config, { viewer: auth.user, customAttributes }));
   })
 
-  .post('/users', async (c) => {
+  .post(
+    '/users',
+    documented({ summary: 'Create a user', params: { ...createHeadShape, ...createBodyShape, ...eeAttributes }, auth: 'admin', responses: { 201: 'UserWithAdmin', 403: 'Error', 409: 'Error' } }),
+    async (c) => {
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const declared = declaration(raw);
-    const head = declared.parse({
-      email: required(t.string()),
-      password: optional(t.string()),
-      reset_password: optional(t.boolean()),
-      skip_confirmation: optional(t.boolean()),
-    });
+    const head = declared.parse(createHeadShape);
     declared.check(atLeastOneOf(raw, ['password', 'reset_password', 'force_random_password']));
-    const body = declared.parse({ name: required(t.string()), username: required(t.string()), force_random_password: optional(t.boolean()), ...optionalAttributes });
+    const body = declared.parse(createBodyShape);
     declared.check(allOrNoneOf(raw, ['extern_uid', 'provider']));
     const ee = declared.parse(eeAttributes);
     declared.done();
@@ -129,21 +148,15 @@ export const userRoutes = new Hono<AppEnv>()
       },
     );
     return c.json(toUserWithAdmin(await existingUser(c, result.state.id!), config), 201);
-  })
+  },
+  )
 
-  .put('/users/:id', async (c) => {
+  .put('/users/:id', documented({ summary: 'Update a user', params: { ...updateShape, ...eeAttributes }, ...ON_USER, auth: 'admin', responses: { 200: 'UserWithAdmin', ...REFUSED, 409: 'Error' } }), async (c) => {
     const id = userIdFromPath(c);
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const declared = declaration(raw);
-    const head = declared.parse({
-      email: optional(t.string()),
-      password: optional(t.string()),
-      skip_reconfirmation: optional(t.boolean()),
-      name: optional(t.string()),
-      username: optional(t.string()),
-      ...optionalAttributes,
-    });
+    const head = declared.parse(updateShape);
     declared.check(allOrNoneOf(raw, ['extern_uid', 'provider']));
     const ee = declared.parse(eeAttributes);
     declared.done();
@@ -159,11 +172,11 @@ export const userRoutes = new Hono<AppEnv>()
     return c.json(toUserWithAdmin(await existingUser(c, id), config));
   })
 
-  .delete('/users/:id', async (c) => {
+  .delete('/users/:id', documented({ summary: 'Delete a user', params: deleteShape, ...ON_USER, auth: 'admin', responses: { 204: null, ...REFUSED, 409: 'Error', 412: 'Error' } }), async (c) => {
     const id = userIdFromPath(c);
     const w = await requireWriter(c);
     const declared = declaration(await rawParams(c));
-    const p = declared.parse({ hard_delete: optional(t.boolean()) });
+    const p = declared.parse(deleteShape);
     declared.done();
     mustBeAdmin(w.auth);
     const user = await existingUser(c, id);
@@ -175,7 +188,7 @@ export const userRoutes = new Hono<AppEnv>()
   })
 
   // GitLab: `user.block` / `user.activate` — the answer is whether the state changed.
-  .post('/users/:id/block', async (c) => {
+  .post('/users/:id/block', documented({ summary: 'Block a user: whether its state changed', ...ON_USER, auth: 'admin', responses: { 201: { type: 'boolean' }, ...REFUSED } }), async (c) => {
     const id = userIdFromPath(c);
     const w = await requireWriter(c);
     mustBeAdmin(w.auth);
@@ -184,7 +197,7 @@ export const userRoutes = new Hono<AppEnv>()
     return c.json(result.events.length > 0, 201);
   })
 
-  .post('/users/:id/unblock', async (c) => {
+  .post('/users/:id/unblock', documented({ summary: 'Unblock a user: whether its state changed', ...ON_USER, auth: 'admin', responses: { 201: { type: 'boolean' }, ...REFUSED } }), async (c) => {
     const id = userIdFromPath(c);
     const w = await requireWriter(c);
     mustBeAdmin(w.auth);

@@ -4,6 +4,7 @@ import { projectSubjectsOf } from '../../../projections/access.js';
 import { toUserBasic } from '../../entities/users.js';
 import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
 import { declaration, integerCheck, rawParams } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
@@ -24,11 +25,14 @@ export function subscriptionRoutes<Row extends IssuableRow>(kind: IssuableKind<R
     return c.json(await kind.present(c, project, (await kind.findById(appContext(c).db, row.id))!, type === 'Subscribe'), 201);
   }
 
+  const of = kind.collection === 'issues' ? 'an issue' : 'a merge request';
+  const entity = kind.collection === 'issues' ? 'Issue' : 'MergeRequest';
+  const ON = { pathIds: [kind.iidParam] };
   return new Hono<AppEnv>()
-    .post(issuablePath(kind, 'subscribe'), (c) => subscribe(c, 'Subscribe'))
-    .post(issuablePath(kind, 'unsubscribe'), (c) => subscribe(c, 'Unsubscribe'))
+    .post(issuablePath(kind, 'subscribe'), documented({ summary: `Subscribe to ${of}`, responses: { 201: entity, 304: null, ...REFUSED } }), (c) => subscribe(c, 'Subscribe'))
+    .post(issuablePath(kind, 'unsubscribe'), documented({ summary: `Unsubscribe from ${of}`, responses: { 201: entity, 304: null, ...REFUSED } }), (c) => subscribe(c, 'Unsubscribe'))
 
-    .get(issuablePath(kind, 'participants'), async (c) => {
+    .get(issuablePath(kind, 'participants'), documented({ summary: `List the participants of ${of}`, ...ON, auth: 'optional', responses: { 200: 'UserBasic[]', ...REFUSED } }), async (c) => {
       // `authenticate_non_get!`.
       const auth = await authenticate(c);
       const p = declaration(await rawParams(c));

@@ -4,6 +4,7 @@ import { parseTimeTracking, type TimeTrackingCommand } from '../../../domain/tim
 import { toTimeStats } from '../../entities/merge-requests.js';
 import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { declaration, INT4_MAX, integerCheck, rawParams, required, t, type Shape } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
 import { issuablePath, type IssuableKind, type IssuableRow } from './kind.js';
@@ -40,8 +41,11 @@ export function timeTrackingRoutes<Row extends IssuableRow>(kind: IssuableKind<R
     return c.json(toTimeStats((await kind.findById(appContext(c).db, row.id))!), status);
   }
 
+  const of = kind.collection === 'issues' ? 'an issue' : 'a merge request';
+  const ON = { pathIds: [kind.iidParam] };
+  const STATS = 'IssuableTimeStats';
   return new Hono<AppEnv>()
-    .post(issuablePath(kind, 'time_estimate'), (c) =>
+    .post(issuablePath(kind, 'time_estimate'), documented({ summary: `Set the time estimate of ${of}`, params: durationShape, ...ON, responses: { 200: STATS, ...REFUSED } }), (c) =>
       write(
         c,
         durationShape,
@@ -56,9 +60,9 @@ export function timeTrackingRoutes<Row extends IssuableRow>(kind: IssuableKind<R
       ),
     )
 
-    .post(issuablePath(kind, 'reset_time_estimate'), (c) => write(c, {}, () => ({ type: 'SetTimeEstimate', seconds: 0 }), 200))
+    .post(issuablePath(kind, 'reset_time_estimate'), documented({ summary: `Reset the time estimate of ${of}`, ...ON, responses: { 200: STATS, ...REFUSED } }), (c) => write(c, {}, () => ({ type: 'SetTimeEstimate', seconds: 0 }), 200))
 
-    .post(issuablePath(kind, 'add_spent_time'), (c) =>
+    .post(issuablePath(kind, 'add_spent_time'), documented({ summary: `Add time spent on ${of}`, params: durationShape, ...ON, responses: { 201: STATS, ...REFUSED } }), (c) =>
       write(
         c,
         durationShape,
@@ -74,9 +78,9 @@ export function timeTrackingRoutes<Row extends IssuableRow>(kind: IssuableKind<R
       ),
     )
 
-    .post(issuablePath(kind, 'reset_spent_time'), (c) => write(c, {}, (_params, userId) => ({ type: 'ResetSpentTime', userId }), 200))
+    .post(issuablePath(kind, 'reset_spent_time'), documented({ summary: `Reset the time spent on ${of}`, ...ON, responses: { 200: STATS, ...REFUSED } }), (c) => write(c, {}, (_params, userId) => ({ type: 'ResetSpentTime', userId }), 200))
 
-    .get(issuablePath(kind, 'time_stats'), async (c) => {
+    .get(issuablePath(kind, 'time_stats'), documented({ summary: `The time tracking stats of ${of}`, ...ON, auth: 'optional', responses: { 200: STATS, ...REFUSED } }), async (c) => {
       // `authenticate_non_get!`: a public project's stats are anyone's.
       const auth = await authenticate(c);
       await declared(c, kind, {});

@@ -6,6 +6,7 @@ import { findMergeRequest } from '../../../projections/merge-requests/queries.js
 import { branchHead } from '../../../projections/merge-requests/mergeability.js';
 import { requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { declared, optional, t } from '../../kernel/params.js';
 import { pathRow, userProject } from '../../kernel/scope.js';
 import { branchAccess, refWriter } from '../repository-access.js';
@@ -20,25 +21,33 @@ import { canOnMergeRequest } from './find.js';
  * and 202 `{"rebase_in_progress": false}`: the rebase is over when the request answers, its
  * failure in the merge request's `merge_error`. `skip_ci` is taken and has nothing to skip.
  */
-export const mergeRequestRebaseRoutes = new Hono<AppEnv>().put('/projects/:id/merge_requests/:merge_request_iid/rebase', async (c) => {
-  const w = await requireWriter(c);
-  await declared(c, { skip_ci: optional(t.boolean()) }, { pathIds: ['merge_request_iid'] });
-  const project = await userProject(c, w.auth);
-  const { db } = appContext(c);
-  const row = await pathRow(c, 'merge_request_iid', (db, iid) => findMergeRequest(db, project.row.id, iid), () => recordNotFound('Merge Request'));
-  if (!canOnMergeRequest(project, row, 'read_merge_request')) throw recordNotFound('Merge Request');
-  if ((await branchHead(db, project.row.id, row.source_branch)) === undefined) throw forbidden('Source branch does not exist');
-  const writer = refWriter(c, project);
-  if (!writer || !(await branchAccess(c, project)).may('push', row.source_branch)) throw forbidden('Cannot push to source branch');
-  // GitLab: MergeRequest#rebase_async raises ActiveRecord::StaleObjectError unless open (API: 409 Resource lock).
-  if (row.state !== 'opened') throw resourceLocked();
-  await rebaseMergeRequest(w, {
-    id: row.id,
-    projectId: project.row.id,
-    sourceBranch: row.source_branch,
-    targetBranch: row.target_branch,
-    committer: await committerOf(db, w.auth.user.id),
-    writer,
-  });
-  return c.json({ rebase_in_progress: false }, 202);
-});
+const rebaseShape = { skip_ci: optional(t.boolean()) };
+const ON_MERGE_REQUEST = { pathIds: ['merge_request_iid'] } as const;
+const REBASE_BODY = { type: 'object', properties: { rebase_in_progress: { type: 'boolean' } }, required: ['rebase_in_progress'] } as const;
+
+export const mergeRequestRebaseRoutes = new Hono<AppEnv>().put(
+  '/projects/:id/merge_requests/:merge_request_iid/rebase',
+  documented({ summary: 'Rebase a merge request', params: rebaseShape, ...ON_MERGE_REQUEST, responses: { 202: REBASE_BODY, ...REFUSED, 409: 'Error' } }),
+  async (c) => {
+    const w = await requireWriter(c);
+    await declared(c, rebaseShape, ON_MERGE_REQUEST);
+    const project = await userProject(c, w.auth);
+    const { db } = appContext(c);
+    const row = await pathRow(c, 'merge_request_iid', (db, iid) => findMergeRequest(db, project.row.id, iid), () => recordNotFound('Merge Request'));
+    if (!canOnMergeRequest(project, row, 'read_merge_request')) throw recordNotFound('Merge Request');
+    if ((await branchHead(db, project.row.id, row.source_branch)) === undefined) throw forbidden('Source branch does not exist');
+    const writer = refWriter(c, project);
+    if (!writer || !(await branchAccess(c, project)).may('push', row.source_branch)) throw forbidden('Cannot push to source branch');
+    // GitLab: MergeRequest#rebase_async raises ActiveRecord::StaleObjectError unless open (API: 409 Resource lock).
+    if (row.state !== 'opened') throw resourceLocked();
+    await rebaseMergeRequest(w, {
+      id: row.id,
+      projectId: project.row.id,
+      sourceBranch: row.source_branch,
+      targetBranch: row.target_branch,
+      committer: await committerOf(db, w.auth.user.id),
+      writer,
+    });
+    return c.json({ rebase_in_progress: false }, 202);
+  },
+);

@@ -8,6 +8,7 @@ import { awardsOf, findAward } from '../../../projections/award-emoji/queries.js
 import { awardUsers, toAwardEmoji } from '../../entities/award-emoji.js';
 import { requireUser, requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../../kernel/context.js';
+import { documented } from '../../kernel/documented.js';
 import { paginateArray } from '../../kernel/pagination.js';
 import { declared, pathId, required, t } from '../../kernel/params.js';
 import { noteOf } from './find.js';
@@ -64,8 +65,9 @@ const awardShape = { name: required(t.string()) };
 function routesOf(kind: AwardableKind, onNote: boolean) {
   const endpoint = `${kind.path}${onNote ? '/notes/:note_id' : ''}/award_emoji`;
   const ids = onNote ? [kind.idParam, 'note_id'] : [kind.idParam];
+  const of = onNote ? 'a note' : kind.type === 'MergeRequest' ? 'a merge request' : `an ${kind.type.toLowerCase()}`;
   return new Hono<AppEnv>()
-    .get(endpoint, async (c) => {
+    .get(endpoint, documented({ summary: `List the award emoji of ${of}`, pathIds: ids, responses: { 200: 'AwardEmoji[]', 404: 'Error' } }), async (c) => {
       const auth = await requireUser(c);
       await declared(c, {}, { pathIds: ids });
       const awardable = await awardableOf(c, auth, kind, onNote);
@@ -74,13 +76,13 @@ function routesOf(kind: AwardableKind, onNote: boolean) {
       const users = await awardUsers(db, page);
       return c.json(page.map((a) => toAwardEmoji(a, users, config)));
     })
-    .get(`${endpoint}/:award_id`, async (c) => {
+    .get(`${endpoint}/:award_id`, documented({ summary: `Get an award emoji of ${of}`, pathIds: [...ids, 'award_id'], responses: { 200: 'AwardEmoji', 404: 'Error' } }), async (c) => {
       const auth = await requireUser(c);
       await declared(c, {}, { pathIds: [...ids, 'award_id'] });
       const awardable = await awardableOf(c, auth, kind, onNote);
       return c.json(await present(c, await awardOf(c, awardable)));
     })
-    .post(endpoint, async (c) => {
+    .post(endpoint, documented({ summary: `Award an emoji to ${of}`, params: awardShape, pathIds: ids, responses: { 201: 'AwardEmoji', 404: 'Error' } }), async (c) => {
       const w = await requireWriter(c);
       const { name } = await declared(c, awardShape, { pathIds: ids });
       const awardable = await awardableOf(c, w.auth, kind, onNote);
@@ -97,7 +99,7 @@ function routesOf(kind: AwardableKind, onNote: boolean) {
       const award = (await findAward(appContext(c).db, awardable.type, awardable.id, id))!;
       return c.json(await present(c, award), 201);
     })
-    .delete(`${endpoint}/:award_id`, async (c) => {
+    .delete(`${endpoint}/:award_id`, documented({ summary: `Remove an award emoji of ${of}`, pathIds: [...ids, 'award_id'], responses: { 204: null, 404: 'Error' } }), async (c) => {
       const w = await requireWriter(c);
       await declared(c, {}, { pathIds: [...ids, 'award_id'] });
       const awardable = await awardableOf(c, w.auth, kind, onNote);

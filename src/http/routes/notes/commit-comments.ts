@@ -6,6 +6,7 @@ import { noteableKey } from '../../../domain/notes/events.js';
 import { noteUsers, toCommitNote } from '../../entities/notes.js';
 import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { paginateArray } from '../../kernel/pagination.js';
 import { declared, optional, required, t, withDefault } from '../../kernel/params.js';
 import { userProject } from '../../kernel/scope.js';
@@ -26,7 +27,7 @@ const createShape = {
 };
 
 export const commitCommentRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/repository/commits/:sha/comments', async (c) => {
+  .get('/projects/:id/repository/commits/:sha/comments', documented({ summary: "List a commit's comments", auth: 'optional', responses: { 200: 'CommitNote[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     await userProject(c, auth, 'download_code');
     const commit = await commitNoteables.find(c, auth, 'sha');
@@ -35,7 +36,7 @@ export const commitCommentRoutes = new Hono<AppEnv>()
     const users = await noteUsers(db, page);
     return c.json(page.map((n) => toCommitNote(n, users, config)));
   })
-  .post('/projects/:id/repository/commits/:sha/comments', async (c) => {
+  .post('/projects/:id/repository/commits/:sha/comments', documented({ summary: 'Comment on a commit', params: createShape, responses: { 201: 'CommitNote', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const { note } = await declared(c, createShape);
     await userProject(c, w.auth, 'download_code');

@@ -8,6 +8,7 @@ import type { NoteView } from '../../../projections/notes/queries.js';
 import { discussionsOf } from '../../entities/notes.js';
 import { requireUser, requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { paginateArray } from '../../kernel/pagination.js';
 import { declared, optional, required, t } from '../../kernel/params.js';
 import { validatePosition } from './diff-position.js';
@@ -73,20 +74,22 @@ function routesOf(kind: NoteableKind) {
   const base = `/${kind.parent}/:id/${kind.path}/:noteable_id/discussions`;
   // A commit's noteable_id is its SHA (`types: [Integer, String]`); the others' an integer.
   const on = (...more: string[]) => ({ pathIds: [...(kind.type === 'Commit' ? [] : ['noteable_id']), ...more] });
+  const word = kind.type === 'MergeRequest' ? 'merge request' : kind.type.toLowerCase();
+  const of = `of ${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
   const app = new Hono<AppEnv>()
-    .get(base, async (c) => {
+    .get(base, documented({ summary: `List the discussions ${of}`, ...on(), responses: { 200: 'Discussion[]', 404: 'Error' } }), async (c) => {
       const auth = await requireUser(c);
       await declared(c, {}, on());
       const noteable = await kind.find(c, auth);
       return c.json(await presentDiscussions(c, await paginateArray(c, discussionsOf(await noteable.notes()))));
     })
-    .get(`${base}/:discussion_id`, async (c) => {
+    .get(`${base}/:discussion_id`, documented({ summary: `Get a discussion ${of}`, ...on(), responses: { 200: 'Discussion', 404: 'Error' } }), async (c) => {
       const auth = await requireUser(c);
       await declared(c, {}, on());
       const noteable = await kind.find(c, auth);
       return c.json((await presentDiscussions(c, [await discussionOf(c, noteable)]))[0]);
     })
-    .post(base, async (c) => {
+    .post(base, documented({ summary: `Start a discussion ${of}`, params: createShape, ...on(), responses: { 201: 'Discussion', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const { body, created_at, position: rawPosition } = await declared(c, createShape, on());
       const noteable = await kind.find(c, w.auth);
@@ -117,7 +120,7 @@ function routesOf(kind: NoteableKind) {
       const discussion = (await noteable.notes()).filter((n) => n.discussionId === discussionId);
       return c.json((await presentDiscussions(c, [discussion]))[0], 201);
     })
-    .post(`${base}/:discussion_id/notes`, async (c) => {
+    .post(`${base}/:discussion_id/notes`, documented({ summary: `Reply to a discussion ${of}`, params: replyShape, ...on(), responses: { 201: 'Note', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const { body, created_at } = await declared(c, replyShape, on());
       const noteable = await kind.find(c, w.auth);
@@ -139,7 +142,7 @@ function routesOf(kind: NoteableKind) {
       });
       return c.json((await presentNotes(c, [await noteById(noteable, id)]))[0], 201);
     })
-    .put(`${base}/:discussion_id/notes/:note_id`, async (c) => {
+    .put(`${base}/:discussion_id/notes/:note_id`, documented({ summary: `Edit or resolve a note of a discussion ${of}`, params: editShape, ...on('note_id'), responses: { 200: 'Note', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const raw = await declared(c, editShape, { ...on('note_id'), checks: [exactlyOneOf] });
       const noteable = await kind.find(c, w.auth);
@@ -156,7 +159,7 @@ function routesOf(kind: NoteableKind) {
       }
       return c.json((await presentNotes(c, [await noteById(noteable, note.id)]))[0]);
     })
-    .delete(`${base}/:discussion_id/notes/:note_id`, async (c) => {
+    .delete(`${base}/:discussion_id/notes/:note_id`, documented({ summary: `Delete a note of a discussion ${of}`, ...on('note_id'), responses: { 204: null, ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       await declared(c, {}, on('note_id'));
       const noteable = await kind.find(c, w.auth);
@@ -167,7 +170,7 @@ function routesOf(kind: NoteableKind) {
     });
   if (kind.type !== 'MergeRequest') return app;
   // Resolvable discussions are a merge request's (Noteable::RESOLVABLE_TYPES).
-  return app.put(`${base}/:discussion_id`, async (c) => {
+  return app.put(`${base}/:discussion_id`, documented({ summary: `Resolve or unresolve a discussion ${of}`, params: resolveShape, ...on(), responses: { 200: 'Discussion', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const { resolved } = await declared(c, resolveShape, on());
     const noteable = await kind.find(c, w.auth);

@@ -7,6 +7,7 @@ import { noteableKey } from '../../../domain/notes/events.js';
 import { sortNotes } from '../../../projections/notes/queries.js';
 import { requireUser, requireWriter } from '../../kernel/auth.js';
 import type { AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { paginateArray } from '../../kernel/pagination.js';
 import { declared, optional, required, t, withDefault } from '../../kernel/params.js';
 import { authorizeAdminNote, createdAtParam, noteById, noteOf, presentNotes } from './find.js';
@@ -32,21 +33,23 @@ const ON_NOTE = { pathIds: ['noteable_id', 'note_id'] } as const;
 
 function routesOf(kind: NoteableKind) {
   const base = `/${kind.parent}/:id/${kind.path}/:noteable_id/notes`;
+  const word = kind.type === 'MergeRequest' ? 'merge request' : kind.type.toLowerCase();
+  const of = `of ${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`;
   return new Hono<AppEnv>()
-    .get(base, async (c) => {
+    .get(base, documented({ summary: `List the notes ${of}`, params: listShape, ...ON_NOTEABLE, responses: { 200: 'Note[]', 404: 'Error' } }), async (c) => {
       const auth = await requireUser(c);
       const { order_by, sort } = await declared(c, listShape, ON_NOTEABLE);
       const noteable = await kind.find(c, auth);
       return c.json(await presentNotes(c, await paginateArray(c, sortNotes(await noteable.notes(), order_by, sort))));
     })
-    .get(`${base}/:note_id`, async (c) => {
+    .get(`${base}/:note_id`, documented({ summary: `Get a note ${of}`, ...ON_NOTE, responses: { 200: 'Note', 404: 'Error' } }), async (c) => {
       const auth = await requireUser(c);
       await declared(c, {}, ON_NOTE);
       const noteable = await kind.find(c, auth);
       const [note] = await presentNotes(c, [await noteOf(c, noteable)]);
       return c.json(note);
     })
-    .post(base, async (c) => {
+    .post(base, documented({ summary: `Add a note ${of}`, params: createShape, ...ON_NOTEABLE, responses: { 201: 'Note', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const { body, created_at } = await declared(c, createShape, ON_NOTEABLE);
       const noteable = await kind.find(c, w.auth);
@@ -69,7 +72,7 @@ function routesOf(kind: NoteableKind) {
       });
       return c.json((await presentNotes(c, [await noteById(noteable, id)]))[0], 201);
     })
-    .put(`${base}/:note_id`, async (c) => {
+    .put(`${base}/:note_id`, documented({ summary: `Edit a note ${of}`, params: updateShape, ...ON_NOTE, responses: { 200: 'Note', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const { body } = await declared(c, updateShape, ON_NOTE);
       const noteable = await kind.find(c, w.auth);
@@ -78,7 +81,7 @@ function routesOf(kind: NoteableKind) {
       await run(w, notes, noteableKey(noteable.data), { type: 'EditNote', id: note.id, noteable: noteable.data, body });
       return c.json((await presentNotes(c, [await noteById(noteable, note.id)]))[0]);
     })
-    .delete(`${base}/:note_id`, async (c) => {
+    .delete(`${base}/:note_id`, documented({ summary: `Delete a note ${of}`, ...ON_NOTE, responses: { 204: null, ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       await declared(c, {}, ON_NOTE);
       const noteable = await kind.find(c, w.auth);
