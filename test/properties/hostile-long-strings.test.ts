@@ -205,6 +205,8 @@ function pathIn(world: World, path: string): string {
         return '1';
       case 'discussion_id':
         return 'd'.repeat(40);
+      case 'file':
+        return 'docs.js';
       default:
         throw new Error(`no resource for :${param} in ${path}`);
     }
