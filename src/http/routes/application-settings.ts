@@ -11,7 +11,8 @@ import { settingsRow } from '../../projections/application-settings/queries.js';
 import { instanceHost, toApplicationSettings } from '../entities/application-settings.js';
 import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { atLeastOneOf, declaration, optional, rawParams, t, type ParamDef } from '../kernel/params.js';
+import { atLeastOneOf, declaration, optional, rawParams, t, type ParamDef, type Shape } from '../kernel/params.js';
+import { documented } from '../kernel/documented.js';
 
 /** Grape's Float from a string: a decimal number, spaces around. */
 const FLOAT = z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?([eE][-+]?\d+)?\s*$/.test(v) ? Number(v) : v), z.number().finite());
@@ -43,7 +44,13 @@ const LEGACY = {
   allow_local_requests_from_hooks_and_services: optional(t.boolean()),
   password_authentication_enabled: optional(t.boolean()),
   signin_enabled: optional(t.boolean()),
-};
+} satisfies Shape;
+
+/** Each writable attribute's declaration, made once: what PUT parses (those of its plan) and what it documents (all of them). */
+const ATTRIBUTE_PARAMS: Shape = Object.fromEntries(WRITABLE_ATTRIBUTES.map((name) => [name, paramOf(attributeDef(name))]));
+
+/** What PUT documents: every attribute, EE's paid ones declared only under their licence, and the legacy names. */
+const UPDATE_DOC = { ...ATTRIBUTE_PARAMS, ...LEGACY } satisfies Shape;
 
 /** Grape's `given x: ->(val) { val } do requires … end` blocks: what a set (truthy) parameter requires. */
 const REQUIRES: ReadonlyArray<readonly [AttributeName, readonly AttributeName[]]> = [
@@ -75,7 +82,7 @@ async function settingsChanges(c: Context, plan: Plan): Promise<SettingsChanges>
   const raw = await rawParams(c);
   const names = declaredAttributes(plan);
   const declared = declaration(raw);
-  const parsed = declared.parse(Object.fromEntries(names.map((name) => [name, paramOf(attributeDef(name))]))) as Record<string, SettingValue | undefined>;
+  const parsed = declared.parse(Object.fromEntries(names.map((name) => [name, ATTRIBUTE_PARAMS[name]!]))) as Record<string, SettingValue | undefined>;
   const legacy = declared.parse(LEGACY, { mutuallyExclusive: [['password_authentication_enabled_for_web', 'password_authentication_enabled', 'signin_enabled']] });
   for (const [given, required] of REQUIRES) {
     const value = parsed[given];
@@ -104,12 +111,12 @@ async function present(c: Context) {
 
 /** GitLab's API::Settings: administrators only (anonymous 401, others 403). */
 export const applicationSettingsRoutes = new Hono<AppEnv>()
-  .get('/application/settings', async (c) => {
+  .get('/application/settings', documented({ summary: 'Get the current application settings', auth: 'admin', responses: { 200: 'ApplicationSetting', 403: 'Error' } }), async (c) => {
     await requireAdmin(c);
     return c.json(await present(c));
   })
 
-  .put('/application/settings', async (c) => {
+  .put('/application/settings', documented({ summary: 'Modify application settings', params: UPDATE_DOC, auth: 'admin', responses: { 200: 'ApplicationSetting', 403: 'Error' } }), async (c) => {
     const w = await requireWriter(c, { admin: true });
     const { config } = appContext(c);
     const changes = await settingsChanges(c, config.plan);

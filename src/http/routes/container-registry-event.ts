@@ -5,7 +5,8 @@ import { receiveRegistryEvents, type RegistryEvent } from '../../commands/contai
 import { writerFor } from '../kernel/auth.js';
 import { appContext, NOBODY, type AppEnv } from '../kernel/context.js';
 import { unauthorized, unsupportedMediaType } from '../kernel/errors.js';
-import { declaration, rawParams, required } from '../kernel/params.js';
+import { declaration, rawParams, required, type Shape } from '../kernel/params.js';
+import { documented } from '../kernel/documented.js';
 import { header } from '../kernel/request.js';
 
 /**
@@ -22,7 +23,7 @@ export const DOCKER_DISTRIBUTION_EVENTS_V1_JSON = 'application/vnd.docker.distri
  */
 const ACCEPTED_TYPES = ['application/json', DOCKER_DISTRIBUTION_EVENTS_V1_JSON, 'application/x-www-form-urlencoded', 'multipart/form-data'];
 /** GitLab 12.10: `requires :events, type: Array`; each event is read as far as it goes. */
-const envelopeShape = { events: required(z.array(z.unknown())) };
+const envelopeShape = { events: required(z.array(z.unknown())) } satisfies Shape;
 
 /** Constant time whatever the lengths: both sides are hashed to the same length first. */
 function sameSecret(secret: string | undefined, presented: string | undefined): boolean {
@@ -54,7 +55,15 @@ function registryEvent(value: unknown): RegistryEvent {
   };
 }
 
-export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_registry_event/events', async (c) => {
+/** The registry authenticates with the notification secret as its Authorization header, none of the API's schemes. */
+const EVENTS_DOC = {
+  summary: 'Receives notifications from the container registry when an operation occurs',
+  params: envelopeShape,
+  auth: 'public',
+  responses: { 200: { type: 'integer', const: 200 }, 401: 'Error', 415: 'Error' },
+} as const;
+
+export const containerRegistryEventRoutes = new Hono<AppEnv>().post('/container_registry_event/events', documented(EVENTS_DOC), async (c) => {
   const { config, logger } = appContext(c);
   if (!sameSecret(config.registryNotificationSecret, header(c, 'authorization'))) throw unauthorized();
   const type = header(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();

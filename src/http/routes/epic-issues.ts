@@ -9,6 +9,7 @@ import { toEpic } from '../entities/epics.js';
 import { toIssue } from '../entities/issues.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { routeNotFound } from '../kernel/errors.js';
 import { declaration, integerCheck, optional, pathId, rawParams, t } from '../kernel/params.js';
 import type { GroupScope } from '../kernel/scope.js';
@@ -70,6 +71,10 @@ async function linkOf(c: Context, epic: EpicView) {
 
 const moveShape = { move_before_id: optional(t.integer()), move_after_id: optional(t.integer()) };
 
+/** `requires :epic_iid, type: Integer` (and `:epic_issue_id` where the path names a link). */
+const ON_EPIC = { pathIds: ['epic_iid'] } as const;
+const ON_LINK = { pathIds: ['epic_iid', 'epic_issue_id'] } as const;
+
 async function declaredPath(c: Context, names: readonly string[]) {
   const p = declaration(await rawParams(c));
   for (const name of names) p.check(integerCheck(c, name));
@@ -81,10 +86,10 @@ for (const base of ['/groups/:id/epics/:epic_iid/issues', '/groups/:id/-/epics/:
   routes
     // GitLab's API ends in `route :any, '*path'` (404), which Grape prefers to a 405 for a path
     // known under another method: the issue named in the body instead of the path is that 404.
-    .post(base, () => {
+    .post(base, documented({ summary: 'Assign an issue to the epic: the issue is named in the path (…/issues/:issue_id); this path answers 404', auth: 'public', responses: { 404: 'Error' } }), () => {
       throw routeNotFound();
     })
-    .get(base, async (c) => {
+    .get(base, documented({ summary: 'Get issues assigned to the epic', ...ON_EPIC, responses: { 200: 'EpicIssue[]', ...REFUSED } }), async (c) => {
       const auth = await requireUser(c);
       const group = await epicsGroup(c, auth);
       await declaredPath(c, ['epic_iid']);
@@ -93,7 +98,7 @@ for (const base of ['/groups/:id/epics/:epic_iid/issues', '/groups/:id/-/epics/:
       return c.json(await presentEpicIssues(c, group, epic));
     })
 
-    .post(`${base}/:issue_id`, async (c) => {
+    .post(`${base}/:issue_id`, documented({ summary: 'Assign an issue to the epic', ...ON_EPIC, responses: { 201: 'EpicIssueLink', ...REFUSED, 409: 'Error' } }), async (c) => {
       const w = await requireWriter(c);
       const group = await epicsGroup(c, w.auth);
       await declaredPath(c, ['epic_iid']);
@@ -116,7 +121,7 @@ for (const base of ['/groups/:id/epics/:epic_iid/issues', '/groups/:id/-/epics/:
       return c.json(await presentLink(c, link, issue), 201);
     })
 
-    .put(`${base}/:epic_issue_id`, async (c) => {
+    .put(`${base}/:epic_issue_id`, documented({ summary: 'Update epic issue association', params: moveShape, ...ON_LINK, responses: { 200: 'EpicIssue[]', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const group = await epicsGroup(c, w.auth);
       const p = declaration(await rawParams(c));
@@ -130,7 +135,7 @@ for (const base of ['/groups/:id/epics/:epic_iid/issues', '/groups/:id/-/epics/:
       return c.json(await presentEpicIssues(c, group, epic));
     })
 
-    .delete(`${base}/:epic_issue_id`, async (c) => {
+    .delete(`${base}/:epic_issue_id`, documented({ summary: 'Remove an issue from the epic', ...ON_LINK, responses: { 200: 'EpicIssueLink', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const group = await epicsGroup(c, w.auth);
       await declaredPath(c, ['epic_iid', 'epic_issue_id']);

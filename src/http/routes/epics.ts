@@ -10,6 +10,7 @@ import { canAdminEpic, toEpic } from '../entities/epics.js';
 import { presentTodos } from '../entities/todos.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { paginate } from '../kernel/pagination.js';
 import { atLeastOneOf, declaration, optional, pathId, rawParams, required, t, withDefault, type Shape, declared } from '../kernel/params.js';
 import { userGroup, type GroupScope } from '../kernel/scope.js';
@@ -89,7 +90,7 @@ function fieldsOf(p: { description?: string | undefined; start_date_is_fixed?: b
 const ON_EPIC = { pathIds: ['epic_iid'] } as const;
 
 export const epicRoutes = new Hono<AppEnv>()
-  .get('/groups/:id/epics', async (c) => {
+  .get('/groups/:id/epics', documented({ summary: 'Get epics for the group', params: listShape, responses: { 200: 'Epic[]', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     const group = await epicsGroup(c, auth);
     const raw = await rawParams(c);
@@ -113,7 +114,7 @@ export const epicRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => present(c, group, row)));
   })
 
-  .get('/groups/:id/epics/:epic_iid', async (c) => {
+  .get('/groups/:id/epics/:epic_iid', documented({ summary: 'Get details of an epic', ...ON_EPIC, responses: { 200: 'Epic', ...REFUSED } }), async (c) => {
     const auth = await requireUser(c);
     const group = await epicsGroup(c, auth);
     await declared(c, {}, ON_EPIC);
@@ -121,7 +122,7 @@ export const epicRoutes = new Hono<AppEnv>()
     return c.json(present(c, group, epic, true));
   })
 
-  .post('/groups/:id/epics', async (c) => {
+  .post('/groups/:id/epics', documented({ summary: 'Create a new epic', params: createShape, responses: { 201: 'Epic', ...REFUSED, 422: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const group = await epicsGroup(c, w.auth);
     const p = declaration(await rawParams(c));
@@ -136,7 +137,7 @@ export const epicRoutes = new Hono<AppEnv>()
     return c.json(present(c, group, (await findEpicById(db, group.viewer, id))!), 201);
   })
 
-  .put('/groups/:id/epics/:epic_iid', async (c) => {
+  .put('/groups/:id/epics/:epic_iid', documented({ summary: 'Update an epic', params: updateShape, ...ON_EPIC, responses: { 200: 'Epic', ...REFUSED, 422: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const group = await epicsGroup(c, w.auth);
     const parsed = await declared(c, updateShape, { ...ON_EPIC, checks: [(raw) => atLeastOneOf(raw, UPDATABLE)] });
@@ -146,7 +147,7 @@ export const epicRoutes = new Hono<AppEnv>()
     return c.json(present(c, group, (await findEpicById(db, group.viewer, epic.id))!));
   })
 
-  .delete('/groups/:id/epics/:epic_iid', async (c) => {
+  .delete('/groups/:id/epics/:epic_iid', documented({ summary: 'Destroy an epic', ...ON_EPIC, responses: { 204: null, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const group = await epicsGroup(c, w.auth);
     await declared(c, {}, ON_EPIC);
@@ -156,7 +157,7 @@ export const epicRoutes = new Hono<AppEnv>()
   })
 
   // EE::API::Todos: TodoService#mark_todo, 304 when the same pending todo exists.
-  .post('/groups/:id/epics/:epic_iid/todo', async (c) => {
+  .post('/groups/:id/epics/:epic_iid/todo', documented({ summary: 'Create a todo on an epic', ...ON_EPIC, responses: { 201: 'Todo', 304: null, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const group = await epicsGroup(c, w.auth);
     await declared(c, {}, ON_EPIC);

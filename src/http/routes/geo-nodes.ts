@@ -23,7 +23,8 @@ import { requireAdmin, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { routeNotFound, unauthorized } from '../kernel/errors.js';
 import { pageOf, paginate, setPaginationHeaders } from '../kernel/pagination.js';
-import { declaration, integerCheck, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { declaration, integerCheck, optional, params, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { pathRow } from '../kernel/scope.js';
 import { newId, run } from '../../commands/kernel/run.js';
 
@@ -42,7 +43,7 @@ const createParams = {
   internal_url: optional(t.string()),
   ...capacities,
   sync_object_storage: optional(t.boolean()),
-};
+} satisfies Shape;
 
 const updateParams = {
   enabled: optional(t.boolean()),
@@ -51,12 +52,18 @@ const updateParams = {
   internal_url: optional(t.string()),
   ...capacities,
   sync_object_storage: optional(t.boolean()),
-};
+} satisfies Shape;
 
 const failuresParams = {
   type: optional(t.values(['wiki', 'repository'])),
   failure_type: withDefault(t.string(), 'sync'),
-};
+} satisfies Shape;
+const statusParams = { refresh: optional(t.boolean()) } satisfies Shape;
+const eventsParams = { after: withDefault(t.string(), '0:0'), limit: withDefault(t.integer(), 500) } satisfies Shape;
+
+/** `requires :id, type: Integer` (the node); without the `geo` licence no route matches (404). */
+const ON_NODE = { pathIds: ['id'], auth: 'admin' } as const;
+const ADMIN = { auth: 'admin' } as const;
 
 /**
  * Geo is premium (SPEC.md). GitLab EE's API has no licence check of its own here, and GitLab
@@ -107,7 +114,7 @@ async function requireGeoNode(c: Context): Promise<GeoNodeRow> {
 
 /** GitLab's API::GeoNodes (EE 12.x): `before { authenticated_as_admin! }` on every endpoint. */
 export const geoNodeRoutes = new Hono<AppEnv>()
-  .post('/geo_nodes', async (c) => {
+  .post('/geo_nodes', documented({ summary: 'Create a new Geo node', params: createParams, ...ADMIN, responses: { 201: 'GeoNode', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     const w = await requireWriter(c, { admin: true });
     const p = await params(c, createParams);
@@ -137,7 +144,7 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     return c.json(toGeoNode((await findGeoNode(db, id))!, config), 201);
   })
 
-  .get('/geo_nodes', async (c) => {
+  .get('/geo_nodes', documented({ summary: 'Retrieves the available Geo nodes', ...ADMIN, responses: { 200: 'GeoNode[]', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     await requireAdmin(c);
     const { db, config } = appContext(c);
@@ -146,7 +153,7 @@ export const geoNodeRoutes = new Hono<AppEnv>()
   })
 
   // `GeoNodeStatus.all`: every node that has a status — the current node's measured now.
-  .get('/geo_nodes/status', async (c) => {
+  .get('/geo_nodes/status', documented({ summary: 'Get status for all Geo nodes', ...ADMIN, responses: { 200: 'GeoNodeStatus[]', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     await requireAdmin(c);
     const { db, config, commands } = appContext(c);
@@ -162,7 +169,7 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     return c.json(statuses.slice(page.offset, page.offset + page.perPage));
   })
 
-  .get('/geo_nodes/current/failures', async (c) => {
+  .get('/geo_nodes/current/failures', documented({ summary: 'Get project registry failures for the current Geo node', params: failuresParams, ...ADMIN, responses: { 200: 'ProjectRegistry[]', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     await requireAdmin(c);
     const p = await params(c, failuresParams);
@@ -177,19 +184,19 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     return c.json(rows.map(toGeoFailure));
   })
 
-  .get('/geo_nodes/:id', async (c) => {
+  .get('/geo_nodes/:id', documented({ summary: 'Get a single GeoNode', ...ON_NODE, responses: { 200: 'GeoNode', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     await requireAdmin(c);
     return c.json(toGeoNode(await nodeOf(c), appContext(c).config));
   })
 
-  .get('/geo_nodes/:id/status', async (c) => {
+  .get('/geo_nodes/:id/status', documented({ summary: 'Get metrics for a single Geo node', params: statusParams, ...ON_NODE, responses: { 200: 'GeoNodeStatus', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     await requireAdmin(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     p.check(integerCheck(c, 'id'));
-    p.parse({ refresh: optional(t.boolean()) });
+    p.parse(statusParams);
     p.done();
     const status = await statusOf(c, await nodeOf(c));
     if (!status) throw notFound('Status for Geo node not found');
@@ -199,14 +206,14 @@ export const geoNodeRoutes = new Hono<AppEnv>()
   // GitLab repairs a secondary's missing OAuth application. forgelog's nodes authenticate
   // with keys derived from the shared secret, which cannot go missing: nothing to repair,
   // and the answer is GitLab's when there is none, the node's status (null without one).
-  .post('/geo_nodes/:id/repair', async (c) => {
+  .post('/geo_nodes/:id/repair', documented({ summary: 'Repair authentication of the Geo node', ...ON_NODE, responses: { 200: 'GeoNodeStatus', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     await requireAdmin(c);
     const status = await statusOf(c, await nodeOf(c));
     return c.json(status ?? null, 200);
   })
 
-  .put('/geo_nodes/:id', async (c) => {
+  .put('/geo_nodes/:id', documented({ summary: 'Update a Geo node', params: updateParams, ...ON_NODE, responses: { 200: 'GeoNode', ...REFUSED } }), async (c) => {
     geoAvailable(c);
     const w = await requireWriter(c, { admin: true });
     const raw = await rawParams(c);
@@ -240,7 +247,7 @@ export const geoNodeRoutes = new Hono<AppEnv>()
     return c.json(toGeoNode((await findGeoNode(db, node.id))!, config));
   })
 
-  .delete('/geo_nodes/:id', async (c) => {
+  .delete('/geo_nodes/:id', documented({ summary: 'Delete an existing Geo node', ...ON_NODE, responses: { 204: null, ...REFUSED } }), async (c) => {
     geoAvailable(c);
     const w = await requireWriter(c, { admin: true });
     const node = await nodeOf(c);
@@ -251,7 +258,7 @@ export const geoNodeRoutes = new Hono<AppEnv>()
   // ───────────── Node to primary (docs/geo.md): not GitLab's admin API ─────────────
 
   // GitLab's API::Geo `post 'status'`: a secondary reports its status to the primary.
-  .post('/geo/status', async (c) => {
+  .post('/geo/status', documented({ summary: "Posts the current node status to the primary (a secondary node, authenticated by its Geo key; the body is the node's GeoNodeStatus)", auth: 'public', responses: { 201: 'GeoNodeStatus', 400: 'Error', 401: 'Error', 404: 'Error' } }), async (c) => {
     geoAvailable(c);
     const node = await requireGeoNode(c);
     const parsed = geoNodeStatusFigures.safeParse(await rawParams(c));
@@ -264,10 +271,10 @@ export const geoNodeRoutes = new Hono<AppEnv>()
   })
 
   // forgelog's replication: the log after a checkpoint, in gap-free order, as stored.
-  .get('/geo/replication/events', async (c) => {
+  .get('/geo/replication/events', documented({ summary: 'The event log after a checkpoint, for a secondary node (forgelog; authenticated by its Geo key)', params: eventsParams, auth: 'public', responses: { 200: { type: 'object' }, 401: 'Error', 404: 'Error' } }), async (c) => {
     geoAvailable(c);
     await requireGeoNode(c);
-    const p = await params(c, { after: withDefault(t.string(), '0:0'), limit: withDefault(t.integer(), 500) });
+    const p = await params(c, eventsParams);
     const match = /^(\d{1,20}):(\d{1,20})$/.exec(p.after);
     if (!match) throw paramErrors(['after is invalid']);
     if (p.limit < 1 || p.limit > 1000) throw paramErrors(['limit does not have a valid value']);

@@ -9,6 +9,7 @@ import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { routeNotFound } from '../kernel/errors.js';
 import { declaration, optional, params, rawParams, required, t, type Shape } from '../kernel/params.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { userProject } from '../kernel/scope.js';
 
 /**
@@ -77,7 +78,7 @@ async function present(c: Context, projectId: number, kind: KindSpec) {
 function routesUnder(prefix: 'services' | 'integrations') {
   const slugName = prefix === 'services' ? 'service_slug' : 'slug';
   return new Hono<AppEnv>()
-    .get(`/projects/:id/${prefix}`, async (c) => {
+    .get(`/projects/:id/${prefix}`, documented({ summary: 'Get all active project services', responses: { 200: 'ProjectServiceBasic[]', ...REFUSED } }), async (c) => {
       const auth = await requireUser(c);
       const project = await userProject(c, auth, 'admin_project');
       await params(c, {});
@@ -91,13 +92,15 @@ function routesUnder(prefix: 'services' | 'integrations') {
       );
     })
 
-    .get(`/projects/:id/${prefix}/:slug`, async (c) => {
+    .get(`/projects/:id/${prefix}/:slug`, documented({ summary: 'Get the service settings for project', responses: { 200: 'ProjectService', ...REFUSED } }), async (c) => {
       const auth = await requireUser(c);
       const project = await userProject(c, auth, 'admin_project');
       const kind = await slugParam(c, slugName);
       return c.json(await present(c, project.row.id, kind));
     })
 
+    // Not documented: its parameters are the slug's kind's (one route per kind in GitLab), a
+    // shape per kind that one documentation of this route cannot name.
     .put(`/projects/:id/${prefix}/:slug`, async (c) => {
       // One route per kind in GitLab: an unknown slug matches none.
       const kind = servedKind(c, c.req.param('slug'));
@@ -112,7 +115,7 @@ function routesUnder(prefix: 'services' | 'integrations') {
       return c.json(await present(c, project.row.id, kind));
     })
 
-    .delete(`/projects/:id/${prefix}/:slug`, async (c) => {
+    .delete(`/projects/:id/${prefix}/:slug`, documented({ summary: 'Delete a service for project', responses: { 204: null, ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const project = await userProject(c, w.auth, 'admin_project');
       const kind = await slugParam(c, slugName);

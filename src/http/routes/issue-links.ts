@@ -10,6 +10,7 @@ import type { IssueRow } from '../../projections/issues/tables.js';
 import { toIssueLink, toRelatedIssue } from '../entities/issue-links.js';
 import { requireUser, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { routeNotFound } from '../kernel/errors.js';
 import { declared, required, t } from '../kernel/params.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
@@ -47,7 +48,7 @@ async function presentLink(c: Context, project: ProjectScope, sourceId: number, 
 }
 
 const links = new Hono<AppEnv>()
-  .get('/projects/:id/issues/:issue_iid/links', async (c) => {
+  .get('/projects/:id/issues/:issue_iid/links', documented({ summary: 'Get related issues', ...ON_ISSUE, responses: { 200: 'RelatedIssue[]', 404: 'Error' } }), async (c) => {
     const auth = await requireUser(c);
     await declared(c, {}, ON_ISSUE);
     const project = await userProject(c, auth);
@@ -66,7 +67,7 @@ const links = new Hono<AppEnv>()
     return c.json(views.map((view, i) => toRelatedIssue(view, config, readable[i]!.issueLinkId, context)));
   })
 
-  .post('/projects/:id/issues/:issue_iid/links', async (c) => {
+  .post('/projects/:id/issues/:issue_iid/links', documented({ summary: 'Relate issues', params: createShape, ...ON_ISSUE, responses: { 201: 'IssueLink', ...REFUSED, 409: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const { target_project_id, target_issue_iid } = await declared(c, createShape, ON_ISSUE);
     const project = await userProject(c, w.auth);
@@ -82,7 +83,7 @@ const links = new Hono<AppEnv>()
     return c.json(await presentLink(c, project, source.id, target.row.id), 201);
   })
 
-  .delete('/projects/:id/issues/:issue_iid/links/:issue_link_id', async (c) => {
+  .delete('/projects/:id/issues/:issue_iid/links/:issue_link_id', documented({ summary: 'Remove issues relation', ...ON_LINK, responses: { 200: 'IssueLink', 404: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     await declared(c, {}, ON_LINK);
     const { db } = appContext(c);

@@ -5,7 +5,8 @@ import { findNotificationSetting } from '../../projections/notification-settings
 import { toGlobalNotificationSetting, toNotificationSetting } from '../entities/notification-settings.js';
 import { requireUser, requireUserRow, requireWriter, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv, type Auth } from '../kernel/context.js';
-import { optional, params, t, type ParamDef } from '../kernel/params.js';
+import { optional, params, t, type ParamDef, type Shape } from '../kernel/params.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { userGroup, userProject } from '../kernel/scope.js';
 import { run } from '../../commands/kernel/run.js';
 
@@ -38,6 +39,16 @@ async function settingParams(c: Context, events: readonly EmailEvent[], global: 
   return { level: text('level'), events: flags, notificationEmail: text('notification_email') };
 }
 
+/**
+ * What the PUTs document. The handler builds its shape per request — `new_epic` only on a plan
+ * with epics and not for a project, `notification_email` only globally — from these same
+ * declarations (t.string() and t.boolean() are one schema each), so what it parses is always
+ * among what is documented; the documentation lists every event and says where each applies.
+ */
+const eventDocs: Shape = Object.fromEntries(EMAIL_EVENTS.map((event) => [event, optional(t.boolean())]));
+const sourceDoc = { level: optional(t.string()), ...eventDocs, [EPIC_EVENT]: optional(t.boolean()) } satisfies Shape;
+const globalDoc = { ...sourceDoc, notification_email: optional(t.string()) } satisfies Shape;
+
 async function resolve(c: Context, auth: Auth, kind: NotificationSource['type']): Promise<NotificationSource> {
   // find_source: the group or project as the caller may read it; 404 otherwise.
   const { row } = kind === 'Namespace' ? await userGroup(c, auth) : await userProject(c, auth);
@@ -47,12 +58,12 @@ async function resolve(c: Context, auth: Auth, kind: NotificationSource['type'])
 export const notificationSettingRoutes = new Hono<AppEnv>();
 
 notificationSettingRoutes
-  .get('/notification_settings', async (c) => {
+  .get('/notification_settings', documented({ summary: 'Get global notification level settings and email, defaults to Participate', responses: { 200: 'GlobalNotificationSetting' } }), async (c) => {
     const auth = await requireUserRow(c);
     const setting = await findNotificationSetting(appContext(c).db, auth.user.id, null);
     return c.json(toGlobalNotificationSetting(setting, emailEvents(c, 'global'), auth.user.email));
   })
-  .put('/notification_settings', async (c) => {
+  .put('/notification_settings', documented({ summary: 'Update global notification level settings and email, defaults to Participate (new_epic: on plans with epics)', params: globalDoc, responses: { 200: 'GlobalNotificationSetting', 400: 'Error' } }), async (c) => {
     const auth = await requireUserRow(c);
     const events = emailEvents(c, 'global');
     const given = await settingParams(c, events, true);
@@ -69,13 +80,13 @@ for (const [plural, kind] of [
 ] as const) {
   const path = `/${plural}/:id/notification_settings`;
   notificationSettingRoutes
-    .get(path, async (c) => {
+    .get(path, documented({ summary: `Get ${plural === 'groups' ? 'group' : 'project'} level notification level settings, defaults to Global`, responses: { 200: 'NotificationSetting', ...REFUSED } }), async (c) => {
       const auth = await requireUser(c);
       const source = await resolve(c, auth, kind);
       const setting = await findNotificationSetting(appContext(c).db, auth.user.id, source);
       return c.json(toNotificationSetting(setting, emailEvents(c, kind)));
     })
-    .put(path, async (c) => {
+    .put(path, documented({ summary: `Update ${plural === 'groups' ? 'group' : 'project'} level notification level settings, defaults to Global${plural === 'groups' ? ' (new_epic: on plans with epics)' : ' (new_epic: not for a project)'}`, params: sourceDoc, responses: { 200: 'NotificationSetting', ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);
       const events = emailEvents(c, kind);
       const given = await settingParams(c, events, false);

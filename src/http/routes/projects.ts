@@ -29,7 +29,8 @@ import { authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../kernel/context.js';
 import { limitReachedFirst, methodNotAllowed, rendersInvalid } from '../kernel/errors.js';
 import { pageOf, paginate, setKeysetNextLink } from '../kernel/pagination.js';
-import { params, rawParams, t, withDefault } from '../kernel/params.js';
+import { params, rawParams, t, withDefault, type Shape } from '../kernel/params.js';
+import { documented, MESSAGE, REFUSED } from '../kernel/documented.js';
 import { userGroup, userProject, type ProjectScope } from '../kernel/scope.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import {
@@ -114,14 +115,23 @@ function impossible(raw: Input, viewer: Viewer | null, withProgrammingLanguage: 
 
 // ───────────────────────────── Routes ─────────────────────────────
 
+const showShape = {
+  statistics: withDefault(t.boolean(), false),
+  with_custom_attributes: withDefault(t.boolean(), false),
+  license: withDefault(t.boolean(), false),
+} satisfies Shape;
+
+/** GET /projects and the lists that share its finder (a user's, their starred, a project's forks). */
+export const LIST_PROJECTS_DOC = { params: listParams, auth: 'optional', responses: { 200: 'Project[]', 405: 'Error' } } as const;
+
 export const projectRoutes = new Hono<AppEnv>()
-  .get('/projects', async (c) => listProjects(c))
+  .get('/projects', documented({ summary: 'Get a list of visible projects for authenticated user', ...LIST_PROJECTS_DOC }), async (c) => listProjects(c))
 
   // GitLab: PersonalProjectsFinder and StarredProjectsFinder, presented like GET /projects.
-  .get('/users/:user_id/projects', async (c) => userProjects(c, 'personal'))
-  .get('/users/:user_id/starred_projects', async (c) => userProjects(c, 'starred'))
+  .get('/users/:user_id/projects', documented({ summary: 'Get a user projects', ...LIST_PROJECTS_DOC, responses: { ...LIST_PROJECTS_DOC.responses, 404: 'Error' } }), async (c) => userProjects(c, 'personal'))
+  .get('/users/:user_id/starred_projects', documented({ summary: 'Get projects starred by a user', ...LIST_PROJECTS_DOC, responses: { ...LIST_PROJECTS_DOC.responses, 404: 'Error' } }), async (c) => userProjects(c, 'starred'))
 
-  .post('/projects', rendersInvalid(limitReachedFirst), async (c) => {
+  .post('/projects', documented({ summary: 'Create new project', params: createParams, responses: { 201: 'Project', 403: 'Error' } }), rendersInvalid(limitReachedFirst), async (c) => {
     const w = await requireWriter(c);
     const p = await params(c, createParams, createRules);
     const { db } = appContext(c);
@@ -167,13 +177,9 @@ export const projectRoutes = new Hono<AppEnv>()
     return c.json(await present(c, viewer, project.row, { adminTokens: await adminTokens(c, project) }), 201);
   })
 
-  .get('/projects/:id', async (c) => {
+  .get('/projects/:id', documented({ summary: 'Get a single project', params: showShape, auth: 'optional', responses: { 200: 'Project', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, {
-      statistics: withDefault(t.boolean(), false),
-      with_custom_attributes: withDefault(t.boolean(), false),
-      license: withDefault(t.boolean(), false),
-    });
+    const p = await params(c, showShape);
     const project = await userProject(c, auth);
     const { viewer } = project;
     if (!viewer) return c.json(await present(c, null, project.row, { simple: true, license: p.license }));
@@ -189,7 +195,7 @@ export const projectRoutes = new Hono<AppEnv>()
     );
   })
 
-  .put('/projects/:id', async (c) => {
+  .put('/projects/:id', documented({ summary: 'Update an existing project', params: updateParams, responses: { 200: 'Project', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const p = await params(c, updateParams, { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF] });
     // GitLab: authorize_admin_project, then rename_project for a name, change_visibility_level for a visibility.
@@ -206,13 +212,13 @@ export const projectRoutes = new Hono<AppEnv>()
     return c.json(await present(c, viewer, updated, { adminTokens: await adminTokens(c, project) }));
   })
 
-  .post('/projects/:id/archive', async (c) => archiving(c, true))
-  .post('/projects/:id/unarchive', async (c) => archiving(c, false))
+  .post('/projects/:id/archive', documented({ summary: 'Archive a project', responses: { 201: 'Project', ...REFUSED } }), async (c) => archiving(c, true))
+  .post('/projects/:id/unarchive', documented({ summary: 'Unarchive a project', responses: { 201: 'Project', ...REFUSED } }), async (c) => archiving(c, false))
 
-  .post('/projects/:id/star', async (c) => starring(c, true))
-  .post('/projects/:id/unstar', async (c) => starring(c, false))
+  .post('/projects/:id/star', documented({ summary: 'Star a project', responses: { 201: 'Project', 304: null, 404: 'Error' } }), async (c) => starring(c, true))
+  .post('/projects/:id/unstar', documented({ summary: 'Unstar a project', responses: { 201: 'Project', 304: null, 404: 'Error' } }), async (c) => starring(c, false))
 
-  .delete('/projects/:id', async (c) => {
+  .delete('/projects/:id', documented({ summary: 'Remove a project', responses: { 202: MESSAGE, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     // GitLab: remove_project is an owner right (namespace owner, group owner, admin).
     const project = await userProject(c, w.auth, 'remove_project');
@@ -223,7 +229,7 @@ export const projectRoutes = new Hono<AppEnv>()
 
   // ───────────────────────────── Group projects ─────────────────────────────
 
-  .get('/groups/:id/projects', async (c) => {
+  .get('/groups/:id/projects', documented({ summary: 'Get a list of projects in this group.', params: groupListParams, auth: 'optional', responses: { 200: 'Project[]', 404: 'Error', 405: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     const p = await params(c, groupListParams);
     const group = await userGroup(c, auth);

@@ -10,7 +10,8 @@ import { entryAt, listBranches, loadTrees, readBlobs, resolveCommit } from '../.
 import { listTags } from '../../projections/repository/tags.js';
 import { authenticate, requireAdmin } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import { optional, params, t, withDefault } from '../kernel/params.js';
+import { optional, params, t, withDefault, type Shape } from '../kernel/params.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { userProject } from '../kernel/scope.js';
 
 /**
@@ -41,14 +42,21 @@ interface ArchiveEntry {
   readonly sha: string;
 }
 
+const archiveShape = { sha: optional(t.string()), format: optional(t.string()), path: optional(t.string()) } satisfies Shape;
+const snapshotShape = { wiki: withDefault(t.boolean(), false) } satisfies Shape;
+
+/** An archive or a snapshot: the file's bytes. */
+const ARCHIVE_FILE = { type: 'string', contentMediaType: 'application/octet-stream' } as const;
+const ARCHIVE_DOC = { summary: 'Get an archive of the repository', params: archiveShape, auth: 'optional', responses: { 200: ARCHIVE_FILE, ...REFUSED } } as const;
+
 export const repositoryArchiveRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/repository/archive', (c) => archive(c, undefined))
-  .get('/projects/:id/snapshot', snapshot)
-  .get('/projects/:id/repository/:archive{archive\\.(?:zip|tar|tar\\.gz|tgz|gz|tar\\.bz2|tbz|tbz2|tb2|bz2)}', (c) => archive(c, c.req.param('archive').slice('archive.'.length)));
+  .get('/projects/:id/repository/archive', documented(ARCHIVE_DOC), (c) => archive(c, undefined))
+  .get('/projects/:id/snapshot', documented({ summary: 'Download a (possibly inconsistent) snapshot of a repository', params: snapshotShape, auth: 'admin', responses: { 200: { type: 'string', contentMediaType: 'application/x-tar' }, ...REFUSED } }), snapshot)
+  .get('/projects/:id/repository/:archive{archive\\.(?:zip|tar|tar\\.gz|tgz|gz|tar\\.bz2|tbz|tbz2|tb2|bz2)}', documented(ARCHIVE_DOC), (c) => archive(c, c.req.param('archive').slice('archive.'.length)));
 
 async function archive(c: Context, extension: string | undefined) {
   const auth = await authenticate(c);
-  const p = await params(c, { sha: optional(t.string()), format: optional(t.string()), path: optional(t.string()) });
+  const p = await params(c, archiveShape);
   const project = await userProject(c, auth, 'download_code');
   const { db } = appContext(c);
   const format = extension ?? p.format ?? 'tar.gz';
@@ -162,7 +170,7 @@ function zipOf(db: Db, projectId: number, entries: readonly ArchiveEntry[], mtim
  */
 async function snapshot(c: Context) {
   const auth = await requireAdmin(c);
-  const p = await params(c, { wiki: withDefault(t.boolean(), false) });
+  const p = await params(c, snapshotShape);
   const project = await userProject(c, auth);
   if (p.wiki) throw notFound();
   const { db } = appContext(c);

@@ -9,7 +9,8 @@ import { type CompareView, toCompare, toDiff } from '../entities/repository-diff
 import { authenticate } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { pageOf, setPaginationHeaders } from '../kernel/pagination.js';
-import { params, required, t, withDefault } from '../kernel/params.js';
+import { params, required, t, withDefault, type Shape } from '../kernel/params.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { userProject } from '../kernel/scope.js';
 
 /**
@@ -38,8 +39,10 @@ async function compare(db: Db, projectId: number, from: string, to: string, stra
   return { commits, diffs: pruneTooLarge(all), overflow: limitDiffs(all).overflow, same: false };
 }
 
+const compareShape = { from: required(t.string()), to: required(t.string()), straight: withDefault(t.boolean(), false) } satisfies Shape;
+
 export const repositoryDiffRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/repository/commits/:sha/diff', async (c) => {
+  .get('/projects/:id/repository/commits/:sha/diff', documented({ summary: 'Get the diff for a specific commit of a project', auth: 'optional', responses: { 200: 'Diff[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const page = await pageOf(c);
     const project = await userProject(c, auth, 'download_code');
@@ -52,9 +55,9 @@ export const repositoryDiffRoutes = new Hono<AppEnv>()
     return c.json(diffs.slice(page.offset, page.offset + page.perPage).map(toDiff));
   })
 
-  .get('/projects/:id/repository/compare', async (c) => {
+  .get('/projects/:id/repository/compare', documented({ summary: 'Compare two branches, tags, or commits', params: compareShape, auth: 'optional', responses: { 200: 'Compare', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { from: required(t.string()), to: required(t.string()), straight: withDefault(t.boolean(), false) });
+    const p = await params(c, compareShape);
     const project = await userProject(c, auth, 'download_code');
     const view = await compare(appContext(c).db, project.row.id, p.from, p.to, p.straight);
     return c.json(toCompare(view, webUrlOf(c, project.row.path_with_namespace)));

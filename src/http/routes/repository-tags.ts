@@ -16,7 +16,8 @@ import { authenticate, requireWriter, writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { fullMessages, rendersInvalid } from '../kernel/errors.js';
 import { paginate, paginateArray } from '../kernel/pagination.js';
-import { optional, params, required, t, withDefault } from '../kernel/params.js';
+import { optional, params, required, t, withDefault, type Shape } from '../kernel/params.js';
+import { documented, REFUSED } from '../kernel/documented.js';
 import { checkUnmodifiedSince } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 import { refWriter } from './repository-access.js';
@@ -76,10 +77,14 @@ const listParams = {
   order_by: withDefault(t.values(['name', 'updated']), 'updated'),
   sort: withDefault(t.values(['asc', 'desc']), 'desc'),
   search: optional(t.string()),
-};
+} satisfies Shape;
+const createTagShape = { tag_name: required(t.string()), ref: required(t.string()), message: optional(t.string()), release_description: optional(t.string()) } satisfies Shape;
+const releaseShape = { description: required(t.string()) } satisfies Shape;
+/** Entities::TagRelease. */
+const TAG_RELEASE = { type: 'object', properties: { tag_name: { type: 'string' }, description: { type: 'string' } } } as const;
 
 export const repositoryTagRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/repository/tags', async (c) => {
+  .get('/projects/:id/repository/tags', documented({ summary: 'Get a project repository tags', params: listParams, auth: 'optional', responses: { 200: 'Tag[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const project = await userProject(c, auth, 'download_code');
     const p = await params(c, listParams);
@@ -94,23 +99,23 @@ export const repositoryTagRoutes = new Hono<AppEnv>()
     return c.json(await presentTags(c, project, await paginateArray(c, sorted)));
   })
 
-  .get('/projects/:id/repository/tags/:tag_name', async (c) => {
+  .get('/projects/:id/repository/tags/:tag_name', documented({ summary: 'Get a single repository tag', auth: 'optional', responses: { 200: 'Tag', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const project = await userProject(c, auth, 'download_code');
     return c.json((await presentTags(c, project, [await tagOf(c, project)]))[0]);
   })
 
-  .post('/projects/:id/repository/tags', async (c) => {
+  .post('/projects/:id/repository/tags', documented({ summary: 'Create a new repository tag', params: createTagShape, responses: { 201: 'Tag', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const project = await userProject(c, w.auth, 'download_code');
-    const p = await params(c, { tag_name: required(t.string()), ref: required(t.string()), message: optional(t.string()), release_description: optional(t.string()) });
+    const p = await params(c, createTagShape);
     authorize(project, 'admin_tag');
     await createTag(w, { projectId: project.row.id, tag: p.tag_name, ref: p.ref, message: p.message, releaseDescription: p.release_description, writer: refWriter(c, project)! });
     const tag = (await findTag(appContext(c).db, project.row.id, p.tag_name))!;
     return c.json((await presentTags(c, project, [tag]))[0], 201);
   })
 
-  .delete('/projects/:id/repository/tags/:tag_name', async (c) => {
+  .delete('/projects/:id/repository/tags/:tag_name', documented({ summary: 'Delete a repository tag', responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const project = await userProject(c, w.auth, 'download_code');
     authorize(project, 'admin_tag');
@@ -123,20 +128,20 @@ export const repositoryTagRoutes = new Hono<AppEnv>()
   })
 
   // The legacy tag release (GitLab 12: deprecated, still served).
-  .post('/projects/:id/repository/tags/:tag_name/release', async (c) => {
+  .post('/projects/:id/repository/tags/:tag_name/release', documented({ summary: 'Add a release note to a tag', params: releaseShape, responses: { 201: TAG_RELEASE, ...REFUSED, 409: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const project = await userProject(c, w.auth, 'download_code');
-    const p = await params(c, { description: required(t.string()) });
+    const p = await params(c, releaseShape);
     authorize(project, 'create_release');
     const tag = await tagOf(c, project);
     await saveTagRelease(w, project.row.id, { tag: tag.name, description: p.description, create: true });
     return c.json(toTagRelease(tag.name, p.description), 201);
   })
 
-  .put('/projects/:id/repository/tags/:tag_name/release', async (c) => {
+  .put('/projects/:id/repository/tags/:tag_name/release', documented({ summary: "Update a tag's release note", params: releaseShape, responses: { 200: TAG_RELEASE, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const project = await userProject(c, w.auth, 'download_code');
-    const p = await params(c, { description: required(t.string()) });
+    const p = await params(c, releaseShape);
     authorize(project, 'update_release');
     const tag = await tagOf(c, project);
     await saveTagRelease(w, project.row.id, { tag: tag.name, description: p.description, create: false });
@@ -168,22 +173,24 @@ async function protectedTagOf(c: Context, project: ProjectScope): Promise<Protec
   return row;
 }
 
+const protectShape = { name: required(t.ref()), create_access_level: withDefault(t.integerValues(PROTECTED_TAG_LEVELS), 40) } satisfies Shape;
+
 export const protectedTagRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/protected_tags', async (c) => {
+  .get('/projects/:id/protected_tags', documented({ summary: "Get a project's protected tags", responses: { 200: 'ProtectedTag[]', ...REFUSED } }), async (c) => {
     const { project } = await adminProject(c);
     const rows = await paginate(c, protectedTagsQuery(appContext(c).db, project.row.id), (q) => q.orderBy('id'));
     return c.json(await presentProtectedTags(c, rows));
   })
 
-  .get('/projects/:id/protected_tags/:name', async (c) => {
+  .get('/projects/:id/protected_tags/:name', documented({ summary: 'Get a single protected tag', responses: { 200: 'ProtectedTag', ...REFUSED } }), async (c) => {
     const { project } = await adminProject(c);
     return c.json((await presentProtectedTags(c, [await protectedTagOf(c, project)]))[0]);
   })
 
-  .post('/projects/:id/protected_tags', rendersInvalid(fullMessages(422)), async (c) => {
+  .post('/projects/:id/protected_tags', documented({ summary: 'Protect a single tag or wildcard', params: protectShape, responses: { 201: 'ProtectedTag', ...REFUSED, 422: 'Error' } }), rendersInvalid(fullMessages(422)), async (c) => {
     const { auth, project } = await adminProject(c);
     const w = writerFor(c, auth);
-    const p = await params(c, { name: required(t.ref()), create_access_level: withDefault(t.integerValues(PROTECTED_TAG_LEVELS), 40) });
+    const p = await params(c, protectShape);
     const { db } = appContext(c);
     if (await findProtectedTag(db, project.row.id, p.name)) throw unprocessable([NAME_TAKEN]);
     const id = await newId(w, protectedTags);
@@ -191,7 +198,7 @@ export const protectedTagRoutes = new Hono<AppEnv>()
     return c.json((await presentProtectedTags(c, [(await findProtectedTag(db, project.row.id, p.name))!]))[0], 201);
   })
 
-  .delete('/projects/:id/protected_tags/:name', async (c) => {
+  .delete('/projects/:id/protected_tags/:name', documented({ summary: 'Unprotect a single tag', responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const { auth, project } = await adminProject(c);
     const w = writerFor(c, auth);
     const row = await protectedTagOf(c, project);

@@ -28,7 +28,8 @@ import { mergeRequestViews } from '../../projections/merge-requests/queries.js';
 import { authenticate, requireWriter } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { pageOf, paginate, paginateArray, setPaginationHeaders } from '../kernel/pagination.js';
-import { declaration, optional, params, rawParams, required, t, withDefault } from '../kernel/params.js';
+import { declaration, optional, params, rawParams, required, t, withDefault, type Shape } from '../kernel/params.js';
+import { documented, RAW_TEXT, REFUSED } from '../kernel/documented.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 import { mergeBase, reachableAmong, tipsContaining } from '../../projections/repository/history.js';
 import { branchAccess, refWriter } from './repository-access.js';
@@ -116,7 +117,7 @@ const actionShape = {
   encoding: withDefault(t.values(['text', 'base64']), 'text'),
   last_commit_id: optional(t.string()),
   execute_filemode: optional(t.boolean()),
-};
+} satisfies Shape;
 
 /** `requires :actions, type: Array[JSON]` with each action's declaration; Grape names a nested failure `actions[i][name]`. */
 function parseActions(raw: unknown): FileAction[] {
@@ -149,19 +150,64 @@ const createCommitShape = {
   author_email: optional(t.string()),
   author_name: optional(t.string()),
   stats: withDefault(t.boolean(), true),
-};
+} satisfies Shape;
+
+/**
+ * What POST commits documents: its own parameters and `actions`, an array of hashes each
+ * parsed with actionShape (not checked by the declaration check: parsed from the array's items).
+ */
+const createCommitDoc = { ...createCommitShape, actions: required(t.array(t.hash())) } satisfies Shape;
+
+const commitsShape = {
+  ref_name: optional(t.string()),
+  since: optional(t.datetime()),
+  until: optional(t.datetime()),
+  path: optional(t.string()),
+  all: optional(t.boolean()),
+} satisfies Shape;
+const commitShape = { stats: withDefault(t.boolean(), true) } satisfies Shape;
+const refsShape = { type: withDefault(t.values(['branch', 'tag', 'all']), 'all') } satisfies Shape;
+const branchesShape = { search: optional(t.string()) } satisfies Shape;
+const createBranchShape = { branch: required(t.string()), ref: required(t.string()) } satisfies Shape;
+const mergeBaseShape = { refs: required(t.array(t.string())) } satisfies Shape;
+/** lib/api/repositories.rb (12.x): order_by defaults to commits, sort to asc. */
+const contributorsShape = { order_by: withDefault(t.values(['email', 'name', 'commits']), 'commits'), sort: withDefault(t.values(['asc', 'desc']), 'asc') } satisfies Shape;
+const treeShape = { path: optional(t.string()), ref: optional(t.string()), recursive: withDefault(t.boolean(), false) } satisfies Shape;
+const pickShape = { branch: required(t.string(), { notBlank: true }) } satisfies Shape;
+const fileShape = { ref: required(t.string()) } satisfies Shape;
+
+/** API::Files' simple_file_params (DELETE), after `requires :file_path, file_path: true`. */
+const simpleFileShape = {
+  branch: required(t.string(), { notBlank: true }),
+  commit_message: required(t.string(), { notBlank: true }),
+  start_branch: optional(t.string()),
+  author_email: optional(t.string()),
+  author_name: optional(t.string()),
+} satisfies Shape;
+
+/** extended_file_params (POST, PUT): GitLab 12 knows only `base64` as an encoding; text is the default. */
+const extendedFileShape = {
+  ...simpleFileShape,
+  content: required(t.string()),
+  encoding: optional(t.values(['base64'])),
+  last_commit_id: optional(t.string()),
+} satisfies Shape;
+
+/** Entities::Blob's answer of GET blobs/:sha. */
+const BLOB = {
+  type: 'object',
+  properties: { size: { type: 'integer' }, encoding: { type: 'string' }, content: { type: 'string' }, sha: { type: 'string' } },
+  required: ['size', 'encoding', 'content', 'sha'],
+} as const;
+/** What API::Files' writes answer. */
+const FILE_WRITTEN = { type: 'object', properties: { file_path: { type: 'string' }, branch: { type: 'string' } }, required: ['file_path', 'branch'] } as const;
+const READ = { auth: 'optional', responses: REFUSED } as const;
 
 export const repositoryRoutes = new Hono<AppEnv>()
   // ─────────────── Commits ───────────────
-  .get('/projects/:id/repository/commits', async (c) => {
+  .get('/projects/:id/repository/commits', documented({ summary: 'Get a project repository commits', params: commitsShape, ...READ, responses: { 200: 'Commit[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, {
-      ref_name: optional(t.string()),
-      since: optional(t.datetime()),
-      until: optional(t.datetime()),
-      path: optional(t.string()),
-      all: optional(t.boolean()),
-    });
+    const p = await params(c, commitsShape);
     const project = await userProject(c, auth, 'download_code');
     const { db } = appContext(c);
     const toSeconds = (d: Date | undefined) => (d === undefined ? undefined : Math.floor(d.getTime() / 1000));
@@ -182,7 +228,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
     return c.json(log.map((commit) => toCommit(commit, webUrl)));
   })
 
-  .post('/projects/:id/repository/commits', async (c) => {
+  .post('/projects/:id/repository/commits', documented({ summary: 'Commit multiple file changes as one commit', params: createCommitDoc, responses: { 201: 'CommitDetail', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
@@ -221,9 +267,9 @@ export const repositoryRoutes = new Hono<AppEnv>()
     return c.json(toCommitDetail(commit, webUrlOf(c, project), project.row.id, stats), 201);
   })
 
-  .get('/projects/:id/repository/commits/:sha', async (c) => {
+  .get('/projects/:id/repository/commits/:sha', documented({ summary: 'Get a specific commit of a project', params: commitShape, ...READ, responses: { 200: 'CommitDetail', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { stats: withDefault(t.boolean(), true) });
+    const p = await params(c, commitShape);
     const project = await userProject(c, auth, 'download_code');
     const commit = await commitOf(c, project, c.req.param('sha'));
     const stats = p.stats ? await commitStats(appContext(c).db, project.row.id, commit) : null;
@@ -231,9 +277,9 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   // GitLab: the branches (and tags: none are kept yet) whose history holds the commit, by name.
-  .get('/projects/:id/repository/commits/:sha/refs', async (c) => {
+  .get('/projects/:id/repository/commits/:sha/refs', documented({ summary: 'Get all references a commit is pushed to', params: refsShape, ...READ, responses: { 200: 'BasicRef[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { type: withDefault(t.values(['branch', 'tag', 'all']), 'all') });
+    const p = await params(c, refsShape);
     const project = await userProject(c, auth, 'download_code');
     const commit = await commitOf(c, project, c.req.param('sha'));
     const { db } = appContext(c);
@@ -242,11 +288,11 @@ export const repositoryRoutes = new Hono<AppEnv>()
     return c.json(await paginateArray(c, refs));
   })
 
-  .post('/projects/:id/repository/commits/:sha/cherry_pick', (c) => pick(c, 'cherry_pick'))
-  .post('/projects/:id/repository/commits/:sha/revert', (c) => pick(c, 'revert'))
+  .post('/projects/:id/repository/commits/:sha/cherry_pick', documented({ summary: 'Cherry pick commit into a branch', params: pickShape, responses: { 201: 'Commit', ...REFUSED } }), (c) => pick(c, 'cherry_pick'))
+  .post('/projects/:id/repository/commits/:sha/revert', documented({ summary: 'Revert a commit in a branch', params: pickShape, responses: { 201: 'Commit', ...REFUSED } }), (c) => pick(c, 'revert'))
 
   // MergeRequestsFinder's commit_sha: the project's merge requests whose latest version holds the commit, newest first.
-  .get('/projects/:id/repository/commits/:sha/merge_requests', async (c) => {
+  .get('/projects/:id/repository/commits/:sha/merge_requests', documented({ summary: 'Get Merge Requests associated with a commit', ...READ, responses: { 200: 'MergeRequestBasic[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const project = await userProject(c, auth, 'read_merge_request');
     const commit = await commitOf(c, project, c.req.param('sha'));
@@ -264,30 +310,30 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   // ─────────────── Branches ───────────────
-  .get('/projects/:id/repository/branches', async (c) => {
+  .get('/projects/:id/repository/branches', documented({ summary: 'Get a project repository branches', params: branchesShape, ...READ, responses: { 200: 'Branch[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { search: optional(t.string()) });
+    const p = await params(c, branchesShape);
     const project = await userProject(c, auth, 'download_code');
     const branches = await listBranches(appContext(c).db, project.row.id, p.search);
     return c.json(await presentBranches(c, project, await paginateArray(c, branches)));
   })
 
-  .get('/projects/:id/repository/branches/:branch', async (c) => {
+  .get('/projects/:id/repository/branches/:branch', documented({ summary: 'Get a single branch', ...READ, responses: { 200: 'Branch', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const project = await userProject(c, auth, 'download_code');
     const branch = await branchOf(c, project);
     return c.json((await presentBranches(c, project, [branch]))[0]);
   })
 
-  .post('/projects/:id/repository/branches', async (c) => {
+  .post('/projects/:id/repository/branches', documented({ summary: 'Create branch', params: createBranchShape, responses: { 201: 'Branch', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
-    const p = await params(c, { branch: required(t.string()), ref: required(t.string()) });
+    const p = await params(c, createBranchShape);
     const project = await userProject(c, w.auth, 'push_code');
     const sha = await createBranch(w, { projectId: project.row.id, branch: p.branch, ref: p.ref, writer: refWriter(c, project)! });
     return c.json((await presentBranches(c, project, [{ name: p.branch, sha }]))[0], 201);
   })
 
-  .delete('/projects/:id/repository/branches/:branch', async (c) => {
+  .delete('/projects/:id/repository/branches/:branch', documented({ summary: 'Delete a branch', responses: { 204: null, 400: 'Error', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const project = await userProject(c, w.auth, 'push_code');
     const branch = await branchOf(c, project);
@@ -297,19 +343,19 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   // ─────────────── Blobs and merge bases (API::Repositories) ───────────────
-  .get('/projects/:id/repository/blobs/:sha', async (c) => {
+  .get('/projects/:id/repository/blobs/:sha', documented({ summary: 'Get a blob from the repository', ...READ, responses: { 200: BLOB, ...REFUSED } }), async (c) => {
     const blob = await blobOf(c);
     return c.json({ size: blob.content.length, encoding: 'base64', content: Buffer.from(blob.content).toString('base64'), sha: blob.sha });
   })
 
-  .get('/projects/:id/repository/blobs/:sha/raw', async (c) => {
+  .get('/projects/:id/repository/blobs/:sha/raw', documented({ summary: 'Get raw blob contents from the repository', ...READ, responses: { 200: RAW_TEXT, ...REFUSED } }), async (c) => {
     const blob = await blobOf(c);
     return c.body(Buffer.from(blob.content), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   })
 
-  .get('/projects/:id/repository/merge_base', async (c) => {
+  .get('/projects/:id/repository/merge_base', documented({ summary: 'Get the common ancestor between commits', params: mergeBaseShape, ...READ, responses: { 200: 'Commit', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { refs: required(t.array(t.string())) });
+    const p = await params(c, mergeBaseShape);
     const project = await userProject(c, auth, 'download_code');
     if (p.refs.length < 2) throw serviceError('Provide at least 2 refs');
     const { db } = appContext(c);
@@ -324,10 +370,9 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   // Repository#contributors (GitLab 12): the default branch's first 2,000 commits but merges, by author email.
-  .get('/projects/:id/repository/contributors', async (c) => {
+  .get('/projects/:id/repository/contributors', documented({ summary: 'Get repository contributors', params: contributorsShape, ...READ, responses: { 200: 'Contributor[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    // lib/api/repositories.rb (12.x): order_by defaults to commits, sort to asc.
-    const p = await params(c, { order_by: withDefault(t.values(['email', 'name', 'commits']), 'commits'), sort: withDefault(t.values(['asc', 'desc']), 'asc') });
+    const p = await params(c, contributorsShape);
     const project = await userProject(c, auth, 'download_code');
     const { db } = appContext(c);
     const head = project.row.default_branch === null ? undefined : await resolveCommit(db, project.row.id, project.row.default_branch);
@@ -350,9 +395,9 @@ export const repositoryRoutes = new Hono<AppEnv>()
   })
 
   // ─────────────── Tree ───────────────
-  .get('/projects/:id/repository/tree', async (c) => {
+  .get('/projects/:id/repository/tree', documented({ summary: 'Get a project repository tree', params: treeShape, ...READ, responses: { 200: 'TreeObject[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
-    const p = await params(c, { path: optional(t.string()), ref: optional(t.string()), recursive: withDefault(t.boolean(), false) });
+    const p = await params(c, treeShape);
     const project = await userProject(c, auth, 'download_code');
     const { db } = appContext(c);
     const commit = await resolveCommit(db, project.row.id, p.ref ?? project.row.default_branch ?? 'master');
@@ -376,50 +421,33 @@ export const repositoryRoutes = new Hono<AppEnv>()
   // ─────────────── Files ───────────────
   // GET (and HEAD, which hono answers with GET's headers and no body) of a file: its blob_data as
   // X-Gitlab-* headers (GitLab: lib/api/files.rb, set_http_headers(blob_data)), then the content.
-  .get('/projects/:id/repository/files/:file_path/raw', async (c) => {
+  .get('/projects/:id/repository/files/:file_path/raw', documented({ summary: 'Get raw file contents from the repository', params: fileShape, ...READ, responses: { 200: RAW_TEXT, ...REFUSED } }), async (c) => {
     const file = await fileAt(c);
     await setFileHeaders(c, file);
     return c.body(Buffer.from(file.content), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   })
 
-  .get('/projects/:id/repository/files/:file_path', async (c) => {
+  .get('/projects/:id/repository/files/:file_path', documented({ summary: 'Get a file from the repository', params: fileShape, ...READ, responses: { 200: 'File', ...REFUSED } }), async (c) => {
     const file = await fileAt(c);
     return c.json(await setFileHeaders(c, file));
   })
 
   // API::Files' writes: one commit of one action through Files::Create/Update/DeleteService,
   // answered with the file's path and branch (201, 200) or nothing (204).
-  .post('/projects/:id/repository/files/:file_path', async (c) => {
+  .post('/projects/:id/repository/files/:file_path', documented({ summary: 'Create new file in repository', params: extendedFileShape, responses: { 201: FILE_WRITTEN, ...REFUSED } }), async (c) => {
     const file = await writeFile(c, 'create');
     return c.json(file, 201);
   })
 
-  .put('/projects/:id/repository/files/:file_path', async (c) => {
+  .put('/projects/:id/repository/files/:file_path', documented({ summary: 'Update existing file in repository', params: extendedFileShape, responses: { 200: FILE_WRITTEN, ...REFUSED } }), async (c) => {
     const file = await writeFile(c, 'update');
     return c.json(file, 200);
   })
 
-  .delete('/projects/:id/repository/files/:file_path', async (c) => {
+  .delete('/projects/:id/repository/files/:file_path', documented({ summary: 'Delete an existing file in repository', params: simpleFileShape, responses: { 204: null, ...REFUSED } }), async (c) => {
     await writeFile(c, 'delete');
     return c.body(null, 204);
   });
-
-/** API::Files' simple_file_params (DELETE), after `requires :file_path, file_path: true`. */
-const simpleFileShape = {
-  branch: required(t.string(), { notBlank: true }),
-  commit_message: required(t.string(), { notBlank: true }),
-  start_branch: optional(t.string()),
-  author_email: optional(t.string()),
-  author_name: optional(t.string()),
-};
-
-/** extended_file_params (POST, PUT): GitLab 12 knows only `base64` as an encoding; text is the default. */
-const extendedFileShape = {
-  ...simpleFileShape,
-  content: required(t.string()),
-  encoding: optional(t.values(['base64'])),
-  last_commit_id: optional(t.string()),
-};
 
 /**
  * Files::CreateService, UpdateService, DeleteService (GitLab 12): push_code, then
@@ -462,7 +490,7 @@ async function writeFile(c: Context, action: 'create' | 'update' | 'delete'): Pr
  */
 async function pick(c: Context, direction: 'cherry_pick' | 'revert') {
   const w = await requireWriter(c);
-  const p = await params(c, { branch: required(t.string(), { notBlank: true }) });
+  const p = await params(c, pickShape);
   const project = await userProject(c, w.auth, 'download_code');
   const { may } = await branchAccess(c, project);
   if (!may('push', p.branch)) throw forbidden('You are not allowed to push into this branch');
@@ -507,7 +535,7 @@ async function setFileHeaders(c: Context, file: Awaited<ReturnType<typeof fileAt
 /** API::Files: `requires :ref`; the commit of the ref (404 Commit), the blob at the path (404 File). */
 async function fileAt(c: Context): Promise<{ projectId: number; path: string; ref: string; commit: CommitView; commitId: string; blobId: string; content: Uint8Array }> {
   const auth = await authenticate(c);
-  const p = await params(c, { ref: required(t.string()) });
+  const p = await params(c, fileShape);
   const project = await userProject(c, auth, 'download_code');
   const { db } = appContext(c);
   const path = c.req.param('file_path') ?? '';

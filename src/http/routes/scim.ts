@@ -12,7 +12,8 @@ import { SCIM_CONTENT_TYPE, toSamlProvider, toScimError, toScimList, toScimToken
 import { requireWriter, writerFor } from '../kernel/auth.js';
 import { appContext, NOBODY, type AppEnv, type Auth } from '../kernel/context.js';
 import { toErrorResponse, unauthorized } from '../kernel/errors.js';
-import { optional, params, rawParams, t, type RawParams } from '../kernel/params.js';
+import { optional, params, rawParams, t, type RawParams, type Shape } from '../kernel/params.js';
+import { documented, REFUSED, type ResponseBody } from '../kernel/documented.js';
 import { header } from '../kernel/request.js';
 import { pathNamed, userGroup } from '../kernel/scope.js';
 import { run } from '../../commands/kernel/run.js';
@@ -162,12 +163,31 @@ const provision = scimEndpoint(async (c) => {
 });
 
 const USERS = '/groups/:group/Users';
+
+/**
+ * GET Users' query as GitLab declares it (`optional :filter, type: String`, `:startIndex`,
+ * `:count`, Integer). Documentation only: the handler reads them from the raw parameters,
+ * leniently as SCIM clients expect (a bad number is the default), so no declaration checks them.
+ */
+const scimListDoc = { filter: optional(t.string()), startIndex: optional(t.integer()), count: optional(t.integer()) } satisfies Shape;
+/** A SCIM body (`application/scim+json`): a ListResponse, a User, or an error (412, 409, 404). */
+const scimBody = (description: string): ResponseBody => ({ type: 'object', description });
+/** The group's SCIM token as `Authorization: Bearer`; its failures are SCIM errors. */
+const SCIM_REFUSED = { 401: scimBody('SCIM error'), 404: scimBody('SCIM error') } as const;
 const USER = '/groups/:group/Users/:id{.+}';
+
+/** POST Users: a SCIM User body (externalId, userName, emails, name, active), read from the raw parameters as GitLab's `requires` would. */
+const PROVISION_DOC = {
+  summary: 'Create a SAML user (a SCIM User body: externalId, userName, emails, name)',
+  auth: 'public',
+  responses: { 201: scimBody('SCIM User'), 409: scimBody('SCIM error'), 412: scimBody('SCIM error'), ...SCIM_REFUSED },
+} as const;
 
 /** API::Scim (GitLab EE 12.x, `group_saml`), mounted at /api/scim/v2. */
 export const scimRoutes = new Hono<AppEnv>()
   .get(
     USERS,
+    documented({ summary: 'Get SAML users', params: scimListDoc, auth: 'public', responses: { 200: scimBody('SCIM ListResponse of Users'), 412: scimBody('SCIM error'), ...SCIM_REFUSED } }),
     scimEndpoint(async (c) => {
       const raw = await rawParams(c);
       const group = await scimGroup(c);
@@ -194,18 +214,20 @@ export const scimRoutes = new Hono<AppEnv>()
 
   .get(
     USER,
+    documented({ summary: 'Get a SAML user', auth: 'public', responses: { 200: scimBody('SCIM User'), ...SCIM_REFUSED } }),
     scimEndpoint(async (c) => {
       const group = await scimGroup(c);
       return scimJson(c, toScimUser(await identityOf(c, group.id)), 200);
     }),
   )
 
-  .post(USERS, provision)
+  .post(USERS, documented(PROVISION_DOC), provision)
   // The spec's path, `POST /groups/:group_path/Users/`.
-  .post(`${USERS}/`, provision)
+  .post(`${USERS}/`, documented(PROVISION_DOC), provision)
 
   .patch(
     USER,
+    documented({ summary: 'Updates a SAML user (a SCIM PatchOp body: Operations)', auth: 'public', responses: { 204: null, 409: scimBody('SCIM error'), 412: scimBody('SCIM error'), ...SCIM_REFUSED } }),
     scimEndpoint(async (c) => {
       const raw = await rawParams(c);
       const group = await scimGroup(c);
@@ -240,6 +262,7 @@ export const scimRoutes = new Hono<AppEnv>()
 
   .delete(
     USER,
+    documented({ summary: 'Removes a SAML user', auth: 'public', responses: { 204: null, ...SCIM_REFUSED } }),
     scimEndpoint(async (c) => {
       const group = await scimGroup(c);
       const identity = await identityOf(c, group.id);
@@ -268,10 +291,10 @@ async function samlGroup(c: Context, auth: Auth) {
   return group;
 }
 
-const samlShape = { enabled: optional(t.boolean()), sso_url: optional(t.string()), certificate_fingerprint: optional(t.string()) };
+const samlShape = { enabled: optional(t.boolean()), sso_url: optional(t.string()), certificate_fingerprint: optional(t.string()) } satisfies Shape;
 
 export const groupSamlRoutes = new Hono<AppEnv>()
-  .put('/groups/:id/saml', async (c) => {
+  .put('/groups/:id/saml', documented({ summary: "Configure the group's SAML single sign-on (forgelog; GitLab does it in its UI)", params: samlShape, responses: { 200: { type: 'object' }, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const p = await params(c, samlShape);
     const group = await samlGroup(c, w.auth);
@@ -280,7 +303,7 @@ export const groupSamlRoutes = new Hono<AppEnv>()
     return c.json(toSamlProvider((await findSamlProvider(db, group.row.id))!));
   })
 
-  .post('/groups/:id/scim/token', async (c) => {
+  .post('/groups/:id/scim/token', documented({ summary: "Generate the group's SCIM token (forgelog; GitLab does it in its UI)", responses: { 201: { type: 'object' }, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const group = await samlGroup(c, w.auth);
     const { config } = appContext(c);

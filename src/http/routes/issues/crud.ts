@@ -5,10 +5,11 @@ import { newId, run, spec } from '../../../commands/kernel/run.js';
 import { issues } from '../../../domain/issues/aggregate.js';
 import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { type AppEnv } from '../../kernel/context.js';
-import { declaration, integerCheck, optional, rawParams, required, t } from '../../kernel/params.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
+import { declaration, integerCheck, optional, rawParams, required, t, type Shape } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { userProject } from '../../kernel/scope.js';
-import { commitWithIssueLabels, epicAsked, ISSUE_RULES, issueFields, issueParams, type IssueParams } from './fields.js';
+import { commitWithIssueLabels, epicAsked, ISSUE_PARAMS, ISSUE_RULES, issueFields, issueParams, type IssueParams } from './fields.js';
 import { issueOf, presentIssue, presentIssueById } from './find.js';
 
 /**
@@ -20,21 +21,30 @@ import { issueOf, presentIssue, presentIssueById } from './find.js';
 /** API::Issues' update `at_least_one_of` (EE adds weight, epic_id and epic_iid). */
 const UPDATE_AT_LEAST_ONE_OF = ['title', 'description', 'assignee_ids', 'assignee_id', 'milestone_id', 'discussion_locked', 'labels', 'add_labels', 'remove_labels', 'created_at', 'due_date', 'confidential', 'state_event', 'weight', 'epic_id', 'epic_iid'];
 
+const createHead = {
+  title: required(t.string()),
+  created_at: optional(t.datetime()),
+  merge_request_to_resolve_discussions_of: optional(t.integer()),
+  discussion_to_resolve: optional(t.string()),
+  iid: optional(t.integer()),
+} satisfies Shape;
+
+const updateHead = {
+  title: optional(t.string()),
+  updated_at: optional(t.datetime()),
+  state_event: optional(t.values(['reopen', 'close'])),
+  add_labels: optional(t.array(t.string())),
+  remove_labels: optional(t.array(t.string())),
+} satisfies Shape;
+
+/** `requires :issue_iid, type: Integer`. */
+const ON_ISSUE = { pathIds: ['issue_iid'] } as const;
+
 export const issueCrudRoutes = new Hono<AppEnv>()
-  .post('/projects/:id/issues', async (c) => {
+  .post('/projects/:id/issues', documented({ summary: 'Create a new project issue', params: { ...createHead, ...ISSUE_PARAMS }, responses: { 201: 'Issue', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
-    const parsed = p.parse(
-      {
-        title: required(t.string()),
-        created_at: optional(t.datetime()),
-        merge_request_to_resolve_discussions_of: optional(t.integer()),
-        discussion_to_resolve: optional(t.string()),
-        iid: optional(t.integer()),
-        ...issueParams(c),
-      },
-      ISSUE_RULES,
-    ) as IssueParams & { title: string; created_at?: Date | undefined; iid?: number | undefined };
+    const parsed = p.parse({ ...createHead, ...issueParams(c) }, ISSUE_RULES) as IssueParams & { title: string; created_at?: Date | undefined; iid?: number | undefined };
     p.done();
     const project = await userProject(c, w.auth, 'create_issue');
     const { fields } = await issueFields(c, project, parsed);
@@ -56,7 +66,7 @@ export const issueCrudRoutes = new Hono<AppEnv>()
     return c.json(await presentIssueById(c, project, id), 201);
   })
 
-  .get('/projects/:id/issues/:issue_iid', async (c) => {
+  .get('/projects/:id/issues/:issue_iid', documented({ summary: 'Get a single project issue', ...ON_ISSUE, auth: 'optional', responses: { 200: 'Issue', 404: 'Error' } }), async (c) => {
     // `authenticate_non_get!`: a public project's issues are anyone's to read.
     const auth = await authenticate(c);
     const p = declaration(await rawParams(c));
@@ -66,22 +76,12 @@ export const issueCrudRoutes = new Hono<AppEnv>()
     return c.json(await presentIssue(c, project, await issueOf(c, project)));
   })
 
-  .put('/projects/:id/issues/:issue_iid', async (c) => {
+  .put('/projects/:id/issues/:issue_iid', documented({ summary: 'Update an existing issue', params: { ...updateHead, ...ISSUE_PARAMS }, ...ON_ISSUE, responses: { 200: 'Issue', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
     p.check(integerCheck(c, 'issue_iid'));
-    const parsed = p.parse(
-      {
-        title: optional(t.string()),
-        updated_at: optional(t.datetime()),
-        state_event: optional(t.values(['reopen', 'close'])),
-        add_labels: optional(t.array(t.string())),
-        remove_labels: optional(t.array(t.string())),
-        ...issueParams(c),
-      },
-      { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF], ...ISSUE_RULES },
-    ) as IssueParams & { title?: string; updated_at?: Date; state_event?: 'reopen' | 'close'; add_labels?: string[]; remove_labels?: string[] };
+    const parsed = p.parse({ ...updateHead, ...issueParams(c) }, { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF], ...ISSUE_RULES }) as IssueParams & { title?: string; updated_at?: Date; state_event?: 'reopen' | 'close'; add_labels?: string[]; remove_labels?: string[] };
     p.done();
     const project = await userProject(c, w.auth);
     const row = await issueOf(c, project, 'update_issue');
@@ -104,7 +104,7 @@ export const issueCrudRoutes = new Hono<AppEnv>()
     return c.json(await presentIssueById(c, project, row.id));
   })
 
-  .delete('/projects/:id/issues/:issue_iid', async (c) => {
+  .delete('/projects/:id/issues/:issue_iid', documented({ summary: 'Delete a project issue', ...ON_ISSUE, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
     p.check(integerCheck(c, 'issue_iid'));

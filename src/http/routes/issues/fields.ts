@@ -21,19 +21,30 @@ import type { ProjectScope } from '../../kernel/scope.js';
  * are dropped, a milestone of another project is none. Labels are created on first use.
  */
 
+/** Every issue parameter create and update share, EE's included (what the routes document). */
+export const ISSUE_PARAMS = {
+  description: optional(t.string()),
+  assignee_ids: optional(t.array(t.integer())),
+  assignee_id: optional(t.integer()),
+  milestone_id: optional(t.integer()),
+  labels: optional(t.array(t.string())),
+  due_date: optional(t.dateColumn()),
+  confidential: optional(t.boolean()),
+  discussion_locked: optional(t.boolean()),
+  weight: optional(t.integer()),
+  epic_id: optional(t.integer()),
+  epic_iid: optional(t.integer()),
+} satisfies Shape;
+
+/** The issue parameters the instance's plan declares: `weight` with issue_weights, `epic_id` and `epic_iid` with epics. */
 export function issueParams(c: Context): Shape {
+  const { weight, epic_id, epic_iid, ...common } = ISSUE_PARAMS;
+  const plan = appContext(c).config.plan;
   return {
-    description: optional(t.string()),
-    assignee_ids: optional(t.array(t.integer())),
-    assignee_id: optional(t.integer()),
-    milestone_id: optional(t.integer()),
-    labels: optional(t.array(t.string())),
-    due_date: optional(t.dateColumn()),
-    confidential: optional(t.boolean()),
-    discussion_locked: optional(t.boolean()),
-    ...(licensed(appContext(c).config.plan, 'issue_weights') ? { weight: optional(t.integer()) } : {}),
+    ...common,
+    ...(licensed(plan, 'issue_weights') ? { weight } : {}),
     // EE's optional_issue_params_ee (ultimate): `mutually_exclusive :epic_id, :epic_iid` (ISSUE_RULES).
-    ...(licensed(appContext(c).config.plan, 'epics') ? { epic_id: optional(t.integer()), epic_iid: optional(t.integer()) } : {}),
+    ...(licensed(plan, 'epics') ? { epic_id, epic_iid } : {}),
   };
 }
 

@@ -11,7 +11,8 @@ import { unauthorized } from '../../kernel/errors.js';
 import { appContext, today, type AppEnv, type Auth } from '../../kernel/context.js';
 import { COUNT_LIMIT, paginate } from '../../kernel/pagination.js';
 import { DomainError } from '../../../domain/errors.js';
-import { declaration, INTEGER_TEXT, INT4_MAX, optional, rawParams, t, withDefault, type RawParams } from '../../kernel/params.js';
+import { documented } from '../../kernel/documented.js';
+import { declaration, INTEGER_TEXT, INT4_MAX, optional, rawParams, t, withDefault, type RawParams, type Shape } from '../../kernel/params.js';
 import { userGroup, userProject } from '../../kernel/scope.js';
 import { epicFieldsOf } from './find.js';
 
@@ -74,6 +75,41 @@ function negatableOf(raw: RawParams, check: (message: string) => void): Negatabl
   return { labels: n.labels === undefined ? undefined : labelNames(n.labels), milestone: n.milestone, iids: n.iids, authorId: n.author_id, authorUsername: n.author_username, assigneeId, assigneeUsernames: n.assignee_username };
 }
 
+/** `issues_params`' own head (the lists; the statistics take none of it). */
+const listHeadShape = {
+  with_labels_details: withDefault(t.boolean(), false),
+  state: withDefault(t.values(['opened', 'closed', 'all']), 'all'),
+  order_by: withDefault(t.values(ISSUE_ORDERS), 'created_at'),
+  sort: withDefault(t.values(['asc', 'desc']), 'desc'),
+} satisfies Shape;
+
+/** `issues_stats_params` and `scope`, which the lists and the statistics share. */
+const filterShape = {
+  labels: optional(t.array(t.string())),
+  milestone: optional(t.string()),
+  iids: optional(t.array(t.integer())),
+  search: optional(t.string()),
+  in: optional(t.string()),
+  author_id: optional(t.integer()),
+  author_username: optional(t.string()),
+  assignee_username: optional(t.array(t.string())),
+  created_after: optional(t.datetime()),
+  created_before: optional(t.datetime()),
+  updated_after: optional(t.datetime()),
+  updated_before: optional(t.datetime()),
+  scope: optional(t.values(SCOPES)),
+  my_reaction_emoji: optional(t.string()),
+  confidential: optional(t.boolean()),
+} satisfies Shape;
+
+/**
+ * What the lists and statistics document: the shapes above and `not` (`type: Hash`, its
+ * members those of negatable_issue_filter_params). `assignee_id` and EE's `weight` (an
+ * integer, `None` or `Any`) are read from the raw parameters, not a shape, and are not in it.
+ */
+const statsParams = { ...filterShape, not: optional(t.hash()) } satisfies Shape;
+const listParams = { ...listHeadShape, ...statsParams } satisfies Shape;
+
 interface Declared {
   readonly filters: IssueListFilters;
   readonly orderBy: (typeof ISSUE_ORDERS)[number];
@@ -88,32 +124,8 @@ async function declared(c: Context, options: { stats: boolean; defaultScope?: 'c
   const p = declaration(raw);
   const head = options.stats
     ? { with_labels_details: false, state: 'all' as const, order_by: 'created_at' as const, sort: 'desc' as const }
-    : p.parse({
-        with_labels_details: withDefault(t.boolean(), false),
-        state: withDefault(t.values(['opened', 'closed', 'all']), 'all'),
-        order_by: withDefault(t.values(ISSUE_ORDERS), 'created_at'),
-        sort: withDefault(t.values(['asc', 'desc']), 'desc'),
-      });
-  const f = p.parse(
-    {
-      labels: optional(t.array(t.string())),
-      milestone: optional(t.string()),
-      iids: optional(t.array(t.integer())),
-      search: optional(t.string()),
-      in: optional(t.string()),
-      author_id: optional(t.integer()),
-      author_username: optional(t.string()),
-      assignee_username: optional(t.array(t.string())),
-      created_after: optional(t.datetime()),
-      created_before: optional(t.datetime()),
-      updated_after: optional(t.datetime()),
-      updated_before: optional(t.datetime()),
-      scope: optional(t.values(SCOPES)),
-      my_reaction_emoji: optional(t.string()),
-      confidential: optional(t.boolean()),
-    },
-    { mutuallyExclusive: [['author_id', 'author_username'], ['assignee_id', 'assignee_username']] },
-  );
+    : p.parse(listHeadShape);
+  const f = p.parse(filterShape, { mutuallyExclusive: [['author_id', 'author_username'], ['assignee_id', 'assignee_username']] });
   const errors: string[] = [];
   const assigneeId = integerNoneAny(raw, 'assignee_id', errors);
   const weight = licensed(appContext(c).config.plan, 'issue_weights') ? integerNoneAny(raw, 'weight', errors) : undefined;
@@ -177,38 +189,38 @@ async function statistics(c: Context, auth: Auth, source: IssueListSource, d: De
 }
 
 export const issueListRoutes = new Hono<AppEnv>()
-  .get('/issues', async (c) => {
+  .get('/issues', documented({ summary: "Get currently authenticated user's issues", params: listParams, auth: 'optional', responses: { 200: 'Issue[]' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { stats: false, defaultScope: 'created_by_me' });
     // GitLab: `authenticate! unless params[:scope] == 'all'`.
     if (d.rawScope !== 'all' && !auth.user) throw unauthorized();
     return present(c, auth, 'everywhere', d, null, { countLimit: COUNT_LIMIT });
   })
-  .get('/groups/:id/issues', async (c) => {
+  .get('/groups/:id/issues', documented({ summary: 'Get a list of group issues', params: listParams, auth: 'optional', responses: { 200: 'Issue[]', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { stats: false });
     const group = await userGroup(c, auth);
     return present(c, auth, { groupId: group.row.id }, d, { groupPath: group.row.full_path }, { countLimit: COUNT_LIMIT });
   })
-  .get('/projects/:id/issues', async (c) => {
+  .get('/projects/:id/issues', documented({ summary: 'Get a list of project issues', params: listParams, auth: 'optional', responses: { 200: 'Issue[]', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { stats: false });
     const project = await userProject(c, auth);
     return present(c, auth, { projectId: project.row.id }, d, { projectId: project.row.id, projectPath: project.row.path_with_namespace }, { knownPath: [project.row.id, project.row.path_with_namespace] });
   })
-  .get('/issues_statistics', async (c) => {
+  .get('/issues_statistics', documented({ summary: "Get currently authenticated user's issues statistics", params: statsParams, auth: 'optional', responses: { 200: 'IssuesStatistics' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { stats: true, defaultScope: 'created_by_me' });
     if (d.rawScope !== 'all' && !auth.user) throw unauthorized();
     return statistics(c, auth, 'everywhere', d);
   })
-  .get('/groups/:id/issues_statistics', async (c) => {
+  .get('/groups/:id/issues_statistics', documented({ summary: 'Get statistics for the list of group issues', params: statsParams, auth: 'optional', responses: { 200: 'IssuesStatistics', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { stats: true });
     const group = await userGroup(c, auth);
     return statistics(c, auth, { groupId: group.row.id }, d);
   })
-  .get('/projects/:id/issues_statistics', async (c) => {
+  .get('/projects/:id/issues_statistics', documented({ summary: 'Get statistics for the list of project issues', params: statsParams, auth: 'optional', responses: { 200: 'IssuesStatistics', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { stats: true });
     const project = await userProject(c, auth);

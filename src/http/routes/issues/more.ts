@@ -13,6 +13,7 @@ import { toMergeRequest, toMergeRequestBasic } from '../../entities/merge-reques
 import { authenticate, requireAdmin, requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { paginateArray } from '../../kernel/pagination.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { declaration, integerCheck, rawParams, required, t } from '../../kernel/params.js';
 import { userProject, type ProjectScope } from '../../kernel/scope.js';
 import { issueOf, presentIssueById } from './find.js';
@@ -21,6 +22,10 @@ import { issueOf, presentIssueById } from './find.js';
  * GitLab 12.10's API::Issues beyond create/read/update/delete: move, the user agent detail,
  * the merge requests that close an issue and those related to it.
  */
+
+/** `requires :issue_iid, type: Integer`. */
+const ON_ISSUE = { pathIds: ['issue_iid'] } as const;
+const moveShape = { to_project_id: required(t.integer()) };
 
 async function declaredIid(c: Context) {
   const p = declaration(await rawParams(c));
@@ -56,11 +61,11 @@ async function referencingMergeRequests(c: Context, project: ProjectScope, issue
 }
 
 export const issueMoreRoutes = new Hono<AppEnv>()
-  .post('/projects/:id/issues/:issue_iid/move', async (c) => {
+  .post('/projects/:id/issues/:issue_iid/move', documented({ summary: 'Move an existing issue', params: moveShape, ...ON_ISSUE, responses: { 201: 'Issue', 404: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const p = declaration(await rawParams(c));
     p.check(integerCheck(c, 'issue_iid'));
-    const { to_project_id: toProjectId } = p.parse({ to_project_id: required(t.integer()) });
+    const { to_project_id: toProjectId } = p.parse(moveShape);
     p.done();
     const project = await userProject(c, w.auth);
     // `not_found!('Issue') unless issue`, then `Project.find_by(id:)` or `not_found!('Project')`.
@@ -76,7 +81,7 @@ export const issueMoreRoutes = new Hono<AppEnv>()
     return c.json(await presentIssueById(c, project, id), 201);
   })
 
-  .get('/projects/:id/issues/:issue_iid/user_agent_detail', async (c) => {
+  .get('/projects/:id/issues/:issue_iid/user_agent_detail', documented({ summary: 'Get the user agent details for an issue', ...ON_ISSUE, auth: 'admin', responses: { 200: 'UserAgentDetail', ...REFUSED } }), async (c) => {
     // `authenticated_as_admin!` first.
     const auth = await requireAdmin(c);
     await declaredIid(c);
@@ -87,7 +92,7 @@ export const issueMoreRoutes = new Hono<AppEnv>()
     return c.json(toUserAgentDetail(detail));
   })
 
-  .get('/projects/:id/issues/:issue_iid/closed_by', async (c) => {
+  .get('/projects/:id/issues/:issue_iid/closed_by', documented({ summary: 'List merge requests closing issue', ...ON_ISSUE, auth: 'optional', responses: { 200: 'MergeRequestBasic[]', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     await declaredIid(c);
     const project = await userProject(c, auth);
@@ -100,7 +105,7 @@ export const issueMoreRoutes = new Hono<AppEnv>()
     return c.json(views.map((view) => toMergeRequestBasic(view, config)));
   })
 
-  .get('/projects/:id/issues/:issue_iid/related_merge_requests', async (c) => {
+  .get('/projects/:id/issues/:issue_iid/related_merge_requests', documented({ summary: 'List merge requests that are related to the issue', ...ON_ISSUE, auth: 'optional', responses: { 200: 'MergeRequest[]', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     await declaredIid(c);
     const project = await userProject(c, auth);

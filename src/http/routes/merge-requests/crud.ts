@@ -12,6 +12,7 @@ import { commitsBetween } from '../../../projections/repository/history.js';
 import { findBranch } from '../../../projections/repository/queries.js';
 import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { declaration, integerCheck, optional, rawParams, required, t, type RawParams } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { userProject, type ProjectScope } from '../../kernel/scope.js';
@@ -69,6 +70,9 @@ const UPDATE_AT_LEAST_ONE_OF = [
   'discussion_locked',
   'squash',
 ];
+
+/** `requires :merge_request_iid, type: Integer` (show and delete; update declares no type). */
+const ON_MERGE_REQUEST = { pathIds: ['merge_request_iid'] } as const;
 
 const singleShape = {
   render_html: optional(t.boolean()),
@@ -194,7 +198,7 @@ async function present(c: Context, project: ProjectScope, id: number, status: 20
 }
 
 export const mergeRequestCrudRoutes = new Hono<AppEnv>()
-  .post('/projects/:id/merge_requests', async (c) => {
+  .post('/projects/:id/merge_requests', documented({ summary: 'Create a merge request', params: createShape, responses: { 201: 'MergeRequest', ...REFUSED, 422: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
@@ -226,7 +230,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     return present(c, project, id, 201);
   })
 
-  .get('/projects/:id/merge_requests/:merge_request_iid', async (c) => {
+  .get('/projects/:id/merge_requests/:merge_request_iid', documented({ summary: 'Get a single merge request', params: singleShape, ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'MergeRequest', ...REFUSED } }), async (c) => {
     // API::MergeRequests: `before { authenticate_non_get! }` — a public project's merge requests are anyone's to read.
     const auth = await authenticate(c);
     const raw = await rawParams(c);
@@ -247,7 +251,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     });
   })
 
-  .put('/projects/:id/merge_requests/:merge_request_iid', async (c) => {
+  .put('/projects/:id/merge_requests/:merge_request_iid', documented({ summary: 'Update a merge request', params: updateShape, responses: { 200: 'MergeRequest', ...REFUSED, 422: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);
@@ -282,7 +286,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     return present(c, project, row.id);
   })
 
-  .delete('/projects/:id/merge_requests/:merge_request_iid', async (c) => {
+  .delete('/projects/:id/merge_requests/:merge_request_iid', documented({ summary: 'Delete a merge request', ...ON_MERGE_REQUEST, responses: { 204: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const raw = await rawParams(c);
     const p = declaration(raw);

@@ -7,6 +7,7 @@ import { toMergeRequestBasic, toMergeRequestSimple } from '../../entities/merge-
 import { authenticate } from '../../kernel/auth.js';
 import { unauthorized } from '../../kernel/errors.js';
 import { appContext, today, type AppEnv, type Auth } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { declaration, INTEGER_TEXT, INT4_MAX, optional, rawParams, t, withDefault, type RawParams, type Shape } from '../../kernel/params.js';
 import { type ProjectScope, userGroup, userProject } from '../../kernel/scope.js';
 
@@ -44,6 +45,15 @@ const tailShape = {
   in: optional(t.string()),
   wip: optional(t.values(['yes', 'no'])),
 } satisfies Shape;
+
+/** The project list's `iids` (`optional :iids, type: Array[Integer]`). */
+const iidsShape = { iids: optional(t.array(t.integer())) } satisfies Shape;
+
+/**
+ * What the lists document: `assignee_id` (an integer, `None` or `Any`) and EE's `approver_ids`
+ * (an array, `None` or `Any`) are read from the raw parameters, not a shape, and are not in it.
+ */
+const listParams = { ...headShape, ...tailShape } satisfies Shape;
 
 const isNoneOrAny = (value: unknown): value is string => typeof value === 'string' && ['none', 'any'].includes(value.toLowerCase());
 
@@ -94,7 +104,7 @@ async function declared(c: Context, options: { iids?: boolean; defaultScope?: 'c
   const tail = p.parse(tailShape);
   const approverIds = approversOf(raw, errors);
   for (const error of errors.splice(0)) p.check(error);
-  const iids = options.iids ? p.parse({ iids: optional(t.array(t.integer())) }).iids : undefined;
+  const iids = options.iids ? p.parse(iidsShape).iids : undefined;
   p.done();
   const rawScope = tail.scope ?? options.defaultScope;
   const scope = rawScope?.replace(/-/g, '_') as MergeRequestListFilters['scope'];
@@ -138,7 +148,7 @@ async function present(c: Context, auth: Auth, source: MergeRequestListSource, d
 }
 
 export const mergeRequestListRoutes = new Hono<AppEnv>()
-  .get('/merge_requests', async (c) => {
+  .get('/merge_requests', documented({ summary: 'List merge requests', params: listParams, auth: 'optional', responses: { 200: 'MergeRequestBasic[]' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { defaultScope: 'created_by_me' });
     // GitLab: `authenticate! unless params[:scope] == 'all'`.
@@ -147,14 +157,14 @@ export const mergeRequestListRoutes = new Hono<AppEnv>()
     return present(c, auth, 'everywhere', d, { countLimit: COUNT_LIMIT });
   })
 
-  .get('/projects/:id/merge_requests', async (c) => {
+  .get('/projects/:id/merge_requests', documented({ summary: 'List merge requests', params: { ...listParams, ...iidsShape }, auth: 'optional', responses: { 200: 'MergeRequestBasic[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, { iids: true });
     const project = await userProject(c, auth, 'read_merge_request');
     return present(c, auth, { projectId: project.row.id }, d, { project });
   })
 
-  .get('/groups/:id/merge_requests', async (c) => {
+  .get('/groups/:id/merge_requests', documented({ summary: 'Get a list of group merge requests', params: listParams, auth: 'optional', responses: { 200: 'MergeRequestBasic[]', 404: 'Error' } }), async (c) => {
     const auth = await authenticate(c);
     const d = await declared(c, {});
     const group = await userGroup(c, auth);

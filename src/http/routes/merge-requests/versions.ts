@@ -10,6 +10,7 @@ import { projectWebUrl } from '../../entities/projects.js';
 import { toDiff } from '../../entities/repository-diffs.js';
 import { authenticate } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { type Page, pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
 import { declaration, integerCheck, pathId, rawParams } from '../../kernel/params.js';
 import { type ProjectScope, userProject } from '../../kernel/scope.js';
@@ -64,9 +65,12 @@ async function latestVersion(db: Db, mergeRequestId: number, versionId: number):
   return version;
 }
 
+const ON_MERGE_REQUEST = { pathIds: ['merge_request_iid'] } as const;
+const ON_VERSION = { pathIds: ['merge_request_iid', 'version_id'] } as const;
+
 // API::MergeRequests: `before { authenticate_non_get! }` — a public project's merge requests are anyone's to read.
 export const mergeRequestVersionRoutes = new Hono<AppEnv>()
-  .get('/projects/:id/merge_requests/:merge_request_iid/versions', async (c) => {
+  .get('/projects/:id/merge_requests/:merge_request_iid/versions', documented({ summary: 'Get a list of merge request diff versions', ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'MergeRequestDiff[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const page = (await parsePath(c, ['merge_request_iid'], true))!;
     const project = await userProject(c, auth);
@@ -81,7 +85,7 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
     return c.json(rows.map(toMergeRequestDiff));
   })
 
-  .get('/projects/:id/merge_requests/:merge_request_iid/versions/:version_id', async (c) => {
+  .get('/projects/:id/merge_requests/:merge_request_iid/versions/:version_id', documented({ summary: 'Get a single merge request diff version', ...ON_VERSION, auth: 'optional', responses: { 200: 'MergeRequestDiffFull', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     await parsePath(c, ['merge_request_iid', 'version_id'], false);
     const project = await userProject(c, auth);
@@ -94,7 +98,7 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
     return c.json(toMergeRequestDiffFull(version, commits, diffs, webUrlOf(c, project)));
   })
 
-  .get('/projects/:id/merge_requests/:merge_request_iid/commits', async (c) => {
+  .get('/projects/:id/merge_requests/:merge_request_iid/commits', documented({ summary: 'Get the commits of a merge request', ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'Commit[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const page = (await parsePath(c, ['merge_request_iid'], true))!;
     const project = await userProject(c, auth);
@@ -109,7 +113,7 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
     return c.json(commits.map((commit) => toVersionCommit(commit, webUrl)));
   })
 
-  .get('/projects/:id/merge_requests/:merge_request_iid/changes', async (c) => {
+  .get('/projects/:id/merge_requests/:merge_request_iid/changes', documented({ summary: 'Show the merge request changes', ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'MergeRequestChanges', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     await parsePath(c, ['merge_request_iid'], false);
     const project = await userProject(c, auth);

@@ -14,9 +14,10 @@ import { authenticate, requireWriter } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv, type Auth } from '../../kernel/context.js';
 import { rendersInvalid } from '../../kernel/errors.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
-import { declared, optional, t } from '../../kernel/params.js';
+import { declared, optional, t, type Shape } from '../../kernel/params.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { userProject } from '../../kernel/scope.js';
-import { listProjects } from '../projects.js';
+import { LIST_PROJECTS_DOC, listProjects } from '../projects.js';
 
 // ───────────────────────────── Namespaces ─────────────────────────────
 
@@ -52,7 +53,7 @@ const forkShape = {
   namespace_path: optional(t.string()),
   path: optional(t.string()),
   name: optional(t.string()),
-};
+} satisfies Shape;
 
 /**
  * Forks (GitLab 12.10 lib/api/projects.rb): POST /projects/:id/fork, GET /projects/:id/forks,
@@ -60,7 +61,7 @@ const forkShape = {
  */
 export const projectForkRoutes = new Hono<AppEnv>()
   // GitLab: a refused project (a taken name or path, the personal project limit) is `conflict!(errors.messages)`.
-  .post('/projects/:id/fork', rendersInvalid((fields) => ({ status: 409, body: { message: fields } })), async (c) => {
+  .post('/projects/:id/fork', documented({ summary: 'Fork new project for the current user or provided namespace.', params: forkShape, responses: { 201: 'Project', 404: 'Error', 409: 'Error' } }), rendersInvalid((fields) => ({ status: 409, body: { message: fields } })), async (c) => {
     const w = await requireWriter(c);
     const p = await declared(c, forkShape);
     const source = await userProject(c, w.auth);
@@ -84,12 +85,12 @@ export const projectForkRoutes = new Hono<AppEnv>()
     return c.json(await presentProject(c, w.auth, id, true), 201);
   })
 
-  .get('/projects/:id/forks', async (c) => {
+  .get('/projects/:id/forks', documented({ summary: 'List forks of this project', ...LIST_PROJECTS_DOC, responses: { ...LIST_PROJECTS_DOC.responses, 404: 'Error' } }), async (c) => {
     const source = await userProject(c, await authenticate(c));
     return listProjects(c, { forkedFrom: source.row.id });
   })
 
-  .post('/projects/:id/fork/:forked_from_id', async (c) => {
+  .post('/projects/:id/fork/:forked_from_id', documented({ summary: 'Mark this project as forked from another', responses: { 201: 'Project', ...REFUSED, 409: 'Error' } }), async (c) => {
     // GitLab 12.10: `authorize! :admin_project, user_project`, then the source (find_project!).
     const w = await requireWriter(c);
     const project = await userProject(c, w.auth, 'admin_project');
@@ -101,7 +102,7 @@ export const projectForkRoutes = new Hono<AppEnv>()
     return c.json(await presentProject(c, w.auth, project.row.id), 201);
   })
 
-  .delete('/projects/:id/fork', async (c) => {
+  .delete('/projects/:id/fork', documented({ summary: 'Remove a forked_from relationship', responses: { 204: null, 304: null, ...REFUSED, 412: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
     const project = await userProject(c, w.auth, 'remove_fork_project');
     // GitLab: destroy_conditionally!, then 204, or 304 when the project is no fork.

@@ -6,7 +6,8 @@ import { projects } from '../../../domain/projects/aggregate.js';
 import { toProjectGroupLink } from '../../entities/projects.js';
 import { requireWriter } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
-import { declared, optional, pathId, required, t } from '../../kernel/params.js';
+import { declared, optional, pathId, required, t, type Shape } from '../../kernel/params.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { userGroup, userProject } from '../../kernel/scope.js';
 
 /** GitLab 12's Gitlab::Access.values: guest to maintainer, not owner. */
@@ -16,7 +17,10 @@ const shareShape = {
   group_id: required(t.integer()),
   group_access: required(t.integerValues(GROUP_ACCESS)),
   expires_at: optional(t.date()),
-};
+} satisfies Shape;
+
+/** `requires :group_id, type: Integer`. */
+const ON_GROUP = { pathIds: ['group_id'] } as const;
 
 /**
  * Sharing a project with a group (GitLab 12.10 lib/api/projects.rb `:id/share`): maintainers
@@ -24,7 +28,7 @@ const shareShape = {
  * project, capped by the link's group_access.
  */
 export const projectShareRoutes = new Hono<AppEnv>()
-  .post('/projects/:id/share', async (c) => {
+  .post('/projects/:id/share', documented({ summary: 'Share the project with a group', params: shareShape, responses: { 201: 'ProjectGroupLink', ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
     const p = await declared(c, shareShape);
     const project = await userProject(c, w.auth, 'admin_project');
@@ -41,9 +45,9 @@ export const projectShareRoutes = new Hono<AppEnv>()
     return c.json(toProjectGroupLink({ id, project_id: project.row.id, group_id: share.groupId, group_access: share.groupAccess, expires_at: share.expiresAt }), 201);
   })
 
-  .delete('/projects/:id/share/:group_id', async (c) => {
+  .delete('/projects/:id/share/:group_id', documented({ summary: 'Remove a group share from the project', ...ON_GROUP, responses: { 204: null, ...REFUSED } }), async (c) => {
     const w = await requireWriter(c);
-    await declared(c, {}, { pathIds: ['group_id'] });
+    await declared(c, {}, ON_GROUP);
     const project = await userProject(c, w.auth, 'admin_project');
     const groupId = pathId(c, 'group_id');
     const { db } = appContext(c);

@@ -5,7 +5,8 @@ import { viewerOf } from '../../../projections/access.js';
 import { requireWriter } from '../../kernel/auth.js';
 import { appContext, today, type AppEnv } from '../../kernel/context.js';
 import { failedTo, rendersInvalid } from '../../kernel/errors.js';
-import { declared, required, t } from '../../kernel/params.js';
+import { declared, required, t, type Shape } from '../../kernel/params.js';
+import { documented, REFUSED } from '../../kernel/documented.js';
 import { userGroup, userProject } from '../../kernel/scope.js';
 import { findNamespace, mayCreateProjectsIn, presentProject } from './forks.js';
 
@@ -14,9 +15,11 @@ import { findNamespace, mayCreateProjectsIn, presentProject } from './forks.js';
  * owners move a project to a namespace they may create projects in. A refusal is
  * `render_api_error!("Failed to transfer project #{errors.messages}", 400)`.
  */
-export const projectTransferRoutes = new Hono<AppEnv>().put('/projects/:id/transfer', rendersInvalid(failedTo('transfer project')), async (c) => {
+const transferShape = { namespace: required(t.string()) } satisfies Shape;
+
+export const projectTransferRoutes = new Hono<AppEnv>().put('/projects/:id/transfer', documented({ summary: 'Transfer a project to a new namespace', params: transferShape, responses: { 200: 'Project', ...REFUSED } }), rendersInvalid(failedTo('transfer project')), async (c) => {
   const w = await requireWriter(c);
-  const p = await declared(c, { namespace: required(t.string()) });
+  const p = await declared(c, transferShape);
   const project = await userProject(c, w.auth, 'change_namespace');
   const { db } = appContext(c);
   const viewer = viewerOf(w.auth.user, today(c))!;
