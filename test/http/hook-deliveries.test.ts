@@ -3,6 +3,7 @@ import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integr
 import { BLANK_SHA } from '../../src/domain/integrations/deliveries.js';
 import { createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { sshPublicKey } from '../support/ssh-keys.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 // One delivery per hook event kind, through the production `hook-deliveries` reactor and the
@@ -294,6 +295,26 @@ describe('System Hook', () => {
       user_id: user.user.id,
       group_access: 'Reporter',
     });
+  });
+
+  it("tells of a deploy key's creation and destruction as a Key's: deploykey_create, deploykey_destroy (the model's class name)", async () => {
+    const project = await createProject(api);
+    // A system hook hears every event its reactor has not reached yet: the project's own first.
+    await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 30_000 });
+    const { path } = await systemHook();
+    const key = sshPublicKey();
+    const created = await api.post(`/projects/${project.id}/deploy_keys`, { title: 'deployer', key });
+    expect(created.status, created.text).toBe(201);
+    expect((await api.del(`/projects/${project.id}/deploy_keys/${created.body.id}`)).status).toBe(204);
+    const got = await received(path, 2);
+    const time = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const data = { created_at: time, updated_at: time, key: created.body.key, id: created.body.id, username: me.username };
+    expect(got.map(({ body }) => body)).toEqual([
+      { event_name: 'deploykey_create', ...data },
+      { event_name: 'deploykey_destroy', ...data },
+    ]);
+    expect(Object.keys(got[0]!.body)).toEqual(['event_name', 'created_at', 'updated_at', 'key', 'id', 'username']);
+    expect(got[0]!.headers['x-gitlab-event']).toBe('System Hook');
   });
 
   it('tells of a destroyed project as it was, and of repository updates (on by default)', async () => {

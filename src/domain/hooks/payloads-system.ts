@@ -76,6 +76,22 @@ export interface GroupSubject extends Dated {
   readonly fullPath: string;
 }
 
+export interface KeySubject extends Dated {
+  readonly id: number;
+  readonly key: string;
+  readonly userId: number | null;
+}
+
+/** A deploy key as its stream left it: its links are other rows (DeployKeysProject), which do not touch the key's updated_at. */
+export function deployKeyOf(history: readonly Logged[]): KeySubject | undefined {
+  let subject: KeySubject | undefined;
+  for (const { type, data, occurredAt } of history) {
+    if (type === 'DeployKeyCreated') subject = { id: data.id, key: data.key, userId: data.user_id, createdAt: occurredAt, updatedAt: occurredAt };
+    else if (subject && type === 'DeployKeyTitleChanged') subject = { ...subject, updatedAt: occurredAt };
+  }
+  return subject;
+}
+
 /** A group as its stream left it (GroupCreated, then GroupUpdated). */
 export function groupOf(history: readonly Logged[]): GroupSubject | undefined {
   let subject: GroupSubject | undefined;
@@ -141,6 +157,15 @@ export function userEventData(event: string, u: UserSubject, oldUsername?: strin
     username: u.username,
     ...(oldUsername !== undefined ? { old_username: oldUsername } : {}),
   };
+}
+
+/**
+ * A Key's create and destroy (Key#post_create_hook, #post_destroy_hook): the event named for
+ * the model's class, so a deploy key's are `deploykey_create` and `deploykey_destroy`; the
+ * key's owner's username when it has one.
+ */
+export function keyEventData(event: string, k: KeySubject, username: string | undefined) {
+  return { event_name: event, ...dates(k), key: k.key, id: k.id, ...(username !== undefined ? { username } : {}) };
 }
 
 /** group_create / group_destroy / group_rename (with old_path, full_path, old_full_path). A group has no owner user. */

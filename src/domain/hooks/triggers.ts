@@ -8,6 +8,7 @@ import type { HookFacts, HookMessage } from './facts.js';
 import { issuableChanges, type IssuableChanges } from './payloads-issuables.js';
 import { mergeRequestData, type MergeRequestFacts } from './payloads-merge-requests.js';
 import {
+  deployKeyOf,
   groupEventData,
   groupMemberEventData,
   groupOf,
@@ -15,9 +16,11 @@ import {
   projectEventData,
   projectMemberEventData,
   projectOf,
+  keyEventData,
   userEventData,
   userOf,
 } from './payloads-system.js';
+import { deployKeyStreamId } from '../deploy-keys.js';
 import { issueMessage, issueUpdateChanges, noteMessage } from './triggers-issues.js';
 import { pushData, repositoryUpdateData } from './payloads.js';
 
@@ -105,6 +108,14 @@ async function userEvent(id: number, event: string, facts: HookFacts, before = f
   return user ? system(userEventData(event, user, oldUsername)) : [];
 }
 
+/** A deploy key's creation or destruction (SystemHooksService for a Key), as of the event (before it, for a destruction). */
+async function deployKeyEvent(id: number, event: string, facts: HookFacts, before = false) {
+  const key = deployKeyOf(await facts.history(deployKeyStreamId(id), before));
+  if (!key) return [];
+  const owner = key.userId === null ? undefined : userOf(await facts.history(userStreamId(key.userId)));
+  return system(keyEventData(event, key, owner?.username));
+}
+
 type MemberData = Pick<DataOf<'MemberAdded'>, 'source_type' | 'source_id' | 'user_id'>;
 
 /** A membership's change: the project's or group's and the user's state, and the membership's own dates. */
@@ -182,6 +193,9 @@ export const HOOK_TRIGGERS = {
     const [before, after] = [groupOf(await f.history(groupStreamId(d.id), true)), groupOf(await f.history(groupStreamId(d.id)))];
     return before && after ? system(groupEventData('group_rename', after, before)) : [];
   },
+
+  DeployKeyCreated: (d, f) => deployKeyEvent(d.id, 'deploykey_create', f),
+  DeployKeyDeleted: (d, f) => deployKeyEvent(d.id, 'deploykey_destroy', f, true),
 
   MemberAdded: (d, f) => memberEvent(d, 'add', f),
   AccessRequestApproved: (d, f) => memberEvent(d, 'add', f),
