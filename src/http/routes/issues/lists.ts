@@ -85,14 +85,7 @@ const listHeadShape = {
 
 /** `issues_stats_params` and `scope`, which the lists and the statistics share. */
 const filterShape = {
-  labels: optional(t.array(t.string())),
-  milestone: optional(t.string()),
-  iids: optional(t.array(t.integer())),
-  search: optional(t.string()),
-  in: optional(t.string()),
-  author_id: optional(t.integer()),
-  author_username: optional(t.string()),
-  assignee_username: optional(t.array(t.string())),
+  ...negatableShape,
   created_after: optional(t.datetime()),
   created_before: optional(t.datetime()),
   updated_after: optional(t.datetime()),
