@@ -161,7 +161,8 @@ describe('sealPending', () => {
     expect(sealed).toEqual([1]);
   });
 
-  it('runs afterRound after each round (where heads are signed) and wakes when it asks, however long the idle wait', async () => {
+  /** Runs the worker with a ten-minute idle wait for `count` rounds: when each began, in ms from the start. */
+  async function roundsOfSealWorker(count: number, afterRound: () => { wakeInMs?: number }): Promise<number[]> {
     const controller = new AbortController();
     const rounds: number[] = [];
     const started = Date.now();
@@ -170,10 +171,15 @@ describe('sealPending', () => {
       signal: controller.signal,
       afterRound: async () => {
         rounds.push(Date.now() - started);
-        if (rounds.length === 2) controller.abort();
-        return { wakeInMs: 20 };
+        if (rounds.length === count) controller.abort();
+        return afterRound();
       },
     });
+    return rounds;
+  }
+
+  it('runs afterRound after each round (where heads are signed) and wakes when it asks, however long the idle wait', async () => {
+    const rounds = await roundsOfSealWorker(2, () => ({ wakeInMs: 20 }));
     expect(rounds).toHaveLength(2);
     expect(rounds[1]!).toBeLessThan(10_000);
   });
@@ -191,18 +197,7 @@ describe('sealPending', () => {
   it('retries soon, not at its idle poll, while committed events wait behind the horizon (nothing will wake it)', async () => {
     // The event above, of a "future" transaction, stands for one held back by a transaction of
     // another database: no append here wakes the sealer when that one ends.
-    const controller = new AbortController();
-    const rounds: number[] = [];
-    const started = Date.now();
-    await runSealWorker(handle.db, {
-      intervalMs: 600_000,
-      signal: controller.signal,
-      afterRound: async () => {
-        rounds.push(Date.now() - started);
-        if (rounds.length === 3) controller.abort();
-        return {};
-      },
-    });
+    const rounds = await roundsOfSealWorker(3, () => ({}));
     expect(rounds).toHaveLength(3);
     expect(rounds[2]!).toBeLessThan(60_000);
   });
