@@ -21,9 +21,27 @@ export async function seal(db: Db, keyName: string, context: string, plaintext: 
 }
 
 export async function unseal(db: Db, keyName: string, context: string, sealed: string): Promise<string> {
+  return open(await keyOf(db, keyName), context, sealed);
+}
+
+/**
+ * As `unseal`, but null for a value this instance's key does not open (sealed under another
+ * instance's key: a log imported with `forgelog events import`). Reading the key may still
+ * fail (the database away): that is thrown, not taken for a foreign seal.
+ */
+export async function unsealIfOurs(db: Db, keyName: string, context: string, sealed: string): Promise<string | null> {
+  const key = await keyOf(db, keyName);
+  try {
+    return open(key, context, sealed);
+  } catch {
+    return null;
+  }
+}
+
+function open(key: Buffer, context: string, sealed: string): string {
   const [version, iv, tag, encrypted] = sealed.split('.');
   if (version !== 'v1' || iv === undefined || tag === undefined || encrypted === undefined) throw new Error(`${context}: not a sealed secret`);
-  const decipher = createDecipheriv('aes-256-gcm', await keyOf(db, keyName), Buffer.from(iv, 'base64url'));
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
   decipher.setAAD(Buffer.from(context));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(encrypted, 'base64url')), decipher.final()]).toString('utf8');

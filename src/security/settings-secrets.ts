@@ -1,6 +1,6 @@
 import type { Db } from '../database/database.js';
 import { SECRET_ATTRIBUTES, type Settings, type SettingValue } from '../domain/application-settings/attributes.js';
-import { seal, unseal } from './sealing.js';
+import { seal, unsealIfOurs } from './sealing.js';
 
 /**
  * The application settings' secrets (akismet_api_key, external_auth_client_key…) never reach
@@ -15,13 +15,7 @@ export const sealSecret = (db: Db, attribute: string, plaintext: string) => seal
  * another instance (`forgelog events import`) holds its secrets sealed under that instance's
  * key, which never travels. Such a secret reads as unset until an administrator sets it again.
  */
-export async function openSecret(db: Db, attribute: string, sealed: string): Promise<string | null> {
-  try {
-    return await unseal(db, 'application_settings', attribute, sealed);
-  } catch {
-    return null;
-  }
-}
+export const openSecret = (db: Db, attribute: string, sealed: string) => unsealIfOurs(db, 'application_settings', attribute, sealed);
 
 /** The settings with their secrets in clear, for the administrators' GET. */
 export async function openSecrets(db: Db, settings: Settings): Promise<Settings> {
