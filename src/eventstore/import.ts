@@ -16,7 +16,7 @@ import {
 import type { FeedIndexOf } from './feed-index.js';
 import { appendLeaves, leafOfEventHash } from './log-tree.js';
 import { EMPTY_ROOT, TreeBuilder } from './merkle-tree.js';
-import { advanceTransactionIds } from './rebase.js';
+import { FIRST_NORMAL_XID, advanceTransactionIds } from './rebase.js';
 import { SEAL_LOCK, sealEnd, type SealRecord } from './seal.js';
 import { parseTreeHeadJson, verifyTreeHead, type TreeHead } from './tree-heads.js';
 import { compareCheckpoints, type Checkpoint } from './types.js';
@@ -61,8 +61,8 @@ import { SealChecker, checkChainLink, checkFeedIndex, type ObjectStoreCheck, typ
  * worker, on start) rebuilds every read table from the log.
  */
 
-/** The first normal xid, as rebase.ts. */
-const BASE = 3n;
+/** Where renumbered transaction ids start, as rebase.ts's. */
+const BASE = FIRST_NORMAL_XID;
 
 export type ImportProblemKind =
   | Problem['kind']

@@ -19,7 +19,7 @@ import { SEAL_LOCK } from './seal.js';
  *   cluster that wrote the event; neither the event hash (hash.ts) nor the seals (seal.ts)
  *   cover it, so rewriting it alters no fact and breaks no chain.
  * - The rewrite preserves the gap-free order exactly, and which events were committed
- *   together: each stored id becomes BASE + its rank among the log's ids. So (new id,
+ *   together: each stored id becomes FIRST_NORMAL_XID + its rank among the log's ids. So (new id,
  *   position) orders every event as (old id, position) did, checkpoints and seal bounds are
  *   mapped to the new ids of the very events they point at, and every reader, seal and Merkle
  *   root sees the same sequence; the activity feeds, which hide an event committed with its
@@ -30,8 +30,8 @@ import { SEAL_LOCK } from './seal.js';
  * Run it right after the restore, before `serve` or `worker` append anything.
  */
 
-/** The first normal xid; new ids are BASE, BASE+1, … (the values 0–2 are special xids). */
-const BASE = 3n;
+/** The first normal xid; new ids are FIRST_NORMAL_XID, FIRST_NORMAL_XID + 1, … (the values 0–2 are special xids). */
+export const FIRST_NORMAL_XID = 3n;
 
 export interface RebaseOptions {
   /** Only report whether a re-base is needed. */
@@ -111,11 +111,11 @@ async function rebaseInTransaction(trx: Kysely<Database>, dryRun: boolean): Prom
   };
   if (!report.needed || dryRun) return report;
 
-  // The new id of every event: BASE + the rank of its old id among the log's ids.
+  // The new id of every event: FIRST_NORMAL_XID + the rank of its old id among the log's ids.
   await sql`
     create temporary table forgelog_rebase on commit drop as
     select global_position, transaction_id as old_tx,
-           (${String(BASE)}::bigint + dense_rank() over (order by transaction_id) - 1)::text::xid8 as new_tx
+           (${String(FIRST_NORMAL_XID)}::bigint + dense_rank() over (order by transaction_id) - 1)::text::xid8 as new_tx
       from events`.execute(trx);
   await sql`alter table forgelog_rebase add primary key (global_position)`.execute(trx);
   await sql`create index on forgelog_rebase (old_tx, global_position)`.execute(trx);
@@ -123,7 +123,7 @@ async function rebaseInTransaction(trx: Kysely<Database>, dryRun: boolean): Prom
   const { rows: span } = await sql<{ top: string }>`select max(new_tx)::text as top from forgelog_rebase`.execute(trx);
   const top = BigInt(span[0]!.top);
   if (top >= BigInt(xmin)) throw new NoRoom(top - BigInt(xmin) + 1n);
-  report.transactionIds = Number(top - BASE + 1n);
+  report.transactionIds = Number(top - FIRST_NORMAL_XID + 1n);
 
   // Seal bounds must be events of the log; a seal pointing at a missing event means the
   // log or the seals were tampered with — verify first, do not re-base over it.
