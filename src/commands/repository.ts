@@ -7,7 +7,7 @@ import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Sign
 import { branchCheck, type BranchChange, isProtected, type ProtectedRef, tagCheck } from '../domain/repository/push-access.js';
 import { protectedTagRefsOf } from '../projections/protected-tags/queries.js';
 import { reachableFromAny } from '../projections/repository/history.js';
-import { graphRows } from '../projections/repository/commit-graph.js';
+import { indexCommits } from '../projections/repository/commit-graph.js';
 import { findCommit, findCommits, findObject, lastCommitFor, readFiles, resolveCommit, pushAccess, type CommitView } from '../projections/repository/queries.js';
 import { pickCommit } from '../projections/repository/merges.js';
 import { spec } from './kernel/run.js';
@@ -77,18 +77,7 @@ export async function storeObjects(trx: Db, projectId: number, objects: readonly
     .values([...unique.values()].map((o) => ({ project_id: projectId, sha: o.sha, type: o.type, size: o.content.length, content: o.content })))
     .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
     .execute();
-  const commits = [...unique.values()].filter((o) => o.type === 'commit').map((o) => {
-    const parsed = parseCommit(o.content);
-    return { sha: o.sha, parents: parsed.parents, time: parsed.committer.time };
-  });
-  const rows = await graphRows(trx, projectId, commits);
-  for (let i = 0; i < rows.length; i += 1000) {
-    await trx
-      .insertInto('repository_commits')
-      .values(rows.slice(i, i + 1000).map((r) => ({ project_id: projectId, sha: r.sha, parents: [...r.parents], generation: r.generation, committer_time: r.time, ancestors: r.ancestors })))
-      .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
-      .execute();
-  }
+  await indexCommits(trx, projectId, [...unique.values()].filter((o) => o.type === 'commit'));
 }
 
 /** A branch's head, its row locked until the transaction ends (the head a write builds on). */

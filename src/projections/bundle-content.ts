@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
-import { parseCommit } from '../domain/repository/objects.js';
 import type { BundleContentSource, BundleGitObject, BundleUpload } from '../eventstore/export.js';
 import type { BundleContentSink } from '../eventstore/import.js';
-import { graphRows } from './repository/commit-graph.js';
+import { indexCommits } from './repository/commit-graph.js';
 import { repositoryObjectsCheck } from './repository/verify.js';
 
 /**
@@ -67,21 +66,7 @@ export const bundleContent: BundleContentSource & BundleContentSink = {
     const projects = await trx.selectFrom('repository_objects').select('project_id').distinct().where('type', '=', 'commit').orderBy('project_id').execute();
     for (const { project_id: projectId } of projects) {
       const commits = await trx.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', projectId).where('type', '=', 'commit').execute();
-      const rows = await graphRows(
-        trx,
-        projectId,
-        commits.map((c) => {
-          const parsed = parseCommit(c.content);
-          return { sha: c.sha, parents: parsed.parents, time: parsed.committer.time };
-        }),
-      );
-      for (let i = 0; i < rows.length; i += 1000) {
-        await trx
-          .insertInto('repository_commits')
-          .values(rows.slice(i, i + 1000).map((r) => ({ project_id: projectId, sha: r.sha, parents: [...r.parents], generation: r.generation, committer_time: r.time, ancestors: r.ancestors })))
-          .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
-          .execute();
-      }
+      await indexCommits(trx, projectId, commits);
     }
   },
 };

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
+import { parseCommit } from '../../domain/repository/objects.js';
 
 /**
  * The commit graph index (`repository_commits`, migration 0059; git's commit-graph file): a
@@ -357,6 +358,28 @@ export async function removeRedundant(graph: CommitGraph, candidates: readonly s
 // ───────────────────────────── Writing ─────────────────────────────
 
 /** A commit as storeObjects hands it over: its SHA, parents and committer time. */
+/**
+ * Indexes commit objects stored in this transaction (or about to be): their rows of the
+ * commit graph (graphRows), in pages; a row already there stays as it is.
+ */
+export async function indexCommits(db: Db, projectId: number, commits: readonly { readonly sha: string; readonly content: Uint8Array }[]): Promise<void> {
+  const rows = await graphRows(
+    db,
+    projectId,
+    commits.map((c) => {
+      const parsed = parseCommit(c.content);
+      return { sha: c.sha, parents: parsed.parents, time: parsed.committer.time };
+    }),
+  );
+  for (let i = 0; i < rows.length; i += 1000) {
+    await db
+      .insertInto('repository_commits')
+      .values(rows.slice(i, i + 1000).map((r) => ({ project_id: projectId, sha: r.sha, parents: [...r.parents], generation: r.generation, committer_time: r.time, ancestors: r.ancestors })))
+      .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
+      .execute();
+  }
+}
+
 export interface NewCommit {
   readonly sha: string;
   readonly parents: readonly string[];
