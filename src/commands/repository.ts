@@ -8,7 +8,7 @@ import { branchCheck, type BranchChange, isProtected, type ProtectedRef, tagChec
 import { protectedTagRefsOf } from '../projections/protected-tags/queries.js';
 import { reachableFromAny } from '../projections/repository/history.js';
 import { indexCommits } from '../projections/repository/commit-graph.js';
-import { findCommit, findCommits, findObject, lastCommitFor, readFiles, resolveCommit, pushAccess, type CommitView } from '../projections/repository/queries.js';
+import { entryAt, findCommit, findCommits, findObject, lastCommitFor, readFiles, resolveCommit, pushAccess, type CommitView } from '../projections/repository/queries.js';
 import { pickCommit } from '../projections/repository/merges.js';
 import { spec } from './kernel/run.js';
 import { handleCommands } from './kernel/handler.js';
@@ -67,7 +67,8 @@ export function refWrites(projectId: number, build: (trx: Db) => Promise<Reposit
  * Content-addressed: writing an object already there writes nothing.
  * Each new commit also gets its row of the commit graph index (`repository_commits`:
  * parents, generation, committer time, count), computed from its parents' rows, which are
- * stored before it or in the same call (src/projections/repository/commit-graph.ts).
+ * stored before it or in the same call (src/projections/repository/commit-graph.ts), and its
+ * rows of the per-path change index (path-changes.ts).
  */
 export async function storeObjects(trx: Db, projectId: number, objects: readonly GitObject[]): Promise<void> {
   const unique = new Map(objects.map((o) => [o.sha, o]));
@@ -77,7 +78,7 @@ export async function storeObjects(trx: Db, projectId: number, objects: readonly
     .values([...unique.values()].map((o) => ({ project_id: projectId, sha: o.sha, type: o.type, size: o.content.length, content: o.content })))
     .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
     .execute();
-  await indexCommits(trx, projectId, [...unique.values()].filter((o) => o.type === 'commit'));
+  await indexCommits(trx, projectId, [...unique.values()].filter((o) => o.type === 'commit'), unique);
 }
 
 /** A branch's head, its row locked until the transaction ends (the head a write builds on). */
@@ -194,8 +195,9 @@ export async function commitFiles(w: Writer, input: CommitInput): Promise<string
       const base = head ?? start;
       if (input.lastSeen && start !== undefined) {
         // Files::BaseService#file_has_changed?: the last commit of the path on the start branch.
-        const last = await lastCommitFor(trx, input.projectId, (await findCommit(trx, input.projectId, start))!, input.lastSeen.path);
-        if (last && last.sha !== input.lastSeen.sha) throw serviceError('You are attempting to update a file that has changed since you started editing it.');
+        const entry = await entryAt(trx, input.projectId, (await findCommit(trx, input.projectId, start))!.tree, input.lastSeen.path);
+        const last = await lastCommitFor(trx, input.projectId, start, input.lastSeen.path, entry?.sha ?? null);
+        if (last && last !== input.lastSeen.sha) throw serviceError('You are attempting to update a file that has changed since you started editing it.');
       }
       const parent = base === undefined ? undefined : await findObject(trx, input.projectId, base);
       const before = parent ? await readFiles(trx, input.projectId, parseCommit(parent.content).tree) : new Map<string, FileEntry>();

@@ -523,8 +523,9 @@ const headerValue = (value: string) => Buffer.from(value, 'utf8').toString('lati
 
 /** API::Files#blob_data (last_commit_id as the GET route always read it), each field but the content also as `X-Gitlab-<Field-Name>`. */
 async function setFileHeaders(c: Context, file: Awaited<ReturnType<typeof fileAt>>) {
-  const last = (await lastCommitFor(appContext(c).db, file.projectId, file.commit, file.path))!;
-  const data = toFile({ path: file.path, ref: file.ref, blobId: file.blobId, commitId: file.commit.sha, lastCommitId: last.sha, content: file.content });
+  const last = await lastCommitFor(appContext(c).db, file.projectId, file.commit.sha, file.path, file.blobId);
+  if (last === undefined) throw new Error(`the path change index names no commit of ${file.path} at ${file.commit.sha}`);
+  const data = toFile({ path: file.path, ref: file.ref, blobId: file.blobId, commitId: file.commit.sha, lastCommitId: last, content: file.content });
   for (const [key, value] of Object.entries(data)) {
     if (key === 'content') continue;
     c.header(`X-Gitlab-${key.split('_').map((part) => part.charAt(0).toUpperCase() + part.slice(1)).join('-')}`, headerValue(String(value)));

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { parseCommit } from '../../domain/repository/objects.js';
+import { indexPathChanges } from './path-changes.js';
 
 /**
  * The commit graph index (`repository_commits`, migration 0059; git's commit-graph file): a
@@ -357,12 +358,18 @@ export async function removeRedundant(graph: CommitGraph, candidates: readonly s
 
 // ───────────────────────────── Writing ─────────────────────────────
 
-/** A commit as storeObjects hands it over: its SHA, parents and committer time. */
 /**
  * Indexes commit objects stored in this transaction (or about to be): their rows of the
- * commit graph (graphRows), in pages; a row already there stays as it is.
+ * commit graph (graphRows) and of the per-path change index (path-changes.ts), in pages; a
+ * commit already indexed stays as it is. `objects` are the objects stored with them, whose
+ * trees the change index reads before the database's.
  */
-export async function indexCommits(db: Db, projectId: number, commits: readonly { readonly sha: string; readonly content: Uint8Array }[]): Promise<void> {
+export async function indexCommits(
+  db: Db,
+  projectId: number,
+  commits: readonly { readonly sha: string; readonly content: Uint8Array }[],
+  objects: ReadonlyMap<string, { readonly type: string; readonly content: Uint8Array }> = new Map(),
+): Promise<void> {
   const rows = await graphRows(
     db,
     projectId,
@@ -378,6 +385,7 @@ export async function indexCommits(db: Db, projectId: number, commits: readonly 
       .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
       .execute();
   }
+  await indexPathChanges(db, projectId, rows.map((r) => r.sha), objects);
 }
 
 export interface NewCommit {

@@ -7,6 +7,7 @@ import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry }
 import { type ProtectedRef, type ProtectedRefRule, type Pusher, ruleGroupIds } from '../../domain/repository/push-access.js';
 import type { RepositoryBranchRow, RepositoryObjectsTable } from './tables.js';
 import { CommitGraph, type CommitNode, dateOrder } from './commit-graph.js';
+import { indexedPath } from './path-changes.js';
 
 /** The repository's reads: branches, objects, commits and their history, trees and paths. */
 
@@ -189,46 +190,39 @@ export interface LogFilters {
   readonly limit?: number;
 }
 
-/** Does the commit change `path` against a parent (git log -- path: not the same as some parent there)? */
-async function touches(db: Db, projectId: number, commit: CommitView, path: string, parents: readonly CommitView[]): Promise<boolean> {
-  const mine = (await entryAt(db, projectId, commit.tree, path))?.sha;
-  if (parents.length === 0) return mine !== undefined;
-  for (const parent of parents) if ((await entryAt(db, projectId, parent.tree, path))?.sha === mine) return false;
-  return true;
-}
-
 /**
  * The history from a commit, newest committer date first (git log's default order: the
  * commits reachable from it, each once), filtered as GitLab's `repository.commits`. Given
  * several heads (`git log --all`: every branch's), the history of them all. Walked on the
  * commit graph index, which loads a window of generations per statement; the commits kept
- * are read in one statement per 1,000. `path` reads trees per commit (git log -- path).
+ * are read in one statement per 1,000. With `path` (git log -- path), the path's changes of
+ * the per-path change index the heads reach (src/projections/repository/path-changes.ts).
  */
 export async function commitLog(db: Db, projectId: number, head: CommitView | readonly CommitView[], filters: LogFilters = {}): Promise<CommitView[]> {
   const heads = 'sha' in head ? [head] : head;
   const limit = filters.limit ?? Infinity;
-  const path = filters.path === undefined || filters.path === '' ? undefined : filters.path;
+  if (filters.path !== undefined && filters.path !== '') {
+    const shas = await pathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters);
+    return readCommits(db, projectId, Number.isFinite(limit) ? shas.slice(0, limit) : shas);
+  }
   const graph = new CommitGraph(db, projectId, Math.min(Number.isFinite(limit) ? limit : 256, 256));
   const kept: string[] = [];
-  const out: CommitView[] = [];
   for await (const node of dateOrder(graph, heads.map((one) => one.sha))) {
     if (kept.length >= limit) break;
-    if (!keeps(node, filters)) continue;
-    if (path !== undefined) {
-      const [commit, ...parents] = await findCommits(db, projectId, [node.sha, ...node.parents]);
-      if (!commit || !(await touches(db, projectId, commit, path, parents))) continue;
-      out.push(commit);
-    }
-    kept.push(node.sha);
+    if (keeps(node, filters)) kept.push(node.sha);
   }
-  if (path !== undefined) return out;
+  return readCommits(db, projectId, kept);
+}
+
+/** Commits by SHA in the order given, read in one statement per 1,000. */
+async function readCommits(db: Db, projectId: number, shas: readonly string[]): Promise<CommitView[]> {
   const commits: CommitView[] = [];
-  for (let i = 0; i < kept.length; i += 1000) commits.push(...(await findCommits(db, projectId, kept.slice(i, i + 1000))));
+  for (let i = 0; i < shas.length; i += 1000) commits.push(...(await findCommits(db, projectId, shas.slice(i, i + 1000))));
   return commits;
 }
 
 /** The filters of a log but the path: merges, since and until. */
-const keeps = (node: CommitNode, filters: LogFilters) =>
+const keeps = (node: Pick<CommitNode, 'parents' | 'time'>, filters: LogFilters) =>
   !(filters.skipMerges && node.parents.length > 1) &&
   !(filters.after !== undefined && node.time < filters.after) &&
   !(filters.before !== undefined && node.time > filters.before);
@@ -241,7 +235,7 @@ const keeps = (node: CommitNode, filters: LogFilters) =>
  * the history; statements with its logarithm. The count of one head's log is its
  * `ancestors`; with `since`, `until` or several heads it is counted in PostgreSQL, one
  * recursive statement over the history (as `git rev-list --count` walks it). With `path`,
- * the whole log is read, as before.
+ * the log is the path's changes that the heads reach (pathLog), and its length the count.
  */
 export async function commitLogPage(
   db: Db,
@@ -252,8 +246,8 @@ export async function commitLogPage(
 ): Promise<{ commits: CommitView[]; total: number }> {
   const heads = 'sha' in head ? [head] : head;
   if (filters.path !== undefined && filters.path !== '') {
-    const log = await commitLog(db, projectId, heads, filters);
-    return { commits: log.slice(page.offset, page.offset + page.limit), total: log.length };
+    const shas = await pathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters);
+    return { commits: await findCommits(db, projectId, shas.slice(page.offset, page.offset + page.limit)), total: shas.length };
   }
   const end = page.offset + page.limit;
   const graph = new CommitGraph(db, projectId, Math.max(64, end));
@@ -288,9 +282,73 @@ async function countLog(db: Db, projectId: number, tips: readonly string[], filt
   return Number(rows[0]!.n);
 }
 
-/** The newest commit of the history from `head` that changed `path` (GitLab's last_commit_for_path). */
-export async function lastCommitFor(db: Db, projectId: number, head: CommitView, path: string): Promise<CommitView | undefined> {
-  return (await commitLog(db, projectId, head, { path }))[0];
+// ───────────────────────────── Paths' histories (the per-path change index) ─────────────────────────────
+
+interface Change {
+  sha: string;
+  generation: number;
+  committer_time: string | number;
+  parents: string[];
+}
+
+/** The commits the log of `path` shows wherever they are walked to (those that left it as `entry`, when given), newest first. */
+async function shownChanges(db: Db, projectId: number, path: string, entry?: string | null): Promise<Change[]> {
+  const { rows } = await sql<Change>`
+    select c.sha, c.generation, c.committer_time, c.parents
+      from repository_path_changes p
+      join repository_commits c on c.project_id = p.project_id and c.sha = p.commit_sha
+     where p.project_id = ${projectId} and p.path = ${path} and p.follow is null
+       and (${entry === undefined}::boolean or p.entry is not distinct from ${entry ?? null}::text)
+     order by c.committer_time desc, c.generation desc, c.sha`.execute(db);
+  return rows;
+}
+
+/**
+ * Which of `changes` git's log of `path` from `heads` walks to: the history as `git log --
+ * path` simplifies it (a merge the path is the same in as in a parent is followed to the first
+ * such parent only; path-changes.ts, PathChange), walked in one statement down to the oldest
+ * of `changes`.
+ */
+async function walkedTo(db: Db, projectId: number, heads: readonly string[], path: string, changes: readonly Change[]): Promise<Set<string>> {
+  if (changes.length === 0 || heads.length === 0) return new Set();
+  const floor = Math.min(...changes.map((change) => change.generation));
+  const { rows } = await sql<{ sha: string }>`
+    with recursive walk(sha, parents) as (
+      select c.sha, c.parents from repository_commits c where c.project_id = ${projectId} and c.sha = any(${[...new Set(heads)]}::text[]) and c.generation >= ${floor}
+      union
+      select c.sha, c.parents from walk w
+        cross join lateral (select coalesce((select coalesce(p.follow, 0) from repository_path_changes p where p.project_id = ${projectId} and p.path = ${path} and p.commit_sha = w.sha), 1) as follow) f
+        cross join lateral unnest(case when f.follow = 0 then w.parents else w.parents[f.follow:f.follow] end) as p(sha)
+        cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = p.sha limit 1) c
+       where c.generation >= ${floor})
+    select sha from walk where sha = any(${changes.map((change) => change.sha)}::text[])`.execute(db);
+  return new Set(rows.map((row) => row.sha));
+}
+
+/**
+ * The newest commit from `head` that changed `path` (GitLab's last_commit_for_path, `git log
+ * -1 head -- path`), given the path's entry at `head` (`entryAt`; null when it has none): of
+ * the commits that left the path as that entry — one, unless the same content came back or
+ * came twice, and then the newest the simplified history walks to.
+ */
+export async function lastCommitFor(db: Db, projectId: number, head: string, path: string, entry: string | null): Promise<string | undefined> {
+  const key = indexedPath(path);
+  if (key === '') return head;
+  const changes = await shownChanges(db, projectId, key, entry);
+  if (changes.length <= 1) return changes[0]?.sha;
+  const walked = await walkedTo(db, projectId, [head], key, changes);
+  return changes.find((change) => walked.has(change.sha))?.sha;
+}
+
+/**
+ * The commits `git log heads -- path` shows, newest committer date first, within the log's
+ * date and merge filters: the path's changes that its simplified history walks to.
+ */
+export async function pathLog(db: Db, projectId: number, heads: readonly string[], path: string, filters: LogFilters): Promise<string[]> {
+  const key = indexedPath(path);
+  const changes = (await shownChanges(db, projectId, key)).filter((change) => keeps({ parents: change.parents, time: Number(change.committer_time) }, filters));
+  const walked = await walkedTo(db, projectId, heads, key, changes);
+  return changes.filter((change) => walked.has(change.sha)).map((change) => change.sha);
 }
 
 /** The project's protected branches with their rules (for push access and the branch entity). */

@@ -54,11 +54,28 @@ export interface RepositoryCommitsTable {
   ancestors: number;
 }
 
+/**
+ * The per-path change index, a row per path a stored commit changes against its first
+ * parent (files and the directories above them): written with the commit by indexCommits,
+ * append-only, not a projection (src/projections/repository/path-changes.ts). Read by
+ * queries.ts (`lastCommitFor`, `pathLog`).
+ */
+export interface RepositoryPathChangesTable {
+  project_id: number;
+  path: string;
+  commit_sha: string;
+  /** The SHA of the path's entry after the commit; null where the commit removed it. */
+  entry: string | null;
+  /** Null: the path differs from every parent (`git log -- path` shows the commit); else the 1-based index of the first parent it is the same as (git's history simplification follows only that one). */
+  follow: number | null;
+}
+
 export interface RepositoryReadTables {
   repository_branches: RepositoryBranchesTable;
   repository_tags: RepositoryTagsTable;
   repository_objects: RepositoryObjectsTable;
   repository_commits: RepositoryCommitsTable;
+  repository_path_changes: RepositoryPathChangesTable;
   repository_stream_versions: StreamVersionsTable;
 }
 

@@ -1,0 +1,158 @@
+import type { Db } from '../../database/database.js';
+import { MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
+
+/**
+ * The per-path change index (`repository_path_changes`, migration 0071): for every stored
+ * commit, the paths it changes against its first parent — files and the directories above
+ * them, each with the SHA of its entry after the commit (null where the commit removed it) —
+ * and, for a merge, which parent git's history simplification follows for the path (git's
+ * TREESAME rule: see PathChange). A root commit changes every path of its tree. Written with
+ * the commit by indexCommits (commit-graph.ts), append-only, not a projection.
+ *
+ * It answers the reads that git answers by walking the history with a pathspec (queries.ts:
+ * `lastCommitFor`, `pathLog`): the last commit of a path (the files API's `last_commit_id`)
+ * from the commits that gave the path the entry it has at the head, and a log filtered by path
+ * from the commits that changed it. A read's cost follows the path's history, not the
+ * repository's.
+ */
+
+interface StoredObject {
+  readonly type: string;
+  readonly content: Uint8Array;
+}
+
+/**
+ * Trees and commits as the indexer reads them: from the objects being stored in this
+ * transaction first, then from `repository_objects`, each read once.
+ */
+class ObjectSource {
+  private readonly trees = new Map<string, TreeEntry[]>();
+  private readonly commits = new Map<string, { tree: string; parents: readonly string[] } | null>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly projectId: number,
+    private readonly batch: ReadonlyMap<string, StoredObject>,
+  ) {}
+
+  /** The trees among `shas` (a SHA that is no stored tree is left out), read in one statement. */
+  async readTrees(shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
+    const missing: string[] = [];
+    for (const sha of new Set(shas)) {
+      if (this.trees.has(sha)) continue;
+      const object = this.batch.get(sha);
+      if (object?.type === 'tree') this.trees.set(sha, parseTree(object.content));
+      else missing.push(sha);
+    }
+    if (missing.length > 0) {
+      const rows = await this.db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', this.projectId).where('type', '=', 'tree').where('sha', 'in', missing).execute();
+      for (const row of rows) this.trees.set(row.sha, parseTree(new Uint8Array(row.content)));
+    }
+    return new Map(shas.flatMap((sha) => (this.trees.has(sha) ? [[sha, this.trees.get(sha)!] as const] : [])));
+  }
+
+  /** The trees and parents of commits (null for a SHA that is no stored commit). */
+  async readCommits(shas: readonly string[]): Promise<Map<string, { tree: string; parents: readonly string[] } | null>> {
+    const missing: string[] = [];
+    for (const sha of new Set(shas)) {
+      if (this.commits.has(sha)) continue;
+      const object = this.batch.get(sha);
+      if (object?.type === 'commit') this.commits.set(sha, parseCommit(object.content));
+      else missing.push(sha);
+    }
+    if (missing.length > 0) {
+      const rows = await this.db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', this.projectId).where('type', '=', 'commit').where('sha', 'in', missing).execute();
+      for (const row of rows) this.commits.set(row.sha, parseCommit(new Uint8Array(row.content)));
+      for (const sha of missing) if (!this.commits.has(sha)) this.commits.set(sha, null);
+    }
+    return new Map(shas.map((sha) => [sha, this.commits.get(sha) ?? null]));
+  }
+}
+
+/**
+ * The paths whose entries differ between two trees (null: the empty tree), with the entry's
+ * SHA in `to` (null where `to` has none): a level of both trees at a time, a subtree of the
+ * same SHA on both sides never read. A directory is listed when anything below it differs.
+ */
+async function differingPaths(source: ObjectSource, from: string | null, to: string | null): Promise<Map<string, string | null>> {
+  const changed = new Map<string, string | null>();
+  let level: { prefix: string; from: string | null; to: string | null }[] = from === to ? [] : [{ prefix: '', from, to }];
+  while (level.length > 0) {
+    const trees = await source.readTrees(level.flatMap((pair) => [pair.from, pair.to].filter((sha): sha is string => sha !== null)));
+    const next: typeof level = [];
+    for (const pair of level) {
+      const old = new Map((pair.from === null ? [] : (trees.get(pair.from) ?? [])).map((e) => [e.name, e]));
+      const now = new Map((pair.to === null ? [] : (trees.get(pair.to) ?? [])).map((e) => [e.name, e]));
+      for (const name of new Set([...old.keys(), ...now.keys()])) {
+        const [o, n] = [old.get(name), now.get(name)];
+        if (o && n && o.sha === n.sha && o.mode === n.mode) continue;
+        const path = `${pair.prefix}${name}`;
+        changed.set(path, n?.sha ?? null);
+        const [oTree, nTree] = [o?.mode === MODES.tree, n?.mode === MODES.tree];
+        if (oTree || nTree) next.push({ prefix: `${path}/`, from: oTree ? o!.sha : null, to: nTree ? n!.sha : null });
+      }
+    }
+    level = next;
+  }
+  return changed;
+}
+
+/**
+ * A row of the index: `commit` changed `path` against its first parent, leaving it as `entry`
+ * (null: removed). `follow` is git's history simplification (`git log -- path`): null when the
+ * path differs from every parent too (the commit is one the log shows, and its walk goes on
+ * to every parent), else the 1-based index of the first parent the path is the same as (a
+ * merge that took the path from that side: the walk goes on to that parent only, and the
+ * commit is not shown). A commit without a row for a path is the same as its first parent
+ * there: not shown, and walked on to its first parent only.
+ */
+export interface PathChange {
+  readonly commit: string;
+  readonly path: string;
+  readonly entry: string | null;
+  readonly follow: number | null;
+}
+
+/** The index rows of `commits`: each diffed against its first parent (a root against the empty tree), a merge's paths also against its other parents. */
+async function pathChanges(source: ObjectSource, commits: readonly string[]): Promise<PathChange[]> {
+  const rows: PathChange[] = [];
+  const headers = await source.readCommits(commits);
+  const parents = await source.readCommits([...new Set([...headers.values()].flatMap((header) => header?.parents ?? []))]);
+  const treeOf = (parent: string) => parents.get(parent)?.tree ?? null;
+  for (const sha of commits) {
+    const header = headers.get(sha);
+    if (!header) continue;
+    const [first, ...others] = header.parents;
+    const changed = await differingPaths(source, first === undefined ? null : treeOf(first), header.tree);
+    if (changed.size === 0) continue;
+    const follow = new Map<string, number>();
+    for (const [i, other] of others.entries()) {
+      const against = await differingPaths(source, treeOf(other), header.tree);
+      for (const path of changed.keys()) if (!follow.has(path) && !against.has(path)) follow.set(path, i + 2);
+    }
+    for (const [path, entry] of changed) rows.push({ commit: sha, path, entry, follow: follow.get(path) ?? null });
+  }
+  return rows;
+}
+
+/** Writes the index rows of `commits` (new to the commit graph), reading trees from `batch` first. */
+export async function indexPathChanges(db: Db, projectId: number, commits: readonly string[], batch: ReadonlyMap<string, StoredObject> = new Map()): Promise<void> {
+  const source = new ObjectSource(db, projectId, batch);
+  for (let i = 0; i < commits.length; i += 200) {
+    const rows = await pathChanges(source, commits.slice(i, i + 200));
+    for (let j = 0; j < rows.length; j += 1000) {
+      await db
+        .insertInto('repository_path_changes')
+        .values(rows.slice(j, j + 1000).map((row) => ({ project_id: projectId, path: row.path, commit_sha: row.commit, entry: row.entry, follow: row.follow })))
+        .onConflict((oc) => oc.columns(['project_id', 'path', 'commit_sha']).doNothing())
+        .execute();
+    }
+  }
+}
+
+/** A path as the index keeps it: no leading, trailing or doubled slashes ('' is the root). */
+export const indexedPath = (path: string) =>
+  path
+    .split('/')
+    .filter((part) => part !== '')
+    .join('/');
