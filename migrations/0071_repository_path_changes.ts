@@ -19,7 +19,7 @@ const statements = [
     follow smallint check (follow > 1),
     primary key (project_id, path, commit_sha)
   )`,
-  `create index repository_path_changes_entry on repository_path_changes (project_id, path, entry)`,
+  `create index repository_path_changes_entry on repository_path_changes (project_id, entry, path)`,
   `create function repository_path_changes_immutable() returns trigger language plpgsql as $$
     begin
       raise exception 'repository_path_changes is append-only' using errcode = '55000';

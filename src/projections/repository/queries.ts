@@ -298,7 +298,7 @@ async function shownChanges(db: Db, projectId: number, path: string, entry?: str
       from repository_path_changes p
       join repository_commits c on c.project_id = p.project_id and c.sha = p.commit_sha
      where p.project_id = ${projectId} and p.path = ${path} and p.follow is null
-       and (${entry === undefined}::boolean or p.entry is not distinct from ${entry ?? null}::text)
+       and (${entry === undefined}::boolean or (p.entry = ${entry ?? null}::text) or (${entry === null}::boolean and p.entry is null))
      order by c.committer_time desc, c.generation desc, c.sha`.execute(db);
   return rows;
 }
@@ -317,8 +317,8 @@ async function walkedTo(db: Db, projectId: number, heads: readonly string[], pat
       select c.sha, c.parents from repository_commits c where c.project_id = ${projectId} and c.sha = any(${[...new Set(heads)]}::text[]) and c.generation >= ${floor}
       union
       select c.sha, c.parents from walk w
-        cross join lateral (select coalesce((select coalesce(p.follow, 0) from repository_path_changes p where p.project_id = ${projectId} and p.path = ${path} and p.commit_sha = w.sha), 1) as follow) f
-        cross join lateral unnest(case when f.follow = 0 then w.parents else w.parents[f.follow:f.follow] end) as p(sha)
+        left join lateral (select true as changed, p.follow from repository_path_changes p where p.project_id = ${projectId} and p.path = ${path} and p.commit_sha = w.sha limit 1) r on true
+        cross join lateral unnest(case when r.changed is null then w.parents[1:1] when r.follow is null then w.parents else w.parents[r.follow:r.follow] end) as p(sha)
         cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = p.sha limit 1) c
        where c.generation >= ${floor})
     select sha from walk where sha = any(${changes.map((change) => change.sha)}::text[])`.execute(db);
