@@ -11,7 +11,6 @@ import { run } from './kernel/run.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import type { Writer } from './kernel/context.js';
 
-
 /** Merge requests' iids, per project; the lock key space is 'mrqs' as an int. */
 const MERGE_REQUEST_IIDS: IidCounter = { table: 'merge_request_iids', scope: 'project_id', lockSpace: 0x6d727173 };
 
@@ -44,10 +43,17 @@ export async function takeVersion(trx: Db, projectId: number, headSha: string, s
   };
 }
 
-/** What MergeRequest#validate_branches looks at, read in the write transaction. */
-async function branchFacts(trx: Db, projectId: number, source: string, target: string, exceptId: number | null) {
-  const sourceSha = await branchHead(trx, projectId, source);
-  const targetSha = await branchHead(trx, projectId, target);
+/** The heads of a merge request's branches, share-locked (branchHead). */
+async function branchHeads(trx: Db, projectId: number, source: string, target: string) {
+  return { sourceSha: await branchHead(trx, projectId, source), targetSha: await branchHead(trx, projectId, target) };
+}
+
+/**
+ * What MergeRequest#validate_branches looks at, read in the write transaction: the heads and
+ * an open merge request of the same branches (under the project's iid lock, so two requests
+ * never both find none).
+ */
+async function branchFacts(trx: Db, projectId: number, source: string, target: string, heads: { sourceSha: string | undefined; targetSha: string | undefined }, exceptId: number | null): Promise<BranchFacts> {
   let duplicate = trx
     .selectFrom('merge_requests')
     .select('iid')
@@ -57,8 +63,7 @@ async function branchFacts(trx: Db, projectId: number, source: string, target: s
     .where('state', '=', 'opened');
   if (exceptId !== null) duplicate = duplicate.where('id', '<>', exceptId);
   const other = await duplicate.orderBy('iid').executeTakeFirst();
-  const facts: BranchFacts = { sourceExists: sourceSha !== undefined, targetExists: targetSha !== undefined, openDuplicateIid: other?.iid ?? null };
-  return { facts, sourceSha, targetSha };
+  return { sourceExists: heads.sourceSha !== undefined, targetExists: heads.targetSha !== undefined, openDuplicateIid: other?.iid ?? null };
 }
 
 export interface OpenInput {
@@ -71,16 +76,20 @@ export interface OpenInput {
 }
 
 /**
- * MergeRequests::CreateService: the next iid of the project, the branches' facts and the
- * first diff version, all in the write transaction. The command as a function of the
- * transaction, for a spec committed with others (labels created on first use).
+ * MergeRequests::CreateService: the first diff version, the next iid of the project and the
+ * branches' facts, all in the write transaction. The version (the history's walks and the
+ * diff: the costly part) is taken before the project's iid lock, so openings in one project
+ * wait on each other only for the iid, the duplicate check and the commit. The command as a
+ * function of the transaction, for a spec committed with others (labels created on first use).
  */
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
-    // The iid first: its lock (the project's) also keeps two requests from both finding no open duplicate.
-    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
-    const { facts, sourceSha, targetSha } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, null);
+    const heads = await branchHeads(trx, input.projectId, input.sourceBranch, input.targetBranch);
+    const { sourceSha, targetSha } = heads;
     const version = sourceSha !== undefined && targetSha !== undefined && input.sourceBranch !== input.targetBranch ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
+    // The iid's lock (the project's) also keeps two requests from both finding no open duplicate.
+    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
+    const facts = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, heads, null);
     return {
       type: 'OpenMergeRequest',
       projectId: input.projectId,
@@ -123,7 +132,9 @@ export function updateMergeRequestCommand(input: UpdateInput): (trx: Db) => Prom
     if (input.targetBranch !== input.previousTargetBranch || input.stateEvent === 'reopen') {
       await sql`select pg_advisory_xact_lock(${MERGE_REQUEST_IIDS.lockSpace}, ${input.projectId})`.execute(trx);
     }
-    const { facts, sourceSha, targetSha } = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, input.id);
+    const heads = await branchHeads(trx, input.projectId, input.sourceBranch, input.targetBranch);
+    const { sourceSha, targetSha } = heads;
+    const facts = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, heads, input.id);
     const retarget = input.previousTargetBranch !== undefined && input.targetBranch !== input.previousTargetBranch && input.targetBranch !== input.sourceBranch;
     const version = retarget && sourceSha !== undefined && targetSha !== undefined ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
     return { type: 'UpdateMergeRequest', fields: input.fields, stateEvent: input.stateEvent, byId: input.byId, branches: facts, version };
