@@ -70,6 +70,7 @@ notes.content = "second\n"
 notes.save(branch="master", commit_message="Edit notes")
 out["files_updated"] = project.files.get(file_path="docs/notes.md", ref="master").decode().decode()
 out["files_head"] = project.commits.list(ref_name="master", get_all=True)[0].title
+out["files_blame"] = [[r["commit"]["message"], r["lines"]] for r in project.files.blame(file_path="docs/notes.md", ref="master")]
 project.files.delete(file_path="docs/notes.md", branch="master", commit_message="Drop notes")
 try:
     project.files.get(file_path="docs/notes.md", ref="master")
@@ -176,6 +177,7 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: r
   it('writes files one commit each: project.files.create() / ProjectFile.save() / project.files.delete()', () => {
     expect(out.files_created).toMatchObject({ file_path: 'docs/notes.md', branch: 'master' });
     expect(out.files_updated).toBe('second\n');
+    expect(out.files_blame).toEqual([['Edit notes', ['second']]]);
     expect(out.files_head).toBe('Edit notes');
     expect(out.files_deleted).toEqual([404, '404 File Not Found']);
     expect(out.files_exists).toEqual([400, 'A file with this name already exists']);

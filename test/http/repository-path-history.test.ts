@@ -8,8 +8,9 @@ import { startTestServer, type TestServer } from '../support/server.js';
 /**
  * The per-path change index (repository_path_changes) against git itself: a history of
  * branches, merges and an octopus made by `git fast-import` and pushed with `git push`, then
- * every file's `last_commit_id` (files API) and the commit list filtered by a path (files,
- * directories, deleted files) compared with `git log -1 -- path` and `git log -- path`.
+ * files' `last_commit_id` and blame (files API) and the commit list filtered by a path (files,
+ * directories, deleted files) compared with `git log -1 -- path`, `git blame` and `git log --
+ * path`.
  */
 
 const { git, newDir, remove, env } = gitScratch('forgelog-path-history-');
@@ -26,6 +27,22 @@ afterAll(async () => {
 
 const lines = (text: string) => text.split('\n').filter((line) => line !== '');
 
+/** `git blame --porcelain` as the API's ranges: [commit, lines] for each run of lines of one commit. */
+async function gitBlame(dir: string, head: string, path: string): Promise<[string, string[]][]> {
+  const ranges: [string, string[]][] = [];
+  let sha = '';
+  for (const row of (await git(['blame', '--porcelain', head, '--', path], dir)).split('\n')) {
+    const header = /^([0-9a-f]{40}) \d+ \d+/.exec(row);
+    if (header) sha = header[1]!;
+    else if (row.startsWith('\t')) {
+      const last = ranges[ranges.length - 1];
+      if (last?.[0] === sha) last[1].push(row.slice(1));
+      else ranges.push([sha, [row.slice(1)]]);
+    }
+  }
+  return ranges;
+}
+
 interface FileState {
   readonly version: number;
   /** null: deleted. */
@@ -41,7 +58,7 @@ interface FileState {
  * executable and not (the same blob, another mode), and given their first content again (the
  * same entry twice on one path, where git's history simplification decides which is last).
  */
-function history(commits: number): { stream: string; branches: string[]; paths: Set<string> } {
+function history(commits: number): { stream: string; branches: string[]; paths: Set<string>; modeChanged: Set<string> } {
   let seed = 7;
   // mulberry32
   const random = (n: number) => {
@@ -52,6 +69,7 @@ function history(commits: number): { stream: string; branches: string[]; paths: 
   };
   const states = new Map<string, Map<string, FileState>>([['master', new Map()]]);
   const paths = new Set<string>();
+  const modeChanged = new Set<string>();
   const out: string[] = [];
   let mark = 0;
   const marks = new Map<string, number>();
@@ -71,9 +89,27 @@ function history(commits: number): { stream: string; branches: string[]; paths: 
     out.push('');
     marks.set(branch, mark);
   };
+  // A file's lines are unique (a serial number each), so every diff of two versions has one answer.
+  let serial = 0;
+  const line = (path: string) => `${path} line ${++serial}`;
+  const first = new Map<string, string>();
+  const firstContent = (path: string) => {
+    if (!first.has(path)) first.set(path, `${Array.from({ length: 6 }, () => line(path)).join('\n')}\n`);
+    return first.get(path)!;
+  };
+  /** Some lines changed, one inserted or removed now and then. */
+  const edited = (path: string, content: string | null) => {
+    if (content === null) return firstContent(path);
+    const lines = content.slice(0, -1).split('\n');
+    for (let k = 0; k < lines.length; k++) if (random(4) === 0) lines[k] = line(path);
+    if (random(3) === 0) lines.splice(random(lines.length + 1), 0, line(path));
+    if (random(4) === 0 && lines.length > 2) lines.splice(random(lines.length), 1);
+    return `${lines.join('\n')}\n`;
+  };
   const files = (branch: string) => [0, 1, 2, 3, 4].map((k) => (branch === 'master' ? `shared/s${k % 2}/f${k}.txt` : `own/${branch}/d${k % 3}/f${k}.txt`));
-  emit('master', new Map(files('master').map((path) => [path, { version: 1, content: `${path} v1\n`, executable: false }])), [], 0);
-  for (const [path, file] of [...files('master')].map((path) => [path, { version: 1, content: `${path} v1\n`, executable: false }] as const)) states.get('master')!.set(path, file);
+  const created = (path: string) => [path, { version: 1, content: firstContent(path), executable: false }] as const;
+  emit('master', new Map(files('master').map(created)), [], 0);
+  for (const [path, file] of files('master').map(created)) states.get('master')!.set(path, file);
   for (let step = 1; step < commits; step++) {
     const names = [...states.keys()];
     const op = random(12);
@@ -81,7 +117,7 @@ function history(commits: number): { stream: string; branches: string[]; paths: 
       const from = names[random(names.length)]!;
       const branch = `b${step}`;
       states.set(branch, new Map(states.get(from)!));
-      const made = new Map(files(branch).slice(0, 2).map((path) => [path, { version: 1, content: `${path} v1\n`, executable: false }]));
+      const made = new Map(files(branch).slice(0, 2).map(created));
       for (const [path, file] of made) states.get(branch)!.set(path, file);
       emit(branch, made, [from], step);
     } else if (op <= 3 && names.length > 1) {
@@ -115,8 +151,9 @@ function history(commits: number): { stream: string; branches: string[]; paths: 
             : kind === 1 && was?.content
               ? { version, content: was.content, executable: !was.executable }
               : kind === 2 && version > 2
-                ? { version, content: `${path} v1\n`, executable: false }
-                : { version, content: `${path} v${version}\n`, executable: was?.executable ?? false };
+                ? { version, content: firstContent(path), executable: false }
+                : { version, content: edited(path, was?.content ?? null), executable: was?.executable ?? false };
+        if (kind === 1 && was?.content) modeChanged.add(path);
         state.set(path, file);
         changes.set(path, file);
       }
@@ -124,16 +161,16 @@ function history(commits: number): { stream: string; branches: string[]; paths: 
       emit(branch, changes, [branch], step);
     }
   }
-  return { stream: `${out.join('\n')}\n`, branches: [...states.keys()], paths };
+  return { stream: `${out.join('\n')}\n`, branches: [...states.keys()], paths, modeChanged };
 }
 
 describe('the per-path change index', () => {
-  it('answers last_commit_id and the path-filtered commit list as git log -- path does, and the migration backfills the same rows', async () => {
+  it('answers last_commit_id, blame and the path-filtered commit list as git log -1 -- path, git blame and git log -- path do; the migration backfills the same rows', async () => {
     const project = await createProject(api);
     const { http_url_to_repo: url } = (await api.get(`/projects/${project.id}`)).body as { http_url_to_repo: string };
     const dir = newDir();
     await git(['init', '-q', '--bare', dir]);
-    const { stream, branches, paths } = history(250);
+    const { stream, branches, paths, modeChanged } = history(250);
     const imported = spawnSync('/usr/bin/git', ['fast-import', '--quiet'], { cwd: dir, env, input: stream });
     expect(imported.stderr.toString()).toBe('');
     expect(imported.status).toBe(0);
@@ -143,6 +180,7 @@ describe('the per-path change index', () => {
 
     const directories = new Set([...paths].flatMap((path) => path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'))));
     let compared = 0;
+    let blamed = 0;
     for (const branch of branches) {
       const head = (await git(['rev-parse', branch], dir)).trim();
       const present = lines(await git(['ls-tree', '-r', '--name-only', head], dir));
@@ -151,6 +189,13 @@ describe('the per-path change index', () => {
         const file = await api.get(`/projects/${project.id}/repository/files/${encodeURIComponent(path)}`, { query: { ref: branch } });
         expect(file.status).toBe(200);
         expect([path, file.body.last_commit_id]).toEqual([path, (await git(['log', '-1', '--format=%H', head, '--', path], dir)).trim()]);
+        const blame = await api.get(`/projects/${project.id}/repository/files/${encodeURIComponent(path)}/blame`, { query: { ref: branch } });
+        expect(blame.status).toBe(200);
+        // git blame passes a line on through a change of mode alone (it compares blobs, where the log compares entries); forgelog's follows the log.
+        if (!modeChanged.has(path)) {
+          expect([path, blame.body.map((range: { commit: { id: string }; lines: string[] }) => [range.commit.id, range.lines])]).toEqual([path, await gitBlame(dir, head, path)]);
+          blamed++;
+        }
         compared++;
       }
       for (const path of [...[...paths].filter((p) => !present.includes(p)).slice(0, 3), ...every([...directories], 5), present[0]!]) {
@@ -163,6 +208,7 @@ describe('the per-path change index', () => {
       }
     }
     expect(compared).toBeGreaterThan(80);
+    expect(blamed).toBeGreaterThan(20);
 
     const db = api.handle.db;
     const rows = () => db.selectFrom('repository_path_changes').selectAll().where('project_id', '=', project.id).orderBy('path').orderBy('commit_sha').execute();

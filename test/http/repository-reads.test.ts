@@ -94,3 +94,41 @@ describe('GET and HEAD /projects/:id/repository/files/:file_path(/raw)', () => {
     expect(gitlabHeaders(missing.headers)).toEqual({});
   });
 });
+
+describe('GET and HEAD /projects/:id/repository/files/:file_path/blame', () => {
+  it("answers GitLab's BlameRange runs — each commit as Entities::BlameRangeCommit with its lines — with the file's headers; HEAD the headers alone", async () => {
+    const project = await createProject(api);
+    const first = await commitTo(project.id, { branch: 'master', commit_message: 'Poem\n\nFirst draft.', actions: [create('poem.txt', 'one\ntwo\nthree\nfour\n')] });
+    const second = await commitTo(project.id, { branch: 'master', commit_message: 'Edit', actions: [{ action: 'update', file_path: 'poem.txt', content: 'one\nTWO\nthree\nfour\nfive' }] });
+    await commitTo(project.id, { branch: 'master', commit_message: 'Elsewhere', actions: [create('other.txt', 'x')] });
+    const res = await api.get(repo(project.id, '/files/poem.txt/blame'), { query: { ref: 'master' } });
+    expect(res.status).toBe(200);
+    const commit = (await api.get(repo(project.id, `/commits/${first}`))).body;
+    expect(res.body).toEqual([
+      {
+        commit: {
+          id: first,
+          parent_ids: [],
+          message: 'Poem\n\nFirst draft.',
+          authored_date: commit.authored_date,
+          author_name: commit.author_name,
+          author_email: commit.author_email,
+          committed_date: commit.committed_date,
+          committer_name: commit.committer_name,
+          committer_email: commit.committer_email,
+        },
+        lines: ['one'],
+      },
+      { commit: expect.objectContaining({ id: second, parent_ids: [first], message: 'Edit' }), lines: ['TWO'] },
+      { commit: expect.objectContaining({ id: first }), lines: ['three', 'four'] },
+      { commit: expect.objectContaining({ id: second }), lines: ['five'] },
+    ]);
+    expect(res.headers.get('x-gitlab-last-commit-id')).toBe(second);
+    const head = await api.request('HEAD', repo(project.id, '/files/poem.txt/blame'), { query: { ref: 'master' } });
+    expect([head.status, head.text, head.headers.get('x-gitlab-file-path')]).toEqual([200, '', 'poem.txt']);
+    expect(await api.get(repo(project.id, `/files/poem.txt/blame`), { query: { ref: first } })).toMatchObject({ status: 200, body: [{ commit: { id: first }, lines: ['one', 'two', 'three', 'four'] }] });
+    expect(await api.get(repo(project.id, '/files/none.txt/blame'), { query: { ref: 'master' } })).toMatchObject({ status: 404, body: { message: '404 File Not Found' } });
+    expect(await api.get(repo(project.id, '/files/poem.txt/blame'), { query: { ref: 'nowhere' } })).toMatchObject({ status: 404, body: { message: '404 Commit Not Found' } });
+    expect(await api.get(repo(project.id, '/files/poem.txt/blame'))).toMatchObject({ status: 400, body: { error: 'ref is missing' } });
+  });
+});

@@ -316,6 +316,7 @@ const MATRIX: MatrixTable<Role, Visibility> = {
   'GET /projects/:id/repository/tree':                { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200 }, public: { anonymous: 200, nonMember: 200 } },
   'GET /projects/:id/repository/files/README.md':     { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200 }, public: { anonymous: 200, nonMember: 200 } },
   'GET /projects/:id/repository/files/README.md/raw': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200 }, public: { anonymous: 200, nonMember: 200 } },
+  'GET /projects/:id/repository/files/README.md/blame': { private: { anonymous: 404, nonMember: 404, guest: 403, reporter: 200, admin: 200 }, public: { anonymous: 200, nonMember: 200, guest: 200 } },
 };
 
 describe('permissions', () => {

@@ -32,6 +32,22 @@ export const toCommit = (commit: CommitView, projectWebUrl: string) => ({
   web_url: `${projectWebUrl}/-/commit/${commit.sha}`,
 });
 
+/** Entities::BlameRange (GitLab 13's blame API): the commit as Entities::BlameRangeCommit, and its lines. */
+export const toBlameRange = (range: { readonly commit: CommitView; readonly lines: readonly string[] }) => ({
+  commit: {
+    id: range.commit.sha,
+    parent_ids: [...range.commit.parents],
+    message: range.commit.message,
+    authored_date: gitTime(range.commit.author.time, range.commit.author.tzOffset),
+    author_name: range.commit.author.name,
+    author_email: range.commit.author.email,
+    committed_date: gitTime(range.commit.committer.time, range.commit.committer.tzOffset),
+    committer_name: range.commit.committer.name,
+    committer_email: range.commit.committer.email,
+  },
+  lines: [...range.lines],
+});
+
 export interface CommitStats {
   readonly additions: number;
   readonly deletions: number;

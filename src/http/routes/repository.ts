@@ -22,7 +22,8 @@ import {
   resolveCommit,
 } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
-import { toBranch, toCommit, toCommitDetail, toFile, toTreeObject } from '../entities/repository.js';
+import { toBlameRange, toBranch, toCommit, toCommitDetail, toFile, toTreeObject } from '../entities/repository.js';
+import { blame } from '../../projections/repository/blame.js';
 import { toMergeRequestBasic } from '../entities/merge-requests.js';
 import { mergeRequestViews } from '../../projections/merge-requests/queries.js';
 import { authenticate, requireWriter } from '../kernel/auth.js';
@@ -425,6 +426,14 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const file = await fileAt(c);
     await setFileHeaders(c, file);
     return c.body(Buffer.from(file.content), 200, { 'Content-Type': 'text/plain; charset=utf-8' });
+  })
+
+  // GitLab 13's blame (clients call it): the file's headers, then its lines in runs of one commit.
+  .get('/projects/:id/repository/files/:file_path/blame', documented({ summary: 'Get blame file from the repository', params: fileShape, ...READ, responses: { 200: 'BlameRange[]', ...REFUSED } }), async (c) => {
+    const file = await fileAt(c);
+    await setFileHeaders(c, file);
+    if (c.req.method === 'HEAD') return c.body(null, 200);
+    return c.json((await blame(appContext(c).db, file.projectId, file.commit, file.path, file.content)).map(toBlameRange));
   })
 
   .get('/projects/:id/repository/files/:file_path', documented({ summary: 'Get a file from the repository', params: fileShape, ...READ, responses: { 200: 'File', ...REFUSED } }), async (c) => {
