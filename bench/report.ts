@@ -9,6 +9,7 @@ import type { ExplainFigure } from './blackbox/explain.js';
 import type { BlackboxFigures } from './blackbox/measure.js';
 import { blackboxReport } from './blackbox/report.js';
 import { feedRows, feedsJson, type FeedFigures } from './feeds.js';
+import { importJson, importMissed, importRow, type ImportFigures } from './import.js';
 import { logTreeJson, logTreeMissed, logTreeRows, type LogTreeFigures } from './log-tree.js';
 import { mb, memory } from './harness/meters.js';
 import { APPEND_SECONDS, COMMIT_COUNT, BRANCH_COUNT, GROUP_COUNT, MR_COUNT, PROJECT_COUNT, REBUILD_EVENTS, SECONDS, SEED_ORDER, SEED_PARALLEL, USER_COUNT, WORKERS } from './harness/settings.js';
@@ -16,6 +17,7 @@ import type { Row } from './harness/table.js';
 import { MEMORY_TARGETS, memoryRows, type MemoryFigures } from './memory.js';
 import { mergeRequestRows, mergeRequestsJson, type MergeRequestFigures } from './merge-requests.js';
 import { rebuildJson, rebuildRows, type RebuildFigures } from './rebuild.js';
+import { verifyJson, verifyMissed, verifyRow, type VerifyFigures } from './verify.js';
 
 export interface Figures {
   feeds?: FeedFigures;
@@ -24,6 +26,7 @@ export interface Figures {
   rebuild?: RebuildFigures;
   memory?: MemoryFigures;
   logTree?: LogTreeFigures;
+  importVerify?: { import: ImportFigures; verify: VerifyFigures };
 }
 
 export function report(
@@ -45,8 +48,10 @@ export function report(
     ...(rebuild ? rebuildRows(rebuild) : []),
     ...(figures.memory ? memoryRows(figures.memory) : []),
     ...(figures.logTree ? logTreeRows(figures.logTree) : []),
+    ...(figures.importVerify ? ['Import and verify — a bundle written here, imported into a new database, then verified; every check on', importRow(figures.importVerify.import), verifyRow(figures.importVerify.verify)] : []),
   ];
   if (figures.logTree) missed.push(...logTreeMissed(figures.logTree));
+  if (figures.importVerify) missed.push(...importMissed(figures.importVerify.import), ...verifyMissed(figures.importVerify.verify));
   if (rows.length > 0) {
     // The deep dives' rows: scenario, rate, p50, p90, p99, vs bare, target, notes.
     const header = ['scenario', 'rate', 'p50 ms', 'p90 ms', 'p99 ms', 'vs bare', 'target', 'notes'];
@@ -79,6 +84,8 @@ export function report(
     rss: { phasesMb: memory.phases, peakSampledMb: mb(memory.peakSampled) },
     memory: figures.memory && { ...figures.memory, targets: MEMORY_TARGETS },
     logTree: figures.logTree && logTreeJson(figures.logTree),
+    import: figures.importVerify && importJson(figures.importVerify.import),
+    verify: figures.importVerify && verifyJson(figures.importVerify.verify),
     missed,
     totalSeconds: run.totalSeconds,
   };

@@ -9,6 +9,7 @@ import { measureAppends } from './appends.js';
 import { measureBlackbox, type BlackboxFigures } from './blackbox/measure.js';
 import { measureExplain, type ExplainFigure } from './blackbox/explain.js';
 import { measureFeeds } from './feeds.js';
+import { measureImportVerify } from './verify.js';
 import { measureLogTree } from './log-tree.js';
 import { startApp } from './harness/app.js';
 import { LoadGenerator } from './harness/load-generator.js';
@@ -21,7 +22,7 @@ import { measureRebuild } from './rebuild.js';
 import { report, type Figures } from './report.js';
 
 const DEFAULT_PHASES = ['blackbox', 'explain', 'logtree'] as const;
-const DEEP_DIVES = ['feeds', 'mrlists', 'appends', 'rebuild', 'memory'] as const;
+const DEEP_DIVES = ['feeds', 'mrlists', 'appends', 'rebuild', 'memory', 'import'] as const;
 /** BENCH_ONLY=blackbox,appends runs a subset; `explain` needs `blackbox` (it reads the data the black-box phase seeded). */
 const PHASES = new Set<string>(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((p) => p.trim()) : DEFAULT_PHASES);
 for (const phase of PHASES) if (![...DEFAULT_PHASES, ...DEEP_DIVES].includes(phase as never)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (known: ${[...DEFAULT_PHASES, ...DEEP_DIVES].join(', ')})`);
@@ -72,6 +73,7 @@ async function main(): Promise<number> {
       await app.closeBare();
     }
     if (PHASES.has('memory')) figures.memory = await measureMemory(`${database}_memory`);
+    if (PHASES.has('import')) figures.importVerify = await measureImportVerify(`${database}_import`, cleanups);
     if (PHASES.has('logtree')) figures.logTree = await measureLogTree(`${database}_logtree`, cleanups);
 
     await cleanup();

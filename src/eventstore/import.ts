@@ -14,8 +14,8 @@ import {
   type ExportedEvent,
 } from './export.js';
 import type { FeedIndexOf } from './feed-index.js';
-import { appendLeaves, leafOfEventHash } from './log-tree.js';
-import { EMPTY_ROOT, TreeBuilder } from './merkle-tree.js';
+import { leafOfEventHash } from './log-tree.js';
+import { EMPTY_ROOT, TreeBuilder, type StoredNode } from './merkle-tree.js';
 import { FIRST_NORMAL_XID, advanceTransactionIds } from './rebase.js';
 import { SEAL_LOCK, sealEnd, type SealRecord } from './seal.js';
 import { parseTreeHeadJson, verifyTreeHead, type TreeHead } from './tree-heads.js';
@@ -205,7 +205,8 @@ interface PendingEvent {
   line: number;
   event: ExportedEvent;
   transactionId: string;
-  sealed: boolean;
+  /** The log tree's leaf and the nodes it completed, for a sealed event (the stored tree covers those). */
+  treeNodes: StoredNode[] | undefined;
 }
 
 type Phase = 'header' | 'content' | 'events' | 'after' | 'ended';
@@ -541,21 +542,24 @@ class Importer {
     this.lastPosition = event.global_position;
     const chained = chainEventOf(event);
     const problem = (p: Problem) => this.refuseProblem(p);
-    this.streamHeads.set(event.stream_id, checkChainLink(this.streamHeads.get(event.stream_id), chained, problem));
+    const link = checkChainLink(this.streamHeads.get(event.stream_id), chained, problem);
+    this.streamHeads.set(event.stream_id, { version: link.version, hash: link.hash });
     if (this.options.feedIndex) {
       checkFeedIndex(chained, event.metadata, event, this.options.feedIndex, problem);
       this.indexesChecked += 1;
     }
-    await this.sealChecker!.push({ ...chained, transactionId: event.transaction_id });
-    this.tree.push(leafOfEventHash(event.hash));
+    await this.sealChecker!.push({ ...chained, transactionId: event.transaction_id, ...(link.content !== undefined && { content: link.content }) });
+    // Sealed events come first in gap-free order, so the stored tree (over the sealed events)
+    // is this tree up to the last of them: the nodes their leaves complete are its nodes.
+    const sealed = this.sealedUntil !== undefined && compareCheckpoints(at, this.sealedUntil) <= 0;
+    const treeNodes = this.tree.push(leafOfEventHash(event.hash));
     this.checkHeads();
     for (const sha256 of uploadsNamedBy(event.data)) {
       if (!this.uploads.has(sha256)) this.refuse({ kind: 'upload_missing', ...here, detail: `${event.event_type} names upload ${sha256}, which the bundle does not carry` });
     }
     const transactionId = this.transactionId;
     if (this.boundTx.has(event.global_position)) this.boundTx.set(event.global_position, transactionId);
-    const sealed = this.sealedUntil !== undefined && compareCheckpoints(at, this.sealedUntil) <= 0;
-    this.pending.push({ line: this.line, event, transactionId, sealed });
+    this.pending.push({ line: this.line, event, transactionId, treeNodes: sealed ? treeNodes : undefined });
     this.counts.events += 1;
     if (this.pending.length >= this.batchSize) await this.flushEvents();
   }
@@ -619,24 +623,25 @@ class Importer {
     this.inflight.catch(() => {}); // awaited by the next flush, or by run's catch
   }
 
+  /**
+   * One statement per table and batch, its rows as one JSON parameter (json_to_recordset):
+   * the events as checked (their data and metadata re-serialised from what was hashed, not
+   * the file's text), the tree's leaves and nodes as hex.
+   */
   private async writeEvents(batch: PendingEvent[]) {
-    const column = <T>(f: (p: PendingEvent) => T) => batch.map(f);
+    const rows = JSON.stringify(batch.map((p) => (p.transactionId === p.event.transaction_id ? p.event : { ...p.event, transaction_id: p.transactionId })));
     await this.database(
       () =>
         sql`
         insert into events (global_position, transaction_id, stream_id, stream_version, event_id, event_type, schema_version,
                             data, metadata, actor_id, project_id, group_id, target_type, target_id, occurred_at, hash)
         overriding system value
-        select g::bigint, t::xid8, s, v, e::uuid, ty, sv, d::jsonb, m::jsonb, a, p, gr, tt, ti, o::timestamptz, h
-          from unnest(${column((p) => p.event.global_position)}::text[], ${column((p) => p.transactionId)}::text[],
-                      ${column((p) => p.event.stream_id)}::text[], ${column((p) => p.event.stream_version)}::integer[],
-                      ${column((p) => p.event.event_id)}::text[], ${column((p) => p.event.event_type)}::text[],
-                      ${column((p) => p.event.schema_version)}::integer[], ${column((p) => JSON.stringify(p.event.data))}::text[],
-                      ${column((p) => JSON.stringify(p.event.metadata))}::text[], ${column((p) => p.event.actor_id)}::integer[],
-                      ${column((p) => p.event.project_id)}::integer[], ${column((p) => p.event.group_id)}::integer[],
-                      ${column((p) => p.event.target_type)}::text[], ${column((p) => p.event.target_id)}::integer[],
-                      ${column((p) => p.event.occurred_at)}::text[], ${column((p) => p.event.hash)}::text[])
-               as u(g, t, s, v, e, ty, sv, d, m, a, p, gr, tt, ti, o, h)`.execute(this.trx),
+        select global_position, transaction_id::xid8, stream_id, stream_version, event_id, event_type, schema_version,
+               data, metadata, actor_id, project_id, group_id, target_type, target_id, occurred_at, hash
+          from json_to_recordset(${rows}::json)
+               as u(global_position bigint, transaction_id text, stream_id text, stream_version integer, event_id uuid, event_type text,
+                    schema_version integer, data jsonb, metadata jsonb, actor_id integer, project_id integer, group_id integer,
+                    target_type text, target_id integer, occurred_at timestamptz, hash text)`.execute(this.trx),
       'events',
       batch,
     );
@@ -649,8 +654,23 @@ class Importer {
       );
       if (found[0]) this.refuseProblem(found[0], batch.find((p) => p.event.global_position === found[0]!.position)?.line);
     }
-    const leaves = batch.filter((p) => p.sealed).map((p) => ({ globalPosition: p.event.global_position, hash: p.event.hash }));
-    this.treeStored = await appendLeaves(this.trx, this.treeStored, leaves);
+    const leaves: { i: number; g: string; h: string }[] = [];
+    const nodes: { l: number; i: number; h: string }[] = [];
+    for (const p of batch) {
+      for (const node of p.treeNodes ?? []) {
+        if (node.level === 0) leaves.push({ i: node.index, g: p.event.global_position, h: node.hash.toString('hex') });
+        else nodes.push({ l: node.level, i: node.index, h: node.hash.toString('hex') });
+      }
+    }
+    if (leaves.length > 0) {
+      await sql`insert into log_tree_leaves (leaf_index, global_position, leaf_hash)
+                select i, g, decode(h, 'hex') from json_to_recordset(${JSON.stringify(leaves)}::json) as u(i bigint, g bigint, h text)`.execute(this.trx);
+      this.treeStored += leaves.length;
+    }
+    if (nodes.length > 0) {
+      await sql`insert into log_tree_nodes (level, node_index, hash)
+                select l, i, decode(h, 'hex') from json_to_recordset(${JSON.stringify(nodes)}::json) as u(l smallint, i bigint, h text)`.execute(this.trx);
+    }
   }
 
   private async flushClaims() {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sha256 } from './hash.js';
 
 /**
  * RFC 6962 / RFC 9162 Merkle tree math, pure: the hashes, the tree's shape for any size,
@@ -21,11 +22,11 @@ const NODE_PREFIX = Buffer.from([1]);
 export const EMPTY_ROOT: Buffer = createHash('sha256').digest();
 
 export function leafHash(data: Uint8Array): Buffer {
-  return createHash('sha256').update(LEAF_PREFIX).update(data).digest();
+  return sha256(Buffer.concat([LEAF_PREFIX, data]));
 }
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  return sha256(Buffer.concat([NODE_PREFIX, left, right]));
 }
 
 /** A perfect subtree: leaves [index·2^level, (index+1)·2^level). Level 0 is a leaf. */

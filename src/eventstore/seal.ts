@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
-import { GENESIS_HASH, eventHash, type HashedFields } from './hash.js';
+import { GENESIS_HASH, eventHash, sha256, type HashedFields } from './hash.js';
 import { appendLeaves, treeEnd } from './log-tree.js';
 import { afterCheckpoint, BELOW_HORIZON, heldBack } from './store.js';
 import type { EventSealsTable, EventsTable } from './tables.js';
@@ -49,7 +49,6 @@ export interface SealRecord {
   readonly seal_hash: string;
 }
 
-const LEAF = Buffer.from([0]);
 const NODE = Buffer.from([1]);
 
 /** What a leaf covers: an event as stored (hash.ts's fields, its position and stored hash). */
@@ -63,12 +62,13 @@ export function contentDigest(event: HashedFields): string {
   return eventHash('', event);
 }
 
-export function merkleLeaf(event: LeafFields): Buffer {
-  return createHash('sha256').update(LEAF).update(`${event.globalPosition}:${event.hash}:${contentDigest(event)}`).digest();
+/** `content`: the event's content digest when already computed (eventDigests). */
+export function merkleLeaf(event: LeafFields, content: string = contentDigest(event)): Buffer {
+  return sha256(`\0${event.globalPosition}:${event.hash}:${content}`);
 }
 
 function merkleNode(left: Buffer, right: Buffer): Buffer {
-  return createHash('sha256').update(NODE).update(left).update(right).digest();
+  return sha256(Buffer.concat([NODE, left, right]));
 }
 
 /**
@@ -79,8 +79,8 @@ export class MerkleBuilder {
   private readonly stack: { height: number; hash: Buffer }[] = [];
   count = 0;
 
-  add(event: LeafFields): void {
-    this.addLeaf(merkleLeaf(event));
+  add(event: LeafFields, content?: string): void {
+    this.addLeaf(merkleLeaf(event, content));
   }
 
   addLeaf(leaf: Buffer): void {

@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../database/database.js';
 import { FEED_COLUMNS, type FeedColumns, type FeedIndexOf } from './feed-index.js';
-import { GENESIS_HASH, eventHash } from './hash.js';
+import { GENESIS_HASH, eventDigests } from './hash.js';
 import { MerkleBuilder, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
 import { afterCheckpoint } from './store.js';
 import { LOG_START, compareCheckpoints, type Checkpoint, type EventMetadata } from './types.js';
@@ -14,8 +14,7 @@ import { TreeChecker, type TreeProblemKind } from './verify-tree.js';
  * `forgelog events verify`: every stream's hash chain, every event's feed index columns
  * (given the function that recomputes them), every seal, and the log's Merkle tree with its
  * signed heads and a head the auditor kept (verify-tree.ts), streamed through the log in
- * pages (two keyset scans: by stream, then in gap-free order), so memory stays flat however
- * long the log is.
+ * pages (one keyset scan in gap-free order), so memory stays flat however long the log is.
  */
 
 export type ProblemKind =
@@ -173,7 +172,8 @@ export interface StreamHead {
 
 /**
  * Checks one event against its stream's head (undefined before the first event seen) and
- * returns the new head. After a problem the chain goes on from the stored hash, so one
+ * returns the new head, with the event's content digest when it was computed (a seal leaf
+ * needs it: SealChecker.push). After a problem the chain goes on from the stored hash, so one
  * altered event is reported once rather than for every event after it. With `anchor`, a
  * stream first seen above version 1 (a partial export) is trusted from there.
  */
@@ -182,7 +182,7 @@ export function checkChainLink(
   event: ChainEvent,
   problem: (p: Problem) => void,
   anchor = false,
-): StreamHead {
+): StreamHead & { content?: string } {
   const next = { version: event.streamVersion, hash: event.hash };
   const at = { streamId: event.streamId, position: event.globalPosition };
   if (!head && anchor && event.streamVersion > 1) return next;
@@ -196,7 +196,7 @@ export function checkChainLink(
     problem({ kind: 'version_gap', ...at, detail });
     return next;
   }
-  const recomputed = eventHash(head?.hash ?? GENESIS_HASH, event);
+  const { hash: recomputed, content } = eventDigests(head?.hash ?? GENESIS_HASH, event);
   if (recomputed !== event.hash) {
     problem({
       kind: 'hash_mismatch',
@@ -204,7 +204,7 @@ export function checkChainLink(
       detail: `version ${event.streamVersion} (${event.type}, ${event.eventId}): stored hash ${event.hash.slice(0, 12)}…, recomputed ${recomputed.slice(0, 12)}… — the event or its predecessor was altered or reordered`,
     });
   }
-  return next;
+  return { ...next, content };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -257,6 +257,8 @@ export function checkFeedIndex(
 
 export interface LeafEvent extends LeafFields {
   transactionId: string;
+  /** The event's content digest, when already computed (checkChainLink). */
+  content?: string;
 }
 
 /**
@@ -336,7 +338,7 @@ export class SealChecker {
         return;
       }
       if (compareCheckpoints(at, sealEnd(seal)) <= 0) {
-        this.builder.add(event);
+        this.builder.add(event, event.content);
         return;
       }
       this.finish();
@@ -427,14 +429,23 @@ const idOf = (seal: SealRecord) => (seal.id === undefined ? `at ${seal.first_pos
  * Verifies the whole log: every stream's chain (contiguous versions from 1, hashes
  * recomputed from GENESIS_HASH), with `feedIndex` every event's feed index columns, and
  * every seal (chain, own hash, count and Merkle root of the events now in its range,
- * nothing between seals). Reads in pages; runs alongside writers (the log only grows;
- * events appended meanwhile may or may not be counted).
+ * nothing between seals), the log tree and its heads. Reads in pages; runs alongside
+ * writers (the log only grows; events appended meanwhile may or may not be counted).
+ *
+ * One pass in gap-free order: each event is serialised and hashed once, for its chain link
+ * and its seal leaf. An event's link needs its predecessor in its stream (the stored row of
+ * the greatest version below its own): the head this pass last saw of the stream when that
+ * is the version just below (a bounded cache), else looked up by the stream's unique index,
+ * one statement per page for the page's misses. The next page is read while one is checked.
+ * Chain, feed index and named-object problems are listed first, in stream order (stream id,
+ * then version), then those of the seals and the tree, then the objects'; past maxProblems of
+ * a kind, the first found (in gap-free order) are the ones listed.
  */
 export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {}): Promise<VerifyReport> {
-  const pageSize = options.pageSize ?? 1000;
+  const pageSize = options.pageSize ?? 2000;
+  const maxProblems = options.maxProblems ?? 1000;
   const report = emptyReport();
   report.signaturesChecked = options.publicKey !== undefined;
-  const problem = reporter(report, options.maxProblems ?? 1000);
   const progress = (phase: VerifyProgress['phase']) =>
     options.onProgress?.({
       phase,
@@ -443,41 +454,21 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
       sealsChecked: report.sealsChecked,
       objectsChecked: report.objectsChecked,
     });
+  const found = (list: Problem[]) => (p: Problem) => {
+    report.ok = false;
+    report.problemCount += 1;
+    if (list.length < maxProblems) list.push(p);
+  };
+  // Chain problems with their sort key (stream, version, then the order found).
+  const chainProblems: { streamId: string; version: number; problem: Problem }[] = [];
+  let chainKey = { streamId: '', version: 0 };
+  const chainProblem = (p: Problem) => {
+    report.ok = false;
+    report.problemCount += 1;
+    if (chainProblems.length < maxProblems) chainProblems.push({ ...chainKey, problem: p });
+  };
+  const sealProblems: Problem[] = [];
 
-  // Pass 1: stream chains, keyset over the (stream_id, stream_version) unique index.
-  let after = { streamId: '', version: 0 };
-  let head: StreamHead | undefined;
-  let currentStream: string | undefined;
-  for (;;) {
-    const rows = await db
-      .selectFrom('events')
-      .selectAll()
-      .where(sql<boolean>`(stream_id, stream_version) > (${after.streamId}, ${after.version})`)
-      .orderBy('stream_id')
-      .orderBy('stream_version')
-      .limit(pageSize)
-      .execute();
-    const events: ChainEvent[] = [];
-    for (const row of rows) {
-      if (row.stream_id !== currentStream) {
-        currentStream = row.stream_id;
-        head = undefined;
-        report.streamsChecked += 1;
-      }
-      const event = leafFieldsOfRow(row);
-      events.push(event);
-      head = checkChainLink(head, event, problem);
-      report.eventsChecked += 1;
-      if (options.feedIndex && checkFeedIndex(event, row.metadata, row, options.feedIndex, problem)) report.indexesChecked += 1;
-    }
-    await options.objects?.named(events, problem);
-    progress('streams');
-    const last = rows.at(-1);
-    if (!last || rows.length < pageSize) break;
-    after = { streamId: last.stream_id, version: last.stream_version };
-  }
-
-  // Pass 2: seals, keyset over the gap-free index, seals pulled in id order alongside.
   let sealCursor = 0;
   let sealPage: SealRecord[] = [];
   const nextSeal = async (): Promise<SealRecord | undefined> => {
@@ -488,29 +479,45 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
     }
     return sealPage.shift();
   };
-  const seals = new SealChecker(nextSeal, problem);
+  const seals = new SealChecker(nextSeal, found(sealProblems));
   // The log tree is recomputed over every event, the unsealed tail included (a kept head may reach into it).
-  const tree = new TreeChecker(db, problem, { ...(options.keptHead && { keptHead: options.keptHead }), ...(options.publicKey && { publicKey: options.publicKey }) });
+  const tree = new TreeChecker(db, found(sealProblems), { ...(options.keptHead && { keptHead: options.keptHead }), ...(options.publicKey && { publicKey: options.publicKey }) });
   await tree.begin();
-  let position: Checkpoint = LOG_START;
+  const heads = new StreamHeads();
+  const page = (after: Checkpoint) =>
+    db.selectFrom('events').selectAll().where(afterCheckpoint(after)).orderBy('transaction_id').orderBy('global_position').limit(pageSize).execute();
+  let next = page(LOG_START);
   for (;;) {
-    const rows = await db
-      .selectFrom('events')
-      .selectAll()
-      .where(afterCheckpoint(position))
-      .orderBy('transaction_id')
-      .orderBy('global_position')
-      .limit(pageSize)
-      .execute();
-    for (const row of rows) {
-      await seals.push({ ...leafFieldsOfRow(row), transactionId: row.transaction_id });
+    const rows = await next;
+    const last = rows.at(-1);
+    const more = last !== undefined && rows.length === pageSize;
+    if (more) next = page({ transactionId: last.transaction_id, globalPosition: last.global_position });
+    const previous = await heads.predecessors(db, rows);
+    const events: ChainEvent[] = [];
+    for (const [i, row] of rows.entries()) {
+      const event = leafFieldsOfRow(row);
+      events.push(event);
+      chainKey = { streamId: row.stream_id, version: row.stream_version };
+      const before = previous[i];
+      if (!before) report.streamsChecked += 1;
+      const link = checkChainLink(before, event, chainProblem);
+      heads.saw(row.stream_id, link);
+      report.eventsChecked += 1;
+      if (options.feedIndex && checkFeedIndex(event, row.metadata, row, options.feedIndex, chainProblem)) report.indexesChecked += 1;
+      await seals.push({ ...event, transactionId: row.transaction_id, ...(link.content !== undefined && { content: link.content }) });
       await tree.push({ globalPosition: row.global_position, hash: row.hash });
     }
+    if (options.objects) {
+      const versions = new Map(rows.map((row) => [row.global_position, row]));
+      await options.objects.named(events, (p) => {
+        const row = p.position === undefined ? undefined : versions.get(p.position);
+        chainKey = { streamId: row?.stream_id ?? p.streamId ?? '', version: row?.stream_version ?? 0 };
+        chainProblem(p);
+      });
+    }
     report.sealsChecked = seals.sealsChecked;
-    progress('seals');
-    const last = rows.at(-1);
-    if (!last || rows.length < pageSize) break;
-    position = { transactionId: last.transaction_id, globalPosition: last.global_position };
+    progress('streams');
+    if (!more) break;
   }
   await seals.end();
   await tree.end();
@@ -529,16 +536,60 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
     .where(afterCheckpoint(tail))
     .executeTakeFirstOrThrow();
   report.unsealedEvents = Number(count);
+  // Sorted stably: the problems of one event stay in the order found.
+  chainProblems.sort((a, b) => (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : a.version - b.version));
+  report.problems = [...chainProblems.map((c) => c.problem), ...sealProblems].slice(0, maxProblems);
   progress('seals');
 
-  // Pass 3: the objects the log names by hash.
+  // The objects the log names by hash.
   if (options.objects) {
-    report.objectsChecked = await options.objects.store(problem, (checked) => {
+    report.objectsChecked = await options.objects.store(reporter(report, maxProblems), (checked) => {
       report.objectsChecked = checked;
       progress('objects');
     });
   }
   return report;
+}
+
+/**
+ * Each event's predecessor in its stream (the stored row of the greatest version below its
+ * own), for the gap-free pass: the last row seen of the stream when it is the version just
+ * below, else read from the stream index. At most LIMIT streams are remembered (the least
+ * recently seen forgotten first), so memory stays flat however many streams the log holds.
+ */
+class StreamHeads {
+  private static readonly LIMIT = 100_000;
+  private readonly seen = new Map<string, StreamHead>();
+
+  saw(streamId: string, head: StreamHead) {
+    this.seen.delete(streamId);
+    this.seen.set(streamId, { version: head.version, hash: head.hash });
+    if (this.seen.size > StreamHeads.LIMIT) this.seen.delete(this.seen.keys().next().value!);
+  }
+
+  async predecessors(db: Kysely<Database>, rows: readonly { stream_id: string; stream_version: number; hash: string }[]): Promise<(StreamHead | undefined)[]> {
+    const found: (StreamHead | undefined)[] = new Array(rows.length);
+    const misses: number[] = [];
+    // Rows of one page may follow each other in a stream: a row is a hit when the version
+    // just below it was seen before it, on an earlier page or this one.
+    const inPage = new Map<string, number>();
+    for (const [i, row] of rows.entries()) {
+      const before = inPage.get(row.stream_id);
+      const seen = before === undefined ? this.seen.get(row.stream_id) : { version: rows[before]!.stream_version, hash: rows[before]!.hash };
+      if (seen && seen.version === row.stream_version - 1) found[i] = seen;
+      else misses.push(i);
+      inPage.set(row.stream_id, i);
+    }
+    if (misses.length > 0) {
+      const { rows: read } = await sql<{ i: number; version: number | null; hash: string | null }>`
+        select m.i, p.stream_version as version, p.hash
+          from unnest(${misses}::integer[], ${misses.map((i) => rows[i]!.stream_id)}::text[], ${misses.map((i) => rows[i]!.stream_version)}::integer[]) as m(i, stream_id, version)
+          left join lateral (select stream_version, hash from events e where e.stream_id = m.stream_id and e.stream_version < m.version
+                              order by e.stream_version desc limit 1) p on true`.execute(db);
+      for (const row of read) if (row.version !== null && row.hash !== null) found[row.i] = { version: row.version, hash: row.hash };
+    }
+    return found;
+  }
 }
 
 async function lastSealEnd(db: Kysely<Database>): Promise<Checkpoint> {
