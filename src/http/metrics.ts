@@ -6,6 +6,7 @@ import type { DatabaseHandle } from '../database/database.js';
 import { PROJECTORS } from '../projections/registry.js';
 import { readFollowerStatus, readSealStatus } from '../projections/status.js';
 import type { AppContext, AppEnv } from './kernel/context.js';
+import { documented, mediaTypes } from './kernel/documented.js';
 import { monitoringClientsOnly } from './kernel/monitoring.js';
 
 /**
@@ -88,7 +89,12 @@ export function createMetrics(app: AppContext, database?: Pick<DatabaseHandle, '
     }
   }
 
-  const routes = new Hono<AppEnv>().get('/-/metrics', monitoringClientsOnly, async (c) => {
+  const doc = documented({
+    summary: "Prometheus metrics, in Prometheus' text format (the monitoring IP allow-list only: 404 to everyone else)",
+    auth: 'public',
+    responses: { 200: mediaTypes('text/plain; version=0.0.4'), 404: 'Error' },
+  });
+  const routes = new Hono<AppEnv>().get('/-/metrics', doc, monitoringClientsOnly, async (c) => {
     await readLog();
     return c.body(await registry.metrics(), 200, { 'Content-Type': registry.contentType });
   });

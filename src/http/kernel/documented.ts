@@ -17,6 +17,14 @@ export interface RouteDoc {
   readonly summary: string;
   /** The parameters the handler parses: the query's for GET and DELETE, the body's (or the query's) otherwise. */
   readonly params?: Shape;
+  /**
+   * Parameters that depend on a path parameter's value, in place of `params`: GitLab declares
+   * one route per value (`PUT /projects/:id/services/slack`, `…/services/jira`), forgelog one
+   * route whose parameters are those of the value's shape.
+   */
+  readonly paramsByPath?: { readonly name: string; readonly shapes: Readonly<Record<string, Shape>> };
+  /** A request body that is not parameters: its media type (git's `application/x-git-upload-pack-request`). */
+  readonly requestType?: string;
   /** Path parameters declared `requires :x, type: Integer` (a `Declaration`'s pathIds; the others are strings). */
   readonly pathIds?: readonly string[];
   /**
@@ -27,15 +35,17 @@ export interface RouteDoc {
   readonly auth?: 'user' | 'optional' | 'admin' | 'public';
   /**
    * The statuses it answers, with their bodies: an entity's name (GitLab's
-   * `API::Entities::<name>`, `<name>[]` for a list, answered with pagination headers), `null`
-   * for no body, or a JSON Schema (with `contentMediaType` for a body that is not JSON:
-   * RAW_TEXT). 400 (when it declares parameters or path integers) and 401 (unless public)
-   * are added; list the other errors it answers (403, 404, 409, 422…) as `'Error'`.
+   * `API::Entities::<name>`, `<name>[]` for a list, answered with pagination headers), the
+   * entities it answers by who asks (`['UserBasic[]', 'UserWithAdmin[]']`), `null` for no
+   * body, or a JSON Schema (with `contentMediaType` for a body that is not JSON: RAW_TEXT;
+   * `mediaTypes(…)` for one of several). 400 (when it declares parameters or path integers)
+   * and 401 (unless public) are added; list the other errors it answers (403, 404, 409,
+   * 422…) as `'Error'`.
    */
   readonly responses: Readonly<Record<number, ResponseBody>>;
 }
 
-export type ResponseBody = null | string | JsonSchema;
+export type ResponseBody = null | string | readonly string[] | JsonSchema;
 
 const DOC = Symbol('route documentation');
 
@@ -45,14 +55,25 @@ type DocumentedHandler = MiddlewareHandler & { readonly [DOC]: RouteDoc };
 const requestDocs = new WeakMap<Context, RouteDoc>();
 let checking = false;
 
+/** Looks at each answer of a documented route once it is made: a test validating the answers against the document. */
+export type AnswerWatcher = (c: Context, doc: RouteDoc) => Promise<void>;
+let answerWatcher: AnswerWatcher | undefined;
+
+/** Shows every answer of a documented route to `watcher` from now on (`undefined`: to none). */
+export function watchDocumentedAnswers(watcher: AnswerWatcher | undefined) {
+  answerWatcher = watcher;
+}
+
 /**
  * A route's documentation as a handler of the route table. It only passes the request on
- * (and, while declarations are checked, tells the check which route it is).
+ * (and, while declarations are checked, tells the check which route it is; while answers are
+ * watched, shows the watcher the answer).
  */
 export function documented(doc: RouteDoc): MiddlewareHandler {
   const handler = (c: Context, next: () => Promise<void>) => {
     if (checking) requestDocs.set(c, doc);
-    return next();
+    if (!answerWatcher) return next();
+    return next().then(() => answerWatcher?.(c, doc));
   };
   return Object.assign(handler, { [DOC]: doc }) as DocumentedHandler;
 }
@@ -90,8 +111,11 @@ export function checkDocumentedDeclarations() {
     shape(c, shape) {
       const doc = requestDocs.get(c);
       if (!doc) return;
+      const byPath = doc.paramsByPath;
+      const value = byPath ? (c.req.param(byPath.name) ?? '') : '';
+      const documentedShape = byPath ? (Object.hasOwn(byPath.shapes, value) ? byPath.shapes[value] : undefined) : doc.params;
       for (const [name, def] of Object.entries(shape)) {
-        if (!sameDef(def, doc.params?.[name])) {
+        if (!sameDef(def, documentedShape?.[name])) {
           throw new UndocumentedDeclaration(`${c.req.method} ${c.req.routePath} parses '${name}' otherwise than its documentation declares it`);
         }
       }
@@ -113,3 +137,6 @@ export const MESSAGE = { type: 'object', properties: { message: { type: 'string'
 
 /** A raw file's content, as the raw endpoints answer it. */
 export const RAW_TEXT = { type: 'string', contentMediaType: 'text/plain' } as const satisfies ResponseBody;
+
+/** A body that is not JSON, of one of these media types (git's answers, a refusal in plain text). */
+export const mediaTypes = (...types: readonly string[]): ResponseBody => ({ anyOf: types.map((type) => ({ type: 'string', contentMediaType: type })) });

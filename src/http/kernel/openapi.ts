@@ -1,7 +1,8 @@
 import type { RouterRoute } from 'hono/types';
 import { VERSION } from '../../version.js';
+import { ENTITY_SCHEMAS } from '../entities/schemas/index.js';
 import { docOf, type ResponseBody, type RouteDoc } from './documented.js';
-import { paramJsonSchema, type JsonSchema } from './params.js';
+import { paramJsonSchema, type JsonSchema, type ParamDef } from './params.js';
 
 /**
  * The OpenAPI 3.1 document of the app, made from its route table: every method and path the
@@ -31,10 +32,7 @@ export function openApiDocument(routes: readonly RouterRoute[]): JsonSchema {
     ids.add(id);
     (paths[template] ??= {})[method.toLowerCase()] = { ...op, operationId: id };
   }
-  const schemas: Record<string, JsonSchema> = { Error: ERROR };
-  for (const name of [...entities].sort()) {
-    if (name !== 'Error') schemas[name] = { type: 'object', description: `GitLab's API::Entities::${name}.` };
-  }
+  const schemas = entitySchemas(entities);
   return {
     openapi: '3.1.0',
     info: {
@@ -53,6 +51,22 @@ export function openApiDocument(routes: readonly RouterRoute[]): JsonSchema {
     paths: Object.fromEntries(Object.entries(paths).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
     components: { schemas, securitySchemes: SECURITY_SCHEMES },
   };
+}
+
+/**
+ * The schemas of the entities the answers name, and of those they embed (`$ref`), by name. An
+ * entity without one is only named (`type: object`), which test/http/openapi.test.ts refuses.
+ */
+function entitySchemas(named: ReadonlySet<string>): Record<string, JsonSchema> {
+  const found: Record<string, JsonSchema> = { Error: ERROR };
+  const pending = [...named];
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (found[name]) continue;
+    const schema = ENTITY_SCHEMAS[name] ?? { type: 'object', description: `GitLab's API::Entities::${name}, not described yet (src/http/entities/schemas).` };
+    found[name] = schema;
+    for (const ref of JSON.stringify(schema).matchAll(/"#\/components\/schemas\/(\w+)"/g)) pending.push(ref[1]!);
+  }
+  return Object.fromEntries(Object.entries(found).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 const SECURITY_SCHEMES = {
@@ -139,7 +153,9 @@ function operation(method: string, path: string, doc: RouteDoc | undefined, enti
     required: true,
     schema: doc?.pathIds?.includes(param.name)
       ? { type: 'integer' }
-      : param.pattern === undefined
+      : doc?.paramsByPath?.name === param.name
+        ? { type: 'string', enum: Object.keys(doc.paramsByPath.shapes) }
+        : param.pattern === undefined
         ? { type: 'string' }
         : { type: 'string', pattern: `^(?:${param.pattern})$` },
     ...(param.name === 'id' && /^\/api\/v4\/(projects|groups)\//.test(path) ? { description: 'The ID or URL-encoded path.' } : {}),
@@ -151,11 +167,18 @@ function operation(method: string, path: string, doc: RouteDoc | undefined, enti
   };
   const shape = Object.entries(doc?.params ?? {});
   let requestBody: Record<string, unknown> | undefined;
-  if (shape.length > 0 && BODY_METHODS.has(method)) {
-    const required = shape.filter(([, def]) => def.required && def.default === undefined).map(([name]) => name);
-    const schema = { type: 'object', properties: Object.fromEntries(shape.map(([name, def]) => [name, paramJsonSchema(def)])), ...(required.length > 0 ? { required } : {}) };
-    const forms = shape.some(([, def]) => paramJsonSchema(def).contentMediaType !== undefined) ? ['multipart/form-data'] : ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
-    requestBody = { required: required.length > 0, content: Object.fromEntries(forms.map((type) => [type, { schema }])) };
+  if (doc?.requestType) {
+    requestBody = { required: true, content: { [doc.requestType]: { schema: { type: 'string' } } } };
+  } else if (doc?.paramsByPath) {
+    // One body per value of the path parameter, each named by it.
+    const { name, shapes } = doc.paramsByPath;
+    const bodies = Object.entries(shapes).map(([value, each]) => ({ title: `${name}=${value}`, ...bodySchema(Object.entries(each)) }));
+    const schema = { anyOf: bodies };
+    requestBody = { required: bodies.every((body) => 'required' in body), content: Object.fromEntries(FORMS.map((type) => [type, { schema }])) };
+  } else if (shape.length > 0 && BODY_METHODS.has(method)) {
+    const schema = bodySchema(shape);
+    const forms = shape.some(([, def]) => paramJsonSchema(def).contentMediaType !== undefined) ? ['multipart/form-data'] : FORMS;
+    requestBody = { required: 'required' in schema, content: Object.fromEntries(forms.map((type) => [type, { schema }])) };
   } else {
     for (const [name, def] of shape) {
       parameters.push({ name, in: 'query', required: def.required && def.default === undefined, schema: paramJsonSchema(def) });
@@ -169,7 +192,7 @@ function operation(method: string, path: string, doc: RouteDoc | undefined, enti
   } else {
     const responses: Record<string, unknown> = {};
     for (const [status, body] of Object.entries(doc.responses)) responses[status] = response(Number(status), body, entities);
-    if ((shape.length > 0 || (doc.pathIds?.length ?? 0) > 0) && !responses['400']) responses['400'] = response(400, 'Error', entities);
+    if ((shape.length > 0 || doc.paramsByPath || (doc.pathIds?.length ?? 0) > 0) && !responses['400']) responses['400'] = response(400, 'Error', entities);
     if (doc.auth !== 'public' && !responses['401']) responses['401'] = response(401, 'Error', entities);
     op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
     if (doc.auth === 'admin') op.description = 'Administrators only.';
@@ -178,6 +201,14 @@ function operation(method: string, path: string, doc: RouteDoc | undefined, enti
   else if (!path.startsWith('/api/') || doc?.auth === 'public') op.security = [];
   else if (doc?.auth === 'optional') op.security = [...API_SECURITY, {}];
   return op;
+}
+
+const FORMS = ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+
+/** A body of these parameters: each with its schema, the required ones without a default listed. */
+function bodySchema(shape: readonly (readonly [string, ParamDef<unknown, boolean>])[]): JsonSchema {
+  const required = shape.filter(([, def]) => def.required && def.default === undefined).map(([name]) => name);
+  return { type: 'object', properties: Object.fromEntries(shape.map(([name, def]) => [name, paramJsonSchema(def)])), ...(required.length > 0 ? { required } : {}) };
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -193,6 +224,8 @@ const STATUS_TEXT: Record<number, string> = {
   405: 'Method Not Allowed',
   409: 'Conflict',
   412: 'Precondition Failed',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',
   503: 'Service Unavailable',
 };
@@ -202,17 +235,23 @@ function response(status: number, body: ResponseBody, entities: Set<string>): Re
   if (body === null) return { description };
   let schema: JsonSchema;
   let list = false;
-  if (typeof body === 'string') {
-    list = body.endsWith('[]');
-    const name = list ? body.slice(0, -2) : body;
-    entities.add(name);
-    const ref = { $ref: `#/components/schemas/${name}` };
-    schema = list ? { type: 'array', items: ref } : ref;
+  if (typeof body === 'string' || Array.isArray(body)) {
+    const names: readonly string[] = typeof body === 'string' ? [body] : body;
+    list = names.every((name) => name.endsWith('[]'));
+    if (!list && names.some((name) => name.endsWith('[]'))) throw new Error(`answers ${names.join(', ')}: a list and a single entity`);
+    const refs = names.map((name) => {
+      const entity = list ? name.slice(0, -2) : name;
+      entities.add(entity);
+      return { $ref: `#/components/schemas/${entity}` };
+    });
+    const one = refs.length === 1 ? refs[0]! : { anyOf: refs };
+    schema = list ? { type: 'array', items: one } : one;
   } else {
-    // Not JSON: `{ type: 'string', contentMediaType: 'text/plain' }` is a text/plain body.
-    const media = body.contentMediaType;
-    if (typeof media === 'string') return { description, content: { [media]: { schema: { type: 'string' } } } };
-    schema = body;
+    // Not JSON: `{ type: 'string', contentMediaType: 'text/plain' }` is a text/plain body; mediaTypes(…) one of several.
+    const alternatives = ((body as JsonSchema).anyOf as JsonSchema[] | undefined) ?? [body as JsonSchema];
+    const media = alternatives.map((alternative) => alternative.contentMediaType);
+    if (media.every((type) => typeof type === 'string')) return { description, content: Object.fromEntries(media.map((type) => [type, { schema: { type: 'string' } }])) };
+    schema = body as JsonSchema;
   }
   return {
     description,

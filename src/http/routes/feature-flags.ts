@@ -210,7 +210,7 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(rows.map(toFeatureFlagScope));
   })
 
-  .post('/projects/:id/feature_flags/:name/scopes', documented({ summary: 'Add a scope to a feature flag (EE)', params: scopeShape, responses: { 201: 'DetailedFeatureFlagScope', ...REFUSED } }), failedSave, async (c) => {
+  .post('/projects/:id/feature_flags/:name/scopes', documented({ summary: 'Add a scope to a feature flag (EE)', params: scopeShape, responses: { 201: 'FeatureFlagScope', ...REFUSED } }), failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const p = await params(c, scopeShape);
@@ -223,13 +223,13 @@ export const featureFlagRoutes = new Hono<AppEnv>()
     return c.json(await presentScope(db, flag.id, created.environment_scope), 201);
   })
 
-  .get('/projects/:id/feature_flags/:name/scopes/:environment_scope', documented({ summary: 'Get a feature flag scope (EE)', responses: { 200: 'DetailedFeatureFlagScope', ...REFUSED } }), async (c) => {
+  .get('/projects/:id/feature_flags/:name/scopes/:environment_scope', documented({ summary: 'Get a feature flag scope (EE)', responses: { 200: 'FeatureFlagScope', ...REFUSED } }), async (c) => {
     const { project } = await readableProject(c);
     const flag = await flagOf(c, project);
     return c.json(await presentScope(appContext(c).db, flag.id, environmentScopeOf(c)));
   })
 
-  .put('/projects/:id/feature_flags/:name/scopes/:environment_scope', documented({ summary: 'Update a feature flag scope (EE)', params: scopeUpdateShape, responses: { 200: 'DetailedFeatureFlagScope', ...REFUSED } }), failedSave, async (c) => {
+  .put('/projects/:id/feature_flags/:name/scopes/:environment_scope', documented({ summary: 'Update a feature flag scope (EE)', params: scopeUpdateShape, responses: { 200: 'FeatureFlagScope', ...REFUSED } }), failedSave, async (c) => {
     const { auth, project } = await readableProject(c);
     const w = writerFor(c, auth);
     const { active, strategies } = await params(c, scopeUpdateShape);

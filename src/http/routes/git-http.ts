@@ -6,6 +6,7 @@ import { findObject } from '../../projections/repository/queries.js';
 import { listRefs } from '../../projections/repository/refs.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
 import { appContext, type AppEnv, today, type Auth } from '../kernel/context.js';
+import { documented, mediaTypes, RAW_TEXT, type RouteDoc } from '../kernel/documented.js';
 import { header } from '../kernel/request.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 
@@ -112,6 +113,11 @@ export const gitHttp = (handler: (c: Context, project: ProjectScope) => Promise<
 
 const NO_CACHE = { 'Cache-Control': 'no-cache', 'Content-Type': 'text/plain; charset=utf-8' };
 
+/** What git over HTTP refuses, in plain text as GitLab's git HTTP controller: 401 (with its Basic challenge), 403, 404. */
+export const GIT_REFUSED = { 401: RAW_TEXT, 403: RAW_TEXT, 404: RAW_TEXT } as const satisfies RouteDoc['responses'];
+/** A git route: anonymous callers too (a public project's clone), HTTP basic otherwise (the document's git security). */
+const GIT = { auth: 'optional' } as const;
+
 export const gitHttpRoutes = new Hono<AppEnv>()
   // The dumb protocol's ref list: `<sha>\t<ref>` by name, an annotated tag's commit on the
   // line after it as `<ref>^{}`, as `git update-server-info` writes it.
@@ -125,17 +131,20 @@ export const gitHttpRoutes = new Hono<AppEnv>()
 
   .get(
     '/:repo{.+\\.git}/HEAD',
+    documented({ summary: "The dumb protocol's HEAD: `ref: refs/heads/<default branch>`", ...GIT, responses: { 200: RAW_TEXT, ...GIT_REFUSED } }),
     gitHttp(async (c, project) => c.body(`ref: refs/heads/${project.row.default_branch ?? 'master'}\n`, 200, NO_CACHE)),
   )
 
   // No pack: every object is served loose.
   .get(
     '/:repo{.+\\.git}/objects/info/packs',
+    documented({ summary: "The dumb protocol's pack list: empty, every object is served loose", ...GIT, responses: { 200: RAW_TEXT, ...GIT_REFUSED } }),
     gitHttp(async (c) => c.body('', 200, NO_CACHE)),
   )
 
   .get(
     '/:repo{.+\\.git}/objects/:dir{[0-9a-f]{2}}/:rest{[0-9a-f]{38}}',
+    documented({ summary: 'A loose object of the dumb protocol (zlib-deflated)', ...GIT, responses: { 200: mediaTypes('application/x-git-loose-object'), ...GIT_REFUSED } }),
     gitHttp(async (c, project) => {
       const sha = `${c.req.param('dir')}${c.req.param('rest')}`;
       const object = await findObject(appContext(c).db, project.row.id, sha);

@@ -26,7 +26,7 @@ import { writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import type { ProjectScope } from '../kernel/scope.js';
 import { gitHttp } from './git-http.js';
-import { checkMediaType, GIT_AGENT, GitRequestRefusal, MAX_REQUEST_PACKETS, requestChunks, smartHeaders, tooManyPackets } from './git-smart.js';
+import { checkMediaType, GIT_AGENT, GitRequestRefusal, MAX_REQUEST_PACKETS, requestChunks, smartHeaders, smartPostDoc, tooManyPackets } from './git-smart.js';
 import { refWriter } from './repository-access.js';
 
 /**
@@ -201,6 +201,7 @@ export const gitReceivePackRoutes = new Hono<AppEnv>()
 
   .post(
     '/:repo{.+\\.git}/git-receive-pack',
+    smartPostDoc('git-receive-pack', 'Push: update refs with a pack, answered with a report-status'),
     gitHttp(async (c, project) => {
       try {
         checkMediaType(c, 'git-receive-pack');

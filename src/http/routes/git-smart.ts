@@ -2,7 +2,9 @@ import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import type { Context } from 'hono';
 import { VERSION } from '../../version.js';
+import { documented, mediaTypes, RAW_TEXT } from '../kernel/documented.js';
 import { header } from '../kernel/request.js';
+import { GIT_REFUSED } from './git-http.js';
 
 /**
  * What git's two smart HTTP services share (./git-upload-pack.ts, ./git-receive-pack.ts), as
@@ -39,6 +41,19 @@ export class GitRequestRefusal extends Error {
 export const MAX_REQUEST_PACKETS = 250_000;
 
 export const tooManyPackets = () => new GitRequestRefusal(413, `Request Entity Too Large: more than ${MAX_REQUEST_PACKETS} pkt-lines`);
+
+/**
+ * The documentation of a smart protocol's POST: the service's request in, its result out; besides
+ * git's refusals, plain-text 400 (a body that does not parse), 413 (too large), 415 (another
+ * media type or encoding).
+ */
+export const smartPostDoc = (service: 'git-upload-pack' | 'git-receive-pack', summary: string) =>
+  documented({
+    summary,
+    auth: 'optional',
+    requestType: `application/x-${service}-request`,
+    responses: { 200: mediaTypes(`application/x-${service}-result`), ...GIT_REFUSED, 400: RAW_TEXT, 413: RAW_TEXT, 415: RAW_TEXT },
+  });
 
 /** http-backend.c: a POST of another media type is 415. */
 export function checkMediaType(c: Context, service: 'git-upload-pack' | 'git-receive-pack'): void {

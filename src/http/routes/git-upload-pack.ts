@@ -28,8 +28,9 @@ import { listRefs } from '../../projections/repository/refs.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
 import { header } from '../kernel/request.js';
 import type { ProjectScope } from '../kernel/scope.js';
-import { gitHttp } from './git-http.js';
-import { checkMediaType, GIT_AGENT, GitRequestRefusal, MAX_REQUEST_PACKETS, requestChunks, smartHeaders, tooManyPackets } from './git-smart.js';
+import { documented, mediaTypes } from '../kernel/documented.js';
+import { GIT_REFUSED, gitHttp } from './git-http.js';
+import { checkMediaType, GIT_AGENT, GitRequestRefusal, MAX_REQUEST_PACKETS, requestChunks, smartHeaders, smartPostDoc, tooManyPackets } from './git-smart.js';
 
 /**
  * `git clone` and `git fetch` over git's smart HTTP protocol (gitprotocol-http), read side:
@@ -204,19 +205,29 @@ async function uploadPackV2(c: Context, project: ProjectScope, packets: Packet[]
 
 export const gitUploadPackRoutes = new Hono<AppEnv>()
   // Mounted before the dumb routes: an info/refs without `?service=git-upload-pack` goes on to them.
-  .get('/:repo{.+\\.git}/info/refs', async (c, next) => {
-    if (c.req.query('service') !== 'git-upload-pack') return next();
-    return gitHttp(async (c, project) => {
-      const headers = smartHeaders('git-upload-pack', 'advertisement');
-      // http-backend.c: a v2 answer has no `# service=` header.
-      if (wantsV2(c)) return c.body(new Uint8Array(advertiseV2(GIT_AGENT)), 200, headers);
-      const refs = await readRefs(appContext(c).db, project);
-      return c.body(new Uint8Array(Buffer.concat([serviceHeader(), advertiseV0(refs, GIT_AGENT)])), 200, headers);
-    })(c);
-  })
+  // Documented here for the three services of the path: fetch, push (./git-receive-pack.ts) and the dumb list (./git-http.ts).
+  .get(
+    '/:repo{.+\\.git}/info/refs',
+    documented({
+      summary: "The repository's refs: the smart advertisement of `?service=git-upload-pack` (fetch; protocol v2 with `Git-Protocol: version=2`) or `?service=git-receive-pack` (push), else the dumb protocol's list",
+      auth: 'optional',
+      responses: { 200: mediaTypes('application/x-git-upload-pack-advertisement', 'application/x-git-receive-pack-advertisement', 'text/plain'), ...GIT_REFUSED },
+    }),
+    async (c, next) => {
+      if (c.req.query('service') !== 'git-upload-pack') return next();
+      return gitHttp(async (c, project) => {
+        const headers = smartHeaders('git-upload-pack', 'advertisement');
+        // http-backend.c: a v2 answer has no `# service=` header.
+        if (wantsV2(c)) return c.body(new Uint8Array(advertiseV2(GIT_AGENT)), 200, headers);
+        const refs = await readRefs(appContext(c).db, project);
+        return c.body(new Uint8Array(Buffer.concat([serviceHeader(), advertiseV0(refs, GIT_AGENT)])), 200, headers);
+      })(c);
+    },
+  )
 
   .post(
     '/:repo{.+\\.git}/git-upload-pack',
+    smartPostDoc('git-upload-pack', 'Fetch: negotiate and receive a pack (protocol v0 or, with `Git-Protocol: version=2`, v2)'),
     gitHttp(async (c, project) => {
       try {
         checkMediaType(c, 'git-upload-pack');

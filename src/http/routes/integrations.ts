@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import { disableIntegration, integrationSecrets, saveIntegration } from '../../commands/integrations.js';
-import { ALIASES, BRANCH_CHOICES, type EventFlag, type FieldSpec, type KindSpec, kindOf } from '../../domain/integrations/catalogue.js';
+import { ALIASES, BRANCH_CHOICES, type EventFlag, type FieldSpec, KINDS, type KindSpec, kindOf } from '../../domain/integrations/catalogue.js';
 import { licensed } from '../../domain/policy/licensed.js';
 import { activeIntegrations, findIntegration } from '../../projections/integrations/queries.js';
 import { toIntegration, toIntegrationBasic } from '../entities/integrations.js';
@@ -42,6 +42,9 @@ function putShape(kind: KindSpec): Shape {
   }
   return shape;
 }
+
+/** The PUT's parameters by slug, for its documentation: every kind's (one this licence does not serve answers 404). */
+const PUT_SHAPES = Object.fromEntries(KINDS.map((kind) => [kind.slug, putShape(kind)]));
 
 /** The declared parameters as the command takes them, the aliases folded into what replaced them. */
 function changeOf(kind: KindSpec, parsed: Record<string, unknown>) {
@@ -99,21 +102,23 @@ function routesUnder(prefix: 'services' | 'integrations') {
       return c.json(await present(c, project.row.id, kind));
     })
 
-    // Not documented: its parameters are the slug's kind's (one route per kind in GitLab), a
-    // shape per kind that one documentation of this route cannot name.
-    .put(`/projects/:id/${prefix}/:slug`, async (c) => {
-      // One route per kind in GitLab: an unknown slug matches none.
-      const kind = servedKind(c, c.req.param('slug'));
-      if (!kind) throw routeNotFound();
-      const w = await requireWriter(c);
-      const project = await userProject(c, w.auth, 'admin_project');
-      const p = declaration(await rawParams(c));
-      const parsed = p.parse(putShape(kind)) as Record<string, unknown>;
-      p.done();
-      const { values, flags } = changeOf(kind, parsed);
-      await saveIntegration(w, { projectId: project.row.id, kind, values, flags });
-      return c.json(await present(c, project.row.id, kind));
-    })
+    .put(
+      `/projects/:id/${prefix}/:slug`,
+      documented({ summary: "Set up a service for project: the slug's kind's parameters (one route per kind in GitLab)", paramsByPath: { name: 'slug', shapes: PUT_SHAPES }, responses: { 200: 'ProjectService', ...REFUSED } }),
+      async (c) => {
+        // One route per kind in GitLab: an unknown slug matches none.
+        const kind = servedKind(c, c.req.param('slug'));
+        if (!kind) throw routeNotFound();
+        const w = await requireWriter(c);
+        const project = await userProject(c, w.auth, 'admin_project');
+        const p = declaration(await rawParams(c));
+        const parsed = p.parse(putShape(kind)) as Record<string, unknown>;
+        p.done();
+        const { values, flags } = changeOf(kind, parsed);
+        await saveIntegration(w, { projectId: project.row.id, kind, values, flags });
+        return c.json(await present(c, project.row.id, kind));
+      },
+    )
 
     .delete(`/projects/:id/${prefix}/:slug`, documented({ summary: 'Delete a service for project', responses: { 204: null, ...REFUSED } }), async (c) => {
       const w = await requireWriter(c);

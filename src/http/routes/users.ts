@@ -42,7 +42,7 @@ const deleteShape = { hard_delete: optional(t.boolean()) } satisfies Shape;
 const ON_USER = { pathIds: ['id'] } as const;
 
 export const userRoutes = new Hono<AppEnv>()
-  .get('/users', documented({ summary: 'List users', params: listParams, auth: 'optional', responses: { 200: 'UserBasic[]', 403: 'Error' } }), async (c) => {
+  .get('/users', documented({ summary: 'List users', params: listParams, auth: 'optional', responses: { 200: ['UserBasic[]', 'UserWithAdmin[]'], 403: 'Error' } }), async (c) => {
     const auth = await authenticate(c, USER_SCOPES(c));
     const { db, config } = appContext(c);
     const raw = await rawParams(c);
@@ -106,7 +106,7 @@ export const userRoutes = new Hono<AppEnv>()
     return c.json(rows.map((row) => toUserWithAdmin(row, config, { customAttributes: attributes?.get(row.id) })));
   })
 
-  .get('/users/:id', documented({ summary: 'Get a user', params: showShape, ...ON_USER, auth: 'optional', responses: { 200: 'User', 404: 'Error' } }), async (c) => {
+  .get('/users/:id', documented({ summary: 'Get a user', params: showShape, ...ON_USER, auth: 'optional', responses: { 200: ['User', 'UserWithAdmin'], 404: 'Error' } }), async (c) => {
     const id = userIdFromPath(c);
     const auth = await authenticate(c, USER_SCOPES(c));
     const p = declaration(await rawParams(c));

@@ -17,7 +17,7 @@ const statusShape = { emoji: optional(t.string()), message: optional(t.string())
 export const currentUserRoutes = new Hono<AppEnv>()
   // ───────────────────────────── Current user and status ─────────────────────────────
 
-  .get('/user', documented({ summary: 'The current user', responses: { 200: 'UserPublic' } }), async (c) => {
+  .get('/user', documented({ summary: 'The current user', responses: { 200: ['UserPublic', 'UserWithAdmin'] } }), async (c) => {
     const auth = await requireUserRow(c, USER_SCOPES(c));
     const { config } = appContext(c);
     return c.json(auth.user.is_admin ? toUserWithAdmin(auth.user, config) : toUserPublic(auth.user, config));

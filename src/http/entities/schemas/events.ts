@@ -1,0 +1,37 @@
+import { bool, dateTime, entity, int, nullable, object, ref, str } from './dsl.js';
+
+export const Event = entity('Entities::Event (`note` for a comment, `push_data` for a push).', {
+  title: { type: 'null' },
+  project_id: nullable(int),
+  action_name: str,
+  target_id: nullable(int),
+  target_iid: nullable(int),
+  target_type: nullable(str),
+  author_id: int,
+  target_title: nullable(str),
+  created_at: dateTime,
+  note: object({
+    id: int,
+    body: str,
+    attachment: nullable(str),
+    author: ref('UserBasic'),
+    created_at: dateTime,
+    system: bool,
+    noteable_id: nullable(int),
+    noteable_type: str,
+    noteable_iid: nullable(int),
+  }),
+  author: ref('UserBasic'),
+  push_data: object({
+    commit_count: int,
+    action: str,
+    ref_type: str,
+    commit_from: nullable(str),
+    commit_to: nullable(str),
+    ref: str,
+    commit_title: nullable(str),
+    ref_count: nullable(int),
+  }),
+  author_username: str,
+  data: { type: 'null' },
+}, ['note', 'push_data']);
