@@ -20,6 +20,7 @@ const statements = [
     primary key (project_id, path, commit_sha)
   )`,
   `create index repository_path_changes_entry on repository_path_changes (project_id, entry, path)`,
+  `create index repository_path_changes_commit on repository_path_changes (project_id, commit_sha)`,
   `create function repository_path_changes_immutable() returns trigger language plpgsql as $$
     begin
       raise exception 'repository_path_changes is append-only' using errcode = '55000';

@@ -40,6 +40,8 @@ export type ProblemKind =
   | 'object_mismatch'
   /** An object an event or another object names is not stored, or is stored as another type. */
   | 'object_missing'
+  /** A commit's row of the commit graph index, or its rows of the per-path change index, are not what its object gives (edited, removed or added). */
+  | 'commit_index_mismatch'
   /** Export files only: a line that is not an exported event. */
   | 'malformed_line'
   /** Export files only: lines not in gap-free order. */

@@ -137,6 +137,43 @@ describe('events verify and the git objects', () => {
     }
   });
 
+  it('names a commit whose rows of the commit graph or of the per-path change index were edited, removed or added', async () => {
+    const db = api.handle.db;
+    const indexProblems = async () => (await verify()).problems.filter((p) => p.kind === 'commit_index_mismatch');
+    expect(await indexProblems()).toEqual([]);
+    const graph = await db.selectFrom('repository_commits').selectAll().where('project_id', '=', projectId).execute();
+    const changes = await db.selectFrom('repository_path_changes').selectAll().where('project_id', '=', projectId).execute();
+    const asOwner = (table: string, statement: string) =>
+      db.transaction().execute(async (trx) => {
+        await sql.raw(`alter table ${table} disable trigger ${table}_no_update`).execute(trx);
+        await sql.raw(statement).execute(trx);
+        await sql.raw(`alter table ${table} enable trigger ${table}_no_update`).execute(trx);
+      });
+    try {
+      await asOwner('repository_commits', `update repository_commits set generation = generation + 1 where project_id = ${projectId} and sha = '${head}'`);
+      await db.deleteFrom('repository_path_changes').where('project_id', '=', projectId).where('commit_sha', '=', head).where('path', '=', 'docs/guide.md').execute();
+      await db.insertInto('repository_path_changes').values({ project_id: projectId, path: 'nowhere.txt', commit_sha: head, entry: blobs.readme, follow: null }).execute();
+      const found = await indexProblems();
+      expect(found.every((p) => p.sha === head && p.projectId === projectId)).toBe(true);
+      expect(found).toHaveLength(3);
+      expect(found.map((p) => p.detail)).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/: its commit graph row \(parents, committer time \d+, generation \d+, ancestors \d+\) is not what the commit and its parents' rows give \(committer time \d+, generation \d+, ancestors \d+\)$/),
+          expect.stringMatching(/: the per-path change index lacks "docs\/guide\.md" [0-9a-f]{40} follows parent 2$/),
+          `project ${projectId}'s commit ${head}: the per-path change index holds "nowhere.txt" ${blobs.readme}, which the commit does not change`,
+        ]),
+      );
+      await db.deleteFrom('repository_commits').where('project_id', '=', projectId).where('sha', '=', head).execute();
+      expect((await indexProblems()).map((p) => p.detail)).toContain(`project ${projectId}'s commit ${head}: no row in the commit graph index`);
+    } finally {
+      await db.deleteFrom('repository_commits').where('project_id', '=', projectId).execute();
+      await db.insertInto('repository_commits').values(graph.map((row) => ({ ...row, committer_time: Number(row.committer_time) }))).execute();
+      await db.deleteFrom('repository_path_changes').where('project_id', '=', projectId).execute();
+      await db.insertInto('repository_path_changes').values(changes).execute();
+    }
+    expect(await indexProblems()).toEqual([]);
+  });
+
   it('knows which events name which commits', () => {
     const a = 'a'.repeat(40);
     const b = 'b'.repeat(40);

@@ -135,6 +135,11 @@ async function pathChanges(source: ObjectSource, commits: readonly string[]): Pr
   return rows;
 }
 
+/** The index rows `commits` should have, from their objects in the database (verify's recomputation). */
+export async function expectedPathChanges(db: Db, projectId: number, commits: readonly string[]): Promise<PathChange[]> {
+  return pathChanges(new ObjectSource(db, projectId, new Map()), commits);
+}
+
 /** Writes the index rows of `commits` (new to the commit graph), reading trees from `batch` first. */
 export async function indexPathChanges(db: Db, projectId: number, commits: readonly string[], batch: ReadonlyMap<string, StoredObject> = new Map()): Promise<void> {
   const source = new ObjectSource(db, projectId, batch);

@@ -4,6 +4,7 @@ import { namesObjects, objectsNamedBy } from '../../domain/repository/named-obje
 import { MODES, gitObject, parseCommit, parseTag, parseTree, type ObjectType } from '../../domain/repository/objects.js';
 import { upcast } from '../../eventstore/upcasters.js';
 import type { ObjectStoreCheck, Problem } from '../../eventstore/verify.js';
+import { expectedPathChanges } from './path-changes.js';
 
 /**
  * `forgelog events verify`'s check of the repositories' git objects (`repository_objects`,
@@ -15,6 +16,10 @@ import type { ObjectStoreCheck, Problem } from '../../eventstore/verify.js';
  * - every object an event names (src/domain/repository/named-objects.ts) and every object a
  *   sound commit or tree names (its tree and parents, its entries) is stored, as that type
  *   (`object_missing`), so a deleted object is named by whatever pointed at it.
+ * - every sound commit's rows of the commit graph index (parents, committer time, generation,
+ *   and the count of a root's or a single parent's) and of the per-path change index, which
+ *   the reads of history trust, are what its object gives (`commit_index_mismatch`): the
+ *   change index recomputed from the trees, as the commands wrote it.
  * Objects are read in pages of `pageSize` in key order, so memory stays flat; the names of
  * a page are looked up in one statement.
  */
@@ -58,6 +63,7 @@ export function repositoryObjectsCheck(db: Db, pageSize = 200): ObjectStoreCheck
           .limit(pageSize)
           .execute();
         const wanted: Wanted[] = [];
+        const commits = new Map<number, { sha: string; content: Uint8Array }[]>();
         for (const row of rows) {
           const object = `project ${row.project_id}'s ${row.type} ${row.sha}`;
           const content = Buffer.from(row.content);
@@ -74,11 +80,13 @@ export function repositoryObjectsCheck(db: Db, pageSize = 200): ObjectStoreCheck
             });
             continue; // what an altered object names means nothing
           }
+          if (row.type === 'commit') commits.set(row.project_id, [...(commits.get(row.project_id) ?? []), { sha: row.sha, content }]);
           for (const named of namedBy(row.type, content)) {
             wanted.push({ projectId: row.project_id, ...named, problem: (found) => ({ kind: 'object_missing', detail: `${object} names ${named.field} ${named.sha}: ${found}` }) });
           }
         }
         await lookUp(db, wanted, problem);
+        for (const [projectId, page] of commits) await checkCommitIndexes(db, projectId, page, problem);
         checked += rows.length;
         onPage(checked);
         const last = rows.at(-1);
@@ -116,6 +124,48 @@ function namedBy(type: ObjectType, content: Uint8Array): { sha: string; type: Ob
 }
 
 const GITLINK = '160000';
+
+/** The commit graph's and the per-path change index's rows of sound commits against what their objects give. */
+async function checkCommitIndexes(db: Db, projectId: number, commits: readonly { sha: string; content: Uint8Array }[], problem: (p: Problem) => void): Promise<void> {
+  const parsed = commits.map((commit) => ({ sha: commit.sha, ...parseCommit(commit.content) }));
+  const graph = new Map(
+    (
+      await db
+        .selectFrom('repository_commits')
+        .select(['sha', 'parents', 'generation', 'committer_time', 'ancestors'])
+        .where('project_id', '=', projectId)
+        .where('sha', 'in', [...new Set(parsed.flatMap((commit) => [commit.sha, ...commit.parents]))])
+        .execute()
+    ).map((row) => [row.sha, row]),
+  );
+  const mismatch = (sha: string, detail: string) => problem({ kind: 'commit_index_mismatch', projectId, sha, detail: `project ${projectId}'s commit ${sha}: ${detail}` });
+  for (const commit of parsed) {
+    const row = graph.get(commit.sha);
+    if (!row) {
+      mismatch(commit.sha, 'no row in the commit graph index');
+      continue;
+    }
+    const stored = commit.parents.flatMap((parent) => graph.get(parent) ?? []);
+    const generation = 1 + Math.max(0, ...stored.map((parent) => parent.generation));
+    const ancestors = stored.length === 0 ? 1 : commit.parents.length === 1 ? stored[0]!.ancestors + 1 : row.ancestors;
+    if (row.parents.join(' ') !== commit.parents.join(' ') || Number(row.committer_time) !== commit.committer.time || row.generation !== generation || row.ancestors !== ancestors) {
+      mismatch(commit.sha, `its commit graph row (parents, committer time ${row.committer_time}, generation ${row.generation}, ancestors ${row.ancestors}) is not what the commit and its parents' rows give (committer time ${commit.committer.time}, generation ${generation}, ancestors ${ancestors})`);
+    }
+  }
+  const key = (path: string, entry: string | null, follow: number | null) => `${JSON.stringify(path)} ${entry ?? 'removed'}${follow === null ? '' : ` follows parent ${follow}`}`;
+  const expected = new Map(parsed.map((commit) => [commit.sha, new Set<string>()]));
+  for (const change of await expectedPathChanges(db, projectId, [...expected.keys()])) expected.get(change.commit)!.add(key(change.path, change.entry, change.follow));
+  const rows = await db.selectFrom('repository_path_changes').select(['commit_sha', 'path', 'entry', 'follow']).where('project_id', '=', projectId).where('commit_sha', 'in', [...expected.keys()]).execute();
+  const found = new Map([...expected.keys()].map((sha) => [sha, new Set<string>()]));
+  for (const row of rows) found.get(row.commit_sha)!.add(key(row.path, row.entry, row.follow));
+  for (const [sha, want] of expected) {
+    const have = found.get(sha)!;
+    const missing = [...want].filter((k) => !have.has(k));
+    const extra = [...have].filter((k) => !want.has(k));
+    if (missing.length > 0) mismatch(sha, `the per-path change index lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''}`);
+    if (extra.length > 0) mismatch(sha, `the per-path change index holds ${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ` and ${extra.length - 3} more` : ''}, which the commit does not change`);
+  }
+}
 
 async function lookUp(db: Db, wanted: readonly Wanted[], problem: (p: Problem) => void): Promise<void> {
   if (wanted.length === 0) return;
