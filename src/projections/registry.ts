@@ -30,12 +30,13 @@ import { snippetsProjector } from './snippets/projector.js';
 import { boardsProjector } from './boards/projector.js';
 import { issueLinksProjector } from './issue-links/projector.js';
 import { epicIssuesProjector } from './epics/issues-projector.js';
+import { crossReferencesProjector } from './cross-references/projector.js';
 
 /**
  * Every projector, in the order they apply an event: projects after groups (renames read the
  * renamed rows), authorizations after members, groups and projects (it recomputes from their rows).
  */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, protectedTagsProjector, applicationSettingsProjector, integrationsProjector, hooksProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector, issuesProjector, todosProjector, snippetsProjector, notesProjector, awardEmojiProjector, boardsProjector, issueLinksProjector, epicIssuesProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, protectedTagsProjector, applicationSettingsProjector, integrationsProjector, hooksProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector, issuesProjector, todosProjector, snippetsProjector, notesProjector, awardEmojiProjector, boardsProjector, issueLinksProjector, epicIssuesProjector, crossReferencesProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -204,6 +204,26 @@ describe('PUT /groups/:id/epics/:epic_iid/issues/:epic_issue_id', () => {
 });
 
 describe('DELETE /groups/:id/epics/:epic_iid/issues/:epic_issue_id', () => {
+  it('writes EE\'s system notes on the issue: added to, changed, removed from epic (by the epic\'s group path from a subgroup\'s project)', async () => {
+    const { group, project, subProject } = await hierarchy();
+    const [a, b] = [await newEpic(group.id), await newEpic(group.id)];
+    const issue = await newIssue(project.id);
+    const deep = await newIssue(subProject.id);
+    const link = (await add(group.id, a.iid, issue.id)).body;
+    await add(group.id, b.iid, issue.id);
+    await api.del(`${issuesUrl(group.id, b.iid)}/${link.id}`);
+    await add(group.id, a.iid, deep.id);
+    const systemNotes = async (projectId: number, iid: number) => ((await api.get(`/projects/${projectId}/issues/${iid}/notes`, { query: { sort: 'asc' } })).body as { body: string; system: boolean }[]).filter((n) => n.system).map((n) => n.body);
+    expect(await systemNotes(project.id, issue.iid)).toEqual([`added to epic &${a.iid}`, `changed epic to &${b.iid}`, `removed from epic &${b.iid}`]);
+    expect(await systemNotes(subProject.id, deep.iid)).toEqual([`added to epic ${group.full_path}&${a.iid}`]);
+    // …and on the epics (the notes API finds an epic by id): the issue by its project's path in the group, else its full path.
+    const epicNotes = async (epicId: number) => ((await api.get(`/groups/${group.id}/epics/${epicId}/notes`, { query: { sort: 'asc' } })).body as { body: string; system: boolean; noteable_iid: unknown }[]).filter((n) => n.system);
+    const ref = `${project.path}#${issue.iid}`;
+    expect((await epicNotes(a.id)).map((n) => n.body)).toEqual([`added issue ${ref}`, `moved issue ${ref} to epic &${b.iid}`, `added issue ${subProject.path_with_namespace}#${deep.iid}`]);
+    expect((await epicNotes(b.id)).map((n) => n.body)).toEqual([`added issue ${ref} from epic &${a.iid}`, `removed issue ${ref}`]);
+    expect((await epicNotes(a.id))[0]).toMatchObject({ noteable_iid: null });
+  });
+
   it('takes the issue out, answers the link as it was; IssueRemovedFromEpic; then 404', async () => {
     const { group, project } = await hierarchy();
     const epic = await newEpic(group.id);
@@ -308,8 +328,20 @@ describe('epic_id and epic_iid on POST and PUT /projects/:id/issues', () => {
     const epic = await newEpic(group.id);
     const issue = await newIssue(project.id, { epic_id: epic.id });
     expect((await onPlan(api, 'premium', () => api.get(`/projects/${project.id}/issues/${issue.iid}`))).body).not.toHaveProperty('epic');
-    expect((await onPlan(api, 'premium', () => api.post(`/projects/${project.id}/issues`, { title: 'y', epic_id: epic.id }))).status).toBe(201);
     expect(await linkRows(epic.id)).toHaveLength(1);
+  });
+
+  it('answers epic_id and epic_iid below ultimate as EE does: no epic is found; GitLab CE (free) ignores them', async () => {
+    const { group, project } = await hierarchy();
+    const epic = await newEpic(group.id);
+    const issues = `/projects/${project.id}/issues`;
+    const inside = await newIssue(project.id, { epic_id: epic.id });
+    expect(await onPlan(api, 'premium', () => api.post(issues, { title: 'y', epic_id: epic.id }))).toMatchObject({ status: 404, body: { message: '404 Not found' } });
+    expect(await onPlan(api, 'starter', () => api.post(issues, { title: 'y', epic_iid: epic.iid }))).toMatchObject({ status: 404, body: { message: '404 Epic Not Found' } });
+    // epic_id=0 takes nothing out below ultimate (EpicIssues::DestroyService is refused).
+    expect((await onPlan(api, 'premium', () => api.put(`${issues}/${inside.iid}`, { epic_id: 0 }))).status).toBe(200);
+    expect(await onPlan(api, 'free', () => api.post(issues, { title: 'z', epic_id: epic.id }))).toMatchObject({ status: 201 });
+    expect((await linkRows(epic.id)).map((r) => r.issue_id)).toEqual([inside.id]);
   });
 });
 

@@ -129,6 +129,33 @@ describe('GET /projects/:id/issues/:issue_iid/links', () => {
 });
 
 describe('DELETE /projects/:id/issues/:issue_iid/links/:issue_link_id', () => {
+  it('writes EE\'s system notes on both issues: "marked this issue as related to", "removed the relation with"', async () => {
+    const p = world.projects.private;
+    const other = world.projects.public;
+    const token = world.callers.developer.token;
+    const [a, b] = [await world.issue(p), await world.issue(other)];
+    const path = (await api.get(`/projects/${other}`, { token })).body.path_with_namespace as string;
+    const aPath = (await api.get(`/projects/${p}`, { token })).body.path_with_namespace as string;
+    // The two projects are in different groups: each names the other by its full path.
+    const [aRef, bRef] = [aPath, path];
+    await starter(() => link(p, a, { project: other, iid: b }, token));
+    const [{ issue_link_id: id }] = (await starter(() => api.get(linksUrl(p, a), { token }))).body;
+    await starter(() => api.del(`${linksUrl(p, a)}/${id}`, { token }));
+    const systemNotes = async (projectId: number, iid: number, caller = token) =>
+      ((await api.get(`/projects/${projectId}/issues/${iid}/notes`, { token: caller, query: { sort: 'asc' } })).body as { body: string; system: boolean; author: { id: number } }[]).filter((n) => n.system).map((n) => [n.body, n.author.id]);
+    const dev = world.callers.developer.user!.id;
+    expect(await systemNotes(p, a)).toEqual([
+      [`marked this issue as related to ${bRef}#${b}`, dev],
+      [`removed the relation with ${bRef}#${b}`, dev],
+    ]);
+    expect(await systemNotes(other, b)).toEqual([
+      [`marked this issue as related to ${aRef}#${a}`, dev],
+      [`removed the relation with ${aRef}#${a}`, dev],
+    ]);
+    // A reader of the public issue who may not read the private one sees neither.
+    expect(await systemNotes(other, b, world.callers.nonMember.token)).toEqual([]);
+  });
+
   it('removes the link, answers both issues, appends IssueLinkDeleted; then 404', async () => {
     const p = world.projects.private;
     const [a, b] = [await world.issue(p), await world.issue(p)];

@@ -116,7 +116,23 @@ describe('Issue Hook', () => {
     });
     expect(Object.keys(body.object_attributes).slice(0, 3)).toEqual(['assignee_id', 'author_id', 'closed_at']);
     expect(body.labels).toEqual([expect.objectContaining({ title: 'bug', project_id: project.id, type: 'ProjectLabel', template: false, group_id: null })]);
-    expect(body.changes).toEqual({});
+    // Issuable#to_hook_data without old associations: the creation's attributes, and labels, assignees and total_time_spent as from none.
+    const label = body.labels[0];
+    expect(body.changes).toEqual({
+      author_id: { previous: null, current: me.id },
+      created_at: { previous: null, current: body.object_attributes.created_at },
+      description: { previous: null, current: 'It fails: ![shot](/uploads/abc/shot.png)' },
+      id: { previous: null, current: created.body.id },
+      iid: { previous: null, current: iid },
+      project_id: { previous: null, current: project.id },
+      ...(body.object_attributes.relative_position === null ? {} : { relative_position: { previous: null, current: body.object_attributes.relative_position } }),
+      title: { previous: null, current: 'Broken build' },
+      updated_at: { previous: null, current: body.object_attributes.updated_at },
+      assignees: { previous: [], current: [userAttrs()] },
+      labels: { previous: [], current: [label] },
+      total_time_spent: { previous: null, current: 0 },
+    });
+    expect(Object.keys(body.changes).slice(-3)).toEqual(['assignees', 'labels', 'total_time_spent']);
     expect(body.repository).toEqual({ name: project.name, url: body.project.url, description: null, homepage: web });
     expect(body.assignees).toEqual([userAttrs()]);
 
@@ -132,10 +148,20 @@ describe('Issue Hook', () => {
     expect((await api.put(`/projects/${project.id}/issues/${iid}`, { state_event: 'close' })).status).toBe(200);
     const closed = (await received(path, 3))[2]!.body;
     expect(closed.object_attributes).toMatchObject({ state: 'closed', state_id: 2, action: 'close', closed_at: expect.stringMatching(SIDEKIQ_TIME) });
+    // CloseService's last save is `issue.update(closed_by:)`: of the safe keys, updated_at.
+    const closedAt = closed.object_attributes.updated_at;
+    expect(closed.changes).toEqual({ updated_at: { previous: closedAt, current: closedAt }, assignees: { previous: [], current: [userAttrs()] }, total_time_spent: { previous: null, current: 0 } });
 
     expect((await api.put(`/projects/${project.id}/issues/${iid}`, { state_event: 'reopen' })).status).toBe(200);
     const reopened = (await received(path, 4))[3]!.body;
     expect(reopened.object_attributes).toMatchObject({ state: 'opened', state_id: 1, action: 'reopen' });
+    expect(reopened.changes).toEqual({
+      closed_at: { previous: closed.object_attributes.closed_at, current: null },
+      state_id: { previous: 2, current: 1 },
+      updated_at: { previous: closedAt, current: reopened.object_attributes.updated_at },
+      assignees: { previous: [], current: [userAttrs()] },
+      total_time_spent: { previous: null, current: 0 },
+    });
   });
 
   it('sends a confidential issue only to confidential_issues_events, as "Confidential Issue Hook"', async () => {

@@ -183,9 +183,12 @@ describe('system notes', () => {
     expect((await api.put(`/projects/${project}/merge_requests/${mr.iid}/merge`, {}, { token })).status).toBe(200);
     const notes = (await api.get(`/projects/${project}/merge_requests/${mr.iid}/notes?sort=asc`, { token })).body;
     const projectPath = (await api.get(`/projects/${project}`, { token })).body.path_with_namespace;
+    // The merge commit's message ("See merge request …!n") mentions the merge request (ProcessCommitWorker, after the merge).
+    const merged = (await api.get(`/projects/${project}/merge_requests/${mr.iid}`, { token })).body;
     expect(notes.map((n: { body: string }) => n.body)).toEqual([
       `added 1 commit\n\n<ul><li>${pushed.body.id.slice(0, 8)} - Second &lt;b&gt;</li></ul>\n\n[Compare with previous version](/${projectPath}/-/merge_requests/${mr.iid}/diffs?diff_id=${versions[0].id}&start_sha=${before})`,
       'merged',
+      `mentioned in commit ${merged.merge_commit_sha}`,
     ]);
   });
 });

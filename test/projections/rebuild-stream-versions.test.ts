@@ -157,7 +157,7 @@ async function writeSome(round: number) {
   ok(await api.del(`${issues}/${gone.iid}`, { token: bob.token }));
   const note = ok(await api.post(`${issues}/${issue.iid}/notes`, { body: 'first' }, { token: bob.token })).body;
   ok(await api.put(`${issues}/${issue.iid}/notes/${note.id}`, { body: 'edited' }, { token: bob.token }));
-  ok(await api.post(`${mergeRequest}/${mr.iid}/notes`, { body: 'on the merge request' }, { token: bob.token }));
+  ok(await api.post(`${mergeRequest}/${mr.iid}/notes`, { body: `on the merge request, for #${issue.iid}` }, { token: bob.token }));
   ok(await api.post(`${issues}/${issue.iid}/award_emoji`, { name: 'thumbsup' }, { token: bob.token }));
   const award = ok(await api.post(`${issues}/${issue.iid}/notes/${note.id}/award_emoji`, { name: 'smile' }, { token: bob.token })).body;
   ok(await api.del(`${issues}/${issue.iid}/notes/${note.id}/award_emoji/${award.id}`, { token: bob.token }));

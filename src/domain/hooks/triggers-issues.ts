@@ -1,6 +1,6 @@
 import type { DataOf } from '../aggregates.js';
 import { issuableChanges, type IssuableChanges } from './payloads-issuables.js';
-import { issueData, type IssueAction, type IssueFacts } from './payloads-issues.js';
+import { issueActionChanges, issueData, type IssueAction, type IssueFacts } from './payloads-issues.js';
 import { noteData, type NoteableFacts } from './payloads-notes.js';
 import type { HookFacts, HookMessage } from './facts.js';
 
@@ -15,6 +15,10 @@ export async function issueMessage(id: number, action: IssueAction, facts: HookF
   const name = issue.confidential ? 'confidential_issue_hooks' : 'issue_hooks';
   return [{ name, projectId: issue.projectId, payload: issueData(issue, facts.actor, action, changes ? await changes(issue) : {}) }];
 }
+
+/** What an issue's opening, closing or reopening changed, as GitLab 12.10 tells it (issueActionChanges). */
+export const issueActionMessage = (id: number, action: 'open' | 'close' | 'reopen', facts: HookFacts) =>
+  issueMessage(id, action, facts, async (issue) => issueActionChanges(action, issue, action === 'reopen' ? await facts.issue(id, true) : undefined));
 
 /** What an issue's update changed: the issue just before it against after it (IssuableBuilder#final_changes). */
 export async function issueUpdateChanges(d: DataOf<'IssueUpdated'>, issue: IssueFacts, facts: HookFacts): Promise<IssuableChanges> {

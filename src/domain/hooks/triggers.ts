@@ -21,7 +21,7 @@ import {
   userOf,
 } from './payloads-system.js';
 import { deployKeyStreamId } from '../deploy-keys.js';
-import { issueMessage, issueUpdateChanges, noteMessage } from './triggers-issues.js';
+import { issueActionMessage, issueMessage, issueUpdateChanges, noteMessage } from './triggers-issues.js';
 import { pushData, repositoryUpdateData } from './payloads.js';
 
 /**
@@ -153,9 +153,9 @@ export const HOOK_TRIGGERS = {
   MergeRequestMerged: (d, f) => mergeRequestMessage(d.id, 'merge', f),
   MergeRequestUpdated: (d, f) => mergeRequestMessage(d.id, 'update', f, (mr) => updateChanges(d, mr, f)),
 
-  IssueOpened: (d, f) => issueMessage(d.id, 'open', f),
-  IssueClosed: (d, f) => issueMessage(d.id, 'close', f),
-  IssueReopened: (d, f) => issueMessage(d.id, 'reopen', f),
+  IssueOpened: (d, f) => issueActionMessage(d.id, 'open', f),
+  IssueClosed: (d, f) => issueActionMessage(d.id, 'close', f),
+  IssueReopened: (d, f) => issueActionMessage(d.id, 'reopen', f),
   IssueUpdated: (d, f) => issueMessage(d.id, 'update', f, (issue) => issueUpdateChanges(d, issue, f)),
 
   NoteAdded: (d, f) => noteMessage(d, f),

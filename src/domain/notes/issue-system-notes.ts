@@ -5,13 +5,16 @@ import { assigneesNote, labelsNote, markTitleChange, SYSTEM_NOTE_ID_FACTOR, time
 /**
  * The system notes of an issue, as ./system-notes.ts gives a merge request's: a pure mapping
  * from the issue's events to GitLab 12's notes (Issuable::CommonSystemNotesService, then
- * Issues::UpdateService#handle_changes; Issues::MoveService; SystemNotes::TimeTrackingService),
+ * Issues::UpdateService#handle_changes; Issues::MoveService; SystemNotes::TimeTrackingService; EE's
+ * epic notes),
  * the k-th note of the event at log position p with the id 10·p + k (src/domain/issuable-history.ts).
  */
 
 export interface IssueSystemNoteFacts extends Pick<SystemNoteFacts, 'username' | 'milestoneReference'> {
   /** Issue#to_reference(project) of another issue, by id: `#1`, `project#1` in the namespace, else `group/project#1`. */
   issueReference(id: number): string;
+  /** EE's Epic#to_reference(issue's project) of an epic, by id: `&1` for a project of the epic's group, else `group&1`; null for an epic since deleted. */
+  epicReference(id: number): string | null;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -59,6 +62,15 @@ function notesOf(event: IssueEvent, before: IssuableBefore | null, facts: IssueS
       return ['reopened'];
     case 'IssueMoved':
       return [`moved to ${facts.issueReference(event.data.moved_to_id)}`];
+    // EE's SystemNoteService.issue_on_epic (`added to epic`, `removed from epic`) and issue_epic_change (moved from another epic).
+    case 'IssueAddedToEpic': {
+      const epic = facts.epicReference(event.data.epic_id);
+      return [epic === null ? null : event.data.previous_epic_id === null ? `added to epic ${epic}` : `changed epic to ${epic}`];
+    }
+    case 'IssueRemovedFromEpic': {
+      const epic = facts.epicReference(event.data.epic_id);
+      return [epic === null ? null : `removed from epic ${epic}`];
+    }
     case 'IssueTimeEstimateChanged':
       return [timeEstimateNote(event.data.time_estimate)];
     case 'IssueTimeSpent':
@@ -77,11 +89,13 @@ export const ISSUE_SYSTEM_NOTE_EVENT_TYPES = [
   'IssueMoved',
   'IssueTimeEstimateChanged',
   'IssueTimeSpent',
+  'IssueAddedToEpic',
+  'IssueRemovedFromEpic',
 ] as const satisfies readonly IssueEvent['type'][];
 
-/** The ids the notes name (users, milestones, issues), for the caller to look up. */
-export function issueSystemNoteIds(stream: readonly LoggedIssuableEvent<IssueEvent>[]): { users: Set<number>; milestones: Set<number>; issues: Set<number> } {
-  const ids = { users: new Set<number>(), milestones: new Set<number>(), issues: new Set<number>() };
+/** The ids the notes name (users, milestones, issues, epics), for the caller to look up. */
+export function issueSystemNoteIds(stream: readonly LoggedIssuableEvent<IssueEvent>[]): { users: Set<number>; milestones: Set<number>; issues: Set<number>; epics: Set<number> } {
+  const ids = { users: new Set<number>(), milestones: new Set<number>(), issues: new Set<number>(), epics: new Set<number>() };
   let assignees: readonly number[] = [];
   for (const { event } of stream) {
     if (event.type === 'IssueOpened') {
@@ -94,6 +108,7 @@ export function issueSystemNoteIds(stream: readonly LoggedIssuableEvent<IssueEve
       if (c.assignee_ids) assignees = c.assignee_ids;
       if (c.milestone_id != null) ids.milestones.add(c.milestone_id);
     } else if (event.type === 'IssueMoved') ids.issues.add(event.data.moved_to_id);
+    else if (event.type === 'IssueAddedToEpic' || event.type === 'IssueRemovedFromEpic') ids.epics.add(event.data.epic_id);
   }
   return ids;
 }

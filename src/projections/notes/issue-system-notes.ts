@@ -10,14 +10,18 @@ const namespaceOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
 export async function issueSystemNoteViews(db: Db, issue: { id: number; iid: number; project_id: number }): Promise<NoteView[]> {
   const stream = await readIssuableHistory(db, issueStreamId(issue.id), ISSUE_SYSTEM_NOTE_EVENT_TYPES);
   const ids = issueSystemNoteIds(stream);
-  const [users, milestones, issues, project] = await Promise.all([
+  const [users, milestones, issues, project, epics] = await Promise.all([
     ids.users.size > 0 ? db.selectFrom('users').select(['id', 'username']).where('id', 'in', [...ids.users]).execute() : [],
     ids.milestones.size > 0 ? db.selectFrom('milestones').select(['id', 'iid']).where('id', 'in', [...ids.milestones]).execute() : [],
     ids.issues.size > 0
       ? db.selectFrom('issues').innerJoin('projects', 'projects.id', 'issues.project_id').select(['issues.id', 'issues.iid', 'issues.project_id', 'projects.path_with_namespace']).where('issues.id', 'in', [...ids.issues]).execute()
       : [],
-    db.selectFrom('projects').select('path_with_namespace').where('id', '=', issue.project_id).executeTakeFirst(),
+    db.selectFrom('projects').select(['path_with_namespace', 'namespace_id']).where('id', '=', issue.project_id).executeTakeFirst(),
+    ids.epics.size > 0
+      ? db.selectFrom('epics').innerJoin('namespaces', 'namespaces.id', 'epics.group_id').select(['epics.id', 'epics.iid', 'epics.group_id', 'namespaces.full_path']).where('epics.id', 'in', [...ids.epics]).execute()
+      : [],
   ]);
+  const epicMap = new Map(epics.map((e) => [e.id, e]));
   const usernames = new Map(users.map((u) => [u.id, u.username]));
   const milestoneIids = new Map(milestones.map((m) => [m.id, m.iid]));
   const issueMap = new Map(issues.map((i) => [i.id, i]));
@@ -32,6 +36,12 @@ export async function issueSystemNoteViews(db: Db, issue: { id: number; iid: num
       if (other.project_id === issue.project_id) return `#${other.iid}`;
       const path = other.path_with_namespace;
       return namespaceOf(path) === namespaceOf(from) ? `${path.slice(path.lastIndexOf('/') + 1)}#${other.iid}` : `${path}#${other.iid}`;
+    },
+    // Epic#to_reference(project): bare for a project directly in the epic's group (group.projects).
+    epicReference: (id) => {
+      const epic = epicMap.get(id);
+      if (!epic) return null;
+      return epic.group_id === project?.namespace_id ? `&${epic.iid}` : `${epic.full_path}&${epic.iid}`;
     },
   });
   return notes.map((n) => systemNoteView(n, 'Issue', issue));

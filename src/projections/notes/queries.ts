@@ -100,7 +100,7 @@ export async function mergeRequestSystemNoteViews(db: Db, mergeRequest: { id: nu
 }
 
 /** A system note as the entities present it: an individual discussion of its own. */
-export const systemNoteView = (n: SystemNote, noteableType: NoteableType, noteable: { id: number; iid: number }): NoteView => ({
+export const systemNoteView = (n: SystemNote, noteableType: NoteableType, noteable: { id: number; iid: number | null }): NoteView => ({
   id: n.id,
   type: null,
   body: n.body,

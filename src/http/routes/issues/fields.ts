@@ -36,15 +36,15 @@ export const ISSUE_PARAMS = {
   epic_iid: optional(t.integer()),
 } satisfies Shape;
 
-/** The issue parameters the instance's plan declares: `weight` with issue_weights, `epic_id` and `epic_iid` with epics. */
+/** The issue parameters the instance's plan declares: `weight` with issue_weights, `epic_id` and `epic_iid` in EE. */
 export function issueParams(c: Context): Shape {
   const { weight, epic_id, epic_iid, ...common } = ISSUE_PARAMS;
   const plan = appContext(c).config.plan;
   return {
     ...common,
     ...(licensed(plan, 'issue_weights') ? { weight } : {}),
-    // EE's optional_issue_params_ee (ultimate): `mutually_exclusive :epic_id, :epic_iid` (ISSUE_RULES).
-    ...(licensed(plan, 'epics') ? { epic_id, epic_iid } : {}),
+    // EE's optional_issue_params_ee, whatever the plan: `mutually_exclusive :epic_id, :epic_iid` (ISSUE_RULES).
+    ...(licensed(plan, 'ee') ? { epic_id, epic_iid } : {}),
   };
 }
 
@@ -75,20 +75,23 @@ export type EpicAsked = { readonly id: number; readonly group_id: number } | nul
  * readable epics of the project's group, its subgroups and ancestors ("404 Not found"), and
  * refuses one the caller may not administer (403). `epic_id=0`, or a project outside any
  * group, takes the issue out of its epic. An epic whose group does not hold the project's
- * (EpicIssues::CreateService's linkable issues) changes nothing.
+ * (EpicIssues::CreateService's linkable issues) changes nothing. EE declares both below ultimate too.
  */
 export async function epicAsked(c: Context, project: ProjectScope, p: IssueParams): Promise<EpicAsked> {
   if (p.epic_id === undefined && p.epic_iid === undefined) return undefined;
   const { db } = appContext(c);
   const group = await projectGroup(db, project.row.id);
   let epicId = p.epic_id;
+  // Below ultimate no epic is readable (EpicsFinder answers none without read_epic), and
+  // EpicIssues::DestroyService takes no issue out of one (admin_epic_issue).
+  const epics = licensed(appContext(c).config.plan, 'epics');
   if (p.epic_iid !== undefined) {
-    const byIid = group && (await findEpicForIssue(db, project.viewer, group, { iid: p.epic_iid }));
+    const byIid = epics && group && (await findEpicForIssue(db, project.viewer, group, { iid: p.epic_iid }));
     if (!byIid) throw notFound('Epic');
     epicId = byIid.id;
   }
-  if (epicId === undefined || epicId === 0 || !group) return null;
-  const epic = await findEpicForIssue(db, project.viewer, group, { id: epicId });
+  if (epicId === undefined || epicId === 0 || !group) return epics ? null : undefined;
+  const epic = epics ? await findEpicForIssue(db, project.viewer, group, { id: epicId }) : undefined;
   if (!epic) throw recordNotFound();
   if (!canAdminEpic(project.viewer, epic)) throw forbidden();
   return group.traversal_ids.includes(epic.group_id) ? { id: epic.id, group_id: epic.group_id } : undefined;

@@ -2,7 +2,8 @@ import { Hono, type Context } from 'hono';
 import { sql, type SqlBool } from 'kysely';
 import { moveIssue } from '../../../commands/issues.js';
 import { notFound, serviceError } from '../../../domain/errors.js';
-import { issueReferences, mergeRequestClosingReferences, referencesIssue } from '../../../domain/issues/references.js';
+import { mergeRequestClosingReferences, referencesIssue } from '../../../domain/issues/references.js';
+import { referencedMergeRequestIds } from '../../../projections/cross-references/queries.js';
 import { creationRequestOf } from '../../../projections/issues/queries.js';
 import type { IssueRow } from '../../../projections/issues/tables.js';
 import { mergeRequestListQuery } from '../../../projections/merge-requests/list-query.js';
@@ -34,15 +35,13 @@ async function declaredIid(c: Context) {
 }
 
 /**
- * The merge requests the caller may read whose title or description references the issue (`closing`:
- * those that close it — MergeRequest#closes_issues, into the default branch), of the issue's
- * project only with `sameProject`; oldest first. A prefilter on the text, then GitLab's
- * reference extraction on each candidate, in memory: two queries whatever the candidates.
+ * The merge requests of the issue's project the caller may read that close the issue
+ * (MergeRequest#closes_issues, into the default branch); oldest first. A prefilter on the text,
+ * then GitLab's reference extraction on each candidate, in memory: two queries whatever the candidates.
  */
-async function referencingMergeRequests(c: Context, project: ProjectScope, issue: IssueRow, options: { closing: boolean; sameProject: boolean }): Promise<MergeRequestRow[]> {
+async function closingMergeRequests(c: Context, project: ProjectScope, issue: IssueRow): Promise<MergeRequestRow[]> {
   const { db } = appContext(c);
-  const source = options.sameProject ? { projectId: project.row.id } : ('everywhere' as const);
-  const candidates = await mergeRequestListQuery(db, project.viewer, source, { state: 'all' })
+  const candidates = await mergeRequestListQuery(db, project.viewer, { projectId: project.row.id }, { state: 'all' })
     .where(sql<SqlBool>`(merge_requests.title || ' ' || coalesce(merge_requests.description, '')) ~ ${`(#|/issues/)${issue.iid}([^0-9]|$)`}`)
     .orderBy('merge_requests.id')
     .execute();
@@ -55,8 +54,7 @@ async function referencingMergeRequests(c: Context, project: ProjectScope, issue
   const target = { projectId: project.row.id, path: project.row.path_with_namespace, iid: issue.iid };
   return candidates.filter((mr) => {
     const from = byId.get(mr.project_id)!;
-    const refs = options.closing ? mergeRequestClosingReferences(mr, from.default_branch) : issueReferences([mr.title, mr.description ?? ''].join('\n'));
-    return referencesIssue(refs, { id: from.id, path: from.path_with_namespace }, target);
+    return referencesIssue(mergeRequestClosingReferences(mr, from.default_branch), { id: from.id, path: from.path_with_namespace }, target);
   });
 }
 
@@ -98,7 +96,7 @@ export const issueMoreRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth);
     const issue = await issueOf(c, project);
     // MergeRequestsClosingIssues of the issue, through MergeRequestsFinder(project_id: the issue's project), newest first.
-    const rows = (await referencingMergeRequests(c, project, issue, { closing: true, sameProject: true })).reverse();
+    const rows = (await closingMergeRequests(c, project, issue)).reverse();
     const { db, config } = appContext(c);
     const page = await paginateArray(c, rows);
     const views = await mergeRequestViews(db, page, new Map([[project.row.id, project.row.path_with_namespace]]));
@@ -110,8 +108,10 @@ export const issueMoreRoutes = new Hono<AppEnv>()
     await declaredIid(c);
     const project = await userProject(c, auth);
     const issue = await issueOf(c, project);
-    const rows = await referencingMergeRequests(c, project, issue, { closing: false, sameProject: false });
     const { db, config } = appContext(c);
+    // Issues::ReferencedMergeRequestsService: those the issue and its notes reference (./cross-references), readable by the caller, by iid.
+    const ids = await referencedMergeRequestIds(db, issue);
+    const rows = ids.length === 0 ? [] : await mergeRequestListQuery(db, project.viewer, 'everywhere', { state: 'all' }).where('merge_requests.id', 'in', ids).orderBy('merge_requests.iid').orderBy('merge_requests.id').execute();
     const page = await paginateArray(c, rows);
     const mergeable = await mergeableBy(db, project.viewer, page);
     // Entities::MergeRequest with include_subscribed: false.

@@ -9,9 +9,10 @@ import { findMergeRequest } from '../../../projections/merge-requests/queries.js
 import { visibleSnippet } from '../../../projections/snippets/queries.js';
 import { mergeRequestSystemNoteViews, userNotes, type NoteView } from '../../../projections/notes/queries.js';
 import { resolveCommit } from '../../../projections/repository/queries.js';
-import { appContext, type Auth } from '../../kernel/context.js';
+import { appContext, today, type Auth } from '../../kernel/context.js';
 import { pathId } from '../../kernel/params.js';
 import { issueSystemNoteViews } from '../../../projections/notes/issue-system-notes.js';
+import { crossReferenceNoteViews, epicSystemNoteViews } from '../../../projections/cross-references/queries.js';
 import { userGroup, userProject, type ProjectScope } from '../../kernel/scope.js';
 import { canOnMergeRequest } from '../merge-requests/find.js';
 
@@ -84,8 +85,12 @@ export const mergeRequestNoteables: NoteableKind = {
             !locked && viewerId !== undefined && (row.author_id === viewerId || project.can('resolve_note'))
           : projectAbilities(project, locked)(ability),
       notes: async () => {
-        const [user, system] = await Promise.all([userNotes(db, { type: 'MergeRequest', id: row.id, iid: row.iid }), mergeRequestSystemNoteViews(db, row, project.row.path_with_namespace)]);
-        return mergeInCreatedOrder(user, system);
+        const [user, system, mentions] = await Promise.all([
+          userNotes(db, { type: 'MergeRequest', id: row.id, iid: row.iid }),
+          mergeRequestSystemNoteViews(db, row, project.row.path_with_namespace),
+          crossReferenceNoteViews(db, { type: 'MergeRequest', row }, project.viewer, today(c)),
+        ]);
+        return mergeInCreatedOrder(user, mergeInCreatedOrder(system, mentions));
       },
       mergeRequest: { id: row.id, iid: row.iid, projectId: project.row.id },
     };
@@ -125,8 +130,8 @@ export const issueNoteables: NoteableKind = {
       confidential: row.confidential,
       can: projectAbilities(project, row.discussion_locked === true && project.role === null),
       notes: async () => {
-        const [user, system] = await Promise.all([userNotes(db, { type: 'Issue', id: row.id, iid: row.iid }), issueSystemNoteViews(db, row)]);
-        return mergeInCreatedOrder(user, system);
+        const [user, system, mentions] = await Promise.all([userNotes(db, { type: 'Issue', id: row.id, iid: row.iid }), issueSystemNoteViews(db, row), crossReferenceNoteViews(db, { type: 'Issue', row }, project.viewer, today(c))]);
+        return mergeInCreatedOrder(user, mergeInCreatedOrder(system, mentions));
       },
     };
   },
@@ -217,7 +222,10 @@ export async function epicNoteable(c: Context, auth: Auth, idParam: string, by: 
           return group.can('admin_group');
       }
     },
-    notes: () => userNotes(db, { type: 'Epic', id: epic.id, iid: null }),
+    notes: async () => {
+      const [user, system] = await Promise.all([userNotes(db, { type: 'Epic', id: epic.id, iid: null }), epicSystemNoteViews(db, epic, group.viewer)]);
+      return mergeInCreatedOrder(user, system);
+    },
   };
 }
 

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROJECTORS } from '../../src/projections/registry.js';
+import { rebuildProjections } from '../../src/projections/rebuild.js';
+import { createGroup, createProject } from '../support/fixtures.js';
+import { startIssueWorld, type IssueVisibility } from '../support/issues.js';
+import { grantRoles, type Callers } from '../support/roles.js';
+import type { TestServer } from '../support/server.js';
+
+let api: TestServer;
+let callers: Callers;
+let projects: Readonly<Record<IssueVisibility, number>>;
+let issue: (projectId: number, body?: Record<string, unknown>, token?: string | null) => Promise<number>;
+const paths = {} as Record<IssueVisibility, string>;
+
+beforeAll(async () => {
+  ({ api, callers, projects, issue } = await startIssueWorld());
+  for (const visibility of ['private', 'internal', 'public'] as const) {
+    paths[visibility] = (await api.get(`/projects/${projects[visibility]}`, { token: callers.admin.token })).body.path_with_namespace;
+  }
+});
+afterAll(() => api.close());
+
+type Note = { id: number; body: string; system: boolean; author: { id: number }; noteable_iid: number };
+const mentions = async (projectId: number, iid: number, token: string | null) => {
+  const listed = await api.get(`/projects/${projectId}/issues/${iid}/notes`, { token, query: { sort: 'asc' } });
+  expect(listed.status, listed.text).toBe(200);
+  return (listed.body as Note[]).filter((n) => n.system && n.body.startsWith('mentioned in'));
+};
+
+describe('cross-reference system notes ("mentioned in …")', () => {
+  it('writes "mentioned in issue #n" on an issue a description or a comment references, once per mentioner', async () => {
+    const token = callers.developer.token;
+    const target = await issue(projects.public, { title: 'Target' }, token);
+    const source = await issue(projects.public, { title: 'Source', description: `Relates to #${target}, and to #${target} again; \`#99\` is code` }, token);
+    const [note] = await mentions(projects.public, target, token);
+    expect(await mentions(projects.public, target, token)).toEqual([note]);
+    expect(note).toMatchObject({ body: `mentioned in issue #${source}`, system: true, author: { id: callers.developer.user!.id }, noteable_iid: target });
+    expect((await api.get(`/projects/${projects.public}/issues/${target}/notes/${note!.id}`, { token })).body).toEqual(note);
+    const thread = (await api.get(`/projects/${projects.public}/issues/${target}/discussions`, { token })).body.find((d: { notes: Note[] }) => d.notes[0]!.id === note!.id);
+    expect(thread).toMatchObject({ individual_note: true, notes: [note] });
+
+    // Editing the description, and a comment on the source, mention the target again: no second note.
+    await api.put(`/projects/${projects.public}/issues/${source}`, { description: `Still #${target}` }, { token });
+    await api.post(`/projects/${projects.public}/issues/${source}/notes`, { body: `See #${target}` }, { token });
+    expect((await mentions(projects.public, target, token)).map((n) => n.body)).toEqual([`mentioned in issue #${source}`]);
+
+    // A comment on another issue mentions as that issue; an issue never mentions itself.
+    const third = await issue(projects.public, { title: 'Third' }, token);
+    await api.post(`/projects/${projects.public}/issues/${third}/notes`, { body: `Same as #${target} and #${third}` }, { token: callers.guest.token });
+    expect((await mentions(projects.public, target, token)).map((n) => [n.body, n.author.id])).toEqual([
+      [`mentioned in issue #${source}`, callers.developer.user!.id],
+      [`mentioned in issue #${third}`, callers.guest.user!.id],
+    ]);
+    expect(await mentions(projects.public, third, token)).toEqual([]);
+  });
+
+  it('names another project by its path, and shows the note only to readers of the mentioner', async () => {
+    const target = await issue(projects.public, { title: 'Public target' }, callers.developer.token);
+    const source = await issue(projects.private, { title: 'Private source', description: `Blocks ${paths.public}#${target}` }, callers.developer.token);
+    const namespace = paths.public.slice(0, paths.public.lastIndexOf('/'));
+    const privateRef = paths.private.slice(0, paths.private.lastIndexOf('/')) === namespace ? paths.private.slice(paths.private.lastIndexOf('/') + 1) : paths.private;
+    expect((await mentions(projects.public, target, callers.developer.token)).map((n) => n.body)).toEqual([`mentioned in issue ${privateRef}#${source}`]);
+    // Note#cross_reference_not_visible_for?: a reader of the target who may not read the source sees no note, and GETs a 404.
+    const [note] = await mentions(projects.public, target, callers.developer.token);
+    expect(await mentions(projects.public, target, callers.nonMember.token)).toEqual([]);
+    expect((await api.get(`/projects/${projects.public}/issues/${target}/notes/${note!.id}`, { token: callers.nonMember.token })).status).toBe(404);
+
+    // A confidential source shows to its project's reporters, not to its guests.
+    const confidential = await issue(projects.public, { title: 'Secret', confidential: true, description: `Also #${target}` }, callers.developer.token);
+    expect((await mentions(projects.public, target, callers.reporter.token)).map((n) => n.body)).toContain(`mentioned in issue #${confidential}`);
+    expect((await mentions(projects.public, target, callers.guest.token)).map((n) => n.body)).not.toContain(`mentioned in issue #${confidential}`);
+  });
+
+  it('writes nothing for a mention by someone who may not read the target', async () => {
+    const target = await issue(projects.private, { title: 'Hidden target' }, callers.developer.token);
+    const outsider = await api.post(`/projects`, { name: `outsider-${Date.now()}`, visibility: 'public' }, { token: callers.nonMember.token });
+    expect(outsider.status, outsider.text).toBe(201);
+    const created = await api.post(`/projects/${outsider.body.id}/issues`, { title: 'Pointing', description: `${paths.private}#${target}` }, { token: callers.nonMember.token });
+    expect(created.status).toBe(201);
+    expect(await mentions(projects.private, target, callers.maintainer.token)).toEqual([]);
+  });
+
+  it('writes them between issues and merge requests, which makes them related merge requests', async () => {
+    const group = await createGroup(api, { token: callers.owner.token!, visibility: 'private' });
+    const project = await createProject(api, { token: callers.owner.token!, group, visibility: 'private', initialize_with_readme: true });
+    await grantRoles(api, callers, { projects: project.id });
+    const token = callers.developer.token!;
+    const target = await issue(project.id, { title: 'Wanted' }, token);
+    const other = await issue(project.id, { title: 'Other' }, token);
+    const branch = await api.post(`/projects/${project.id}/repository/commits`, { branch: 'work', start_branch: 'master', commit_message: 'Work', actions: [{ action: 'create', file_path: 'w.txt', content: 'w\n' }] }, { token });
+    expect(branch.status, branch.text).toBe(201);
+    const mr = (await api.post(`/projects/${project.id}/merge_requests`, { title: 'Work', source_branch: 'work', target_branch: 'master' }, { token })).body;
+    const related = async (iid: number) => (await api.get(`/projects/${project.id}/issues/${iid}/related_merge_requests`, { token })).body.map((m: { iid: number }) => m.iid);
+    expect(await related(target)).toEqual([]);
+    // A comment on the merge request mentions as the merge request.
+    await api.post(`/projects/${project.id}/merge_requests/${mr.iid}/notes`, { body: `Does #${target}` }, { token });
+    expect((await mentions(project.id, target, token)).map((n) => n.body)).toEqual([`mentioned in merge request !${mr.iid}`]);
+    expect(await related(target)).toEqual([mr.iid]);
+    // An issue whose description references the merge request: a note on it, and it is related.
+    await api.put(`/projects/${project.id}/issues/${other}`, { description: `Waiting for !${mr.iid}` }, { token });
+    const onMr = (await api.get(`/projects/${project.id}/merge_requests/${mr.iid}/notes`, { token, query: { sort: 'asc' } })).body as Note[];
+    expect(onMr.filter((n) => n.system && n.body.startsWith('mentioned')).map((n) => n.body)).toEqual([`mentioned in issue #${other}`]);
+    expect(await related(other)).toEqual([mr.iid]);
+  });
+
+  it('writes "mentioned in commit <sha>" for a pushed commit, the same after a rebuild', async () => {
+    const token = callers.maintainer.token;
+    const target = await issue(projects.private, { title: 'Committed against' }, token);
+    const commit = await api.post(`/projects/${projects.private}/repository/commits`, { branch: 'master', commit_message: `Fix the thing\n\nRefs #${target}`, actions: [{ action: 'create', file_path: 'x.txt', content: 'x\n' }] }, { token });
+    expect(commit.status, commit.text).toBe(201);
+    expect((await mentions(projects.private, target, token)).map((n) => [n.body, n.author.id])).toEqual([[`mentioned in commit ${commit.body.id}`, callers.maintainer.user!.id]]);
+    // A guest of a private project may not read its code: the commit's note is hidden from them.
+    expect(await mentions(projects.private, target, callers.guest.token)).toEqual([]);
+
+    const calls = [() => api.get(`/projects/${projects.private}/issues/${target}/notes`, { token }), () => api.get(`/projects/${projects.public}/issues`, { token })];
+    const before = await Promise.all(calls.map(async (call) => (await call()).text));
+    await rebuildProjections(api.handle, PROJECTORS);
+    expect(await Promise.all(calls.map(async (call) => (await call()).text))).toEqual(before);
+  });
+});
