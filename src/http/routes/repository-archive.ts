@@ -1,4 +1,5 @@
-import { PassThrough, Readable } from 'node:stream';
+import { spawn, spawnSync } from 'node:child_process';
+import { Duplex, PassThrough, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { Hono, type Context } from 'hono';
 import tar from 'tar-stream';
@@ -21,14 +22,19 @@ import { userProject } from '../kernel/scope.js';
  * `git archive` to Workhorse): the tree of a commit as a tar (gzipped by default) or zip,
  * streamed. Each entry is under GitLab's prefix `<project path>-<ref>-<sha>[-<path>]/`, with
  * git archive's modes (tar.umask 002: 0664 files, 0775 executables and directories) and the
- * commit's time; a zip's comment is the commit's SHA (git's tar carries it in a pax global
- * header, which tar-stream cannot write: left out).
+ * commit's time; the commit's SHA is a tar's pax global header comment (`git
+ * get-tar-commit-id` reads it) and a zip's comment, as git archive writes them. bzip2 is
+ * made by the `bzip2` program (`-c -6`), as Workhorse makes it.
  * The tree is walked in git's order and blobs are read a batch at a time as the client takes
  * them, so memory does not grow with the repository.
  */
 
-/** Gitlab::PathRegex.archive_formats_regex's bzip2 formats: not made here (no bzip2 encoder yet), answered as a failed archive. */
+/** Gitlab::PathRegex.archive_formats_regex's bzip2 formats. */
 const BZIP2 = new Set(['tar.bz2', 'tbz', 'tbz2', 'tb2', 'bz2']);
+
+/** Whether the `bzip2` program runs here (asked once): without it a bzip2 archive fails, as Workhorse's does (404 File). */
+let bzip2Runs: boolean | undefined;
+const canBzip2 = () => (bzip2Runs ??= spawnSync('bzip2', ['--help'], { stdio: 'ignore' }).status === 0);
 
 /** Repository#archive_file_path's extension: zip, tar, or tar.gz for everything else. */
 const extensionOf = (format: string) => (BZIP2.has(format) ? 'tar.bz2' : format === 'tar' || format === 'zip' ? format : 'tar.gz');
@@ -63,7 +69,7 @@ async function archive(c: Context, extension: string | undefined) {
   // GitLab answers every failure of the archive (an unknown ref, an empty repository) as 404 File.
   const ref = p.sha ?? project.row.default_branch;
   const commit = ref ? await resolveCommit(db, project.row.id, ref) : undefined;
-  if (!commit || !ref || BZIP2.has(format)) throw notFound('File');
+  if (!commit || !ref || (BZIP2.has(format) && !canBzip2())) throw notFound('File');
   const path = (p.path ?? '').split('/').filter((s) => s !== '').join('/');
   const root = path === '' ? { mode: MODES.tree, sha: commit.tree } : await entryAt(db, project.row.id, commit.tree, path);
   if (!root) throw notFound('File');
@@ -75,7 +81,7 @@ async function archive(c: Context, extension: string | undefined) {
   const entries = await walk(db, project.row.id, `${prefix}/`, path, root);
   const mtime = new Date(commit.committer.time * 1000);
   const kind = extensionOf(format);
-  const body = kind === 'zip' ? zipOf(db, project.row.id, entries, mtime, commit.sha) : tarOf(db, project.row.id, entries, mtime, kind === 'tar.gz');
+  const body = kind === 'zip' ? zipOf(db, project.row.id, entries, mtime, commit.sha) : tarOf(db, project.row.id, entries, mtime, commit.sha, kind);
   return c.body(Readable.toWeb(body) as ReadableStream, 200, {
     'Content-Type': kind === 'zip' ? 'application/zip' : 'application/octet-stream',
     'Content-Disposition': `attachment; filename="${prefix}.${kind}"`,
@@ -118,7 +124,7 @@ async function* contents(db: Db, projectId: number, entries: readonly ArchiveEnt
   }
 }
 
-function tarOf(db: Db, projectId: number, entries: readonly ArchiveEntry[], mtime: Date, gzip: boolean): Readable {
+function tarOf(db: Db, projectId: number, entries: readonly ArchiveEntry[], mtime: Date, sha: string, kind: 'tar' | 'tar.gz' | 'tar.bz2'): Readable {
   const pack = tar.pack();
   const add = (header: Pick<tar.Header, 'name' | 'type' | 'mode'> & Partial<tar.Header>, data?: Buffer) =>
     new Promise<void>((resolve, reject) => pack.entry({ ...header, uid: 0, gid: 0, uname: 'root', gname: 'root', mtime }, data ?? Buffer.alloc(0), (error) => (error ? reject(error) : resolve())));
@@ -137,7 +143,51 @@ function tarOf(db: Db, projectId: number, entries: readonly ArchiveEntry[], mtim
     pack.finalize();
   })().catch((error: unknown) => pack.destroy(error as Error));
   // Piped into a Node stream either way: the web stream of the response is made from one.
-  return pack.pipe(gzip ? createGzip() : new PassThrough()) as unknown as Readable;
+  const out = compressor(kind);
+  out.write(paxGlobalHeader(sha, mtime));
+  pack.on('error', (error) => out.destroy(error));
+  return pack.pipe(out) as unknown as Readable;
+}
+
+/** The stream a tar goes through: gzip, bzip2 (the program, as Workhorse runs it, stopped when the client goes) or none. */
+function compressor(kind: 'tar' | 'tar.gz' | 'tar.bz2'): Duplex {
+  if (kind === 'tar.gz') return createGzip();
+  if (kind === 'tar') return new PassThrough();
+  const bzip2 = spawn('bzip2', ['-c', '-6'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const duplex = Duplex.from({ writable: bzip2.stdin, readable: bzip2.stdout });
+  bzip2.on('error', (error) => duplex.destroy(error));
+  duplex.on('close', () => bzip2.kill());
+  return duplex;
+}
+
+/**
+ * git archive's pax global header (archive-tar.c, write_global_extended_header): a ustar block
+ * named `pax_global_header`, type `g`, mode 0666, the commit's time, holding the one record
+ * `52 comment=<sha>` that `git get-tar-commit-id` reads.
+ */
+function paxGlobalHeader(sha: string, mtime: Date): Buffer {
+  const record = `52 comment=${sha}\n`;
+  const block = Buffer.alloc(512);
+  const field = (offset: number, length: number, value: string) => block.write(value, offset, length, 'latin1');
+  const octal = (value: number, length: number) => `${value.toString(8).padStart(length - 1, '0')}\0`;
+  field(0, 100, 'pax_global_header');
+  field(100, 8, octal(0o666, 8));
+  field(108, 8, octal(0, 8));
+  field(116, 8, octal(0, 8));
+  field(124, 12, octal(record.length, 12));
+  field(136, 12, octal(Math.floor(mtime.getTime() / 1000), 12));
+  field(156, 1, 'g');
+  field(257, 6, 'ustar\0');
+  field(263, 2, '00');
+  field(265, 32, 'root');
+  field(297, 32, 'root');
+  block.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const byte of block) sum += byte;
+  field(148, 8, `${sum.toString(8).padStart(6, '0')}\0 `);
+  const content = Buffer.alloc(512);
+  content.write(record, 0, 'latin1');
+  return Buffer.concat([block, content]);
 }
 
 function zipOf(db: Db, projectId: number, entries: readonly ArchiveEntry[], mtime: Date, sha: string): Readable {
