@@ -10,6 +10,7 @@ import { findCommits, findObject } from '../projections/repository/queries.js';
 import { objectTypes } from '../projections/repository/reachable.js';
 import type { Writer } from './kernel/context.js';
 import { checkRefWrites, type RefWriter, runRefs, storeObjects } from './repository.js';
+import { indexCommits } from '../projections/repository/commit-graph.js';
 
 /**
  * `git push` (git-receive-pack): the pushed objects checked and connected, then every ref
@@ -106,12 +107,15 @@ async function storeInBatches(trx: Db, projectId: number, objects: readonly GitO
     batch.push(object);
     bytes += object.content.length;
     if (batch.length >= STORE_BATCH || bytes >= STORE_BATCH_BYTES) {
-      await storeObjects(trx, projectId, batch);
+      await storeObjects(trx, projectId, batch, { index: false });
       batch = [];
       bytes = 0;
     }
   }
-  await storeObjects(trx, projectId, batch);
+  await storeObjects(trx, projectId, batch, { index: false });
+  // The commits' indexes once, with every object of the push at hand (their trees diffed in memory).
+  const all = new Map(objects.map((o) => [o.sha, o]));
+  await indexCommits(trx, projectId, [...all.values()].filter((o) => o.type === 'commit'), all);
 }
 
 // ───────────────────────────── The refs ─────────────────────────────

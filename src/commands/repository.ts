@@ -68,9 +68,11 @@ export function refWrites(projectId: number, build: (trx: Db) => Promise<Reposit
  * Each new commit also gets its row of the commit graph index (`repository_commits`:
  * parents, generation, committer time, count), computed from its parents' rows, which are
  * stored before it or in the same call (src/projections/repository/commit-graph.ts), and its
- * rows of the per-path change index (path-changes.ts).
+ * rows of the per-path change index (path-changes.ts). A caller that stores one write's objects
+ * in several calls (a push) says `index: false` and indexes the commits once, at the end,
+ * with all of its objects at hand (indexCommits): the change index then diffs trees in memory.
  */
-export async function storeObjects(trx: Db, projectId: number, objects: readonly GitObject[]): Promise<void> {
+export async function storeObjects(trx: Db, projectId: number, objects: readonly GitObject[], options: { readonly index?: boolean } = {}): Promise<void> {
   const unique = new Map(objects.map((o) => [o.sha, o]));
   if (unique.size === 0) return;
   await trx
@@ -78,7 +80,7 @@ export async function storeObjects(trx: Db, projectId: number, objects: readonly
     .values([...unique.values()].map((o) => ({ project_id: projectId, sha: o.sha, type: o.type, size: o.content.length, content: o.content })))
     .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
     .execute();
-  await indexCommits(trx, projectId, [...unique.values()].filter((o) => o.type === 'commit'), unique);
+  if (options.index !== false) await indexCommits(trx, projectId, [...unique.values()].filter((o) => o.type === 'commit'), unique);
 }
 
 /** A branch's head, its row locked until the transaction ends (the head a write builds on). */
