@@ -27,6 +27,8 @@ interface StoredObject {
  */
 class ObjectSource {
   private readonly trees = new Map<string, TreeEntry[]>();
+  /** How many times a tree asked for was not stored (verify skips what it cannot recompute). */
+  misses = 0;
   private readonly commits = new Map<string, { tree: string; parents: readonly string[] } | null>();
 
   constructor(
@@ -48,7 +50,9 @@ class ObjectSource {
       const rows = await this.db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', this.projectId).where('type', '=', 'tree').where('sha', 'in', missing).execute();
       for (const row of rows) this.trees.set(row.sha, parseTree(new Uint8Array(row.content)));
     }
-    return new Map(shas.flatMap((sha) => (this.trees.has(sha) ? [[sha, this.trees.get(sha)!] as const] : [])));
+    const found = new Map(shas.flatMap((sha) => (this.trees.has(sha) ? [[sha, this.trees.get(sha)!] as const] : [])));
+    this.misses += new Set(shas).size - found.size;
+    return found;
   }
 
   /** The trees and parents of commits (null for a SHA that is no stored commit). */
@@ -114,7 +118,7 @@ export interface PathChange {
 }
 
 /** The index rows of `commits`: each diffed against its first parent (a root against the empty tree), a merge's paths also against its other parents. */
-async function pathChanges(source: ObjectSource, commits: readonly string[]): Promise<PathChange[]> {
+async function pathChanges(source: ObjectSource, commits: readonly string[], unsound = new Set<string>()): Promise<PathChange[]> {
   const rows: PathChange[] = [];
   const headers = await source.readCommits(commits);
   const parents = await source.readCommits([...new Set([...headers.values()].flatMap((header) => header?.parents ?? []))]);
@@ -123,6 +127,7 @@ async function pathChanges(source: ObjectSource, commits: readonly string[]): Pr
     const header = headers.get(sha);
     if (!header) continue;
     const [first, ...others] = header.parents;
+    const misses = source.misses;
     const changed = await differingPaths(source, first === undefined ? null : treeOf(first), header.tree);
     if (changed.size === 0) continue;
     const follow = new Map<string, number>();
@@ -130,14 +135,20 @@ async function pathChanges(source: ObjectSource, commits: readonly string[]): Pr
       const against = await differingPaths(source, treeOf(other), header.tree);
       for (const path of changed.keys()) if (!follow.has(path) && !against.has(path)) follow.set(path, i + 2);
     }
+    if (source.misses > misses) unsound.add(sha);
     for (const [path, entry] of changed) rows.push({ commit: sha, path, entry, follow: follow.get(path) ?? null });
   }
   return rows;
 }
 
-/** The index rows `commits` should have, from their objects in the database (verify's recomputation). */
-export async function expectedPathChanges(db: Db, projectId: number, commits: readonly string[]): Promise<PathChange[]> {
-  return pathChanges(new ObjectSource(db, projectId, new Map()), commits);
+/**
+ * The index rows `commits` should have, from their objects in the database (verify's
+ * recomputation), and the commits whose trees are not all stored (`unsound`: their rows
+ * cannot be recomputed; the missing objects are verify's object_missing).
+ */
+export async function expectedPathChanges(db: Db, projectId: number, commits: readonly string[]): Promise<{ rows: PathChange[]; unsound: Set<string> }> {
+  const unsound = new Set<string>();
+  return { rows: await pathChanges(new ObjectSource(db, projectId, new Map()), commits, unsound), unsound };
 }
 
 /** Writes the index rows of `commits` (new to the commit graph), reading trees from `batch` first. */
