@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 
 // Frozen in time: migrations never import application code.
@@ -11,15 +12,18 @@ import { sql, type Kysely } from 'kysely';
 // and a log filtered by path read it instead of the trees of every commit of the history.
 // The migration fills it in for every commit already stored.
 const statements = [
+  // Keyed by the SHA-256 of the path's UTF-8 (path_key, computed by the writer), not the path:
+  // a path may be longer than a btree entry can hold (git takes 4,096 bytes and more).
   `create table repository_path_changes (
     project_id integer not null,
     path text not null,
+    path_key bytea not null check (length(path_key) = 32),
     commit_sha text not null,
     entry text check (entry ~ '^[0-9a-f]{40}$'),
     follow smallint check (follow > 1),
-    primary key (project_id, path, commit_sha)
+    primary key (project_id, path_key, commit_sha)
   )`,
-  `create index repository_path_changes_entry on repository_path_changes (project_id, entry, path)`,
+  `create index repository_path_changes_entry on repository_path_changes (project_id, entry, path_key)`,
   `create index repository_path_changes_commit on repository_path_changes (project_id, commit_sha)`,
   `create function repository_path_changes_immutable() returns trigger language plpgsql as $$
     begin
@@ -103,9 +107,9 @@ export async function backfill(db: Kysely<any>, projectId: number): Promise<void
     for (let i = 0; i < rows.length; i += 1000) {
       const page = rows.slice(i, i + 1000);
       await sql`
-        insert into repository_path_changes (project_id, path, commit_sha, entry, follow)
-        select ${projectId}, path, ${sha}, entry, follow
-          from unnest(${page.map(([path]) => path)}::text[], ${page.map(([, entry]) => entry)}::text[], ${page.map(([path]) => follow.get(path) ?? null)}::smallint[]) as t(path, entry, follow)`.execute(db);
+        insert into repository_path_changes (project_id, path, path_key, commit_sha, entry, follow)
+        select ${projectId}, path, decode(path_key, 'hex'), ${sha}, entry, follow
+          from unnest(${page.map(([path]) => path)}::text[], ${page.map(([path]) => createHash('sha256').update(path, 'utf8').digest('hex'))}::text[], ${page.map(([, entry]) => entry)}::text[], ${page.map(([path]) => follow.get(path) ?? null)}::smallint[]) as t(path, path_key, entry, follow)`.execute(db);
     }
   }
 }

@@ -4,6 +4,7 @@ import { objectsNamedBy } from '../../src/domain/repository/named-objects.js';
 import { parseCommit, parseTree } from '../../src/domain/repository/objects.js';
 import { verifyLog, type Problem } from '../../src/eventstore/verify.js';
 import { repositoryObjectsCheck } from '../../src/projections/repository/verify.js';
+import { pathKey } from '../../src/projections/repository/path-changes.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -152,7 +153,7 @@ describe('events verify and the git objects', () => {
     try {
       await asOwner('repository_commits', `update repository_commits set generation = generation + 1 where project_id = ${projectId} and sha = '${head}'`);
       await db.deleteFrom('repository_path_changes').where('project_id', '=', projectId).where('commit_sha', '=', head).where('path', '=', 'docs/guide.md').execute();
-      await db.insertInto('repository_path_changes').values({ project_id: projectId, path: 'nowhere.txt', commit_sha: head, entry: blobs.readme, follow: null }).execute();
+      await db.insertInto('repository_path_changes').values({ project_id: projectId, path: 'nowhere.txt', path_key: pathKey('nowhere.txt'), commit_sha: head, entry: blobs.readme, follow: null }).execute();
       const found = await indexProblems();
       expect(found.every((p) => p.sha === head && p.projectId === projectId)).toBe(true);
       expect(found).toHaveLength(3);

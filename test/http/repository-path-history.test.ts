@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfill } from '../../migrations/0071_repository_path_changes.js';
 import { createProject, settled } from '../support/fixtures.js';
@@ -223,4 +224,15 @@ describe('the per-path change index', () => {
     expect(await rows()).toEqual(indexed);
     await expect(db.updateTable('repository_path_changes').set({ entry: null }).where('project_id', '=', project.id).execute()).rejects.toThrow(/append-only/);
   }, 180_000);
+
+  it('keeps a path longer than an index entry can hold (3,600 bytes of random names): written, its last commit and log read', async () => {
+    const project = await createProject(api);
+    const path = `${Array.from({ length: 30 }, () => randomBytes(60).toString('hex')).join('/')}/f.txt`;
+    const made = await api.post(`/projects/${project.id}/repository/commits`, { branch: 'master', commit_message: 'Deep', actions: [{ action: 'create', file_path: path, content: 'x\n' }] });
+    expect(made.status).toBe(201);
+    const file = await api.get(`/projects/${project.id}/repository/files/${encodeURIComponent(path)}`, { query: { ref: 'master' } });
+    expect([file.status, file.body.last_commit_id]).toEqual([200, made.body.id]);
+    const log = await api.get(`/projects/${project.id}/repository/commits`, { query: { ref_name: 'master', path: path.split('/').slice(0, 20).join('/') } });
+    expect(log.body.map((c: { id: string }) => c.id)).toEqual([made.body.id]);
+  });
 });

@@ -1,7 +1,7 @@
 import { diffArrays } from 'diff';
 import type { Db } from '../../database/database.js';
 import { findCommits, pathLog, readBlobs, type CommitView } from './queries.js';
-import { indexedPath } from './path-changes.js';
+import { indexedPath, pathKey } from './path-changes.js';
 
 /** A run of consecutive lines that one commit last changed (GitLab's Gitlab::Blame#groups). */
 export interface BlameRange {
@@ -31,7 +31,7 @@ export async function blame(db: Db, projectId: number, head: CommitView, path: s
   const key = indexedPath(path);
   const versions = await pathLog(db, projectId, [head.sha], key, {});
   const entries = new Map(
-    (await db.selectFrom('repository_path_changes').select(['commit_sha', 'entry']).where('project_id', '=', projectId).where('path', '=', key).where('commit_sha', 'in', versions.length > 0 ? versions : ['']).execute()).map((row) => [row.commit_sha, row.entry]),
+    (await db.selectFrom('repository_path_changes').select(['commit_sha', 'entry']).where('project_id', '=', projectId).where('path_key', '=', pathKey(key)).where('commit_sha', 'in', versions.length > 0 ? versions : ['']).execute()).map((row) => [row.commit_sha, row.entry]),
   );
   const lived: string[] = [];
   for (const sha of versions) {

@@ -1,4 +1,5 @@
 import type { Db } from '../../database/database.js';
+import { sha256 } from '../../eventstore/hash.js';
 import { MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
 
 /**
@@ -159,14 +160,16 @@ export async function indexPathChanges(db: Db, projectId: number, commits: reado
     for (let j = 0; j < rows.length; j += 1000) {
       await db
         .insertInto('repository_path_changes')
-        .values(rows.slice(j, j + 1000).map((row) => ({ project_id: projectId, path: row.path, commit_sha: row.commit, entry: row.entry, follow: row.follow })))
-        .onConflict((oc) => oc.columns(['project_id', 'path', 'commit_sha']).doNothing())
+        .values(rows.slice(j, j + 1000).map((row) => ({ project_id: projectId, path: row.path, path_key: pathKey(row.path), commit_sha: row.commit, entry: row.entry, follow: row.follow })))
+        .onConflict((oc) => oc.columns(['project_id', 'path_key', 'commit_sha']).doNothing())
         .execute();
     }
   }
 }
 
-/** A path as the index keeps it: no leading, trailing or doubled slashes ('' is the root). */
+/** A path as the index keeps it: no leading, trailing or doubled slashes ('' is the root). Looked up by `pathKey`. */
+export const pathKey = (path: string): Buffer => sha256(Buffer.from(path, 'utf8'));
+
 export const indexedPath = (path: string) =>
   path
     .split('/')

@@ -7,7 +7,7 @@ import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry }
 import { type ProtectedRef, type ProtectedRefRule, type Pusher, ruleGroupIds } from '../../domain/repository/push-access.js';
 import type { RepositoryBranchRow, RepositoryObjectsTable } from './tables.js';
 import { CommitGraph, type CommitNode, dateOrder } from './commit-graph.js';
-import { indexedPath } from './path-changes.js';
+import { indexedPath, pathKey } from './path-changes.js';
 
 /** The repository's reads: branches, objects, commits and their history, trees and paths. */
 
@@ -297,7 +297,7 @@ async function shownChanges(db: Db, projectId: number, path: string, entry?: str
     select c.sha, c.generation, c.committer_time, c.parents
       from repository_path_changes p
       join repository_commits c on c.project_id = p.project_id and c.sha = p.commit_sha
-     where p.project_id = ${projectId} and p.path = ${path} and p.follow is null
+     where p.project_id = ${projectId} and p.path_key = ${pathKey(path)} and p.follow is null
        and (${entry === undefined}::boolean or (p.entry = ${entry ?? null}::text) or (${entry === null}::boolean and p.entry is null))
      order by c.committer_time desc, c.generation desc, c.sha`.execute(db);
   return rows;
@@ -317,7 +317,7 @@ async function walkedTo(db: Db, projectId: number, heads: readonly string[], pat
       select c.sha, c.parents from repository_commits c where c.project_id = ${projectId} and c.sha = any(${[...new Set(heads)]}::text[]) and c.generation >= ${floor}
       union
       select c.sha, c.parents from walk w
-        left join lateral (select true as changed, p.follow from repository_path_changes p where p.project_id = ${projectId} and p.path = ${path} and p.commit_sha = w.sha limit 1) r on true
+        left join lateral (select true as changed, p.follow from repository_path_changes p where p.project_id = ${projectId} and p.path_key = ${pathKey(path)} and p.commit_sha = w.sha limit 1) r on true
         cross join lateral unnest(case when r.changed is null then w.parents[1:1] when r.follow is null then w.parents else w.parents[r.follow:r.follow] end) as p(sha)
         cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = p.sha limit 1) c
        where c.generation >= ${floor})

@@ -63,6 +63,8 @@ export interface RepositoryCommitsTable {
 export interface RepositoryPathChangesTable {
   project_id: number;
   path: string;
+  /** SHA-256 of the path's UTF-8 (pathKey): the key, since a path may outgrow a btree entry. */
+  path_key: Uint8Array;
   commit_sha: string;
   /** The SHA of the path's entry after the commit; null where the commit removed it. */
   entry: string | null;
