@@ -17,6 +17,7 @@ import type { Row } from './harness/table.js';
 import { MEMORY_TARGETS, memoryRows, type MemoryFigures } from './memory.js';
 import { mergeRequestRows, mergeRequestsJson, type MergeRequestFigures } from './merge-requests.js';
 import { rebuildJson, rebuildRows, type RebuildFigures } from './rebuild.js';
+import { repositoryJson, repositoryReport, type RepositoryFigures } from './repository.js';
 import { verifyJson, verifyMissed, verifyRow, type VerifyFigures } from './verify.js';
 
 export interface Figures {
@@ -27,6 +28,7 @@ export interface Figures {
   memory?: MemoryFigures;
   logTree?: LogTreeFigures;
   importVerify?: { import: ImportFigures; verify: VerifyFigures };
+  repository?: RepositoryFigures;
 }
 
 export function report(
@@ -40,6 +42,11 @@ export function report(
     const bb = blackboxReport(run.blackbox, run.explain);
     out.push(...bb.lines);
     missed.push(...bb.missed);
+  }
+  if (figures.repository) {
+    const repository = repositoryReport(figures.repository);
+    out.push(...repository.lines);
+    missed.push(...repository.missed);
   }
   const rows: Row[] = [
     ...(feeds ? feedRows(feeds) : []),
@@ -86,6 +93,7 @@ export function report(
     logTree: figures.logTree && logTreeJson(figures.logTree),
     import: figures.importVerify && importJson(figures.importVerify.import),
     verify: figures.importVerify && verifyJson(figures.importVerify.verify),
+    repository: figures.repository && repositoryJson(figures.repository),
     missed,
     totalSeconds: run.totalSeconds,
   };

@@ -19,10 +19,11 @@ import { SERVER_URL } from './harness/settings.js';
 import { measureMemory } from './memory.js';
 import { measureMergeRequestLists } from './merge-requests.js';
 import { measureRebuild } from './rebuild.js';
+import { measureRepository } from './repository.js';
 import { report, type Figures } from './report.js';
 
 const DEFAULT_PHASES = ['blackbox', 'explain', 'logtree'] as const;
-const DEEP_DIVES = ['feeds', 'mrlists', 'appends', 'rebuild', 'memory', 'import'] as const;
+const DEEP_DIVES = ['feeds', 'mrlists', 'appends', 'rebuild', 'memory', 'import', 'repository'] as const;
 /** BENCH_ONLY=blackbox,appends runs a subset; `explain` needs `blackbox` (it reads the data the black-box phase seeded). */
 const PHASES = new Set<string>(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((p) => p.trim()) : DEFAULT_PHASES);
 for (const phase of PHASES) if (![...DEFAULT_PHASES, ...DEEP_DIVES].includes(phase as never)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (known: ${[...DEFAULT_PHASES, ...DEEP_DIVES].join(', ')})`);
@@ -74,6 +75,7 @@ async function main(): Promise<number> {
     }
     if (PHASES.has('memory')) figures.memory = await measureMemory(`${database}_memory`);
     if (PHASES.has('import')) figures.importVerify = await measureImportVerify(`${database}_import`, cleanups);
+    if (PHASES.has('repository')) figures.repository = await measureRepository(gen, `${database}_repository`, cleanups);
     if (PHASES.has('logtree')) figures.logTree = await measureLogTree(`${database}_logtree`, cleanups);
 
     await cleanup();

@@ -55,7 +55,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * them. Wait about as long as that backlog takes (connections × the slice's time per answer),
  * so the next slice does not inherit it.
  */
-const settle = (r: LoadResult, connections: number) => sleep(Math.min(5000, 50 + (1.5 * connections * r.seconds * 1000) / Math.max(1, r.requests)));
+export const settle = (r: LoadResult, connections: number) => sleep(Math.min(5000, 50 + (1.5 * connections * r.seconds * 1000) / Math.max(1, r.requests)));
 
 /** Transactions committed or rolled back on the database (pg_stat_database). */
 async function transactions(database: string): Promise<number> {
@@ -88,7 +88,7 @@ async function idleRate(database: string, base: string) {
  * server's /-/metrics says (forgelog_projection_lag_events): a server still working through
  * a backlog is not idle. At most 10 minutes; the scrapes are done before the idle window.
  */
-async function followersCaughtUp(base: string): Promise<number> {
+export async function followersCaughtUp(base: string): Promise<number> {
   const started = performance.now();
   for (;;) {
     const text = await (await fetch(`${base}/-/metrics`)).text();
@@ -106,7 +106,7 @@ async function followersCaughtUp(base: string): Promise<number> {
  * plan is made for tables of a few rows: the bare merge request page took 60 ms instead of
  * 0.5, and forgelog's plans were as wrong.
  */
-async function analyze(url: string) {
+export async function analyze(url: string) {
   const started = performance.now();
   const client = new pg.Client({ connectionString: url });
   await client.connect();
