@@ -1,13 +1,11 @@
-import { sql, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
-import { referencedPath } from '../../domain/issues/references.js';
 import { crossReferenceBody, epicNoteBody, mentionedReferences, type MentionedReference, type MentionedType, type MentionerRef } from '../../domain/notes/cross-references.js';
 import { SYSTEM_NOTE_ID_FACTOR } from '../../domain/notes/system-notes.js';
 import { can } from '../../domain/policy/can.js';
 import type { ProjectSubject } from '../../domain/policy/project.js';
 import { projectSubjectsOf } from '../access.js';
-import { canOnIssue, viewerSubjectsOn } from '../issues/queries.js';
+import { canOnIssue, inReferencedProjects, viewerSubjectsOn } from '../issues/queries.js';
 import type { IssueRow } from '../issues/tables.js';
 import { systemNoteView, type NoteView } from '../notes/queries.js';
 
@@ -26,14 +24,7 @@ export async function referencedTargets(db: Db, fromProjectId: number, refs: rea
   if (refs.length === 0) return [];
   const from = await db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', fromProjectId).executeTakeFirst();
   if (!from) return [];
-  const paths = [...new Set(refs.flatMap((r) => referencedPath(r, from.path_with_namespace) ?? []))];
-  const projects = paths.length === 0 ? [] : await db.selectFrom('projects').select(['id', 'path_with_namespace']).where(sql<SqlBool>`lower(path_with_namespace) = any(${paths}::text[])`).where('pending_delete', '=', false).execute();
-  const projectOf = new Map(projects.map((p) => [p.path_with_namespace.toLowerCase(), p.id]));
-  const wanted = refs.flatMap((r) => {
-    const path = referencedPath(r, from.path_with_namespace);
-    const projectId = path === null ? from.id : projectOf.get(path);
-    return projectId === undefined ? [] : [{ type: r.type, projectId, iid: r.iid }];
-  });
+  const wanted = await inReferencedProjects(db, from, refs);
   const rowsOf = async (table: 'issues' | 'merge_requests', type: MentionedType) => {
     const of = wanted.filter((w) => w.type === type);
     if (of.length === 0) return [];

@@ -65,19 +65,28 @@ export async function issueReaders(db: Db, projectId: number, userIds: readonly 
 }
 
 /**
+ * References with the project each names (`project#1`, `group/project!2`, or none: the project
+ * written in), paths matched case-insensitively in one statement; a reference to a project
+ * that is not there (or is being deleted) is left out.
+ */
+export async function inReferencedProjects<R extends IssueReference>(db: Db, from: { id: number; path_with_namespace: string }, refs: readonly R[]): Promise<(R & { projectId: number })[]> {
+  const paths = [...new Set(refs.flatMap((r) => referencedPath(r, from.path_with_namespace) ?? []))];
+  const projects = paths.length === 0 ? [] : await db.selectFrom('projects').select(['id', 'path_with_namespace']).where(sql<SqlBool>`lower(path_with_namespace) = any(${paths}::text[])`).where('pending_delete', '=', false).execute();
+  const projectOf = new Map(projects.map((p) => [p.path_with_namespace.toLowerCase(), p.id]));
+  return refs.flatMap((r) => {
+    const path = referencedPath(r, from.path_with_namespace);
+    const projectId = path === null ? from.id : projectOf.get(path);
+    return projectId === undefined ? [] : [{ ...r, projectId }];
+  });
+}
+
+/**
  * The issues some references name, seen from a project (its path with namespace): `#1` its
  * own, `project#1` a project of its namespace, `group/project#1` by full path. Once each,
  * in the references' order; references to nothing are left out.
  */
 export async function referencedIssues(db: Db, from: { id: number; path_with_namespace: string }, refs: readonly IssueReference[]): Promise<IssueRow[]> {
-  const paths = [...new Set(refs.flatMap((r) => referencedPath(r, from.path_with_namespace) ?? []))];
-  const projects = paths.length === 0 ? [] : await db.selectFrom('projects').select(['id', 'path_with_namespace']).where(sql<SqlBool>`lower(path_with_namespace) = any(${paths}::text[])`).where('pending_delete', '=', false).execute();
-  const projectOf = new Map(projects.map((p) => [p.path_with_namespace.toLowerCase(), p.id]));
-  const wanted = refs.flatMap((r) => {
-    const path = referencedPath(r, from.path_with_namespace);
-    const projectId = path === null ? from.id : projectOf.get(path);
-    return projectId === undefined ? [] : [{ projectId, iid: r.iid }];
-  });
+  const wanted = await inReferencedProjects(db, from, refs);
   if (wanted.length === 0) return [];
   const rows = await db
     .selectFrom('issues')
