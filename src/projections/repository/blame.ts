@@ -1,7 +1,6 @@
 import { diffArrays } from 'diff';
 import type { Db } from '../../database/database.js';
-import { findCommits, pathLog, readBlobs, type CommitView } from './queries.js';
-import { indexedPath, pathKey } from './path-changes.js';
+import { findCommits, pathVersions, readBlobs, type CommitView } from './queries.js';
 
 /** A run of consecutive lines that one commit last changed (GitLab's Gitlab::Blame#groups). */
 export interface BlameRange {
@@ -20,22 +19,19 @@ const linesOf = (content: Uint8Array) => {
 
 /**
  * `git blame head -- path`: each line of the file at `head` with the commit that last changed
- * it, grouped into runs. The file's versions are the commits its simplified log shows
- * (pathLog) with the entry each left (the per-path change index); each version is diffed
+ * it, grouped into runs. The file's versions are the commits its simplified log shows with
+ * the entry each left (pathVersions, on the per-path change index); each version is diffed
  * with the next older one, and the lines it added are its own; the lines left at the oldest
  * version — or at the one that created the file after a deletion — are that version's.
  * Reads the path's history, never the repository's trees. A merge that changed the path is
  * diffed with the next older version of either side (git diffs it with each parent).
  */
 export async function blame(db: Db, projectId: number, head: CommitView, path: string, content: Uint8Array): Promise<BlameRange[]> {
-  const key = indexedPath(path);
-  const versions = await pathLog(db, projectId, [head.sha], key, {});
-  const entries = new Map(
-    (await db.selectFrom('repository_path_changes').select(['commit_sha', 'entry']).where('project_id', '=', projectId).where('path_key', '=', pathKey(key)).where('commit_sha', 'in', versions.length > 0 ? versions : ['']).execute()).map((row) => [row.commit_sha, row.entry]),
-  );
+  const versions = await pathVersions(db, projectId, [head.sha], path, {});
+  const entries = new Map(versions.map((version) => [version.sha, version.entry]));
   const lived: string[] = [];
-  for (const sha of versions) {
-    if (entries.get(sha) === null) break;
+  for (const { sha, entry } of versions) {
+    if (entry === null) break;
     lived.push(sha);
   }
   const blobs = await readBlobs(db, projectId, [...new Set(lived.map((sha) => entries.get(sha)!))]);

@@ -289,12 +289,14 @@ interface Change {
   generation: number;
   committer_time: string | number;
   parents: string[];
+  /** The entry the commit left at the path (null: removed). */
+  entry: string | null;
 }
 
 /** The commits the log of `path` shows wherever they are walked to (those that left it as `entry`, when given), newest first. */
 async function shownChanges(db: Db, projectId: number, path: string, entry?: string | null): Promise<Change[]> {
   const { rows } = await sql<Change>`
-    select c.sha, c.generation, c.committer_time, c.parents
+    select c.sha, c.generation, c.committer_time, c.parents, p.entry
       from repository_path_changes p
       join repository_commits c on c.project_id = p.project_id and c.sha = p.commit_sha
      where p.project_id = ${projectId} and p.path_key = ${pathKey(path)} and p.follow is null
@@ -342,13 +344,19 @@ export async function lastCommitFor(db: Db, projectId: number, head: string, pat
 
 /**
  * The commits `git log heads -- path` shows, newest committer date first, within the log's
- * date and merge filters: the path's changes that its simplified history walks to.
+ * date and merge filters, each with the entry it left at the path: the path's changes that
+ * its simplified history walks to.
  */
-export async function pathLog(db: Db, projectId: number, heads: readonly string[], path: string, filters: LogFilters): Promise<string[]> {
+export async function pathVersions(db: Db, projectId: number, heads: readonly string[], path: string, filters: LogFilters): Promise<{ sha: string; entry: string | null }[]> {
   const key = indexedPath(path);
   const changes = (await shownChanges(db, projectId, key)).filter((change) => keeps({ parents: change.parents, time: Number(change.committer_time) }, filters));
   const walked = await walkedTo(db, projectId, heads, key, changes);
-  return changes.filter((change) => walked.has(change.sha)).map((change) => change.sha);
+  return changes.filter((change) => walked.has(change.sha)).map(({ sha, entry }) => ({ sha, entry }));
+}
+
+/** The SHAs of pathVersions: the list's `path` filter. */
+export async function pathLog(db: Db, projectId: number, heads: readonly string[], path: string, filters: LogFilters): Promise<string[]> {
+  return (await pathVersions(db, projectId, heads, path, filters)).map((version) => version.sha);
 }
 
 /** The project's protected branches with their rules (for push access and the branch entity). */
