@@ -27,10 +27,11 @@ interface StoredObject {
  * transaction first, then from `repository_objects`, each read once.
  */
 class ObjectSource {
-  private readonly trees = new Map<string, TreeEntry[]>();
+  /** Parsed objects by SHA; null: asked for and not stored as that type. */
+  private readonly trees = new Map<string, TreeEntry[] | null>();
+  private readonly commits = new Map<string, { tree: string; parents: readonly string[] } | null>();
   /** How many times a tree asked for was not stored (verify skips what it cannot recompute). */
   misses = 0;
-  private readonly commits = new Map<string, { tree: string; parents: readonly string[] } | null>();
 
   constructor(
     private readonly db: Db,
@@ -38,39 +39,33 @@ class ObjectSource {
     private readonly batch: ReadonlyMap<string, StoredObject>,
   ) {}
 
-  /** The trees among `shas` (a SHA that is no stored tree is left out), read in one statement. */
+  /** The trees among `shas` (a SHA that is no stored tree is left out). */
   async readTrees(shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
-    const missing: string[] = [];
-    for (const sha of new Set(shas)) {
-      if (this.trees.has(sha)) continue;
-      const object = this.batch.get(sha);
-      if (object?.type === 'tree') this.trees.set(sha, parseTree(object.content));
-      else missing.push(sha);
-    }
-    if (missing.length > 0) {
-      const rows = await this.db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', this.projectId).where('type', '=', 'tree').where('sha', 'in', missing).execute();
-      for (const row of rows) this.trees.set(row.sha, parseTree(new Uint8Array(row.content)));
-    }
-    const found = new Map(shas.flatMap((sha) => (this.trees.has(sha) ? [[sha, this.trees.get(sha)!] as const] : [])));
+    await this.read('tree', shas, this.trees, parseTree);
+    const found = new Map(shas.flatMap((sha) => (this.trees.get(sha) ? [[sha, this.trees.get(sha)!] as const] : [])));
     this.misses += new Set(shas).size - found.size;
     return found;
   }
 
   /** The trees and parents of commits (null for a SHA that is no stored commit). */
   async readCommits(shas: readonly string[]): Promise<Map<string, { tree: string; parents: readonly string[] } | null>> {
+    await this.read('commit', shas, this.commits, parseCommit);
+    return new Map(shas.map((sha) => [sha, this.commits.get(sha) ?? null]));
+  }
+
+  /** Fills `cache` for `shas`: from the batch, else in one statement; null for what is not stored as `type`. */
+  private async read<T>(type: 'tree' | 'commit', shas: readonly string[], cache: Map<string, T | null>, parse: (content: Uint8Array) => T): Promise<void> {
     const missing: string[] = [];
     for (const sha of new Set(shas)) {
-      if (this.commits.has(sha)) continue;
+      if (cache.has(sha)) continue;
       const object = this.batch.get(sha);
-      if (object?.type === 'commit') this.commits.set(sha, parseCommit(object.content));
+      if (object?.type === type) cache.set(sha, parse(object.content));
       else missing.push(sha);
     }
-    if (missing.length > 0) {
-      const rows = await this.db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', this.projectId).where('type', '=', 'commit').where('sha', 'in', missing).execute();
-      for (const row of rows) this.commits.set(row.sha, parseCommit(new Uint8Array(row.content)));
-      for (const sha of missing) if (!this.commits.has(sha)) this.commits.set(sha, null);
-    }
-    return new Map(shas.map((sha) => [sha, this.commits.get(sha) ?? null]));
+    if (missing.length === 0) return;
+    const rows = await this.db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', this.projectId).where('type', '=', type).where('sha', 'in', missing).execute();
+    for (const row of rows) cache.set(row.sha, parse(new Uint8Array(row.content)));
+    for (const sha of missing) if (!cache.has(sha)) cache.set(sha, null);
   }
 }
 
