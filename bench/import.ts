@@ -171,18 +171,22 @@ export async function measureImport(db: Db): Promise<ImportFigures & { publicKey
 export const importMissed = (f: ImportFigures): string[] =>
   f.eventsPerSecond >= EVENTS_PER_SECOND_TARGET ? [] : [`events import: ${f.eventsPerSecond} events/s over ${f.events} events, target ≥ ${EVENTS_PER_SECOND_TARGET}`];
 
-export function importRow(f: ImportFigures): Row {
+/** A throughput row of the import phase (import, verify): events/s beside the target, then what was measured. */
+export function throughputRow(what: string, f: { eventsPerSecond: number; seconds: number; cores: CpuSplit }, notes = ''): Row {
   const met = f.eventsPerSecond >= EVENTS_PER_SECOND_TARGET;
   return [
-    `events import, ${f.events} events (${round(f.bytes / 2 ** 20)} MiB, ${f.seals} seals, ${f.headsChecked} head)`,
+    what,
     `${f.eventsPerSecond}/s`,
     '',
     '',
     '',
     '',
     `≥ ${EVENTS_PER_SECOND_TARGET}/s: ${met ? 'ok' : 'NOT MET'}`,
-    `${round(f.seconds, 1)} s; cpu node/pg/other ${f.cores.server}/${f.cores.postgres}/${f.cores.other}; bundle written in ${round(f.writeSeconds, 1)} s`,
+    `${round(f.seconds, 1)} s; cpu node/pg/other ${f.cores.server}/${f.cores.postgres}/${f.cores.other}${notes}`,
   ];
 }
+
+export const importRow = (f: ImportFigures): Row =>
+  throughputRow(`events import, ${f.events} events (${round(f.bytes / 2 ** 20)} MiB, ${f.seals} seals, ${f.headsChecked} head)`, f, `; bundle written in ${round(f.writeSeconds, 1)} s`);
 
 export const importJson = (f: ImportFigures) => ({ ...f, seconds: round(f.seconds, 2), writeSeconds: round(f.writeSeconds, 1), targets: { eventsPerSecond: EVENTS_PER_SECOND_TARGET } });

@@ -10,7 +10,7 @@ import { openDatabase, type Db } from '../src/database/database.js';
 import { migrateToLatest } from '../src/database/migrate.js';
 import { verifyLog } from '../src/eventstore/verify.js';
 import { repositoryObjectsCheck } from '../src/projections/repository/verify.js';
-import { EVENTS_PER_SECOND_TARGET, measureImport, type ImportFigures } from './import.js';
+import { EVENTS_PER_SECOND_TARGET, measureImport, throughputRow, type ImportFigures } from './import.js';
 import { cpuTicks, log, round, toCores, type CpuSplit } from './harness/meters.js';
 import { createDatabase, type Cleanups } from './harness/setup.js';
 import type { Row } from './harness/table.js';
@@ -53,18 +53,6 @@ export async function measureVerify(db: Db, publicKey: KeyObject): Promise<Verif
 export const verifyMissed = (f: VerifyFigures): string[] =>
   f.eventsPerSecond >= EVENTS_PER_SECOND_TARGET ? [] : [`events verify: ${f.eventsPerSecond} events/s over ${f.events} events, target ≥ ${EVENTS_PER_SECOND_TARGET}`];
 
-export function verifyRow(f: VerifyFigures): Row {
-  const met = f.eventsPerSecond >= EVENTS_PER_SECOND_TARGET;
-  return [
-    `events verify, ${f.events} events (${f.seals} seals, tree of ${f.treeSize})`,
-    `${f.eventsPerSecond}/s`,
-    '',
-    '',
-    '',
-    '',
-    `≥ ${EVENTS_PER_SECOND_TARGET}/s: ${met ? 'ok' : 'NOT MET'}`,
-    `${round(f.seconds, 1)} s; cpu node/pg/other ${f.cores.server}/${f.cores.postgres}/${f.cores.other}`,
-  ];
-}
+export const verifyRow = (f: VerifyFigures): Row => throughputRow(`events verify, ${f.events} events (${f.seals} seals, tree of ${f.treeSize})`, f);
 
 export const verifyJson = (f: VerifyFigures) => ({ ...f, seconds: round(f.seconds, 2), targets: { eventsPerSecond: EVENTS_PER_SECOND_TARGET } });
