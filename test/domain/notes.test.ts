@@ -38,6 +38,16 @@ describe('the notes decider', () => {
     on(KEY).given(added(10, D1, null)).when(reply(20, D2)).then(rejected('not_found', { subject: 'Discussion' }));
   });
 
+  it('replies to a legacy diff note (a commit comment on a line) with one on the same line, never resolvable', () => {
+    const COMMIT = { noteable_type: 'Commit' as const, noteable_id: null, commit_id: 'c'.repeat(40), project_id: 7, group_id: null };
+    const legacy = (id: number): NoteEvent => ({
+      type: 'NoteAdded',
+      data: { id, ...COMMIT, author_id: 9, body: `note ${id}`, type: 'LegacyDiffNote', discussion_id: D1, position: null, line_code: 'ab_4_2', noteable_iid: null, noteable_title: 'Edit', created_at: AT, resolved: false },
+    });
+    const answer: NoteCommand = { type: 'ReplyToDiscussion', id: 20, noteable: COMMIT, noteableIid: null, noteableTitle: 'Edit', authorId: 9, body: 'note 20', discussionId: D1, createdAt: AT };
+    on(noteableKey(COMMIT)).given(legacy(10)).when(answer).then([legacy(20)]);
+  });
+
   it('replies to a resolved discussion resolved (Notes::BuildService#should_resolve)', () => {
     const resolved: NoteEvent = { type: 'NotesResolved', data: { ...MR, discussion_id: D1, note_ids: [10], by_id: 9 } };
     on(KEY).given(added(10, D1, 'DiscussionNote'), resolved).when(reply(20, D1)).then([added(20, D1, 'DiscussionNote', true)]);

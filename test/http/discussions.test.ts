@@ -151,6 +151,65 @@ describe('commit discussions and comments', () => {
     expect((await api.get(`/projects/${project}/repository/commits/${sha}/comments`, { token: callers.guest.token })).status).toBe(403);
     expect((await api.get(`/projects/${projects.public}/repository/commits/master/comments`, { token: null })).status).toBe(200);
   });
+
+  it("makes a comment on a line of the commit's diff a legacy diff note there (path, line, line_type), on any other line a plain note", async () => {
+    const project = projects.private;
+    const token = callers.developer.token;
+    const commits = `/projects/${project}/repository/commits`;
+    const edit = async (action: string, content: string, start = {}) => {
+      const res = await api.post(commits, { branch: 'legacy-notes', ...start, commit_message: `${action} f`, actions: [{ action, file_path: 'dir/f.txt', content }] }, { token });
+      expect(res.status, res.text).toBe(201);
+      return res.body.id as string;
+    };
+    await edit('create', 'x\na\nb\nc\n', { start_branch: 'master' });
+    const sha = await edit('update', 'a\nB\nc\nd\n');
+    expect((await api.get(`${commits}/${sha}/diff`, { token })).body.map((d: { diff: string }) => d.diff)).toEqual(['@@ -1,4 +1,4 @@\n-x\n a\n-b\n+B\n c\n+d\n']);
+    const url = `${commits}/${sha}/comments`;
+    const comment = async (body: Record<string, unknown>) => {
+      const res = await api.post(url, { note: 'here', ...body }, { token });
+      expect(res.status, res.text).toBe(201);
+      return [res.body.path, res.body.line, res.body.line_type];
+    };
+    expect(await comment({ path: 'dir/f.txt', line: 2, line_type: 'new' })).toEqual(['dir/f.txt', 2, 'new']);
+    expect(await comment({ path: 'dir/f.txt', line: 4 })).toEqual(['dir/f.txt', 4, 'new']);
+    // A removed line is matched by its new-side position and shown with its old one.
+    expect(await comment({ path: 'dir/f.txt', line: 2, line_type: 'old' })).toEqual(['dir/f.txt', 3, 'old']);
+    // A context line, a position no line of that type has, another file, a blank path (no line asked): plain notes.
+    for (const body of [{ path: 'dir/f.txt', line: 1, line_type: 'new' }, { path: 'dir/f.txt', line: 3, line_type: 'old' }, { path: 'f.txt', line: 2 }, { path: '' }, { line: 'x' }]) {
+      expect(await comment(body)).toEqual([null, null, null]);
+    }
+    expect((await api.post(url, { note: 'x', path: 'dir/f.txt' }, { token })).body).toEqual({ error: 'line is missing' });
+    expect((await api.post(url, { path: 'dir/f.txt', line: 'two', line_type: 'both' }, { token })).body).toEqual({
+      error: 'note is missing, line is invalid, line_type does not have a valid value',
+    });
+
+    const hash = createHash('sha1').update('dir/f.txt').digest('hex');
+    const added = (await api.events(`notes-commit-${project}-${sha}`)).filter((e) => e.type === 'NoteAdded').map((e) => [e.data.type, e.data.line_code]);
+    expect(added).toEqual([
+      ['LegacyDiffNote', `${hash}_4_2`],
+      ['LegacyDiffNote', `${hash}_5_4`],
+      ['LegacyDiffNote', `${hash}_3_2`],
+      ...Array.from({ length: 5 }, () => [null, null]),
+    ]);
+    const listed = (await api.get(url, { token })).body as { path: string | null; line: number | null; line_type: string | null }[];
+    expect(listed.map((n) => [n.path, n.line, n.line_type])).toEqual([
+      ['dir/f.txt', 2, 'new'],
+      ['dir/f.txt', 4, 'new'],
+      ['dir/f.txt', 3, 'old'],
+      ...Array.from({ length: 5 }, () => [null, null, null]),
+    ]);
+    // A legacy diff note is its own discussion, not an individual note; it is never resolvable.
+    const discussions = (await api.get(`${commits}/${sha}/discussions`, { token })).body;
+    expect(discussions[0]).toMatchObject({ individual_note: false, notes: [{ type: 'LegacyDiffNote', body: 'here', resolvable: false }] });
+    expect(discussions[0].notes[0]).not.toHaveProperty('position');
+    expect(discussions.map((d: { individual_note: boolean }) => d.individual_note)).toEqual([false, false, false, true, true, true, true, true]);
+    // A reply is a legacy diff note on the same line (LegacyDiffDiscussion#reply_attributes).
+    const reply = await api.post(`${commits}/${sha}/discussions/${discussions[2].id}/notes`, { body: 'agreed' }, { token });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({ type: 'LegacyDiffNote', body: 'agreed', resolvable: false });
+    expect((await api.events(`notes-commit-${project}-${sha}`)).at(-1)).toMatchObject({ type: 'NoteAdded', data: { type: 'LegacyDiffNote', line_code: `${hash}_3_2`, discussion_id: discussions[2].id } });
+    expect((await api.get(url, { token })).body.at(-1)).toMatchObject({ note: 'agreed', path: 'dir/f.txt', line: 3, line_type: 'old' });
+  });
 });
 
 describe('system notes after a rebuild', () => {

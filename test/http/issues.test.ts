@@ -144,6 +144,21 @@ describe('PUT /projects/:id/issues/:issue_iid', () => {
     expect(none.body.error).toMatch(/are missing, at least one parameter must be provided$/);
   });
 
+  it('counts weight, epic_id and epic_iid among "at least one" in EE only: CE does not declare them (400)', async () => {
+    const iid = await issue(projects.private, { title: 'Plans' }, callers.developer.token);
+    const path = `/projects/${projects.private}/issues/${iid}`;
+    const token = callers.developer.token;
+    const ce = 'assignee_id, assignee_ids, confidential, created_at, description, discussion_locked, due_date, labels, add_labels, remove_labels, milestone_id, state_event, title';
+    for (const body of [{ epic_id: 0 }, { epic_iid: 1 }, { weight: 2 }]) {
+      const free = await onPlan(api, 'free', () => api.put(path, body, { token }));
+      expect(free).toMatchObject({ status: 400, body: { error: `${ce} are missing, at least one parameter must be provided` } });
+    }
+    expect(await onPlan(api, 'free', () => api.put(path, { title: 'Plans on free', epic_id: 0 }, { token }))).toMatchObject({ status: 200, body: { title: 'Plans on free' } });
+    expect(await api.put(path, { epic_id: 0 }, { token })).toMatchObject({ status: 200, body: { iid, epic_iid: null } });
+    expect(await api.put(path, { weight: 2 }, { token })).toMatchObject({ status: 200, body: { weight: 2 } });
+    expect(await api.put(path, {}, { token })).toMatchObject({ status: 400, body: { error: `${ce}, weight, epic_id, epic_iid are missing, at least one parameter must be provided` } });
+  });
+
   it('lets the author (a guest) edit their own issue, not another one (403); updated_at for owners only', async () => {
     const own = await issue(projects.private, { title: 'Mine' });
     expect((await api.put(`/projects/${projects.private}/issues/${own}`, { title: 'Mine too' }, { token: author.token })).status).toBe(200);

@@ -148,6 +148,7 @@ function decide(command: NoteCommand, state: NotesState): NoteEvent[] {
       // An individual note (type null) becomes a discussion when replied to (can_convert_to_discussion?).
       const converted: NoteEvent[] = first.type === null ? [{ type: 'NoteConvertedToDiscussion', data: { id: firstId, ...command.noteable } }] : [];
       const resolvable = isResolvable(first.type ?? 'DiscussionNote', command.noteable.noteable_type);
+      const onDiff = first.type === 'DiffNote' || first.type === 'LegacyDiffNote';
       const resolved = resolvable && notes.some(([, n]) => n.resolvable) && notes.every(([, n]) => !n.resolvable || n.resolved);
       return [
         ...converted,
@@ -158,11 +159,12 @@ function decide(command: NoteCommand, state: NotesState): NoteEvent[] {
             ...command.noteable,
             author_id: command.authorId,
             body: command.body,
-            // DiffDiscussion#reply_attributes: a reply to a diff note is a diff note at the same position.
-            type: first.type === 'DiffNote' ? 'DiffNote' : 'DiscussionNote',
+            // DiffDiscussion#reply_attributes: a reply to a diff note is a diff note at the same position;
+            // LegacyDiffDiscussion's, a legacy diff note on the same line.
+            type: onDiff ? first.type : 'DiscussionNote',
             discussion_id: command.discussionId,
             position: first.type === 'DiffNote' ? first.position : null,
-            line_code: first.type === 'DiffNote' ? first.lineCode : null,
+            line_code: onDiff ? first.lineCode : null,
             noteable_iid: command.noteableIid,
             noteable_title: command.noteableTitle,
             created_at: command.createdAt,

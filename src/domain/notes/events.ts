@@ -13,8 +13,8 @@ import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
 export const NOTEABLE_TYPES = ['MergeRequest', 'Commit', 'Epic', 'Issue', 'Snippet'] as const;
 export type NoteableType = (typeof NOTEABLE_TYPES)[number];
 
-/** GitLab's note `type` column: null for a plain note (an individual discussion). */
-export const NOTE_TYPES = ['DiscussionNote', 'DiffNote'] as const;
+/** GitLab's note `type` column: null for a plain note (an individual discussion); LegacyDiffNote: a commit comment on a line (API::Commits). */
+export const NOTE_TYPES = ['DiscussionNote', 'DiffNote', 'LegacyDiffNote'] as const;
 export type NoteType = (typeof NOTE_TYPES)[number];
 
 const sha = z.string().regex(/^[0-9a-f]{40}$/);
@@ -96,5 +96,5 @@ export const noteEventIndex = (event: NoteEvent): FeedIndex => ({
   targetId: 'id' in event.data ? event.data.id : null,
 });
 
-/** GitLab's Note#resolvable?: a discussion or diff note on a merge request (system notes never). */
-export const isResolvable = (type: NoteType | null, noteableType: NoteableType) => type !== null && noteableType === 'MergeRequest';
+/** GitLab's Note#resolvable?: a discussion or diff note on a merge request (system notes and legacy diff notes never). */
+export const isResolvable = (type: NoteType | null, noteableType: NoteableType) => type !== null && type !== 'LegacyDiffNote' && noteableType === 'MergeRequest';

@@ -77,13 +77,20 @@ export function discussionsOf(notes: readonly NoteView[]): NoteView[][] {
   return [...byId.values()];
 }
 
-/** Entities::CommitNote: a commit's comment (path and line only for a diff note, which forgelog's commit comments are not yet). */
-export function toCommitNote(note: NoteView, users: ReadonlyMap<number, UserReferenceRow>, config: Config) {
+/** A legacy diff note's line: its file's path (LegacyDiffNote#diff_file), Diff::Line#line and #type (#diff_line). */
+export interface CommitNoteLine {
+  readonly path: string;
+  readonly line: number | null;
+  readonly line_type: 'new' | 'old' | null;
+}
+
+/** Entities::CommitNote: a commit's comment, with the line a legacy diff note is on. */
+export function toCommitNote(note: NoteView, users: ReadonlyMap<number, UserReferenceRow>, config: Config, on?: CommitNoteLine) {
   return {
     note: note.body,
-    path: null,
-    line: null,
-    line_type: null,
+    path: on?.path ?? null,
+    line: on?.line ?? null,
+    line_type: on?.line_type ?? null,
     author: userOf(users, note.authorId, config),
     created_at: note.createdAt,
   };

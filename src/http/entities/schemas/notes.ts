@@ -20,7 +20,7 @@ const position = object({
 
 export const Note = entity('Entities::Note (`position` on a diff note; `resolved`, `resolved_by` when resolvable).', {
   id: int,
-  type: nullable(values('DiscussionNote', 'DiffNote')),
+  type: nullable(values('DiscussionNote', 'DiffNote', 'LegacyDiffNote')),
   body: str,
   attachment: { type: 'null' },
   author: user,

@@ -1,10 +1,11 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { newEpicIssueId, placementAtStart } from '../../../commands/epic-issues.js';
 import { openIssueCommand } from '../../../commands/issues.js';
 import { newId, run, spec } from '../../../commands/kernel/run.js';
 import { issues } from '../../../domain/issues/aggregate.js';
+import { licensed } from '../../../domain/policy/licensed.js';
 import { authenticate, requireWriter } from '../../kernel/auth.js';
-import { type AppEnv } from '../../kernel/context.js';
+import { appContext, type AppEnv } from '../../kernel/context.js';
 import { documented, REFUSED } from '../../kernel/documented.js';
 import { declaration, integerCheck, optional, rawParams, required, t, type Shape } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
@@ -18,8 +19,11 @@ import { issueOf, presentIssue, presentIssueById } from './find.js';
  * docs/issues.md.
  */
 
-/** API::Issues' update `at_least_one_of` (EE adds weight, epic_id and epic_iid). */
-const UPDATE_AT_LEAST_ONE_OF = ['title', 'description', 'assignee_ids', 'assignee_id', 'milestone_id', 'discussion_locked', 'labels', 'add_labels', 'remove_labels', 'created_at', 'due_date', 'confidential', 'state_event', 'weight', 'epic_id', 'epic_iid'];
+/** API::Issues' update `at_least_one_of` (Helpers::IssuesHelpers.update_params_at_least_one_of). */
+const UPDATE_AT_LEAST_ONE_OF = ['assignee_id', 'assignee_ids', 'confidential', 'created_at', 'description', 'discussion_locked', 'due_date', 'labels', 'add_labels', 'remove_labels', 'milestone_id', 'state_event', 'title'];
+
+/** EE's adds weight, epic_id and epic_iid; CE has none of them, so `epic_id` alone is 400 there. */
+const updateAtLeastOneOf = (c: Context<AppEnv>) => (licensed(appContext(c).config.plan, 'ee') ? [...UPDATE_AT_LEAST_ONE_OF, 'weight', 'epic_id', 'epic_iid'] : UPDATE_AT_LEAST_ONE_OF);
 
 const createHead = {
   title: required(t.string()),
@@ -81,7 +85,7 @@ export const issueCrudRoutes = new Hono<AppEnv>()
     const raw = await rawParams(c);
     const p = declaration(raw);
     p.check(integerCheck(c, 'issue_iid'));
-    const parsed = p.parse({ ...updateHead, ...issueParams(c) }, { atLeastOneOf: [UPDATE_AT_LEAST_ONE_OF], ...ISSUE_RULES }) as IssueParams & { title?: string; updated_at?: Date; state_event?: 'reopen' | 'close'; add_labels?: string[]; remove_labels?: string[] };
+    const parsed = p.parse({ ...updateHead, ...issueParams(c) }, { atLeastOneOf: [updateAtLeastOneOf(c)], ...ISSUE_RULES }) as IssueParams & { title?: string; updated_at?: Date; state_event?: 'reopen' | 'close'; add_labels?: string[]; remove_labels?: string[] };
     p.done();
     const project = await userProject(c, w.auth);
     const row = await issueOf(c, project, 'update_issue');

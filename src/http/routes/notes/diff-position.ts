@@ -16,7 +16,9 @@ const invalidLine = () => badRequest(`Note {:line_code=>["can't be blank", "must
 /** Gitlab::Git.diff_line_code. */
 export const diffLineCode = (path: string, newPos: number, oldPos: number) => `${createHash('sha1').update(path).digest('hex')}_${oldPos}_${newPos}`;
 
-interface DiffLine {
+export interface DiffLine {
+  /** Gitlab::Diff::Line#type: `new` (added), `old` (removed), null (context). */
+  readonly type: 'new' | 'old' | null;
   readonly oldLine: number | null;
   readonly newLine: number | null;
   /** The running positions Gitlab::Diff::Parser gives every line (for its line code). */
@@ -25,7 +27,7 @@ interface DiffLine {
 }
 
 /** Gitlab::Diff::Parser over one file's unified diff: its lines with their old and new numbers. */
-function diffLines(diff: string): DiffLine[] {
+export function diffLines(diff: string): DiffLine[] {
   const lines: DiffLine[] = [];
   let oldPos = 0;
   let newPos = 0;
@@ -36,9 +38,9 @@ function diffLines(diff: string): DiffLine[] {
       newPos = Number(hunk[2]);
       continue;
     }
-    if (text.startsWith('+')) lines.push({ oldLine: null, newLine: newPos, oldPos, newPos: newPos++ });
-    else if (text.startsWith('-')) lines.push({ oldLine: oldPos, newLine: null, oldPos: oldPos++, newPos });
-    else if (text.startsWith(' ')) lines.push({ oldLine: oldPos, newLine: newPos, oldPos: oldPos++, newPos: newPos++ });
+    if (text.startsWith('+')) lines.push({ type: 'new', oldLine: null, newLine: newPos, oldPos, newPos: newPos++ });
+    else if (text.startsWith('-')) lines.push({ type: 'old', oldLine: oldPos, newLine: null, oldPos: oldPos++, newPos });
+    else if (text.startsWith(' ')) lines.push({ type: null, oldLine: oldPos, newLine: newPos, oldPos: oldPos++, newPos: newPos++ });
   }
   return lines;
 }
