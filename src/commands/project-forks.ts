@@ -108,10 +108,10 @@ async function copyRepository(trx: Db, sourceId: number, forkId: number): Promis
 }
 
 /**
- * Every object of the source, and its commit graph rows, into the fork's rows: two
- * INSERT … SELECT statements, no object leaving the database. Every object, not only those
- * the refs reach: the store holds nothing a refused write left, and GitLab 12 shares a
- * source's whole object pool with its forks the same way.
+ * Every object of the source, and its rows of the commit graph, the per-path change index and
+ * the commits' stats, into the fork's rows: INSERT … SELECT statements, no object leaving the
+ * database. Every object, not only those the refs reach: the store holds nothing a refused
+ * write left, and GitLab 12 shares a source's whole object pool with its forks the same way.
  */
 async function copyObjects(trx: Db, sourceId: number, forkId: number) {
   await sql`insert into repository_objects (project_id, sha, type, size, content)
@@ -119,6 +119,12 @@ async function copyObjects(trx: Db, sourceId: number, forkId: number) {
             on conflict do nothing`.execute(trx);
   await sql`insert into repository_commits (project_id, sha, parents, generation, committer_time, ancestors)
             select ${forkId}, sha, parents, generation, committer_time, ancestors from repository_commits where project_id = ${sourceId}
+            on conflict do nothing`.execute(trx);
+  await sql`insert into repository_path_changes (project_id, path, path_key, commit_sha, entry, follow)
+            select ${forkId}, path, path_key, commit_sha, entry, follow from repository_path_changes where project_id = ${sourceId}
+            on conflict do nothing`.execute(trx);
+  await sql`insert into repository_commit_stats (project_id, commit_sha, additions, deletions)
+            select ${forkId}, commit_sha, additions, deletions from repository_commit_stats where project_id = ${sourceId}
             on conflict do nothing`.execute(trx);
 }
 

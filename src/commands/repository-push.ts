@@ -100,7 +100,8 @@ function parentsFirst(objects: readonly GitObject[]): GitObject[] {
 const STORE_BATCH = 1000;
 const STORE_BATCH_BYTES = 16 * 1024 * 1024;
 
-async function storeInBatches(trx: Db, projectId: number, objects: readonly GitObject[]): Promise<void> {
+/** Stores the push's objects; returns the commits new to the repository (none of them is reachable from a ref of before the push). */
+async function storeInBatches(trx: Db, projectId: number, objects: readonly GitObject[]): Promise<Set<string>> {
   let batch: GitObject[] = [];
   let bytes = 0;
   for (const object of objects) {
@@ -115,7 +116,7 @@ async function storeInBatches(trx: Db, projectId: number, objects: readonly GitO
   await storeObjects(trx, projectId, batch, { index: false });
   // The commits' indexes once, with every object of the push at hand (their trees diffed in memory).
   const all = new Map(objects.map((o) => [o.sha, o]));
-  await indexCommits(trx, projectId, [...all.values()].filter((o) => o.type === 'commit'), all);
+  return new Set(await indexCommits(trx, projectId, [...all.values()].filter((o) => o.type === 'commit'), all));
 }
 
 // ───────────────────────────── The refs ─────────────────────────────
@@ -128,13 +129,42 @@ export interface PushInput {
   readonly objects: readonly GitObject[];
 }
 
-/** Every commit `tip` reaches that none of `heads` does, newest first (`git rev-list tip --not heads`). */
-async function commitsOnlyIn(trx: Db, projectId: number, tip: string, heads: readonly string[]): Promise<string[]> {
+/**
+ * What each created branch brings: the commits its tip reaches that no branch had before the
+ * push (`git rev-list tip --not --branches`), newest first. One walk for all the tips, against
+ * the default branch's head alone: what the default branch lacks is then new to the repository
+ * (`fresh`: no branch can reach it) unless it holds older commits, and only then are the other
+ * heads asked, those high enough to reach one of them. A push's cost follows what it brings and
+ * how far below the default branch's head it forks, not the number of branches.
+ */
+async function createdBranchCommits(
+  trx: Db,
+  projectId: number,
+  tips: readonly string[],
+  heads: ReadonlyMap<string, string>,
+  defaultBranch: string | null,
+  fresh: ReadonlySet<string>,
+): Promise<Map<string, string[]>> {
+  const result = new Map<string, string[]>();
+  if (tips.length === 0) return result;
   const graph = new CommitGraph(trx, projectId, 128);
-  const wanted = await reachableOnlyFrom(graph, [tip], heads);
-  const out: string[] = [];
-  for await (const node of dateOrder(graph, [tip], (sha) => wanted.has(sha))) out.push(node.sha);
-  return out;
+  const defaultHead = defaultBranch === null ? undefined : heads.get(defaultBranch);
+  // No default branch among the heads (and some heads): straight to all of them.
+  let only = defaultHead === undefined && heads.size > 0 ? undefined : await reachableOnlyFrom(graph, tips, defaultHead === undefined ? [] : [defaultHead]);
+  const old = only === undefined ? [] : [...only].filter((sha) => !fresh.has(sha));
+  if (only === undefined || (old.length > 0 && heads.size > 1)) {
+    const lowest = old.reduce((low, sha) => Math.min(low, graph.get(sha)!.generation), old.length === 0 ? 0 : Infinity);
+    const { rows } = await sql<{ sha: string }>`
+      select sha from repository_commits where project_id = ${projectId} and sha = any(${[...new Set(heads.values())]}::text[]) and generation >= ${lowest}`.execute(trx);
+    only = await reachableOnlyFrom(graph, tips, rows.map((r) => r.sha));
+  }
+  const wanted = only;
+  for (const tip of tips) {
+    const out: string[] = [];
+    if (wanted.has(tip)) for await (const node of dateOrder(graph, [tip], (sha) => wanted.has(sha))) out.push(node.sha);
+    result.set(tip, out);
+  }
+  return result;
 }
 
 /** The commits a branch move brought, the newest PUSH_COMMITS_LIMIT with their details, and their count. */
@@ -182,13 +212,15 @@ export async function pushRefs(w: Writer, input: PushInput): Promise<void> {
       );
       stale(refs, branches, tags);
 
-      await storeInBatches(trx, projectId, input.objects);
+      const fresh = await storeInBatches(trx, projectId, input.objects);
       const tips = [...new Set(refs.filter((r) => r.action !== 'delete').map((r) => r.newSha))];
       const types = await objectTypes(trx, projectId, tips);
       const bad = new Map<string, string>();
       const commands: RefCommand[] = [];
       const forced = new Set<string>();
-      const headsBefore = [...new Set((await trx.selectFrom('repository_branches').select('sha').where('project_id', '=', projectId).execute()).map((r) => r.sha))];
+      const headsBefore = new Map((await trx.selectFrom('repository_branches').select(['name', 'sha']).where('project_id', '=', projectId).execute()).map((r) => [r.name, r.sha]));
+      const createdTips = refs.filter((r) => r.kind === 'branch' && r.action === 'create' && types.get(r.newSha) === 'commit').map((r) => r.newSha);
+      const created = await createdBranchCommits(trx, projectId, [...new Set(createdTips)], headsBefore, input.writer.defaultBranch, fresh);
       for (const ref of refs) {
         if (ref.kind === 'branch') {
           if (ref.action === 'delete') {
@@ -200,7 +232,7 @@ export async function pushRefs(w: Writer, input: PushInput): Promise<void> {
             continue;
           }
           if (ref.action === 'create') {
-            commands.push({ type: 'CreateBranch', branch: ref.name, sha: ref.newSha, ...(await moved(trx, projectId, await commitsOnlyIn(trx, projectId, ref.newSha, headsBefore))) });
+            commands.push({ type: 'CreateBranch', branch: ref.name, sha: ref.newSha, ...(await moved(trx, projectId, created.get(ref.newSha)!)) });
           } else {
             if (!(await isAncestor(trx, projectId, ref.oldSha, ref.newSha))) forced.add(ref.name);
             commands.push({ type: 'PushBranch', branch: ref.name, oldSha: ref.oldSha, newSha: ref.newSha, ...(await moved(trx, projectId, await commitsBetween(trx, projectId, ref.oldSha, ref.newSha))) });

@@ -497,6 +497,31 @@ describe('POST /:repo.git/git-receive-pack', () => {
       config.maxPushBytes = limit;
     }
   });
+
+  it('refuses a pack under FORGELOG_MAX_PUSH_BYTES whose objects inflate past it, as git refuses an oversize pack', async () => {
+    const config = api.runtime.config as { maxPushBytes: number };
+    const limit = config.maxPushBytes;
+    config.maxPushBytes = 64 * 1024;
+    try {
+      const big = newDir();
+      await git(['clone', '-q', withToken(project.http_url_to_repo, callers.maintainer.token!), big]);
+      // 3 MB of zeros: a pack of a few KiB.
+      writeFileSync(join(big, 'zeros.bin'), Buffer.alloc(3_000_000));
+      await git(['add', 'zeros.bin'], big);
+      await git(['commit', '-q', '-m', 'Zeros'], big);
+      const before = await head(project.id, 'master');
+      const res = await gitResult(['push', 'origin', 'master'], big);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toContain('remote: fatal: pack exceeds maximum allowed size (65536 bytes)');
+      expect(res.stderr).toContain('error: remote unpack failed: pack exceeds maximum allowed size');
+      expect(res.stderr).toContain('! [remote rejected] master -> master (unpacker error)');
+      expect(await head(project.id, 'master')).toBe(before);
+      config.maxPushBytes = 4 * 1024 * 1024;
+      expect(await gitResult(['push', 'origin', 'master'], big)).toMatchObject({ code: 0 });
+    } finally {
+      config.maxPushBytes = limit;
+    }
+  });
 });
 
 /** A fast-import stream: `commits` commits on master editing a few of 60 files each (so a repacked pack is mostly deltas), a side branch merged back, an annotated tag. */

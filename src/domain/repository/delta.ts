@@ -20,6 +20,12 @@ function deltaSize(delta: Uint8Array, at: number): [number, number] | undefined 
   }
 }
 
+/** The result size a delta declares; undefined for a bad header (patchDelta says why). */
+export function deltaResultSize(delta: Uint8Array): number | undefined {
+  const source = deltaSize(delta, 0);
+  return source && deltaSize(delta, source[1])?.[0];
+}
+
 /**
  * `base` with `delta` applied (git's patch-delta.c), or why not. The target is allocated
  * only after its declared size is checked against `maxBytes`.

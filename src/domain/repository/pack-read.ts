@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
-import { patchDelta } from './delta.js';
+import { deltaResultSize, patchDelta } from './delta.js';
 import { gitObject, type GitObject, type ObjectType } from './objects.js';
 
 /**
@@ -38,12 +38,20 @@ export class PackError extends Error {
   }
 }
 
+/** The pack's inflated data would pass `maxTotalBytes` (a push answers it as a pack past its size limit). */
+export class PackTooLarge extends PackError {
+  constructor(readonly limit: number) {
+    super(`pack exceeds the limit of ${limit} inflated bytes`);
+    this.name = 'PackTooLarge';
+  }
+}
+
 export interface PackLimits {
   /** The most objects a pack may declare (default 1,000,000). */
   readonly maxObjects?: number;
   /** The largest object, inflated (default 256 MiB); a delta's instructions may be twice that. */
   readonly maxObjectBytes?: number;
-  /** All inflated data together, delta instructions and their results included (default 2 GiB). */
+  /** All inflated data together, delta instructions and their results included (default 2 GiB; a push: FORGELOG_MAX_PUSH_BYTES). Past it: PackTooLarge. */
   readonly maxTotalBytes?: number;
   /** The longest delta chain (default 10,000; git's own default depth is 50). */
   readonly maxChainDepth?: number;
@@ -151,7 +159,7 @@ export async function scanPack(pack: Uint8Array, limits: PackLimits = {}): Promi
     if (type === undefined && typeNumber !== OFS_DELTA && typeNumber !== REF_DELTA) throw badObject(offset, `unknown object type ${typeNumber}`);
     const limit = type === undefined ? 2 * maxObjectBytes + 64 : maxObjectBytes;
     if (size > limit) throw badObject(offset, `size ${size} exceeds the limit of ${limit} bytes`);
-    if (total + size > maxTotalBytes) throw new PackError(`pack exceeds the limit of ${maxTotalBytes} inflated bytes`);
+    if (total + size > maxTotalBytes) throw new PackTooLarge(maxTotalBytes);
     let baseOffset = 0;
     let baseSha = '';
     if (typeNumber === OFS_DELTA) {
@@ -251,7 +259,9 @@ export async function readPack(pack: Uint8Array, options: ReadPackOptions): Prom
       for (const child of children) {
         const entry = entries[child]!;
         if (depth + 1 > maxChainDepth) throw badObject(entry.offset, `delta chain longer than ${maxChainDepth}`);
-        const content = patchDelta(object.content, entry.data, Math.min(maxObjectBytes, maxTotalBytes - total));
+        const declared = deltaResultSize(entry.data);
+        if (declared !== undefined && declared <= maxObjectBytes && total + declared > maxTotalBytes) throw new PackTooLarge(maxTotalBytes);
+        const content = patchDelta(object.content, entry.data, maxObjectBytes);
         if (typeof content === 'string') throw badObject(entry.offset, content);
         total += content.length;
         const made = gitObject(object.type, content);

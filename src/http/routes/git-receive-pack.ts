@@ -1,9 +1,10 @@
+import { constants } from 'node:buffer';
 import { Hono, type Context } from 'hono';
 import { pushRefs, PushRefused, type PushedRef, receivedObjects } from '../../commands/repository-push.js';
 import { handlePushOptions } from '../../commands/repository-push-options.js';
 import { alertLines, parsePushOptions, pushOptionsWarning } from '../../domain/repository/push-options.js';
 import type { GitObject } from '../../domain/repository/objects.js';
-import { PackError, readPack } from '../../domain/repository/pack-read.js';
+import { PackError, PackTooLarge, readPack } from '../../domain/repository/pack-read.js';
 import { type Packet, PktLineError, PktLineReader } from '../../domain/repository/pkt-line.js';
 import {
   advertiseReceivePack,
@@ -36,8 +37,9 @@ import { refWriter } from './repository-access.js';
  * answer). Access is GitLab's git HTTP for pushes (`gitHttp`, ./git-http.ts: push_code, a token
  * of scope api or write_repository), decided before the body is read. The body is read as a
  * stream up to FORGELOG_MAX_PUSH_BYTES (the API's body limit does not apply: app.ts), then
- * the pack is read, checked and connected, and the refs written in one command
- * (src/commands/repository-push.ts). See docs/repository.md, "Pushing with git".
+ * the pack is read (its objects, inflated, up to the same limit: pushLimit), checked and
+ * connected, and the refs written in one command (src/commands/repository-push.ts). See
+ * docs/repository.md, "Pushing with git".
  */
 
 const RESULT = smartHeaders('git-receive-pack', 'result');
@@ -112,6 +114,21 @@ async function basesOf(c: Context, projectId: number, shas: readonly string[]): 
 const allRefused = (commands: readonly PushCommand[], reason: string): RefStatus[] => commands.map((c) => ({ ref: c.ref, error: reason }));
 
 /**
+ * What a push may hold: FORGELOG_MAX_PUSH_BYTES of body (the pack), and as much again of the
+ * pack's objects once inflated (deltas' instructions and results included: all of them are in
+ * memory until they are stored), so the setting bounds what a push costs the process. Never
+ * more than a buffer can hold (the pack is one).
+ */
+const pushLimit = (c: Context): number => Math.min(appContext(c).config.maxPushBytes, constants.MAX_LENGTH);
+
+/** index-pack's words for a pack past receive.maxInputSize. */
+const tooLarge = (commands: readonly PushCommand[], limit: number): Report => ({
+  unpack: 'pack exceeds maximum allowed size',
+  refs: allRefused(commands, 'unpacker error'),
+  messages: [`fatal: pack exceeds maximum allowed size (${limit} bytes)\n`],
+});
+
+/**
  * After a push that wrote its refs, its `merge_request.*` options (PostReceiveService, 12.10):
  * the handler's errors as GitLab's warning alert on the pusher's `remote:` lines. The push
  * stands whatever happens here.
@@ -139,17 +156,16 @@ async function pushOptionMessages(c: Context, project: ProjectScope, commands: r
 
 /** The push, decided: what report-status says. */
 async function receive(c: Context, project: ProjectScope, commands: readonly PushCommand[], body: PushBody, pushOptions: readonly string[] = []): Promise<Report> {
-  const { db, config } = appContext(c);
+  const { db } = appContext(c);
   const projectId = project.row.id;
-  if (body.tooLarge) {
-    // index-pack's words for a pack past receive.maxInputSize.
-    return { unpack: 'pack exceeds maximum allowed size', refs: allRefused(commands, 'unpacker error'), messages: [`fatal: pack exceeds maximum allowed size (${config.maxPushBytes} bytes)\n`] };
-  }
+  const limit = pushLimit(c);
+  if (body.tooLarge) return tooLarge(commands, limit);
   let objects: GitObject[] = [];
   if (expectsPack(commands)) {
     try {
-      objects = await readPack(body.pack, { base: (sha) => baseOf(c, projectId, sha), bases: (shas) => basesOf(c, projectId, shas) });
+      objects = await readPack(body.pack, { base: (sha) => baseOf(c, projectId, sha), bases: (shas) => basesOf(c, projectId, shas), maxTotalBytes: limit });
     } catch (error) {
+      if (error instanceof PackTooLarge) return tooLarge(commands, limit);
       if (!(error instanceof PackError)) throw error;
       return { unpack: error.message, refs: allRefused(commands, 'unpacker error'), messages: [`fatal: ${error.message}\n`] };
     }
@@ -205,7 +221,7 @@ export const gitReceivePackRoutes = new Hono<AppEnv>()
     gitHttp(async (c, project) => {
       try {
         checkMediaType(c, 'git-receive-pack');
-        const body = await readPushBody(c, appContext(c).config.maxPushBytes);
+        const body = await readPushBody(c, pushLimit(c));
         const request = parseCommands(body.packets);
         if (request.commands.length === 0) return c.body(null, 200, RESULT);
         if (body.packets.at(-1)?.type !== 'flush') {

@@ -362,14 +362,15 @@ export async function removeRedundant(graph: CommitGraph, candidates: readonly s
  * Indexes commit objects stored in this transaction (or about to be): their rows of the
  * commit graph (graphRows) and of the per-path change index (path-changes.ts), in pages; a
  * commit already indexed stays as it is. `objects` are the objects stored with them, whose
- * trees the change index reads before the database's.
+ * trees the change index reads before the database's. Returns the commits it indexed (those
+ * new to the repository).
  */
 export async function indexCommits(
   db: Db,
   projectId: number,
   commits: readonly { readonly sha: string; readonly content: Uint8Array }[],
   objects: ReadonlyMap<string, { readonly type: string; readonly content: Uint8Array }> = new Map(),
-): Promise<void> {
+): Promise<string[]> {
   const rows = await graphRows(
     db,
     projectId,
@@ -385,7 +386,9 @@ export async function indexCommits(
       .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
       .execute();
   }
-  await indexPathChanges(db, projectId, rows.map((r) => r.sha), objects);
+  const indexed = rows.map((r) => r.sha);
+  await indexPathChanges(db, projectId, indexed, objects);
+  return indexed;
 }
 
 export interface NewCommit {

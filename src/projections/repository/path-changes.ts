@@ -1,5 +1,6 @@
 import type { Db } from '../../database/database.js';
 import { sha256 } from '../../eventstore/hash.js';
+import { type CommitStats, lineStats, statBlobs } from '../../domain/repository/commit-stats.js';
 import { MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
 
 /**
@@ -15,6 +16,10 @@ import { MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repo
  * from the commits that gave the path the entry it has at the head, and a log filtered by path
  * from the commits that changed it. A read's cost follows the path's history, not the
  * repository's.
+ *
+ * The same diff against the first parent gives each commit's `stats` (lines added and
+ * removed: ../../domain/repository/commit-stats.ts), kept in `repository_commit_stats`
+ * (migration 0072) as the commit is indexed, so a commit's stats are a row to read.
  */
 
 interface StoredObject {
@@ -53,6 +58,25 @@ class ObjectSource {
     return new Map(shas.map((sha) => [sha, this.commits.get(sha) ?? null]));
   }
 
+  /**
+   * The contents of the objects among `shas` (any type: a stat reads what the SHA names, as
+   * findObject does), not kept: a page's blobs are read once. A SHA not stored is left out.
+   */
+  async readContents(shas: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const found = new Map<string, Uint8Array>();
+    const missing: string[] = [];
+    for (const sha of new Set(shas)) {
+      const object = this.batch.get(sha);
+      if (object) found.set(sha, object.content);
+      else missing.push(sha);
+    }
+    for (let i = 0; i < missing.length; i += 1000) {
+      const rows = await this.db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', this.projectId).where('sha', 'in', missing.slice(i, i + 1000)).execute();
+      for (const row of rows) found.set(row.sha, new Uint8Array(row.content));
+    }
+    return found;
+  }
+
   /** Fills `cache` for `shas`: from the batch, else in one statement; null for what is not stored as `type`. */
   private async read<T>(type: 'tree' | 'commit', shas: readonly string[], cache: Map<string, T | null>, parse: (content: Uint8Array) => T): Promise<void> {
     const missing: string[] = [];
@@ -69,12 +93,22 @@ class ObjectSource {
   }
 }
 
+/** The files (no directories) that differ between two trees: path → blob SHA on each side that has the path as a file; `links`: the submodules' commits among them (never stored here). */
+interface FileDiff {
+  readonly before: Map<string, string>;
+  readonly after: Map<string, string>;
+  readonly links: Set<string>;
+}
+
+const GITLINK = '160000';
+
 /**
  * The paths whose entries differ between two trees (null: the empty tree), with the entry's
  * SHA in `to` (null where `to` has none): a level of both trees at a time, a subtree of the
  * same SHA on both sides never read. A directory is listed when anything below it differs.
+ * `files`, when given, gets the differing files of each side.
  */
-async function differingPaths(source: ObjectSource, from: string | null, to: string | null): Promise<Map<string, string | null>> {
+async function differingPaths(source: ObjectSource, from: string | null, to: string | null, files?: FileDiff): Promise<Map<string, string | null>> {
   const changed = new Map<string, string | null>();
   let level: { prefix: string; from: string | null; to: string | null }[] = from === to ? [] : [{ prefix: '', from, to }];
   while (level.length > 0) {
@@ -90,6 +124,11 @@ async function differingPaths(source: ObjectSource, from: string | null, to: str
         changed.set(path, n?.sha ?? null);
         const [oTree, nTree] = [o?.mode === MODES.tree, n?.mode === MODES.tree];
         if (oTree || nTree) next.push({ prefix: `${path}/`, from: oTree ? o!.sha : null, to: nTree ? n!.sha : null });
+        if (files) {
+          if (o && !oTree) files.before.set(path, o.sha);
+          if (n && !nTree) files.after.set(path, n.sha);
+          for (const entry of [o, n]) if (entry && (entry.mode as string) === GITLINK) files.links.add(entry.sha);
+        }
       }
     }
     level = next;
@@ -113,9 +152,19 @@ export interface PathChange {
   readonly follow: number | null;
 }
 
-/** The index rows of `commits`: each diffed against its first parent (a root against the empty tree), a merge's paths also against its other parents. */
-async function pathChanges(source: ObjectSource, commits: readonly string[], unsound = new Set<string>()): Promise<PathChange[]> {
-  const rows: PathChange[] = [];
+/** A commit's stats row: lines added and removed against its first parent. */
+export interface StatsRow extends CommitStats {
+  readonly commit: string;
+}
+
+/**
+ * The index rows of `commits`: each diffed against its first parent (a root against the empty
+ * tree), a merge's paths also against its other parents; and each one's stats, from the same
+ * diff, the page's blobs read together.
+ */
+async function commitIndexRows(source: ObjectSource, commits: readonly string[], unsound = new Set<string>()): Promise<{ changes: PathChange[]; stats: StatsRow[]; lacking: Set<string> }> {
+  const changes: PathChange[] = [];
+  const diffs = new Map<string, FileDiff>();
   const headers = await source.readCommits(commits);
   const parents = await source.readCommits([...new Set([...headers.values()].flatMap((header) => header?.parents ?? []))]);
   const treeOf = (parent: string) => parents.get(parent)?.tree ?? null;
@@ -124,7 +173,9 @@ async function pathChanges(source: ObjectSource, commits: readonly string[], uns
     if (!header) continue;
     const [first, ...others] = header.parents;
     const misses = source.misses;
-    const changed = await differingPaths(source, first === undefined ? null : treeOf(first), header.tree);
+    const files: FileDiff = { before: new Map(), after: new Map(), links: new Set() };
+    diffs.set(sha, files);
+    const changed = await differingPaths(source, first === undefined ? null : treeOf(first), header.tree, files);
     if (changed.size === 0) continue;
     const follow = new Map<string, number>();
     for (const [i, other] of others.entries()) {
@@ -132,33 +183,46 @@ async function pathChanges(source: ObjectSource, commits: readonly string[], uns
       for (const path of changed.keys()) if (!follow.has(path) && !against.has(path)) follow.set(path, i + 2);
     }
     if (source.misses > misses) unsound.add(sha);
-    for (const [path, entry] of changed) rows.push({ commit: sha, path, entry, follow: follow.get(path) ?? null });
+    for (const [path, entry] of changed) changes.push({ commit: sha, path, entry, follow: follow.get(path) ?? null });
   }
-  return rows;
+  const wanted = [...new Set([...diffs.values()].flatMap((files) => statBlobs(files.before, files.after)))];
+  const blobs = await source.readContents(wanted);
+  // A blob that is not stored reads as empty (a submodule's commit always): `lacking`, the commits with another one missing.
+  const lacking = new Set([...diffs].filter(([, files]) => statBlobs(files.before, files.after).some((blob) => !blobs.has(blob) && !files.links.has(blob))).map(([sha]) => sha));
+  const stats = [...diffs].map(([commit, files]) => ({ commit, ...lineStats(files.before, files.after, blobs) }));
+  return { changes, stats, lacking };
 }
 
 /**
- * The index rows `commits` should have, from their objects in the database (verify's
- * recomputation), and the commits whose trees are not all stored (`unsound`: their rows
- * cannot be recomputed; the missing objects are verify's object_missing).
+ * The index rows and stats `commits` should have, from their objects in the database
+ * (verify's recomputation), and the commits whose trees are not all stored (`unsound`: their
+ * rows cannot be recomputed; the missing objects are verify's object_missing). `stats` leaves
+ * out the unsound commits and those whose changed blobs are not all stored.
  */
-export async function expectedPathChanges(db: Db, projectId: number, commits: readonly string[]): Promise<{ rows: PathChange[]; unsound: Set<string> }> {
+export async function expectedCommitIndex(db: Db, projectId: number, commits: readonly string[]): Promise<{ changes: PathChange[]; stats: StatsRow[]; unsound: Set<string> }> {
   const unsound = new Set<string>();
-  return { rows: await pathChanges(new ObjectSource(db, projectId, new Map()), commits, unsound), unsound };
+  const { changes, stats, lacking } = await commitIndexRows(new ObjectSource(db, projectId, new Map()), commits, unsound);
+  return { changes, stats: stats.filter((row) => !unsound.has(row.commit) && !lacking.has(row.commit)), unsound };
 }
 
-/** Writes the index rows of `commits` (new to the commit graph), reading trees from `batch` first. */
+/** Writes the index rows and stats of `commits` (new to the commit graph), reading trees and blobs from `batch` first. */
 export async function indexPathChanges(db: Db, projectId: number, commits: readonly string[], batch: ReadonlyMap<string, StoredObject> = new Map()): Promise<void> {
   const source = new ObjectSource(db, projectId, batch);
   for (let i = 0; i < commits.length; i += 200) {
-    const rows = await pathChanges(source, commits.slice(i, i + 200));
-    for (let j = 0; j < rows.length; j += 1000) {
+    const { changes, stats } = await commitIndexRows(source, commits.slice(i, i + 200));
+    for (let j = 0; j < changes.length; j += 1000) {
       await db
         .insertInto('repository_path_changes')
-        .values(rows.slice(j, j + 1000).map((row) => ({ project_id: projectId, path: row.path, path_key: pathKey(row.path), commit_sha: row.commit, entry: row.entry, follow: row.follow })))
+        .values(changes.slice(j, j + 1000).map((row) => ({ project_id: projectId, path: row.path, path_key: pathKey(row.path), commit_sha: row.commit, entry: row.entry, follow: row.follow })))
         .onConflict((oc) => oc.columns(['project_id', 'path_key', 'commit_sha']).doNothing())
         .execute();
     }
+    if (stats.length === 0) continue;
+    await db
+      .insertInto('repository_commit_stats')
+      .values(stats.map((row) => ({ project_id: projectId, commit_sha: row.commit, additions: row.additions, deletions: row.deletions })))
+      .onConflict((oc) => oc.columns(['project_id', 'commit_sha']).doNothing())
+      .execute();
   }
 }
 

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import { diffLines } from 'diff';
 import type { Db } from '../../database/database.js';
 import { DIFF_LIMITS, type DiffEntry, diffEntries, type DiffLimits, type FileChange, limitDiffs, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
 import type { FileEntry } from '../../domain/repository/files.js';
@@ -7,7 +6,7 @@ import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry }
 import { type ProtectedRef, type ProtectedRefRule, type Pusher, ruleGroupIds } from '../../domain/repository/push-access.js';
 import type { RepositoryBranchRow, RepositoryObjectsTable } from './tables.js';
 import { CommitGraph, type CommitNode, dateOrder } from './commit-graph.js';
-import { indexedPath, pathKey } from './path-changes.js';
+import { expectedCommitIndex, indexedPath, pathKey } from './path-changes.js';
 
 /** The repository's reads: branches, objects, commits and their history, trees and paths. */
 
@@ -402,33 +401,16 @@ export async function memberGroupIds(db: Db, userId: number, groupIds: readonly 
   return new Set(rows.map((r) => r.source_id));
 }
 
-const decoder = new TextDecoder();
-
-async function blobText(db: Db, projectId: number, sha: string | undefined): Promise<string> {
-  if (sha === undefined) return '';
-  const object = await findObject(db, projectId, sha);
-  return object ? decoder.decode(object.content) : '';
-}
-
-/** Lines added and removed against the first parent (git's numstat, CommitStats), by the `diff` library's line diff. */
+/**
+ * Lines added and removed against the first parent (git's numstat, CommitStats), as they
+ * were counted when the commit was stored (`repository_commit_stats`: path-changes.ts); a
+ * commit without its row (none should be) is counted now, by the same rule.
+ */
 export async function commitStats(db: Db, projectId: number, commit: CommitView): Promise<{ additions: number; deletions: number }> {
-  const parent = commit.parents[0] === undefined ? undefined : await findCommit(db, projectId, commit.parents[0]);
-  const { before, after } = await changedFiles(db, projectId, parent?.tree ?? null, commit.tree);
-  let additions = 0;
-  let deletions = 0;
-  // git diff's default rename detection: a file moved unchanged counts no line.
-  const removed = new Set([...before].filter(([path]) => !after.has(path)).map(([, e]) => e.sha));
-  const added = new Set([...after].filter(([path]) => !before.has(path)).map(([, e]) => e.sha));
-  for (const path of new Set([...before.keys(), ...after.keys()])) {
-    const [old, now] = [before.get(path)?.sha, after.get(path)?.sha];
-    if (old === now) continue;
-    if ((now === undefined && added.has(old!)) || (old === undefined && removed.has(now!))) continue;
-    for (const change of diffLines(await blobText(db, projectId, old), await blobText(db, projectId, now))) {
-      if (change.added) additions += change.count;
-      else if (change.removed) deletions += change.count;
-    }
-  }
-  return { additions, deletions };
+  const row = await db.selectFrom('repository_commit_stats').select(['additions', 'deletions']).where('project_id', '=', projectId).where('commit_sha', '=', commit.sha).executeTakeFirst();
+  if (row) return row;
+  const [counted] = (await expectedCommitIndex(db, projectId, [commit.sha])).stats;
+  return counted ? { additions: counted.additions, deletions: counted.deletions } : { additions: 0, deletions: 0 };
 }
 
 /** Blobs' contents by SHA, in one query per 1,000 (a statement takes at most 65,535 parameters). */

@@ -72,12 +72,26 @@ export interface RepositoryPathChangesTable {
   follow: number | null;
 }
 
+/**
+ * Each stored commit's `stats` against its first parent (lines added and removed,
+ * src/domain/repository/commit-stats.ts): written with the commit by indexCommits,
+ * append-only, not a projection (src/projections/repository/path-changes.ts). Read by
+ * queries.ts (`commitStats`).
+ */
+export interface RepositoryCommitStatsTable {
+  project_id: number;
+  commit_sha: string;
+  additions: number;
+  deletions: number;
+}
+
 export interface RepositoryReadTables {
   repository_branches: RepositoryBranchesTable;
   repository_tags: RepositoryTagsTable;
   repository_objects: RepositoryObjectsTable;
   repository_commits: RepositoryCommitsTable;
   repository_path_changes: RepositoryPathChangesTable;
+  repository_commit_stats: RepositoryCommitStatsTable;
   repository_stream_versions: StreamVersionsTable;
 }
 

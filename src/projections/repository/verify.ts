@@ -4,7 +4,7 @@ import { namesObjects, objectsNamedBy } from '../../domain/repository/named-obje
 import { MODES, gitObject, parseCommit, parseTag, parseTree, type ObjectType } from '../../domain/repository/objects.js';
 import { upcast } from '../../eventstore/upcasters.js';
 import type { ObjectStoreCheck, Problem } from '../../eventstore/verify.js';
-import { expectedPathChanges } from './path-changes.js';
+import { expectedCommitIndex } from './path-changes.js';
 
 /**
  * `forgelog events verify`'s check of the repositories' git objects (`repository_objects`,
@@ -17,10 +17,11 @@ import { expectedPathChanges } from './path-changes.js';
  *   sound commit or tree names (its tree and parents, its entries) is stored, as that type
  *   (`object_missing`), so a deleted object is named by whatever pointed at it.
  * - every sound commit's rows of the commit graph index (parents, committer time, generation,
- *   and the count of a root's or a single parent's) and of the per-path change index, which
- *   the reads of history trust, are what its object gives (`commit_index_mismatch`): the
- *   change index recomputed from the trees, as the commands wrote it (a commit whose trees
- *   are not all stored is left to object_missing).
+ *   and the count of a root's or a single parent's), of the per-path change index and its
+ *   stats, which the reads of history trust, are what its object gives
+ *   (`commit_index_mismatch`): the change index and the stats recomputed from the trees and
+ *   blobs, as the commands wrote them (a commit whose objects are not all stored is left to
+ *   object_missing).
  * Objects are read in pages of `pageSize` in key order, so memory stays flat; the names of
  * a page are looked up in one statement.
  */
@@ -155,9 +156,28 @@ async function checkCommitIndexes(db: Db, projectId: number, commits: readonly {
   }
   const key = (path: string, entry: string | null, follow: number | null) => `${JSON.stringify(path)} ${entry ?? 'removed'}${follow === null ? '' : ` follows parent ${follow}`}`;
   const expected = new Map(parsed.map((commit) => [commit.sha, new Set<string>()]));
-  const recomputed = await expectedPathChanges(db, projectId, [...expected.keys()]);
-  for (const change of recomputed.rows) expected.get(change.commit)!.add(key(change.path, change.entry, change.follow));
+  const recomputed = await expectedCommitIndex(db, projectId, [...expected.keys()]);
+  for (const change of recomputed.changes) expected.get(change.commit)!.add(key(change.path, change.entry, change.follow));
   for (const sha of recomputed.unsound) expected.delete(sha);
+  if (recomputed.stats.length > 0) {
+    const stored = new Map(
+      (
+        await db
+          .selectFrom('repository_commit_stats')
+          .select(['commit_sha', 'additions', 'deletions'])
+          .where('project_id', '=', projectId)
+          .where('commit_sha', 'in', recomputed.stats.map((row) => row.commit))
+          .execute()
+      ).map((row) => [row.commit_sha, row]),
+    );
+    for (const want of recomputed.stats) {
+      const have = stored.get(want.commit);
+      if (!have) mismatch(want.commit, 'no row of stats');
+      else if (have.additions !== want.additions || have.deletions !== want.deletions) {
+        mismatch(want.commit, `its stats (${have.additions} additions, ${have.deletions} deletions) are not what its diff gives (${want.additions} additions, ${want.deletions} deletions)`);
+      }
+    }
+  }
   if (expected.size === 0) return;
   const rows = await db.selectFrom('repository_path_changes').select(['commit_sha', 'path', 'entry', 'follow']).where('project_id', '=', projectId).where('commit_sha', 'in', [...expected.keys()]).execute();
   const found = new Map([...expected.keys()].map((sha) => [sha, new Set<string>()]));
