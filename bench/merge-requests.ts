@@ -69,6 +69,7 @@ function commandsFor(p: SeedProject, index: number, iid: number, versionId: numb
   const open: MergeRequestCommand = {
     type: 'OpenMergeRequest',
     projectId: p.id,
+    sourceProjectId: p.id,
     iid,
     authorId: index % 50 === 0 ? users.bench : users.root,
     title: `${index % 7 === 0 ? 'WIP: ' : ''}Change ${iid} of project ${p.id}`,

@@ -4,11 +4,13 @@ import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
 import type { RefCommand, RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
 import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
+import type { ProjectEvent } from '../domain/projects/events.js';
+import { inForkNetworkOf } from '../projections/projects/queries.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import { causedBy } from './kernel/causation.js';
 import { handleCommands } from './kernel/handler.js';
-import { takeVersion, updateMergeRequest } from './merge-requests.js';
+import { branchesOf, updateMergeRequest, versionOf } from './merge-requests.js';
 import { checkRefWrites, committerOf, deferredRefs, type RefWriter } from './repository.js';
 import { createMergeCommit } from './repository-merge.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
@@ -43,6 +45,9 @@ export interface MergeInput {
   readonly mayRemoveSourceBranch: boolean;
   /** The caller, whose ref moves pass the branch check (src/commands/repository.ts). */
   readonly writer: RefWriter;
+  /** The source branch's project (a fork's, or the project) and the caller as its writer, who removes the source branch. */
+  readonly sourceProjectId: number;
+  readonly sourceWriter: RefWriter;
 }
 
 /** MergeRequest#default_merge_commit_message (12.x, without closing issues: forgelog has none). */
@@ -59,12 +64,15 @@ const lockedHead = async (trx: Db, projectId: number, branch: string): Promise<s
  */
 export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<void> {
   const time = Math.floor(w.ctx.now().getTime() / 1000);
+  const fork = input.sourceProjectId !== input.projectId;
   let refs: RepositoryCommand[] = [];
+  let sourceRefs: RepositoryCommand[] = [];
   const decideMerge = async (trx: Db): Promise<MergeRequestCommand> => {
     refs = [];
+    sourceRefs = [];
     const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', input.id).executeTakeFirstOrThrow();
     const targetSha = await lockedHead(trx, input.projectId, row.target_branch);
-    const sourceSha = await lockedHead(trx, input.projectId, row.source_branch);
+    const sourceSha = await lockedHead(trx, row.source_project_id, row.source_branch);
     const command = {
       type: 'MergeMergeRequest' as const,
       byId: input.byId,
@@ -95,7 +103,7 @@ export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<v
     refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: made.sha, commits, commitDetails }];
     // MergeService#delete_source_branch?: the call's should_remove_source_branch, else the merge request's force_remove_source_branch.
     const removeSource = input.shouldRemoveSourceBranch ?? row.force_remove_source_branch;
-    if (removeSource && input.mayRemoveSourceBranch && sourceSha === row.head_sha) refs.push({ type: 'DeleteBranch', branch: row.source_branch });
+    if (removeSource && input.mayRemoveSourceBranch && sourceSha === row.head_sha) (fork ? sourceRefs : refs).push({ type: 'DeleteBranch', branch: row.source_branch });
     return { ...command, merge: { mergeCommitSha: made.sha, squashCommitSha: squashSha } };
   };
   await handleCommands(w, [
@@ -105,7 +113,44 @@ export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<v
       await checkRefWrites(trx, input.projectId, input.writer, refs, { mergeRequest: true });
       return { type: 'UpdateRefs', commands: refs as RefCommand[] };
     }),
+    // A fork's source branch is removed in the fork (MergeService#delete_source_branch, by the caller there).
+    ...(fork
+      ? [
+          deferredRefs(input.sourceProjectId, async (trx): Promise<RepositoryCommand> => {
+            await checkRefWrites(trx, input.sourceProjectId, input.sourceWriter, sourceRefs);
+            return { type: 'UpdateRefs', commands: sourceRefs as RefCommand[] };
+          }),
+        ]
+      : []),
   ]);
+}
+
+// ───────────────────────────── The merge ref ─────────────────────────────
+
+/**
+ * GET …/merge_ref (GitLab 12's MergeabilityCheckService with `recheck`, MergeToRefService as
+ * the merge request's author): the merge commit of the diff head into the target's head,
+ * with the default merge commit message, written to the merge ref without moving a branch;
+ * the merge status found on the way is recorded. `mayMerge`: whether the author may
+ * (`admin_merge_request`; MergeToRefService refuses otherwise and the request is then not
+ * mergeable). The merge ref's head, or null when the heads do not merge.
+ */
+export async function updateMergeRef(w: Writer, input: { id: number; projectPath: string; mayMerge: boolean }): Promise<string | null> {
+  const time = Math.floor(w.ctx.now().getTime() / 1000);
+  let made: string | null = null;
+  const result = await run(w, mergeRequests, input.id, async (trx): Promise<MergeRequestCommand> => {
+    made = null;
+    const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', input.id).executeTakeFirstOrThrow();
+    const { status, targetSha } = await checkMergeability(trx, row);
+    const mergeRef = { type: 'RecordMergeRef' as const, sourceSha: row.head_sha, targetSha };
+    if (status !== 'can_be_merged' || !input.mayMerge) return { ...mergeRef, mergeStatus: 'cannot_be_merged', commitSha: null };
+    const author = await committerOf(trx, row.author_id);
+    const merge = await createMergeCommit(trx, row.project_id, { targetSha, sourceSha: row.head_sha, message: defaultMergeCommitMessage(row, input.projectPath), author, committer: author, time });
+    made = merge.sha;
+    return { ...mergeRef, mergeStatus: 'can_be_merged', commitSha: merge.sha };
+  });
+  // None recorded when the merge request moved on meanwhile (closed, a new head): not its merge ref.
+  return result.events.some((e) => e.type === 'MergeRequestMergeRefUpdated') ? made : null;
 }
 
 // ───────────────────────────── Refresh ─────────────────────────────
@@ -149,10 +194,10 @@ async function recordVersion(w: Writer, id: number): Promise<void> {
       async (trx): Promise<MergeRequestCommand> => {
         const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
         if (!row) return NOTHING;
-        const source = await branchHead(trx, row.project_id, row.source_branch);
-        const target = await branchHead(trx, row.project_id, row.target_branch);
-        if (source === undefined || target === undefined || source === row.head_sha || row.state !== 'opened') return NOTHING;
-        return { type: 'RecordVersion', version: await takeVersion(trx, row.project_id, source, target) };
+        const heads = { sourceSha: await branchHead(trx, row.source_project_id, row.source_branch), targetSha: await branchHead(trx, row.project_id, row.target_branch) };
+        if (heads.sourceSha === row.head_sha || row.state !== 'opened') return NOTHING;
+        const version = await versionOf(trx, branchesOf(row), heads);
+        return version === null ? NOTHING : { type: 'RecordVersion', version };
       },
     ),
   );
@@ -173,12 +218,21 @@ async function recordMergedByPush(w: Writer, mr: { id: number; head_sha: string 
   return true;
 }
 
-const openMergeRequests = (db: Db, projectId: number, column: 'source_branch' | 'target_branch', branch: string) =>
-  db.selectFrom('merge_requests').select(['id', 'source_branch', 'target_branch', 'head_sha']).where('project_id', '=', projectId).where(column, '=', branch).where('state', '=', 'opened').orderBy('id').execute();
+/** The open merge requests whose source (in any project of the fork network) or target is a project's branch. */
+const openMergeRequests = (db: Db, projectId: number, side: 'source' | 'target', branch: string) =>
+  db
+    .selectFrom('merge_requests')
+    .select(['id', 'project_id', 'source_project_id', 'source_branch', 'target_branch', 'head_sha'])
+    .where(side === 'source' ? 'source_project_id' : 'project_id', '=', projectId)
+    .where(side === 'source' ? 'source_branch' : 'target_branch', '=', branch)
+    .where('state', '=', 'opened')
+    .orderBy('id')
+    .execute();
 
 type RefreshedEvent =
   | RepositoryEvent
-  | Extract<MergeRequestEvent, { type: 'MergeRequestOpened' | 'MergeRequestReopened' | 'MergeRequestUpdated' }>;
+  | Extract<MergeRequestEvent, { type: 'MergeRequestOpened' | 'MergeRequestReopened' | 'MergeRequestUpdated' }>
+  | Extract<ProjectEvent, { type: 'ProjectForkUnlinked' }>;
 
 /**
  * GitLab's MergeRequests::RefreshService and the mergeability checks that follow an opening:
@@ -187,12 +241,14 @@ type RefreshedEvent =
  *   but merges those it is the target of when it brought their source head in;
  * - a branch deleted closes the open merge requests it is the source of (RefreshService#
  *   close_upon_missing_source_branch_ref, by the pusher) and checks those it is the target of;
- * - an opened or reopened merge request, or one whose target branch changed, is checked.
+ * - an opened or reopened merge request, or one whose target branch changed, is checked;
+ * - a project that leaves its fork network (DELETE /projects/:id/fork) closes the open merge
+ *   requests between it and projects no longer of its network (Projects::UnlinkForkService).
  * Every step reads the current heads, so a replay or a late reaction records nothing stale.
  */
 export const mergeRequestRefreshReactor: Reactor = {
   name: 'merge-request-refresh',
-  handles: ['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'MergeRequestOpened', 'MergeRequestReopened', 'MergeRequestUpdated'] satisfies RefreshedEvent['type'][],
+  handles: ['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'MergeRequestOpened', 'MergeRequestReopened', 'MergeRequestUpdated', 'ProjectForkUnlinked'] satisfies RefreshedEvent['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as RefreshedEvent;
     const w = causedBy(ctx, stored);
@@ -207,12 +263,12 @@ export const mergeRequestRefreshReactor: Reactor = {
       case 'BranchCreated':
       case 'BranchUpdated': {
         const { project_id, branch } = event.data;
-        for (const mr of await openMergeRequests(ctx.db, project_id, 'source_branch', branch)) {
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'source', branch)) {
           await recordVersion(w, mr.id);
           await recordMergeStatus(w, mr.id);
         }
         const oldSha = event.type === 'BranchUpdated' ? event.data.old_sha : null;
-        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) {
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'target', branch)) {
           if (!(await recordMergedByPush(w, mr, project_id, oldSha, event.data.new_sha, stored.actorId))) await recordMergeStatus(w, mr.id);
         }
         return;
@@ -220,15 +276,32 @@ export const mergeRequestRefreshReactor: Reactor = {
       case 'BranchDeleted': {
         const { project_id, branch } = event.data;
         const byId = stored.actorId;
-        for (const mr of await openMergeRequests(ctx.db, project_id, 'source_branch', branch)) {
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'source', branch)) {
           if (byId === null) continue;
           // Still gone when the reaction runs: a branch created again meanwhile keeps its merge requests.
           if ((await branchHead(ctx.db, project_id, branch)) !== undefined) continue;
           await ignoringGone(
-            updateMergeRequest(w, { id: mr.id, projectId: project_id, sourceBranch: mr.source_branch, targetBranch: mr.target_branch, fields: {}, stateEvent: 'close', byId }),
+            updateMergeRequest(w, { id: mr.id, ...branchesOf(mr), fields: {}, stateEvent: 'close', byId }),
           );
         }
-        for (const mr of await openMergeRequests(ctx.db, project_id, 'target_branch', branch)) await recordMergeStatus(w, mr.id);
+        for (const mr of await openMergeRequests(ctx.db, project_id, 'target', branch)) await recordMergeStatus(w, mr.id);
+        return;
+      }
+      case 'ProjectForkUnlinked': {
+        const byId = stored.actorId;
+        if (byId === null) return;
+        const id = event.data.id;
+        const crossing = await ctx.db
+          .selectFrom('merge_requests')
+          .select(['id', 'project_id', 'source_project_id', 'source_branch', 'target_branch'])
+          .where('state', '=', 'opened')
+          .where((eb) => eb.or([eb.and([eb('source_project_id', '=', id), eb('project_id', '<>', id)]), eb.and([eb('project_id', '=', id), eb('source_project_id', '<>', id)])]))
+          .orderBy('id')
+          .execute();
+        for (const mr of crossing) {
+          if (await inForkNetworkOf(ctx.db, mr.source_project_id, mr.project_id)) continue;
+          await ignoringGone(updateMergeRequest(w, { id: mr.id, ...branchesOf(mr), fields: {}, stateEvent: 'close', byId }));
+        }
         return;
       }
     }

@@ -9,6 +9,7 @@ import { commitsBetween, isAncestor } from '../projections/repository/history.js
 import { pickCommit } from '../projections/repository/merges.js';
 import { findCommits, type CommitView } from '../projections/repository/queries.js';
 import type { Writer } from './kernel/context.js';
+import { fetchCommit } from './repository-fetch.js';
 import { run } from './kernel/run.js';
 import { checkRefWrites, detailOf, lockedHead, runRefs, storeObjects, type RefWriter } from './repository.js';
 
@@ -17,7 +18,10 @@ export const REBASE_ERROR = 'Rebase failed. Please rebase locally';
 
 export interface RebaseInput {
   readonly id: number;
+  /** The merge request's project, whose target branch the source is rebased onto. */
   readonly projectId: number;
+  /** The source branch's project (a fork's, or the project), where the rebase writes. */
+  readonly sourceProjectId: number;
   readonly sourceBranch: string;
   readonly targetBranch: string;
   readonly committer: { readonly name: string; readonly email: string };
@@ -35,17 +39,19 @@ class RebaseConflict extends Error {}
  * committed by the caller, one that has become empty dropped; then the source branch moves to
  * the last of them, under the branch rules of a push. A source the target's head already
  * reaches is left as it is. When a change conflicts, nothing is written but the merge
- * request's merge_error (`MergeRequestRebaseFailed`). GitLab runs this in a background job
+ * request's merge_error (`MergeRequestRebaseFailed`). A fork's source is rebased in the fork,
+ * the target's head fetched into it first. GitLab runs this in a background job
  * and answers 202 at once; here it is done when the request answers.
  */
 export async function rebaseMergeRequest(w: Writer, input: RebaseInput): Promise<'rebased' | 'up_to_date' | 'failed'> {
   const { db } = w.ctx;
-  const [source, target] = await Promise.all([branchHead(db, input.projectId, input.sourceBranch), branchHead(db, input.projectId, input.targetBranch)]);
+  const [source, target] = await Promise.all([branchHead(db, input.sourceProjectId, input.sourceBranch), branchHead(db, input.projectId, input.targetBranch)]);
   if (source === undefined) throw serviceError('Source branch does not exist');
-  if (target !== undefined && (await isAncestor(db, input.projectId, target, source))) return 'up_to_date';
+  // A target head the fork lacks is no ancestor of its source: the source's history is all in the fork.
+  if (target !== undefined && (await isAncestor(db, input.sourceProjectId, target, source))) return 'up_to_date';
   try {
     if (target === undefined) throw new RebaseConflict();
-    await runRefs(w, input.projectId, (trx) => replay(trx, input, Math.floor(w.ctx.now().getTime() / 1000)));
+    await runRefs(w, input.sourceProjectId, (trx) => replay(trx, input, Math.floor(w.ctx.now().getTime() / 1000)));
     return 'rebased';
   } catch (error) {
     if (!(error instanceof RebaseConflict)) throw error;
@@ -55,11 +61,12 @@ export async function rebaseMergeRequest(w: Writer, input: RebaseInput): Promise
 }
 
 async function replay(trx: Db, input: RebaseInput, time: number): Promise<RepositoryCommand> {
-  const { projectId, sourceBranch } = input;
+  const { sourceProjectId: projectId, sourceBranch } = input;
   const source = await lockedHead(trx, projectId, sourceBranch);
-  const target = await branchHead(trx, projectId, input.targetBranch);
+  const target = await branchHead(trx, input.projectId, input.targetBranch);
   if (source === undefined) throw serviceError('Source branch does not exist');
   if (target === undefined) throw new RebaseConflict();
+  await fetchCommit(trx, input.projectId, projectId, target);
   // commitsBetween lists newest first; git rebase replays oldest first.
   const own = (await findCommits(trx, projectId, (await commitsBetween(trx, projectId, target, source)).reverse())).filter((c) => c.parents.length <= 1);
   const committer: Signature = { name: cleanIdent(input.committer.name), email: cleanIdent(input.committer.email), time, tzOffset: 0 };

@@ -6,6 +6,8 @@ import { VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
 import { collectDiffs } from '../projections/repository/queries.js';
 import { nextId } from './kernel/handler.js';
+import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
+import { fetchCommit } from './repository-fetch.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { run } from './kernel/run.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
@@ -43,9 +45,36 @@ export async function takeVersion(trx: Db, projectId: number, headSha: string, s
   };
 }
 
+/** A merge request's source and target: the projects and branches. */
+export interface MergeRequestBranches {
+  readonly projectId: number;
+  readonly sourceProjectId: number;
+  readonly sourceBranch: string;
+  readonly targetBranch: string;
+}
+
+export const branchesOf = (row: Pick<MergeRequestRow, 'project_id' | 'source_project_id' | 'source_branch' | 'target_branch'>): MergeRequestBranches => ({
+  projectId: row.project_id,
+  sourceProjectId: row.source_project_id,
+  sourceBranch: row.source_branch,
+  targetBranch: row.target_branch,
+});
+
 /** The heads of a merge request's branches, share-locked (branchHead). */
-async function branchHeads(trx: Db, projectId: number, source: string, target: string) {
-  return { sourceSha: await branchHead(trx, projectId, source), targetSha: await branchHead(trx, projectId, target) };
+async function branchHeads(trx: Db, b: MergeRequestBranches) {
+  return { sourceSha: await branchHead(trx, b.sourceProjectId, b.sourceBranch), targetSha: await branchHead(trx, b.projectId, b.targetBranch) };
+}
+
+/**
+ * A version of a source head against a target head (takeVersion), the source's commit first
+ * fetched into the target project when it is a fork's (MergeRequest#fetch_source_branch!);
+ * none when a head is missing or the source is the target.
+ */
+export async function versionOf(trx: Db, b: MergeRequestBranches, heads: { sourceSha: string | undefined; targetSha: string | undefined }): Promise<VersionData | null> {
+  const { sourceSha, targetSha } = heads;
+  if (sourceSha === undefined || targetSha === undefined || (b.sourceProjectId === b.projectId && b.sourceBranch === b.targetBranch)) return null;
+  await fetchCommit(trx, b.sourceProjectId, b.projectId, sourceSha);
+  return takeVersion(trx, b.projectId, sourceSha, targetSha);
 }
 
 /**
@@ -53,25 +82,23 @@ async function branchHeads(trx: Db, projectId: number, source: string, target: s
  * an open merge request of the same branches (under the project's iid lock, so two requests
  * never both find none).
  */
-async function branchFacts(trx: Db, projectId: number, source: string, target: string, heads: { sourceSha: string | undefined; targetSha: string | undefined }, exceptId: number | null): Promise<BranchFacts> {
+async function branchFacts(trx: Db, b: MergeRequestBranches, heads: { sourceSha: string | undefined; targetSha: string | undefined }, exceptId: number | null): Promise<BranchFacts> {
   let duplicate = trx
     .selectFrom('merge_requests')
     .select('iid')
-    .where('project_id', '=', projectId)
-    .where('source_branch', '=', source)
-    .where('target_branch', '=', target)
+    .where('project_id', '=', b.projectId)
+    .where('source_project_id', '=', b.sourceProjectId)
+    .where('source_branch', '=', b.sourceBranch)
+    .where('target_branch', '=', b.targetBranch)
     .where('state', '=', 'opened');
   if (exceptId !== null) duplicate = duplicate.where('id', '<>', exceptId);
   const other = await duplicate.orderBy('iid').executeTakeFirst();
   return { sourceExists: heads.sourceSha !== undefined, targetExists: heads.targetSha !== undefined, openDuplicateIid: other?.iid ?? null };
 }
 
-export interface OpenInput {
-  readonly projectId: number;
+export interface OpenInput extends MergeRequestBranches {
   readonly authorId: number;
   readonly title: string;
-  readonly sourceBranch: string;
-  readonly targetBranch: string;
   readonly fields: MergeRequestFields;
 }
 
@@ -84,15 +111,15 @@ export interface OpenInput {
  */
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
-    const heads = await branchHeads(trx, input.projectId, input.sourceBranch, input.targetBranch);
-    const { sourceSha, targetSha } = heads;
-    const version = sourceSha !== undefined && targetSha !== undefined && input.sourceBranch !== input.targetBranch ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
+    const heads = await branchHeads(trx, input);
+    const version = await versionOf(trx, input, heads);
     // The iid's lock (the project's) also keeps two requests from both finding no open duplicate.
     const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
-    const facts = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, heads, null);
+    const facts = await branchFacts(trx, input, heads, null);
     return {
       type: 'OpenMergeRequest',
       projectId: input.projectId,
+      sourceProjectId: input.sourceProjectId,
       iid,
       authorId: input.authorId,
       title: input.title,
@@ -112,12 +139,9 @@ export async function openMergeRequest(w: Writer, input: OpenInput): Promise<num
   return id;
 }
 
-export interface UpdateInput {
+export interface UpdateInput extends MergeRequestBranches {
   readonly id: number;
-  readonly projectId: number;
-  readonly sourceBranch: string;
-  /** The target branch after the update. */
-  readonly targetBranch: string;
+  /** The target branch after the update (`targetBranch`) and before it (`previousTargetBranch`). */
   /** The target branch before it: a version against the new one is taken when they differ. */
   readonly previousTargetBranch?: string | undefined;
   readonly fields: MergeRequestFields;
@@ -132,11 +156,10 @@ export function updateMergeRequestCommand(input: UpdateInput): (trx: Db) => Prom
     if (input.targetBranch !== input.previousTargetBranch || input.stateEvent === 'reopen') {
       await sql`select pg_advisory_xact_lock(${MERGE_REQUEST_IIDS.lockSpace}, ${input.projectId})`.execute(trx);
     }
-    const heads = await branchHeads(trx, input.projectId, input.sourceBranch, input.targetBranch);
-    const { sourceSha, targetSha } = heads;
-    const facts = await branchFacts(trx, input.projectId, input.sourceBranch, input.targetBranch, heads, input.id);
-    const retarget = input.previousTargetBranch !== undefined && input.targetBranch !== input.previousTargetBranch && input.targetBranch !== input.sourceBranch;
-    const version = retarget && sourceSha !== undefined && targetSha !== undefined ? await takeVersion(trx, input.projectId, sourceSha, targetSha) : null;
+    const heads = await branchHeads(trx, input);
+    const facts = await branchFacts(trx, input, heads, input.id);
+    const retarget = input.previousTargetBranch !== undefined && input.targetBranch !== input.previousTargetBranch;
+    const version = retarget ? await versionOf(trx, input, heads) : null;
     return { type: 'UpdateMergeRequest', fields: input.fields, stateEvent: input.stateEvent, byId: input.byId, branches: facts, version };
   };
 }

@@ -74,6 +74,7 @@ export async function handlePushOptions(w: Writer, input: PushOptionsInput): Pro
         .selectFrom('merge_requests')
         .select(['id', 'source_branch', 'target_branch', 'label_ids'])
         .where('project_id', '=', projectId)
+        .where('source_project_id', '=', projectId)
         .where('state', '=', 'opened')
         .where('source_branch', 'in', branches)
         .orderBy('iid')
@@ -152,6 +153,7 @@ async function create(w: Writer, input: PushOptionsInput, branch: string, target
       id,
       openMergeRequestCommand({
         projectId: input.projectId,
+        sourceProjectId: input.projectId,
         authorId: input.userId,
         title: fields.title ?? built.title,
         sourceBranch: branch,
@@ -187,6 +189,7 @@ async function update(w: Writer, input: PushOptionsInput, existing: { id: number
       updateMergeRequestCommand({
         id: existing.id,
         projectId: input.projectId,
+        sourceProjectId: input.projectId,
         sourceBranch: existing.source_branch,
         targetBranch,
         previousTargetBranch: existing.target_branch,

@@ -12,6 +12,14 @@ source = user.projects.get(int(env["SOURCE_ID"]), lazy=True)
 fork = source.forks.create({})
 out["fork"] = [fork.path_with_namespace, fork.forked_from_project["id"], fork.default_branch]
 out["forks"] = [p.id for p in source.forks.list()]
+forked = admin.projects.get(fork.id)
+forked.commits.create({"branch": "feature", "start_branch": "master", "commit_message": "From the fork", "actions": [{"action": "create", "file_path": "fork.txt", "content": "fork\n"}]})
+mr = forked.mergerequests.create({"source_branch": "feature", "target_branch": "master", "title": "From the fork", "target_project_id": int(env["SOURCE_ID"])})
+out["mr"] = [mr.project_id, mr.source_project_id, mr.target_project_id]
+upstream_mr = admin.projects.get(int(env["SOURCE_ID"])).mergerequests.get(mr.iid)
+out["changes"] = [c["new_path"] for c in upstream_mr.changes()["changes"]]
+ref = upstream_mr.merge_ref()
+out["merge_ref"] = admin.projects.get(int(env["SOURCE_ID"])).commits.get(ref["commit_id"]).parent_ids[1] == mr.sha
 try:
     source.forks.create({})
 except gitlab.exceptions.GitlabCreateError as e:
@@ -55,6 +63,13 @@ describe.skipIf(!pythonGitlabAvailable)(`python-gitlab ${pythonGitlabVersion}: f
     expect(out.fork).toEqual([`${user.user.username}/${source.path}`, source.id, 'master']);
     expect(out.forks).toHaveLength(1);
     expect(out.again).toEqual([409, { name: ['has already been taken'], path: ['has already been taken'] }]);
+  });
+
+  it('opens a merge request from the fork into its source: mergerequests.create({target_project_id}), mr.changes(), mr.merge_ref()', () => {
+    expect(out.mr).toEqual([source.id, expect.any(Number), source.id]);
+    expect(out.mr[1]).not.toBe(source.id);
+    expect(out.changes).toEqual(['fork.txt']);
+    expect(out.merge_ref).toBe(true);
   });
 
   it('removes and creates the relation: project.delete_fork_relation(), project.create_fork_relation(id)', () => {

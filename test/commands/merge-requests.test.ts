@@ -21,7 +21,7 @@ describe('the merge requests aggregate', () => {
     });
     expect(commit.status).toBe(201);
     const ctx = api.runtime.app.commands;
-    const input = { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} };
+    const input = { projectId: project.id, sourceProjectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} };
     const id = await openMergeRequest({ ctx, metadata }, input);
     const db = api.runtime.app.db;
     const row = await db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -31,11 +31,11 @@ describe('the merge requests aggregate', () => {
     expect(versions).toMatchObject([{ head_commit_sha: commit.body.id, commit_shas: [commit.body.id], files_count: 1 }]);
 
     await expect(openMergeRequest({ ctx, metadata }, input)).rejects.toMatchObject({ code: 'conflict', messages: ['Another open merge request already exists for this source branch: !1'] });
-    await updateMergeRequest({ ctx, metadata }, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: 1 });
+    await updateMergeRequest({ ctx, metadata }, { id, projectId: project.id, sourceProjectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: 1 });
     const second = await openMergeRequest({ ctx, metadata }, input);
     // The refused opening took no iid: GitLab's InternalId is allocated in the same transaction.
     expect((await db.selectFrom('merge_requests').select('iid').where('id', '=', second).executeTakeFirstOrThrow()).iid).toBe(2);
-    await expect(updateMergeRequest({ ctx, metadata }, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'reopen', byId: 1 })).rejects.toMatchObject({
+    await expect(updateMergeRequest({ ctx, metadata }, { id, projectId: project.id, sourceProjectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'reopen', byId: 1 })).rejects.toMatchObject({
       code: 'conflict',
       messages: ['Another open merge request already exists for this source branch: !2'],
     });

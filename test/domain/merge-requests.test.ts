@@ -15,6 +15,7 @@ const branches = { sourceExists: true, targetExists: true, openDuplicateIid: nul
 const open = (extra: object = {}) => ({
   type: 'OpenMergeRequest' as const,
   projectId: PROJECT,
+  sourceProjectId: PROJECT,
   iid: 3,
   authorId: 1,
   title: 'Fix',
@@ -70,6 +71,16 @@ describe('the merge request decider', () => {
       .then(rejected('invalid', { fields: { source_branch: ['does not exist'], target_branch: ['does not exist'] } }));
     mr.on(ID).given().when(open({ title: ' ' })).then(rejected('invalid', { fields: { title: ["can't be blank"] } }));
     mr.on(ID).given(opened).when(open()).then(rejected('conflict'));
+  });
+
+  it('opens from a fork: the source project is the fork, and the same branch name on both sides is no conflict', () => {
+    const fromFork = { ...opened.data, source_project_id: 77, source_branch: 'master' };
+    mr.on(ID).given().when(open({ sourceProjectId: 77, sourceBranch: 'master' })).then([{ type: 'MergeRequestOpened', data: fromFork }]);
+    // Retargeting a fork's merge request to the branch of the same name is no conflict either.
+    mr.on(ID)
+      .given({ type: 'MergeRequestOpened', data: { ...fromFork, target_branch: 'develop' } })
+      .when(update({ fields: { targetBranch: 'master' } }))
+      .then([{ type: 'MergeRequestUpdated', data: { ...ref, changes: { target_branch: 'master' }, previous: {} } }]);
   });
 
   it('updates only what changed; closes, reopens (checking the branches again) and never reopens a merged one', () => {

@@ -33,7 +33,7 @@ describe('POST /projects/:id/merge_requests/:merge_request_iid/todo', () => {
   it('marks a todo with the project and the whole merge request; 304 while it is pending; 404 for a missing one', async () => {
     const project = await projectWithBranch();
     const ctx = api.runtime.app.commands;
-    await openMergeRequest({ ctx, metadata: { actor_id: 1, actor_username: 'root' } }, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
+    await openMergeRequest({ ctx, metadata: { actor_id: 1, actor_username: 'root' } }, { projectId: project.id, sourceProjectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
     const res = await api.post(`/projects/${project.id}/merge_requests/1/todo`);
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
@@ -66,7 +66,7 @@ describe('POST /projects/:id/merge_requests/:merge_request_iid/todo', () => {
   it('is 404 for a private project of someone else and 403 for a guest who may not read merge requests', async () => {
     const project = await projectWithBranch();
     const ctx = api.runtime.app.commands;
-    await openMergeRequest({ ctx, metadata: { actor_id: 1, actor_username: 'root' } }, { projectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
+    await openMergeRequest({ ctx, metadata: { actor_id: 1, actor_username: 'root' } }, { projectId: project.id, sourceProjectId: project.id, authorId: 1, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
     const outsider = await api.createUser();
     expect((await api.post(`/projects/${project.id}/merge_requests/1/todo`, undefined, { token: outsider.token })).status).toBe(404);
     const guest = await api.createUser();
@@ -87,7 +87,7 @@ describe('todos the merge request events make', () => {
     const description = `@${addressed.user.username} please look\n\ncc @${mentioned.user.username} @${outsider.user.username}`;
     const id = await openMergeRequest(
       { ctx, metadata: as(author) },
-      { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description, assigneeIds: [assignee.user.id] } },
+      { projectId: project.id, sourceProjectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description, assigneeIds: [assignee.user.id] } },
     );
     const assigned = await eventually(async () => ((await pending(assignee.token)).length > 0 ? await pending(assignee.token) : undefined));
     expect(assigned).toMatchObject([{ action_name: 'assigned', target_type: 'MergeRequest', author: { id: author.user.id }, target: { id, assignee: { id: assignee.user.id } } }]);
@@ -104,7 +104,7 @@ describe('todos the merge request events make', () => {
     await addMember(api, 'projects', project.id, later.user.id, 20);
     await updateMergeRequest(
       { ctx, metadata: as(author) },
-      { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: { assigneeIds: [assignee.user.id, later.user.id], description: `${description} @${later.user.username}` }, byId: author.user.id },
+      { id, projectId: project.id, sourceProjectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: { assigneeIds: [assignee.user.id, later.user.id], description: `${description} @${later.user.username}` }, byId: author.user.id },
     );
     await eventually(async () => ((await pending(later.token)).length === 2 ? true : undefined));
     expect((await pending(later.token)).map((t) => t.action_name).sort()).toEqual(['assigned', 'mentioned']);
@@ -113,7 +113,7 @@ describe('todos the merge request events make', () => {
     expect(await pending(assignee.token)).toHaveLength(1);
 
     // Closing marks the closer's pending todos on it done.
-    await updateMergeRequest({ ctx, metadata: as(assignee) }, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: assignee.user.id });
+    await updateMergeRequest({ ctx, metadata: as(assignee) }, { id, projectId: project.id, sourceProjectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: {}, stateEvent: 'close', byId: assignee.user.id });
     await eventually(async () => ((await pending(assignee.token)).length === 0 ? true : undefined));
     expect((await api.get('/todos?state=done', { token: assignee.token })).body).toMatchObject([{ action_name: 'assigned', state: 'done' }]);
     expect(await pending(later.token)).toHaveLength(2);
@@ -137,7 +137,7 @@ describe('todos the merge request events make', () => {
 
     const ctx = api.runtime.app.commands;
     const description = `cc @${group.path} @${secret.path} @${muted.path}`;
-    const id = await openMergeRequest({ ctx, metadata: as(author) }, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description } });
+    const id = await openMergeRequest({ ctx, metadata: as(author) }, { projectId: project.id, sourceProjectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description } });
     await eventually(async () => ((await pending(inGroup.token)).length > 0 ? true : undefined));
     expect(await pending(inGroup.token)).toMatchObject([{ action_name: 'mentioned', target: { id } }]);
     expect(await pending(author.token)).toMatchObject([{ action_name: 'mentioned' }]);
@@ -145,7 +145,7 @@ describe('todos the merge request events make', () => {
     for (const nobody of [requester, hidden, quiet, projectOnly]) expect(await pending(nobody.token)).toEqual([]);
 
     // @all: every member of the project (its group's included), once each, when its author is one.
-    await updateMergeRequest({ ctx, metadata: as(author) }, { id, projectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: { description: `${description} @all` }, byId: author.user.id });
+    await updateMergeRequest({ ctx, metadata: as(author) }, { id, projectId: project.id, sourceProjectId: project.id, sourceBranch: 'feature', targetBranch: 'master', fields: { description: `${description} @all` }, byId: author.user.id });
     await eventually(async () => ((await pending(projectOnly.token)).length > 0 ? true : undefined));
     await settled(api);
     for (const member of [hidden, quiet, projectOnly]) expect(await pending(member.token)).toMatchObject([{ action_name: 'mentioned', target: { id } }]);
@@ -158,7 +158,7 @@ describe('todos the merge request events make', () => {
     const stranger = await api.createUser();
     await addMember(api, 'projects', other.id, stranger.user.id, 30);
     const outsiderAuthor = await api.createUser();
-    const otherId = await openMergeRequest({ ctx, metadata: as(outsiderAuthor) }, { projectId: other.id, authorId: outsiderAuthor.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description: '@all' } });
+    const otherId = await openMergeRequest({ ctx, metadata: as(outsiderAuthor) }, { projectId: other.id, sourceProjectId: other.id, authorId: outsiderAuthor.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: { description: '@all' } });
     expect(otherId).toEqual(expect.any(Number));
     await settled(api);
     expect(await pending(stranger.token)).toEqual([]);
@@ -174,7 +174,7 @@ describe('todos the merge request events make', () => {
     try {
       id = await openMergeRequest(
         { ctx: api.runtime.app.commands, metadata: as(author) },
-        { projectId: project.id, authorId: author.user.id, title: 'Gone soon', sourceBranch: 'feature', targetBranch: 'master', fields: { assigneeIds: [assignee.user.id] } },
+        { projectId: project.id, sourceProjectId: project.id, authorId: author.user.id, title: 'Gone soon', sourceBranch: 'feature', targetBranch: 'master', fields: { assigneeIds: [assignee.user.id] } },
       );
       const iid = (await api.handle.db.selectFrom('merge_requests').select('iid').where('id', '=', id).executeTakeFirstOrThrow()).iid;
       expect((await api.del(`/projects/${project.id}/merge_requests/${iid}`)).status).toBe(204);
@@ -198,7 +198,7 @@ describe('todos the merge request events make', () => {
     const author = await api.createUser();
     await addMember(api, 'projects', project.id, author.user.id, 30);
     const ctx = api.runtime.app.commands;
-    const id = await openMergeRequest({ ctx, metadata: as(author) }, { projectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
+    const id = await openMergeRequest({ ctx, metadata: as(author) }, { projectId: project.id, sourceProjectId: project.id, authorId: author.user.id, title: 'Add a', sourceBranch: 'feature', targetBranch: 'master', fields: {} });
     const todos = await eventually(async () => ((await pending(author.token)).length > 0 ? await pending(author.token) : undefined), 30_000);
     expect(todos).toMatchObject([{ action_name: 'unmergeable', author: { id: author.user.id }, target: { merge_status: 'cannot_be_merged', has_conflicts: true } }]);
     await run({ ctx, metadata: as(author) }, mergeRequests, id, { type: 'DeleteMergeRequest' });

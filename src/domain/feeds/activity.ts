@@ -393,6 +393,7 @@ export const NO_ACTIVITY = {
   MergeRequestVersionRecorded: 'the push that moved the source branch is the activity',
   MergeRequestMergeStatusChecked: 'a computed state, not an action',
   MergeRequestRebaseFailed: 'the outcome of a rebase, not an action of its own',
+  MergeRequestMergeRefUpdated: 'a merge ref made for a check, no branch moved',
   MergeRequestTimeEstimateChanged: 'GitLab records a system note, not an event',
   MergeRequestTimeSpent: 'GitLab records a timelog and a system note, not an event',
   MergeRequestSubscribed: 'subscriptions are personal, not activity',

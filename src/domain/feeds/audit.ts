@@ -266,6 +266,7 @@ export const NOT_AUDITED = {
   MergeRequestVersionRecorded: 'GitLab 12 records no audit event for merge requests',
   MergeRequestMergeStatusChecked: 'GitLab 12 records no audit event for merge requests',
   MergeRequestRebaseFailed: 'GitLab 12 records no audit event for merge requests',
+  MergeRequestMergeRefUpdated: 'GitLab 12 records no audit event for merge requests',
   MergeRequestTimeEstimateChanged: 'GitLab 12 records no audit event for time tracking',
   MergeRequestTimeSpent: 'GitLab 12 records no audit event for time tracking',
   MergeRequestSubscribed: 'GitLab 12 records no audit event for subscriptions',

@@ -21,6 +21,8 @@ export type MergeRequestStatus = 'opened' | 'closed' | 'merged';
 
 export interface MergeRequestRecord {
   readonly projectId: number;
+  /** The project of the source branch: the project itself, or a project of its fork network. */
+  readonly sourceProjectId: number;
   readonly iid: number;
   readonly authorId: number;
   readonly title: string;
@@ -75,6 +77,7 @@ export type MergeRequestCommand =
   | {
       readonly type: 'OpenMergeRequest';
       readonly projectId: number;
+      readonly sourceProjectId: number;
       readonly iid: number;
       readonly authorId: number;
       readonly title: string;
@@ -114,6 +117,8 @@ export type MergeRequestCommand =
   /** A push to the target branch brought the source head `headSha` in, merged by `mergeCommitSha` (RefreshService#post_merge_manually_merged). */
   | { readonly type: 'RecordMergedByPush'; readonly byId: number; readonly headSha: string; readonly mergeCommitSha: string }
   | { readonly type: 'RecordRebaseFailure'; readonly error: string }
+  /** GET …/merge_ref's check of the heads (MergeabilityCheckService): their status, and the merge ref made when they merge. */
+  | { readonly type: 'RecordMergeRef'; readonly sourceSha: string; readonly targetSha: string; readonly mergeStatus: MergeStatus; readonly commitSha: string | null }
   | TimeTrackingCommand
   | SubscriptionCommand;
 
@@ -135,13 +140,13 @@ function validateText(fields: Record<string, string[]>, title: string | undefine
 
 /**
  * MergeRequest#validate_branches and the branch checks of the create service: the same branch
- * for source and target is its `branch_conflict` error, which the API's
+ * of the same project for source and target is its `branch_conflict` error, which the API's
  * handle_merge_request_errors! answers 422 `{"message":[…]}`; another open merge request of
  * the same branches is `validate_branches`, answered 409 `{"message":[…]}`; a branch that
  * does not exist is a field error.
  */
-function validateBranches(sourceBranch: string, targetBranch: string, facts: BranchFacts) {
-  if (sourceBranch === targetBranch) throw unprocessable(["You can't use same project/branch for source and target"]);
+function validateBranches(sameProject: boolean, sourceBranch: string, targetBranch: string, facts: BranchFacts) {
+  if (sameProject && sourceBranch === targetBranch) throw unprocessable(["You can't use same project/branch for source and target"]);
   const fields: Record<string, string[]> = {};
   if (!facts.sourceExists) fields.source_branch = ['does not exist'];
   if (!facts.targetExists) fields.target_branch = ['does not exist'];
@@ -160,6 +165,7 @@ function evolve(state: MergeRequestState, event: MergeRequestEvent): MergeReques
       ...state,
       mergeRequest: {
         projectId: d.project_id,
+        sourceProjectId: d.source_project_id,
         iid: d.iid,
         authorId: d.author_id,
         title: d.title,
@@ -208,6 +214,7 @@ function evolve(state: MergeRequestState, event: MergeRequestEvent): MergeReques
     case 'MergeRequestMergeStatusChecked':
       return next({ mergeStatus: event.data.merge_status });
     case 'MergeRequestRebaseFailed':
+    case 'MergeRequestMergeRefUpdated':
       return state;
     case 'MergeRequestTimeEstimateChanged':
       return next({ timeEstimate: event.data.time_estimate });
@@ -229,7 +236,7 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
     const fields: Record<string, string[]> = {};
     validateText(fields, command.title, f.description);
     if (Object.keys(fields).length > 0) throw invalid(fields);
-    validateBranches(command.sourceBranch, command.targetBranch, command.branches);
+    validateBranches(command.sourceProjectId === command.projectId, command.sourceBranch, command.targetBranch, command.branches);
     if (!command.version) throw invalid({ source_branch: ['does not exist'] });
     return [
       {
@@ -239,7 +246,7 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
           project_id: command.projectId,
           iid: command.iid,
           author_id: command.authorId,
-          source_project_id: command.projectId,
+          source_project_id: command.sourceProjectId,
           source_branch: command.sourceBranch,
           title: command.title,
           description: f.description ?? null,
@@ -291,6 +298,17 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
       // Only while the head is still the merge request's, and its diff is not empty (GitLab's merge_request_diff.state != 'empty').
       if (mr.state !== 'opened' || command.headSha !== mr.latestVersion.head_commit_sha || mr.latestVersion.commit_shas.length === 0) return [];
       return [{ type: 'MergeRequestMerged', data: { ...of, title: mr.title, by_id: command.byId, merge_commit_sha: command.mergeCommitSha, squash_commit_sha: null } }];
+    case 'RecordMergeRef': {
+      if (mr.state !== 'opened' || command.sourceSha !== mr.latestVersion.head_commit_sha) return [];
+      const events: MergeRequestEvent[] = [];
+      if (command.mergeStatus !== mr.mergeStatus) {
+        events.push({ type: 'MergeRequestMergeStatusChecked', data: { ...of, merge_status: command.mergeStatus, source_sha: command.sourceSha, target_sha: command.targetSha } });
+      }
+      if (command.commitSha !== null) {
+        events.push({ type: 'MergeRequestMergeRefUpdated', data: { ...of, commit_sha: command.commitSha, target_sha: command.targetSha, source_sha: command.sourceSha } });
+      }
+      return events;
+    }
     case 'RecordRebaseFailure':
       return mr.state === 'opened' ? [{ type: 'MergeRequestRebaseFailed', data: { ...of, merge_error: command.error } }] : [];
     case 'RecordMergeStatus':
@@ -327,7 +345,7 @@ function decideUpdate(
   if (Object.keys(fields).length > 0) throw invalid(fields);
   const targetBranch = f.targetBranch ?? mr.targetBranch;
   const reopening = command.stateEvent === 'reopen' && mr.state === 'closed';
-  if ((targetBranch !== mr.targetBranch || reopening) && command.branches) validateBranches(mr.sourceBranch, targetBranch, command.branches);
+  if ((targetBranch !== mr.targetBranch || reopening) && command.branches) validateBranches(mr.sourceProjectId === mr.projectId, mr.sourceBranch, targetBranch, command.branches);
   const changes: Extract<MergeRequestEvent, { type: 'MergeRequestUpdated' }>['data']['changes'] = {
     ...(f.title !== undefined && f.title !== mr.title ? { title: f.title } : {}),
     ...(f.description !== undefined && f.description !== mr.description ? { description: f.description } : {}),

@@ -3,8 +3,8 @@ import type { EventOf, EventSchemas, FeedIndex } from '../events.js';
 
 /**
  * Merge requests (GitLab's `MergeRequest`): one aggregate per merge request, stream
- * `merge-request-<id>`, in a project (the target project; forgelog has no forks, so source
- * and target project are one). Its `iid` is allocated per project when it is opened
+ * `merge-request-<id>`, in a project (the target project; the source branch is its own or a
+ * fork's, `source_project_id`). Its `iid` is allocated per project when it is opened
  * (src/commands/merge-requests.ts) and guarded by a claim.
  *
  * What a merge request shows of the repository (its versions, their diffs, the merge status)
@@ -103,6 +103,11 @@ export const mergeRequestEvents = {
     source_sha: sha,
     target_sha: sha,
   }),
+  /**
+   * The merge ref (refs/merge-requests/:iid/merge, GitLab's MergeToRefService): the merge commit
+   * of the source head into the target head, made for GET …/merge_ref without moving a branch.
+   */
+  MergeRequestMergeRefUpdated: z.strictObject({ ...ofMergeRequest, commit_sha: sha, target_sha: sha, source_sha: sha }),
   /** A rebase that could not be done (a change conflicts): GitLab's merge_error, MergeRequests::RebaseService::REBASE_ERROR. */
   MergeRequestRebaseFailed: z.strictObject({ ...ofMergeRequest, merge_error: z.string() }),
   MergeRequestTimeEstimateChanged: z.strictObject({ ...ofMergeRequest, time_estimate: z.int().nonnegative() }),

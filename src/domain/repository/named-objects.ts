@@ -9,7 +9,7 @@ import type { ObjectType } from './objects.js';
  * Every name is a commit of the event's project: the repository's ref moves (their old and
  * new heads, the commits they brought) and what a merge request recorded of the repository
  * (its versions, its merge, its mergeability checks). A merge request's objects are in its
- * project's repository: forgelog has no forks, so source and target project are one.
+ * project's repository: a fork's source commits are fetched into it (src/commands/repository-fetch.ts).
  */
 export interface NamedObject {
   readonly projectId: number;
@@ -44,6 +44,7 @@ const NAMED: Readonly<Record<string, (data: Data, projectId: number) => NamedObj
   MergeRequestVersionRecorded: (data, project) => commits(project, (data.version ?? {}) as Data, VERSION_FIELDS, 'version.'),
   MergeRequestMerged: (data, project) => commits(project, data, ['merge_commit_sha', 'squash_commit_sha']),
   MergeRequestMergeStatusChecked: (data, project) => commits(project, data, ['source_sha', 'target_sha']),
+  MergeRequestMergeRefUpdated: (data, project) => commits(project, data, ['commit_sha', 'target_sha', 'source_sha']),
 };
 
 /** Whether events of `type` name objects at all (the others need not be upcast to be asked). */

@@ -44,7 +44,7 @@ export function toMergeRequestSimple(view: MergeRequestView, config: Config) {
  * Entities::MergeRequestBasic (GitLab 12.x), the lists' record. user_notes_count, upvotes and
  * downvotes come with the view (src/projections/notes/, award-emoji/); no pipelines:
  * merge_when_pipeline_succeeds is false. `references` (12.6+) beside the older `reference`.
- * `allow_collaboration` is shown on every merge request (GitLab shows it for those from forks only; none comes from a fork here yet).
+ * `allow_collaboration` and its older name are shown on merge requests from forks only.
  */
 export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
   const { row } = view;
@@ -79,8 +79,7 @@ export function toMergeRequestBasic(view: MergeRequestView, config: Config) {
     discussion_locked: row.discussion_locked,
     should_remove_source_branch: null as boolean | null,
     force_remove_source_branch: row.force_remove_source_branch,
-    allow_collaboration: row.allow_collaboration,
-    allow_maintainer_to_push: row.allow_collaboration,
+  }, row.source_project_id === row.project_id ? {} : { allow_collaboration: row.allow_collaboration, allow_maintainer_to_push: row.allow_collaboration }, {
     reference: short,
     references: { short, relative: short, full: `${view.pathWithNamespace}${short}` },
     web_url: mergeRequestWebUrl(config, view.pathWithNamespace, row.iid),

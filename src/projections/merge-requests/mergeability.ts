@@ -26,7 +26,7 @@ export async function versionCommitCount(db: Db, versionId: number): Promise<num
  */
 export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{ status: MergeStatus; targetSha: string }> {
   const targetSha = await branchHead(db, row.project_id, row.target_branch);
-  const sourceSha = await branchHead(db, row.project_id, row.source_branch);
+  const sourceSha = await branchHead(db, row.source_project_id, row.source_branch);
   if (targetSha === undefined || sourceSha === undefined || (await versionCommitCount(db, row.latest_version_id)) === 0) {
     return { status: 'cannot_be_merged', targetSha: targetSha ?? row.start_sha };
   }

@@ -116,6 +116,8 @@ export const mergeRequestsProjector = defineProjector({
     MergeRequestMergeStatusChecked: async ({ data }, trx) => update(trx, data.id, { merge_status: data.merge_status }),
     // GitLab's update_column(:merge_error): not an edit either.
     MergeRequestRebaseFailed: async ({ data }, trx) => update(trx, data.id, { merge_error: data.merge_error }),
+    // A ref of the repository, not an edit of the merge request.
+    MergeRequestMergeRefUpdated: async ({ data }, trx) => update(trx, data.id, { merge_ref_sha: data.commit_sha }),
     MergeRequestTimeEstimateChanged: async ({ data, occurredAt }, trx) =>
       update(trx, data.id, { time_estimate: data.time_estimate, updated_at: occurredAt.toISOString() }),
     MergeRequestTimeSpent: async ({ data, occurredAt }, trx) =>

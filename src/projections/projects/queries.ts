@@ -18,6 +18,23 @@ export function findProjectRow(db: Db, id: number): Promise<ProjectRow | undefin
   return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * Project#in_fork_network_of?: whether two projects are of one fork network, the projects
+ * forked, directly or not, from one root (`forked_from_project_id` followed up from each; a
+ * chain is as long as forks of forks go, bounded by the walk's depth).
+ */
+export async function inForkNetworkOf(db: Db, a: number, b: number): Promise<boolean> {
+  const { rows } = await sql<{ root: number }>`
+    with recursive up(start, id, depth) as (
+      select id, id, 0 from projects where id in (${a}, ${b})
+      union all
+      select up.start, p.forked_from_project_id, up.depth + 1 from up join projects p on p.id = up.id
+       where p.forked_from_project_id is not null and up.depth < 100
+    )
+    select distinct on (start) id as root from up order by start, depth desc`.execute(db);
+  return rows.length === 2 && rows[0]!.root === rows[1]!.root;
+}
+
 /** The caller's personal namespace id (GitLab: current_user.namespace_id). */
 export async function personalNamespaceId(db: Db, userId: number): Promise<number | undefined> {
   const row = await db.selectFrom('namespaces').select('id').where('kind', '=', 'user').where('owner_id', '=', userId).executeTakeFirst();

@@ -4,7 +4,7 @@ const user = nullable(ref('UserBasic'));
 const state = values('opened', 'closed', 'locked', 'merged');
 const mergeStatus = values('unchecked', 'checking', 'can_be_merged', 'cannot_be_merged', 'cannot_be_merged_recheck');
 
-export const MergeRequestBasic = entity('Entities::MergeRequestBasic: the lists.', {
+export const MergeRequestBasic = entity('Entities::MergeRequestBasic: the lists (`allow_collaboration` and `allow_maintainer_to_push` on merge requests from forks).', {
   id: int,
   iid: int,
   project_id: int,
@@ -49,7 +49,7 @@ export const MergeRequestBasic = entity('Entities::MergeRequestBasic: the lists.
   has_conflicts: bool,
   blocking_discussions_resolved: bool,
   approvals_before_merge: nullable(int),
-});
+}, ['allow_collaboration', 'allow_maintainer_to_push']);
 
 export const MergeRequest = extend(MergeRequestBasic, 'Entities::MergeRequest: the single view (`subscribed` unless include_subscribed is off, `diverged_commits_count` with `include_diverged_commits_count=true`).', {
   subscribed: bool,

@@ -3,7 +3,8 @@ import { handleCommands } from '../../../commands/kernel/handler.js';
 import { commitWithLabels, labelNames } from '../../../commands/labels.js';
 import { openMergeRequestCommand, updateMergeRequestCommand } from '../../../commands/merge-requests.js';
 import type { MergeRequestFields } from '../../../domain/merge-requests/decider.js';
-import { recordNotFound, unprocessable } from '../../../domain/errors.js';
+import { DomainError, recordNotFound, unprocessable } from '../../../domain/errors.js';
+import { inForkNetworkOf } from '../../../projections/projects/queries.js';
 import { licensed } from '../../../domain/policy/licensed.js';
 import { findMergeRequestById, mergeRequestReaders } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
@@ -186,9 +187,11 @@ function descriptionHtml(text: string | null): string {
  */
 async function divergedCommitsCount(c: Context, row: MergeRequestRow): Promise<number> {
   const { db } = appContext(c);
-  const [source, target] = await Promise.all([findBranch(db, row.project_id, row.source_branch), findBranch(db, row.project_id, row.target_branch)]);
+  const [source, target] = await Promise.all([findBranch(db, row.source_project_id, row.source_branch), findBranch(db, row.project_id, row.target_branch)]);
   if (!source || !target) return 0;
-  return (await commitsBetween(db, row.project_id, source.sha, target.sha)).length;
+  // A fork's source head is in this repository as far as it was fetched: the latest version's.
+  const sourceSha = row.source_project_id === row.project_id ? source.sha : row.head_sha;
+  return (await commitsBetween(db, row.project_id, sourceSha, target.sha)).length;
 }
 
 async function present(c: Context, project: ProjectScope, id: number, status: 200 | 201 = 200) {
@@ -204,13 +207,16 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     const p = declaration(raw);
     const parsed = p.parse(createShape);
     p.done();
-    const project = await userProject(c, w.auth, 'create_merge_request_from');
-    // set_projects! and MergeRequest#validate_fork: forgelog has no forks, so another target project is never one's fork.
-    if (parsed.target_project_id !== undefined && parsed.target_project_id !== project.row.id) {
-      await userProject(c, w.auth, 'read_project', String(parsed.target_project_id)).catch(() => {
-        throw recordNotFound('Project');
+    const source = await userProject(c, w.auth, 'create_merge_request_from');
+    // CreateService#set_projects!: the target is `target_project_id` (Project.find: 404 for one the
+    // caller may not see either), refused unless the caller may open merge requests there, and
+    // MergeRequest#validate_fork: another target must be of the source's fork network.
+    let project = source;
+    if (parsed.target_project_id !== undefined && parsed.target_project_id !== source.row.id) {
+      project = await userProject(c, w.auth, 'create_merge_request_in', String(parsed.target_project_id)).catch((error: unknown) => {
+        throw error instanceof DomainError && error.code === 'not_found' ? recordNotFound('Project') : error;
       });
-      throw unprocessable(['Source project is not a fork of the target project']);
+      if (!(await inForkNetworkOf(appContext(c).db, source.row.id, project.row.id))) throw unprocessable(['Source project is not a fork of the target project']);
     }
     const { fields, labels } = await fieldsOf(c, project, parsed, project.can('admin_merge_request'));
     const id = await newId(w, mergeRequests);
@@ -219,6 +225,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
         id,
         openMergeRequestCommand({
           projectId: project.row.id,
+          sourceProjectId: source.row.id,
           authorId: w.auth.user.id,
           title: parsed.title,
           sourceBranch: parsed.source_branch,
@@ -269,6 +276,7 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
         updateMergeRequestCommand({
           id: row.id,
           projectId: project.row.id,
+          sourceProjectId: row.source_project_id,
           sourceBranch: row.source_branch,
           targetBranch,
           previousTargetBranch: row.target_branch,

@@ -35,14 +35,17 @@ export const mergeRequestRebaseRoutes = new Hono<AppEnv>().put(
     const { db } = appContext(c);
     const row = await pathRow(c, 'merge_request_iid', (db, iid) => findMergeRequest(db, project.row.id, iid), () => recordNotFound('Merge Request'));
     if (!canOnMergeRequest(project, row, 'read_merge_request')) throw recordNotFound('Merge Request');
-    if ((await branchHead(db, project.row.id, row.source_branch)) === undefined) throw forbidden('Source branch does not exist');
-    const writer = refWriter(c, project);
-    if (!writer || !(await branchAccess(c, project)).may('push', row.source_branch)) throw forbidden('Cannot push to source branch');
+    if ((await branchHead(db, row.source_project_id, row.source_branch)) === undefined) throw forbidden('Source branch does not exist');
+    // Gitlab::UserAccess on the source project (a fork's, or this one).
+    const source = row.source_project_id === project.row.id ? project : await userProject(c, w.auth, undefined, String(row.source_project_id)).catch(() => undefined);
+    const writer = source && refWriter(c, source);
+    if (!source || !writer || !(await branchAccess(c, source)).may('push', row.source_branch)) throw forbidden('Cannot push to source branch');
     // GitLab: MergeRequest#rebase_async raises ActiveRecord::StaleObjectError unless open (API: 409 Resource lock).
     if (row.state !== 'opened') throw resourceLocked();
     await rebaseMergeRequest(w, {
       id: row.id,
       projectId: project.row.id,
+      sourceProjectId: row.source_project_id,
       sourceBranch: row.source_branch,
       targetBranch: row.target_branch,
       committer: await committerOf(db, w.auth.user.id),
