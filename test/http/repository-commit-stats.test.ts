@@ -139,6 +139,11 @@ describe('commit stats', () => {
       expect(one.status).toBe(200);
       expect(one.body.stats).toEqual({ ...bySha.get(sha), total: bySha.get(sha)!.additions + bySha.get(sha)!.deletions });
     }
+    // The list with with_stats=true (Entities::CommitWithStats), a page of them; without it, no stats.
+    const page = await api.get(`/projects/${project.id}/repository/commits`, { query: { with_stats: true, per_page: 30, all: true } });
+    expect(page.body).toHaveLength(30);
+    for (const listed of page.body) expect([listed.id, listed.stats]).toEqual([listed.id, { ...bySha.get(listed.id), total: bySha.get(listed.id)!.additions + bySha.get(listed.id)!.deletions }]);
+    expect((await api.get(`/projects/${project.id}/repository/commits`, { query: { per_page: 3 } })).body.map((c: any) => 'stats' in c)).toEqual([false, false, false]);
     await db.deleteFrom('repository_commit_stats').where('project_id', '=', project.id).execute();
     await backfill(db, project.id);
     expect(await rows()).toEqual(stored);

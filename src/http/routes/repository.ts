@@ -9,6 +9,7 @@ import {
   commitLog,
   commitLogPage,
   commitStats,
+  commitsStats,
   type CommitView,
   entryAt,
   findBranch,
@@ -165,6 +166,7 @@ const commitsShape = {
   until: optional(t.datetime()),
   path: optional(t.string()),
   all: optional(t.boolean()),
+  with_stats: optional(t.boolean()),
 } satisfies Shape;
 const commitShape = { stats: withDefault(t.boolean(), true) } satisfies Shape;
 const refsShape = { type: withDefault(t.values(['branch', 'tag', 'all']), 'all') } satisfies Shape;
@@ -206,7 +208,7 @@ const READ = { auth: 'optional', responses: REFUSED } as const;
 
 export const repositoryRoutes = new Hono<AppEnv>()
   // ─────────────── Commits ───────────────
-  .get('/projects/:id/repository/commits', documented({ summary: 'Get a project repository commits', params: commitsShape, ...READ, responses: { 200: 'Commit[]', ...REFUSED } }), async (c) => {
+  .get('/projects/:id/repository/commits', documented({ summary: 'Get a project repository commits', params: commitsShape, ...READ, responses: { 200: 'CommitWithStats[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const p = await params(c, commitsShape);
     const project = await userProject(c, auth, 'download_code');
@@ -214,6 +216,14 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const toSeconds = (d: Date | undefined) => (d === undefined ? undefined : Math.floor(d.getTime() / 1000));
     const filters = { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until) };
     const webUrl = webUrlOf(c, project);
+    // Entities::CommitWithStats with `with_stats=true`: each commit's stats as the single view shows them.
+    const present = async (log: CommitView[]) => {
+      const stats = p.with_stats ? await commitsStats(db, project.row.id, log.map((commit) => commit.sha)) : undefined;
+      return log.map((commit) => {
+        const s = stats?.get(commit.sha);
+        return s ? { ...toCommit(commit, webUrl), stats: { additions: s.additions, deletions: s.deletions, total: s.additions + s.deletions } } : toCommit(commit, webUrl);
+      });
+    };
     if (p.all) {
       // `all`: every ref's history, ref_name ignored. GitLab: Gitaly's FindCommits runs `git log --all --reverse`
       // with --skip and --max-count, so each page holds the newest commits left, oldest first.
@@ -221,12 +231,11 @@ export const repositoryRoutes = new Hono<AppEnv>()
       const branches = (await listBranches(db, project.row.id)).sort((a, b) => Number(b.name === project.row.default_branch) - Number(a.name === project.row.default_branch));
       const heads = await findCommits(db, project.row.id, branches.map((branch) => branch.sha));
       const log = await logPage(c, project.row.id, heads, filters);
-      return c.json(log.reverse().map((commit) => toCommit(commit, webUrl)));
+      return c.json(await present(log.reverse()));
     }
     const head = await resolveCommit(db, project.row.id, p.ref_name ?? project.row.default_branch ?? 'master');
     // GitLab 12 answers an unknown ref with an empty list.
-    const log = await logPage(c, project.row.id, head ? [head] : [], filters);
-    return c.json(log.map((commit) => toCommit(commit, webUrl)));
+    return c.json(await present(await logPage(c, project.row.id, head ? [head] : [], filters)));
   })
 
   .post('/projects/:id/repository/commits', documented({ summary: 'Commit multiple file changes as one commit', params: createCommitDoc, responses: { 201: 'CommitDetail', ...REFUSED } }), async (c) => {

@@ -407,10 +407,19 @@ export async function memberGroupIds(db: Db, userId: number, groupIds: readonly 
  * commit without its row (none should be) is counted now, by the same rule.
  */
 export async function commitStats(db: Db, projectId: number, commit: CommitView): Promise<{ additions: number; deletions: number }> {
-  const row = await db.selectFrom('repository_commit_stats').select(['additions', 'deletions']).where('project_id', '=', projectId).where('commit_sha', '=', commit.sha).executeTakeFirst();
-  if (row) return row;
-  const [counted] = (await expectedCommitIndex(db, projectId, [commit.sha])).stats;
-  return counted ? { additions: counted.additions, deletions: counted.deletions } : { additions: 0, deletions: 0 };
+  return (await commitsStats(db, projectId, [commit.sha])).get(commit.sha)!;
+}
+
+/** commitStats of a page of commits, in one query. */
+export async function commitsStats(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, { additions: number; deletions: number }>> {
+  const stats = new Map<string, { additions: number; deletions: number }>();
+  if (shas.length === 0) return stats;
+  const rows = await db.selectFrom('repository_commit_stats').select(['commit_sha', 'additions', 'deletions']).where('project_id', '=', projectId).where('commit_sha', 'in', shas).execute();
+  for (const row of rows) stats.set(row.commit_sha, { additions: row.additions, deletions: row.deletions });
+  const missing = shas.filter((sha) => !stats.has(sha));
+  if (missing.length > 0) for (const counted of (await expectedCommitIndex(db, projectId, missing)).stats) stats.set(counted.commit, { additions: counted.additions, deletions: counted.deletions });
+  for (const sha of shas) if (!stats.has(sha)) stats.set(sha, { additions: 0, deletions: 0 });
+  return stats;
 }
 
 /** Blobs' contents by SHA, in one query per 1,000 (a statement takes at most 65,535 parameters). */

@@ -19,6 +19,10 @@ export const Commit = entity('Entities::Commit.', {
   web_url: str,
 });
 
+export const CommitWithStats = extend(Commit, 'Entities::Commit in the list, Entities::CommitWithStats with `with_stats=true` (its `stats`).', {
+  stats: object({ additions: int, deletions: int, total: int }),
+}, ['stats']);
+
 export const CommitDetail = extend(Commit, 'Entities::CommitDetail (`stats` unless `stats=false`).', {
   stats: object({ additions: int, deletions: int, total: int }),
   status: { type: 'null' },
