@@ -11,6 +11,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { CopyIn } from './copy.js';
 
 /**
  * A Kysely dialect over PGlite's single session. Every query or transaction takes the
@@ -75,6 +76,11 @@ class PGliteDriver implements Driver {
 class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pglite: PGlite) {}
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const copy: unknown = compiled.sql;
+    if (copy instanceof CopyIn) {
+      await this.pglite.query(copy.blobStatement, [], { blob: new Blob([copy.data]) });
+      return { rows: [] };
+    }
     const result = await this.pglite.query<R>(compiled.sql, compiled.parameters as unknown[]);
     const command = compiled.query?.kind;
     const mutates = command === 'InsertQueryNode' || command === 'UpdateQueryNode' || command === 'DeleteQueryNode';

@@ -1,5 +1,6 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { CopyRows, copyField, copyInto } from '../database/copy.js';
 import type { Database } from '../database/database.js';
 import {
   BUNDLE_FORMAT,
@@ -60,6 +61,25 @@ import { SealChecker, checkChainLink, checkFeedIndex, type ObjectStoreCheck, typ
  * todo or email); projections have no checkpoint, so `forgelog rebuild --all` (or the
  * worker, on start) rebuilds every read table from the log.
  */
+
+const EVENT_COLUMNS = [
+  'global_position',
+  'transaction_id',
+  'stream_id',
+  'stream_version',
+  'event_id',
+  'event_type',
+  'schema_version',
+  'data',
+  'metadata',
+  'actor_id',
+  'project_id',
+  'group_id',
+  'target_type',
+  'target_id',
+  'occurred_at',
+  'hash',
+];
 
 /** Where renumbered transaction ids start, as rebase.ts's. */
 const BASE = FIRST_NORMAL_XID;
@@ -521,7 +541,7 @@ class Importer {
   }
 
   private async eventLine(value: unknown) {
-    await this.enter('events', 'an event');
+    if (this.phase !== 'events') await this.enter('events', 'an event');
     const event = asExportedEvent(value);
     if (!event) this.refuse({ kind: 'malformed_line', detail: 'not an exported event (a column is missing or of the wrong type)' });
     const at: Checkpoint = { transactionId: event.transaction_id, globalPosition: event.global_position };
@@ -624,27 +644,18 @@ class Importer {
   }
 
   /**
-   * One statement per table and batch, its rows as one JSON parameter (json_to_recordset):
-   * the events as checked (their data and metadata re-serialised from what was hashed, not
-   * the file's text), the tree's leaves and nodes as hex.
+   * One COPY per table and batch (src/database/copy.ts): the events as checked (their data
+   * and metadata re-serialised from what was hashed, not the file's text), the tree's
+   * leaves and nodes.
    */
   private async writeEvents(batch: PendingEvent[]) {
-    const rows = JSON.stringify(batch.map((p) => (p.transactionId === p.event.transaction_id ? p.event : { ...p.event, transaction_id: p.transactionId })));
-    await this.database(
-      () =>
-        sql`
-        insert into events (global_position, transaction_id, stream_id, stream_version, event_id, event_type, schema_version,
-                            data, metadata, actor_id, project_id, group_id, target_type, target_id, occurred_at, hash)
-        overriding system value
-        select global_position, transaction_id::xid8, stream_id, stream_version, event_id, event_type, schema_version,
-               data, metadata, actor_id, project_id, group_id, target_type, target_id, occurred_at, hash
-          from json_to_recordset(${rows}::json)
-               as u(global_position bigint, transaction_id text, stream_id text, stream_version integer, event_id uuid, event_type text,
-                    schema_version integer, data jsonb, metadata jsonb, actor_id integer, project_id integer, group_id integer,
-                    target_type text, target_id integer, occurred_at timestamptz, hash text)`.execute(this.trx),
-      'events',
-      batch,
-    );
+    const rows = new CopyRows();
+    for (const { event: e, transactionId } of batch) {
+      // A data of JSON null is SQL NULL, refused by the column as before.
+      const data = e.data === null ? '\\N' : copyField(JSON.stringify(e.data));
+      rows.add(`${e.global_position}\t${transactionId}\t${copyField(e.stream_id)}\t${e.stream_version}\t${copyField(e.event_id)}\t${copyField(e.event_type)}\t${e.schema_version}\t${data}\t${copyField(JSON.stringify(e.metadata))}\t${copyField(e.actor_id)}\t${copyField(e.project_id)}\t${copyField(e.group_id)}\t${copyField(e.target_type)}\t${copyField(e.target_id)}\t${copyField(e.occurred_at)}\t${copyField(e.hash)}\n`);
+    }
+    await this.database(() => copyInto(this.trx, 'events', EVENT_COLUMNS, rows), 'events', batch);
     const check = this.options.content?.check(this.trx);
     if (check) {
       const found: Problem[] = [];
@@ -654,23 +665,18 @@ class Importer {
       );
       if (found[0]) this.refuseProblem(found[0], batch.find((p) => p.event.global_position === found[0]!.position)?.line);
     }
-    const leaves: { i: number; g: string; h: string }[] = [];
-    const nodes: { l: number; i: number; h: string }[] = [];
+    const leaves = new CopyRows();
+    const nodes = new CopyRows();
     for (const p of batch) {
       for (const node of p.treeNodes ?? []) {
-        if (node.level === 0) leaves.push({ i: node.index, g: p.event.global_position, h: node.hash.toString('hex') });
-        else nodes.push({ l: node.level, i: node.index, h: node.hash.toString('hex') });
+        if (node.level === 0) {
+          leaves.add(`${node.index}\t${p.event.global_position}\t\\\\x${node.hash.toString('hex')}\n`);
+          this.treeStored += 1;
+        } else nodes.add(`${node.level}\t${node.index}\t\\\\x${node.hash.toString('hex')}\n`);
       }
     }
-    if (leaves.length > 0) {
-      await sql`insert into log_tree_leaves (leaf_index, global_position, leaf_hash)
-                select i, g, decode(h, 'hex') from json_to_recordset(${JSON.stringify(leaves)}::json) as u(i bigint, g bigint, h text)`.execute(this.trx);
-      this.treeStored += leaves.length;
-    }
-    if (nodes.length > 0) {
-      await sql`insert into log_tree_nodes (level, node_index, hash)
-                select l, i, decode(h, 'hex') from json_to_recordset(${JSON.stringify(nodes)}::json) as u(l smallint, i bigint, h text)`.execute(this.trx);
-    }
+    if (!leaves.empty) await copyInto(this.trx, 'log_tree_leaves', ['leaf_index', 'global_position', 'leaf_hash'], leaves);
+    if (!nodes.empty) await copyInto(this.trx, 'log_tree_nodes', ['level', 'node_index', 'hash'], nodes);
   }
 
   private async flushClaims() {

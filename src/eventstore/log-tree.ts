@@ -4,7 +4,7 @@ import {
   TreeBuilder,
   consistencyRanges,
   inclusionRanges,
-  leafHash,
+  leafHashOfHex,
   perfectNodes,
   rangeHash,
   type NodeKey,
@@ -22,7 +22,7 @@ import { LOG_START, type Checkpoint } from './types.js';
  */
 
 /** Leaf data: the event's stored hash (hex) as its 32 bytes. */
-export const leafOfEventHash = (hash: string): Buffer => leafHash(Buffer.from(hash, 'hex'));
+export const leafOfEventHash = (hash: string): Buffer => leafHashOfHex(hash);
 
 export interface TreeEnd {
   size: number;

@@ -21,12 +21,29 @@ const NODE_PREFIX = Buffer.from([1]);
 /** SHA-256 of nothing: the root of the empty tree. */
 export const EMPTY_ROOT: Buffer = createHash('sha256').digest();
 
+/** Where a node's or a 32-byte leaf's input is put together (hashing is synchronous): no Buffer.concat per hash. */
+const input = Buffer.alloc(65);
+
 export function leafHash(data: Uint8Array): Buffer {
-  return sha256(Buffer.concat([LEAF_PREFIX, data]));
+  if (data.length !== 32) return sha256(Buffer.concat([LEAF_PREFIX, data]));
+  input[0] = 0;
+  input.set(data, 1);
+  return sha256(input.subarray(0, 33));
+}
+
+/** leafHash of the 32 bytes a 64-digit hex string gives (an event's stored hash): the bytes of leafHash(Buffer.from(hex, 'hex')). */
+export function leafHashOfHex(hex: string): Buffer {
+  input[0] = 0;
+  if (hex.length !== 64 || input.write(hex, 1, 'hex') !== 32) return leafHash(Buffer.from(hex, 'hex'));
+  return sha256(input.subarray(0, 33));
 }
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return sha256(Buffer.concat([NODE_PREFIX, left, right]));
+  if (left.length !== 32 || right.length !== 32) return sha256(Buffer.concat([NODE_PREFIX, left, right]));
+  input[0] = 1;
+  input.set(left, 1);
+  input.set(right, 33);
+  return sha256(input);
 }
 
 /** A perfect subtree: leaves [index·2^level, (index+1)·2^level). Level 0 is a leaf. */

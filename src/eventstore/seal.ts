@@ -3,6 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
 import { GENESIS_HASH, eventHash, sha256, type HashedFields } from './hash.js';
 import { appendLeaves, treeEnd } from './log-tree.js';
+import { nodeHash } from './merkle-tree.js';
 import { afterCheckpoint, BELOW_HORIZON, heldBack } from './store.js';
 import type { EventSealsTable, EventsTable } from './tables.js';
 import { LOG_START, compareCheckpoints, type Checkpoint } from './types.js';
@@ -49,8 +50,6 @@ export interface SealRecord {
   readonly seal_hash: string;
 }
 
-const NODE = Buffer.from([1]);
-
 /** What a leaf covers: an event as stored (hash.ts's fields, its position and stored hash). */
 export interface LeafFields extends HashedFields {
   globalPosition: string;
@@ -65,10 +64,6 @@ export function contentDigest(event: HashedFields): string {
 /** `content`: the event's content digest when already computed (eventDigests). */
 export function merkleLeaf(event: LeafFields, content: string = contentDigest(event)): Buffer {
   return sha256(`\0${event.globalPosition}:${event.hash}:${content}`);
-}
-
-function merkleNode(left: Buffer, right: Buffer): Buffer {
-  return sha256(Buffer.concat([NODE, left, right]));
 }
 
 /**
@@ -88,7 +83,7 @@ export class MerkleBuilder {
     let node = { height: 0, hash: leaf };
     for (let top = this.stack.at(-1); top && top.height === node.height; top = this.stack.at(-1)) {
       this.stack.pop();
-      node = { height: node.height + 1, hash: merkleNode(top.hash, node.hash) };
+      node = { height: node.height + 1, hash: nodeHash(top.hash, node.hash) };
     }
     this.stack.push(node);
   }
@@ -97,7 +92,7 @@ export class MerkleBuilder {
   root(): string {
     if (this.stack.length === 0) return createHash('sha256').digest('hex');
     let hash = this.stack[this.stack.length - 1]!.hash;
-    for (let i = this.stack.length - 2; i >= 0; i--) hash = merkleNode(this.stack[i]!.hash, hash);
+    for (let i = this.stack.length - 2; i >= 0; i--) hash = nodeHash(this.stack[i]!.hash, hash);
     return hash.toString('hex');
   }
 }

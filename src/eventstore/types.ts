@@ -59,8 +59,30 @@ export function checkpointOf(event: Pick<StoredEvent, 'transactionId' | 'globalP
 
 /** Orders checkpoints in the gap-free order: negative, zero or positive like a comparator. */
 export function compareCheckpoints(a: Checkpoint, b: Checkpoint): number {
-  const tx = BigInt(a.transactionId) - BigInt(b.transactionId);
-  if (tx !== 0n) return tx < 0n ? -1 : 1;
-  const pos = BigInt(a.globalPosition) - BigInt(b.globalPosition);
-  return pos === 0n ? 0 : pos < 0n ? -1 : 1;
+  const tx = compareDecimals(a.transactionId, b.transactionId);
+  return tx !== 0 ? tx : compareDecimals(a.globalPosition, b.globalPosition);
+}
+
+/**
+ * Two whole numbers written in decimal: the shorter is the smaller when neither has a sign or
+ * a leading zero (every id the database gives; verify and import compare several per event),
+ * else by value.
+ */
+function compareDecimals(a: string, b: string): number {
+  if (plainDecimal(a) && plainDecimal(b)) {
+    if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+    return a === b ? 0 : a < b ? -1 : 1;
+  }
+  const d = BigInt(a) - BigInt(b);
+  return d === 0n ? 0 : d < 0n ? -1 : 1;
+}
+
+/** Digits only, and no leading zero (or "0" itself). */
+function plainDecimal(n: string): boolean {
+  if (n.length === 0 || (n.charCodeAt(0) === 48 && n.length > 1)) return false;
+  for (let i = 0; i < n.length; i++) {
+    const c = n.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }

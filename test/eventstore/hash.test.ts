@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GENESIS_HASH, canonicalJson, eventHash } from '../../src/eventstore/hash.js';
+import { GENESIS_HASH, canonicalEvent, canonicalJson, eventHash } from '../../src/eventstore/hash.js';
 
 /** The first canonicalJson, kept as the oracle: every stored hash was made with its bytes. */
 function referenceCanonicalJson(value: unknown): string {
@@ -41,6 +41,26 @@ describe('canonicalJson', () => {
 
   it('sorts keys at every level and drops undefined fields', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, undefined, { z: 1, y: 2 }], c: undefined }, A: 'x' })).toBe('{"A":"x","a":{"d":[1,null,{"y":2,"z":1}]},"b":1}');
+  });
+
+  it('writes an event as canonicalJson writes its fields', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.integer(), fc.string(), fc.string(), fc.integer(), value, value, fc.date({ noInvalidDate: true }), (streamId, streamVersion, eventId, type, schemaVersion, data, metadata, occurredAt) => {
+        const event = { streamId, streamVersion, eventId, type, schemaVersion, data, metadata, occurredAt };
+        const fields = {
+          stream_id: streamId,
+          stream_version: streamVersion,
+          event_id: eventId,
+          event_type: type,
+          schema_version: schemaVersion,
+          data,
+          metadata,
+          occurred_at: occurredAt.toISOString(),
+        };
+        expect(canonicalEvent(event)).toBe(referenceCanonicalJson(fields));
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('keeps an event hash made before the rewrite', () => {
