@@ -1,5 +1,5 @@
 import type { Db } from '../database/database.js';
-import type { IssueCommand, IssueFields } from '../domain/issues/decider.js';
+import type { InheritedEpicLink, IssueCommand, IssueFields } from '../domain/issues/decider.js';
 import { issues } from '../domain/issues/aggregate.js';
 import type { IssueRow } from '../projections/issues/tables.js';
 import { placementAtStart } from './epic-issues.js';
@@ -22,6 +22,8 @@ export interface OpenIssueInput {
   readonly iid?: number | undefined;
   /** EE: the epic the issue goes in, and a new link id for it (src/commands/epic-issues.ts). */
   readonly epic?: { readonly epic: { readonly id: number; readonly group_id: number }; readonly newLinkId: number } | undefined;
+  /** EE: a moved issue's epic link, which the new issue takes. */
+  readonly inheritedEpicLink?: InheritedEpicLink | undefined;
 }
 
 /**
@@ -40,6 +42,7 @@ export function openIssueCommand(input: OpenIssueInput): (trx: Db) => Promise<Is
     createdAt: input.createdAt,
     movedFromId: input.movedFromId,
     epic: input.epic ? await placementAtStart(input.epic.epic, input.epic.newLinkId)(trx) : undefined,
+    inheritedEpicLink: input.inheritedEpicLink,
   });
 }
 
@@ -47,9 +50,10 @@ export function openIssueCommand(input: OpenIssueInput): (trx: Db) => Promise<Is
  * Issues::MoveService (GitLab 12): a new issue in the target project — the original's title,
  * description, author, assignees, confidentiality, due date and weight, the target's labels
  * and milestone of the same titles — and the original closed with `moved_to_id`, in one
- * transaction. The new issue's id.
+ * transaction; `epicLink`, the original's epic link, which the new issue takes (EE). The new
+ * issue's id.
  */
-export async function moveIssue(w: Writer, original: IssueRow, toProjectId: number, byId: number): Promise<number> {
+export async function moveIssue(w: Writer, original: IssueRow, toProjectId: number, byId: number, epicLink?: Omit<InheritedEpicLink, 'fromIssueId'>): Promise<number> {
   const db = w.ctx.db;
   const labelTitles = original.label_ids.length === 0 ? [] : (await db.selectFrom('labels').select('title').where('id', 'in', original.label_ids).execute()).map((l) => l.title);
   const labels = labelTitles.length === 0 ? [] : await db.selectFrom('labels').select('id').where('project_id', '=', toProjectId).where('title', 'in', labelTitles).orderBy('id').execute();
@@ -74,10 +78,11 @@ export async function moveIssue(w: Writer, original: IssueRow, toProjectId: numb
           weight: original.weight,
         },
         movedFromId: original.id,
+        inheritedEpicLink: epicLink && { ...epicLink, fromIssueId: original.id },
       }),
       { newStream: true },
     ),
-    spec(issues, original.id, { type: 'MoveIssue', toId: id, byId }),
+    spec(issues, original.id, { type: 'MoveIssue', toId: id, byId, epicLinkId: epicLink?.id }),
   ]);
   return id;
 }

@@ -117,4 +117,26 @@ describe('cross-reference system notes ("mentioned in …")', () => {
     await rebuildProjections(api.handle, PROJECTORS);
     expect(await Promise.all(calls.map(async (call) => (await call()).text))).toEqual(before);
   });
+
+  it("writes a pushed commit's note as the user whose email is the commit's author email, else as the pusher", async () => {
+    const token = callers.maintainer.token;
+    const emailOf = async (caller: 'developer' | 'nonMember') => (await api.get(`/users/${callers[caller].user!.id}`, { token: callers.admin.token })).body.email as string;
+    const target = await issue(projects.private, { title: 'Authored against' }, token);
+    const push = async (message: string, author: { name: string; email: string }) => {
+      const created = await api.post(`/projects/${projects.private}/repository/commits`, { branch: 'master', commit_message: message, author_name: author.name, author_email: author.email, actions: [{ action: 'create', file_path: `a-${Math.random()}.txt`, content: 'a\n' }] }, { token });
+      expect(created.status, created.text).toBe(201);
+      return created.body.id as string;
+    };
+    const byDeveloper = await push(`Refs #${target}`, { name: 'Someone', email: (await emailOf('developer')).toUpperCase() });
+    const byStranger = await push(`Also #${target}`, { name: 'Stranger', email: `nobody-${Date.now()}@example.invalid` });
+    // The commit's author may not read the private issue: GitLab's reference extractor, run as the author, finds nothing.
+    await push(`Sees #${target}`, { name: 'Outsider', email: await emailOf('nonMember') });
+    expect((await mentions(projects.private, target, token)).map((n) => [n.body, n.author.id])).toEqual([
+      [`mentioned in commit ${byDeveloper}`, callers.developer.user!.id],
+      [`mentioned in commit ${byStranger}`, callers.maintainer.user!.id],
+    ]);
+    const before = (await api.get(`/projects/${projects.private}/issues/${target}/notes`, { token })).text;
+    await rebuildProjections(api.handle, PROJECTORS);
+    expect((await api.get(`/projects/${projects.private}/issues/${target}/notes`, { token })).text).toEqual(before);
+  });
 });

@@ -377,3 +377,63 @@ describe('remaining days in words (EntityDateHelper, GitLab 12.10)', () => {
     expect(remainingDaysInWords(null, '2020-06-10', today)).toBeNull();
   });
 });
+
+describe('POST /projects/:id/issues/:issue_iid/move with an issue in an epic (EE)', () => {
+  const move = (issue: { project_id: number; iid: number }, toProjectId: number, token?: string | null) =>
+    api.post(`/projects/${issue.project_id}/issues/${issue.iid}/move`, { to_project_id: toProjectId }, token === undefined ? {} : { token });
+  const epicNotes = async (epic: { id: number; group_id: number }) => (await api.get(`/groups/${epic.group_id}/epics/${epic.id}/notes`, { query: { sort: 'asc' } })).body;
+
+  it('gives the new issue the original one\'s link, its id and place kept, with no note', async () => {
+    const { group, project, subProject } = await hierarchy();
+    const epic = await newEpic(group.id);
+    const before = await newIssue(project.id, { title: 'Stays' });
+    const issue = await newIssue(project.id, { title: 'Moves' });
+    for (const i of [before, issue]) expect((await add(group.id, epic.iid, i.id)).status).toBe(201);
+    const links = await linkRows(epic.id);
+    const notesBefore = await epicNotes(epic);
+    expect(notesBefore.map((n: { body: string }) => n.body)).toEqual([`added issue ${project.path}#${before.iid}`, `added issue ${project.path}#${issue.iid}`]);
+
+    const res = await move(issue, subProject.id);
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ project_id: subProject.id, epic_iid: epic.iid, epic: { id: epic.id, iid: epic.iid } });
+    const moved = res.body as { id: number; iid: number };
+    expect((await api.get(`/projects/${subProject.id}/issues/${moved.iid}`)).body).toMatchObject({ epic_iid: epic.iid, epic: { id: epic.id } });
+    expect((await api.get(`/projects/${project.id}/issues/${issue.iid}`)).body).toMatchObject({ moved_to_id: moved.id, epic_iid: null, epic: null });
+    expect(await linkRows(epic.id)).toEqual(links.map((l) => (l.issue_id === issue.id ? { ...l, issue_id: moved.id } : l)));
+    const listed = (await api.get(issuesUrl(group.id, epic.iid))).body as { id: number; epic_issue_id: number; relative_position: number }[];
+    expect(listed.map((i) => [i.id, i.epic_issue_id, i.relative_position])).toEqual(links.map((l) => [l.issue_id === issue.id ? moved.id : l.issue_id, l.id, l.relative_position]));
+    expect((await api.events(`issue-${issue.id}`)).map((e) => e.type)).toEqual(['IssueOpened', 'IssueAddedToEpic', 'IssueEpicLinkPassedOn', 'IssueClosed', 'IssueMoved']);
+    expect((await api.events(`issue-${moved.id}`)).map((e) => e.type)).toEqual(['IssueOpened', 'IssueEpicLinkInherited']);
+    // EE writes no note about the epic: neither on the epic nor on the issues.
+    expect(await epicNotes(epic)).toEqual(notesBefore);
+    const systemNotes = async (projectId: number, iid: number) =>
+      ((await api.get(`/projects/${projectId}/issues/${iid}/notes`, { query: { sort: 'asc' } })).body as { body: string; system: boolean }[]).filter((n) => n.system).map((n) => n.body);
+    expect(await systemNotes(subProject.id, moved.iid)).toEqual([`moved from ${project.path_with_namespace}#${issue.iid}`]);
+    expect(await systemNotes(project.id, issue.iid)).toEqual([`added to epic &${epic.iid}`, 'closed', `moved to ${subProject.path_with_namespace}#${moved.iid}`]);
+
+    // The new issue is the epic's now: it leaves it, the closed original may go in again.
+    const link = listed.find((i) => i.id === moved.id)!.epic_issue_id;
+    expect((await api.del(`${issuesUrl(group.id, epic.iid)}/${link}`)).status).toBe(200);
+    expect((await add(group.id, epic.iid, issue.id)).status).toBe(201);
+    expect((await linkRows(epic.id)).map((l) => l.issue_id).sort()).toEqual([before.id, issue.id].sort());
+  });
+
+  it('leaves the link with the original when the mover may not update the epic, or below ultimate', async () => {
+    const { group, project } = await hierarchy();
+    const other = await createProject(api, { group, visibility: 'private' });
+    // Maintainers of both projects, not members of the group: admin_issue on both, no update_epic.
+    for (const p of [project, other]) await grantRoles(api, callers, { projects: p.id });
+    const epic = await newEpic(group.id);
+    const issue = await newIssue(project.id, { epic_id: epic.id });
+    const res = await move(issue, other.id, callers.maintainer.token);
+    expect(res.status, res.text).toBe(201);
+    expect((await linkRows(epic.id)).map((l) => l.issue_id)).toEqual([issue.id]);
+    expect((await api.get(`/projects/${other.id}/issues/${res.body.iid}`)).body).toMatchObject({ epic_iid: null, epic: null });
+
+    const second = await newIssue(project.id, { epic_id: epic.id });
+    const below = await onPlan(api, 'premium', () => move(second, other.id));
+    expect(below.status, below.text).toBe(201);
+    expect((await linkRows(epic.id)).map((l) => l.issue_id)).toEqual([second.id, issue.id]);
+    expect((await api.events(`issue-${below.body.id}`)).map((e) => e.type)).toEqual(['IssueOpened']);
+  });
+});

@@ -408,6 +408,8 @@ export const NO_ACTIVITY = {
   IssueAddedToEpic: 'EpicIssues::CreateService records no event (system notes only)',
   IssueEpicPositionChanged: 'EpicIssues::UpdateService records no event',
   IssueRemovedFromEpic: 'EpicIssues::DestroyService records no event (system notes only)',
+  IssueEpicLinkPassedOn: 'Issues::MoveService passes the epic link on without an event',
+  IssueEpicLinkInherited: 'Issues::MoveService passes the epic link on without an event',
   // notes and award emoji
   NoteConvertedToDiscussion: 'a reply turned a note into a discussion: the reply is the activity',
   NoteEdited: 'Notes::UpdateService records no event',

@@ -282,6 +282,8 @@ export const NOT_AUDITED = {
   IssueAddedToEpic: 'GitLab 12 records no audit event for epic issues',
   IssueEpicPositionChanged: 'GitLab 12 records no audit event for epic issues',
   IssueRemovedFromEpic: 'GitLab 12 records no audit event for epic issues',
+  IssueEpicLinkPassedOn: 'GitLab 12 records no audit event for epic issues',
+  IssueEpicLinkInherited: 'GitLab 12 records no audit event for epic issues',
   IssueSubscribed: 'GitLab 12 records no audit event for subscriptions',
   IssueUnsubscribed: 'GitLab 12 records no audit event for subscriptions',
   NoteAdded: 'GitLab 12 records no audit event for notes',

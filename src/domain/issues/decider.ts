@@ -75,6 +75,8 @@ export type IssueCommand =
       readonly movedFromId?: number | undefined;
       /** EE's `epic_id` / `epic_iid`: the epic the new issue goes in. */
       readonly epic?: EpicPlacement | undefined;
+      /** A moved issue's epic link, which the new issue takes (EE's Issues::MoveService#rewrite_epic_issue). */
+      readonly inheritedEpicLink?: InheritedEpicLink | undefined;
     }
   | {
       readonly type: 'UpdateIssue';
@@ -85,8 +87,11 @@ export type IssueCommand =
       /** EE's `epic_id` / `epic_iid`: into that epic, or (null, `epic_id=0`) out of any; undefined: unchanged. */
       readonly epic?: EpicPlacement | null | undefined;
     }
-  /** Issues::MoveService's end for the original: closed, with the new issue's id. */
-  | { readonly type: 'MoveIssue'; readonly toId: number; readonly byId: number }
+  /**
+   * Issues::MoveService's end for the original: closed, with the new issue's id; `epicLinkId`,
+   * its epic link, passed on to the new issue (EE's rewrite_epic_issue).
+   */
+  | { readonly type: 'MoveIssue'; readonly toId: number; readonly byId: number; readonly epicLinkId?: number | undefined }
   | { readonly type: 'DeleteIssue' }
   /**
    * EpicIssues::CreateService for this issue: into `epicId` at `relativePosition`; `newLinkId`
@@ -99,6 +104,15 @@ export type IssueCommand =
   | { readonly type: 'RemoveIssueFromEpic'; readonly epicId: number }
   | TimeTrackingCommand
   | SubscriptionCommand;
+
+/** A moved issue's epic link as the new issue takes it. */
+export interface InheritedEpicLink {
+  readonly id: number;
+  readonly epicId: number;
+  readonly epicGroupId: number;
+  readonly relativePosition: number;
+  readonly fromIssueId: number;
+}
 
 /** Where an issue goes in an epic: the epic, the link's id if the issue is in no epic yet, its position. */
 export interface EpicPlacement {
@@ -191,8 +205,10 @@ function evolve(state: IssueState, event: IssueEvent): IssueState {
       return next({ subscriptions: withSubscription(issue.subscriptions, event.data.user_id, event.type === 'IssueSubscribed') });
     case 'IssueAddedToEpic':
     case 'IssueEpicPositionChanged':
+    case 'IssueEpicLinkInherited':
       return next({ epicLink: { id: event.data.epic_issue_id, epicId: event.data.epic_id, relativePosition: event.data.relative_position } });
     case 'IssueRemovedFromEpic':
+    case 'IssueEpicLinkPassedOn':
       return next({ epicLink: null });
     default:
       return unhandled(event);
@@ -204,11 +220,13 @@ function decide(command: IssueCommand, state: IssueState): IssueEvent[] {
     if (state.issue) throw conflict('Issue already exists');
     const f = command.fields;
     validate({ ...f, title: command.title });
-    const { epic } = command;
+    const { epic, inheritedEpicLink: inherited } = command;
     const of = { id: state.id, project_id: command.projectId, iid: command.iid };
     const added: IssueEvent[] = epic
       ? [{ type: 'IssueAddedToEpic', data: { ...of, epic_issue_id: epic.newLinkId, epic_id: epic.epicId, epic_group_id: epic.epicGroupId, relative_position: epic.relativePosition, previous_epic_id: null } }]
-      : [];
+      : inherited
+        ? [{ type: 'IssueEpicLinkInherited', data: { ...of, epic_issue_id: inherited.id, epic_id: inherited.epicId, epic_group_id: inherited.epicGroupId, relative_position: inherited.relativePosition, from_issue_id: inherited.fromIssueId } }]
+        : [];
     return [
       {
         type: 'IssueOpened',
@@ -243,6 +261,12 @@ function decide(command: IssueCommand, state: IssueState): IssueEvent[] {
       // Issue#can_move?: an issue moved once is not moved again (the API's MoveError, 400).
       if (issue.movedToId !== null) throw serviceError('Cannot move issue due to insufficient permissions!');
       const events: IssueEvent[] = [];
+      if (command.epicLinkId !== undefined) {
+        const link = issue.epicLink;
+        // The link read for the new issue is the one the original still has.
+        if (link?.id !== command.epicLinkId) throw conflict('Issue epic link changed');
+        events.push({ type: 'IssueEpicLinkPassedOn', data: { ...of, epic_issue_id: link.id, epic_id: link.epicId, to_issue_id: command.toId } });
+      }
       if (issue.state === 'opened') events.push({ type: 'IssueClosed', data: { ...of, title: issue.title, by_id: command.byId } });
       events.push({ type: 'IssueMoved', data: { ...of, moved_to_id: command.toId } });
       return events;

@@ -81,6 +81,14 @@ export const issueEvents = {
   IssueEpicPositionChanged: z.strictObject({ ...ofEpicIssue, relative_position: z.int() }),
   /** EpicIssues::DestroyService, or the epic deleted. */
   IssueRemovedFromEpic: z.strictObject(ofEpicIssue),
+  /**
+   * EE's Issues::MoveService#rewrite_epic_issue (`epic_issue.update(issue_id:)`): the moved
+   * issue's link passes to the new issue `to_issue_id`, no note written; the original is in no
+   * epic after it.
+   */
+  IssueEpicLinkPassedOn: z.strictObject({ ...ofEpicIssue, to_issue_id: z.int() }),
+  /** The same on the new issue: the original's link `epic_issue_id`, with its epic and its place. */
+  IssueEpicLinkInherited: z.strictObject({ ...ofEpicIssue, epic_group_id: z.int(), relative_position: z.int(), from_issue_id: z.int() }),
 } satisfies EventSchemas;
 
 export type IssueEvent = EventOf<typeof issueEvents>;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { crossReferenceBody, epicNoteBody, mentionedReferences, type MentionedReference, type MentionedType, type MentionerRef } from '../../domain/notes/cross-references.js';
@@ -8,6 +9,7 @@ import { projectSubjectsOf } from '../access.js';
 import { canOnIssue, inReferencedProjects, viewerSubjectsOn } from '../issues/queries.js';
 import type { IssueRow } from '../issues/tables.js';
 import { systemNoteView, type NoteView } from '../notes/queries.js';
+import { findCommits } from '../repository/queries.js';
 
 /** An issue or a merge request a text references. */
 export interface MentionedTarget {
@@ -73,7 +75,8 @@ const mayRead = (subject: ProjectSubject | undefined, type: MentionedType, row: 
 /**
  * The "mentioned in …" system notes of an issue or a merge request that `viewer` may see, oldest
  * first. The note of a mention is its source event's: the id 10·p + k (p its position, k its
- * ordinal: src/domain/notes/system-notes.ts), its time and its actor. As GitLab writes one note
+ * ordinal: src/domain/notes/system-notes.ts), its time and its actor (a pushed commit's author:
+ * pushedCommitAuthors). As GitLab writes one note
  * per mentioner (SystemNoteService.cross_reference_exists?) and only for a mention by someone
  * who could read the noteable (ReferenceExtractor with the author), the note of a mentioner is
  * its first mention by such an author — decided with the authors' access now. It shows to a
@@ -86,13 +89,17 @@ export async function crossReferenceNoteViews(db: Db, noteable: MentionedNoteabl
     .selectFrom('cross_references')
     .innerJoin('events', 'events.event_id', 'cross_references.event_id')
     .select(['cross_references.action', 'cross_references.mentioner_type', 'cross_references.mentioner_id', 'cross_references.mentioner_sha', 'cross_references.mentioner_project_id', 'cross_references.ordinal'])
-    .select(['events.global_position', 'events.actor_id', 'events.occurred_at'])
+    .select(['events.global_position', 'events.actor_id', 'events.occurred_at', 'events.event_type'])
     .where('cross_references.target_type', '=', noteable.type)
     .where('cross_references.target_id', '=', noteable.row.id)
     .orderBy('events.global_position')
     .orderBy('cross_references.ordinal')
     .execute();
   if (rows.length === 0) return [];
+  const pushAuthors = await pushedCommitAuthors(db, rows.filter((r) => PUSHES.has(r.event_type) && r.mentioner_sha !== null));
+  for (const row of rows) {
+    if (PUSHES.has(row.event_type)) row.actor_id = pushAuthors.get(`${row.mentioner_project_id}@${row.mentioner_sha}`) ?? row.actor_id;
+  }
   const idsOf = (type: 'Issue' | 'MergeRequest') => [...new Set(rows.filter((r) => r.mentioner_type === type).map((r) => r.mentioner_id!))];
   const issueIds = idsOf('Issue');
   const mergeRequestIds = idsOf('MergeRequest');
@@ -133,6 +140,25 @@ export async function crossReferenceNoteViews(db: Db, noteable: MentionedNoteabl
     notes.push(systemNoteView({ id, position: String(row.global_position), createdAt: at, authorId: row.actor_id, body: crossReferenceBody(mentioner.ref, targetPath, row.action) }, noteable.type, noteable.row));
   }
   return notes;
+}
+
+const PUSHES = new Set(['BranchCreated', 'BranchUpdated']);
+
+/**
+ * ProcessCommitWorker's `commit.author || user`: a pushed commit mentions as its author, the user
+ * whose email is the commit's author email (Commit#author, User.find_by_any_email; forgelog has
+ * no secondary emails), else as the pusher (the event's actor). Resolved when read, with the
+ * users' emails now (GitLab resolves at push time), so a rebuild can never disagree with it.
+ */
+async function pushedCommitAuthors(db: Db, rows: readonly { mentioner_project_id: number; mentioner_sha: string | null }[]): Promise<Map<string, number>> {
+  const projectIds = [...new Set(rows.map((r) => r.mentioner_project_id))];
+  const shasOf = (projectId: number) => rows.filter((r) => r.mentioner_project_id === projectId).map((r) => r.mentioner_sha!);
+  const commits = (await Promise.all(projectIds.map(async (projectId) => (await findCommits(db, projectId, shasOf(projectId))).map((c) => ({ key: `${projectId}@${c.sha}`, email: c.author.email.toLowerCase() }))))).flat();
+  const emails = [...new Set(commits.map((c) => c.email))];
+  if (emails.length === 0) return new Map();
+  const users = await db.selectFrom('users').select(['id', sql<string>`lower(email)`.as('email')]).where(sql`lower(email)`, 'in', emails).execute();
+  const userOf = new Map(users.map((u) => [u.email, u.id]));
+  return new Map(commits.flatMap((c) => (userOf.has(c.email) ? [[c.key, userOf.get(c.email)!] as const] : [])));
 }
 
 function mentionerOf(

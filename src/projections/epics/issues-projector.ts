@@ -2,7 +2,7 @@ import { defineProjector } from '../projector.js';
 
 /**
  * Inline: EE's `epic_issues`, from the issues' streams (an issue's epic is the issue's
- * business: IssueAddedToEpic, IssueEpicPositionChanged, IssueRemovedFromEpic). A link goes
+ * business: IssueAddedToEpic, IssueEpicPositionChanged, IssueRemovedFromEpic; a moved issue's IssueEpicLinkInherited and IssueEpicLinkPassedOn). A link goes
  * with its issue, its epic, the issue's project and the epic's group (GitLab's foreign keys,
  * `on delete cascade`), each by a column of its own row.
  */
@@ -23,6 +23,10 @@ export const epicIssuesProjector = defineProjector({
     IssueEpicPositionChanged: async ({ data, occurredAt }, trx) =>
       trx.updateTable('epic_issues').set({ relative_position: data.relative_position, updated_at: occurredAt.toISOString() }).where('issue_id', '=', data.id).execute(),
     IssueRemovedFromEpic: async ({ data }, trx) => trx.deleteFrom('epic_issues').where('issue_id', '=', data.id).execute(),
+    // A moved issue's link goes to the new issue, its id and place kept; the original, written after it, is in no epic.
+    IssueEpicLinkInherited: async ({ data, occurredAt }, trx) =>
+      trx.updateTable('epic_issues').set({ issue_id: data.id, project_id: data.project_id, updated_at: occurredAt.toISOString() }).where('id', '=', data.epic_issue_id).execute(),
+    IssueEpicLinkPassedOn: async ({ data }, trx) => trx.deleteFrom('epic_issues').where('issue_id', '=', data.id).execute(),
   },
   cascades: {
     IssueDeleted: async ({ data }, trx) => trx.deleteFrom('epic_issues').where('issue_id', '=', data.id).execute(),

@@ -3,6 +3,7 @@ import { sql, type SqlBool } from 'kysely';
 import { moveIssue } from '../../../commands/issues.js';
 import { notFound, serviceError } from '../../../domain/errors.js';
 import { mergeRequestClosingReferences, referencesIssue } from '../../../domain/issues/references.js';
+import { licensed } from '../../../domain/policy/licensed.js';
 import { referencedMergeRequestIds } from '../../../projections/cross-references/queries.js';
 import { creationRequestOf } from '../../../projections/issues/queries.js';
 import type { IssueRow } from '../../../projections/issues/tables.js';
@@ -12,11 +13,11 @@ import type { MergeRequestRow } from '../../../projections/merge-requests/tables
 import { toUserAgentDetail } from '../../entities/issues.js';
 import { toMergeRequest, toMergeRequestBasic } from '../../entities/merge-requests.js';
 import { authenticate, requireAdmin, requireWriter } from '../../kernel/auth.js';
-import { appContext, type AppEnv } from '../../kernel/context.js';
+import { appContext, type AppEnv, type Auth } from '../../kernel/context.js';
 import { paginateArray } from '../../kernel/pagination.js';
 import { documented, REFUSED } from '../../kernel/documented.js';
 import { declaration, integerCheck, rawParams, required, t } from '../../kernel/params.js';
-import { userProject, type ProjectScope } from '../../kernel/scope.js';
+import { userGroup, userProject, type ProjectScope } from '../../kernel/scope.js';
 import { issueOf, presentIssueById } from './find.js';
 
 /**
@@ -58,6 +59,20 @@ async function closingMergeRequests(c: Context, project: ProjectScope, issue: Is
   });
 }
 
+/**
+ * EE's Issues::MoveService#rewrite_epic_issue: the moved issue's epic link, which the new issue
+ * takes when the mover may update_epic on the epic's group (the plan has epics); else it stays.
+ */
+async function passedEpicLink(c: Context, auth: Auth, issue: IssueRow) {
+  const { db, config } = appContext(c);
+  if (!licensed(config.plan, 'epics')) return undefined;
+  const link = await db.selectFrom('epic_issues').select(['id', 'epic_id', 'epic_group_id', 'relative_position']).where('issue_id', '=', issue.id).executeTakeFirst();
+  if (!link) return undefined;
+  const group = await userGroup(c, auth, undefined, String(link.epic_group_id)).catch(() => null);
+  if (!group?.can('update_epic')) return undefined;
+  return { id: link.id, epicId: link.epic_id, epicGroupId: link.epic_group_id, relativePosition: link.relative_position ?? 0 };
+}
+
 export const issueMoreRoutes = new Hono<AppEnv>()
   .post('/projects/:id/issues/:issue_iid/move', documented({ summary: 'Move an existing issue', params: moveShape, ...ON_ISSUE, responses: { 201: 'Issue', 404: 'Error' } }), async (c) => {
     const w = await requireWriter(c);
@@ -75,7 +90,7 @@ export const issueMoreRoutes = new Hono<AppEnv>()
     const targetScope = await userProject(c, w.auth, undefined, String(toProjectId)).catch(() => null);
     if (!project.can('admin_issue') || !targetScope?.can('admin_issue')) throw serviceError('Cannot move issue due to insufficient permissions!');
     if (toProjectId === project.row.id) throw serviceError('Cannot move issue to project it originates from!');
-    const id = await moveIssue(w, issue, toProjectId, w.auth.user.id);
+    const id = await moveIssue(w, issue, toProjectId, w.auth.user.id, await passedEpicLink(c, w.auth, issue));
     return c.json(await presentIssueById(c, project, id), 201);
   })
 
