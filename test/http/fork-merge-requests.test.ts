@@ -166,6 +166,15 @@ describe('a fork merge request over its life', () => {
     expect(await headOf(fork.id, 'feature')).toBeUndefined();
     const forkEvents = (await api.repositoryEvents(fork.id)).map((e) => e.type);
     expect(forkEvents.at(-1)).toBe('BranchDeleted');
+
+    // Without removal the fork's branch stays, and the fork's repository gets no event.
+    const kept = await commit(fork.id, alice.token, 'kept', 'kept.txt', 'kept\n', { start_branch: 'master' });
+    const another = (await api.post(mrs(fork.id), { title: 'Kept', source_branch: 'kept', target_branch: 'master', target_project_id: upstream.id }, { token: alice.token })).body;
+    await eventually(async () => ((await api.get(mrs(upstream.id, `/${another.iid}`))).body.merge_status === 'can_be_merged' ? true : undefined));
+    const forkEventCount = (await api.repositoryEvents(fork.id)).length;
+    expect((await api.put(mrs(upstream.id, `/${another.iid}/merge`), { should_remove_source_branch: false })).body).toMatchObject({ state: 'merged' });
+    expect(await headOf(fork.id, 'kept')).toBe(kept.id);
+    expect((await api.repositoryEvents(fork.id)).length).toBe(forkEventCount);
   });
 
   it('is closed when its source branch is deleted in the fork, and when the fork leaves the network', async () => {
