@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { mergeMergeRequest, updateMergeRef } from '../../../commands/merge-request-merge.js';
 import { recordNotFound, serviceError } from '../../../domain/errors.js';
 import { can } from '../../../domain/policy/can.js';
-import { projectAccessLevel, viewerOf } from '../../../projections/access.js';
+import { projectSubjectsOf } from '../../../projections/access.js';
 import { branchHead } from '../../../projections/merge-requests/mergeability.js';
 import { findCommit } from '../../../projections/repository/queries.js';
 import { matchingRefs } from '../../../domain/repository/push-access.js';
@@ -63,11 +63,9 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>()
         const ref = await findCommit(db, row.project_id, row.merge_ref_sha);
         if (ref?.parents[0] === targetSha && ref.parents[1] === row.head_sha) return c.json({ commit_id: row.merge_ref_sha });
       }
-      // MergeToRefService runs as the merge request's author: admin_merge_request on the project.
-      const author = await db.selectFrom('users').select(['id', 'is_admin', 'external']).where('id', '=', row.author_id).executeTakeFirst();
-      const viewer = viewerOf(author, today(c));
-      const role = viewer === null ? null : ((await db.selectNoFrom(projectAccessLevel(viewer, project.row.id).as('level')).executeTakeFirst())?.level ?? null);
-      const mayMerge = viewer !== null && can({ ...project.subject, viewer, role }, 'admin_merge_request');
+      // MergeToRefService runs as the merge request's author: admin_merge_request on the project (a blocked author has none).
+      const [author] = await projectSubjectsOf(db, project.row.id, [row.author_id], today(c));
+      const mayMerge = author !== undefined && can(author, 'admin_merge_request');
       const sha = await updateMergeRef(writerFor(c, auth), { id: row.id, projectPath: project.row.path_with_namespace, mayMerge });
       if (sha === null) throw notMergeable();
       return c.json({ commit_id: sha });
