@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
@@ -11,7 +10,7 @@ import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import { causedBy } from './kernel/causation.js';
 import { handleCommands } from './kernel/handler.js';
 import { branchesOf, updateMergeRequest, versionOf } from './merge-requests.js';
-import { checkRefWrites, committerOf, deferredRefs, type RefWriter } from './repository.js';
+import { checkRefWrites, committerOf, deferredRefs, lockedHead, type RefWriter } from './repository.js';
 import { createMergeCommit } from './repository-merge.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import { spec, run } from './kernel/run.js';
@@ -53,9 +52,6 @@ export interface MergeInput {
 /** MergeRequest#default_merge_commit_message (12.x, without closing issues: forgelog has none). */
 export const defaultMergeCommitMessage = (row: Pick<MergeRequestRow, 'source_branch' | 'target_branch' | 'title' | 'iid'>, projectPath: string) =>
   [`Merge branch '${row.source_branch}' into '${row.target_branch}'`, row.title, `See merge request ${projectPath}!${row.iid}`].join('\n\n');
-
-const lockedHead = async (trx: Db, projectId: number, branch: string): Promise<string | undefined> =>
-  (await sql<{ sha: string }>`select sha from repository_branches where project_id = ${projectId} and name = ${branch} for update`.execute(trx)).rows[0]?.sha;
 
 /**
  * PUT …/merge: in one transaction the squash commit (when asked), the merge commit of the diff
