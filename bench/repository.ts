@@ -19,6 +19,7 @@ import { promisify } from 'node:util';
 import { analyze, followersCaughtUp, median, settle } from './blackbox/measure.js';
 import { memoryOf, startForgelog } from './blackbox/processes.js';
 import type { LoadGenerator } from './harness/load-generator.js';
+import type { LoadFigure } from './harness/scenarios.js';
 import { log, percentile, processCpu, round } from './harness/meters.js';
 import { createDatabase, inParallel, type Cleanups } from './harness/setup.js';
 import { CONNECTIONS, ROUNDS, SECONDS, SLICE_SECONDS, WARMUP_SECONDS } from './harness/settings.js';
@@ -181,17 +182,9 @@ export interface SizeFigures extends Size {
   compare: { commits: number; rps: number; p50: number; p90: number; p99: number; requests: number; non2xx: number };
 }
 
-export interface ReadFigure {
+export interface ReadFigure extends LoadFigure {
   name: string;
-  rps: number;
   rpsByRound: number[];
-  p50: number;
-  p90: number;
-  p99: number;
-  requests: number;
-  non2xx: number;
-  errors: number;
-  statusCodes: Record<string, number>;
   cpu: Record<string, number>;
 }
 
