@@ -117,7 +117,7 @@ export const mergeRequestsProjector = defineProjector({
     // GitLab's update_column(:merge_error): not an edit either.
     MergeRequestRebaseFailed: async ({ data }, trx) => update(trx, data.id, { merge_error: data.merge_error }),
     // A ref of the repository, not an edit of the merge request.
-    MergeRequestMergeRefUpdated: async ({ data }, trx) => update(trx, data.id, { merge_ref_sha: data.commit_sha }),
+    MergeRequestMergeRefUpdated: async ({ data }, trx) => update(trx, data.id, { merge_ref_sha: data.commit_sha, merge_ref_target_sha: data.target_sha, merge_ref_source_sha: data.source_sha }),
     MergeRequestTimeEstimateChanged: async ({ data, occurredAt }, trx) =>
       update(trx, data.id, { time_estimate: data.time_estimate, updated_at: occurredAt.toISOString() }),
     MergeRequestTimeSpent: async ({ data, occurredAt }, trx) =>

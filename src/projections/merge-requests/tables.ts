@@ -29,8 +29,10 @@ export interface MergeRequestsTable {
   merge_status: MergeStatus | 'unchecked';
   /** The last rebase's failure (GitLab's merge_error); null when none failed. */
   merge_error: string | null;
-  /** The head of refs/merge-requests/:iid/merge (GET …/merge_ref's merge commit); null before the first. */
+  /** The head of refs/merge-requests/:iid/merge (GET …/merge_ref's merge commit) and its parents; null before the first. */
   merge_ref_sha: string | null;
+  merge_ref_target_sha: string | null;
+  merge_ref_source_sha: string | null;
   /** The latest diff version: source head (`sha`), merge base, target head; its id and changed files. */
   head_sha: string;
   base_sha: string | null;

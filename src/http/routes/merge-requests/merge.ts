@@ -4,7 +4,6 @@ import { recordNotFound, serviceError } from '../../../domain/errors.js';
 import { can } from '../../../domain/policy/can.js';
 import { projectSubjectsOf } from '../../../projections/access.js';
 import { branchHead } from '../../../projections/merge-requests/mergeability.js';
-import { findCommit } from '../../../projections/repository/queries.js';
 import { matchingRefs } from '../../../domain/repository/push-access.js';
 import { findMergeRequest, mergeableBy } from '../../../projections/merge-requests/queries.js';
 import { protectedRefsOf } from '../../../projections/repository/queries.js';
@@ -57,11 +56,9 @@ export const mergeRequestMergeRoutes = new Hono<AppEnv>()
         if (row.merge_ref_sha === null) throw serviceError('Merge ref cannot be updated');
         return c.json({ commit_id: row.merge_ref_sha });
       }
-      // Not outdated (the ref's parents are the heads): answered as it is.
-      const targetSha = await branchHead(db, row.project_id, row.target_branch);
-      if (row.merge_ref_sha !== null && row.merge_status === 'can_be_merged' && targetSha !== undefined) {
-        const ref = await findCommit(db, row.project_id, row.merge_ref_sha);
-        if (ref?.parents[0] === targetSha && ref.parents[1] === row.head_sha) return c.json({ commit_id: row.merge_ref_sha });
+      // Not outdated (the ref's parents, as the projection keeps them, are the heads): answered as it is.
+      if (row.merge_ref_sha !== null && row.merge_status === 'can_be_merged' && row.merge_ref_source_sha === row.head_sha) {
+        if (row.merge_ref_target_sha === (await branchHead(db, row.project_id, row.target_branch))) return c.json({ commit_id: row.merge_ref_sha });
       }
       // MergeToRefService runs as the merge request's author: admin_merge_request on the project (a blocked author has none).
       const [author] = await projectSubjectsOf(db, project.row.id, [row.author_id], today(c));
