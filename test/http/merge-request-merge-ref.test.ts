@@ -33,7 +33,9 @@ async function withMergeRequest(featureContent = 'b\n') {
   const feature = await commit(project.id, 'feature', 'b.txt', featureContent, { start_branch: 'master' }, author.token);
   const mr = await api.post(`/projects/${project.id}/merge_requests`, { title: 'Feature', source_branch: 'feature', target_branch: 'master' }, { token: author.token });
   expect(mr.status).toBe(201);
-  await eventually(async () => ((await api.get(`/projects/${project.id}/merge_requests/${mr.body.iid}`)).body.merge_status === 'can_be_merged' ? true : undefined));
+  // The reactor's check recorded (a GET answers an unchecked one by checking it, without recording).
+  const checked = async () => (await api.events(`merge-request-${mr.body.id}`)).some((e) => e.type === 'MergeRequestMergeStatusChecked' && (e.data as { merge_status: string }).merge_status === 'can_be_merged');
+  await eventually(async () => ((await checked()) ? true : undefined));
   return { project, author, master, feature, mr: mr.body as { id: number; iid: number; sha: string } };
 }
 
