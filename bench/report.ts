@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { appendRows, type AppendFigure } from './appends.js';
+import { asOfJson, asOfMissed, asOfRows, type AsOfFigures } from './as-of.js';
 import type { ExplainFigure } from './blackbox/explain.js';
 import type { BlackboxFigures } from './blackbox/measure.js';
 import { blackboxReport } from './blackbox/report.js';
@@ -29,6 +30,7 @@ export interface Figures {
   logTree?: LogTreeFigures;
   importVerify?: { import: ImportFigures; verify: VerifyFigures };
   repository?: RepositoryFigures;
+  asOf?: AsOfFigures;
 }
 
 export function report(
@@ -55,9 +57,11 @@ export function report(
     ...(rebuild ? rebuildRows(rebuild) : []),
     ...(figures.memory ? memoryRows(figures.memory) : []),
     ...(figures.logTree ? logTreeRows(figures.logTree) : []),
+    ...(figures.asOf ? asOfRows(figures.asOf) : []),
     ...(figures.importVerify ? ['Import and verify — a bundle written here, imported into a new database, then verified; every check on', importRow(figures.importVerify.import), verifyRow(figures.importVerify.verify)] : []),
   ];
   if (figures.logTree) missed.push(...logTreeMissed(figures.logTree));
+  if (figures.asOf) missed.push(...asOfMissed(figures.asOf));
   if (figures.importVerify) missed.push(...importMissed(figures.importVerify.import), ...verifyMissed(figures.importVerify.verify));
   if (rows.length > 0) {
     // The deep dives' rows: scenario, rate, p50, p90, p99, vs bare, target, notes.
@@ -94,6 +98,7 @@ export function report(
     import: figures.importVerify && importJson(figures.importVerify.import),
     verify: figures.importVerify && verifyJson(figures.importVerify.verify),
     repository: figures.repository && repositoryJson(figures.repository),
+    asOf: figures.asOf && asOfJson(figures.asOf),
     missed,
     totalSeconds: run.totalSeconds,
   };

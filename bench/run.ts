@@ -6,6 +6,7 @@
  * is missed.
  */
 import { measureAppends } from './appends.js';
+import { measureAsOf } from './as-of.js';
 import { measureBlackbox, type BlackboxFigures } from './blackbox/measure.js';
 import { measureExplain, type ExplainFigure } from './blackbox/explain.js';
 import { measureFeeds } from './feeds.js';
@@ -23,7 +24,7 @@ import { measureRepository } from './repository.js';
 import { report, type Figures } from './report.js';
 
 const DEFAULT_PHASES = ['blackbox', 'explain', 'logtree'] as const;
-const DEEP_DIVES = ['feeds', 'mrlists', 'appends', 'rebuild', 'memory', 'import', 'repository'] as const;
+const DEEP_DIVES = ['feeds', 'mrlists', 'appends', 'rebuild', 'memory', 'import', 'repository', 'asof'] as const;
 /** BENCH_ONLY=blackbox,appends runs a subset; `explain` needs `blackbox` (it reads the data the black-box phase seeded). */
 const PHASES = new Set<string>(process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((p) => p.trim()) : DEFAULT_PHASES);
 for (const phase of PHASES) if (![...DEFAULT_PHASES, ...DEEP_DIVES].includes(phase as never)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (known: ${[...DEFAULT_PHASES, ...DEEP_DIVES].join(', ')})`);
@@ -75,6 +76,7 @@ async function main(): Promise<number> {
     }
     if (PHASES.has('memory')) figures.memory = await measureMemory(`${database}_memory`);
     if (PHASES.has('import')) figures.importVerify = await measureImportVerify(`${database}_import`, cleanups);
+    if (PHASES.has('asof')) figures.asOf = await measureAsOf(`${database}_asof`, cleanups);
     if (PHASES.has('repository')) figures.repository = await measureRepository(gen, `${database}_repository`, cleanups);
     if (PHASES.has('logtree')) figures.logTree = await measureLogTree(`${database}_logtree`, cleanups);
 

@@ -21,7 +21,7 @@ import { FIRST_NORMAL_XID, advanceTransactionIds } from './rebase.js';
 import { SEAL_LOCK, sealEnd, type SealRecord } from './seal.js';
 import { parseTreeHeadJson, verifyTreeHead, type TreeHead } from './tree-heads.js';
 import { compareCheckpoints, type Checkpoint } from './types.js';
-import { SealChecker, checkChainLink, checkFeedIndex, type ObjectStoreCheck, type Problem, type StreamHead } from './verify.js';
+import { SealChecker, checkChainLink, checkFeedIndex, type LeafEvent, type ObjectStoreCheck, type Problem, type StreamHead } from './verify.js';
 
 /**
  * `forgelog events import FILE`: a bundle (`events export --bundle`, export.ts) into an empty
@@ -560,15 +560,15 @@ class Importer {
     }
     this.previous = at;
     this.lastPosition = event.global_position;
-    const chained = chainEventOf(event);
-    const problem = (p: Problem) => this.refuseProblem(p);
-    const link = checkChainLink(this.streamHeads.get(event.stream_id), chained, problem);
+    const chained: LeafEvent = { ...chainEventOf(event), transactionId: event.transaction_id };
+    const link = checkChainLink(this.streamHeads.get(event.stream_id), chained, this.problem);
     this.streamHeads.set(event.stream_id, { version: link.version, hash: link.hash });
     if (this.options.feedIndex) {
-      checkFeedIndex(chained, event.metadata, event, this.options.feedIndex, problem);
+      checkFeedIndex(chained, event.metadata, event, this.options.feedIndex, this.problem);
       this.indexesChecked += 1;
     }
-    await this.sealChecker!.push({ ...chained, transactionId: event.transaction_id, ...(link.content !== undefined && { content: link.content }) });
+    if (link.content !== undefined) chained.content = link.content;
+    if (!this.sealChecker!.tryPush(chained)) await this.sealChecker!.push(chained);
     // Sealed events come first in gap-free order, so the stored tree (over the sealed events)
     // is this tree up to the last of them: the nodes their leaves complete are its nodes.
     const sealed = this.sealedUntil !== undefined && compareCheckpoints(at, this.sealedUntil) <= 0;
@@ -770,6 +770,9 @@ class Importer {
   private refuse(refusal: Omit<ImportRefusal, 'line'> & { line?: number | null }): never {
     throw new ImportRefused({ ...refusal, line: refusal.line === undefined ? this.line : refusal.line });
   }
+
+  /** refuseProblem for the checks of verify.ts (made once: not a closure per event). */
+  private readonly problem = (p: Problem) => this.refuseProblem(p);
 
   private refuseProblem(problem: Problem, line?: number | null): never {
     this.refuse({

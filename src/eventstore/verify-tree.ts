@@ -82,6 +82,24 @@ export class TreeChecker {
     await this.checkHeadsAt(0);
   }
 
+  /**
+   * push without a promise when nothing is to be read (the stored leaf at hand, no head
+   * reached): verify pushes every event, and an await each costs more than the check.
+   * Answers false, having done nothing, when push must be awaited instead.
+   */
+  tryPush(event: { globalPosition: string; hash: string }): boolean {
+    const index = this.tree.size;
+    if (index < this.storedSize && this.storedLeaves.length === 0 && this.storedCursor < index) return false;
+    if (this.nextHead && this.nextHead.treeSize <= index + 1) return false;
+    const leaf = leafOfEventHash(event.hash);
+    this.tree.push(leaf);
+    const size = this.tree.size;
+    if (index < this.storedSize) this.compareLeafAtHand(index, event.globalPosition, leaf);
+    if (size === this.storedSize) this.storedRootRecomputed = this.tree.root();
+    if (this.options.keptHead?.treeSize === size) this.keptRoot = this.tree.root();
+    return true;
+  }
+
   async push(event: { globalPosition: string; hash: string }): Promise<void> {
     const leaf = leafOfEventHash(event.hash);
     const index = this.tree.size;
@@ -205,6 +223,11 @@ export class TreeChecker {
       this.storedLeaves = await this.db.selectFrom('log_tree_leaves').selectAll().where('leaf_index', '>=', String(index)).orderBy('leaf_index').limit(1000).execute();
       this.storedCursor = this.storedLeaves.length > 0 ? Number(this.storedLeaves.at(-1)!.leaf_index) : Number.MAX_SAFE_INTEGER;
     }
+    this.compareLeafAtHand(index, position, leaf);
+  }
+
+  /** compareStoredLeaf once the page holding the leaf (if stored) is read. */
+  private compareLeafAtHand(index: number, position: string, leaf: Buffer) {
     const stored = this.storedLeaves[0];
     const here = stored !== undefined && Number(stored.leaf_index) === index;
     if (here) this.storedLeaves.shift();

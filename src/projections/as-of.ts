@@ -21,7 +21,9 @@ import { EMPTY_TABLES, recordReplayedVersions } from './stream-versions.js';
  *
  * Building costs a replay of the log up to the position, in pages of short transactions (a
  * progress line per page in the log); the views of the last few positions read are kept, and
- * readers of one position wait for one build.
+ * readers of one position wait for one build. The empty tables (about ninety, with their
+ * indexes: seconds of DDL on a busy server, whatever the position) are made ahead: after a
+ * build, a spare schema of them is made for the next one, which renames it to its own.
  */
 
 /** Views kept at once; the least recently read one is dropped first, once no request reads it. */
@@ -34,6 +36,8 @@ const LIFETIME_MS = 60 * 60_000;
 const PAGE = 2000;
 /** Schemas of views named for their position, their creation time in seconds, and a random suffix. */
 const PREFIX = 'forgelog_as_of_';
+/** The spare's schema: its creation time in seconds and a random suffix (not PREFIX's: it is no position's view yet). */
+const SPARE_PREFIX = 'forgelog_spare_as_of_';
 
 interface View {
   readonly schema: string;
@@ -46,6 +50,9 @@ interface View {
 export class AsOfViews {
   private readonly views = new Map<string, View>();
   private swept: Promise<void> | undefined;
+  /** The empty tables the next build takes (its schema's name), being made or made; undefined when none is. */
+  private spare: Promise<string | undefined> | undefined;
+  private closed = false;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -84,11 +91,19 @@ export class AsOfViews {
     }
   }
 
+  /** Resolves once the next build's tables are made, if they are being made (the bench waits for them between reads). */
+  async spareMade(): Promise<void> {
+    await this.spare;
+  }
+
   /** Drops every view this process made. */
   async close(): Promise<void> {
+    this.closed = true;
     const views = [...this.views.values()];
     this.views.clear();
-    await Promise.allSettled(views.map((view) => this.drop(view)));
+    const spare = this.spare;
+    this.spare = undefined;
+    await Promise.allSettled([...views.map((view) => this.drop(view)), spare?.then((schema) => (schema ? this.dropSchema(schema) : undefined))]);
   }
 
   private async acquire(checkpoint: Checkpoint): Promise<View> {
@@ -140,9 +155,49 @@ export class AsOfViews {
 
   private async drop(view: View) {
     await view.built.catch(() => {});
-    await sql.raw(`drop schema if exists "${view.schema}" cascade`).execute(this.handle.db).catch((error: unknown) => {
-      this.logger.warn({ err: error, schema: view.schema }, 'could not drop an as_of view');
+    await this.dropSchema(view.schema);
+  }
+
+  private async dropSchema(schema: string) {
+    await sql.raw(`drop schema if exists "${schema}" cascade`).execute(this.handle.db).catch((error: unknown) => {
+      this.logger.warn({ err: error, schema }, 'could not drop an as_of view');
     });
+  }
+
+  private get tables(): string[] {
+    return [...new Set(this.projectors.flatMap((p) => p.tables))].sort();
+  }
+
+  /** Makes the next build's empty tables, with their indexes, in the background (one at a time). */
+  private prepareSpare() {
+    if (this.closed || this.spare) return;
+    const schema = `${SPARE_PREFIX}${Math.floor(Date.now() / 1000)}_${randomBytes(3).toString('hex')}`;
+    this.spare = (async () => {
+      try {
+        for (const index of await createShadowTables(this.handle.db, this.tables, schema)) await sql.raw(index).execute(this.handle.db);
+        return schema;
+      } catch (error) {
+        if (!this.closed) this.logger.warn({ err: error, schema }, 'could not make the tables of the next as_of view');
+        await sql.raw(`drop schema if exists "${schema}" cascade`).execute(this.handle.db).catch(() => {});
+        return undefined;
+      }
+    })();
+  }
+
+  /** Renames the spare's schema to `schema` when one is made or being made; answers whether it did (its tables then have their indexes). */
+  private async takeSpare(schema: string): Promise<boolean> {
+    const spare = this.spare;
+    this.spare = undefined;
+    const name = await spare;
+    if (!name) return false;
+    try {
+      await sql.raw(`alter schema "${name}" rename to "${schema}"`).execute(this.handle.db);
+      return true;
+    } catch (error) {
+      this.logger.warn({ err: error, schema: name }, 'could not take the spare as_of tables');
+      await this.dropSchema(name);
+      return false;
+    }
   }
 
   /**
@@ -151,7 +206,7 @@ export class AsOfViews {
    * live an hour at most).
    */
   private async sweep() {
-    const { rows } = await sql<{ name: string }>`select nspname as name from pg_namespace where nspname like ${`${PREFIX}%`}`.execute(this.handle.db);
+    const { rows } = await sql<{ name: string }>`select nspname as name from pg_namespace where nspname like ${`${PREFIX}%`} or nspname like ${`${SPARE_PREFIX}%`}`.execute(this.handle.db);
     const dayAgo = Date.now() / 1000 - 86_400;
     for (const { name } of rows) {
       const created = Number(name.split('_').at(-2));
@@ -162,10 +217,10 @@ export class AsOfViews {
   private async build(schema: string, through: Checkpoint): Promise<void> {
     const started = performance.now();
     const db = this.handle.db;
-    const tables = [...new Set(this.projectors.flatMap((p) => p.tables))].sort();
     const types = [...new Set(this.projectors.flatMap((p) => p.handles))];
     try {
-      const indexes = await createShadowTables(db, tables, schema);
+      // The spare's tables, indexed already; else made here, their indexes built after the replay (cheaper over many rows).
+      const indexes = (await this.takeSpare(schema)) ? [] : await createShadowTables(db, this.tables, schema);
       // The log as it ended, for the reads of the log itself (feeds, resource events, system notes)
       // and for the projectors that look at it while they replay. Both values are digits.
       await sql.raw(`create view "${schema}".events as select * from public.events where (transaction_id, global_position) <= ('${through.transactionId}'::xid8, ${through.globalPosition})`).execute(db);
@@ -192,6 +247,8 @@ export class AsOfViews {
     } catch (error) {
       await sql.raw(`drop schema if exists "${schema}" cascade`).execute(db).catch(() => {});
       throw error;
+    } finally {
+      this.prepareSpare();
     }
   }
 }
