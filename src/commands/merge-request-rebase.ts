@@ -2,7 +2,6 @@ import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import { PUSH_COMMITS_LIMIT, type RepositoryCommand } from '../domain/repository/decider.js';
-import { buildTrees } from '../domain/repository/files.js';
 import { cleanIdent, commit, type Signature } from '../domain/repository/objects.js';
 import { branchHead } from '../projections/merge-requests/mergeability.js';
 import { commitsBetween, isAncestor } from '../projections/repository/history.js';
@@ -74,8 +73,8 @@ async function replay(trx: Db, input: RebaseInput, time: number): Promise<Reposi
   const made: { sha: string; message: string; author: { name: string } }[] = [];
   for (const picked of own) {
     const merged = await pickCommit(trx, projectId, picked, onto, 'cherry_pick');
-    if (merged.conflicts.length > 0) throw new RebaseConflict();
-    const { root, trees } = buildTrees(merged.files);
+    if (merged.conflicts.length > 0 || merged.root === null) throw new RebaseConflict();
+    const { root, trees } = merged;
     if (root === onto.tree) continue; // became empty: git rebase drops it
     const next = commit({ tree: root, parents: [onto.sha], author: picked.author, committer, message: picked.message });
     await storeObjects(trx, projectId, [...merged.blobs, ...trees, next]);

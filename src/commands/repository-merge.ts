@@ -1,6 +1,5 @@
 import type { Db } from '../database/database.js';
 import { notAcceptable } from '../domain/errors.js';
-import { buildTrees } from '../domain/repository/files.js';
 import { cleanIdent, commit, type Signature } from '../domain/repository/objects.js';
 import { commitsBetween } from '../projections/repository/history.js';
 import { mergeCommits } from '../projections/repository/merges.js';
@@ -59,8 +58,8 @@ const sign = (who: Person, time: number): Signature => ({ name: cleanIdent(who.n
  */
 export async function createMergeCommit(trx: Db, projectId: number, input: MergeCommitInput): Promise<MergeCommitResult> {
   const merged = await mergeCommits(trx, projectId, input.sourceSha, input.targetSha);
-  if (merged.conflicts.length > 0) throw notAcceptable('Branch cannot be merged');
-  const { root, trees } = buildTrees(merged.files);
+  if (merged.conflicts.length > 0 || merged.root === null) throw notAcceptable('Branch cannot be merged');
+  const { root, trees } = merged;
   const committer = sign(input.committer, input.time);
   let second = input.sourceSha;
   let squashSha: string | null = null;

@@ -10,10 +10,12 @@ import { DomainError } from '../../src/domain/errors.js';
 import { commitsBetween, isAncestor, mergeBase, mergeBases } from '../../src/projections/repository/history.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { mergeability } from '../../src/projections/repository/merges.js';
+import { mergeability, mergeTreesOf } from '../../src/projections/repository/merges.js';
+import { buildTrees } from '../../src/domain/repository/files.js';
+import { blobsToRead, mergeTrees } from '../../src/domain/repository/merge.js';
 import { storeObjects } from '../../src/commands/repository.js';
 import { commit, type GitObject, tree } from '../../src/domain/repository/objects.js';
-import { commitLog, commitLogPage, findCommits } from '../../src/projections/repository/queries.js';
+import { commitLog, commitLogPage, findCommits, readBlobs, readFiles } from '../../src/projections/repository/queries.js';
 import { backfill } from '../../migrations/0059_repository_commit_graph.js';
 
 let api: TestServer;
@@ -252,6 +254,55 @@ describe('mergeability and createMergeCommit (against git merge-tree, cat-file a
     const git = await exported(id);
     expect(git('rev-parse', `${result.sha}^{tree}`)).toBe(git('rev-parse', `${target}^{tree}`));
     await expect(mergeability(api.handle.db, id, 'f'.repeat(40), target)).rejects.toMatchObject({ code: 'not_found', subject: 'Commit' });
+  });
+
+  it('merges by subtrees: unchanged directories are taken unread, a deep change merged, a file turned directory merged as git does', async () => {
+    const { id } = await createProject(api);
+    const wide = Array.from({ length: 20 }, (_, i) => create(`keep/d${i}/f.txt`, `${i}\n`));
+    const base = await push(id, 'master', [...wide, create('deep/one/two/f.txt', ten()), create('deep/one/other.txt', 'o\n'), create('mix', 'file\n'), create('top.txt', 't\n')]);
+    const sourceActions = [update('deep/one/two/f.txt', ten({ 1: 'feature' })), create('deep/new/n.txt', 'n\n'), { action: 'delete', file_path: 'mix' }, create('mix/b.txt', 'b\n')];
+    const source = await push(id, 'feature', sourceActions, 'master');
+    const target = await push(id, 'master', [update('deep/one/two/f.txt', ten({ 8: 'master' })), { action: 'delete', file_path: 'mix' }, create('mix/a.txt', 'a\n'), update('top.txt', 'T\n')]);
+    const git = await exported(id);
+    const gitTree = git('merge-tree', '--write-tree', target, source);
+    // The flat merge (every file of the three trees) writes the same tree.
+    const db = api.handle.db;
+    const [flatBase, flatOurs, flatTheirs] = await Promise.all([base, target, source].map(async (sha) => readFiles(db, id, git('rev-parse', `${sha}^{tree}`))));
+    const flat = mergeTrees(flatBase!, flatOurs!, flatTheirs!, await readBlobs(db, id, blobsToRead(flatBase!, flatOurs!, flatTheirs!)));
+    expect(buildTrees(flat.files).root).toBe(gitTree);
+    // The directory nobody changed is never read: gone from the store, the merge still answers.
+    const keep = git('rev-parse', `${base}:keep`);
+    const kept = lines(git('ls-tree', '-r', '-t', keep)).map((line) => line.split(/\s+/)[2]!);
+    await sql`delete from repository_objects where project_id = ${id} and sha in (${sql.join([keep, ...kept])})`.execute(db);
+    const merged = await mergeTreesOf(db, id, git('rev-parse', `${base}^{tree}`), git('rev-parse', `${target}^{tree}`), git('rev-parse', `${source}^{tree}`));
+    expect(merged.conflicts).toEqual([]);
+    expect(merged.root).toBe(gitTree);
+    // Written anew: the root, deep/, deep/one/, deep/one/two/ and mix/ (deep/new/ is the source's, reused).
+    expect(merged.trees.map((t) => t.sha).sort()).toEqual(
+      [gitTree, ...['deep', 'deep/one', 'deep/one/two', 'mix'].map((path) => git('rev-parse', `${gitTree}:${path}`))].sort(),
+    );
+    expect(merged.blobs.map((b) => b.sha)).toEqual([git('rev-parse', `${gitTree}:deep/one/two/f.txt`)]);
+  });
+
+  it('reports a conflict deep in a directory next to unchanged ones, and a file/directory conflict, as the flat merge and git do', async () => {
+    const { id } = await createProject(api);
+    const wide = Array.from({ length: 10 }, (_, i) => create(`keep/d${i}/f.txt`, `${i}\n`));
+    await push(id, 'master', [...wide, create('deep/one/two/f.txt', ten()), create('deep/one/other.txt', 'o\n')]);
+    const source = await push(id, 'feature', [update('deep/one/two/f.txt', ten({ 4: 'feature' })), create('both', 'file\n'), update('deep/one/other.txt', 'O\n')], 'master');
+    const target = await push(id, 'master', [update('deep/one/two/f.txt', ten({ 4: 'master' })), create('both/inner.txt', 'dir\n'), create('keep/d3/g.txt', 'g\n')]);
+    const checked = await mergeability(api.handle.db, id, source, target);
+    expect(checked).toMatchObject({
+      canBeMerged: false,
+      conflicts: [
+        { path: 'both', kind: 'file/directory' },
+        { path: 'deep/one/two/f.txt', kind: 'content' },
+      ],
+    });
+    const git = await exported(id);
+    const gitConflicts = lines(git('merge-tree', '--write-tree', '--name-only', '--no-messages', target, source)).slice(1);
+    expect(gitConflicts).toContain('deep/one/two/f.txt');
+    expect(gitConflicts.some((path) => path === 'both' || path.startsWith('both'))).toBe(true);
+    await expect(merge(id, { targetSha: target, sourceSha: source, message: 'Merge\n' })).rejects.toMatchObject({ code: 'not_acceptable' });
   });
 
   it('does not read another project’s commits', async () => {

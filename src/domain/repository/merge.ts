@@ -36,7 +36,7 @@ export interface TreeMerge {
   readonly conflicts: MergeConflict[];
 }
 
-const same = (a: FileEntry | undefined, b: FileEntry | undefined) => a?.sha === b?.sha && a?.mode === b?.mode;
+export const same = (a: { readonly sha: string; readonly mode: string } | undefined, b: { readonly sha: string; readonly mode: string } | undefined) => a?.sha === b?.sha && a?.mode === b?.mode;
 
 /** The paths changed on both sides, differently: the only ones whose contents the merge reads. */
 function bothChanged(base: FileMap, ours: FileMap, theirs: FileMap): string[] {
@@ -84,16 +84,49 @@ function mergeMode(base: string, ours: string, theirs: string): string | null {
   return null;
 }
 
+/** One path's three-way merge: the merged entry (undefined: deleted; a conflict keeps ours), a blob a line merge wrote, the conflict. */
+export interface PathMerge {
+  readonly entry: FileEntry | undefined;
+  readonly blob?: GitObject;
+  readonly conflict?: ConflictKind;
+}
+
+/**
+ * The merge of one path changed on both sides, differently (see bothChanged): `read` gives
+ * the contents of the blobs `blobsToRead` names for it.
+ */
+export function mergePath(o: FileEntry | undefined, a: FileEntry | undefined, b: FileEntry | undefined, read: (sha: string) => Uint8Array): PathMerge {
+  const conflict = (kind: ConflictKind): PathMerge => ({ entry: a, conflict: kind });
+  if (!a || !b) return conflict('modify/delete');
+  // Added on both sides: the modes must agree too (git: add/add).
+  const mode = o ? mergeMode(o.mode, a.mode, b.mode) : a.mode === b.mode ? a.mode : null;
+  if (mode === null) return conflict(o ? 'mode' : 'add/add');
+  if (a.sha === b.sha) return { entry: { mode: mode as FileEntry['mode'], sha: a.sha } };
+  if (!o) return conflict('add/add');
+  // The content changed on one side, the mode on the other.
+  if (o.sha === a.sha || o.sha === b.sha) return { entry: { mode: mode as FileEntry['mode'], sha: o.sha === a.sha ? b.sha : a.sha } };
+  if ([o.mode, a.mode, b.mode].includes(MODES.symlink)) return conflict('content');
+  const [baseContent, ourContent, theirContent] = [read(o.sha), read(a.sha), read(b.sha)];
+  if (isBinary(baseContent) || isBinary(ourContent) || isBinary(theirContent)) return conflict('binary');
+  const merged = mergeText(baseContent, ourContent, theirContent);
+  if (merged === null) return conflict('content');
+  const object = blob(merged);
+  return { entry: { mode: mode as FileEntry['mode'], sha: object.sha }, blob: object };
+}
+
+/** A reader of the given contents that throws for a blob not given (a caller's bug). */
+export const contentReader = (contents: ReadonlyMap<string, Uint8Array>) => (sha: string) => {
+  const content = contents.get(sha);
+  if (content === undefined) throw new Error(`mergeTrees: the content of blob ${sha} was not given`);
+  return content;
+};
+
 export function mergeTrees(base: FileMap, ours: FileMap, theirs: FileMap, contents: ReadonlyMap<string, Uint8Array>): TreeMerge {
   const files = new Map<string, FileEntry>();
   const blobs: GitObject[] = [];
   const conflicts: MergeConflict[] = [];
   const conflicted = new Set(bothChanged(base, ours, theirs));
-  const read = (sha: string) => {
-    const content = contents.get(sha);
-    if (content === undefined) throw new Error(`mergeTrees: the content of blob ${sha} was not given`);
-    return content;
-  };
+  const read = contentReader(contents);
   for (const path of new Set([...base.keys(), ...ours.keys(), ...theirs.keys()])) {
     const [o, a, b] = [base.get(path), ours.get(path), theirs.get(path)];
     if (!conflicted.has(path)) {
@@ -102,50 +135,10 @@ export function mergeTrees(base: FileMap, ours: FileMap, theirs: FileMap, conten
       if (take) files.set(path, take);
       continue;
     }
-    const conflict = (kind: ConflictKind) => {
-      conflicts.push({ path, kind });
-      if (a) files.set(path, a);
-    };
-    if (!a || !b) {
-      conflict('modify/delete');
-      continue;
-    }
-    // Added on both sides: the modes must agree too (git: add/add).
-    const mode = o ? mergeMode(o.mode, a.mode, b.mode) : a.mode === b.mode ? a.mode : null;
-    if (mode === null) {
-      conflict(o ? 'mode' : 'add/add');
-      continue;
-    }
-    if (a.sha === b.sha) {
-      files.set(path, { mode: mode as FileEntry['mode'], sha: a.sha });
-      continue;
-    }
-    if (!o) {
-      conflict('add/add');
-      continue;
-    }
-    if (o.sha === a.sha || o.sha === b.sha) {
-      // The content changed on one side, the mode on the other.
-      files.set(path, { mode: mode as FileEntry['mode'], sha: o.sha === a.sha ? b.sha : a.sha });
-      continue;
-    }
-    if ([o.mode, a.mode, b.mode].includes(MODES.symlink)) {
-      conflict('content');
-      continue;
-    }
-    const [baseContent, ourContent, theirContent] = [read(o.sha), read(a.sha), read(b.sha)];
-    if (isBinary(baseContent) || isBinary(ourContent) || isBinary(theirContent)) {
-      conflict('binary');
-      continue;
-    }
-    const merged = mergeText(baseContent, ourContent, theirContent);
-    if (merged === null) {
-      conflict('content');
-      continue;
-    }
-    const object = blob(merged);
-    blobs.push(object);
-    files.set(path, { mode: mode as FileEntry['mode'], sha: object.sha });
+    const merged = mergePath(o, a, b, read);
+    if (merged.conflict) conflicts.push({ path, kind: merged.conflict });
+    if (merged.blob) blobs.push(merged.blob);
+    if (merged.entry) files.set(path, merged.entry);
   }
   // A file where the merged tree has a directory (one side added `a`, the other `a/b`).
   const paths = [...files.keys()];
