@@ -28,13 +28,22 @@ import { openMergeRequestCommand, updateMergeRequestCommand } from './merge-requ
  */
 
 export interface PushOptionsInput {
+  /** The pushed project: the merge request's source. */
   readonly projectId: number;
+  /**
+   * Where a merge request is opened and looked for: the project's default_merge_request_target
+   * (its upstream, for a fork: defaultMergeRequestTarget); the project itself when not given.
+   */
+  readonly targetProjectId?: number;
   readonly userId: number;
   /** The pushed refs and their new values, as the push wrote them. */
   readonly changes: readonly PushedChange[];
   readonly options: MergeRequestPushOptions;
-  /** The pusher's abilities on the project (create_merge_request_from and _in, update_merge_request, admin_merge_request, admin_label). */
-  readonly may: { readonly create: boolean; readonly update: boolean; readonly admin: boolean; readonly adminLabel: boolean };
+  /**
+   * The pusher's abilities: `create`, create_merge_request_from on the project and _in on the
+   * target; the others (update_merge_request, admin_merge_request, admin_label) on the target.
+   */
+  readonly may: { readonly create: boolean; readonly update: boolean; readonly read: boolean; readonly admin: boolean; readonly adminLabel: boolean };
   /** Told of an error that is not the services' own (GitLab logs it and reports "An unknown error occurred"). */
   readonly onUnknownError: (error: unknown, branch: string) => void;
 }
@@ -43,27 +52,24 @@ export interface PushOptionsInput {
 export async function handlePushOptions(w: Writer, input: PushOptionsInput): Promise<string[]> {
   const { db } = w.ctx;
   const { projectId, options } = input;
-  // Read after the push: a first push has just made its branch the default one.
-  const project = await db.selectFrom('projects').select(['path_with_namespace', 'default_branch', 'merge_requests_enabled']).where('id', '=', projectId).executeTakeFirst();
+  const targetProjectId = input.targetProjectId ?? projectId;
+  // Read after the push: a first push has just made its branch the default one. The target's
+  // default branch is the one left out and the one a new merge request targets.
+  const project = await db.selectFrom('projects').select(['path_with_namespace', 'default_branch', 'merge_requests_enabled']).where('id', '=', targetProjectId).executeTakeFirst();
   if (!project) return [];
   const branches = pushOptionBranches(input.changes, project.default_branch);
   const target = options.target === undefined ? undefined : optionText(options.target);
-  const heads = new Map(
-    (
-      await db
-        .selectFrom('repository_branches')
-        .select(['name', 'sha'])
-        .where('project_id', '=', projectId)
-        .where('name', 'in', [...branches, target ?? project.default_branch ?? '', project.default_branch ?? ''])
-        .execute()
-    ).map((row) => [row.name, row.sha]),
-  );
+  const headsOf = async (id: number, names: readonly string[]) =>
+    new Map((await db.selectFrom('repository_branches').select(['name', 'sha']).where('project_id', '=', id).where('name', 'in', [...names, '']).execute()).map((row) => [row.name, row.sha]));
+  const targetBranchNames = [target ?? project.default_branch ?? '', project.default_branch ?? ''];
+  const heads = await headsOf(projectId, targetProjectId === projectId ? [...branches, ...targetBranchNames] : branches);
+  const targetHeads = targetProjectId === projectId ? heads : await headsOf(targetProjectId, targetBranchNames);
   const refusals = pushOptionRefusals({
     fullPath: project.path_with_namespace,
     mergeRequestsEnabled: project.merge_requests_enabled,
     branches,
     target,
-    targetExists: target !== undefined && heads.has(target),
+    targetExists: target !== undefined && targetHeads.has(target),
   });
   if (refusals.length > 0) return refusals;
   if (branches.length === 0) return [];
@@ -72,8 +78,8 @@ export async function handlePushOptions(w: Writer, input: PushOptionsInput): Pro
     (
       await db
         .selectFrom('merge_requests')
-        .select(['id', 'source_branch', 'target_branch', 'label_ids'])
-        .where('project_id', '=', projectId)
+        .select(['id', 'source_branch', 'target_branch', 'label_ids', 'author_id', 'assignee_ids'])
+        .where('project_id', '=', targetProjectId)
         .where('source_project_id', '=', projectId)
         .where('state', '=', 'opened')
         .where('source_branch', 'in', branches)
@@ -87,7 +93,7 @@ export async function handlePushOptions(w: Writer, input: PushOptionsInput): Pro
       const existing = open.get(branch);
       if (existing) await update(w, input, existing, target);
       else if (options.create === undefined) errors.push(`A merge_request.create push option is required to create a merge request for branch ${branch}`);
-      else await create(w, input, branch, target ?? project.default_branch ?? 'master', heads);
+      else await create(w, input, branch, target ?? project.default_branch ?? 'master', heads, targetHeads);
     } catch (error) {
       if (error instanceof AccessDenied) errors.push('User access was denied');
       else if (error instanceof DomainError) errors.push(...fullMessagesOf(error));
@@ -123,15 +129,30 @@ function labelIdsAfter(current: readonly number[], added: readonly { id: number 
 
 async function removedLabels(w: Writer, input: PushOptionsInput): Promise<readonly { id: number }[]> {
   if (!input.may.admin || !input.options.unlabel?.length) return [];
-  return (await findOrCreateLabels(w.ctx.db, { projectId: input.projectId, names: input.options.unlabel, mayCreate: false })).labels;
+  return (await findOrCreateLabels(w.ctx.db, { projectId: targetOf(input), names: input.options.unlabel, mayCreate: false })).labels;
+}
+
+/** The project the merge request is opened in and whose labels it takes. */
+const targetOf = (input: PushOptionsInput) => input.targetProjectId ?? input.projectId;
+
+/**
+ * BuildService's commits for the default title: the source branch's commits the target branch
+ * lacks, read in the source project. A fork may not hold its upstream's newer head: its own
+ * branch of that name stands in for it then.
+ */
+async function builtCommitsBase(w: Writer, input: PushOptionsInput, targetBranch: string, targetSha: string | undefined): Promise<string | undefined> {
+  if (targetSha === undefined || targetOf(input) === input.projectId) return targetSha;
+  const { db } = w.ctx;
+  if ((await findCommits(db, input.projectId, [targetSha])).length === 1) return targetSha;
+  return (await db.selectFrom('repository_branches').select('sha').where('project_id', '=', input.projectId).where('name', '=', targetBranch).executeTakeFirst())?.sha;
 }
 
 /** create!: BuildService's title and description, then CreateService (the author assigned). */
-async function create(w: Writer, input: PushOptionsInput, branch: string, targetBranch: string, heads: ReadonlyMap<string, string>): Promise<void> {
+async function create(w: Writer, input: PushOptionsInput, branch: string, targetBranch: string, heads: ReadonlyMap<string, string>, targetHeads: ReadonlyMap<string, string>): Promise<void> {
   if (!input.may.create) throw new AccessDenied();
   const { db } = w.ctx;
   const sourceSha = heads.get(branch);
-  const targetSha = heads.get(targetBranch);
+  const targetSha = await builtCommitsBase(w, input, targetBranch, targetHeads.get(targetBranch));
   let built = { title: branch, description: null as string | null };
   if (sourceSha !== undefined) {
     const shas = targetSha === undefined ? [] : await commitsBetween(db, input.projectId, targetSha, sourceSha);
@@ -152,7 +173,7 @@ async function create(w: Writer, input: PushOptionsInput, branch: string, target
       mergeRequests,
       id,
       openMergeRequestCommand({
-        projectId: input.projectId,
+        projectId: targetOf(input),
         sourceProjectId: input.projectId,
         authorId: input.userId,
         title: fields.title ?? built.title,
@@ -168,27 +189,34 @@ async function create(w: Writer, input: PushOptionsInput, branch: string, target
       }),
     );
   const added = input.may.admin ? (input.options.label ?? []) : [];
-  await commitWithLabels(w, { projectId: input.projectId, names: added, mayCreate: input.may.adminLabel }, (found) => [
+  await commitWithLabels(w, { projectId: targetOf(input), names: added, mayCreate: input.may.adminLabel }, (found) => [
     mergeRequest(added.length > 0 || removed.length > 0 ? labelIdsAfter([], found, removed) : undefined),
   ]);
 }
 
 /** update!: UpdateService with the same parameters (the target branch, when given, retargets). */
-async function update(w: Writer, input: PushOptionsInput, existing: { id: number; source_branch: string; target_branch: string; label_ids: number[] }, target: string | undefined): Promise<void> {
-  if (!input.may.update) throw new AccessDenied();
+async function update(
+  w: Writer,
+  input: PushOptionsInput,
+  existing: { id: number; source_branch: string; target_branch: string; label_ids: number[]; author_id: number; assignee_ids: number[] },
+  target: string | undefined,
+): Promise<void> {
+  // IssuablePolicy: the author and the assignees update their own merge request (a fork's author in the upstream).
+  const own = existing.author_id === input.userId || existing.assignee_ids.includes(input.userId);
+  if (!input.may.update && !(own && input.may.read)) throw new AccessDenied();
   const fields = baseFields(input.options);
   const removed = await removedLabels(w, input);
   const added = input.may.admin ? (input.options.label ?? []) : [];
   const targetBranch = target ?? existing.target_branch;
   // Nothing to change (`merge_request.create` again, `merge_when_pipeline_succeeds` alone): UpdateService saves nothing.
   if (Object.keys(fields).length === 0 && added.length === 0 && removed.length === 0 && targetBranch === existing.target_branch) return;
-  await commitWithLabels(w, { projectId: input.projectId, names: added, mayCreate: input.may.adminLabel }, (found) => [
+  await commitWithLabels(w, { projectId: targetOf(input), names: added, mayCreate: input.may.adminLabel }, (found) => [
     spec(
       mergeRequests,
       existing.id,
       updateMergeRequestCommand({
         id: existing.id,
-        projectId: input.projectId,
+        projectId: targetOf(input),
         sourceProjectId: input.projectId,
         sourceBranch: existing.source_branch,
         targetBranch,

@@ -105,6 +105,8 @@ export interface RefWriter {
   /** project_project_members_url, named by the check's message for an empty repository. */
   readonly membersUrl: string;
   readonly defaultBranch: string | null;
+  /** For a writer without push_code: the branches merge requests let them push to (Pusher's `collaboration`). */
+  readonly collaboration?: ReadonlySet<string>;
 }
 
 /**
@@ -337,11 +339,11 @@ export async function pickOnto(w: Writer, input: PickInput): Promise<string> {
     if (head === undefined) throw serviceError('You can only create or edit files when you are on a branch');
     const [picked, onto] = await findCommits(trx, projectId, [commitSha, head]);
     const merged = await pickCommit(trx, projectId, picked!, onto!, direction);
-    const { root, trees } = buildTrees(merged.files);
+    const { root, trees } = merged;
     const mergeRequest = await mergedMergeRequest(trx, projectId, picked!);
     const what = mergeRequest ? 'merge request' : 'commit';
     const verb = direction === 'revert' ? 'revert' : 'cherry-pick';
-    if (merged.conflicts.length > 0 || root === onto!.tree) {
+    if (merged.conflicts.length > 0 || root === null || root === onto!.tree) {
       throw serviceError(`Sorry, we cannot ${verb} this ${what} automatically. This ${what} may already have been ${verb}ed, or a more recent commit may have updated some of its content.`);
     }
     const committer: Signature = { name: cleanIdent(input.committer.name), email: cleanIdent(input.committer.email), time, tzOffset: 0 };

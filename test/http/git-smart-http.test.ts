@@ -180,6 +180,8 @@ describe('git clone and fetch over smart HTTP', () => {
     const tags = (await api.get(repo(project.id, '/tags'))).body as { name: string; target: string; commit: { id: string } }[];
     const sha = (name: string) => branches.find((b) => b.name === name)!.commit.id;
     const t = (name: string) => tags.find((x) => x.name === name)!;
+    // The merged merge request's head ref (refs/merge-requests/:iid/head, docs/repository.md), between the branches and the tags.
+    const [mr] = (await api.get(`/projects/${project.id}/merge_requests`, { query: { state: 'all' } })).body as { iid: number; sha: string }[];
     expect(lines).toEqual([
       '# service=git-upload-pack\n',
       'flush',
@@ -187,6 +189,7 @@ describe('git clone and fetch over smart HTTP', () => {
       `${sha('feature')} refs/heads/feature\n`,
       `${sha('master')} refs/heads/master\n`,
       `${sha('other')} refs/heads/other\n`,
+      `${mr!.sha} refs/merge-requests/${mr!.iid}/head\n`,
       `${t('light').target} refs/tags/light\n`,
       `${t('v1.0').target} refs/tags/v1.0\n`,
       `${t('v1.0').commit.id} refs/tags/v1.0^{}\n`,

@@ -31,7 +31,16 @@ export interface Pusher {
   readonly canPushCode: boolean;
   /** Of the groups the rules name, those the user is a member of. */
   readonly groupIds: ReadonlySet<number>;
+  /**
+   * For a user without push_code, the branches open merge requests from this project (a fork)
+   * let them push to (Project#branch_allows_collaboration?: `allow_collaboration`, and the
+   * user may merge the merge request in its target). Absent: push_code was asked already.
+   */
+  readonly collaboration?: ReadonlySet<string>;
 }
+
+/** Gitlab::UserAccess#can_push_to_branch?'s first rule: push_code, or a branch a merge request lets the user collaborate on. */
+const mayPushTo = (who: Pusher, branch: string) => who.canPushCode || (who.collaboration?.has(branch) ?? false);
 
 /** Gitlab::ProtectedRefMatcher: an exact name, or a wildcard where `*` matches anything (slashes too). */
 export const protectedRefMatches = (pattern: string, branch: string): boolean => wildcardMatches(pattern, branch);
@@ -53,10 +62,13 @@ function allows(rule: ProtectedRefRule, who: Pusher): boolean {
   return who.canPushCode && (who.role ?? ACCESS.NONE) >= rule.access_level;
 }
 
-/** Can the user push to (`push`) or merge into (`merge`) the branch? */
+/**
+ * Can the user push to (`push`) or merge into (`merge`) the branch? A protected branch's
+ * rules all ask push_code, so collaboration reaches unprotected branches only, as GitLab's.
+ */
 export function canAccessBranch(kind: AccessKind, branch: string, refs: readonly ProtectedRef[], who: Pusher): boolean {
   const matching = matchingRefs(refs, branch);
-  if (matching.length === 0) return who.canPushCode;
+  if (matching.length === 0) return kind === 'push' ? mayPushTo(who, branch) : who.canPushCode;
   return matching.some((ref) => ref.rules.some((rule) => rule.kind === kind && allows(rule, who)));
 }
 
@@ -66,6 +78,9 @@ export function developersCan(kind: AccessKind, branch: string, refs: readonly P
 }
 
 // ───────────────────────────── The branch check ─────────────────────────────
+
+/** Gitlab::GitAccess::ERROR_MESSAGES[:push_code], which Gitlab::Checks::PushCheck raises. */
+export const PUSH_CODE_MESSAGE = 'You are not allowed to push code to this project.';
 
 /** Gitlab::Checks::BranchCheck::ERROR_MESSAGES (12.x). */
 export const BRANCH_CHECK_MESSAGES = {
@@ -111,6 +126,8 @@ const emptyProjectPushMessage = (repository: CheckedRepository) =>
  * null when the user may write it.
  */
 export function branchCheck(change: BranchChange, refs: readonly ProtectedRef[], who: Pusher, repository: CheckedRepository): string | null {
+  // Gitlab::Checks::PushCheck (before BranchCheck): push_code, or can_push_to_branch? — a collaborator's own branch.
+  if (who.collaboration !== undefined && !mayPushTo(who, change.branch)) return PUSH_CODE_MESSAGE;
   if (change.kind === 'delete' && change.isDefault) return BRANCH_CHECK_MESSAGES.deleteDefaultBranch;
   if (!isProtected(refs, change.branch)) return null;
   // GitLab 12 has no allow_force_push: a protected branch is never force-pushed, whoever pushes.

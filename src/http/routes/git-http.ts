@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { tokenDigest } from '../../security/secrets.js';
 import { DomainError } from '../../domain/errors.js';
 import { looseObject } from '../../domain/repository/objects.js';
+import { collaborationBranches } from '../../projections/merge-requests/collaboration.js';
 import { findObject } from '../../projections/repository/queries.js';
 import { listRefs } from '../../projections/repository/refs.js';
 import { findTokenWithUser } from '../../projections/users/tokens.js';
@@ -84,9 +85,12 @@ async function gitProject(c: Context, service: GitService): Promise<ProjectScope
     // Who has not signed in is asked to, never told whether the project exists.
     throw auth.user ? projectNotFound() : denied();
   }
-  // check_change_access! (changes `_any`): push_code on the project.
+  // check_change_access! (changes `_any`): push_code on the project, or a branch of it that a merge request
+  // lets the caller push to (Project#any_branch_allows_collaboration?); each ref is checked with the push.
   if (push) {
-    if (!project.can('push_code')) throw new GitHttpRefusal(403, 'You are not allowed to push code to this project.');
+    if (!project.can('push_code') && (await collaborationBranches(appContext(c).db, project.row.id, project.viewer)).size === 0) {
+      throw new GitHttpRefusal(403, 'You are not allowed to push code to this project.');
+    }
     return project;
   }
   if (!project.can('download_code') || (auth.token && !auth.token.scopes.some((scope) => DOWNLOAD_SCOPES.includes(scope)))) {
@@ -120,11 +124,11 @@ const GIT = { auth: 'optional' } as const;
 
 export const gitHttpRoutes = new Hono<AppEnv>()
   // The dumb protocol's ref list: `<sha>\t<ref>` by name, an annotated tag's commit on the
-  // line after it as `<ref>^{}`, as `git update-server-info` writes it.
+  // line after it as `<ref>^{}`, as `git update-server-info` writes it (the merge requests' refs too).
   .get(
     '/:repo{.+\\.git}/info/refs',
     gitHttp(async (c, project) => {
-      const refs = (await listRefs(appContext(c).db, project.row.id)).flatMap((ref) => [[ref.name, ref.sha] as const, ...(ref.peeled ? [[`${ref.name}^{}`, ref.peeled] as const] : [])]);
+      const refs = (await listRefs(appContext(c).db, project.row.id, { mergeRequests: true })).flatMap((ref) => [[ref.name, ref.sha] as const, ...(ref.peeled ? [[`${ref.name}^{}`, ref.peeled] as const] : [])]);
       return c.body(refs.map(([name, sha]) => `${sha}\t${name}\n`).join(''), 200, NO_CACHE);
     }),
   )

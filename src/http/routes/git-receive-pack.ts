@@ -25,10 +25,12 @@ import { findObject } from '../../projections/repository/queries.js';
 import { listRefs } from '../../projections/repository/refs.js';
 import { writerFor } from '../kernel/auth.js';
 import { appContext, type AppEnv } from '../kernel/context.js';
-import type { ProjectScope } from '../kernel/scope.js';
+import { type ProjectScope, userProject } from '../kernel/scope.js';
+import type { ProjectAbility } from '../../domain/policy/project.js';
+import { defaultMergeRequestTarget } from '../../projections/projects/merge-request-target.js';
 import { gitHttp } from './git-http.js';
 import { checkMediaType, GIT_AGENT, GitRequestRefusal, MAX_REQUEST_PACKETS, requestChunks, smartHeaders, smartPostDoc, tooManyPackets } from './git-smart.js';
-import { refWriter } from './repository-access.js';
+import { collaboratingWriter } from './repository-access.js';
 
 /**
  * `git push` over git's smart HTTP protocol (gitprotocol-http), as git http-backend runs
@@ -137,16 +139,22 @@ async function pushOptionMessages(c: Context, project: ProjectScope, commands: r
   const options = parsePushOptions(raw).mergeRequest;
   const viewer = project.viewer;
   if (options === null || viewer === null) return [];
+  const targetId = await defaultMergeRequestTarget(appContext(c).db, project.row);
+  // The upstream as the pusher sees it: none when they may not read it (CreateService's AccessDeniedError then).
+  const target = targetId === project.row.id ? project : await userProject(c, c.var.auth, undefined, String(targetId)).catch(() => null);
+  const may = (ability: ProjectAbility) => target?.can(ability) ?? false;
   const errors = await handlePushOptions(writerFor(c, c.var.auth), {
     projectId: project.row.id,
+    targetProjectId: targetId,
     userId: viewer.id,
     changes: commands.map((cmd) => ({ ref: cmd.ref, newSha: cmd.newSha })),
     options,
     may: {
-      create: project.can('create_merge_request_from') && project.can('create_merge_request_in'),
-      update: project.can('update_merge_request'),
-      admin: project.can('admin_merge_request'),
-      adminLabel: project.can('admin_label'),
+      create: project.can('create_merge_request_from') && may('create_merge_request_in'),
+      update: may('update_merge_request'),
+      read: may('read_merge_request'),
+      admin: may('admin_merge_request'),
+      adminLabel: may('admin_label'),
     },
     onUnknownError: (error, branch) =>
       appContext(c).logger.error({ err: error, request_id: c.var.requestId, project_id: project.row.id, branch }, 'push options: the merge request could not be written'),
@@ -195,7 +203,7 @@ async function receive(c: Context, project: ProjectScope, commands: readonly Pus
     };
   }
   try {
-    await pushRefs(writerFor(c, c.var.auth), { projectId, writer: refWriter(c, project)!, refs, objects: received.objects });
+    await pushRefs(writerFor(c, c.var.auth), { projectId, writer: (await collaboratingWriter(c, project))!, refs, objects: received.objects });
   } catch (error) {
     if (!(error instanceof PushRefused)) throw error;
     return { unpack: null, refs: commands.map((cmd) => ({ ref: cmd.ref, error: error.reasons.get(cmd.ref) ?? error.others })), messages: error.messages };

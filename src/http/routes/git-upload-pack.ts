@@ -54,9 +54,9 @@ const RESULT = smartHeaders('git-upload-pack', 'result');
 /** `Git-Protocol: version=2` (gitprotocol-http: the client's GIT_PROTOCOL, colon-separated). */
 const wantsV2 = (c: Context) => (header(c, 'git-protocol') ?? '').split(':').includes('version=2');
 
-/** The refs (listRefs), and HEAD as the dumb protocol's HEAD names it. */
+/** The refs (listRefs, the merge requests' refs with them), and HEAD as the dumb protocol's HEAD names it. */
 async function readRefs(db: Db, project: ProjectScope): Promise<Refs> {
-  const refs = await listRefs(db, project.row.id);
+  const refs = await listRefs(db, project.row.id, { mergeRequests: true });
   const target = `refs/heads/${project.row.default_branch ?? 'master'}`;
   return { refs, head: { target, sha: refs.find((ref) => ref.name === target)?.sha ?? null } };
 }

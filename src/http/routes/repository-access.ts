@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { type RefWriter } from '../../commands/repository.js';
 import { canAccessBranch, type ProtectedRef } from '../../domain/repository/push-access.js';
+import { collaborationBranches } from '../../projections/merge-requests/collaboration.js';
 import { protectedRefsOf, pushAccess } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
 import { appContext } from '../kernel/context.js';
@@ -27,10 +28,21 @@ export function refWriter(c: Context, project: ProjectScope): RefWriter | null {
   };
 }
 
+/**
+ * refWriter, and for a caller without push_code the branches of the project (a fork) that
+ * merge requests allowing collaboration let them push to (collaborationBranches): a
+ * maintainer of the upstream on a contributor's branch.
+ */
+export async function collaboratingWriter(c: Context, project: ProjectScope): Promise<RefWriter | null> {
+  const writer = refWriter(c, project);
+  if (!writer || writer.canPushCode) return writer;
+  return { ...writer, collaboration: await collaborationBranches(appContext(c).db, project.row.id, project.viewer) };
+}
+
 /** Gitlab::UserAccess for the caller: the protection rules, and whether they may push to / merge into a branch. */
 export async function branchAccess(c: Context, project: ProjectScope): Promise<{ refs: ProtectedRef[]; may: (kind: 'push' | 'merge', branch: string) => boolean }> {
   const { db } = appContext(c);
-  const writer = refWriter(c, project);
+  const writer = await collaboratingWriter(c, project);
   if (!writer) return { refs: await protectedRefsOf(db, project.row.id), may: () => false };
   const { refs, who } = await pushAccess(db, project.row.id, writer);
   return { refs, may: (kind, branch) => canAccessBranch(kind, branch, refs, who) };

@@ -34,7 +34,7 @@ import { declaration, optional, params, rawParams, required, t, withDefault, typ
 import { documented, RAW_TEXT, REFUSED } from '../kernel/documented.js';
 import { userProject, type ProjectScope } from '../kernel/scope.js';
 import { mergeBase, reachableAmong, tipsContaining } from '../../projections/repository/history.js';
-import { branchAccess, refWriter } from './repository-access.js';
+import { branchAccess, collaboratingWriter, refWriter } from './repository-access.js';
 
 /**
  * GitLab's repository API (12.x): API::Commits, API::Branches, API::Repositories' tree and
@@ -251,7 +251,8 @@ export const repositoryRoutes = new Hono<AppEnv>()
       for (const message of error.params ?? []) p.check(message);
     }
     p.done();
-    const project = await userProject(c, w.auth, 'push_code');
+    // API::Commits: download_code, then authorize_push_to_branch! (push_code, or a branch a merge request lets the caller push to).
+    const project = await userProject(c, w.auth, 'download_code');
     const { db } = appContext(c);
     // authorize_push_to_branch!: the branch's protection (a new branch is protected by a matching wildcard too).
     const { may } = await branchAccess(c, project);
@@ -269,7 +270,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
         actions,
         author,
         committer,
-        writer: refWriter(c, project)!,
+        writer: (await collaboratingWriter(c, project))!,
       },
     );
     const commit = (await findCommit(db, project.row.id, sha))!;

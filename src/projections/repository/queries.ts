@@ -116,7 +116,7 @@ export async function loadTrees(db: Db, projectId: number, treeSha: string): Pro
 }
 
 /** Trees by SHA, one query per 1,000; a tree not stored is absent. */
-async function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
+export async function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
   const trees = new Map<string, TreeEntry[]>();
   const wanted = [...new Set(shas)];
   for (let i = 0; i < wanted.length; i += 1000) {
@@ -385,7 +385,7 @@ export async function protectedRefsOf(db: Db, projectId: number): Promise<Protec
 export async function pushAccess(db: Db, projectId: number, user: Omit<Pusher, 'groupIds'>): Promise<{ refs: ProtectedRef[]; who: Pusher }> {
   const refs = await protectedRefsOf(db, projectId);
   const groupIds = await memberGroupIds(db, user.userId, ruleGroupIds(refs));
-  return { refs, who: { userId: user.userId, isAdmin: user.isAdmin, role: user.role, canPushCode: user.canPushCode, groupIds } };
+  return { refs, who: { userId: user.userId, isAdmin: user.isAdmin, role: user.role, canPushCode: user.canPushCode, groupIds, ...(user.collaboration ? { collaboration: user.collaboration } : {}) } };
 }
 
 /** Of some groups, those the user is a direct member of (EE's `group.users`). */

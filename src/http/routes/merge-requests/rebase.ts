@@ -9,7 +9,7 @@ import { appContext, type AppEnv } from '../../kernel/context.js';
 import { documented, REFUSED } from '../../kernel/documented.js';
 import { declared, optional, t } from '../../kernel/params.js';
 import { pathRow, userProject } from '../../kernel/scope.js';
-import { branchAccess, refWriter } from '../repository-access.js';
+import { branchAccess, collaboratingWriter } from '../repository-access.js';
 import { canOnMergeRequest } from './find.js';
 
 /**
@@ -38,7 +38,8 @@ export const mergeRequestRebaseRoutes = new Hono<AppEnv>().put(
     if ((await branchHead(db, row.source_project_id, row.source_branch)) === undefined) throw forbidden('Source branch does not exist');
     // Gitlab::UserAccess on the source project (a fork's, or this one).
     const source = row.source_project_id === project.row.id ? project : await userProject(c, w.auth, undefined, String(row.source_project_id)).catch(() => undefined);
-    const writer = source && refWriter(c, source);
+    // A maintainer of the target on a collaborative merge request's branch too (`allow_collaboration`).
+    const writer = source && (await collaboratingWriter(c, source));
     if (!source || !writer || !(await branchAccess(c, source)).may('push', row.source_branch)) throw forbidden('Cannot push to source branch');
     // GitLab: MergeRequest#rebase_async raises ActiveRecord::StaleObjectError unless open (API: 409 Resource lock).
     if (row.state !== 'opened') throw resourceLocked();
