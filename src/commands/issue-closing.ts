@@ -5,6 +5,7 @@ import { issues } from '../domain/issues/aggregate.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { projectSubjectsOf } from '../projections/access.js';
 import { canOnIssue, referencedIssues } from '../projections/issues/queries.js';
+import { closeIssuesFromPush } from './issue-closing-commits.js';
 import { causedBy } from './kernel/causation.js';
 import type { CommandContext } from './kernel/context.js';
 import { run } from './kernel/run.js';
@@ -14,13 +15,16 @@ import type { Reactor } from './kernel/reactor.js';
  * GitLab 12's MergeRequests::PostMergeService#close_issues: a merge request merged into its
  * project's default branch closes the open issues its title and description close (`Closes #1`,
  * `Fixes group/project#2`, ClosingIssueExtractor), each one the merger may update, closed by
- * the merger.
+ * the merger. The same reactor closes the issues that commits pushed to the default branch close
+ * (./issue-closing-commits.ts), in the log's order: a merge's MergeRequestMerged comes before
+ * its branch move, so an issue both close is closed once, by the merge request.
  */
 export const issueClosingReactor: Reactor = {
   name: 'issue-closing',
-  handles: ['MergeRequestMerged'],
+  handles: ['MergeRequestMerged', 'BranchCreated', 'BranchUpdated'],
   startAt: 'head',
   async react(stored: StoredEvent, ctx: CommandContext) {
+    if (stored.type !== 'MergeRequestMerged') return closeIssuesFromPush(stored, ctx);
     const { data } = stored as unknown as MergeRequestEventOf<'MergeRequestMerged'>;
     const mr = await ctx.db.selectFrom('merge_requests').select(['title', 'description', 'target_branch']).where('id', '=', data.id).executeTakeFirst();
     const project = await ctx.db.selectFrom('projects').select(['id', 'path_with_namespace', 'default_branch']).where('id', '=', data.project_id).executeTakeFirst();

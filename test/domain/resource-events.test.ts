@@ -63,7 +63,7 @@ describe('the one walk of an issuable stream (src/domain/issuable-history.ts)', 
       logged(updated({ label_ids: [1], milestone_id: null })),
       logged({ type: 'IssueClosed', data: { ...ofIssue, title: 't', by_id: 9 } }),
     ];
-    const facts = { username: () => 'u', milestoneReference: (id: number) => `%${id}`, issueReference: (id: number) => `#${id}`, epicReference: () => null };
+    const facts = { username: () => 'u', milestoneReference: (id: number) => `%${id}`, issueReference: (id: number) => `#${id}`, epicReference: () => null, commitReference: (_: number, sha: string) => sha };
     const notes = issueSystemNotes(stream as LoggedIssuableEvent<IssueEvent>[], facts);
     expect(notes.map(({ id, authorId, body }) => [id, authorId, body])).toEqual([
       [4010, 5, 'changed milestone to %20'],

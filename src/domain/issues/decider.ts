@@ -86,6 +86,8 @@ export type IssueCommand =
       readonly updatedAt?: string | undefined;
       /** EE's `epic_id` / `epic_iid`: into that epic, or (null, `epic_id=0`) out of any; undefined: unchanged. */
       readonly epic?: EpicPlacement | null | undefined;
+      /** The pushed commit a close comes from (ProcessCommitWorker: CloseService's `closed_via: commit`). */
+      readonly viaCommit?: { readonly projectId: number; readonly sha: string } | undefined;
     }
   /**
    * Issues::MoveService's end for the original: closed, with the new issue's id; `epicLinkId`,
@@ -350,7 +352,10 @@ function decideUpdate(command: Extract<IssueCommand, { type: 'UpdateIssue' }>, i
     events.push({ type: 'IssueUpdated', data: { ...of, changes, previous, updated_at: command.updatedAt ?? null } });
   }
   const title = changes.title ?? issue.title;
-  if (command.stateEvent === 'close' && issue.state === 'opened') events.push({ type: 'IssueClosed', data: { ...of, title, by_id: command.byId } });
+  if (command.stateEvent === 'close' && issue.state === 'opened') {
+    const via = command.viaCommit && { via_commit: { project_id: command.viaCommit.projectId, sha: command.viaCommit.sha } };
+    events.push({ type: 'IssueClosed', data: { ...of, title, by_id: command.byId, ...via } });
+  }
   // A moved issue stays closed (Issues::ReopenService: `return issue unless can?(… :reopen_issue …)`; a moved issue's is refused).
   if (command.stateEvent === 'reopen' && issue.state === 'closed' && issue.movedToId === null) events.push({ type: 'IssueReopened', data: { ...of, title } });
   return events;

@@ -59,8 +59,13 @@ export const issueEvents = {
     /** `updated_at` an administrator or owner gave (ISO 8601); null: the event's time. */
     updated_at: z.string().nullable(),
   }),
-  /** The title rides along for the activity feed's target_title; `by_id` is GitLab's closed_by. */
-  IssueClosed: z.strictObject({ ...ofIssue, title: z.string(), by_id: z.int() }),
+  /**
+   * The title rides along for the activity feed's target_title; `by_id` is GitLab's closed_by.
+   * `via_commit`: the pushed commit that closed it (ProcessCommitWorker, CloseService's
+   * `closed_via: commit`, "closed via commit <sha>"); absent on other closings and on events
+   * written before it was recorded.
+   */
+  IssueClosed: z.strictObject({ ...ofIssue, title: z.string(), by_id: z.int(), via_commit: z.strictObject({ project_id: z.int(), sha: z.string().regex(/^[0-9a-f]{40}$/) }).optional() }),
   IssueReopened: z.strictObject({ ...ofIssue, title: z.string() }),
   /** Moved to another project: the new issue's id (Issue#moved_to). */
   IssueMoved: z.strictObject({ ...ofIssue, moved_to_id: z.int() }),

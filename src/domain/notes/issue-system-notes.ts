@@ -15,6 +15,8 @@ export interface IssueSystemNoteFacts extends Pick<SystemNoteFacts, 'username' |
   issueReference(id: number): string;
   /** EE's Epic#to_reference(issue's project) of an epic, by id: `&1` for a project of the epic's group, else `group&1`; null for an epic since deleted. */
   epicReference(id: number): string | null;
+  /** Commit#to_reference(project) of a commit of a project, by id: the SHA in the issue's project, `project@<sha>` in its namespace, else `group/project@<sha>`. */
+  commitReference(projectId: number, sha: string): string;
 }
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -56,8 +58,11 @@ function notesOf(event: IssueEvent, before: IssuableBefore | null, facts: IssueS
         c.confidential !== undefined ? (c.confidential ? 'made the issue confidential' : 'made the issue visible to everyone') : null,
       ];
     }
-    case 'IssueClosed':
-      return ['closed'];
+    case 'IssueClosed': {
+      // SystemNoteService.change_status with a source: "closed via commit <sha>" (Commit#gfm_reference).
+      const via = event.data.via_commit;
+      return [via ? `closed via commit ${facts.commitReference(via.project_id, via.sha)}` : 'closed'];
+    }
     case 'IssueReopened':
       return ['reopened'];
     case 'IssueMoved':
@@ -94,8 +99,8 @@ export const ISSUE_SYSTEM_NOTE_EVENT_TYPES = [
 ] as const satisfies readonly IssueEvent['type'][];
 
 /** The ids the notes name (users, milestones, issues, epics), for the caller to look up. */
-export function issueSystemNoteIds(stream: readonly LoggedIssuableEvent<IssueEvent>[]): { users: Set<number>; milestones: Set<number>; issues: Set<number>; epics: Set<number> } {
-  const ids = { users: new Set<number>(), milestones: new Set<number>(), issues: new Set<number>(), epics: new Set<number>() };
+export function issueSystemNoteIds(stream: readonly LoggedIssuableEvent<IssueEvent>[]): { users: Set<number>; milestones: Set<number>; issues: Set<number>; epics: Set<number>; projects: Set<number> } {
+  const ids = { users: new Set<number>(), milestones: new Set<number>(), issues: new Set<number>(), epics: new Set<number>(), projects: new Set<number>() };
   let assignees: readonly number[] = [];
   for (const { event } of stream) {
     if (event.type === 'IssueOpened') {
@@ -109,6 +114,7 @@ export function issueSystemNoteIds(stream: readonly LoggedIssuableEvent<IssueEve
       if (c.milestone_id != null) ids.milestones.add(c.milestone_id);
     } else if (event.type === 'IssueMoved') ids.issues.add(event.data.moved_to_id);
     else if (event.type === 'IssueAddedToEpic' || event.type === 'IssueRemovedFromEpic') ids.epics.add(event.data.epic_id);
+    else if (event.type === 'IssueClosed' && event.data.via_commit) ids.projects.add(event.data.via_commit.project_id);
   }
   return ids;
 }

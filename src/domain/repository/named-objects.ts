@@ -45,6 +45,11 @@ const NAMED: Readonly<Record<string, (data: Data, projectId: number) => NamedObj
   MergeRequestMerged: (data, project) => commits(project, data, ['merge_commit_sha', 'squash_commit_sha']),
   MergeRequestMergeStatusChecked: (data, project) => commits(project, data, ['source_sha', 'target_sha']),
   MergeRequestMergeRefUpdated: (data, project) => commits(project, data, ['commit_sha', 'target_sha', 'source_sha']),
+  // An issue closed by a pushed commit names it in the pushing project (the issue's or another).
+  IssueClosed: (data) => {
+    const via = data.via_commit as Data | undefined;
+    return via !== undefined && typeof via.project_id === 'number' ? commits(via.project_id, via, ['sha'], 'via_commit.') : [];
+  },
 };
 
 /** Whether events of `type` name objects at all (the others need not be upcast to be asked). */

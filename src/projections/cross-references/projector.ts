@@ -1,4 +1,5 @@
 import type { Db } from '../../database/database.js';
+import { closingIssueReferences } from '../../domain/issues/references.js';
 import type { NoteableData } from '../../domain/notes/events.js';
 import { CROSS_REFERENCES_PER_EVENT, mentionedReferences, type CrossReferenceAction, type MentionedType, type MentionerType } from '../../domain/notes/cross-references.js';
 import { defineProjector } from '../projector.js';
@@ -22,12 +23,21 @@ async function mentionedBy(trx: Db, mentioner: Mentioner, texts: readonly (strin
   return targets.filter((t) => !(t.type === mentioner.type && t.id === mentioner.id));
 }
 
+/** A mention: who mentions, in which texts, and (`closes`) texts whose closed issues it does not mention. */
+interface Mention {
+  readonly mentioner: Mentioner;
+  readonly texts: readonly (string | null | undefined)[];
+  readonly closes?: string;
+}
+
 /** The rows of one event: each mentioner's targets, the k-th on a target numbered k. */
-async function record(trx: Db, eventId: string, mentions: readonly { mentioner: Mentioner; texts: readonly (string | null | undefined)[] }[]) {
+async function record(trx: Db, eventId: string, mentions: readonly Mention[]) {
   const rows: CrossReferencesTable[] = [];
   const ordinals = new Map<string, number>();
-  for (const { mentioner, texts } of mentions) {
+  for (const { mentioner, texts, closes } of mentions) {
+    const closed = new Set(closes === undefined ? [] : (await referencedTargets(trx, mentioner.projectId, closingIssueReferences(closes).map((ref) => ({ ...ref, type: 'Issue' as const })))).map((t) => t.id));
     for (const target of await mentionedBy(trx, mentioner, texts)) {
+      if (target.type === 'Issue' && closed.has(target.id)) continue;
       const key = `${target.type} ${target.id}`;
       const ordinal = ordinals.get(key) ?? 0;
       if (ordinal >= CROSS_REFERENCES_PER_EVENT) continue;
@@ -52,11 +62,20 @@ async function record(trx: Db, eventId: string, mentions: readonly { mentioner: 
 
 const issuable = (type: 'Issue' | 'MergeRequest', data: { id: number; project_id: number }): Mentioner => ({ type, id: data.id, sha: null, projectId: data.project_id });
 
-/** A push's commits, oldest first (GitLab's ProcessCommitWorker per commit): each commit's message mentions. */
-const pushed = (data: { project_id: number; commits: readonly string[]; commit_details: readonly { message: string }[] | null }) =>
-  (data.commit_details ?? [])
-    .map((detail, k) => ({ mentioner: { type: 'Commit' as const, id: null, sha: data.commits[k]!, projectId: data.project_id }, texts: [detail.message] }))
+/**
+ * A push's commits, oldest first (GitLab's ProcessCommitWorker per commit): each commit's message
+ * mentions; on the default branch (as the project has it when projected), not the issues it
+ * closes (`commit.create_cross_references!(author, closed_issues)`: those get "closed via commit").
+ */
+async function pushed(trx: Db, data: { project_id: number; branch: string; commits: readonly string[]; commit_details: readonly { message: string }[] | null }): Promise<Mention[]> {
+  const details = data.commit_details ?? [];
+  if (details.length === 0) return [];
+  const project = await trx.selectFrom('projects').select('default_branch').where('id', '=', data.project_id).executeTakeFirst();
+  const onDefault = project !== undefined && (project.default_branch === null || project.default_branch === data.branch);
+  return details
+    .map((detail, k) => ({ mentioner: { type: 'Commit' as const, id: null, sha: data.commits[k]!, projectId: data.project_id }, texts: [detail.message], ...(onDefault ? { closes: detail.message } : {}) }))
     .reverse();
+}
 
 const deleted = (type: MentionedType, id: number) => async (trx: Db) => {
   await trx
@@ -76,6 +95,8 @@ const deleted = (type: MentionedType, id: number) => async (trx: Db) => {
  */
 export const crossReferencesProjector = defineProjector({
   name: 'cross_references',
+  // 2: a commit pushed to the default branch does not mention the issues it closes.
+  version: 2,
   tables: ['cross_references'],
   reads: ['projects', 'issues', 'merge_requests'],
   on: {
@@ -85,8 +106,8 @@ export const crossReferencesProjector = defineProjector({
     MergeRequestUpdated: async ({ data, eventId }, trx) => record(trx, eventId, [{ mentioner: issuable('MergeRequest', data), texts: [data.changes.title, data.changes.description] }]),
     NoteAdded: async ({ data, eventId }, trx) => record(trx, eventId, noteMentions(data, data.body)),
     NoteEdited: async ({ data, eventId }, trx) => record(trx, eventId, noteMentions(data, data.body)),
-    BranchCreated: async ({ data, eventId }, trx) => record(trx, eventId, pushed(data)),
-    BranchUpdated: async ({ data, eventId }, trx) => record(trx, eventId, pushed(data)),
+    BranchCreated: async ({ data, eventId }, trx) => record(trx, eventId, await pushed(trx, data)),
+    BranchUpdated: async ({ data, eventId }, trx) => record(trx, eventId, await pushed(trx, data)),
     IssueLinkCreated: async ({ data, eventId }, trx) => link(trx, eventId, data, 'relate'),
     IssueLinkDeleted: async ({ data, eventId }, trx) => link(trx, eventId, data, 'unrelate'),
     IssueAddedToEpic: async ({ data, eventId }, trx) => {

@@ -1,5 +1,6 @@
 import type { Db } from '../../database/database.js';
 import { issueStreamId } from '../../domain/issues/events.js';
+import { projectReferenceBase } from '../../domain/notes/cross-references.js';
 import { ISSUE_SYSTEM_NOTE_EVENT_TYPES, issueSystemNoteIds, issueSystemNotes } from '../../domain/notes/issue-system-notes.js';
 import { readIssuableHistory } from '../issuable-history.js';
 import { systemNoteView, type NoteView } from './queries.js';
@@ -10,7 +11,7 @@ const namespaceOf = (path: string) => path.slice(0, path.lastIndexOf('/'));
 export async function issueSystemNoteViews(db: Db, issue: { id: number; iid: number; project_id: number }): Promise<NoteView[]> {
   const stream = await readIssuableHistory(db, issueStreamId(issue.id), ISSUE_SYSTEM_NOTE_EVENT_TYPES);
   const ids = issueSystemNoteIds(stream);
-  const [users, milestones, issues, project, epics] = await Promise.all([
+  const [users, milestones, issues, project, epics, commitProjects] = await Promise.all([
     ids.users.size > 0 ? db.selectFrom('users').select(['id', 'username']).where('id', 'in', [...ids.users]).execute() : [],
     ids.milestones.size > 0 ? db.selectFrom('milestones').select(['id', 'iid']).where('id', 'in', [...ids.milestones]).execute() : [],
     ids.issues.size > 0
@@ -20,7 +21,9 @@ export async function issueSystemNoteViews(db: Db, issue: { id: number; iid: num
     ids.epics.size > 0
       ? db.selectFrom('epics').innerJoin('namespaces', 'namespaces.id', 'epics.group_id').select(['epics.id', 'epics.iid', 'epics.group_id', 'namespaces.full_path']).where('epics.id', 'in', [...ids.epics]).execute()
       : [],
+    ids.projects.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', 'in', [...ids.projects]).execute() : [],
   ]);
+  const commitProjectPaths = new Map(commitProjects.map((p) => [p.id, p.path_with_namespace]));
   const epicMap = new Map(epics.map((e) => [e.id, e]));
   const usernames = new Map(users.map((u) => [u.id, u.username]));
   const milestoneIids = new Map(milestones.map((m) => [m.id, m.iid]));
@@ -42,6 +45,11 @@ export async function issueSystemNoteViews(db: Db, issue: { id: number; iid: num
       const epic = epicMap.get(id);
       if (!epic) return null;
       return epic.group_id === project?.namespace_id ? `&${epic.iid}` : `${epic.full_path}&${epic.iid}`;
+    },
+    // Commit#to_reference(project): the SHA alone in the same project (a project since deleted: its SHA).
+    commitReference: (projectId, sha) => {
+      const base = projectId === issue.project_id ? '' : projectReferenceBase(commitProjectPaths.get(projectId) ?? from, from);
+      return base === '' ? sha : `${base}@${sha}`;
     },
   });
   return notes.map((n) => systemNoteView(n, 'Issue', issue));
