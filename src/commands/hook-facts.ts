@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Db } from '../database/database.js';
 import { VISIBILITY_LEVEL } from '../domain/access.js';
 import { issueAsOf, mergeRequestAsOf, snippetAsOf } from '../domain/hooks/issuables.js';
@@ -5,7 +6,8 @@ import type { HookFacts } from '../domain/hooks/triggers.js';
 import type { LabelFacts } from '../domain/hooks/payloads-issuables.js';
 import type { IssueFacts } from '../domain/hooks/payloads-issues.js';
 import type { MergeRequestFacts } from '../domain/hooks/payloads-merge-requests.js';
-import type { SnippetFacts } from '../domain/hooks/payloads-notes.js';
+import type { LegacyDiffFacts, SnippetFacts } from '../domain/hooks/payloads-notes.js';
+import { pruneTooLarge } from '../domain/repository/diffs.js';
 import { gitXmlschema, type CommitFacts, type ProjectFacts, type UserFacts } from '../domain/hooks/payloads.js';
 import type { Logged } from '../domain/hooks/payloads-system.js';
 import { issueStreamId } from '../domain/issues/events.js';
@@ -14,7 +16,7 @@ import { snippetStreamId } from '../domain/snippets.js';
 import { avatarUrlOf } from '../domain/uploads.js';
 import { readStream } from '../eventstore/store.js';
 import { checkpointOf, compareCheckpoints, type StoredEvent } from '../eventstore/types.js';
-import { changedFiles, findCommits } from '../projections/repository/queries.js';
+import { changedFiles, diffCommits, findCommits } from '../projections/repository/queries.js';
 import { avatarUrl } from '../projections/users/avatar.js';
 import type { CommandContext } from './kernel/context.js';
 
@@ -55,6 +57,7 @@ export async function hookFacts(ctx: CommandContext, event: StoredEvent): Promis
     project,
     users,
     commits: (projectId, shas) => commitFacts(db, projectId, shas),
+    legacyDiff: (projectId, sha, lineCode) => legacyDiffFacts(db, projectId, sha, lineCode),
     history,
     committedWith: async (type, projectId) =>
       (await db
@@ -249,4 +252,33 @@ async function labelFacts(db: Db, projectId: number, ids: readonly number[]): Pr
   if (ids.length === 0) return [];
   const rows = await db.selectFrom('labels').selectAll().where('id', 'in', [...ids]).orderBy('title').execute();
   return rows.map((l) => ({ id: l.id, title: l.title, color: l.color, projectId: l.project_id ?? projectId, createdAt: new Date(l.created_at), updatedAt: new Date(l.updated_at), description: l.description }));
+}
+
+/**
+ * LegacyDiffNote#set_diff (#find_diff over Commit#raw_diffs): the first file of the commit's
+ * diff against its first parent whose new path's SHA-1 starts the line code, a patch past the
+ * size limit emptied and `too_large`. A commit never changes, so this is what GitLab stored
+ * when the note was created; no history is walked.
+ */
+async function legacyDiffFacts(db: Db, projectId: number, sha: string, lineCode: string): Promise<LegacyDiffFacts | null> {
+  const [commit] = await findCommits(db, projectId, [sha]);
+  if (!commit) return null;
+  const fileHash = lineCode.slice(0, lineCode.indexOf('_'));
+  const entries = await diffCommits(db, projectId, commit.parents[0] ?? null, commit.sha);
+  const index = entries.findIndex((e) => createHash('sha1').update(e.new_path).digest('hex') === fileHash);
+  if (index === -1) return null;
+  const raw = entries[index]!;
+  const [entry] = pruneTooLarge([raw]);
+  const e = entry ?? raw;
+  return {
+    diff: e.diff,
+    new_path: e.new_path,
+    old_path: e.old_path,
+    a_mode: e.a_mode,
+    b_mode: e.b_mode,
+    new_file: e.new_file,
+    renamed_file: e.renamed_file,
+    deleted_file: e.deleted_file,
+    too_large: e.diff === '' && raw.diff !== '',
+  };
 }

@@ -3,6 +3,7 @@ import type { InheritedEpicLink, IssueCommand, IssueFields } from '../domain/iss
 import { issues } from '../domain/issues/aggregate.js';
 import type { IssueRow } from '../projections/issues/tables.js';
 import { placementAtStart } from './epic-issues.js';
+import { copyNotesSpec, notesToCopy, referenceRewriter } from './issue-move-notes.js';
 import { handleCommands } from './kernel/handler.js';
 import { nextIid, type IidCounter } from './kernel/iids.js';
 import { newId, spec } from './kernel/run.js';
@@ -48,7 +49,7 @@ export function openIssueCommand(input: OpenIssueInput): (trx: Db) => Promise<Is
 
 /**
  * Issues::MoveService (GitLab 12): a new issue in the target project — the original's title,
- * description, author, assignees, confidentiality, due date and weight, the target's labels
+ * description (references rewritten), its notes copied (./issue-move-notes.ts), author, assignees, confidentiality, due date and weight, the target's labels
  * and milestone of the same titles — and the original closed with `moved_to_id`, in one
  * transaction; `epicLink`, the original's epic link, which the new issue takes (EE). The new
  * issue's id.
@@ -60,6 +61,12 @@ export async function moveIssue(w: Writer, original: IssueRow, toProjectId: numb
   const milestone = original.milestone_id === null ? undefined : await db.selectFrom('milestones').select('title').where('id', '=', original.milestone_id).executeTakeFirst();
   const targetMilestone = milestone ? await db.selectFrom('milestones').select('id').where('project_id', '=', toProjectId).where('title', '=', milestone.title).executeTakeFirst() : undefined;
   const id = await newId(w, issues);
+  // Issuable::Clone::ContentRewriter: the description and the notes, references rewritten for the target, the notes copied.
+  const paths = await db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', 'in', [original.project_id, toProjectId]).execute();
+  const pathOf = (projectId: number) => paths.find((p) => p.id === projectId)?.path_with_namespace ?? '';
+  const copied = await notesToCopy(db, original);
+  const rewrite = await referenceRewriter(w, byId, [original.description, ...copied.map((n) => n.body)], pathOf(original.project_id), pathOf(toProjectId));
+  const copyNotes = await copyNotesSpec(w, copied, { id, projectId: toProjectId }, rewrite);
   await handleCommands(w, [
     spec(
       issues,
@@ -69,7 +76,7 @@ export async function moveIssue(w: Writer, original: IssueRow, toProjectId: numb
         authorId: original.author_id,
         title: original.title,
         fields: {
-          description: original.description,
+          description: rewrite(original.description),
           assigneeIds: original.assignee_ids,
           labelIds: labels.map((l) => l.id),
           milestoneId: targetMilestone?.id ?? null,
@@ -82,6 +89,7 @@ export async function moveIssue(w: Writer, original: IssueRow, toProjectId: numb
       }),
       { newStream: true },
     ),
+    ...copyNotes,
     spec(issues, original.id, { type: 'MoveIssue', toId: id, byId, epicLinkId: epicLink?.id }),
   ]);
   return id;

@@ -408,7 +408,8 @@ describe('POST /projects/:id/issues/:issue_iid/move with an issue in an epic (EE
     expect(await epicNotes(epic)).toEqual(notesBefore);
     const systemNotes = async (projectId: number, iid: number) =>
       ((await api.get(`/projects/${projectId}/issues/${iid}/notes`, { query: { sort: 'asc' } })).body as { body: string; system: boolean }[]).filter((n) => n.system).map((n) => n.body);
-    expect(await systemNotes(subProject.id, moved.iid)).toEqual([`moved from ${project.path_with_namespace}#${issue.iid}`]);
+    // The new issue has the original's notes copied (Issues::MoveService), then its own.
+    expect(await systemNotes(subProject.id, moved.iid)).toEqual([`added to epic &${epic.iid}`, `moved from ${project.path_with_namespace}#${issue.iid}`]);
     expect(await systemNotes(project.id, issue.iid)).toEqual([`added to epic &${epic.iid}`, 'closed', `moved to ${subProject.path_with_namespace}#${moved.iid}`]);
 
     // The new issue is the epic's now: it leaves it, the closed original may go in again.

@@ -1,6 +1,6 @@
 import type { IssueFacts } from './payloads-issues.js';
 import type { MergeRequestFacts } from './payloads-merge-requests.js';
-import type { SnippetFacts } from './payloads-notes.js';
+import type { LegacyDiffFacts, SnippetFacts } from './payloads-notes.js';
 import type { Logged, OwnerFacts } from './payloads-system.js';
 import type { CommitFacts, HookName, ProjectFacts, UserFacts } from './payloads.js';
 
@@ -25,6 +25,8 @@ export interface HookFacts {
   project(id: number): Promise<ProjectFacts | undefined>;
   /** The commits by SHA, in the order asked, with their changed files. */
   commits(projectId: number, shas: readonly string[]): Promise<CommitFacts[]>;
+  /** LegacyDiffNote#set_diff: the file of a commit's diff (against its first parent) a line code names, or null. */
+  legacyDiff(projectId: number, sha: string, lineCode: string): Promise<LegacyDiffFacts | null>;
   mergeRequest(id: number, before?: boolean): Promise<MergeRequestFacts | undefined>;
   issue(id: number, before?: boolean): Promise<IssueFacts | undefined>;
   /** A project's snippet. */

@@ -27,6 +27,25 @@ export interface NoteFacts {
   readonly resolvedById: number | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** A LegacyDiffNote's `st_diff`; null for every other note. */
+  readonly stDiff?: LegacyDiffFacts | null;
+}
+
+/**
+ * LegacyDiffNote's `st_diff` (Gitlab::Git::Diff#to_hash, SERIALIZE_KEYS in their order): the
+ * file of the commit's diff the note's line code names, as GitLab serialized it when the note
+ * was created (LegacyDiffNote#set_diff).
+ */
+export interface LegacyDiffFacts {
+  readonly diff: string;
+  readonly new_path: string;
+  readonly old_path: string;
+  readonly a_mode: string;
+  readonly b_mode: string;
+  readonly new_file: boolean;
+  readonly renamed_file: boolean;
+  readonly deleted_file: boolean;
+  readonly too_large: boolean;
 }
 
 /** The noteable as its hook attributes are built: one of these. */
@@ -98,7 +117,7 @@ function noteHookAttrs(note: NoteFacts, url: string, instanceUrl: string) {
     resolved_at: sidekiqTime(note.resolvedAt),
     resolved_by_id: note.resolvedById,
     resolved_by_push: null,
-    st_diff: null,
+    st_diff: note.stDiff ?? null,
     system: false,
     type: note.type,
     updated_at: sidekiqTime(note.updatedAt),

@@ -61,6 +61,8 @@ export async function noteMessage(d: DataOf<'NoteAdded'>, facts: HookFacts): Pro
     resolvedById: d.resolved ? d.author_id : null,
     createdAt: at,
     updatedAt: at,
+    // A commit comment on a line (LegacyDiffNote) carries its file's diff; commits never change, so it is the one GitLab stored.
+    stDiff: d.type === 'LegacyDiffNote' && d.commit_id !== null && d.line_code !== null ? await facts.legacyDiff(d.project_id, d.commit_id, d.line_code) : null,
   };
   const confidential = noteable.kind === 'issue' && noteable.issue.confidential;
   return [{ name: confidential ? 'confidential_note_hooks' : 'note_hooks', projectId: d.project_id, payload: noteData(note, author, project, noteable) }];

@@ -55,10 +55,24 @@ export type NoteCommand =
       readonly discussionId: string;
       readonly createdAt: string;
     }
+  | { readonly type: 'CopyNotes'; readonly noteable: NoteableData; readonly notes: readonly CopiedNote[] }
   | { readonly type: 'EditNote'; readonly id: number; readonly noteable: NoteableData; readonly body: string }
   | { readonly type: 'DeleteNote'; readonly id: number; readonly noteable: NoteableData }
   | { readonly type: 'ResolveDiscussion'; readonly discussionId: string; readonly noteable: NoteableData; readonly byId: number; readonly resolved: boolean }
   | { readonly type: 'ResolveNote'; readonly id: number; readonly noteable: NoteableData; readonly byId: number; readonly resolved: boolean };
+
+/** A moved issue's note as the new issue gets it (src/commands/issue-move-notes.ts). */
+export interface CopiedNote {
+  readonly id: number;
+  readonly copiedFromId: number;
+  readonly authorId: number;
+  readonly body: string;
+  readonly system: boolean;
+  readonly type: NoteType | null;
+  readonly discussionId: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
 
 // ───────────────────────────── Rules ─────────────────────────────
 
@@ -93,6 +107,14 @@ function evolve(state: NotesState, event: NoteEvent): NotesState {
       if (!note) return state;
       const notes = new Map(state.notes);
       notes.set(event.data.id, { ...note, type: 'DiscussionNote', resolvable: isResolvable('DiscussionNote', event.data.noteable_type) });
+      return { ...state, notes };
+    }
+    case 'NoteCopied': {
+      // A copied system note is no more editable than the original (Note#editable?).
+      if (event.data.system) return state;
+      const d = event.data;
+      const notes = new Map(state.notes);
+      notes.set(d.id, { authorId: d.author_id, type: d.type, discussionId: d.discussion_id, position: null, lineCode: null, resolvable: false, resolved: false });
       return { ...state, notes };
     }
     case 'NoteEdited':
@@ -173,6 +195,23 @@ function decide(command: NoteCommand, state: NotesState): NoteEvent[] {
         },
       ];
     }
+    case 'CopyNotes':
+      // Notes::CopyService's `note.dup`: what the note was, on the new noteable (a moved issue's notes are never on a diff).
+      return command.notes.map((n) => ({
+        type: 'NoteCopied' as const,
+        data: {
+          id: n.id,
+          ...command.noteable,
+          copied_from_id: n.copiedFromId,
+          author_id: n.authorId,
+          body: n.body,
+          system: n.system,
+          type: n.type,
+          discussion_id: n.discussionId,
+          created_at: n.createdAt,
+          updated_at: n.updatedAt,
+        },
+      }));
     case 'EditNote': {
       noteOf(state, command.id);
       if (isBlank(command.body)) throw blankBody();

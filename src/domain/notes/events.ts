@@ -75,6 +75,23 @@ export const noteEvents = {
   /** Resolvable notes of a discussion (or one of them) resolved by a user. */
   NotesResolved: z.strictObject({ ...noteable, discussion_id: discussionId, note_ids: z.array(z.int()), by_id: z.int() }),
   NotesUnresolved: z.strictObject({ ...noteable, discussion_id: discussionId, note_ids: z.array(z.int()) }),
+  /**
+   * A note of a moved issue, user or system note, copied onto the new issue (Issues::MoveService,
+   * Issuable::Clone::ContentRewriter#rewrite_notes): its author, type, times, its body with
+   * the references rewritten, the discussion it is in mapped to one of the new issue's. No
+   * todo, activity, hook or mention follows a copy (docs/issues.md#moving-an-issue).
+   */
+  NoteCopied: z.strictObject({
+    ...ofNote,
+    copied_from_id: z.int(),
+    author_id: z.int(),
+    body: z.string(),
+    system: z.boolean(),
+    type: z.enum(NOTE_TYPES).nullable(),
+    discussion_id: discussionId,
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
 } satisfies EventSchemas;
 
 export type NoteEvent = EventOf<typeof noteEvents>;

@@ -70,6 +70,34 @@ export const notesProjector = defineProjector({
         .execute();
       await count(trx, data.noteable_type, data.noteable_id, 1);
     },
+    NoteCopied: async ({ data }, trx) => {
+      await trx
+        .insertInto('notes')
+        .values({
+          id: data.id,
+          noteable_type: data.noteable_type,
+          noteable_id: data.noteable_id,
+          commit_id: data.commit_id,
+          project_id: data.project_id,
+          group_id: data.group_id,
+          author_id: data.author_id,
+          body: data.body,
+          type: data.type,
+          discussion_id: data.discussion_id,
+          position: null,
+          line_code: null,
+          system: data.system,
+          resolvable: false,
+          resolved_by_id: null,
+          resolved_at: null,
+          created_at: data.created_at,
+          updated_at: data.updated_at,
+        })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+      // `user_notes_count` counts the copied user notes, not the system ones.
+      if (!data.system) await count(trx, data.noteable_type, data.noteable_id, 1);
+    },
     NoteConvertedToDiscussion: async ({ data }, trx) =>
       trx.updateTable('notes').set({ type: 'DiscussionNote', resolvable: isResolvable('DiscussionNote', data.noteable_type) }).where('id', '=', String(data.id)).execute(),
     NoteEdited: async ({ data, occurredAt }, trx) =>

@@ -39,7 +39,7 @@ const toView = (row: NoteRow, noteableIid: number | null): NoteView => ({
   authorId: row.author_id,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
-  system: false,
+  system: row.system,
   noteableType: row.noteable_type,
   noteableId: row.noteable_id,
   noteableIid,

@@ -3,7 +3,7 @@ import type { NullableTimestamp, Timestamp } from '../../database/columns.js';
 import type { NoteableType, NotePosition, NoteType } from '../../domain/notes/events.js';
 import type { StreamVersionsTable } from '../stream-versions.js';
 
-/** GitLab's `notes`, user notes only (system notes are derived from the log when read). Ids are bigint: read as text. */
+/** GitLab's `notes`: user notes, and the system notes copied onto a moved issue's new issue (other system notes are derived from the log when read). Ids are bigint: read as text. */
 export interface NotesTable {
   id: ColumnType<string, number, never>;
   noteable_type: NoteableType;
@@ -17,6 +17,8 @@ export interface NotesTable {
   discussion_id: string;
   position: ColumnType<NotePosition | null, string | null, string | null>;
   line_code: string | null;
+  /** A moved issue's system note copied onto the new issue (NoteCopied); every other row is a user note. */
+  system: ColumnType<boolean, boolean | undefined, never>;
   resolvable: boolean;
   resolved_by_id: number | null;
   resolved_at: NullableTimestamp;
