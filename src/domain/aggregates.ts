@@ -28,6 +28,7 @@ import { notes } from './notes/aggregate.js';
 import { awardEmoji } from './award-emoji/aggregate.js';
 import { boards } from './boards.js';
 import { issueLinks } from './issue-links.js';
+import { userSshKeys } from './user-ssh-keys.js';
 
 /**
  * Every aggregate, in the order their projections apply an event: the one list the kernel
@@ -35,7 +36,7 @@ import { issueLinks } from './issue-links.js';
  * upcasters, the feed index that `events verify` recomputes, and the start-up check that
  * every event type is projected. A new area adds its aggregate here.
  */
-export const AGGREGATES = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, protectedTags, applicationSettings, integrations, hooks, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository, mergeRequests, issues, snippets, notes, awardEmoji, boards, issueLinks] as const;
+export const AGGREGATES = [users, groups, members, projects, environments, broadcastMessages, deployKeys, notificationSettings, protectedBranches, protectedTags, applicationSettings, integrations, hooks, featureFlags, scim, geoNodes, epics, todos, containerRepositories, milestones, labels, repository, mergeRequests, issues, snippets, notes, awardEmoji, boards, issueLinks, userSshKeys] as const;
 
 /**
  * Every event an aggregate defines: the one union the tables keyed by event type (the

@@ -37,6 +37,7 @@ import { mergeRequestCrudRoutes } from './routes/merge-requests/crud.js';
 import { mergeRequestVersionRoutes } from './routes/merge-requests/versions.js';
 import { broadcastMessageRoutes } from './routes/broadcast-messages.js';
 import { deployKeyRoutes } from './routes/deploy-keys.js';
+import { userSshKeyRoutes } from './routes/user-ssh-keys.js';
 import { notificationSettingRoutes } from './routes/notification-settings.js';
 import { protectedBranchRoutes } from './routes/protected-branches.js';
 import { protectedTagRoutes, repositoryTagRoutes } from './routes/repository-tags.js';
@@ -138,6 +139,7 @@ export function createApp(app: AppContext, database?: Pick<DatabaseHandle, 'kind
   api.route('/', mergeRequestVersionRoutes);
   api.route('/', broadcastMessageRoutes);
   api.route('/', deployKeyRoutes);
+  api.route('/', userSshKeyRoutes);
   api.route('/', notificationSettingRoutes);
   api.route('/', protectedBranchRoutes);
   api.route('/', protectedTagRoutes);

@@ -8,6 +8,7 @@ import { milestonesProjector } from './milestones/projector.js';
 import { todosProjector } from './todos/projector.js';
 import { broadcastMessagesProjector } from './broadcast-messages/projector.js';
 import { deployKeysProjector } from './deploy-keys/projector.js';
+import { userSshKeysProjector } from './user-ssh-keys/projector.js';
 import { applicationSettingsProjector } from './application-settings/projector.js';
 import { authorizationsProjector } from './authorizations/projector.js';
 import { groupsProjector } from './groups/projector.js';
@@ -36,7 +37,7 @@ import { crossReferencesProjector } from './cross-references/projector.js';
  * Every projector, in the order they apply an event: projects after groups (renames read the
  * renamed rows), authorizations after members, groups and projects (it recomputes from their rows).
  */
-export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, notificationSettingsProjector, protectedBranchesProjector, protectedTagsProjector, applicationSettingsProjector, integrationsProjector, hooksProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector, issuesProjector, todosProjector, snippetsProjector, notesProjector, awardEmojiProjector, boardsProjector, issueLinksProjector, epicIssuesProjector, crossReferencesProjector];
+export const PROJECTORS: readonly Projector[] = [usersProjector, groupsProjector, membersProjector, projectsProjector, authorizationsProjector, environmentsProjector, broadcastMessagesProjector, deployKeysProjector, userSshKeysProjector, notificationSettingsProjector, protectedBranchesProjector, protectedTagsProjector, applicationSettingsProjector, integrationsProjector, hooksProjector, featureFlagsProjector, scimProjector, geoNodesProjector, epicsProjector, containerRepositoriesProjector, milestonesProjector, labelsProjector, repositoryProjector, mergeRequestsProjector, issuesProjector, todosProjector, snippetsProjector, notesProjector, awardEmojiProjector, boardsProjector, issueLinksProjector, epicIssuesProjector, crossReferencesProjector];
 
 export const inlineProjectors = () => PROJECTORS.filter((p) => p.mode === 'inline');
 export const asyncProjectors = () => PROJECTORS.filter((p) => p.mode === 'async');

@@ -82,6 +82,7 @@ export async function buildScenario(api: TestServer) {
   const systemHook = await ok(api.post('/hooks', { url: 'https://hooks.example.com/system' }));
   const environment = await ok(api.post(`${p}/environments`, { name: 'production', external_url: 'https://app.example.com' }));
   const deployKey = await ok(api.post(`${p}/deploy_keys`, { title: 'CI', key: sshPublicKey('ed25519', 'ci@round-trip') }));
+  const sshKey = await ok(api.post('/user/keys', { title: 'Laptop', key: sshPublicKey('rsa2048', 'alice@round-trip') }, { token: aliceToken }));
   await ok(api.post(`${p}/feature_flags`, { name: 'new_ui', description: 'the new UI', scopes: [{ environment_scope: '*', active: true, strategies: [{ name: 'default', parameters: {} }] }] }));
   const epic = await ok(api.post(`/groups/${group.id}/epics`, { title: 'Big epic', description: 'epic work', labels: 'planning' }));
   const broadcast = await ok(api.post('/broadcast_messages', { message: 'Maintenance tonight', starts_at: '2026-01-01T00:00:00Z', ends_at: '2099-01-01T00:00:00Z' }));
@@ -117,6 +118,7 @@ export async function buildScenario(api: TestServer) {
     systemHook: systemHook.id as number,
     environment: environment.id as number,
     deployKey: deployKey.id as number,
+    sshKey: sshKey.id as number,
     epic: epic.iid as number,
     broadcast: broadcast.id as number,
     commit: first.id as string,
@@ -195,11 +197,12 @@ export function plan(source: TestServer, ids: Ids, found: Awaited<ReturnType<typ
     `${p}/issues/${ids.issue}/resource_label_events/${found.labelEvent}`, `${p}/issues/${ids.issue}/resource_milestone_events`,
     `${p}/issues/${ids.issue}/resource_milestone_events/${found.milestoneEvent}`, `${p}/issues/${ids.issue2}/resource_state_events`,
     `${p}/issues/${ids.issue2}/resource_state_events/${found.stateEvent}`,
+    `/users/${ids.alice}/keys`, `/keys/${ids.sshKey}`, `/keys/${ids.deployKey}`,
     '/-/log/head', `/-/log/proof/consistency?first=1&second=${found.treeSize}`, `/-/log/proof/inclusion?position=1&tree_size=${found.treeSize}`,
   ].map((path) => ({ path: `/api/v4${path}`, token: source.rootToken as string | null, as: 'root' }));
   asRoot.push({ path: `/uploads/-/system/user/avatar/${ids.alice}/alice.png`, token: null, as: 'anonymous' });
-  const asMember = ['/user', '/projects?membership=true', '/groups', '/issues', '/merge_requests', '/todos', '/events', `/projects/${ids.privateProject}`, `/projects/${ids.project}/issues?scope=all`, '/snippets'];
-  const asAnonymous = ['/projects', '/groups', `/projects/${ids.project}`, `/projects/${ids.privateProject}`, `/projects/${ids.project}/issues`, `/projects/${ids.project}/merge_requests/${ids.mr}`, '/snippets/public', `/users/${ids.alice}`];
+  const asMember = ['/user', '/projects?membership=true', '/groups', '/issues', '/merge_requests', '/todos', '/events', `/projects/${ids.privateProject}`, `/projects/${ids.project}/issues?scope=all`, '/snippets', '/user/keys'];
+  const asAnonymous = ['/projects', '/groups', `/projects/${ids.project}`, `/projects/${ids.privateProject}`, `/projects/${ids.project}/issues`, `/projects/${ids.project}/merge_requests/${ids.mr}`, '/snippets/public', `/users/${ids.alice}`, `/users/alice/keys`];
   return [
     ...asRoot,
     ...asMember.map((path) => ({ path: `/api/v4${path}`, token: ids.aliceToken as string | null, as: 'alice' })),

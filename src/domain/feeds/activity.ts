@@ -343,6 +343,8 @@ export const NO_ACTIVITY = {
   DeployKeyLinkUpdated: 'GitLab records no event for deploy keys',
   DeployKeyUnlinked: 'GitLab records no event for deploy keys',
   DeployKeyDeleted: 'GitLab records no event for deploy keys',
+  UserSshKeyAdded: 'GitLab records no event for SSH keys',
+  UserSshKeyRemoved: 'GitLab records no event for SSH keys',
   NotificationSettingChanged: 'personal preferences, not activity',
   ProtectedBranchCreated: 'GitLab records no event for protected branches',
   ProtectedBranchUpdated: 'GitLab records no event for protected branches',
@@ -413,6 +415,7 @@ export const NO_ACTIVITY = {
   // notes and award emoji
   NoteConvertedToDiscussion: 'a reply turned a note into a discussion: the reply is the activity',
   NoteEdited: 'Notes::UpdateService records no event',
+  NoteCopied: 'Issues::MoveService copies a note without an event (Notes::CopyService: no `commented on`)',
   NoteDeleted: 'Notes::DestroyService records no event',
   NotesResolved: 'GitLab records no event for resolving a discussion',
   NotesUnresolved: 'GitLab records no event for unresolving a discussion',

@@ -92,6 +92,12 @@ export function deployKeyOf(history: readonly Logged[]): KeySubject | undefined 
   return subject;
 }
 
+/** A user's SSH key as its stream left it: added, never changed (GitLab's API cannot edit a key). */
+export function userSshKeyOf(history: readonly Logged[]): KeySubject | undefined {
+  const added = history.find((event) => event.type === 'UserSshKeyAdded');
+  return added ? { id: added.data.id, key: added.data.key, userId: added.data.user_id, createdAt: added.occurredAt, updatedAt: added.occurredAt } : undefined;
+}
+
 /** A group as its stream left it (GroupCreated, then GroupUpdated). */
 export function groupOf(history: readonly Logged[]): GroupSubject | undefined {
   let subject: GroupSubject | undefined;

@@ -9,6 +9,7 @@ import { issuableChanges, type IssuableChanges } from './payloads-issuables.js';
 import { mergeRequestData, type MergeRequestFacts } from './payloads-merge-requests.js';
 import {
   deployKeyOf,
+  type KeySubject,
   groupEventData,
   groupMemberEventData,
   groupOf,
@@ -19,8 +20,10 @@ import {
   keyEventData,
   userEventData,
   userOf,
+  userSshKeyOf,
 } from './payloads-system.js';
 import { deployKeyStreamId } from '../deploy-keys.js';
+import { userSshKeyStreamId } from '../user-ssh-keys.js';
 import { issueActionMessage, issueMessage, issueUpdateChanges, noteMessage } from './triggers-issues.js';
 import { pushData, repositoryUpdateData } from './payloads.js';
 
@@ -110,7 +113,16 @@ async function userEvent(id: number, event: string, facts: HookFacts, before = f
 
 /** A deploy key's creation or destruction (SystemHooksService for a Key), as of the event (before it, for a destruction). */
 async function deployKeyEvent(id: number, event: string, facts: HookFacts, before = false) {
-  const key = deployKeyOf(await facts.history(deployKeyStreamId(id), before));
+  return keyEvent(deployKeyOf(await facts.history(deployKeyStreamId(id), before)), event, facts);
+}
+
+/** A user's SSH key's creation or destruction: `key_create`, `key_destroy` (the Key class's name). */
+async function userSshKeyEvent(id: number, event: string, facts: HookFacts) {
+  return keyEvent(userSshKeyOf(await facts.history(userSshKeyStreamId(id))), event, facts);
+}
+
+/** SystemHooksService#build_event_data for a Key: its owner's username when it has one (a removed user's as it was). */
+async function keyEvent(key: KeySubject | undefined, event: string, facts: HookFacts) {
   if (!key) return [];
   const owner = key.userId === null ? undefined : userOf(await facts.history(userStreamId(key.userId)));
   return system(keyEventData(event, key, owner?.username));
@@ -196,6 +208,8 @@ export const HOOK_TRIGGERS = {
 
   DeployKeyCreated: (d, f) => deployKeyEvent(d.id, 'deploykey_create', f),
   DeployKeyDeleted: (d, f) => deployKeyEvent(d.id, 'deploykey_destroy', f, true),
+  UserSshKeyAdded: (d, f) => userSshKeyEvent(d.id, 'key_create', f),
+  UserSshKeyRemoved: (d, f) => userSshKeyEvent(d.id, 'key_destroy', f),
 
   MemberAdded: (d, f) => memberEvent(d, 'add', f),
   AccessRequestApproved: (d, f) => memberEvent(d, 'add', f),

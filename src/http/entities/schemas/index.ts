@@ -30,6 +30,7 @@ import * as repositoryDiffs from './repository-diffs.js';
 import * as resourceEvents from './resource-events.js';
 import * as snippets from './snippets.js';
 import * as todos from './todos.js';
+import * as userSshKeys from './user-ssh-keys.js';
 import * as users from './users.js';
 
 /**
@@ -70,5 +71,6 @@ export const ENTITY_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   ...resourceEvents,
   ...snippets,
   ...todos,
+  ...userSshKeys,
   ...users,
 };
