@@ -117,8 +117,8 @@ async function copyObjects(trx: Db, sourceId: number, forkId: number) {
   await sql`insert into repository_objects (project_id, sha, type, size, content)
             select ${forkId}, sha, type, size, content from repository_objects where project_id = ${sourceId}
             on conflict do nothing`.execute(trx);
-  await sql`insert into repository_commits (project_id, sha, parents, generation, committer_time, ancestors)
-            select ${forkId}, sha, parents, generation, committer_time, ancestors from repository_commits where project_id = ${sourceId}
+  await sql`insert into repository_commits (project_id, sha, parents, generation, committer_time, ancestors, first_parent_depth)
+            select ${forkId}, sha, parents, generation, committer_time, ancestors, first_parent_depth from repository_commits where project_id = ${sourceId}
             on conflict do nothing`.execute(trx);
   await sql`insert into repository_path_changes (project_id, path, path_key, commit_sha, entry, follow)
             select ${forkId}, path, path_key, commit_sha, entry, follow from repository_path_changes where project_id = ${sourceId}

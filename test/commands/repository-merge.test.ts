@@ -17,6 +17,7 @@ import { storeObjects } from '../../src/commands/repository.js';
 import { commit, type GitObject, tree } from '../../src/domain/repository/objects.js';
 import { commitLog, commitLogPage, findCommits, readBlobs, readFiles } from '../../src/projections/repository/queries.js';
 import { backfill } from '../../migrations/0059_repository_commit_graph.js';
+import { backfill as firstParentBackfill } from '../../migrations/0076_first_parent_depth.js';
 
 let api: TestServer;
 const dirs: string[] = [];
@@ -376,8 +377,17 @@ describe('the commit graph index (repository_commits) on a generated history of 
     const bySha = new Map(stored.map((row) => [row.sha, row]));
     for (const row of stored) expect(row.generation).toBe(1 + Math.max(0, ...row.parents.map((p) => bySha.get(p)!.generation)));
     for (const tip of tips) expect(bySha.get(tip)!.ancestors).toBe(Number(git('rev-list', '--count', tip)));
+    for (const tip of tips.slice(0, 10)) expect(bySha.get(tip)!.first_parent_depth).toBe(Number(git('rev-list', '--count', '--first-parent', tip)));
     await db.deleteFrom('repository_commits').where('project_id', '=', id).execute();
-    await backfill(db, id);
+    // 0059's backfill writes no first_parent_depth (0076 added it, NOT NULL): the rows are written as the migrations did, 0059's then 0076's.
+    await db.transaction().execute(async (trx) => {
+      await sql.raw('alter table repository_commits alter column first_parent_depth drop not null').execute(trx);
+      await sql.raw('alter table repository_commits disable trigger repository_commits_no_update').execute(trx);
+      await backfill(trx, id);
+      await firstParentBackfill(trx, id);
+      await sql.raw('alter table repository_commits enable trigger repository_commits_no_update').execute(trx);
+      await sql.raw('alter table repository_commits alter column first_parent_depth set not null').execute(trx);
+    });
     expect(await rows()).toEqual(stored);
 
     // The graph questions against git, for tips and commits anywhere in the history.

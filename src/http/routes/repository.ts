@@ -167,6 +167,8 @@ const commitsShape = {
   path: optional(t.string()),
   all: optional(t.boolean()),
   with_stats: optional(t.boolean()),
+  /** `git log --first-parent`: only the first parent of merges is followed (GitLab 12.10's `first_parent`). */
+  first_parent: optional(t.boolean()),
 } satisfies Shape;
 const commitShape = { stats: withDefault(t.boolean(), true) } satisfies Shape;
 const refsShape = { type: withDefault(t.values(['branch', 'tag', 'all']), 'all') } satisfies Shape;
@@ -214,7 +216,7 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const project = await userProject(c, auth, 'download_code');
     const { db } = appContext(c);
     const toSeconds = (d: Date | undefined) => (d === undefined ? undefined : Math.floor(d.getTime() / 1000));
-    const filters = { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until) };
+    const filters = { path: p.path, after: toSeconds(p.since), before: toSeconds(p.until), firstParent: p.first_parent };
     const webUrl = webUrlOf(c, project);
     // Entities::CommitWithStats with `with_stats=true`: each commit's stats as the single view shows them.
     const present = async (log: CommitView[]) => {

@@ -22,6 +22,8 @@ export interface CommitNode {
   readonly time: number;
   /** How many commits it reaches, itself included (`git rev-list --count`). */
   readonly ancestors: number;
+  /** How many commits its first-parent chain holds, itself included (`git rev-list --count --first-parent`): 1 + its first parent's, 1 if that is not stored. */
+  readonly firstParentDepth: number;
 }
 
 interface GraphRow {
@@ -30,6 +32,7 @@ interface GraphRow {
   generation: number;
   committer_time: string | number;
   ancestors: number;
+  first_parent_depth: number;
   floor: number | null;
 }
 
@@ -91,7 +94,7 @@ export class CommitGraph {
     for (const sha of extra) if (this.unknown(sha)) anchors.add(sha);
     if (anchors.size === 0) return;
     const list = [...anchors];
-    const columns = sql`c.sha, c.parents, c.generation, c.committer_time, c.ancestors`;
+    const columns = sql`c.sha, c.parents, c.generation, c.committer_time, c.ancestors, c.first_parent_depth`;
     const { rows } = await sql<GraphRow>`
       with recursive anchor as (
         select ${columns} from repository_commits c where c.project_id = ${this.projectId} and c.sha = any(${list}::text[])
@@ -107,7 +110,7 @@ export class CommitGraph {
       select walk.*, (select floor from bound) as floor from walk`.execute(this.db);
     for (const row of rows) {
       if (this.nodes.has(row.sha)) continue;
-      this.remember({ sha: row.sha, parents: row.parents, generation: row.generation, time: Number(row.committer_time), ancestors: row.ancestors });
+      this.remember({ sha: row.sha, parents: row.parents, generation: row.generation, time: Number(row.committer_time), ancestors: row.ancestors, firstParentDepth: row.first_parent_depth });
     }
     for (const sha of list) {
       if (this.nodes.has(sha)) continue;
@@ -220,7 +223,7 @@ export class GenerationQueue {
  * when it is shown, and only those `enter` allows. Yields as it goes: a caller that stops
  * early has loaded only what it was shown (and a window below).
  */
-export async function* dateOrder(graph: CommitGraph, tips: readonly string[], enter: (sha: string) => boolean = () => true): AsyncGenerator<CommitNode> {
+export async function* dateOrder(graph: CommitGraph, tips: readonly string[], enter: (sha: string) => boolean = () => true, firstParent = false): AsyncGenerator<CommitNode> {
   let sequence = 0;
   const queue = new Heap<{ node: CommitNode; seq: number }>((a, b) => a.node.time > b.node.time || (a.node.time === b.node.time && a.seq < b.seq));
   const seen = new Set<string>();
@@ -233,8 +236,10 @@ export async function* dateOrder(graph: CommitGraph, tips: readonly string[], en
   }
   while (queue.size > 0) {
     const { node } = queue.pop()!;
-    await graph.load(node.parents.filter((parent) => !seen.has(parent)));
-    for (const parent of node.parents) {
+    // `--first-parent`: only the first parent of each commit is walked.
+    const parents = firstParent ? node.parents.slice(0, 1) : node.parents;
+    await graph.load(parents.filter((parent) => !seen.has(parent)));
+    for (const parent of parents) {
       const found = graph.get(parent);
       if (seen.has(parent) || !found || !enter(parent)) continue;
       seen.add(parent);
@@ -382,7 +387,7 @@ export async function indexCommits(
   for (let i = 0; i < rows.length; i += 1000) {
     await db
       .insertInto('repository_commits')
-      .values(rows.slice(i, i + 1000).map((r) => ({ project_id: projectId, sha: r.sha, parents: [...r.parents], generation: r.generation, committer_time: r.time, ancestors: r.ancestors })))
+      .values(rows.slice(i, i + 1000).map((r) => ({ project_id: projectId, sha: r.sha, parents: [...r.parents], generation: r.generation, committer_time: r.time, ancestors: r.ancestors, first_parent_depth: r.firstParentDepth })))
       .onConflict((oc) => oc.columns(['project_id', 'sha']).doNothing())
       .execute();
   }
@@ -432,7 +437,8 @@ export async function graphRows(db: Db, projectId: number, commits: readonly New
       let ancestors = 1;
       if (known.length > 0) ancestors += graph.get(known[0]!)!.ancestors;
       if (known.length > 1) ancestors += (await reachableOnlyFrom(graph, known.slice(1), [known[0]!])).size;
-      const node: CommitNode = { sha, parents: commit.parents, generation, time: commit.time, ancestors };
+      const firstParentDepth = 1 + (commit.parents[0] === undefined ? 0 : (graph.get(commit.parents[0])?.firstParentDepth ?? 0));
+      const node: CommitNode = { sha, parents: commit.parents, generation, time: commit.time, ancestors, firstParentDepth };
       graph.add(node);
       rows.push(node);
     }

@@ -187,6 +187,8 @@ export interface LogFilters {
   readonly skipMerges?: boolean;
   /** `--max-count`: the walk stops once this many commits are kept. */
   readonly limit?: number;
+  /** `--first-parent`: only each commit's first parent is walked (with a path, a commit is shown when the path differs from its first parent's). */
+  readonly firstParent?: boolean | undefined;
 }
 
 /**
@@ -201,12 +203,12 @@ export async function commitLog(db: Db, projectId: number, head: CommitView | re
   const heads = 'sha' in head ? [head] : head;
   const limit = filters.limit ?? Infinity;
   if (filters.path !== undefined && filters.path !== '') {
-    const shas = await pathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters);
+    const shas = filters.firstParent ? await firstParentPathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters) : await pathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters);
     return readCommits(db, projectId, Number.isFinite(limit) ? shas.slice(0, limit) : shas);
   }
   const graph = new CommitGraph(db, projectId, Math.min(Number.isFinite(limit) ? limit : 256, 256));
   const kept: string[] = [];
-  for await (const node of dateOrder(graph, heads.map((one) => one.sha))) {
+  for await (const node of dateOrder(graph, heads.map((one) => one.sha), undefined, filters.firstParent)) {
     if (kept.length >= limit) break;
     if (keeps(node, filters)) kept.push(node.sha);
   }
@@ -245,14 +247,14 @@ export async function commitLogPage(
 ): Promise<{ commits: CommitView[]; total: number }> {
   const heads = 'sha' in head ? [head] : head;
   if (filters.path !== undefined && filters.path !== '') {
-    const shas = await pathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters);
+    const shas = filters.firstParent ? await firstParentPathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters) : await pathLog(db, projectId, heads.map((one) => one.sha), filters.path, filters);
     return { commits: await findCommits(db, projectId, shas.slice(page.offset, page.offset + page.limit)), total: shas.length };
   }
   const end = page.offset + page.limit;
   const graph = new CommitGraph(db, projectId, Math.max(64, end));
   const kept: string[] = [];
   let exhausted = true;
-  for await (const node of dateOrder(graph, heads.map((one) => one.sha))) {
+  for await (const node of dateOrder(graph, heads.map((one) => one.sha), undefined, filters.firstParent)) {
     if (kept.length >= end) {
       exhausted = false;
       break;
@@ -262,18 +264,24 @@ export async function commitLogPage(
   const commits = await findCommits(db, projectId, kept.slice(page.offset));
   if (exhausted) return { commits, total: kept.length };
   const tips = [...new Set(heads.map((one) => one.sha))];
-  if (tips.length === 1 && filters.after === undefined && filters.before === undefined && !filters.skipMerges) return { commits, total: graph.get(tips[0]!)!.ancestors };
+  if (tips.length === 1 && filters.after === undefined && filters.before === undefined && !filters.skipMerges) {
+    const tip = graph.get(tips[0]!)!;
+    return { commits, total: filters.firstParent ? tip.firstParentDepth : tip.ancestors };
+  }
   return { commits, total: await countLog(db, projectId, tips, filters) };
 }
 
-/** How many commits the heads reach within the log's date filters (`git rev-list --count --since --until`), in one statement. */
+/**
+ * How many commits the heads reach within the log's date filters (`git rev-list --count --since --until`), in one statement.
+ * With `firstParent`, only first parents are followed: the rows read are the heads' first-parent chains.
+ */
 async function countLog(db: Db, projectId: number, tips: readonly string[], filters: LogFilters): Promise<number> {
   const { rows } = await sql<{ n: string | number }>`
     with recursive walk(sha, parents, time) as (
       select c.sha, c.parents, c.committer_time from repository_commits c where c.project_id = ${projectId} and c.sha = any(${tips}::text[])
       union
       select c.sha, c.parents, c.committer_time from walk w
-        cross join lateral unnest(w.parents) as p(sha)
+        cross join lateral unnest(case when ${filters.firstParent ?? false}::boolean then w.parents[1:1] else w.parents end) as p(sha)
         cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = p.sha limit 1) c)
     select count(*) as n from walk
      where (time >= ${filters.after ?? null}::bigint) is not false and (time <= ${filters.before ?? null}::bigint) is not false
@@ -351,6 +359,38 @@ export async function pathVersions(db: Db, projectId: number, heads: readonly st
   const changes = (await shownChanges(db, projectId, key)).filter((change) => keeps({ parents: change.parents, time: Number(change.committer_time) }, filters));
   const walked = await walkedTo(db, projectId, heads, key, changes);
   return changes.filter((change) => walked.has(change.sha)).map(({ sha, entry }) => ({ sha, entry }));
+}
+
+/**
+ * `git log --first-parent heads -- path`: the commits of the heads' first-parent chains whose
+ * path differs from their first parent's (git compares a merge with its first parent only
+ * under --first-parent, so a merge that took the path from another side is shown too), within
+ * the log's date and merge filters, newest committer date first. Every row of the per-path
+ * change index is such a difference (the rows are taken against the first parent), so the
+ * candidates are the path's rows, and the heads' first-parent chains are walked in one
+ * statement down to the oldest of them (as walkedTo, on parents[1] alone).
+ */
+export async function firstParentPathLog(db: Db, projectId: number, heads: readonly string[], path: string, filters: LogFilters): Promise<string[]> {
+  const key = indexedPath(path);
+  const { rows } = await sql<Change>`
+    select c.sha, c.generation, c.committer_time, c.parents, p.entry
+      from repository_path_changes p
+      join repository_commits c on c.project_id = p.project_id and c.sha = p.commit_sha
+     where p.project_id = ${projectId} and p.path_key = ${pathKey(key)}
+     order by c.committer_time desc, c.generation desc, c.sha`.execute(db);
+  const changes = rows.filter((change) => keeps({ parents: change.parents, time: Number(change.committer_time) }, filters));
+  if (changes.length === 0 || heads.length === 0) return [];
+  const floor = Math.min(...changes.map((change) => change.generation));
+  const { rows: walked } = await sql<{ sha: string }>`
+    with recursive walk(sha, parents) as (
+      select c.sha, c.parents from repository_commits c where c.project_id = ${projectId} and c.sha = any(${[...new Set(heads)]}::text[]) and c.generation >= ${floor}
+      union
+      select c.sha, c.parents from walk w
+        cross join lateral (select * from repository_commits c where c.project_id = ${projectId} and c.sha = w.parents[1] limit 1) c
+       where c.generation >= ${floor})
+    select sha from walk where sha = any(${changes.map((change) => change.sha)}::text[])`.execute(db);
+  const on = new Set(walked.map((row) => row.sha));
+  return changes.filter((change) => on.has(change.sha)).map((change) => change.sha);
 }
 
 /** The SHAs of pathVersions: the list's `path` filter. */

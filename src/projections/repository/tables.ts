@@ -52,6 +52,8 @@ export interface RepositoryCommitsTable {
   committer_time: ColumnType<string | number, number, never>;
   /** The commits it reaches, itself included (`git rev-list --count`). */
   ancestors: number;
+  /** Its first-parent chain's length, itself included (`git rev-list --count --first-parent`; migration 0076). */
+  first_parent_depth: number;
 }
 
 /**

@@ -134,7 +134,7 @@ async function checkCommitIndexes(db: Db, projectId: number, commits: readonly {
     (
       await db
         .selectFrom('repository_commits')
-        .select(['sha', 'parents', 'generation', 'committer_time', 'ancestors'])
+        .select(['sha', 'parents', 'generation', 'committer_time', 'ancestors', 'first_parent_depth'])
         .where('project_id', '=', projectId)
         .where('sha', 'in', [...new Set(parsed.flatMap((commit) => [commit.sha, ...commit.parents]))])
         .execute()
@@ -153,6 +153,8 @@ async function checkCommitIndexes(db: Db, projectId: number, commits: readonly {
     if (row.parents.join(' ') !== commit.parents.join(' ') || Number(row.committer_time) !== commit.committer.time || row.generation !== generation || row.ancestors !== ancestors) {
       mismatch(commit.sha, `its commit graph row (parents, committer time ${row.committer_time}, generation ${row.generation}, ancestors ${row.ancestors}) is not what the commit and its parents' rows give (committer time ${commit.committer.time}, generation ${generation}, ancestors ${ancestors})`);
     }
+    const firstParentDepth = 1 + (commit.parents[0] === undefined ? 0 : (graph.get(commit.parents[0])?.first_parent_depth ?? 0));
+    if (row.first_parent_depth !== firstParentDepth) mismatch(commit.sha, `its commit graph row's first-parent depth ${row.first_parent_depth} is not its first parent's plus one (${firstParentDepth})`);
   }
   const key = (path: string, entry: string | null, follow: number | null) => `${JSON.stringify(path)} ${entry ?? 'removed'}${follow === null ? '' : ` follows parent ${follow}`}`;
   const expected = new Map(parsed.map((commit) => [commit.sha, new Set<string>()]));
