@@ -71,13 +71,92 @@ function masked(text: string): string {
     previousBlank = blank;
     return line;
   });
-  return out
-    .join('\n')
-    .replace(/<(a|code|pre)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, opaque)
-    .replace(/(`+)(?!`)[\s\S]*?(?<!`)\1(?!`)/g, opaque)
-    .replace(/!?\[[^\]\n]*\]\([^)\n]*\)/g, opaque)
-    .replace(/<(?:https?|ftp|mailto):[^>\s]*>/gi, opaque)
+  // Every pattern below stops at the next place another match could start, so a text of
+  // unclosed openings (`[x](`, `<pre `, backticks) costs its length, not its square.
+  return maskCodeSpans(maskElements(out.join('\n')))
+    .replace(/!?\[[^[\]\n]*\]\((?:[^()\n]|\([^()\n]*\))*\)/g, opaque)
+    .replace(/<(?:https?|ftp|mailto):[^<>\s]*>/gi, opaque)
     .replace(/\b(?:https?|ftp|smb|irc):\/\/[^\s<]+/gi, opaque);
+}
+
+/** `text` with each [from, to) span made OPAQUE. */
+function maskSpans(text: string, spans: readonly (readonly [number, number])[]): string {
+  if (spans.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const [from, to] of spans) {
+    out += text.slice(at, from) + opaque(text.slice(from, to));
+    at = to;
+  }
+  return out + text.slice(at);
+}
+
+/**
+ * `<a …>…</a>`, `<code …>…</code>` and `<pre …>…</pre>` (any case) made OPAQUE. Once an element
+ * has no closing tag after an opening, no later opening of it has one: it is not looked for again.
+ */
+function maskElements(text: string): string {
+  const lower = text.toLowerCase();
+  const unclosed = new Set<string>();
+  const spans: [number, number][] = [];
+  const opening = /<(a|code|pre)(?![0-9a-z_])[^<>]*>/g;
+  for (let found = opening.exec(lower); found; found = opening.exec(lower)) {
+    const name = found[1]!;
+    if (unclosed.has(name)) continue;
+    let end = -1;
+    for (let at = lower.indexOf(`</${name}`, opening.lastIndex); at >= 0; at = lower.indexOf(`</${name}`, at + 1)) {
+      let i = at + 2 + name.length;
+      while (/\s/.test(lower[i] ?? '')) i += 1;
+      if (lower[i] === '>') {
+        end = i + 1;
+        break;
+      }
+    }
+    if (end < 0) {
+      unclosed.add(name);
+      continue;
+    }
+    spans.push([found.index, end]);
+    opening.lastIndex = end;
+  }
+  return maskSpans(text, spans);
+}
+
+/**
+ * Code spans made OPAQUE (CommonMark: a run of backticks up to the next run of the same
+ * length). Each length's runs are visited once, in order.
+ */
+function maskCodeSpans(text: string): string {
+  const runs: { at: number; length: number }[] = [];
+  for (let i = text.indexOf('`'); i >= 0; i = text.indexOf('`', i)) {
+    let j = i;
+    while (text.charCodeAt(j) === 0x60) j += 1;
+    runs.push({ at: i, length: j - i });
+    i = j;
+  }
+  const ofLength = new Map<number, number[]>();
+  runs.forEach((run, k) => {
+    const same = ofLength.get(run.length);
+    if (same) same.push(k);
+    else ofLength.set(run.length, [k]);
+  });
+  const next = new Map<number, number>();
+  const spans: [number, number][] = [];
+  for (let k = 0; k < runs.length; ) {
+    const { at, length } = runs[k]!;
+    const same = ofLength.get(length)!;
+    let c = next.get(length) ?? 0;
+    while (c < same.length && same[c]! <= k) c += 1;
+    next.set(length, c);
+    if (c === same.length) {
+      k += 1;
+      continue;
+    }
+    const close = runs[same[c]!]!;
+    spans.push([at, close.at + close.length]);
+    k = same[c]! + 1;
+  }
+  return maskSpans(text, spans);
 }
 
 /** Every reference of those kinds in a text, in order; linear in the text's length. */
