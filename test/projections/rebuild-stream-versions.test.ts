@@ -125,6 +125,9 @@ async function writeSome(round: number) {
   ok(await api.put(`/projects/${mine.id}/deploy_keys/${key.id}`, { can_push: true }, { token: bob.token }));
   ok(await api.post(`/projects/${project.id}/deploy_keys/${key.id}/enable`));
   ok(await api.del(`/projects/${mine.id}/deploy_keys/${key.id}`, { token: bob.token }));
+  const userKey = ok(await api.post('/user/keys', { title: 'laptop', key: sshPublicKey() }, { token: bob.token })).body;
+  ok(await api.post('/user/keys', { title: 'desktop', key: sshPublicKey() }, { token: bob.token }));
+  ok(await api.del(`/user/keys/${userKey.id}`, { token: bob.token }));
   ok(await api.put(`/projects/${mine.id}/services/slack`, { webhook: 'https://93.184.216.34/hook', push_events: false }, { token: bob.token }));
   ok(await api.del(`/projects/${mine.id}/integrations/slack`, { token: bob.token }));
   ok(await api.put('/notification_settings', { level: 'watch' }, { token: alice.token }));
