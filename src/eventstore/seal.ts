@@ -103,7 +103,8 @@ export function merkleRoot(events: Iterable<LeafFields>): string {
   return builder.root();
 }
 
-export function leafFieldsOfRow(row: Selectable<EventsTable>): LeafFields {
+/** A stored row's leaf fields, with its transaction id (verify's gap-free order needs it), in one object. */
+export function leafFieldsOfRow(row: Selectable<EventsTable>): LeafFields & { transactionId: string } {
   return {
     globalPosition: row.global_position,
     streamId: row.stream_id,
@@ -115,6 +116,7 @@ export function leafFieldsOfRow(row: Selectable<EventsTable>): LeafFields {
     metadata: row.metadata,
     occurredAt: row.occurred_at,
     hash: row.hash,
+    transactionId: row.transaction_id,
   };
 }
 

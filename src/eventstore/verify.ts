@@ -3,7 +3,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database } from '../database/database.js';
 import { FEED_COLUMNS, type FeedColumns, type FeedIndexOf } from './feed-index.js';
 import { GENESIS_HASH, eventDigests } from './hash.js';
-import { MerkleBuilder, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
+import { MerkleBuilder, leafFieldsOfRow, sealEnd, sealHash, sealStart, type LeafFields, type SealRecord } from './seal.js';
 import { afterCheckpoint } from './store.js';
 import type { EventsTable } from './tables.js';
 import { LOG_START, compareCheckpoints, type Checkpoint, type EventMetadata } from './types.js';
@@ -517,7 +517,7 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
     const events: LeafEvent[] = [];
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
-      const event: LeafEvent = leafEventOfRow(row);
+      const event: LeafEvent = leafFieldsOfRow(row);
       events.push(event);
       chainStream = row.stream_id;
       chainVersion = row.stream_version;
@@ -574,23 +574,6 @@ export async function verifyLog(db: Kysely<Database>, options: VerifyOptions = {
     });
   }
   return report;
-}
-
-/** leafFieldsOfRow's fields and the transaction id, in one object (not a spread copy per event). */
-function leafEventOfRow(row: Selectable<EventsTable>): LeafEvent {
-  return {
-    globalPosition: row.global_position,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    eventId: row.event_id,
-    type: row.event_type,
-    schemaVersion: row.schema_version,
-    data: row.data,
-    metadata: row.metadata,
-    occurredAt: row.occurred_at,
-    hash: row.hash,
-    transactionId: row.transaction_id,
-  };
 }
 
 /**
