@@ -1,6 +1,8 @@
+import type { Insertable } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { isResolvable, type NoteableType } from '../../domain/notes/events.js';
 import { defineProjector } from '../projector.js';
+import type { NotesTable } from './tables.js';
 
 /** `user_notes_count` of a noteable moved by one note (a commit has no id: it has no count). */
 async function count(trx: Db, noteableType: NoteableType, noteableId: number | null, by: 1 | -1) {
@@ -32,6 +34,30 @@ async function forgetNotesOfGoneSnippets(trx: Db) {
   await gone('notes').execute();
 }
 
+/** The fields every note event carries, as its row holds them. */
+interface NoteFields {
+  readonly id: number;
+  readonly noteable_type: NotesTable['noteable_type'];
+  readonly noteable_id: number | null;
+  readonly commit_id: string | null;
+  readonly project_id: number | null;
+  readonly group_id: number | null;
+  readonly author_id: number;
+  readonly body: string;
+  readonly type: NotesTable['type'];
+  readonly discussion_id: string;
+}
+
+/** A note's row: the event's common fields and the rest (`rest`); a note already projected is left as it is. */
+async function insertNote(trx: Db, data: NoteFields, rest: Omit<Insertable<NotesTable>, keyof NoteFields>): Promise<void> {
+  const { id, noteable_type, noteable_id, commit_id, project_id, group_id, author_id, body, type, discussion_id } = data;
+  await trx
+    .insertInto('notes')
+    .values({ id, noteable_type, noteable_id, commit_id, project_id, group_id, author_id, body, type, discussion_id, ...rest })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+}
+
 /**
  * Inline: the API reads what it just wrote. User notes only; each noteable's count of them is
  * kept beside (`user_notes_count`). A noteable's deletion, or its project's or group's, takes
@@ -43,58 +69,29 @@ export const notesProjector = defineProjector({
   reads: ['snippets'],
   on: {
     NoteAdded: async ({ data, occurredAt }, trx) => {
-      const at = data.created_at;
       const resolved = isResolvable(data.type, data.noteable_type) && data.resolved;
-      await trx
-        .insertInto('notes')
-        .values({
-          id: data.id,
-          noteable_type: data.noteable_type,
-          noteable_id: data.noteable_id,
-          commit_id: data.commit_id,
-          project_id: data.project_id,
-          group_id: data.group_id,
-          author_id: data.author_id,
-          body: data.body,
-          type: data.type,
-          discussion_id: data.discussion_id,
-          position: data.position === null ? null : JSON.stringify(data.position),
-          line_code: data.line_code,
-          resolvable: isResolvable(data.type, data.noteable_type),
-          resolved_by_id: resolved ? data.author_id : null,
-          resolved_at: resolved ? occurredAt.toISOString() : null,
-          created_at: at,
-          updated_at: at,
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
+      await insertNote(trx, data, {
+        position: data.position === null ? null : JSON.stringify(data.position),
+        line_code: data.line_code,
+        resolvable: isResolvable(data.type, data.noteable_type),
+        resolved_by_id: resolved ? data.author_id : null,
+        resolved_at: resolved ? occurredAt.toISOString() : null,
+        created_at: data.created_at,
+        updated_at: data.created_at,
+      });
       await count(trx, data.noteable_type, data.noteable_id, 1);
     },
     NoteCopied: async ({ data }, trx) => {
-      await trx
-        .insertInto('notes')
-        .values({
-          id: data.id,
-          noteable_type: data.noteable_type,
-          noteable_id: data.noteable_id,
-          commit_id: data.commit_id,
-          project_id: data.project_id,
-          group_id: data.group_id,
-          author_id: data.author_id,
-          body: data.body,
-          type: data.type,
-          discussion_id: data.discussion_id,
-          position: null,
-          line_code: null,
-          system: data.system,
-          resolvable: false,
-          resolved_by_id: null,
-          resolved_at: null,
-          created_at: data.created_at,
-          updated_at: data.updated_at,
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
+      await insertNote(trx, data, {
+        position: null,
+        line_code: null,
+        system: data.system,
+        resolvable: false,
+        resolved_by_id: null,
+        resolved_at: null,
+        created_at: data.created_at,
+        updated_at: data.updated_at,
+      });
       // `user_notes_count` counts the copied user notes, not the system ones.
       if (!data.system) await count(trx, data.noteable_type, data.noteable_id, 1);
     },
