@@ -84,6 +84,13 @@ export async function closeIssuesFromPush(stored: StoredEvent, ctx: CommandConte
   const authors = await usersByEmail(db, closing.map((c) => c.author.email));
   const pusher = causedBy(ctx, stored);
   const today = ctx.now().toISOString().slice(0, 10);
+  // The pusher as each referenced project sees them, read once per project for the whole move.
+  const pusherOn = new Map<number, Promise<Awaited<ReturnType<typeof projectSubjectsOf>>[number] | undefined>>();
+  const pusherIn = (projectId: number) => {
+    let subject = pusherOn.get(projectId);
+    if (!subject) pusherOn.set(projectId, (subject = projectSubjectsOf(db, projectId, [pusherId], today).then(([one]) => one)));
+    return subject;
+  };
   for (const commit of closing) {
     // ProcessCommitWorker#process_commit_message: "Ignore closing references from GitLab-generated
     // commit messages" (Commit#merged_merge_request?: a merge commit that is a merge request's).
@@ -96,7 +103,7 @@ export async function closeIssuesFromPush(stored: StoredEvent, ctx: CommandConte
     for (const issue of await referencedIssues(db, project, closingIssueReferences(commit.message))) {
       if (issue.state !== 'opened') continue;
       // Commit#closes_issues(user) as the pusher reads them, IssueCollection#updatable_by_user(user).
-      const [subject] = await projectSubjectsOf(db, issue.project_id, [pusherId], today);
+      const subject = await pusherIn(issue.project_id);
       if (!subject || !can(subject, 'read_issue') || !canOnIssue(subject, issue, 'update_issue')) continue;
       if (await closedBy(db, issue.id, stored)) continue;
       await run(authoredBy(pusher, author), issues, issue.id, { type: 'UpdateIssue', fields: {}, stateEvent: 'close', byId: authorId, viaCommit: { projectId: project.id, sha: commit.sha } });
