@@ -206,42 +206,47 @@ export async function readAllAfter(db: Kysely<Database>, after: Checkpoint, limi
   return rows.map(toStoredEvent);
 }
 
-/**
- * For a follower that reacts to a few event types: those events after a checkpoint, in
- * gap-free order, without reading the others. `through` is how far the log has been read —
- * past the last returned event when the rest were of other types.
- */
-export async function readTypesAfter(
-  db: Kysely<Database>,
-  after: Checkpoint,
-  types: readonly string[],
-  limit: number,
-): Promise<{ events: StoredEvent[]; through: Checkpoint }> {
-  // The gap-free horizon first: everything up to it is committed, so the read that follows
-  // (with a later snapshot) sees every event of those types up to it.
-  // By the xid8 column (events.…): by the text alias, '999' would sort after '1156'.
-  const { rows: heads } = await sql<{ transaction_id: string; global_position: string }>`
-    select transaction_id::text as transaction_id, global_position from events
-     where ${afterCheckpoint(after)}
-       and ${BELOW_HORIZON}
-     order by events.transaction_id desc, events.global_position desc limit 1`.execute(db);
-  const head = heads[0];
-  if (!head) return { events: [], through: after };
-  const horizon: Checkpoint = { transactionId: head.transaction_id, globalPosition: String(head.global_position) };
-  if (types.length === 0) return { events: [], through: horizon };
-  const rows = await db
-    .selectFrom('events')
-    .select(STORED_EVENT_COLUMNS)
-    .where(afterCheckpoint(after))
-    .where(sql<boolean>`(transaction_id, global_position) <= (${horizon.transactionId}::xid8, ${horizon.globalPosition}::bigint)`)
-    .where('event_type', 'in', types)
-    .orderBy('transaction_id')
-    .orderBy('global_position')
-    .limit(limit)
-    .execute();
-  const events = rows.map(toStoredEvent);
-  return { events, through: events.length === limit ? checkpointOf(events.at(-1)!) : horizon };
+/** What a follower's step reads of the log: see readTypesAfter. */
+export interface TypedRead {
+  readonly events: StoredEvent[];
+  /** How far the log has been read: past the last event returned when the rest were of other types. */
+  readonly through: Checkpoint;
+  /**
+   * Committed events wait after the visible horizon (heldBack): a transaction elsewhere in the
+   * cluster, older than theirs, still runs.
+   */
+  readonly heldBack: boolean;
 }
 
+/**
+ * For a follower that reads a few event types: those events after a checkpoint, in gap-free
+ * order, without reading the others — in one statement, so one snapshot: the gap-free horizon
+ * (everything up to it is committed), the events of those types up to it, and whether committed
+ * events wait beyond it.
+ */
+export async function readTypesAfter(db: Kysely<Database>, after: Checkpoint, types: readonly string[], limit: number): Promise<TypedRead> {
+  // By the xid8 column (events.…): by the text alias, '999' would sort after '1156'.
+  const { rows } = await sql<StoredEventRow & { head_transaction_id: string | null; head_global_position: string | null; held_back: boolean }>`
+    select h.head_transaction_id, h.head_global_position, x.held_back, ${sql.join(STORED_EVENT_COLUMNS.map((column) => sql.ref(`p.${column}`)))}
+      from (select 1) as one
+      left join lateral (
+        select events.transaction_id as head_xid, events.transaction_id::text as head_transaction_id, events.global_position as head_global_position from events
+         where ${afterCheckpoint(after)} and ${BELOW_HORIZON}
+         order by events.transaction_id desc, events.global_position desc limit 1) h on true
+      cross join lateral (select exists (select 1 from events where ${afterCheckpoint(after)} and not ${BELOW_HORIZON}) as held_back) x
+      left join lateral (
+        select ${sql.join(STORED_EVENT_COLUMNS.map((column) => sql.ref(column)))} from events
+         where ${afterCheckpoint(after)}
+           and (events.transaction_id, events.global_position) <= (h.head_xid, h.head_global_position)
+           and events.event_type = any(${[...types]}::text[])
+         order by events.transaction_id, events.global_position limit ${limit}) p on true
+     order by p.transaction_id, p.global_position`.execute(db);
+  const first = rows[0]!;
+  const heldBack = first.held_back === true;
+  if (first.head_transaction_id === null) return { events: [], through: after, heldBack };
+  const events = rows.filter((row) => row.event_id !== null).map(toStoredEvent);
+  const horizon: Checkpoint = { transactionId: first.head_transaction_id, globalPosition: String(first.head_global_position) };
+  return { events, through: events.length === limit ? checkpointOf(events.at(-1)!) : horizon, heldBack };
+}
 
 export { GENESIS_HASH, checkpointOf };

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { isConnectionError } from '../database/pg-client.js';
 import type { Db, DatabaseHandle } from '../database/database.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { heldBack, readAllAfter, readTypesAfter } from '../eventstore/store.js';
+import { readTypesAfter } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
 import { ADVISORY_LOCK_CLASS } from '../database/advisory-lock.js';
@@ -21,12 +21,13 @@ import { readProjectionLag } from '../projections/status.js';
  *   also exclude each other in memory (all there is on PGlite, a single process).
  * - Rolling deploys: a worker whose projector version is older than the stored one gives
  *   the lock back and keeps off it for a while, so the newer code holds the projection.
- * - A batch is one short transaction: read the checkpoint, read the events after it in
- *   gap-free order, lock the checkpoint row (`for update skip locked`; locked means another
- *   worker is in a batch), apply, then move the checkpoint with a compare-and-set — read
- *   tables and checkpoint commit together, and a paused former holder cannot move it back.
- *   The events are read before the row lock on purpose: the lock gives the transaction an
- *   xid, which would hold the snapshot's xmin (and so the visible log) below itself.
+ * - A batch is one short transaction: read the events of the follower's types after its
+ *   checkpoint in gap-free order (one statement: readTypesAfter), apply them, then move the
+ *   checkpoint with a compare-and-set on its position and version — read tables and checkpoint
+ *   commit together, and a paused former holder cannot move it back: its compare-and-set waits
+ *   for the batch that moved the row, then finds it moved and rolls its own batch back.
+ * - While it holds the lock a follower keeps its checkpoint in memory, as its last
+ *   compare-and-set left it; any error forgets it, and the next step reads the row again.
  * - Wake-ups: `Notifier.onAppended`, plus polling as the fallback.
  * - A projector whose stored version is older than its code is rebuilt first (rebuild.ts);
  *   an inline projector is only checked and rebuilt, never followed (commands keep it).
@@ -81,6 +82,8 @@ interface Follower {
   /** Consecutive steps that found committed events behind the visible horizon (back-off). */
   heldBack: number;
   dirty: boolean;
+  /** The checkpoint row as this follower last read or moved it, while it holds the lock. */
+  at: StoredCheckpoint | undefined;
   wake?: () => void;
   /** A wake-up due for appends of types this follower does not read (wakeAll). */
   lazyWake?: NodeJS.Timeout | undefined;
@@ -132,7 +135,7 @@ export class ProjectionWorker<Context = unknown> {
     this.pollIntervalMs = options.pollIntervalMs ?? 500;
     this.batchSize = options.batchSize ?? 500;
     if (options.reactors?.length && !options.commands) throw new Error('ProjectionWorker: reactors need `commands`');
-    const base = { state: 'idle' as const, held: false, current: false, lastError: null, failures: 0, retiredUntil: 0, heldBack: 0, dirty: false, mutex: Promise.resolve() };
+    const base = { state: 'idle' as const, held: false, current: false, lastError: null, failures: 0, retiredUntil: 0, heldBack: 0, dirty: false, at: undefined, mutex: Promise.resolve() };
     this.followers = [
       ...(options.projectors ?? []).map((projector) => ({ ...base, name: projector.name, lockName: `projection:${projector.name}`, projector })),
       ...(options.reactors ?? []).map((reactor) => ({ ...base, name: `reactor:${reactor.name}`, lockName: `reactor:${reactor.name}`, reactor })),
@@ -181,7 +184,7 @@ export class ProjectionWorker<Context = unknown> {
    * Processes every held (or now acquirable) projection and reactor until its checkpoint
    * reaches the log's head as of the call, waiting while a transaction elsewhere in the
    * cluster holds back the visible horizon. Skips what another worker holds. Returns the
-   * number of events read. For tests and the CLI.
+   * number of events of its types read. For tests and the CLI.
    */
   async catchUp(opts: { timeoutMs?: number } = {}): Promise<number> {
     const deadline = Date.now() + (opts.timeoutMs ?? 15_000);
@@ -189,6 +192,7 @@ export class ProjectionWorker<Context = unknown> {
     let total = 0;
     for (const f of this.followers) {
       total += await this.exclusive(f, async () => {
+        f.at = undefined; // from the row as it is now: someone may have moved it
         let read = 0;
         for (;;) {
           const outcome = await this.step(f);
@@ -251,6 +255,7 @@ export class ProjectionWorker<Context = unknown> {
         if (outcome.next !== 'busy') f.lastError = null;
         f.failures = 0;
       } catch (error) {
+        f.at = undefined;
         f.lastError = error instanceof Error ? error.message : String(error);
         f.failures += 1;
         if (!(error instanceof Fenced)) this.reportError(f.name, error);
@@ -300,6 +305,7 @@ export class ProjectionWorker<Context = unknown> {
       }
       if (!row || row.version < f.projector.version) {
         f.state = 'rebuilding';
+        f.at = undefined;
         await rebuildProjections(this.handle, [f.projector], this.options.rebuild);
       }
     } else if (!row) {
@@ -312,63 +318,46 @@ export class ProjectionWorker<Context = unknown> {
   }
 
   private async projectionBatch(f: Follower, projector: Projector): Promise<Outcome> {
-    return this.handle.db.transaction().execute(async (trx) => {
-      const from = await readCheckpoint(trx, f.name);
+    const { moved, outcome } = await this.handle.db.transaction().execute(async (trx) => {
+      const from = f.at ?? (await readCheckpoint(trx, f.name));
       if (!from || from.version !== projector.version) {
         f.current = false;
-        return BUSY;
+        return { moved: undefined, outcome: BUSY };
       }
-      const events = await readAllAfter(trx, from.checkpoint, this.batchSize);
-      if (events.length === 0) return (await heldBack(trx, from.checkpoint)) ? { next: 'soon', read: 0 } : IDLE;
-      const locked = await sql<{ transaction_id: string; global_position: string }>`
-        select transaction_id::text as transaction_id, global_position from projection_checkpoints
-         where name = ${f.name} for update skip locked`.execute(trx);
-      const row = locked.rows[0];
-      if (!row) return BUSY; // another worker is inside a batch of this projection
-      if (compareCheckpoints(toCheckpoint(row), from.checkpoint) !== 0) return { next: 'more', read: 0 }; // moved meanwhile: re-read
-      await applyEvents(projector, events, trx);
-      const to = checkpointOf(events.at(-1)!);
-      await advance(trx, f.name, from.checkpoint, to);
-      return { next: events.length >= this.batchSize ? 'more' : (await heldBack(trx, to)) ? 'soon' : 'done', read: events.length };
+      const read = await readTypesAfter(trx, from.checkpoint, projector.handles, this.batchSize);
+      const outcome = nextOf(read, this.batchSize);
+      if (compareCheckpoints(read.through, from.checkpoint) === 0) return { moved: from, outcome };
+      if (read.events.length > 0) await applyEvents(projector, read.events, trx);
+      return { moved: await advance(trx, f.name, from, read.through), outcome };
     });
+    f.at = moved;
+    return outcome;
   }
 
   /** At-least-once reactions, made idempotent by a receipt per (reactor, event id). */
   private async reactorBatch(f: Follower, reactor: Reactor<Context>): Promise<Outcome> {
     const db = this.handle.db;
-    const from = await readCheckpoint(db, f.name);
-    if (!from) {
+    let at = f.at ?? (await readCheckpoint(db, f.name));
+    if (!at) {
       f.current = false;
       return BUSY;
     }
+    f.at = at;
     // Only the events it reacts to are read; the checkpoint still moves past the others.
-    const { events, through } = await readTypesAfter(db, from.checkpoint, reactor.handles, this.batchSize);
-    let at = from.checkpoint;
-    for (const event of events) {
+    const read = await readTypesAfter(db, at.checkpoint, reactor.handles, this.batchSize);
+    const { events, through } = read;
+    const seen = await receiptsOf(db, reactor.name, events);
+    for (const [i, event] of events.entries()) {
       // Each reaction commits its receipt and checkpoint on its own: stopping between two
       // is a batch boundary.
       if (this.stopping) return { next: 'done', read: 0 };
-      const seen = await db
-        .selectFrom('reactor_receipts')
-        .select('event_id')
-        .where('reactor', '=', reactor.name)
-        .where('event_id', '=', event.eventId)
-        .executeTakeFirst();
-      if (!seen) await reactor.react(event, this.options.commands as Context);
-      const next = checkpointOf(event);
-      await db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('reactor_receipts')
-          .values({ reactor: reactor.name, event_id: event.eventId })
-          .onConflict((oc) => oc.doNothing())
-          .execute();
-        await advance(trx, f.name, at, next);
-      });
-      at = next;
+      if (!seen.has(event.eventId)) await reactor.react(event, this.options.commands as Context);
+      // The last reaction of the read moves the checkpoint past the other types' events after it.
+      const next = i === events.length - 1 ? through : checkpointOf(event);
+      f.at = at = await recordReaction(db, reactor.name, event.eventId, f.name, at, next);
     }
-    if (compareCheckpoints(at, through) !== 0) await advance(db, f.name, at, through);
-    if (events.length >= this.batchSize) return { next: 'more', read: events.length };
-    return { next: (await heldBack(db, through)) ? 'soon' : 'done', read: events.length };
+    if (compareCheckpoints(at.checkpoint, through) !== 0) f.at = await advance(db, f.name, at, through);
+    return nextOf(read, this.batchSize);
   }
 
   // ───────────────────────────── Locks ─────────────────────────────
@@ -444,6 +433,7 @@ export class ProjectionWorker<Context = unknown> {
 
   private letGo(f: Follower) {
     f.held = false;
+    f.at = undefined;
     const holders = heldInProcess.get(this.handle.db);
     if (holders?.get(f.lockName) === this) holders.delete(f.lockName);
   }
@@ -510,20 +500,67 @@ export class ProjectionWorker<Context = unknown> {
 
 // ───────────────────────────── Queries ─────────────────────────────
 
-async function readCheckpoint(db: Db, name: string): Promise<{ version: number; checkpoint: Checkpoint } | undefined> {
+interface StoredCheckpoint {
+  readonly version: number;
+  readonly checkpoint: Checkpoint;
+}
+
+/** What a step that read `read` does next: go on at once after a full page, retry shortly while events are held back. */
+const nextOf = (read: { events: readonly unknown[]; heldBack: boolean }, batchSize: number): Outcome => ({
+  next: read.events.length >= batchSize ? 'more' : read.heldBack ? 'soon' : 'done',
+  read: read.events.length,
+});
+
+async function readCheckpoint(db: Db, name: string): Promise<StoredCheckpoint | undefined> {
   const { rows } = await sql<{ version: number; transaction_id: string; global_position: string }>`
     select version, transaction_id::text as transaction_id, global_position from projection_checkpoints where name = ${name}`.execute(db);
   const row = rows[0];
   return row && { version: row.version, checkpoint: toCheckpoint(row) };
 }
 
-/** Compare-and-set: moves the checkpoint only from where this batch found it. */
-async function advance(db: Db, name: string, from: Checkpoint, to: Checkpoint): Promise<void> {
+/** Compare-and-set: moves the checkpoint only from where (and at the version) this follower found it. */
+async function advance(db: Db, name: string, from: StoredCheckpoint, to: Checkpoint): Promise<StoredCheckpoint> {
   const result = await sql`
     update projection_checkpoints
        set transaction_id = ${to.transactionId}::xid8, global_position = ${to.globalPosition}::bigint, updated_at = now()
-     where name = ${name} and transaction_id = ${from.transactionId}::xid8 and global_position = ${from.globalPosition}::bigint`.execute(db);
+     where ${movable(name, from)}`.execute(db);
   if (Number(result.numAffectedRows ?? 0) !== 1) throw new Fenced(name);
+  return { version: from.version, checkpoint: to };
+}
+
+/**
+ * The reaction's receipt, and advance, in one statement. The receipt is kept even when the
+ * checkpoint was moved under this follower: the reaction has run, and must not run again when
+ * the event is read anew.
+ */
+async function recordReaction(db: Db, reactor: string, eventId: string, name: string, from: StoredCheckpoint, to: Checkpoint): Promise<StoredCheckpoint> {
+  const { rows } = await sql<{ moved: number }>`
+    with receipt as (
+      insert into reactor_receipts (reactor, event_id) values (${reactor}, ${eventId}) on conflict do nothing
+    ), moved as (
+      update projection_checkpoints
+         set transaction_id = ${to.transactionId}::xid8, global_position = ${to.globalPosition}::bigint, updated_at = now()
+       where ${movable(name, from)}
+      returning 1
+    )
+    select count(*)::int as moved from moved`.execute(db);
+  if (rows[0]?.moved !== 1) throw new Fenced(name);
+  return { version: from.version, checkpoint: to };
+}
+
+const movable = (name: string, from: StoredCheckpoint) =>
+  sql<boolean>`name = ${name} and version = ${from.version} and transaction_id = ${from.checkpoint.transactionId}::xid8 and global_position = ${from.checkpoint.globalPosition}::bigint`;
+
+/** The events among `events` a reactor has a receipt of (reacted to before its checkpoint was moved back). */
+async function receiptsOf(db: Db, reactor: string, events: readonly { eventId: string }[]): Promise<Set<string>> {
+  if (events.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('reactor_receipts')
+    .select('event_id')
+    .where('reactor', '=', reactor)
+    .where('event_id', 'in', events.map((event) => event.eventId))
+    .execute();
+  return new Set(rows.map((row) => row.event_id));
 }
 
 /** The last committed event in gap-free order (LOG_START for an empty log). */

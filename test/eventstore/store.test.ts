@@ -69,7 +69,7 @@ describe('event store', () => {
     expect(page.events.map((e) => e.type)).toEqual(['A']);
     expect(page.through).toEqual(checkpointOf(all[0]!));
     // Nothing new: the checkpoint stays.
-    expect(await readTypesAfter(handle.db, onlyB.through, ['B'], 100)).toEqual({ events: [], through: onlyB.through });
+    expect(await readTypesAfter(handle.db, onlyB.through, ['B'], 100)).toEqual({ events: [], through: onlyB.through, heldBack: false });
   });
 
   // The horizon is the newest event by its xid8 column, not by the text the query returns:
