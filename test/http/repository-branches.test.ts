@@ -154,3 +154,31 @@ describe('DELETE /projects/:id/repository/branches/:branch', () => {
     expect((await api.get(repo(project.id, '/branches'))).body.map((b: any) => b.name)).toEqual(['master']);
   });
 });
+
+describe('GET /projects/:id/repository/branches', () => {
+  it('answers a page of the branches by name, counted, with GitLab 12 search: a case-insensitive part of the name', async () => {
+    const { project } = await projectWithMaster();
+    for (const name of ['Feature-b', 'feature-a', 'fix-1', 'zeta']) expect((await api.post(repo(project.id, '/branches'), { branch: name, ref: 'master' })).status).toBe(201);
+    const all = await api.get(repo(project.id, '/branches'));
+    expect(all.status).toBe(200);
+    // Gitaly sorts the names by their bytes (FindLocalBranches, SortBy NAME): upper case first.
+    const names = all.body.map((b: { name: string }) => b.name);
+    expect(names).toEqual(['Feature-b', 'feature-a', 'fix-1', 'master', 'zeta']);
+    expect(all.headers.get('x-total')).toBe('5');
+
+    const second = await api.get(repo(project.id, '/branches?per_page=2&page=2'));
+    expect(second.status).toBe(200);
+    expect(second.body.map((b: { name: string }) => b.name)).toEqual(names.slice(2, 4));
+    expect(second.headers.get('x-total')).toBe('5');
+    expect(second.headers.get('x-total-pages')).toBe('3');
+    expect(second.headers.get('x-page')).toBe('2');
+    expect(second.headers.get('x-next-page')).toBe('3');
+    expect(second.headers.get('x-prev-page')).toBe('1');
+
+    const found = await api.get(repo(project.id, '/branches?search=FEATURE'));
+    expect(found.body.map((b: { name: string }) => b.name)).toEqual(['Feature-b', 'feature-a']);
+    expect(found.headers.get('x-total')).toBe('2');
+    expect(found.body[0]).toMatchObject({ merged: false, protected: false, default: false, can_push: true });
+    expect((await api.get(repo(project.id, '/branches?search=nothing'))).body).toEqual([]);
+  });
+});

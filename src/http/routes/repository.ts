@@ -11,6 +11,8 @@ import {
   commitStats,
   commitsStats,
   type CommitView,
+  BRANCH_NAME_ORDER,
+  branchesOf,
   entryAt,
   findBranch,
   findCommit,
@@ -327,8 +329,8 @@ export const repositoryRoutes = new Hono<AppEnv>()
     const auth = await authenticate(c);
     const p = await params(c, branchesShape);
     const project = await userProject(c, auth, 'download_code');
-    const branches = await listBranches(appContext(c).db, project.row.id, p.search);
-    return c.json(await presentBranches(c, project, await paginateArray(c, branches)));
+    const branches = await paginate(c, branchesOf(appContext(c).db, project.row.id, p.search), (q) => q.orderBy(BRANCH_NAME_ORDER));
+    return c.json(await presentBranches(c, project, branches));
   })
 
   .get('/projects/:id/repository/branches/:branch', documented({ summary: 'Get a single branch', ...READ, responses: { 200: 'Branch', ...REFUSED } }), async (c) => {

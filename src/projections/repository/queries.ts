@@ -10,11 +10,18 @@ import { expectedCommitIndex, indexedPath, pathKey } from './path-changes.js';
 
 /** The repository's reads: branches, objects, commits and their history, trees and paths. */
 
-export async function listBranches(db: Db, projectId: number, search?: string): Promise<RepositoryBranchRow[]> {
-  let query = db.selectFrom('repository_branches').selectAll().where('project_id', '=', projectId);
+/** Gitaly's order of branch names (FindLocalBranches, SortBy NAME): by their bytes, whatever the database's collation. */
+export const BRANCH_NAME_ORDER = sql`name collate "C"`;
+
+/** A project's branches, those whose name holds `search` when given; ordered by BRANCH_NAME_ORDER where read (listBranches, or a page of them). */
+export function branchesOf(db: Db, projectId: number, search?: string) {
+  const query = db.selectFrom('repository_branches').selectAll().where('project_id', '=', projectId);
   // BranchesFinder (12.x): a case-insensitive substring of the name.
-  if (search) query = query.where(sql<boolean>`strpos(lower(name), ${search.toLowerCase()}) > 0`);
-  return query.orderBy('name').execute();
+  return search ? query.where(sql<boolean>`strpos(lower(name), ${search.toLowerCase()}) > 0`) : query;
+}
+
+export async function listBranches(db: Db, projectId: number, search?: string): Promise<RepositoryBranchRow[]> {
+  return branchesOf(db, projectId, search).orderBy(BRANCH_NAME_ORDER).execute();
 }
 
 export async function findBranch(db: Db, projectId: number, name: string): Promise<RepositoryBranchRow | undefined> {
