@@ -340,8 +340,14 @@ function handledTypes(projector: Projector): ReadonlySet<string> {
   return set;
 }
 
+/** The event types of a page, found once for all the projectors it is applied to (most handle none of them). */
+const pageTypes = new WeakMap<readonly ProjectedEvent[], ReadonlySet<string>>();
+
 /** Applies the events a projector handles, in order, keeping the stream versions as `guard` says. */
 export async function applyEvents(projector: Projector, events: readonly ProjectedEvent[], trx: Db, guard: BatchGuard = REPLAY_GUARD): Promise<void> {
+  let types = pageTypes.get(events);
+  if (!types) pageTypes.set(events, (types = new Set(events.map((e) => e.type))));
+  if (!projector.handles.some((type) => types.has(type))) return;
   const handles = handledTypes(projector);
   const handled = events.filter((e) => handles.has(e.type));
   if (handled.length === 0) return;
