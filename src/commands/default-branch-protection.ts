@@ -1,6 +1,6 @@
 import type { Db } from '../database/database.js';
 import { PROTECTED_ACCESS, protectedBranches } from '../domain/protected-branches.js';
-import type { RepositoryCommand } from '../domain/repository/decider.js';
+import type { RepositoryWrite } from '../domain/repository/decider.js';
 import { isProtected } from '../domain/repository/push-access.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import { protectedRefsOf } from '../projections/repository/queries.js';
@@ -20,7 +20,7 @@ import { spec } from './kernel/run.js';
  * deferred spec after the ref writes, so there is no moment when the new default branch is
  * open to developers (GitLab's sidekiq job leaves one), and a refused write protects nothing.
  */
-export function defaultBranchProtection(projectId: number, written: () => RepositoryCommand | undefined): DeferredSpecs {
+export function defaultBranchProtection(projectId: number, written: () => RepositoryWrite | undefined): DeferredSpecs {
   return {
     deferred: async (trx: Db) => {
       const command = written();

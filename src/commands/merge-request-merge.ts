@@ -1,7 +1,7 @@
 import type { Db } from '../database/database.js';
 import { DomainError } from '../domain/errors.js';
 import type { MergeRequestCommand } from '../domain/merge-requests/decider.js';
-import type { RefCommand, RepositoryCommand, RepositoryEvent } from '../domain/repository/decider.js';
+import type { RefWrite, RepositoryEvent, RepositoryWrite } from '../domain/repository/decider.js';
 import type { MergeRequestEvent } from '../domain/merge-requests/events.js';
 import type { ProjectEvent } from '../domain/projects/events.js';
 import { inForkNetworkOf } from '../projections/projects/queries.js';
@@ -61,8 +61,8 @@ export const defaultMergeCommitMessage = (row: Pick<MergeRequestRow, 'source_bra
 export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<void> {
   const time = Math.floor(w.ctx.now().getTime() / 1000);
   const fork = input.sourceProjectId !== input.projectId;
-  let refs: RepositoryCommand[] = [];
-  let sourceRefs: RepositoryCommand[] = [];
+  let refs: RefWrite[] = [];
+  let sourceRefs: RefWrite[] = [];
   const decideMerge = async (trx: Db): Promise<MergeRequestCommand> => {
     refs = [];
     sourceRefs = [];
@@ -95,8 +95,7 @@ export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<v
     }
     const squashSha = squashOne ? row.head_sha : made.squashSha;
     const commits = [made.sha, ...(made.squashSha ? [made.squashSha] : [])];
-    const commitDetails = [{ message, author_name: who.name }, ...(made.squashSha && squashCommit ? [{ message: squashCommit.message, author_name: squashCommit.author.name }] : [])];
-    refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: made.sha, commits, commitDetails }];
+    refs = [{ type: 'PushBranch', branch: row.target_branch, oldSha: targetSha, newSha: made.sha, commits }];
     // MergeService#delete_source_branch?: the call's should_remove_source_branch, else the merge request's force_remove_source_branch.
     const removeSource = input.shouldRemoveSourceBranch ?? row.force_remove_source_branch;
     if (removeSource && input.mayRemoveSourceBranch && sourceSha === row.head_sha) (fork ? sourceRefs : refs).push({ type: 'DeleteBranch', branch: row.source_branch });
@@ -104,17 +103,17 @@ export async function mergeMergeRequest(w: Writer, input: MergeInput): Promise<v
   };
   await handleCommands(w, [
     spec(mergeRequests, input.id, decideMerge),
-    deferredRefs(input.projectId, async (trx): Promise<RepositoryCommand> => {
+    deferredRefs(input.projectId, async (trx): Promise<RepositoryWrite> => {
       // Gitaly's UserMergeBranch runs the branch check: a push of an open merge request's head.
       await checkRefWrites(trx, input.projectId, input.writer, refs, { mergeRequest: true });
-      return { type: 'UpdateRefs', commands: refs as RefCommand[] };
+      return { type: 'UpdateRefs', commands: refs };
     }),
     // A fork's source branch is removed in the fork (MergeService#delete_source_branch, by the caller there).
     ...(fork
       ? [
-          deferredRefs(input.sourceProjectId, async (trx): Promise<RepositoryCommand> => {
+          deferredRefs(input.sourceProjectId, async (trx): Promise<RepositoryWrite> => {
             await checkRefWrites(trx, input.sourceProjectId, input.sourceWriter, sourceRefs);
-            return { type: 'UpdateRefs', commands: sourceRefs as RefCommand[] };
+            return { type: 'UpdateRefs', commands: sourceRefs };
           }),
         ]
       : []),

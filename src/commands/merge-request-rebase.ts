@@ -1,7 +1,7 @@
 import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
-import { PUSH_COMMITS_LIMIT, type RepositoryCommand } from '../domain/repository/decider.js';
+import { PUSH_COMMITS_LIMIT, type RepositoryWrite } from '../domain/repository/decider.js';
 import { cleanIdent, commit, type Signature } from '../domain/repository/objects.js';
 import { branchHead } from '../projections/merge-requests/mergeability.js';
 import { commitsBetween, isAncestor } from '../projections/repository/history.js';
@@ -10,7 +10,7 @@ import { findCommits, type CommitView } from '../projections/repository/queries.
 import type { Writer } from './kernel/context.js';
 import { fetchCommit } from './repository-fetch.js';
 import { run } from './kernel/run.js';
-import { checkRefWrites, detailOf, lockedHead, runRefs, storeObjects, type RefWriter } from './repository.js';
+import { checkRefWrites, lockedHead, runRefs, storeObjects, type RefWriter } from './repository.js';
 
 /** MergeRequests::RebaseService::REBASE_ERROR: the merge request's merge_error when a rebase fails. */
 export const REBASE_ERROR = 'Rebase failed. Please rebase locally';
@@ -59,7 +59,7 @@ export async function rebaseMergeRequest(w: Writer, input: RebaseInput): Promise
   }
 }
 
-async function replay(trx: Db, input: RebaseInput, time: number): Promise<RepositoryCommand> {
+async function replay(trx: Db, input: RebaseInput, time: number): Promise<RepositoryWrite> {
   const { sourceProjectId: projectId, sourceBranch } = input;
   const source = await lockedHead(trx, projectId, sourceBranch);
   const target = await branchHead(trx, input.projectId, input.targetBranch);
@@ -70,7 +70,7 @@ async function replay(trx: Db, input: RebaseInput, time: number): Promise<Reposi
   const own = (await findCommits(trx, projectId, (await commitsBetween(trx, projectId, target, source)).reverse())).filter((c) => c.parents.length <= 1);
   const committer: Signature = { name: cleanIdent(input.committer.name), email: cleanIdent(input.committer.email), time, tzOffset: 0 };
   let onto: CommitView = (await findCommits(trx, projectId, [target]))[0]!;
-  const made: { sha: string; message: string; author: { name: string } }[] = [];
+  const made: string[] = [];
   for (const picked of own) {
     const merged = await pickCommit(trx, projectId, picked, onto, 'cherry_pick');
     if (merged.conflicts.length > 0 || merged.root === null) throw new RebaseConflict();
@@ -79,15 +79,14 @@ async function replay(trx: Db, input: RebaseInput, time: number): Promise<Reposi
     const next = commit({ tree: root, parents: [onto.sha], author: picked.author, committer, message: picked.message });
     await storeObjects(trx, projectId, [...merged.blobs, ...trees, next]);
     onto = { sha: next.sha, tree: root, parents: [onto.sha], author: picked.author, committer, message: picked.message };
-    made.unshift({ sha: next.sha, message: picked.message, author: picked.author });
+    made.unshift(next.sha);
   }
-  const move: RepositoryCommand = {
+  const move: RepositoryWrite = {
     type: 'PushBranch',
     branch: sourceBranch,
     oldSha: source,
     newSha: onto.sha,
-    commits: made.slice(0, PUSH_COMMITS_LIMIT).map((m) => m.sha),
-    commitDetails: made.slice(0, PUSH_COMMITS_LIMIT).map(detailOf),
+    commits: made.slice(0, PUSH_COMMITS_LIMIT),
     commitCount: made.length,
   };
   await checkRefWrites(trx, projectId, input.writer, [move]);

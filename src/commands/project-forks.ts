@@ -3,11 +3,10 @@ import type { Db } from '../database/database.js';
 import { VISIBILITY_LEVEL, VISIBILITIES, type Visibility } from '../domain/access.js';
 import { projects } from '../domain/projects/aggregate.js';
 import type { ProjectSettings } from '../domain/projects/settings.js';
-import type { RefCommand, RepositoryCommand } from '../domain/repository/decider.js';
+import type { RefWrite, RepositoryWrite } from '../domain/repository/decider.js';
 import { currentSettings } from '../projections/application-settings/queries.js';
 import type { NamespaceRow } from '../projections/groups/tables.js';
 import type { ProjectRow } from '../projections/projects/tables.js';
-import { findCommits } from '../projections/repository/queries.js';
 import type { UserRow } from '../projections/users.js';
 import { defaultBranchProtection } from './default-branch-protection.js';
 import type { DeferredSpecs, Writer } from './kernel/context.js';
@@ -76,33 +75,30 @@ async function allowedVisibility(db: Db, source: Visibility, namespace: Namespac
  * source waits for the fork, so the copied objects hold every ref it copies.
  */
 function forkedRepository(sourceId: number, forkId: number): DeferredSpecs[] {
-  let written: RepositoryCommand | undefined;
+  let written: RepositoryWrite | undefined;
   return [deferredRefs(forkId, async (trx) => (written = await copyRepository(trx, sourceId, forkId))), defaultBranchProtection(forkId, () => written)];
 }
 
-async function copyRepository(trx: Db, sourceId: number, forkId: number): Promise<RepositoryCommand> {
+async function copyRepository(trx: Db, sourceId: number, forkId: number): Promise<RepositoryWrite> {
   const { rows: branches } = await sql<{ name: string; sha: string }>`
     select b.name, b.sha from repository_branches b where b.project_id = ${sourceId}
      order by b.name = (select default_branch from projects where id = ${sourceId}) desc, b.name for share of b`.execute(trx);
   const { rows: tags } = await sql<{ name: string; target: string; commit_sha: string; message: string | null }>`
     select name, target, commit_sha, message from repository_tags where project_id = ${sourceId} order by name for share`.execute(trx);
   await copyObjects(trx, sourceId, forkId);
-  const tagged = new Map((await findCommits(trx, forkId, [...new Set(tags.map((t) => t.commit_sha))])).map((c) => [c.sha, c]));
-  const commands: RefCommand[] = [
-    ...branches.map((b): RefCommand => ({ type: 'CreateBranch', branch: b.name, sha: b.sha, commits: [], commitDetails: [] })),
-    ...tags.map((t): RefCommand => {
-      const commit = tagged.get(t.commit_sha);
-      return {
+  const commands: RefWrite[] = [
+    ...branches.map((b): RefWrite => ({ type: 'CreateBranch', branch: b.name, sha: b.sha, commits: [] })),
+    ...tags.map(
+      (t): RefWrite => ({
         type: 'CreateTag',
         tag: t.name,
         target: t.target,
         commitSha: t.commit_sha,
         message: t.message,
-        commitDetail: { message: commit?.message ?? '', author_name: commit?.author.name ?? '' },
         // Releases are the project's records, not the repository's: a fork has none.
         releaseDescription: null,
-      };
-    }),
+      }),
+    ),
   ];
   return { type: 'UpdateRefs', commands };
 }

@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { DomainError } from '../domain/errors.js';
-import { type CommitDetail, PUSH_COMMITS_LIMIT, type RefCommand, type RepositoryCommand } from '../domain/repository/decider.js';
+import { PUSH_COMMITS_LIMIT, type RefWrite, type RepositoryWrite } from '../domain/repository/decider.js';
 import { type GitObject, parseCommit, parseTag } from '../domain/repository/objects.js';
 import { FsckError, type Link, objectLinks, type RefUpdate, walkPushed, ZERO_SHA } from '../domain/repository/receive.js';
 import { CommitGraph, dateOrder, reachableOnlyFrom } from '../projections/repository/commit-graph.js';
 import { commitsBetween, isAncestor } from '../projections/repository/history.js';
-import { findCommits, findObject } from '../projections/repository/queries.js';
+import { findObject } from '../projections/repository/queries.js';
 import { objectTypes } from '../projections/repository/reachable.js';
 import type { Writer } from './kernel/context.js';
 import { checkRefWrites, type RefWriter, runRefs, storeObjects } from './repository.js';
@@ -167,12 +167,8 @@ async function createdBranchCommits(
   return result;
 }
 
-/** The commits a branch move brought, the newest PUSH_COMMITS_LIMIT with their details, and their count. */
-async function moved(trx: Db, projectId: number, shas: readonly string[]): Promise<{ commits: string[]; commitDetails: CommitDetail[]; commitCount: number }> {
-  const listed = shas.slice(0, PUSH_COMMITS_LIMIT);
-  const found = new Map((await findCommits(trx, projectId, listed)).map((c) => [c.sha, c]));
-  return { commits: listed, commitDetails: listed.map((sha) => ({ message: found.get(sha)!.message, author_name: found.get(sha)!.author.name })), commitCount: shas.length };
-}
+/** The commits a branch move brought: the newest PUSH_COMMITS_LIMIT, and their count. */
+const moved = (shas: readonly string[]) => ({ commits: shas.slice(0, PUSH_COMMITS_LIMIT), commitCount: shas.length });
 
 /** A tag's target peeled to its commit (annotated tags of tags too), or null when it names no commit. */
 async function peel(trx: Db, projectId: number, sha: string): Promise<{ commit: string; message: string | null } | null> {
@@ -200,7 +196,7 @@ async function peel(trx: Db, projectId: number, sha: string): Promise<{ commit: 
 export async function pushRefs(w: Writer, input: PushInput): Promise<void> {
   const { projectId, refs } = input;
   try {
-    await runRefs(w, projectId, async (trx): Promise<RepositoryCommand> => {
+    await runRefs(w, projectId, async (trx): Promise<RepositoryWrite> => {
       // The pushed refs' rows, locked until the commit (a write of another ref waits for none of them).
       const pushedBranches = refs.filter((r) => r.kind === 'branch').map((r) => r.name);
       const pushedTags = refs.filter((r) => r.kind === 'tag').map((r) => r.name);
@@ -216,7 +212,7 @@ export async function pushRefs(w: Writer, input: PushInput): Promise<void> {
       const tips = [...new Set(refs.filter((r) => r.action !== 'delete').map((r) => r.newSha))];
       const types = await objectTypes(trx, projectId, tips);
       const bad = new Map<string, string>();
-      const commands: RefCommand[] = [];
+      const commands: RefWrite[] = [];
       const forced = new Set<string>();
       const headsBefore = new Map((await trx.selectFrom('repository_branches').select(['name', 'sha']).where('project_id', '=', projectId).execute()).map((r) => [r.name, r.sha]));
       const createdTips = refs.filter((r) => r.kind === 'branch' && r.action === 'create' && types.get(r.newSha) === 'commit').map((r) => r.newSha);
@@ -232,10 +228,10 @@ export async function pushRefs(w: Writer, input: PushInput): Promise<void> {
             continue;
           }
           if (ref.action === 'create') {
-            commands.push({ type: 'CreateBranch', branch: ref.name, sha: ref.newSha, ...(await moved(trx, projectId, created.get(ref.newSha)!)) });
+            commands.push({ type: 'CreateBranch', branch: ref.name, sha: ref.newSha, ...moved(created.get(ref.newSha)!) });
           } else {
             if (!(await isAncestor(trx, projectId, ref.oldSha, ref.newSha))) forced.add(ref.name);
-            commands.push({ type: 'PushBranch', branch: ref.name, oldSha: ref.oldSha, newSha: ref.newSha, ...(await moved(trx, projectId, await commitsBetween(trx, projectId, ref.oldSha, ref.newSha))) });
+            commands.push({ type: 'PushBranch', branch: ref.name, oldSha: ref.oldSha, newSha: ref.newSha, ...moved(await commitsBetween(trx, projectId, ref.oldSha, ref.newSha)) });
           }
           continue;
         }
@@ -246,19 +242,17 @@ export async function pushRefs(w: Writer, input: PushInput): Promise<void> {
           bad.set(ref.ref, 'bad ref');
           continue;
         }
-        const [commit] = await findCommits(trx, projectId, [peeled.commit]);
         commands.push({
           type: 'CreateTag',
           tag: ref.name,
           target: ref.newSha,
           commitSha: peeled.commit,
           message: types.get(ref.newSha) === 'tag' ? peeled.message : null,
-          commitDetail: { message: commit!.message, author_name: commit!.author.name },
           releaseDescription: null,
         });
       }
       if (bad.size > 0) throw new PushRefused(bad, 'atomic push failure', [...bad.keys()].map((ref) => `error: refusing to point ${ref} at an object of the wrong type\n`));
-      const command: RepositoryCommand = { type: 'UpdateRefs', commands };
+      const command: RepositoryWrite = { type: 'UpdateRefs', commands };
       await checkRefWrites(trx, projectId, input.writer, [command], { forced });
       return command;
     });

@@ -1,5 +1,5 @@
 import { serviceError } from '../domain/errors.js';
-import { tagRef, validBranchName, type RepositoryCommand } from '../domain/repository/decider.js';
+import { tagRef, validBranchName, type RepositoryWrite } from '../domain/repository/decider.js';
 import { cleanIdent, tagObject } from '../domain/repository/objects.js';
 import { repository } from '../domain/repository/aggregate.js';
 import { resolveCommit } from '../projections/repository/queries.js';
@@ -32,7 +32,7 @@ export interface CreateTagInput {
  */
 export async function createTag(w: Writer, input: CreateTagInput): Promise<void> {
   const time = Math.floor(w.ctx.now().getTime() / 1000);
-  await runRefs(w, input.projectId, async (trx): Promise<RepositoryCommand> => {
+  await runRefs(w, input.projectId, async (trx): Promise<RepositoryWrite> => {
     const { projectId, tag } = input;
     if (!validBranchName(tag)) throw serviceError('Tag name invalid');
     const target = await resolveCommit(trx, projectId, input.ref);
@@ -45,13 +45,12 @@ export async function createTag(w: Writer, input: CreateTagInput): Promise<void>
       await storeObjects(trx, projectId, [made]);
       sha = made.sha;
     }
-    const command: RepositoryCommand = {
+    const command: RepositoryWrite = {
       type: 'CreateTag',
       tag,
       target: sha,
       commitSha: target.sha,
       message,
-      commitDetail: { message: target.message, author_name: target.author.name },
       releaseDescription: input.releaseDescription || null,
     };
     await checkRefWrites(trx, projectId, input.writer, [command]);
@@ -61,8 +60,8 @@ export async function createTag(w: Writer, input: CreateTagInput): Promise<void>
 
 /** DELETE /projects/:id/repository/tags/:tag_name (Tags::DestroyService: the tag check decides; its release goes with it). */
 export async function deleteTag(w: Writer, projectId: number, tag: string, writer: RefWriter) {
-  return runRefs(w, projectId, async (trx): Promise<RepositoryCommand> => {
-    const command: RepositoryCommand = { type: 'DeleteTag', tag };
+  return runRefs(w, projectId, async (trx): Promise<RepositoryWrite> => {
+    const command: RepositoryWrite = { type: 'DeleteTag', tag };
     await checkRefWrites(trx, projectId, writer, [command]);
     return command;
   });

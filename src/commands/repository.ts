@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { serviceError } from '../domain/errors.js';
 import { applyActions, buildTrees, type FileAction, type FileEntry, type Refusals } from '../domain/repository/files.js';
-import { type CommitDetail, type RefCommand, refOfCommand, type RepositoryCommand, validBranchName } from '../domain/repository/decider.js';
+import { type RecordedCommitDetail, type RefCommand, refOfCommand, type RefWrite, type RepositoryCommand, type RepositoryWrite, validBranchName } from '../domain/repository/decider.js';
 import { blob, cleanIdent, commit, type GitObject, MODES, parseCommit, type Signature } from '../domain/repository/objects.js';
 import { branchCheck, type BranchChange, isProtected, type ProtectedRef, tagCheck } from '../domain/repository/push-access.js';
 import { protectedTagRefsOf } from '../projections/protected-tags/queries.js';
@@ -15,9 +15,6 @@ import { handleCommands } from './kernel/handler.js';
 import { repository } from '../domain/repository/aggregate.js';
 import type { CommandContext, CommandSpec, DeferredSpecs, Writer } from './kernel/context.js';
 import { defaultBranchProtection } from './default-branch-protection.js';
-
-/** What the events record of a commit made here: its message and author (the push activity's title, the chat's commit list). */
-export const detailOf = (made: { message: string; author: { name: string } }): CommitDetail => ({ message: made.message, author_name: made.author.name });
 
 // ───────────────────────────── Ref writes ─────────────────────────────
 
@@ -37,9 +34,37 @@ export function refSpecs(projectId: number, command: RepositoryCommand): Command
   );
 }
 
-/** Ref writes a transaction's work decides (which refs, to what): built in the transaction, then one command per ref. */
-export const deferredRefs = (projectId: number, build: (trx: Db) => Promise<RepositoryCommand>): DeferredSpecs => ({
-  deferred: async (trx) => refSpecs(projectId, await build(trx)),
+/**
+ * The write with the details of the commits its moves list (decider.ts, CommitDetails), from
+ * the stored commits, which the write's transaction has stored by now: message and author name
+ * as the commit objects record them, and `author_id`, the user whose email is the author email
+ * at this time (ProcessCommitWorker's `commit.author`: User.find_by_any_email when the push is
+ * processed, case-insensitive; forgelog has no secondary emails). One query for the commits
+ * and one for the users, whatever the moves.
+ */
+export async function withCommitDetails(trx: Db, projectId: number, write: RepositoryWrite): Promise<RepositoryCommand> {
+  const moves = write.type === 'UpdateRefs' ? write.commands : write.type === 'SaveTagRelease' ? [] : [write];
+  const listedBy = (move: RefWrite) => (move.type === 'CreateBranch' || move.type === 'PushBranch' ? move.commits : move.type === 'CreateTag' ? [move.commitSha] : []);
+  const commits = new Map((await findCommits(trx, projectId, [...new Set(moves.flatMap(listedBy))])).map((c) => [c.sha, c]));
+  const emails = [...new Set([...commits.values()].map((c) => c.author.email.toLowerCase()))];
+  const users = emails.length === 0 ? [] : await trx.selectFrom('users').select(['id', sql<string>`lower(email)`.as('email')]).where(sql`lower(email)`, 'in', emails).execute();
+  const userOf = new Map(users.map((u) => [u.email, u.id]));
+  const detailOf = (sha: string): RecordedCommitDetail => {
+    const found = commits.get(sha);
+    if (!found) throw new Error(`a ref write lists the commit ${sha}, which is not stored`);
+    return { message: found.message, author_name: found.author.name, author_id: userOf.get(found.author.email.toLowerCase()) ?? null };
+  };
+  const detailed = (move: RefWrite): RefCommand =>
+    move.type === 'CreateBranch' || move.type === 'PushBranch' || move.type === 'CreateTag' ? { ...move, commitDetails: listedBy(move).map(detailOf) } : move;
+  return write.type === 'UpdateRefs' ? { type: 'UpdateRefs', commands: write.commands.map(detailed) } : write.type === 'SaveTagRelease' ? write : detailed(write);
+}
+
+/**
+ * Ref writes a transaction's work decides (which refs, to what): built in the transaction,
+ * given their commits' details (withCommitDetails), then one command per ref.
+ */
+export const deferredRefs = (projectId: number, build: (trx: Db) => Promise<RepositoryWrite>): DeferredSpecs => ({
+  deferred: async (trx) => refSpecs(projectId, await withCommitDetails(trx, projectId, await build(trx))),
 });
 
 /**
@@ -47,7 +72,7 @@ export const deferredRefs = (projectId: number, build: (trx: Db) => Promise<Repo
  * are written. A write that creates the default branch protects it in the same transaction
  * (`default_branch_protection`: ./default-branch-protection.ts).
  */
-export async function runRefs(w: Writer, projectId: number, build: (trx: Db) => Promise<RepositoryCommand>): Promise<void> {
+export async function runRefs(w: Writer, projectId: number, build: (trx: Db) => Promise<RepositoryWrite>): Promise<void> {
   await handleCommands(w, refWrites(projectId, build));
 }
 
@@ -55,8 +80,8 @@ export async function runRefs(w: Writer, projectId: number, build: (trx: Db) => 
  * runRefs' specs, for a write that commits them with other commands (a new project's README):
  * the ref writes `build` decides, then the default branch's protection when they create it.
  */
-export function refWrites(projectId: number, build: (trx: Db) => Promise<RepositoryCommand>): DeferredSpecs[] {
-  let written: RepositoryCommand | undefined;
+export function refWrites(projectId: number, build: (trx: Db) => Promise<RepositoryWrite>): DeferredSpecs[] {
+  let written: RepositoryWrite | undefined;
   return [deferredRefs(projectId, async (trx) => (written = await build(trx))), defaultBranchProtection(projectId, () => written)];
 }
 
@@ -121,7 +146,7 @@ export async function checkRefWrites(
   trx: Db,
   projectId: number,
   writer: RefWriter,
-  commands: readonly RepositoryCommand[],
+  commands: readonly RepositoryWrite[],
   options: { mergeRequest?: boolean; forced?: ReadonlySet<string> } = {},
 ) {
   const { refs, who } = await pushAccess(trx, projectId, writer);
@@ -187,7 +212,7 @@ export async function commitFiles(w: Writer, input: CommitInput): Promise<string
   await runRefs(
     w,
     input.projectId,
-    async (trx): Promise<RepositoryCommand> => {
+    async (trx): Promise<RepositoryWrite> => {
       const head = await lockedHead(trx, input.projectId, input.branch);
       const empty = (await trx.selectFrom('repository_branches').select('name').where('project_id', '=', input.projectId).limit(1).execute()).length === 0;
       // Commits::CreateService#validate!: on a branch, or a new branch from an existing one (an empty repository takes anything).
@@ -212,11 +237,10 @@ export async function commitFiles(w: Writer, input: CommitInput): Promise<string
       const made = commit({ tree: root, parents: base ? [base] : [], author, committer: signature(input.committer), message: input.message });
       await storeObjects(trx, input.projectId, [...blobs, ...trees, made]);
       sha = made.sha;
-      const commitDetails = [detailOf({ message: input.message, author })];
-      const move: RepositoryCommand =
+      const move: RepositoryWrite =
         head === undefined
-          ? { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails }
-          : { type: 'PushBranch', branch: input.branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails };
+          ? { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha] }
+          : { type: 'PushBranch', branch: input.branch, oldSha: head, newSha: made.sha, commits: [made.sha] };
       await checkRefWrites(trx, input.projectId, input.writer, [move]);
       return move;
     },
@@ -246,14 +270,14 @@ export async function committerOf(db: Db, userId: number): Promise<{ name: strin
  */
 export function readmeSpecs(ctx: CommandContext, input: { projectId: number; branch: string; name: string; description: string | null; creatorId: number }): DeferredSpecs[] {
   const time = Math.floor(ctx.now().getTime() / 1000);
-  return refWrites(input.projectId, async (trx): Promise<RepositoryCommand> => {
+  return refWrites(input.projectId, async (trx): Promise<RepositoryWrite> => {
     const who = await committerOf(trx, input.creatorId);
     const signature: Signature = { name: cleanIdent(who.name), email: cleanIdent(who.email), time, tzOffset: 0 };
     const readme = blob(`# ${input.name}\n\n${input.description ?? ''}`);
     const { root, trees } = buildTrees(new Map([['README.md', { mode: MODES.file, sha: readme.sha }]]));
     const made = commit({ tree: root, parents: [], author: signature, committer: signature, message: 'Initial commit' });
     await storeObjects(trx, input.projectId, [readme, ...trees, made]);
-    return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Initial commit', author: signature })] };
+    return { type: 'CreateBranch', branch: input.branch, sha: made.sha, commits: [made.sha] };
   });
 }
 
@@ -269,10 +293,10 @@ export async function createBranch(w: Writer, input: { projectId: number; branch
   await runRefs(
     w,
     input.projectId,
-    async (trx): Promise<RepositoryCommand> => {
+    async (trx): Promise<RepositoryWrite> => {
       const { projectId, branch, ref } = input;
       const names = await lockedBranchNames(trx, projectId);
-      const moves: RefCommand[] = [];
+      const moves: RefWrite[] = [];
       let readme: string | undefined;
       if (names.length === 0) {
         const who = await committerOf(trx, input.writer.userId);
@@ -283,14 +307,14 @@ export async function createBranch(w: Writer, input: { projectId: number; branch
         await storeObjects(trx, projectId, [empty, ...trees, made]);
         readme = made.sha;
         names.push('master');
-        moves.push({ type: 'CreateBranch', branch: 'master', sha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message: 'Add README.md', author: signature })] });
+        moves.push({ type: 'CreateBranch', branch: 'master', sha: made.sha, commits: [made.sha] });
       }
       // Branches::ValidateNewService, then Repository#add_branch's ref (an unknown ref is named first when the branch is new).
       const target = ref === 'master' && readme !== undefined ? readme : (await resolveCommit(trx, projectId, ref))?.sha;
       if (names.includes(branch)) throw serviceError('Branch already exists');
       if (target === undefined) throw serviceError(`Invalid reference name: ${ref}`);
       if (!validBranchName(branch)) throw serviceError('Branch name is invalid');
-      moves.push({ type: 'CreateBranch', branch, sha: target, commits: [], commitDetails: [] });
+      moves.push({ type: 'CreateBranch', branch, sha: target, commits: [] });
       await checkRefWrites(trx, projectId, input.writer, moves);
       sha = target;
       return moves.length === 1 ? moves[0]! : { type: 'UpdateRefs', commands: moves };
@@ -304,8 +328,8 @@ export async function deleteBranch(w: Writer, projectId: number, branch: string,
   return runRefs(
     w,
     projectId,
-    async (trx): Promise<RepositoryCommand> => {
-      const command: RepositoryCommand = { type: 'DeleteBranch', branch };
+    async (trx): Promise<RepositoryWrite> => {
+      const command: RepositoryWrite = { type: 'DeleteBranch', branch };
       await checkRefWrites(trx, projectId, writer, [command]);
       return command;
     },
@@ -333,7 +357,7 @@ export interface PickInput {
 export async function pickOnto(w: Writer, input: PickInput): Promise<string> {
   const time = Math.floor(w.ctx.now().getTime() / 1000);
   let sha = '';
-  await runRefs(w, input.projectId, async (trx): Promise<RepositoryCommand> => {
+  await runRefs(w, input.projectId, async (trx): Promise<RepositoryWrite> => {
     const { projectId, branch, commitSha, direction } = input;
     const head = await lockedHead(trx, projectId, branch);
     if (head === undefined) throw serviceError('You can only create or edit files when you are on a branch');
@@ -352,7 +376,7 @@ export async function pickOnto(w: Writer, input: PickInput): Promise<string> {
     const made = commit({ tree: root, parents: [head], author, committer, message });
     await storeObjects(trx, projectId, [...merged.blobs, ...trees, made]);
     sha = made.sha;
-    const move: RepositoryCommand = { type: 'PushBranch', branch, oldSha: head, newSha: made.sha, commits: [made.sha], commitDetails: [detailOf({ message, author })] };
+    const move: RepositoryWrite = { type: 'PushBranch', branch, oldSha: head, newSha: made.sha, commits: [made.sha] };
     await checkRefWrites(trx, projectId, input.writer, [move]);
     return move;
   });

@@ -70,13 +70,27 @@ describe('push activity (PushEvent, PushEventPayloadService)', () => {
     installEventTypes();
     const v1 = { project_id: 7, branch: 'master', new_sha: B, commits: [B] };
     const { schemaVersion, data } = upcast('BranchCreated', 1, v1);
-    expect(schemaVersion).toBe(3);
+    expect(schemaVersion).toBe(4);
     expect(data).toEqual({ ...v1, commit_details: null, commit_count: 1 });
     expect(repositoryEvents.BranchCreated.parse(data)).toEqual(data);
     expect(activityRecord('BranchCreated', data).push_data).toMatchObject({ commit_count: 1, commit_title: null });
     const moved = upcast('BranchUpdated', 1, { project_id: 7, branch: 'master', old_sha: A, new_sha: B, commits: [B] });
-    expect(moved).toEqual({ schemaVersion: 3, data: { project_id: 7, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: null, commit_count: 1 } });
+    expect(moved).toEqual({ schemaVersion: 4, data: { project_id: 7, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: null, commit_count: 1 } });
     // The current version is left as it is.
     expect(upcast('BranchDeleted', 1, { project_id: 7, branch: 'x', old_sha: A })).toEqual({ schemaVersion: 1, data: { project_id: 7, branch: 'x', old_sha: A } });
+  });
+
+  it("upcasts details written before their authors were recorded (branch events' version 3, TagCreated's 1) without an author_id: not null, which says no user", () => {
+    installEventTypes();
+    const v3 = { project_id: 7, branch: 'master', old_sha: A, new_sha: B, commits: [B], commit_details: [detail('Fix')], commit_count: 1 };
+    const moved = upcast('BranchUpdated', 3, v3);
+    expect(moved).toEqual({ schemaVersion: 4, data: v3 });
+    expect((moved.data as typeof v3).commit_details[0]).not.toHaveProperty('author_id');
+    expect(activityRecord('BranchUpdated', moved.data)).toEqual(activityRecord('BranchUpdated', { ...v3, commit_details: [{ ...detail('Fix'), author_id: 12 }] }));
+    const tag = { project_id: 7, tag: 'v1', target: B, commit_sha: B, message: null, commit_details: [detail('Fix')], release_description: null };
+    expect(upcast('TagCreated', 1, tag)).toEqual({ schemaVersion: 2, data: tag });
+    // A version-4 detail carries its author_id, a user's or null; nothing else.
+    expect(repositoryEvents.BranchUpdated.safeParse({ ...v3, commit_details: [{ ...detail('Fix'), author_id: null }] }).success).toBe(true);
+    expect(repositoryEvents.BranchUpdated.safeParse({ ...v3, commit_details: [{ ...detail('Fix'), author_id: 'alice' }] }).success).toBe(false);
   });
 });

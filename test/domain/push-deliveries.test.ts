@@ -41,7 +41,8 @@ describe('ChatMessage::PushMessage (GitLab 12) for the branch events', () => {
     const message = DELIVERY_TRIGGERS.BranchUpdated.message(
       {
         project_id: 7, branch: 'main', old_sha: A, new_sha: C, commits: [C, B],
-        commit_details: [{ message: 'Second\n\nwith a body', author_name: 'Bob' }, { message: 'First', author_name: 'Jane Doe' }],
+        // author_id (recorded since schema version 4) is internal: the message does not show it.
+        commit_details: [{ message: 'Second\n\nwith a body', author_name: 'Bob', author_id: 4 }, { message: 'First', author_name: 'Jane Doe', author_id: null }],
         commit_count: 2,
       },
       facts,

@@ -13,12 +13,12 @@ const PROJECT = 7;
 const V1 = { projectId: PROJECT, ref: 'refs/tags/v1' };
 const A = 'a'.repeat(40);
 const T = 'f'.repeat(40);
-const detail = { message: 'Add it', author_name: 'Jane' };
+const detail = { message: 'Add it', author_name: 'Jane', author_id: 3 };
 const tagged = (tag: string, release: string | null = null): RepositoryEvent => ({
   type: 'TagCreated',
   data: { project_id: PROJECT, tag, target: T, commit_sha: A, message: 'Release', commit_details: [detail], release_description: release },
 });
-const create = (tag: string) => ({ type: 'CreateTag' as const, tag, target: T, commitSha: A, message: 'Release', commitDetail: detail, releaseDescription: null });
+const create = (tag: string) => ({ type: 'CreateTag' as const, tag, target: T, commitSha: A, message: 'Release', commitDetails: [detail], releaseDescription: null });
 
 describe('repository decider: tags', () => {
   it('creates a tag once, with a valid name, recording the tagged commit for the push activity', () => {

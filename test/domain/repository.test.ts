@@ -12,7 +12,7 @@ const ref = (branch: string) => ({ projectId: PROJECT, ref: `refs/heads/${branch
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
 const C = 'c'.repeat(40);
-const D = (message: string) => ({ message, author_name: 'Jane' });
+const D = (message: string) => ({ message, author_name: 'Jane', author_id: 5 });
 const created = (branch: string, sha: string): RepositoryEvent => ({
   type: 'BranchCreated',
   data: { project_id: PROJECT, branch, new_sha: sha, commits: [sha], commit_details: [D('first')], commit_count: 1 },

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECTORS } from '../../src/projections/registry.js';
+import { runInlineProjections } from '../../src/commands/kernel/append-steps.js';
+import { storeObjects } from '../../src/commands/repository.js';
+import { commit as commitObject } from '../../src/domain/repository/objects.js';
+import { GENESIS_HASH } from '../../src/eventstore/hash.js';
+import { appendToStream, readStream } from '../../src/eventstore/store.js';
+import { inlineProjectors, PROJECTORS } from '../../src/projections/registry.js';
 import { rebuildProjections } from '../../src/projections/rebuild.js';
+import { findCommits } from '../../src/projections/repository/queries.js';
 import { createGroup, createProject } from '../support/fixtures.js';
 import { startIssueWorld, type IssueVisibility } from '../support/issues.js';
 import { grantRoles, type Callers } from '../support/roles.js';
@@ -138,5 +144,73 @@ describe('cross-reference system notes ("mentioned in …")', () => {
     const before = (await api.get(`/projects/${projects.private}/issues/${target}/notes`, { token })).text;
     await rebuildProjections(api.handle, PROJECTORS);
     expect((await api.get(`/projects/${projects.private}/issues/${target}/notes`, { token })).text).toEqual(before);
+  });
+
+  it("keeps a pushed commit's note by the user its author email named at push time, whatever the emails become", async () => {
+    const token = callers.maintainer.token;
+    const admin = { token: callers.admin.token };
+    const stamp = `${process.pid}-${Date.now()}`;
+    const alice = (await api.createUser({ username: `alice-${stamp}`, email: `alice-${stamp}@example.com` })).user as { id: number; email: string };
+    const target = await issue(projects.public, { title: 'Pushed against' }, token);
+    const push = async (message: string, email: string) => {
+      const created = await api.post(`/projects/${projects.public}/repository/commits`, { branch: 'master', commit_message: message, author_name: 'Committer', author_email: email, actions: [{ action: 'create', file_path: `p-${Math.random()}.txt`, content: 'p\n' }] }, { token });
+      expect(created.status, created.text).toBe(201);
+      return created.body.id as string;
+    };
+    const byAlice = await push(`Refs #${target}`, alice.email.toUpperCase());
+    const unknownEmail = `unknown-${stamp}@example.com`;
+    const byUnknown = await push(`Also #${target}`, unknownEmail);
+    // The branch events record each commit's author as the user then: Alice, and no one.
+    const moves = (await readStream(api.handle.db, `repository-${projects.public}:refs/heads/master`)).slice(-2);
+    expect(moves.map((e) => [e.schemaVersion, e.data])).toEqual([
+      [4, expect.objectContaining({ commits: [byAlice], commit_details: [{ message: `Refs #${target}`, author_name: 'Committer', author_id: alice.id }] })],
+      [4, expect.objectContaining({ commits: [byUnknown], commit_details: [{ message: `Also #${target}`, author_name: 'Committer', author_id: null }] })],
+    ]);
+    const expected = [
+      [`mentioned in commit ${byAlice}`, alice.id],
+      [`mentioned in commit ${byUnknown}`, callers.maintainer.user!.id],
+    ];
+    expect((await mentions(projects.public, target, token)).map((n) => [n.body, n.author.id])).toEqual(expected);
+
+    // Alice's email changes, Bob takes her old one, Carol the unknown one: the notes stay as pushed.
+    const changed = await api.put(`/users/${alice.id}`, { email: `alice-new-${stamp}@example.com`, skip_reconfirmation: true }, admin);
+    expect(changed.status, changed.text).toBe(200);
+    const bob = (await api.createUser({ username: `bob-${stamp}`, email: alice.email })).user as { id: number };
+    await api.createUser({ username: `carol-${stamp}`, email: unknownEmail });
+    expect((await mentions(projects.public, target, token)).map((n) => [n.body, n.author.id])).toEqual(expected);
+    const before = (await api.get(`/projects/${projects.public}/issues/${target}/notes`, { token })).text;
+    await rebuildProjections(api.handle, PROJECTORS);
+    expect((await api.get(`/projects/${projects.public}/issues/${target}/notes`, { token })).text).toEqual(before);
+
+    // A branch event written before the authors were recorded (schema version 3) keeps the
+    // rule of its time: the author email resolved when read, Bob's now, the pusher's once he changes it.
+    const [head] = await findCommits(api.handle.db, projects.public, [byUnknown]);
+    const signature = { name: 'Old Committer', email: alice.email, time: 1_700_000_000, tzOffset: 0 };
+    const old = commitObject({ tree: head!.tree, parents: [byUnknown], author: signature, committer: signature, message: `Long ago #${target}` });
+    const streamId = `repository-${projects.public}:refs/heads/legacy-${stamp}`;
+    await api.handle.db.transaction().execute(async (trx) => {
+      await storeObjects(trx, projects.public, [old]);
+      await appendToStream(trx, {
+        streamId,
+        expectedVersion: 0,
+        headHash: GENESIS_HASH,
+        events: [
+          {
+            type: 'BranchCreated',
+            schemaVersion: 3,
+            data: { project_id: projects.public, branch: `legacy-${stamp}`, new_sha: old.sha, commits: [old.sha], commit_details: [{ message: `Long ago #${target}`, author_name: 'Old Committer' }], commit_count: 1 },
+            index: { projectId: projects.public },
+          },
+        ],
+        metadata: { actor_id: callers.developer.user!.id },
+        occurredAt: new Date(),
+      });
+      await runInlineProjections(trx, inlineProjectors(), await readStream(trx, streamId));
+    });
+    const legacy = async () => (await mentions(projects.public, target, token)).map((n) => [n.body, n.author.id]).at(-1);
+    expect(await legacy()).toEqual([`mentioned in commit ${old.sha}`, bob.id]);
+    expect((await api.put(`/users/${bob.id}`, { email: `bob-new-${stamp}@example.com`, skip_reconfirmation: true }, admin)).status).toBe(200);
+    expect(await legacy()).toEqual([`mentioned in commit ${old.sha}`, callers.developer.user!.id]);
+    expect((await mentions(projects.public, target, token)).slice(0, 2).map((n) => [n.body, n.author.id])).toEqual(expected);
   });
 });

@@ -138,8 +138,9 @@ describe('git push', () => {
           new_sha: second,
           commits: [second, first],
           commit_details: [
-            { message: 'Second\n\nwith a body\n', author_name: 'Ada Pusher' },
-            { message: 'First\n', author_name: 'Ada Pusher' },
+            // No user has the commits' author email: author_id null.
+            { message: 'Second\n\nwith a body\n', author_name: 'Ada Pusher', author_id: null },
+            { message: 'First\n', author_name: 'Ada Pusher', author_id: null },
           ],
           commit_count: 2,
         },

@@ -22,9 +22,17 @@ const ofTag = { project_id: z.int(), tag: z.string() };
  * What the push activity and the chat message show of a commit the move brought (GitLab's
  * push data `commits[]`: `message`, `author.name`), so that both stay pure functions of the
  * event: its whole message and its author's name as the commit object records them.
+ * `author_id` (schema version 4 of the branch events, 2 of TagCreated): the user whose email
+ * was the commit's author email when the event was written (ProcessCommitWorker's
+ * `commit.author`, User.find_by_any_email at push time; case-insensitive, forgelog has no
+ * secondary emails), null for none; absent on older events, which did not record it: their
+ * readers resolve the email against the users as they are when read. Internal: no API answer
+ * shows it.
  */
-const commitDetail = z.strictObject({ message: z.string(), author_name: z.string() });
+const commitDetail = z.strictObject({ message: z.string(), author_name: z.string(), author_id: z.int().nullable().optional() });
 export type CommitDetail = z.infer<typeof commitDetail>;
+/** A commit detail as a command writes it: `author_id` always resolved (src/commands/repository.ts, `withCommitDetails`). */
+export type RecordedCommitDetail = Required<CommitDetail>;
 
 /**
  * `commit_details`: one per entry of `commits`, in the same order (newest first); null on
@@ -73,12 +81,16 @@ export type RepositoryEvent = EventOf<typeof repositoryEvents>;
 
 /**
  * Schema version 2 of BranchCreated and BranchUpdated added `commit_details` (version 1 did
- * not record them); version 3 `commit_count` (before it, `commits` listed every commit).
+ * not record them); version 3 `commit_count` (before it, `commits` listed every commit);
+ * version 4 each detail's `author_id`, as version 2 of TagCreated did. An event from before
+ * that is left as it is: its details without `author_id` say it was not recorded.
  */
 const countCommits = (data: { commits: readonly string[] }) => ({ ...data, commit_count: data.commits.length });
+const authorsNotRecorded = (data: object) => data;
 export const repositoryUpcasters: Upcasters<typeof repositoryEvents> = {
-  BranchCreated: { 1: (data: object) => ({ ...data, commit_details: null }), 2: countCommits },
-  BranchUpdated: { 1: (data: object) => ({ ...data, commit_details: null }), 2: countCommits },
+  BranchCreated: { 1: (data: object) => ({ ...data, commit_details: null }), 2: countCommits, 3: authorsNotRecorded },
+  BranchUpdated: { 1: (data: object) => ({ ...data, commit_details: null }), 2: countCommits, 3: authorsNotRecorded },
+  TagCreated: { 1: authorsNotRecorded },
 };
 
 /**
@@ -118,41 +130,48 @@ export interface RefState {
 
 // ───────────────────────────── Commands ─────────────────────────────
 
-export type RepositoryCommand =
+/**
+ * The details of the commits a move lists (`commits`; a tag's, its commit): one per commit,
+ * same order. The command layer adds them from the stored commits, where it runs the ref
+ * writes (src/commands/repository.ts, `withCommitDetails`); the writers decide the moves
+ * without them (RepositoryWrite).
+ */
+export interface CommitDetails {
+  readonly commitDetails: readonly RecordedCommitDetail[];
+}
+
+export type RepositoryCommand<Details extends object = CommitDetails> =
   /**
    * A new branch at `sha` (a new commit on an empty repository, or an existing commit);
-   * `commitDetails`: one per entry of `commits`, same order. `commitCount`: the commits it
-   * brought when `commits` lists only the newest of them (a push; default: its length).
+   * `commits`: the commits it brought that no branch had, newest first. `commitCount`: the
+   * commits it brought when `commits` lists only the newest of them (a push; default: its length).
    */
-  | {
+  | ({
       readonly type: 'CreateBranch';
       readonly branch: string;
       readonly sha: string;
       readonly commits: readonly string[];
-      readonly commitDetails: readonly CommitDetail[];
       readonly commitCount?: number;
-    }
+    } & Details)
   /** A push of new commits: `oldSha` is the head the commits were built on. */
-  | {
+  | ({
       readonly type: 'PushBranch';
       readonly branch: string;
       readonly oldSha: string;
       readonly newSha: string;
       readonly commits: readonly string[];
-      readonly commitDetails: readonly CommitDetail[];
       readonly commitCount?: number;
-    }
+    } & Details)
   | { readonly type: 'DeleteBranch'; readonly branch: string }
   /** A tag at `target` (written by the caller's transaction when annotated), naming `commitSha`. */
-  | {
+  | ({
       readonly type: 'CreateTag';
       readonly tag: string;
       readonly target: string;
       readonly commitSha: string;
       readonly message: string | null;
-      readonly commitDetail: CommitDetail;
       readonly releaseDescription: string | null;
-    }
+    } & Details)
   | { readonly type: 'DeleteTag'; readonly tag: string }
   /** `create`: POST …/release (the release must not exist yet); else PUT (it must). */
   | { readonly type: 'SaveTagRelease'; readonly tag: string; readonly description: string; readonly create: boolean }
@@ -162,14 +181,18 @@ export type RepositoryCommand =
    * (src/commands/repository.ts, `refSpecs`); on one ref's stream, its writes in order (a tag
    * deleted and made again).
    */
-  | { readonly type: 'UpdateRefs'; readonly commands: readonly RefCommand[] };
+  | { readonly type: 'UpdateRefs'; readonly commands: readonly RefCommand<Details>[] };
+
+/** A repository command as its writers decide it: the moves without their commits' details. */
+export type RepositoryWrite = RepositoryCommand<object>;
 
 /** The ref a command writes (UpdateRefs: none of its own). */
-export const refOfCommand = (command: RefCommand | Extract<RepositoryCommand, { type: 'SaveTagRelease' }>): string =>
+export const refOfCommand = (command: RefWrite | Extract<RepositoryWrite, { type: 'SaveTagRelease' }>): string =>
   'branch' in command ? branchRef(command.branch) : tagRef(command.tag);
 
 /** One ref write: what `UpdateRefs` is made of. */
-export type RefCommand = Exclude<RepositoryCommand, { type: 'UpdateRefs' | 'SaveTagRelease' }>;
+export type RefCommand<Details extends object = CommitDetails> = Exclude<RepositoryCommand<Details>, { type: 'UpdateRefs' | 'SaveTagRelease' }>;
+export type RefWrite = RefCommand<object>;
 
 // ───────────────────────────── Decider ─────────────────────────────
 
@@ -222,13 +245,13 @@ export function validBranchName(name: string): boolean {
 }
 
 /** The commands' details, checked against their commits (a programming error otherwise). */
-function detailsOf(command: { readonly commits: readonly string[]; readonly commitDetails: readonly CommitDetail[] }): CommitDetail[] {
+function detailsOf(command: { readonly commits: readonly string[] } & CommitDetails): RecordedCommitDetail[] {
   if (command.commitDetails.length !== command.commits.length) throw new Error('commitDetails must give one detail per commit');
-  return command.commitDetails.map(({ message, author_name }) => ({ message, author_name }));
+  return command.commitDetails.map(({ message, author_name, author_id }) => ({ message, author_name, author_id }));
 }
 
 /** The newest commits a move lists (at most PUSH_COMMITS_LIMIT), their details, and how many it brought. */
-function movedCommits(command: { readonly commits: readonly string[]; readonly commitDetails: readonly CommitDetail[]; readonly commitCount?: number }) {
+function movedCommits(command: { readonly commits: readonly string[]; readonly commitCount?: number } & CommitDetails) {
   const details = detailsOf(command);
   const count = command.commitCount ?? command.commits.length;
   if (count < command.commits.length) throw new Error('commitCount must count every commit listed');
@@ -282,7 +305,7 @@ function decide(command: RepositoryCommand, state: RefState): RepositoryEvent[] 
             target: command.target,
             commit_sha: command.commitSha,
             message: command.message,
-            commit_details: detailsOf({ commits: [command.commitSha], commitDetails: [command.commitDetail] }),
+            commit_details: detailsOf({ commits: [command.commitSha], commitDetails: command.commitDetails }),
             release_description: command.releaseDescription,
           },
         },

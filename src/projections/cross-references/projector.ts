@@ -1,6 +1,7 @@
 import type { Db } from '../../database/database.js';
 import { closingIssueReferences } from '../../domain/issues/references.js';
 import type { NoteableData } from '../../domain/notes/events.js';
+import type { CommitDetail } from '../../domain/repository/decider.js';
 import { CROSS_REFERENCES_PER_EVENT, mentionedReferences, type CrossReferenceAction, type MentionedType, type MentionerType } from '../../domain/notes/cross-references.js';
 import { defineProjector } from '../projector.js';
 import { referencedTargets, type MentionedTarget } from './queries.js';
@@ -23,18 +24,23 @@ async function mentionedBy(trx: Db, mentioner: Mentioner, texts: readonly (strin
   return targets.filter((t) => !(t.type === mentioner.type && t.id === mentioner.id));
 }
 
-/** A mention: who mentions, in which texts, and (`closes`) texts whose closed issues it does not mention. */
+/**
+ * A mention: who mentions, in which texts, and (`closes`) texts whose closed issues it does not
+ * mention; a pushed commit's, the author its event recorded (`author`: a user's id or null, the
+ * pusher's; absent when the event did not record it).
+ */
 interface Mention {
   readonly mentioner: Mentioner;
   readonly texts: readonly (string | null | undefined)[];
   readonly closes?: string;
+  readonly author?: number | null;
 }
 
 /** The rows of one event: each mentioner's targets, the k-th on a target numbered k. */
 async function record(trx: Db, eventId: string, mentions: readonly Mention[]) {
   const rows: CrossReferencesTable[] = [];
   const ordinals = new Map<string, number>();
-  for (const { mentioner, texts, closes } of mentions) {
+  for (const { mentioner, texts, closes, author } of mentions) {
     const closed = new Set(closes === undefined ? [] : (await referencedTargets(trx, mentioner.projectId, closingIssueReferences(closes).map((ref) => ({ ...ref, type: 'Issue' as const })))).map((t) => t.id));
     for (const target of await mentionedBy(trx, mentioner, texts)) {
       if (target.type === 'Issue' && closed.has(target.id)) continue;
@@ -54,6 +60,8 @@ async function record(trx: Db, eventId: string, mentions: readonly Mention[]) {
         mentioner_sha: mentioner.sha,
         mentioner_project_id: mentioner.projectId,
         other_epic_id: null,
+        author_id: author ?? null,
+        author_recorded: author !== undefined,
       });
     }
   }
@@ -67,13 +75,18 @@ const issuable = (type: 'Issue' | 'MergeRequest', data: { id: number; project_id
  * mentions; on the default branch (as the project has it when projected), not the issues it
  * closes (`commit.create_cross_references!(author, closed_issues)`: those get "closed via commit").
  */
-async function pushed(trx: Db, data: { project_id: number; branch: string; commits: readonly string[]; commit_details: readonly { message: string }[] | null }): Promise<Mention[]> {
+async function pushed(trx: Db, data: { project_id: number; branch: string; commits: readonly string[]; commit_details: readonly CommitDetail[] | null }): Promise<Mention[]> {
   const details = data.commit_details ?? [];
   if (details.length === 0) return [];
   const project = await trx.selectFrom('projects').select('default_branch').where('id', '=', data.project_id).executeTakeFirst();
   const onDefault = project !== undefined && (project.default_branch === null || project.default_branch === data.branch);
   return details
-    .map((detail, k) => ({ mentioner: { type: 'Commit' as const, id: null, sha: data.commits[k]!, projectId: data.project_id }, texts: [detail.message], ...(onDefault ? { closes: detail.message } : {}) }))
+    .map((detail, k) => ({
+      mentioner: { type: 'Commit' as const, id: null, sha: data.commits[k]!, projectId: data.project_id },
+      texts: [detail.message],
+      ...(onDefault ? { closes: detail.message } : {}),
+      ...(detail.author_id === undefined ? {} : { author: detail.author_id }),
+    }))
     .reverse();
 }
 
@@ -95,7 +108,8 @@ const deleted = (type: MentionedType, id: number) => async (trx: Db) => {
  */
 export const crossReferencesProjector = defineProjector({
   name: 'cross_references',
-  // 2: a commit pushed to the default branch does not mention the issues it closes.
+  // 2: a commit pushed to the default branch does not mention the issues it closes. The pushed
+  // commits' authors (migration 0077) need no rebuild: every row before it is of an event that did not record them.
   version: 2,
   tables: ['cross_references'],
   reads: ['projects', 'issues', 'merge_requests'],
@@ -145,6 +159,8 @@ async function link(trx: Db, eventId: string, data: { source_id: number; source_
     mentioner_sha: null,
     mentioner_project_id: other[1],
     other_epic_id: null,
+    author_id: null,
+    author_recorded: false,
   });
   const source = [data.source_id, data.source_project_id] as const;
   const target = [data.target_id, data.target_project_id] as const;
@@ -164,6 +180,8 @@ const epicRow = (eventId: string, issue: { id: number; project_id: number }, epi
   mentioner_sha: null,
   mentioner_project_id: issue.project_id,
   other_epic_id: otherEpicId,
+  author_id: null,
+  author_recorded: false,
 });
 
 /** A comment mentions as its noteable (Note delegates local_reference to it): an issue's, a merge request's or a commit's. */

@@ -75,8 +75,8 @@ const mayRead = (subject: ProjectSubject | undefined, type: MentionedType, row: 
 /**
  * The "mentioned in …" system notes of an issue or a merge request that `viewer` may see, oldest
  * first. The note of a mention is its source event's: the id 10·p + k (p its position, k its
- * ordinal: src/domain/notes/system-notes.ts), its time and its actor (a pushed commit's author:
- * pushedCommitAuthors). As GitLab writes one note
+ * ordinal: src/domain/notes/system-notes.ts), its time and its actor (a pushed commit's author
+ * as the push recorded it, else the pusher; pushedCommitAuthors for older events). As GitLab writes one note
  * per mentioner (SystemNoteService.cross_reference_exists?) and only for a mention by someone
  * who could read the noteable (ReferenceExtractor with the author), the note of a mentioner is
  * its first mention by such an author — decided with the authors' access now. It shows to a
@@ -89,6 +89,7 @@ export async function crossReferenceNoteViews(db: Db, noteable: MentionedNoteabl
     .selectFrom('cross_references')
     .innerJoin('events', 'events.event_id', 'cross_references.event_id')
     .select(['cross_references.action', 'cross_references.mentioner_type', 'cross_references.mentioner_id', 'cross_references.mentioner_sha', 'cross_references.mentioner_project_id', 'cross_references.ordinal'])
+    .select(['cross_references.author_id', 'cross_references.author_recorded'])
     .select(['events.global_position', 'events.actor_id', 'events.occurred_at', 'events.event_type'])
     .where('cross_references.target_type', '=', noteable.type)
     .where('cross_references.target_id', '=', noteable.row.id)
@@ -96,9 +97,11 @@ export async function crossReferenceNoteViews(db: Db, noteable: MentionedNoteabl
     .orderBy('cross_references.ordinal')
     .execute();
   if (rows.length === 0) return [];
-  const pushAuthors = await pushedCommitAuthors(db, rows.filter((r) => PUSHES.has(r.event_type) && r.mentioner_sha !== null));
+  const unrecorded = rows.filter((r) => PUSHES.has(r.event_type) && !r.author_recorded && r.mentioner_sha !== null);
+  const pushAuthors = await pushedCommitAuthors(db, unrecorded);
   for (const row of rows) {
-    if (PUSHES.has(row.event_type)) row.actor_id = pushAuthors.get(`${row.mentioner_project_id}@${row.mentioner_sha}`) ?? row.actor_id;
+    if (row.author_recorded) row.actor_id = row.author_id ?? row.actor_id;
+    else if (PUSHES.has(row.event_type)) row.actor_id = pushAuthors.get(`${row.mentioner_project_id}@${row.mentioner_sha}`) ?? row.actor_id;
   }
   const idsOf = (type: 'Issue' | 'MergeRequest') => [...new Set(rows.filter((r) => r.mentioner_type === type).map((r) => r.mentioner_id!))];
   const issueIds = idsOf('Issue');
@@ -145,10 +148,12 @@ export async function crossReferenceNoteViews(db: Db, noteable: MentionedNoteabl
 const PUSHES = new Set(['BranchCreated', 'BranchUpdated']);
 
 /**
- * ProcessCommitWorker's `commit.author || user`: a pushed commit mentions as its author, the user
- * whose email is the commit's author email (Commit#author, User.find_by_any_email; forgelog has
- * no secondary emails), else as the pusher (the event's actor). Resolved when read, with the
- * users' emails now (GitLab resolves at push time), so a rebuild can never disagree with it.
+ * ProcessCommitWorker's `commit.author || user` for the pushes of events that did not record it
+ * (before schema version 4 of the branch events; the newer record it: `author_recorded`): a
+ * pushed commit mentions as its author, the user whose email is the commit's author email
+ * (Commit#author, User.find_by_any_email; forgelog has no secondary emails), else as the
+ * pusher (the event's actor). Resolved when read, with the users' emails now (GitLab resolves
+ * at push time), so a rebuild can never disagree with it.
  */
 async function pushedCommitAuthors(db: Db, rows: readonly { mentioner_project_id: number; mentioner_sha: string | null }[]): Promise<Map<string, number>> {
   const projectIds = [...new Set(rows.map((r) => r.mentioner_project_id))];

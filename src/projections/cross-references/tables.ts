@@ -22,6 +22,15 @@ export interface CrossReferencesTable {
   mentioner_project_id: number;
   /** An issue moved between epics: the epic at the move's other end. */
   other_epic_id: number | null;
+  /**
+   * A pushed commit's mention (`author_recorded`: its event recorded the authors, schema
+   * version 4 of the branch events): the user whose email was the commit's author email at
+   * push time, the note's author; null for none (the note is the pusher's). Not recorded
+   * (older events, every other mention): null and false, and a pushed commit's author is
+   * resolved when read.
+   */
+  author_id: number | null;
+  author_recorded: boolean;
 }
 
 export interface CrossReferencesReadTables {
