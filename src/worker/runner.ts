@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { isConnectionError } from '../database/pg-client.js';
 import type { Db, DatabaseHandle } from '../database/database.js';
 import type { Notifier } from '../eventstore/notifier.js';
-import { readTypesAfter } from '../eventstore/store.js';
+import { readTypesAfter, type TypedRead } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, compareCheckpoints, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from '../projections/projector.js';
 import { ADVISORY_LOCK_CLASS } from '../database/advisory-lock.js';
@@ -21,8 +21,9 @@ import { readProjectionLag } from '../projections/status.js';
  *   also exclude each other in memory (all there is on PGlite, a single process).
  * - Rolling deploys: a worker whose projector version is older than the stored one gives
  *   the lock back and keeps off it for a while, so the newer code holds the projection.
- * - A batch is one short transaction: read the events of the follower's types after its
- *   checkpoint in gap-free order (one statement: readTypesAfter), apply them, then move the
+ * - A step reads the events of the follower's types after its checkpoint in gap-free order
+ *   (one statement, shared by the followers that step from the same checkpoint: sharedRead);
+ *   a projection's batch is then one short transaction that applies them and moves the
  *   checkpoint with a compare-and-set on its position and version — read tables and checkpoint
  *   commit together, and a paused former holder cannot move it back: its compare-and-set waits
  *   for the batch that moved the row, then finds it moved and rolls its own batch back.
@@ -127,6 +128,12 @@ export class ProjectionWorker<Context = unknown> {
   private loops: Promise<void>[] = [];
   private unsubscribe: (() => void) | undefined;
   private lockClient: Promise<pg.PoolClient> | undefined;
+  /** The types every follower of this worker reads: what a shared read asks for. */
+  private readonly followedTypes: readonly string[];
+  /** Appends heard of so far; a shared read serves only steps that began before the next one. */
+  private generation = 0;
+  /** Reads of the log in flight, by the checkpoint they read after (sharedRead). */
+  private readonly reads = new Map<string, { generation: number; read: Promise<TypedRead> }>();
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -140,6 +147,8 @@ export class ProjectionWorker<Context = unknown> {
       ...(options.projectors ?? []).map((projector) => ({ ...base, name: projector.name, lockName: `projection:${projector.name}`, projector })),
       ...(options.reactors ?? []).map((reactor) => ({ ...base, name: `reactor:${reactor.name}`, lockName: `reactor:${reactor.name}`, reactor })),
     ];
+    const followed = [...(options.projectors ?? []).filter((p) => p.mode !== 'inline'), ...(options.reactors ?? [])];
+    this.followedTypes = [...new Set(followed.flatMap((follower) => follower.handles))];
   }
 
   start(): void {
@@ -147,7 +156,10 @@ export class ProjectionWorker<Context = unknown> {
     this.running = true;
     this.stopping = false;
     // A LISTEN connection lost or back wakes every follower too ("any type"): each looks now, and waits as it then may.
-    this.unsubscribe = this.options.notifier?.onAppended((types) => this.wakeAll(types));
+    this.unsubscribe = this.options.notifier?.onAppended((types) => {
+      this.generation += 1;
+      this.wakeAll(types);
+    });
     this.loops = this.followers.map((f) => this.loop(f));
   }
 
@@ -318,20 +330,21 @@ export class ProjectionWorker<Context = unknown> {
   }
 
   private async projectionBatch(f: Follower, projector: Projector): Promise<Outcome> {
-    const { moved, outcome } = await this.handle.db.transaction().execute(async (trx) => {
-      const from = f.at ?? (await readCheckpoint(trx, f.name));
-      if (!from || from.version !== projector.version) {
-        f.current = false;
-        return { moved: undefined, outcome: BUSY };
-      }
-      const read = await readTypesAfter(trx, from.checkpoint, projector.handles, this.batchSize);
-      const outcome = nextOf(read, this.batchSize);
-      if (compareCheckpoints(read.through, from.checkpoint) === 0) return { moved: from, outcome };
-      if (read.events.length > 0) await applyEvents(projector, read.events, trx);
-      return { moved: await advance(trx, f.name, from, read.through), outcome };
-    });
-    f.at = moved;
-    return outcome;
+    const db = this.handle.db;
+    const from = f.at ?? (await readCheckpoint(db, f.name));
+    if (!from || from.version !== projector.version) {
+      f.at = undefined;
+      f.current = false;
+      return BUSY;
+    }
+    const read = await this.sharedRead(from.checkpoint, projector.handles);
+    if (compareCheckpoints(read.through, from.checkpoint) !== 0) {
+      f.at = await db.transaction().execute(async (trx) => {
+        if (read.events.length > 0) await applyEvents(projector, read.events, trx);
+        return advance(trx, f.name, from, read.through);
+      });
+    } else f.at = from;
+    return nextOf(read);
   }
 
   /** At-least-once reactions, made idempotent by a receipt per (reactor, event id). */
@@ -344,7 +357,7 @@ export class ProjectionWorker<Context = unknown> {
     }
     f.at = at;
     // Only the events it reacts to are read; the checkpoint still moves past the others.
-    const read = await readTypesAfter(db, at.checkpoint, reactor.handles, this.batchSize);
+    const read = await this.sharedRead(at.checkpoint, reactor.handles);
     const { events, through } = read;
     const seen = await receiptsOf(db, reactor.name, events);
     for (const [i, event] of events.entries()) {
@@ -357,7 +370,35 @@ export class ProjectionWorker<Context = unknown> {
       f.at = at = await recordReaction(db, reactor.name, event.eventId, f.name, at, next);
     }
     if (compareCheckpoints(at.checkpoint, through) !== 0) f.at = await advance(db, f.name, at, through);
-    return nextOf(read, this.batchSize);
+    return nextOf(read);
+  }
+
+  /**
+   * The events of `types` after a checkpoint, as readTypesAfter reads them. Followers woken by
+   * one append step together from the same checkpoint (the head, mostly): the first to read
+   * after it reads every follower's types, and the others take their part of that read while
+   * it is in flight, unless an append was heard of since it began (it might not see that one).
+   */
+  private sharedRead(after: Checkpoint, types: readonly string[]): Promise<StepRead> {
+    const key = `${after.transactionId}:${after.globalPosition}`;
+    let shared = this.reads.get(key);
+    if (!shared || shared.generation !== this.generation) {
+      const read = readTypesAfter(this.handle.db, after, this.followedTypes, this.batchSize);
+      const entry = { generation: this.generation, read };
+      this.reads.set(key, entry);
+      const forget = () => {
+        if (this.reads.get(key) === entry) this.reads.delete(key);
+      };
+      read.then(forget, forget);
+      shared = entry;
+    }
+    return shared.read.then((all) => {
+      const wanted = new Set(types);
+      const events = all.events.filter((event) => wanted.has(event.type));
+      // A full page of every follower's types: this follower's read ends where that page does.
+      const more = all.events.length === this.batchSize;
+      return { events, through: more ? checkpointOf(all.events.at(-1)!) : all.through, heldBack: all.heldBack, more };
+    });
   }
 
   // ───────────────────────────── Locks ─────────────────────────────
@@ -505,11 +546,13 @@ interface StoredCheckpoint {
   readonly checkpoint: Checkpoint;
 }
 
+/** A follower's part of a shared read (sharedRead); `more` when the read was a full page. */
+interface StepRead extends TypedRead {
+  readonly more: boolean;
+}
+
 /** What a step that read `read` does next: go on at once after a full page, retry shortly while events are held back. */
-const nextOf = (read: { events: readonly unknown[]; heldBack: boolean }, batchSize: number): Outcome => ({
-  next: read.events.length >= batchSize ? 'more' : read.heldBack ? 'soon' : 'done',
-  read: read.events.length,
-});
+const nextOf = (read: StepRead): Outcome => ({ next: read.more ? 'more' : read.heldBack ? 'soon' : 'done', read: read.events.length });
 
 async function readCheckpoint(db: Db, name: string): Promise<StoredCheckpoint | undefined> {
   const { rows } = await sql<{ version: number; transaction_id: string; global_position: string }>`
