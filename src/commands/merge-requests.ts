@@ -1,14 +1,16 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } from '../domain/merge-requests/decider.js';
-import { type VersionData } from '../domain/merge-requests/events.js';
+import { type MergeStatus, type VersionData } from '../domain/merge-requests/events.js';
 import { VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
+import { CommitGraph } from '../projections/repository/commit-graph.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
+import { mergeRequestHeads, mergeStatusOf } from '../projections/merge-requests/mergeability.js';
 import { collectDiffs } from '../projections/repository/queries.js';
 import { nextId } from './kernel/handler.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import { fetchCommit } from './repository-fetch.js';
-import { nextIid, type IidCounter } from './kernel/iids.js';
+import { nextIidWith, type IidCounter } from './kernel/iids.js';
 import { run } from './kernel/run.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import type { Writer } from './kernel/context.js';
@@ -16,31 +18,29 @@ import type { Writer } from './kernel/context.js';
 /** Merge requests' iids, per project; the lock key space is 'mrqs' as an int. */
 const MERGE_REQUEST_IIDS: IidCounter = { table: 'merge_request_iids', scope: 'project_id', lockSpace: 0x6d727173 };
 
-/** A branch's head, share-locked until the commit: the version taken of it must still be its head then. */
-async function branchHead(trx: Db, projectId: number, branch: string): Promise<string | undefined> {
-  const { rows } = await sql<{ sha: string }>`select sha from repository_branches where project_id = ${projectId} and name = ${branch} for share`.execute(trx);
-  return rows[0]?.sha;
-}
-
 /**
  * A diff version of the source head against the target head (GitLab's MergeRequestDiff):
  * the merge base, the source's commits not in the target (newest first) and the number of
  * files the merge base → head diff changes; its files are stored beside it
  * (`merge_request_version_diffs`), in the transaction, for the reads of its changes.
  */
-export async function takeVersion(trx: Db, projectId: number, headSha: string, startSha: string): Promise<VersionData> {
-  const base = await mergeBase(trx, projectId, headSha, startSha);
-  const versionId = await nextId(trx, 'merge_request_versions_id_seq');
+export async function takeVersion(trx: Db, projectId: number, headSha: string, startSha: string, graph = new CommitGraph(trx, projectId, 128)): Promise<VersionData> {
+  const base = await mergeBase(trx, projectId, headSha, startSha, graph);
   // MergeRequestDiff#save_diffs: the merge base → head diff (from the empty tree without a
   // merge base) collected with Commit.max_diff_options; real_size counts every changed file.
   const diff = await collectDiffs(trx, projectId, base, headSha, VERSION_DIFF_LIMITS);
-  await trx.insertInto('merge_request_version_diffs').values({ version_id: versionId, files: JSON.stringify(diff.diffs) }).execute();
+  // The version's id is taken by the insert of its files (one statement).
+  const { version_id: versionId } = await trx
+    .insertInto('merge_request_version_diffs')
+    .values({ version_id: sql<number>`nextval('merge_request_versions_id_seq')`, files: JSON.stringify(diff.diffs) })
+    .returning('version_id')
+    .executeTakeFirstOrThrow();
   return {
     version_id: versionId,
     head_commit_sha: headSha,
     base_commit_sha: base,
     start_commit_sha: startSha,
-    commit_shas: await commitsBetween(trx, projectId, startSha, headSha),
+    commit_shas: await commitsBetween(trx, projectId, startSha, headSha, graph),
     files_count: diff.changedFiles,
   };
 }
@@ -60,29 +60,32 @@ export const branchesOf = (row: Pick<MergeRequestRow, 'project_id' | 'source_pro
   targetBranch: row.target_branch,
 });
 
-/** The heads of a merge request's branches, share-locked (branchHead). */
-async function branchHeads(trx: Db, b: MergeRequestBranches) {
-  return { sourceSha: await branchHead(trx, b.sourceProjectId, b.sourceBranch), targetSha: await branchHead(trx, b.projectId, b.targetBranch) };
-}
+/** The heads of a merge request's branches, share-locked until the commit: the version taken of them must still be of the heads then. */
+const lockedHeads = (trx: Db, b: MergeRequestBranches) =>
+  mergeRequestHeads(trx, { project_id: b.projectId, source_project_id: b.sourceProjectId, source_branch: b.sourceBranch, target_branch: b.targetBranch }, true);
 
 /**
  * A version of a source head against a target head (takeVersion), the source's commit first
  * fetched into the target project when it is a fork's (MergeRequest#fetch_source_branch!);
  * none when a head is missing or the source is the target.
  */
-export async function versionOf(trx: Db, b: MergeRequestBranches, heads: { sourceSha: string | undefined; targetSha: string | undefined }): Promise<VersionData | null> {
+export async function versionOf(
+  trx: Db,
+  b: MergeRequestBranches,
+  heads: { sourceSha: string | undefined; targetSha: string | undefined },
+  graph?: CommitGraph,
+): Promise<VersionData | null> {
   const { sourceSha, targetSha } = heads;
   if (sourceSha === undefined || targetSha === undefined || (b.sourceProjectId === b.projectId && b.sourceBranch === b.targetBranch)) return null;
   await fetchCommit(trx, b.sourceProjectId, b.projectId, sourceSha);
-  return takeVersion(trx, b.projectId, sourceSha, targetSha);
+  return takeVersion(trx, b.projectId, sourceSha, targetSha, graph);
 }
 
 /**
- * What MergeRequest#validate_branches looks at, read in the write transaction: the heads and
- * an open merge request of the same branches (under the project's iid lock, so two requests
- * never both find none).
+ * An open merge request of the same branches (MergeRequest#validate_branches), the first by
+ * iid: read under the project's iid lock, so two requests never both find none.
  */
-async function branchFacts(trx: Db, b: MergeRequestBranches, heads: { sourceSha: string | undefined; targetSha: string | undefined }, exceptId: number | null): Promise<BranchFacts> {
+function openDuplicate(trx: Db, b: MergeRequestBranches, exceptId: number | null) {
   let duplicate = trx
     .selectFrom('merge_requests')
     .select('iid')
@@ -92,14 +95,25 @@ async function branchFacts(trx: Db, b: MergeRequestBranches, heads: { sourceSha:
     .where('target_branch', '=', b.targetBranch)
     .where('state', '=', 'opened');
   if (exceptId !== null) duplicate = duplicate.where('id', '<>', exceptId);
-  const other = await duplicate.orderBy('iid').executeTakeFirst();
-  return { sourceExists: heads.sourceSha !== undefined, targetExists: heads.targetSha !== undefined, openDuplicateIid: other?.iid ?? null };
+  return duplicate.orderBy('iid').limit(1);
 }
+
+/** What MergeRequest#validate_branches looks at, read in the write transaction: the heads and an open duplicate's iid. */
+const branchFacts = (heads: { sourceSha: string | undefined; targetSha: string | undefined }, openDuplicateIid: number | null): BranchFacts => ({
+  sourceExists: heads.sourceSha !== undefined,
+  targetExists: heads.targetSha !== undefined,
+  openDuplicateIid,
+});
 
 export interface OpenInput extends MergeRequestBranches {
   readonly authorId: number;
   readonly title: string;
   readonly fields: MergeRequestFields;
+  /**
+   * Given: the merge status of the first version's heads is checked in the transaction, on the
+   * commit graph the version loaded, and handed here (the create's answer shows it).
+   */
+  readonly checked?: (status: MergeStatus) => void;
 }
 
 /**
@@ -111,11 +125,13 @@ export interface OpenInput extends MergeRequestBranches {
  */
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
-    const heads = await branchHeads(trx, input);
-    const version = await versionOf(trx, input, heads);
+    const heads = await lockedHeads(trx, input);
+    const graph = new CommitGraph(trx, input.projectId, 128);
+    const version = await versionOf(trx, input, heads, graph);
+    if (version && input.checked) input.checked(await mergeStatusOf(trx, input.projectId, version.head_commit_sha, version.start_commit_sha, version.commit_shas.length, graph));
     // The iid's lock (the project's) also keeps two requests from both finding no open duplicate.
-    const iid = await nextIid(trx, MERGE_REQUEST_IIDS, input.projectId);
-    const facts = await branchFacts(trx, input, heads, null);
+    const { iid, alongside: duplicateIid } = await nextIidWith<number | null>(trx, MERGE_REQUEST_IIDS, input.projectId, openDuplicate(trx, input, null).$asScalar());
+    const facts = branchFacts(heads, duplicateIid);
     return {
       type: 'OpenMergeRequest',
       projectId: input.projectId,
@@ -156,8 +172,8 @@ export function updateMergeRequestCommand(input: UpdateInput): (trx: Db) => Prom
     if (input.targetBranch !== input.previousTargetBranch || input.stateEvent === 'reopen') {
       await sql`select pg_advisory_xact_lock(${MERGE_REQUEST_IIDS.lockSpace}, ${input.projectId})`.execute(trx);
     }
-    const heads = await branchHeads(trx, input);
-    const facts = await branchFacts(trx, input, heads, input.id);
+    const heads = await lockedHeads(trx, input);
+    const facts = branchFacts(heads, (await openDuplicate(trx, input, input.id).executeTakeFirst())?.iid ?? null);
     const retarget = input.previousTargetBranch !== undefined && input.targetBranch !== input.previousTargetBranch;
     const version = retarget ? await versionOf(trx, input, heads) : null;
     return { type: 'UpdateMergeRequest', fields: input.fields, stateEvent: input.stateEvent, byId: input.byId, branches: facts, version };

@@ -101,6 +101,18 @@ describe('POST /projects/:id/merge_requests', () => {
     // The merge-request-refresh reactor records its check asynchronously (MergeRequestMergeStatusChecked).
     expect((await api.events(`merge-request-${res.body.id}`)).map((e) => e.type).filter((type) => type !== 'MergeRequestMergeStatusChecked')).toEqual(['MergeRequestOpened']);
   });
+
+  it('answers the merge status of the heads it took, as the single view checks it: conflicting heads and a source without commits cannot be merged', async () => {
+    const { project } = await projectWithBranches();
+    await commit(project.id, { branch: 'master', commit_message: 'Theirs', actions: [file('a.txt', 'theirs\n')] });
+    expect((await api.post(`/projects/${project.id}/repository/branches`, { branch: 'level', ref: 'master' })).status).toBe(201);
+    for (const source of ['feature', 'level']) {
+      const res = await api.post(base(project.id), { title: source, source_branch: source, target_branch: 'master' });
+      expect(res.status, res.text).toBe(201);
+      expect(res.body).toMatchObject({ merge_status: 'cannot_be_merged', has_conflicts: true, subscribed: true });
+      expect((await api.get(`${base(project.id)}/${res.body.iid}`)).body).toMatchObject({ merge_status: 'cannot_be_merged', has_conflicts: true });
+    }
+  });
 });
 
 // GitLab 12 Entities::MergeRequest: `expose :user { expose :can_merge }`, MergeRequest#can_be_merged_by?

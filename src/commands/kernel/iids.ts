@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Expression } from 'kysely';
 import type { Db } from '../../database/database.js';
 
 /**
@@ -18,7 +18,16 @@ export interface IidCounter {
  * two records of a scope ever share one and a deleted record's iid is never reused.
  */
 export async function nextIid(trx: Db, counter: IidCounter, scopeId: number): Promise<number> {
+  return (await nextIidWith(trx, counter, scopeId, sql<null>`null`)).iid;
+}
+
+/**
+ * nextIid and, read in the same statement under the scope's lock, `alongside`: what the lock
+ * also guards (a merge request's open duplicate: two openings never both find none).
+ */
+export async function nextIidWith<T>(trx: Db, counter: IidCounter, scopeId: number, alongside: Expression<T>): Promise<{ iid: number; alongside: T }> {
   await sql`select pg_advisory_xact_lock(${counter.lockSpace}, ${scopeId})`.execute(trx);
-  const { rows } = await sql<{ last_iid: number }>`select last_iid from ${sql.table(counter.table)} where ${sql.ref(counter.scope)} = ${scopeId}`.execute(trx);
-  return (rows[0]?.last_iid ?? 0) + 1;
+  const { rows } = await sql<{ last_iid: number | null; alongside: T }>`
+    select (select last_iid from ${sql.table(counter.table)} where ${sql.ref(counter.scope)} = ${scopeId}) as last_iid, (${alongside}) as alongside`.execute(trx);
+  return { iid: (rows[0]!.last_iid ?? 0) + 1, alongside: rows[0]!.alongside };
 }

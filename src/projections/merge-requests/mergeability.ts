@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { MergeStatus } from '../../domain/merge-requests/events.js';
+import type { CommitGraph } from '../repository/commit-graph.js';
 import { mergeability } from '../repository/merges.js';
 import type { MergeRequestRow } from './tables.js';
 
@@ -10,8 +12,30 @@ import type { MergeRequestRow } from './tables.js';
  */
 
 /** A branch's head, or undefined when the branch is gone. */
-export const branchHead = async (db: Db, projectId: number, branch: string): Promise<string | undefined> =>
-  (await db.selectFrom('repository_branches').select('sha').where('project_id', '=', projectId).where('name', '=', branch).executeTakeFirst())?.sha;
+export const branchHead = async (db: Db, projectId: number, branch: string): Promise<string | undefined> => (await branchHeads(db, [{ projectId, branch }]))[0];
+
+/**
+ * Branches' heads in one statement, in the order asked (undefined: the branch is gone);
+ * `forShare`: share-locked until the commit, so that a head a version is taken of is still
+ * the head then.
+ */
+export async function branchHeads(db: Db, branches: readonly { projectId: number; branch: string }[], forShare = false): Promise<(string | undefined)[]> {
+  const { rows } = await sql<{ project_id: number; name: string; sha: string }>`
+    select project_id, name, sha from repository_branches
+     where (project_id, name) in (${sql.join(branches.map((b) => sql`(${b.projectId}::int, ${b.branch}::text)`))})
+     ${forShare ? sql`for share` : sql``}`.execute(db);
+  return branches.map((b) => rows.find((row) => row.project_id === b.projectId && row.name === b.branch)?.sha);
+}
+
+/** The heads of a merge request's source and target branches (branchHeads). */
+export async function mergeRequestHeads(
+  db: Db,
+  row: Pick<MergeRequestRow, 'project_id' | 'source_project_id' | 'source_branch' | 'target_branch'>,
+  forShare = false,
+): Promise<{ sourceSha: string | undefined; targetSha: string | undefined }> {
+  const [sourceSha, targetSha] = await branchHeads(db, [{ projectId: row.source_project_id, branch: row.source_branch }, { projectId: row.project_id, branch: row.target_branch }], forShare);
+  return { sourceSha, targetSha };
+}
 
 /** How many commits a merge request diff version holds. */
 export async function versionCommitCount(db: Db, versionId: number): Promise<number> {
@@ -25,13 +49,19 @@ export async function versionCommitCount(db: Db, versionId: number): Promise<num
  * else it can when the diff head merges into the target's head without conflicts.
  */
 export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{ status: MergeStatus; targetSha: string }> {
-  const targetSha = await branchHead(db, row.project_id, row.target_branch);
-  const sourceSha = await branchHead(db, row.source_project_id, row.source_branch);
-  if (targetSha === undefined || sourceSha === undefined || (await versionCommitCount(db, row.latest_version_id)) === 0) {
-    return { status: 'cannot_be_merged', targetSha: targetSha ?? row.start_sha };
-  }
-  const { canBeMerged } = await mergeability(db, row.project_id, row.head_sha, targetSha);
-  return { status: canBeMerged ? 'can_be_merged' : 'cannot_be_merged', targetSha };
+  const { sourceSha, targetSha } = await mergeRequestHeads(db, row);
+  if (targetSha === undefined || sourceSha === undefined) return { status: 'cannot_be_merged', targetSha: targetSha ?? row.start_sha };
+  return { status: await mergeStatusOf(db, row.project_id, row.head_sha, targetSha, await versionCommitCount(db, row.latest_version_id)), targetSha };
+}
+
+/**
+ * The rest of check_if_can_be_merged once both branches are there: a diff head (with its
+ * version's number of commits) against a target head; `graph`: a commit graph the caller's
+ * walks of these heads loaded (a version just taken of them).
+ */
+export async function mergeStatusOf(db: Db, projectId: number, headSha: string, targetSha: string, commitCount: number, graph?: CommitGraph): Promise<MergeStatus> {
+  if (commitCount === 0) return 'cannot_be_merged';
+  return (await mergeability(db, projectId, headSha, targetSha, graph)).canBeMerged ? 'can_be_merged' : 'cannot_be_merged';
 }
 
 /**

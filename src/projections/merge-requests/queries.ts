@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
+import type { ProjectSubject } from '../../domain/policy/project.js';
 import type { DiffEntry } from '../../domain/repository/diffs.js';
 import { canAccessBranch } from '../../domain/repository/push-access.js';
 import { projectAccessLevel, projectSubjectsOf } from '../access.js';
@@ -83,12 +84,20 @@ export async function mergeableBy(db: Db, viewer: Viewer | null, rows: readonly 
     .where('id', 'in', [...new Set(rows.map((r) => r.project_id))])
     .execute();
   for (const { access_level: role, personal_owner_id: personalOwnerId, ...project } of projects) {
-    const canPushCode = can({ kind: 'project', viewer, role, project, personalOwnerId }, 'push_code');
-    const { refs, who } = await pushAccess(db, project.id, { userId: viewer.id, isAdmin: viewer.isAdmin, role, canPushCode });
-    for (const row of rows) {
-      if (row.project_id !== project.id) continue;
-      if (canAccessBranch('push', row.target_branch, refs, who) || canAccessBranch('merge', row.target_branch, refs, who)) mergeable.add(row.id);
-    }
+    for (const id of await mergeableIn(db, project.id, { kind: 'project', viewer, role, project, personalOwnerId }, rows)) mergeable.add(id);
+  }
+  return mergeable;
+}
+
+/** mergeableBy among the rows of one project, as its subject (a route's project scope) has it. */
+export async function mergeableIn(db: Db, projectId: number, subject: ProjectSubject, rows: readonly MergeRequestRow[]): Promise<Set<number>> {
+  const { viewer, role } = subject;
+  const mergeable = new Set<number>();
+  if (!viewer) return mergeable;
+  const { refs, who } = await pushAccess(db, projectId, { userId: viewer.id, isAdmin: viewer.isAdmin, role, canPushCode: can(subject, 'push_code') });
+  for (const row of rows) {
+    if (row.project_id !== projectId) continue;
+    if (canAccessBranch('push', row.target_branch, refs, who) || canAccessBranch('merge', row.target_branch, refs, who)) mergeable.add(row.id);
   }
   return mergeable;
 }

@@ -23,8 +23,7 @@ import { CommitGraph, dateOrder, paintDownToCommon, reachableOnlyFrom, removeRed
  * `a` and a hypothetical merge of them. git's paint_down_to_common by generation, then
  * remove_redundant: the commits down to the merge bases are read, not the history.
  */
-export async function mergeBases(db: Db, projectId: number, a: string, b: string | readonly string[]): Promise<string[]> {
-  const graph = new CommitGraph(db, projectId, 128);
+export async function mergeBases(db: Db, projectId: number, a: string, b: string | readonly string[], graph = new CommitGraph(db, projectId, 128)): Promise<string[]> {
   const others = typeof b === 'string' ? [b] : b;
   await graph.load([a, ...others]);
   const twos = others.filter((sha) => graph.get(sha));
@@ -46,10 +45,11 @@ export async function mergeBases(db: Db, projectId: number, a: string, b: string
 
 /**
  * `git merge-base a b` (or `a b c…`): the best common ancestor (the first of `mergeBases`),
- * or null when they share no history or one is not a commit of the project.
+ * or null when they share no history or one is not a commit of the project. Walks that
+ * follow on the same commits share `graph`: what one loaded, the next does not read again.
  */
-export async function mergeBase(db: Db, projectId: number, a: string, b: string | readonly string[]): Promise<string | null> {
-  return (await mergeBases(db, projectId, a, b))[0] ?? null;
+export async function mergeBase(db: Db, projectId: number, a: string, b: string | readonly string[], graph = new CommitGraph(db, projectId, 128)): Promise<string | null> {
+  return (await mergeBases(db, projectId, a, b, graph))[0] ?? null;
 }
 
 /**
@@ -57,8 +57,7 @@ export async function mergeBase(db: Db, projectId: number, a: string, b: string 
  * and not from `from`, newest first in git log's default (date) order. The set is walked by
  * generation from both ends down to where they meet; then ordered by date among themselves.
  */
-export async function commitsBetween(db: Db, projectId: number, from: string | null, to: string): Promise<string[]> {
-  const graph = new CommitGraph(db, projectId, 128);
+export async function commitsBetween(db: Db, projectId: number, from: string | null, to: string, graph = new CommitGraph(db, projectId, 128)): Promise<string[]> {
   const wanted = await reachableOnlyFrom(graph, [to], from === null ? [] : [from]);
   if (!wanted.has(to)) return [];
   const out: string[] = [];

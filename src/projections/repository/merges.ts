@@ -4,7 +4,8 @@ import { buildTrees, type FileEntry, type FileMap } from '../../domain/repositor
 import { blobsToRead, contentReader, type MergeConflict, mergePath, mergeTrees, same } from '../../domain/repository/merge.js';
 import { type GitObject, MODES, tree, type TreeEntry } from '../../domain/repository/objects.js';
 import { mergeBase } from './history.js';
-import { type CommitView, findCommit, readBlobs, readFiles, readTrees } from './queries.js';
+import type { CommitGraph } from './commit-graph.js';
+import { type CommitView, findCommit, findCommits, readBlobs, readFiles, readTrees } from './queries.js';
 
 /**
  * The three-way merge of two commits of a project's repository, read from its objects:
@@ -36,13 +37,17 @@ export interface Merged extends MergedTree {
   readonly mergeBase: string | null;
 }
 
-/** The three-way merge of `sourceSha` into `targetSha` (ours: the target). */
-export async function mergeCommits(db: Db, projectId: number, sourceSha: string, targetSha: string): Promise<Merged> {
-  const [source, target] = await Promise.all([findCommit(db, projectId, sourceSha), findCommit(db, projectId, targetSha)]);
+/**
+ * The three-way merge of `sourceSha` into `targetSha` (ours: the target); `graph`: a commit
+ * graph the caller's walks of the same commits loaded (mergeBase).
+ */
+export async function mergeCommits(db: Db, projectId: number, sourceSha: string, targetSha: string, graph?: CommitGraph): Promise<Merged> {
+  const base = await mergeBase(db, projectId, targetSha, sourceSha, graph);
+  // The three commits in one statement (the merge base is null when either is no commit).
+  const commits = new Map((await findCommits(db, projectId, base === null ? [sourceSha, targetSha] : [sourceSha, targetSha, base])).map((c) => [c.sha, c]));
+  const [source, target] = [commits.get(sourceSha), commits.get(targetSha)];
   if (!source || !target) throw notFound('Commit');
-  const base = await mergeBase(db, projectId, targetSha, sourceSha);
-  const baseCommit = base === null ? undefined : await findCommit(db, projectId, base);
-  return { ...(await mergeTreesOf(db, projectId, baseCommit?.tree ?? null, target.tree, source.tree)), mergeBase: base };
+  return { ...(await mergeTreesOf(db, projectId, base === null ? null : (commits.get(base)?.tree ?? null), target.tree, source.tree)), mergeBase: base };
 }
 
 /**
@@ -51,8 +56,8 @@ export async function mergeCommits(db: Db, projectId: number, sourceSha: string,
  * target merges (to the target's tree). Throws notFound('Commit') when either is not a
  * commit of the project.
  */
-export async function mergeability(db: Db, projectId: number, sourceSha: string, targetSha: string): Promise<Mergeability> {
-  const merged = await mergeCommits(db, projectId, sourceSha, targetSha);
+export async function mergeability(db: Db, projectId: number, sourceSha: string, targetSha: string, graph?: CommitGraph): Promise<Mergeability> {
+  const merged = await mergeCommits(db, projectId, sourceSha, targetSha, graph);
   return { canBeMerged: merged.conflicts.length === 0, conflicts: merged.conflicts, mergeBase: merged.mergeBase };
 }
 

@@ -484,7 +484,8 @@ export async function readBlobs(db: Db, projectId: number, shas: readonly string
  * null `from` is the empty tree (a root commit's diff). Unknown commits read as empty trees.
  */
 async function commitChanges(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<FileChange[]> {
-  const [from, to] = await Promise.all([fromSha === null ? undefined : findCommit(db, projectId, fromSha), findCommit(db, projectId, toSha)]);
+  const commits = await findCommits(db, projectId, fromSha === null ? [toSha] : [fromSha, toSha]);
+  const [from, to] = [commits.find((c) => c.sha === fromSha), commits.find((c) => c.sha === toSha)];
   if (!to) return [];
   const { before, after } = await changedFiles(db, projectId, from?.tree ?? null, to.tree);
   return treeChanges(before, after);

@@ -3,6 +3,7 @@ import { handleCommands } from '../../../commands/kernel/handler.js';
 import { commitWithLabels, labelNames } from '../../../commands/labels.js';
 import { openMergeRequestCommand, updateMergeRequestCommand } from '../../../commands/merge-requests.js';
 import type { MergeRequestFields } from '../../../domain/merge-requests/decider.js';
+import type { MergeStatus } from '../../../domain/merge-requests/events.js';
 import { DomainError, recordNotFound, unprocessable } from '../../../domain/errors.js';
 import { inForkNetworkOf } from '../../../projections/projects/queries.js';
 import { licensed } from '../../../domain/policy/licensed.js';
@@ -17,6 +18,7 @@ import { documented, REFUSED } from '../../kernel/documented.js';
 import { declaration, integerCheck, optional, rawParams, required, t, type RawParams } from '../../kernel/params.js';
 import { checkUnmodifiedSince } from '../../kernel/request.js';
 import { userProject, type ProjectScope } from '../../kernel/scope.js';
+import type { MergeRequestDetail } from '../../entities/merge-requests.js';
 import { canOnMergeRequest, mergeRequestOf, presentMergeRequest } from './find.js';
 import { newId, run, spec } from '../../../commands/kernel/run.js';
 import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
@@ -194,10 +196,10 @@ async function divergedCommitsCount(c: Context, row: MergeRequestRow): Promise<n
   return (await commitsBetween(db, row.project_id, sourceSha, target.sha)).length;
 }
 
-async function present(c: Context, project: ProjectScope, id: number, status: 200 | 201 = 200) {
+async function present(c: Context, project: ProjectScope, id: number, status: 200 | 201 = 200, detail: Partial<MergeRequestDetail> = {}) {
   const row = await findMergeRequestById(appContext(c).db, id);
   if (!row) throw recordNotFound('Merge Request');
-  return c.json(await presentMergeRequest(c, project, row), status);
+  return c.json(await presentMergeRequest(c, project, row, detail), status);
 }
 
 export const mergeRequestCrudRoutes = new Hono<AppEnv>()
@@ -220,8 +222,10 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     }
     const { fields, labels } = await fieldsOf(c, project, parsed, project.can('admin_merge_request'));
     const id = await newId(w, mergeRequests);
+    let mergeStatus: MergeStatus | undefined;
     await commitWith(w, project, labels, (labelIds) =>
-      spec(mergeRequests, 
+      spec(
+        mergeRequests,
         id,
         openMergeRequestCommand({
           projectId: project.row.id,
@@ -231,10 +235,14 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
           sourceBranch: parsed.source_branch,
           targetBranch: parsed.target_branch,
           fields: { ...fields, ...(labelIds !== undefined ? { labelIds } : {}) },
+          checked: (status) => (mergeStatus = status),
         }),
+        { newStream: true },
       ),
     );
-    return present(c, project, id, 201);
+    // Known from the command: the merge status of the heads it took (the single view's check),
+    // and `subscribed` — the author participates, and a new merge request has no subscription.
+    return present(c, project, id, 201, { subscribed: true, ...(mergeStatus !== undefined ? { mergeStatus } : {}) });
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid', documented({ summary: 'Get a single merge request', params: singleShape, ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'MergeRequest', ...REFUSED } }), async (c) => {

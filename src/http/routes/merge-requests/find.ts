@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { forbidden, recordNotFound } from '../../../domain/errors.js';
 import type { ProjectAbility } from '../../../domain/policy/project.js';
-import { findMergeRequest, mergeableBy, mergeRequestViews, subscribedAmong } from '../../../projections/merge-requests/queries.js';
+import { findMergeRequest, mergeableIn, mergeRequestViews, subscribedAmong } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-requests.js';
 import { appContext } from '../../kernel/context.js';
@@ -50,7 +50,7 @@ export async function presentMergeRequest(c: Context, project: ProjectScope, row
   const [view] = await mergeRequestViews(db, [row], new Map([[project.row.id, project.row.path_with_namespace]]));
   const subscribed = detail.subscribed ?? (await subscribedAmong(db, [row], project.viewer?.id ?? null)).has(row.id);
   const mergeStatus = detail.mergeStatus ?? (await currentMergeStatus(db, row));
-  const canMerge = detail.canMerge ?? (await mergeableBy(db, project.viewer, [row])).has(row.id);
+  const canMerge = detail.canMerge ?? (await mergeableIn(db, project.row.id, project.subject, [row])).has(row.id);
   return toMergeRequest(view!, config, { ...detail, subscribed, mergeStatus, canMerge });
 }
 
