@@ -182,3 +182,24 @@ describe('GET /projects/:id/repository/branches', () => {
     expect((await api.get(repo(project.id, '/branches?search=nothing'))).body).toEqual([]);
   });
 });
+
+describe('merged', () => {
+  // A branch's `merged` is kept per default branch head (reachableAmong): the answer for one head never holds for the next.
+  it('follows the default branch: not merged while master does not reach the branch, merged once a merge makes it reach it', async () => {
+    const { project } = await projectWithMaster();
+    const topic = await api.post(repo(project.id, '/commits'), { branch: 'topic', start_branch: 'master', commit_message: 'Topic', actions: [create('t.txt', 't')] });
+    expect(topic.status).toBe(201);
+    const mergedOf = async () => (await api.get(repo(project.id, '/branches'))).body.find((b: { name: string }) => b.name === 'topic').merged;
+    expect(await mergedOf()).toBe(false);
+    expect(await mergedOf()).toBe(false);
+    expect((await api.get(repo(project.id, '/branches/topic'))).body.merged).toBe(false);
+    const mr = await api.post(`/projects/${project.id}/merge_requests`, { source_branch: 'topic', target_branch: 'master', title: 'Topic' });
+    expect(mr).toMatchObject({ status: 201, body: { merge_status: 'can_be_merged' } });
+    expect(await api.put(`/projects/${project.id}/merge_requests/${mr.body.iid}/merge`, {})).toMatchObject({ status: 200, body: { state: 'merged' } });
+    expect(await mergedOf()).toBe(true);
+    expect((await api.get(repo(project.id, '/branches/topic'))).body.merged).toBe(true);
+    // A new commit on the branch: master no longer reaches its head.
+    expect((await api.post(repo(project.id, '/commits'), { branch: 'topic', commit_message: 'More', actions: [create('u.txt', 'u')] })).status).toBe(201);
+    expect(await mergedOf()).toBe(false);
+  });
+});

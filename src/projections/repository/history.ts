@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
+import { LruMap } from '../../lru.js';
 import { CommitGraph, dateOrder, paintDownToCommon, reachableOnlyFrom, removeRedundant } from './commit-graph.js';
 
 /**
@@ -130,12 +131,27 @@ export async function mergeCommitOf(db: Db, projectId: number, sha: string, tip:
 }
 
 /**
+ * reachableAmong's answers: whether a commit reaches another never changes (a commit's SHA
+ * fixes its parents, and a tip stored in a project has every ancestor stored with it), so
+ * they are kept, as GitLab keeps `merged_branch_names` per root ref. The branch list asks the
+ * same tip (the default branch's head) about the same heads on every request until one moves.
+ */
+const reached = new LruMap<string, boolean>(100_000);
+
+/**
  * Which of `shas` are reachable from `tip` (`git branch --merged tip`, the branch list's
- * `merged`): one walk from `tip` down to the lowest generation among them, stopping once it
- * has met them all.
+ * `merged`): those not answered before (`reached`) in one walk from `tip` down to the lowest
+ * generation among them, stopping once it has met them all.
  */
 export async function reachableAmong(db: Db, projectId: number, tip: string, shas: readonly string[]): Promise<Set<string>> {
-  const wanted = [...new Set(shas)];
+  const keyOf = (sha: string) => `${projectId} ${tip} ${sha}`;
+  const unknown = [...new Set(shas)].filter((sha) => reached.get(keyOf(sha)) === undefined);
+  const found = await walkReachable(db, projectId, tip, unknown);
+  for (const sha of unknown) reached.set(keyOf(sha), found.has(sha));
+  return new Set(shas.filter((sha) => reached.get(keyOf(sha)) ?? found.has(sha)));
+}
+
+async function walkReachable(db: Db, projectId: number, tip: string, wanted: readonly string[]): Promise<Set<string>> {
   if (wanted.length === 0) return new Set();
   const { rows } = await sql<{ sha: string }>`
     with recursive candidate as (
