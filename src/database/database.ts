@@ -5,7 +5,7 @@ import { PGliteDialect } from './pglite-dialect.js';
 import { lockDataDir } from './embedded-lock.js';
 import { copyTemplateInto, isInitialised } from './embedded-template.js';
 import { readsTogetherOn } from './read-together.js';
-import { StatementNames, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
+import { attachTransactionBatches, StatementNames, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
 
 /**
  * Every table, as Kysely types them. Empty here: the code that owns tables adds them where it
@@ -93,6 +93,7 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     pool.on('connect', (client) => client.on('error', () => {}));
     const names = preparedStatements() ? new StatementNames() : undefined;
     names?.attach(pool);
+    attachTransactionBatches(pool, names);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const oneRoundTrip: OneRoundTrip = (statements) => transactionInOneRoundTrip(pool, statements, names);
     readsTogetherOn(db, oneRoundTrip);

@@ -368,3 +368,31 @@ export async function transactionInOneRoundTrip(pool: pg.Pool, statements: reado
     client.release();
   }
 }
+
+/**
+ * The text by which a transaction's connection is asked to run a StatementBatch
+ * (batchInTransaction, src/database/read-together.ts): kysely hands a transaction's statements
+ * to its pg client one by one, and this is how several reach it as one.
+ */
+export const IN_TRANSACTION_BATCH = '/* forgelog: a statement batch in the open transaction */';
+
+/**
+ * Makes a pool's clients run the statements sent with IN_TRANSACTION_BATCH as one
+ * StatementBatch: one write, one round trip. Inside the open transaction block its Sync
+ * commits nothing; an error fails the batch (with `statementIndex`) and leaves the
+ * transaction to be rolled back. The result's rows are each statement's result. Attached
+ * after StatementNames' wrapper, so that the batch's text is never given a name.
+ */
+export function attachTransactionBatches(pool: pg.Pool, names?: StatementNames): void {
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((config: unknown, values?: unknown, callback?: unknown) => {
+      if (config !== IN_TRANSACTION_BATCH) return query(config, values, callback);
+      const [statements] = values as [readonly BatchStatement[]];
+      if (client.getTransactionStatus() !== 'T') return Promise.reject(new Error('a statement batch is sent inside an open transaction only'));
+      return new Promise((resolve, reject) => {
+        query(new StatementBatch(statements, (error, results) => (error ? reject(error) : resolve({ command: 'BATCH', rowCount: results.length, rows: results })), names));
+      });
+    }) as typeof client.query;
+  });
+}

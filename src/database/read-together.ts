@@ -1,4 +1,5 @@
-import type { CompiledQuery, Kysely, QueryResult } from 'kysely';
+import { CompiledQuery, type Kysely, type QueryResult } from 'kysely';
+import { IN_TRANSACTION_BATCH } from './pg-client.js';
 
 // database.ts's Db and OneRoundTrip, as this module's own types: database.ts imports this one.
 type Db = Kysely<any>;
@@ -30,4 +31,15 @@ export async function readTogether<const Q extends readonly (CompiledQuery<any> 
   const results = oneRoundTrip && sent.length > 1 ? await oneRoundTrip(sent) : await Promise.all(sent.map((q) => db.executeQuery(q)));
   let next = 0;
   return queries.map((q) => (q === null ? [] : results[next++]!.rows)) as { -readonly [K in keyof Q]: RowsOf<Q[K]> };
+}
+
+/**
+ * Statements sent as one batch inside a transaction (`trx`) on PostgreSQL, in order, for one
+ * round trip (attachTransactionBatches): each statement's result, or the first error. Only
+ * for a handle with `oneRoundTrip` (its pool's clients take batches); the embedded database
+ * has none.
+ */
+export async function batchInTransaction(trx: Db, statements: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]> {
+  const { rows } = await trx.executeQuery(CompiledQuery.raw(IN_TRANSACTION_BATCH, [statements]));
+  return rows as QueryResult<unknown>[];
 }

@@ -19,6 +19,7 @@ import { inlineProjectors } from '../../src/projections/registry.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
 import { commandContext, count, counterProjector, counters, createCounterTable, handWritten, ignore } from '../projections/fixtures.js';
 import type { CommandContext } from '../../src/commands/kernel/context.js';
+import { IN_TRANSACTION_BATCH } from '../../src/database/pg-client.js';
 
 let handle: DatabaseHandle;
 beforeAll(async () => {
@@ -150,6 +151,66 @@ const named = defineAggregate({
 const writer = (ctx: CommandContext) => ({ ctx, metadata: { actor_id: 1 } });
 const claimHolder = async (key: string) =>
   (await sql<{ stream_id: string }>`select stream_id from claims where kind = 'test-name' and key = ${key}`.execute(handle.db)).rows[0]?.stream_id;
+
+/** Counts the statement batches sent inside transactions on the pool's connections (attachTransactionBatches). */
+function countTransactionBatches() {
+  const seen = { batches: 0 };
+  const wrapped = new WeakSet<object>();
+  const onAcquire = (client: { query: (...args: unknown[]) => unknown }) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    const query = client.query.bind(client);
+    client.query = (...args: unknown[]) => {
+      if (args[0] === IN_TRANSACTION_BATCH) seen.batches++;
+      return query(...args);
+    };
+  };
+  handle.pool!.on('acquire', onAcquire as never);
+  return { seen, stop: () => handle.pool!.off('acquire', onAcquire as never) };
+}
+
+describeOnPostgres('the ordinary transaction', () => {
+  it('sends the append and the projections that read no result as one batch, and the log stays verifiable', async () => {
+    const { ctx, sent } = context();
+    const counting = countTransactionBatches();
+    try {
+      // Not cached: decided in a transaction that reads the stream, then the INSERT and the projection in one batch.
+      const first = await count(ctx, 'ot-1', 4);
+      expect(sent.batches).toBe(0);
+      expect(counting.seen.batches).toBe(1);
+      expect(first).toMatchObject({ version: 1, state: { total: 4 } });
+      expect(first.events[0]).toMatchObject({ streamId: 'ot-1', streamVersion: 1, type: 'Counted' });
+      expect(first.events[0]!.globalPosition).toMatch(/^\d+$/);
+    } finally {
+      counting.stop();
+    }
+    expect(await totalOf('ot-1')).toBe('4');
+    expect((await readStream(handle.db, 'ot-1')).map((e) => e.hash)).toEqual([(await readStream(handle.db, 'ot-1'))[0]!.hash]);
+    expect((await verifyLog(handle.db)).problems).toEqual([]);
+  });
+
+  it('commits nothing when a projection statement of the batch fails after the INSERT', async () => {
+    const { ctx } = context();
+    await expect(count(ctx, 'ot-2', 5000)).rejects.toMatchObject({ code: '23514' });
+    expect(await readStream(handle.db, 'ot-2')).toEqual([]);
+    expect(await totalOf('ot-2')).toBeUndefined();
+    // The connections were rolled back: the next command on the stream is its first.
+    expect((await count(context().ctx, 'ot-2', 2)).version).toBe(1);
+    expect(await totalOf('ot-2')).toBe('2');
+  });
+
+  it('runs a projector that reads what its statements return statement by statement, as before', async () => {
+    const { projector, applied } = readingProjector();
+    const { ctx } = context([projector]);
+    await count(ctx, 'ot-3', 5);
+    expect(await totalOf('ot-3')).toBe('5');
+    // Found reading a result while it was recorded, it is run for real, and not recorded again.
+    const before = applied.times;
+    await count(context([projector]).ctx, 'ot-3', 6);
+    expect(applied.times).toBe(before + 1);
+    expect(await totalOf('ot-3')).toBe('11');
+  });
+});
 
 describeOnPostgres('several commands in one round trip', () => {
   it('commit together in one batch, claims and new streams included, in the order given', async () => {

@@ -2,10 +2,10 @@ import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { ClaimChanges, ClaimRefusal, DomainEvent } from '../../domain/decider.js';
 import { DomainError, conflict, resourceLocked } from '../../domain/errors.js';
-import { GENESIS_HASH, appendToStream, readStream } from '../../eventstore/store.js';
+import { GENESIS_HASH, readStream } from '../../eventstore/store.js';
 import { isStalePreparedPlan } from '../../database/pg-client.js';
-import { appendInput, knownFold, outcomeOf, releaseClaim, runInlineProjections, takeClaims } from './append-steps.js';
-import { decideInOneRoundTrip } from './one-round-trip.js';
+import { appendInput, knownFold, outcomeOf, releaseClaim, takeClaims } from './append-steps.js';
+import { appendAndProject, decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
 import type { CommandContext, CommandResult, CommandSpec, DeferredSpecs, Outcome, Writer } from './context.js';
 
@@ -151,8 +151,7 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
     throw error;
   }
 
-  const stored = await appendToStream(trx, appendInput(w, spec, decided, version, headHash));
-  await runInlineProjections(trx, ctx.inlineProjectors, stored);
+  const stored = await appendAndProject(trx, ctx, appendInput(w, spec, decided, version, headHash));
   return outcomeOf(decider, state, version, decided, stored);
 }
 

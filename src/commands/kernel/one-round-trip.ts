@@ -2,12 +2,14 @@ import { sql, type CompiledQuery, type QueryResult } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { ClaimChanges, DomainEvent } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
-import { planAppend, type AppendPlan } from '../../eventstore/store.js';
-import { appendInput, knownFold, outcomeOf, releaseClaim, takeClaims } from './append-steps.js';
+import { appendToStream, planAppend, type AppendInput, type AppendPlan } from '../../eventstore/store.js';
+import type { StoredEvent } from '../../eventstore/types.js';
+import { batchInTransaction } from '../../database/read-together.js';
+import { appendInput, knownFold, outcomeOf, releaseClaim, runInlineProjections, takeClaims } from './append-steps.js';
 import { asPreconditionFailure } from './precondition.js';
 import { recordProjections, UnrecordableProjection } from './record-projections.js';
 import type { Projector } from '../../projections/projector.js';
-import type { CommandSpec, Outcome, Writer } from './context.js';
+import type { CommandContext, CommandSpec, Outcome, Writer } from './context.js';
 
 /**
  * A command's whole transaction in one round trip to PostgreSQL: the appends and the inline
@@ -62,14 +64,10 @@ export async function decideInOneRoundTrip(w: Writer, specs: readonly CommandSpe
       for (const statement of claimStatements(ctx.db, spec.streamId, claims)) redecideOn.add(statements.push(statement) - 1);
     }
     const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
-    if (projectors.some((p) => decided.some((event) => readsResults.get(p)?.has(event.type)))) return undefined;
+    if (readingResults(projectors, decided.map((event) => event.type))) return undefined;
     const plan = planAppend(ctx.db, appendInput(w, spec, decided, cached.version, cached.hash));
-    const projections = await recordProjections(projectors, plan.pending());
-    if (projections instanceof UnrecordableProjection) {
-      const types = readsResults.get(projections.projector) ?? new Set<string>();
-      readsResults.set(projections.projector, types.add(projections.eventType));
-      return undefined;
-    }
+    const projections = await recorded(projectors, plan);
+    if (!projections) return undefined;
     planned.push({ spec, state: cached.state, version: cached.version, decided, plan, insertAt: statements.length });
     statements.push(plan.insert, ...projections);
   }
@@ -117,3 +115,37 @@ function claimStatements(db: Db, streamId: string, changes: ClaimChanges): Compi
 
 /** Per projector, the event types it was found reading results for (record-projections.ts). */
 const readsResults = new WeakMap<Projector, Set<string>>();
+
+/** Whether one of `projectors` was found reading results for one of `types`. */
+const readingResults = (projectors: readonly Projector[], types: readonly string[]) => projectors.some((p) => types.some((type) => readsResults.get(p)?.has(type)));
+
+/** Recorded projections (record-projections.ts), or undefined after noting the projector that reads results. */
+async function recorded(projectors: readonly Projector[], plan: AppendPlan): Promise<CompiledQuery[] | undefined> {
+  const projections = await recordProjections(projectors, plan.pending());
+  if (!(projections instanceof UnrecordableProjection)) return projections;
+  const types = readsResults.get(projections.projector) ?? new Set<string>();
+  readsResults.set(projections.projector, types.add(projections.eventType));
+  return undefined;
+}
+
+/**
+ * The ordinary path's append and inline projections (handler.ts): on PostgreSQL, when the
+ * projections can be recorded, the INSERT and their statements as one batch on the
+ * transaction's connection — one round trip instead of one per statement, as
+ * decideInOneRoundTrip sends them; else statement by statement.
+ */
+export async function appendAndProject(trx: Db, ctx: CommandContext, input: AppendInput): Promise<StoredEvent[]> {
+  const types = input.events.map((event) => event.type);
+  const projectors = ctx.inlineProjectors.filter((p) => types.some((type) => p.handles.includes(type)));
+  if (ctx.oneRoundTrip && !readingResults(projectors, types)) {
+    const plan = planAppend(trx, input);
+    const projections = await recorded(projectors, plan);
+    if (projections) {
+      const [inserted] = await batchInTransaction(trx, [plan.insert, ...projections]);
+      return plan.stored(inserted!.rows as Parameters<typeof plan.stored>[0]);
+    }
+  }
+  const stored = await appendToStream(trx, input);
+  await runInlineProjections(trx, ctx.inlineProjectors, stored);
+  return stored;
+}
