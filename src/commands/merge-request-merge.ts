@@ -226,7 +226,7 @@ const openMergeRequests = (db: Db, projectId: number, side: 'source' | 'target',
 
 type RefreshedEvent =
   | RepositoryEvent
-  | Extract<MergeRequestEvent, { type: 'MergeRequestOpened' | 'MergeRequestReopened' | 'MergeRequestUpdated' }>
+  | Extract<MergeRequestEvent, { type: 'MergeRequestReopened' | 'MergeRequestUpdated' }>
   | Extract<ProjectEvent, { type: 'ProjectForkUnlinked' }>;
 
 /**
@@ -236,19 +236,21 @@ type RefreshedEvent =
  *   but merges those it is the target of when it brought their source head in;
  * - a branch deleted closes the open merge requests it is the source of (RefreshService#
  *   close_upon_missing_source_branch_ref, by the pusher) and checks those it is the target of;
- * - an opened or reopened merge request, or one whose target branch changed, is checked;
+ * - a reopened merge request, or one whose target branch changed, is checked (an opening records
+ *   the status it checked itself: openMergeRequestCommand; openings an older version appended
+ *   without it, not yet reacted to when this one started, stay unchecked until their next
+ *   refresh, and the single view checks them when read);
  * - a project that leaves its fork network (DELETE /projects/:id/fork) closes the open merge
  *   requests between it and projects no longer of its network (Projects::UnlinkForkService).
  * Every step reads the current heads, so a replay or a late reaction records nothing stale.
  */
 export const mergeRequestRefreshReactor: Reactor = {
   name: 'merge-request-refresh',
-  handles: ['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'MergeRequestOpened', 'MergeRequestReopened', 'MergeRequestUpdated', 'ProjectForkUnlinked'] satisfies RefreshedEvent['type'][],
+  handles: ['BranchCreated', 'BranchUpdated', 'BranchDeleted', 'MergeRequestReopened', 'MergeRequestUpdated', 'ProjectForkUnlinked'] satisfies RefreshedEvent['type'][],
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as RefreshedEvent;
     const w = causedBy(ctx, stored);
     switch (event.type) {
-      case 'MergeRequestOpened':
       case 'MergeRequestReopened':
         await recordMergeStatus(w, event.data.id);
         return;

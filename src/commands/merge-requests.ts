@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } from '../domain/merge-requests/decider.js';
-import { type MergeStatus, type VersionData } from '../domain/merge-requests/events.js';
+import { type VersionData } from '../domain/merge-requests/events.js';
 import { VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
 import { CommitGraph } from '../projections/repository/commit-graph.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
@@ -109,26 +109,23 @@ export interface OpenInput extends MergeRequestBranches {
   readonly authorId: number;
   readonly title: string;
   readonly fields: MergeRequestFields;
-  /**
-   * Given: the merge status of the first version's heads is checked in the transaction, on the
-   * commit graph the version loaded, and handed here (the create's answer shows it).
-   */
-  readonly checked?: (status: MergeStatus) => void;
 }
 
 /**
  * MergeRequests::CreateService: the first diff version, the next iid of the project and the
  * branches' facts, all in the write transaction. The version (the history's walks and the
- * diff: the costly part) is taken before the project's iid lock, so openings in one project
- * wait on each other only for the iid, the duplicate check and the commit. The command as a
- * function of the transaction, for a spec committed with others (labels created on first use).
+ * diff: the costly part) and the merge status of its heads (checked on the commit graph the
+ * version loaded, and recorded with the opening) are taken before the project's iid lock, so
+ * openings in one project wait on each other only for the iid, the duplicate check and the
+ * commit. The command as a function of the transaction, for a spec committed with others
+ * (labels created on first use).
  */
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
     const heads = await lockedHeads(trx, input);
     const graph = new CommitGraph(trx, input.projectId, 128);
     const version = await versionOf(trx, input, heads, graph);
-    if (version && input.checked) input.checked(await mergeStatusOf(trx, input.projectId, version.head_commit_sha, version.start_commit_sha, version.commit_shas.length, graph));
+    const mergeStatus = version ? await mergeStatusOf(trx, input.projectId, version.head_commit_sha, version.start_commit_sha, version.commit_shas.length, graph) : undefined;
     // The iid's lock (the project's) also keeps two requests from both finding no open duplicate.
     const { iid, alongside: duplicateIid } = await nextIidWith<number | null>(trx, MERGE_REQUEST_IIDS, input.projectId, openDuplicate(trx, input, null).$asScalar());
     const facts = branchFacts(heads, duplicateIid);
@@ -144,6 +141,7 @@ export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<
       fields: input.fields,
       branches: facts,
       version,
+      mergeStatus,
     };
   };
 }

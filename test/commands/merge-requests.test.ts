@@ -26,7 +26,7 @@ describe('the merge requests aggregate', () => {
     const db = api.runtime.app.db;
     const row = await db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     const master = (await api.get(`/projects/${project.id}/repository/branches/master`)).body.commit.id;
-    expect(row).toMatchObject({ iid: 1, state: 'opened', head_sha: commit.body.id, base_sha: master, start_sha: master, changes_count: 1, merge_status: 'unchecked' });
+    expect(row).toMatchObject({ iid: 1, state: 'opened', head_sha: commit.body.id, base_sha: master, start_sha: master, changes_count: 1, merge_status: 'can_be_merged' });
     const versions = await db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', id).execute();
     expect(versions).toMatchObject([{ head_commit_sha: commit.body.id, commit_shas: [commit.body.id], files_count: 1 }]);
 

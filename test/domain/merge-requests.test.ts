@@ -51,6 +51,13 @@ const merged: MergeRequestEvent = { type: 'MergeRequestMerged', data: { ...ref, 
 const update = (extra: object = {}) => ({ type: 'UpdateMergeRequest' as const, fields: {}, byId: 2, branches, ...extra });
 
 describe('the merge request decider', () => {
+  it('records the merge status the opening checked, of its first version’s heads, with the opening', () => {
+    mr.on(ID)
+      .given()
+      .when(open({ mergeStatus: 'cannot_be_merged' }))
+      .then([opened, { type: 'MergeRequestMergeStatusChecked', data: { ...ref, merge_status: 'cannot_be_merged', source_sha: A, target_sha: B } }]);
+  });
+
   it('opens with its iid, its first version and GitLab’s defaults', () => {
     mr.on(ID).given().when(open()).then([opened]);
     mr.on(ID)

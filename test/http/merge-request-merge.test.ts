@@ -55,7 +55,15 @@ const row = (id: number, s: TestServer = api) => s.handle.db.selectFrom('merge_r
 const head = async (projectId: number, branch: string) => (await api.get(`/projects/${projectId}/repository/branches/${branch}`)).body?.commit?.id as string | undefined;
 const merge = (p: Fixture, iid: number, body: Record<string, unknown> = {}, token?: string) => api.put(`/projects/${p.id}/merge_requests/${iid}/merge`, body, token === undefined ? {} : { token });
 /** The refresh reactor's check, once it has run. */
-const checked = (id: number) => eventually(async () => ((await row(id)).merge_status !== 'unchecked' ? (await row(id)).merge_status : undefined), 30_000);
+/**
+ * A merge request's merge status once the reactors have caught up with the log: an opening
+ * records its own, and what follows must not race the reactions to what came before it (a
+ * branch's creation checked after the branch was deleted).
+ */
+const checked = async (id: number) => {
+  await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 30_000 });
+  return (await row(id)).merge_status;
+};
 
 /** Runs git on a bare repository holding the project's objects (loose, as git stores them). */
 async function withGit<T>(projectId: number, run: (git: (...args: string[]) => string) => T): Promise<T> {
@@ -306,8 +314,13 @@ describe('a merge that checks mergeability itself', () => {
   it('answers 406 "Branch cannot be merged" on conflicts, and the view computes cannot_be_merged', async () => {
     const p = await project({ 'a.txt': 'one\n' }, quiet);
     await commit(p.id, 'feature', 'Mine', { 'a.txt': 'mine\n' }, undefined, quiet);
+    // The opening records the status it checked: the heads merge then.
+    const opened = await open(p.id, 'Conflicting', 'feature', {}, quiet);
+    expect(opened.merge_status).toBe('can_be_merged');
     await commit(p.id, 'master', 'Theirs', { 'a.txt': 'theirs\n' }, undefined, quiet);
-    const mr = await open(p.id, 'Conflicting', 'feature', {}, quiet);
+    // A reopening sets it back to unchecked; no reaction checks it again.
+    for (const state_event of ['close', 'reopen']) expect((await quiet.put(`/projects/${p.id}/merge_requests/${opened.iid}`, { state_event })).status).toBe(200);
+    const mr = await row(opened.id, quiet);
     expect(mr.merge_status).toBe('unchecked');
     expect(await currentMergeStatus(quiet.handle.db, mr)).toBe('cannot_be_merged');
     // The single view checks an unchecked status (GitLab's check_mergeability), without recording it.

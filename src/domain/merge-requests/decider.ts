@@ -87,6 +87,12 @@ export type MergeRequestCommand =
       readonly branches: BranchFacts;
       /** The first version; null when a branch is missing (the command is refused then). */
       readonly version: VersionData | null;
+      /**
+       * The merge status of the version's heads (`sourceSha` its head, `targetSha` its start),
+       * checked in the opening's transaction: recorded with the opening, so that no later
+       * check has to merge the same heads again (GitLab checks an opened merge request after it).
+       */
+      readonly mergeStatus?: MergeStatus | undefined;
     }
   | {
       readonly type: 'UpdateMergeRequest';
@@ -261,6 +267,21 @@ function decide(command: MergeRequestCommand, state: MergeRequestState): MergeRe
           version: command.version,
         },
       },
+      ...(command.mergeStatus === undefined
+        ? []
+        : [
+            {
+              type: 'MergeRequestMergeStatusChecked' as const,
+              data: {
+                id: state.id,
+                project_id: command.projectId,
+                iid: command.iid,
+                merge_status: command.mergeStatus,
+                source_sha: command.version.head_commit_sha,
+                target_sha: command.version.start_commit_sha,
+              },
+            },
+          ]),
     ];
   }
   const mr = state.mergeRequest;

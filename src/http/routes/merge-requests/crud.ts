@@ -3,7 +3,6 @@ import { handleCommands } from '../../../commands/kernel/handler.js';
 import { commitWithLabels, labelNames } from '../../../commands/labels.js';
 import { openMergeRequestCommand, updateMergeRequestCommand } from '../../../commands/merge-requests.js';
 import type { MergeRequestFields } from '../../../domain/merge-requests/decider.js';
-import type { MergeStatus } from '../../../domain/merge-requests/events.js';
 import { DomainError, recordNotFound, unprocessable } from '../../../domain/errors.js';
 import { inForkNetworkOf } from '../../../projections/projects/queries.js';
 import { licensed } from '../../../domain/policy/licensed.js';
@@ -222,7 +221,6 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
     }
     const { fields, labels } = await fieldsOf(c, project, parsed, project.can('admin_merge_request'));
     const id = await newId(w, mergeRequests);
-    let mergeStatus: MergeStatus | undefined;
     await commitWith(w, project, labels, (labelIds) =>
       spec(
         mergeRequests,
@@ -235,14 +233,13 @@ export const mergeRequestCrudRoutes = new Hono<AppEnv>()
           sourceBranch: parsed.source_branch,
           targetBranch: parsed.target_branch,
           fields: { ...fields, ...(labelIds !== undefined ? { labelIds } : {}) },
-          checked: (status) => (mergeStatus = status),
         }),
         { newStream: true },
       ),
     );
-    // Known from the command: the merge status of the heads it took (the single view's check),
-    // and `subscribed` — the author participates, and a new merge request has no subscription.
-    return present(c, project, id, 201, { subscribed: true, ...(mergeStatus !== undefined ? { mergeStatus } : {}) });
+    // Its row holds the merge status the opening checked. Known from the command: `subscribed` —
+    // the author participates, and a new merge request has no subscription.
+    return present(c, project, id, 201, { subscribed: true });
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid', documented({ summary: 'Get a single merge request', params: singleShape, ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'MergeRequest', ...REFUSED } }), async (c) => {
