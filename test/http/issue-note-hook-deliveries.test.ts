@@ -28,7 +28,8 @@ afterAll(async () => {
   await api.close();
 });
 
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock };
+// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
+const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
 
 /** Sends what is due until `path` has received `count` requests (the reactor runs in the background). */
 async function received(path: string, count: number) {

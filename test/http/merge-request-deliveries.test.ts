@@ -33,7 +33,8 @@ afterAll(async () => {
   await api.close();
 });
 
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock };
+// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
+const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
 const send = () => sendDueDeliveries(api.handle.db, SENDER);
 const formPayload = (body: string) => JSON.parse(new URLSearchParams(body).get('payload')!);
 const deliveries = (projectId: number) => api.handle.db.selectFrom('integration_deliveries').selectAll().where('project_id', '=', projectId).orderBy('id').execute();

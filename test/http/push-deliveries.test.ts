@@ -31,7 +31,8 @@ afterAll(async () => {
   await api.close();
 });
 
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock };
+// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
+const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
 const send = () => sendDueDeliveries(api.handle.db, SENDER);
 const repo = (projectId: number, rest: string) => `/projects/${projectId}/repository${rest}`;
 const formPayload = (body: string) => JSON.parse(new URLSearchParams(body).get('payload')!);

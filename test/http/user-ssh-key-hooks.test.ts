@@ -13,7 +13,8 @@ let counter = 0;
 let api: TestServer;
 const receiver = new WebhookReceiver();
 const clock = new Date(Date.now() + 3_600_000);
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock };
+// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
+const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
 
 beforeAll(async () => {
   api = await startTestServer({}, { deliveries: false });
