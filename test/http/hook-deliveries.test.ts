@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
+import { sendDueDeliveries } from '../../src/commands/integration-delivery-sender.js';
 import { BLANK_SHA } from '../../src/domain/integrations/deliveries.js';
 import { createGroup, createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { sshPublicKey } from '../support/ssh-keys.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { orderedSender, WebhookReceiver } from '../support/webhook-receiver.js';
 
 // One delivery per hook event kind, through the production `hook-deliveries` reactor and the
 // integrations' sender (driven here with its own clock), to a local receiver that records
@@ -30,8 +30,7 @@ afterAll(async () => {
   await api.close();
 });
 
-// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
+const SENDER = orderedSender(clock);
 
 /** Sends what is due until `path` has received `count` requests (the reactor runs in the background). */
 async function received(path: string, count: number) {

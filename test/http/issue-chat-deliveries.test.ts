@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
+import { sendDueDeliveries } from '../../src/commands/integration-delivery-sender.js';
 import { renderChat } from '../../src/domain/integrations/chat-payloads.js';
 import { DELIVERY_TRIGGERS, noteMessage, type MessageFacts } from '../../src/domain/integrations/deliveries.js';
 import { issueMessage } from '../../src/domain/integrations/issue-message.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { orderedSender, WebhookReceiver } from '../support/webhook-receiver.js';
 
 // GitLab 12's ChatMessage::IssueMessage (spec/models/project_services/chat_message/issue_message_spec.rb's
 // forms) for issues_events / confidential_issues_events, pure and through a Slack integration to a local receiver.
@@ -71,8 +71,7 @@ describe('through a Slack integration', () => {
   let api: TestServer;
   const receiver = new WebhookReceiver();
   const clock = new Date(Date.now() + 3_600_000);
-  // One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
-  const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
+  const SENDER = orderedSender(clock);
 
   beforeAll(async () => {
     api = await startTestServer({}, { deliveries: false });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
+import { sendDueDeliveries } from '../../src/commands/integration-delivery-sender.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { orderedSender, WebhookReceiver } from '../support/webhook-receiver.js';
 
 // "Issue Hook", "Confidential Issue Hook" and "Note Hook" deliveries through the production
 // `hook-deliveries` reactor and the sender, to a local receiver: GitLab 12.10's headers and
@@ -28,8 +28,7 @@ afterAll(async () => {
   await api.close();
 });
 
-// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
+const SENDER = orderedSender(clock);
 
 /** Sends what is due until `path` has received `count` requests (the reactor runs in the background). */
 async function received(path: string, count: number) {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
+import { sendDueDeliveries } from '../../src/commands/integration-delivery-sender.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { orderedSender, WebhookReceiver } from '../support/webhook-receiver.js';
 
 // GitLab 12.10's Note Hook for a commit comment on a line (LegacyDiffNote): Note#hook_attrs
 // carries `st_diff`, the commented file's diff at the commit (Gitlab::Git::Diff#to_hash);
@@ -11,8 +11,7 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
 let api: TestServer;
 const receiver = new WebhookReceiver();
 const clock = new Date(Date.now() + 3_600_000);
-// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
+const SENDER = orderedSender(clock);
 
 beforeAll(async () => {
   api = await startTestServer({}, { deliveries: false });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
+import { sendDueDeliveries } from '../../src/commands/integration-delivery-sender.js';
 import { DELIVERY_TRIGGERS } from '../../src/domain/integrations/deliveries.js';
 import { createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { orderedSender, WebhookReceiver } from '../support/webhook-receiver.js';
 import { run } from '../../src/commands/kernel/run.js';
 import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';
 
@@ -33,8 +33,7 @@ afterAll(async () => {
   await api.close();
 });
 
-// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
+const SENDER = orderedSender(clock);
 const send = () => sendDueDeliveries(api.handle.db, SENDER);
 const formPayload = (body: string) => JSON.parse(new URLSearchParams(body).get('payload')!);
 const deliveries = (projectId: number) => api.handle.db.selectFrom('integration_deliveries').selectAll().where('project_id', '=', projectId).orderBy('id').execute();

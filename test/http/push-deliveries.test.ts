@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
+import { sendDueDeliveries } from '../../src/commands/integration-delivery-sender.js';
 import { BLANK_SHA } from '../../src/domain/integrations/deliveries.js';
 import { createProject, eventually, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { orderedSender, WebhookReceiver } from '../support/webhook-receiver.js';
 
 // Pushes through the API notify the project's chat integrations: the production delivery
 // table (DELIVERY_TRIGGERS' branch rows) and the runtime's own `integration-deliveries`
@@ -31,8 +31,7 @@ afterAll(async () => {
   await api.close();
 });
 
-// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
+const SENDER = orderedSender(clock);
 const send = () => sendDueDeliveries(api.handle.db, SENDER);
 const repo = (projectId: number, rest: string) => `/projects/${projectId}/repository${rest}`;
 const formPayload = (body: string) => JSON.parse(new URLSearchParams(body).get('payload')!);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendDueDeliveries, type SenderOptions } from '../../src/commands/integration-delivery-sender.js';
+import { sendDueDeliveries } from '../../src/commands/integration-delivery-sender.js';
 import { settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { sshPublicKey } from '../support/ssh-keys.js';
-import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { orderedSender, WebhookReceiver } from '../support/webhook-receiver.js';
 
 // The system hooks of users' SSH keys (GitLab 12.10's SystemHooksService for a Key:
 // `key_create`, `key_destroy`), through the production `hook-deliveries` reactor and the
@@ -13,8 +13,7 @@ let counter = 0;
 let api: TestServer;
 const receiver = new WebhookReceiver();
 const clock = new Date(Date.now() + 3_600_000);
-// One delivery at a time, in the order they were made: the sender sends a batch's concurrently, and the tests compare the order received.
-const SENDER: SenderOptions = { backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 };
+const SENDER = orderedSender(clock);
 
 beforeAll(async () => {
   api = await startTestServer({}, { deliveries: false });

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { SenderOptions } from '../../src/commands/integration-delivery-sender.js';
 
 /** A local HTTP server that records every request a delivery makes (chat integrations, webhooks) and answers 200. */
 export class WebhookReceiver {
@@ -41,3 +42,10 @@ export class WebhookReceiver {
     return new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/**
+ * The delivery sender as the delivery tests run it: at `clock` (a time past every retry), and
+ * one delivery at a time, in the order they were made — the sender sends a batch's deliveries
+ * concurrently, and the tests compare the order received.
+ */
+export const orderedSender = (clock: Date): SenderOptions => ({ backoffMs: 60_000, maxAttempts: 3, timeoutMs: 5_000, now: () => clock, batchSize: 1 });
