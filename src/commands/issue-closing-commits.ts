@@ -13,6 +13,7 @@ import { findCommits } from '../projections/repository/queries.js';
 import { causedBy } from './kernel/causation.js';
 import type { CommandContext, Writer } from './kernel/context.js';
 import { run } from './kernel/run.js';
+import { usersByEmail } from '../projections/users/queries.js';
 
 /**
  * Closing issues from pushed commits (GitLab 12's Git::BranchHooksService#enqueue_process_commit_messages
@@ -28,14 +29,6 @@ import { run } from './kernel/run.js';
 export const PROCESS_COMMIT_LIMIT = 100;
 
 type BranchMoved = Extract<RepositoryEvent, { type: 'BranchCreated' | 'BranchUpdated' }>;
-
-/** Commit#author (User.find_by_any_email) of each email, lowercased: the user's id and username. */
-async function usersByEmail(db: Db, emails: readonly string[]): Promise<Map<string, { id: number; username: string }>> {
-  const wanted = [...new Set(emails.map((e) => e.toLowerCase()))];
-  if (wanted.length === 0) return new Map();
-  const rows = await db.selectFrom('users').select(['id', 'username', sql<string>`lower(email)`.as('email')]).where(sql`lower(email)`, 'in', wanted).execute();
-  return new Map(rows.map((r) => [r.email, { id: r.id, username: r.username }]));
-}
 
 /**
  * The writer of a close by `author`: the push's cause and request, with the author as the actor

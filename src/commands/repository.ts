@@ -15,6 +15,7 @@ import { handleCommands } from './kernel/handler.js';
 import { repository } from '../domain/repository/aggregate.js';
 import type { CommandContext, CommandSpec, DeferredSpecs, Writer } from './kernel/context.js';
 import { defaultBranchProtection } from './default-branch-protection.js';
+import { usersByEmail } from '../projections/users/queries.js';
 
 // ───────────────────────────── Ref writes ─────────────────────────────
 
@@ -46,13 +47,11 @@ export async function withCommitDetails(trx: Db, projectId: number, write: Repos
   const moves = write.type === 'UpdateRefs' ? write.commands : write.type === 'SaveTagRelease' ? [] : [write];
   const listedBy = (move: RefWrite) => (move.type === 'CreateBranch' || move.type === 'PushBranch' ? move.commits : move.type === 'CreateTag' ? [move.commitSha] : []);
   const commits = new Map((await findCommits(trx, projectId, [...new Set(moves.flatMap(listedBy))])).map((c) => [c.sha, c]));
-  const emails = [...new Set([...commits.values()].map((c) => c.author.email.toLowerCase()))];
-  const users = emails.length === 0 ? [] : await trx.selectFrom('users').select(['id', sql<string>`lower(email)`.as('email')]).where(sql`lower(email)`, 'in', emails).execute();
-  const userOf = new Map(users.map((u) => [u.email, u.id]));
+  const users = await usersByEmail(trx, [...commits.values()].map((c) => c.author.email));
   const detailOf = (sha: string): RecordedCommitDetail => {
     const found = commits.get(sha);
     if (!found) throw new Error(`a ref write lists the commit ${sha}, which is not stored`);
-    return { message: found.message, author_name: found.author.name, author_id: userOf.get(found.author.email.toLowerCase()) ?? null };
+    return { message: found.message, author_name: found.author.name, author_id: users.get(found.author.email.toLowerCase())?.id ?? null };
   };
   const detailed = (move: RefWrite): RefCommand =>
     move.type === 'CreateBranch' || move.type === 'PushBranch' || move.type === 'CreateTag' ? { ...move, commitDetails: listedBy(move).map(detailOf) } : move;

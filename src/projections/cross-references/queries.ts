@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { Viewer } from '../../domain/access.js';
 import { crossReferenceBody, epicNoteBody, mentionedReferences, type MentionedReference, type MentionedType, type MentionerRef } from '../../domain/notes/cross-references.js';
@@ -10,6 +9,7 @@ import { canOnIssue, inReferencedProjects, viewerSubjectsOn } from '../issues/qu
 import type { IssueRow } from '../issues/tables.js';
 import { systemNoteView, type NoteView } from '../notes/queries.js';
 import { findCommits } from '../repository/queries.js';
+import { usersByEmail } from '../users/queries.js';
 
 /** An issue or a merge request a text references. */
 export interface MentionedTarget {
@@ -159,11 +159,8 @@ async function pushedCommitAuthors(db: Db, rows: readonly { mentioner_project_id
   const projectIds = [...new Set(rows.map((r) => r.mentioner_project_id))];
   const shasOf = (projectId: number) => rows.filter((r) => r.mentioner_project_id === projectId).map((r) => r.mentioner_sha!);
   const commits = (await Promise.all(projectIds.map(async (projectId) => (await findCommits(db, projectId, shasOf(projectId))).map((c) => ({ key: `${projectId}@${c.sha}`, email: c.author.email.toLowerCase() }))))).flat();
-  const emails = [...new Set(commits.map((c) => c.email))];
-  if (emails.length === 0) return new Map();
-  const users = await db.selectFrom('users').select(['id', sql<string>`lower(email)`.as('email')]).where(sql`lower(email)`, 'in', emails).execute();
-  const userOf = new Map(users.map((u) => [u.email, u.id]));
-  return new Map(commits.flatMap((c) => (userOf.has(c.email) ? [[c.key, userOf.get(c.email)!] as const] : [])));
+  const users = await usersByEmail(db, commits.map((c) => c.email));
+  return new Map(commits.flatMap((c) => (users.has(c.email) ? [[c.key, users.get(c.email)!.id] as const] : [])));
 }
 
 function mentionerOf(

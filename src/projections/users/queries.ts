@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { precompiled, type Slot } from '../../precompiled.js';
 import type { UserRow } from '../users.js';
@@ -28,4 +29,15 @@ export function findUserByUsername(db: Db, username: string): Promise<UserRow | 
 export function findUserByIdOrUsername(db: Db, idOrUsername: string): Promise<UserRow | undefined> {
   // GitLab's UserFinder: all digits is an id, anything else a username.
   return /^\d+$/.test(idOrUsername) ? findUserById(db, Number(idOrUsername)) : findUserByUsername(db, idOrUsername);
+}
+
+/**
+ * Commit#author (User.find_by_any_email): the user whose email is each of `emails`, by the
+ * email lowercased (forgelog has no secondary emails). One query, none for no email.
+ */
+export async function usersByEmail(db: Db, emails: readonly string[]): Promise<Map<string, { id: number; username: string }>> {
+  const wanted = [...new Set(emails.map((e) => e.toLowerCase()))];
+  if (wanted.length === 0) return new Map();
+  const rows = await db.selectFrom('users').select(['id', 'username', sql<string>`lower(email)`.as('email')]).where(sql`lower(email)`, 'in', wanted).execute();
+  return new Map(rows.map((r) => [r.email, { id: r.id, username: r.username }]));
 }
