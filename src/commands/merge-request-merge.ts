@@ -16,7 +16,7 @@ import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import { spec, run } from './kernel/run.js';
 import type { CommandContext, Writer } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
-import { branchHead, checkMergeability, versionCommitCount } from '../projections/merge-requests/mergeability.js';
+import { branchHead, checkMergeability, mergeRequestHeads, versionCommitCount } from '../projections/merge-requests/mergeability.js';
 import { isAncestor, mergeCommitOf } from '../projections/repository/history.js';
 
 /**
@@ -189,7 +189,7 @@ async function recordVersion(w: Writer, id: number): Promise<void> {
       async (trx): Promise<MergeRequestCommand> => {
         const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
         if (!row) return NOTHING;
-        const heads = { sourceSha: await branchHead(trx, row.source_project_id, row.source_branch), targetSha: await branchHead(trx, row.project_id, row.target_branch) };
+        const heads = await mergeRequestHeads(trx, row);
         if (heads.sourceSha === row.head_sha || row.state !== 'opened') return NOTHING;
         const version = await versionOf(trx, branchesOf(row), heads);
         return version === null ? NOTHING : { type: 'RecordVersion', version };
