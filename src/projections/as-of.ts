@@ -3,9 +3,10 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db, DatabaseHandle } from '../database/database.js';
 import { BELOW_HORIZON } from '../eventstore/store.js';
-import { LOG_START, checkpointOf, type Checkpoint } from '../eventstore/types.js';
+import { checkpointOf, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
-import { applyEvents, createShadowTables, inShadow, readEvents } from './rebuild.js';
+import { applyEvents, createShadowTables, keepLastOfGroups, keptEventsTable, lastWinsGroups, readEvents } from './rebuild.js';
+import { PageReader } from './replay-pages.js';
 import { EMPTY_TABLES, recordReplayedVersions } from './stream-versions.js';
 
 /**
@@ -20,7 +21,8 @@ import { EMPTY_TABLES, recordReplayedVersions } from './stream-versions.js';
  * as it is now. Nothing of the live tables is touched, and ordinary requests pay nothing.
  *
  * Building costs a replay of the log up to the position, in pages of short transactions (a
- * progress line per page in the log); the views of the last few positions read are kept, and
+ * progress line per page in the log), less the events a later one of the same stream undoes
+ * (Projector.lastWins: of a status set a thousand times, only the last); the views of the last few positions read are kept, and
  * readers of one position wait for one build. The empty tables (about ninety, with their
  * indexes: seconds of DDL on a busy server, whatever the position) are made ahead: after a
  * build, a spare schema of them is made for the next one, which renames it to its own.
@@ -38,6 +40,8 @@ const PAGE = 2000;
 const PREFIX = 'forgelog_as_of_';
 /** The spare's schema: its creation time in seconds and a random suffix (not PREFIX's: it is no position's view yet). */
 const SPARE_PREFIX = 'forgelog_spare_as_of_';
+/** A build's list of the events of lastWins groups it replays (keepLastOfGroups), a table of the view's schema. */
+const KEPT_TABLE = 'forgelog_kept_events';
 
 interface View {
   readonly schema: string;
@@ -79,11 +83,12 @@ export class AsOfViews {
     const view = await this.acquire(checkpoint);
     try {
       return await this.handle.db.transaction().execute(async (trx) => {
-        await sql`set transaction read only`.execute(trx);
-        await sql`select set_config('search_path', ${`${view.schema}, public`}, true)`.execute(trx);
+        await sql`select set_config('transaction_read_only', 'on', true), set_config('search_path', ${`${view.schema}, public`}, true)`.execute(trx);
         return read(trx);
       });
     } finally {
+      // The next build's tables are made after this read, not beside it.
+      this.prepareSpare();
       view.readers -= 1;
       view.lastRead = Date.now();
       // An idle view goes even if no other as_of read comes to evict it.
@@ -168,13 +173,24 @@ export class AsOfViews {
     return [...new Set(this.projectors.flatMap((p) => p.tables))].sort();
   }
 
+  /**
+   * A view's empty tables in `schema` (unlogged: nothing of a view needs to survive a crash),
+   * and the build's list of the events it keeps; answers the statements that make their
+   * indexes.
+   */
+  private async createTables(schema: string): Promise<string[]> {
+    const indexes = await createShadowTables(this.handle.db, this.tables, schema, { unlogged: true });
+    await keptEventsTable(`${schema}.${KEPT_TABLE}`).execute(this.handle.db);
+    return indexes;
+  }
+
   /** Makes the next build's empty tables, with their indexes, in the background (one at a time). */
   private prepareSpare() {
     if (this.closed || this.spare) return;
     const schema = `${SPARE_PREFIX}${Math.floor(Date.now() / 1000)}_${randomBytes(3).toString('hex')}`;
     this.spare = (async () => {
       try {
-        for (const index of await createShadowTables(this.handle.db, this.tables, schema)) await sql.raw(index).execute(this.handle.db);
+        for (const index of await this.createTables(schema)) await sql.raw(index).execute(this.handle.db);
         return schema;
       } catch (error) {
         if (!this.closed) this.logger.warn({ err: error, schema }, 'could not make the tables of the next as_of view');
@@ -184,20 +200,11 @@ export class AsOfViews {
     })();
   }
 
-  /** Renames the spare's schema to `schema` when one is made or being made; answers whether it did (its tables then have their indexes). */
-  private async takeSpare(schema: string): Promise<boolean> {
+  /** The spare's schema (its tables have their indexes) once it is made, if one is made or being made; the build renames it to its own. */
+  private async takeSpare(): Promise<string | undefined> {
     const spare = this.spare;
     this.spare = undefined;
-    const name = await spare;
-    if (!name) return false;
-    try {
-      await sql.raw(`alter schema "${name}" rename to "${schema}"`).execute(this.handle.db);
-      return true;
-    } catch (error) {
-      this.logger.warn({ err: error, schema: name }, 'could not take the spare as_of tables');
-      await this.dropSchema(name);
-      return false;
-    }
+    return spare;
   }
 
   /**
@@ -218,37 +225,60 @@ export class AsOfViews {
     const started = performance.now();
     const db = this.handle.db;
     const types = [...new Set(this.projectors.flatMap((p) => p.handles))];
+    const kept = `${schema}.${KEPT_TABLE}`;
+    const spare = await this.takeSpare();
     try {
       // The spare's tables, indexed already; else made here, their indexes built after the replay (cheaper over many rows).
-      const indexes = (await this.takeSpare(schema)) ? [] : await createShadowTables(db, this.tables, schema);
-      // The log as it ended, for the reads of the log itself (feeds, resource events, system notes)
-      // and for the projectors that look at it while they replay. Both values are digits.
-      await sql.raw(`create view "${schema}".events as select * from public.events where (transaction_id, global_position) <= ('${through.transactionId}'::xid8, ${through.globalPosition})`).execute(db);
+      const indexes = spare ? [] : await this.createTables(schema);
+      const lastOnly = await inView(db, schema, async (trx) => {
+        if (spare) await sql.raw(`alter schema "${spare}" rename to "${schema}"`).execute(trx);
+        // The log as it ended, for the reads of the log itself (feeds, resource events, system notes)
+        // and for the projectors that look at it while they replay. Both values are digits.
+        await sql.raw(`create view "${schema}".events as select * from public.events where (transaction_id, global_position) <= ('${through.transactionId}'::xid8, ${through.globalPosition})`).execute(trx);
+        // Of a stream's events of a lastWins group only the last is replayed (a status set 10,000 times is set once).
+        return keepLastOfGroups(trx, kept, lastWinsGroups(this.projectors), through);
+      });
       let events = 0;
-      for (let from = LOG_START; ; ) {
-        const page = await readEvents(db, from, { types, gapFree: false, limit: PAGE, through });
-        if (page.length === 0) break;
-        await inShadow(db, async (trx) => {
-          for (const projector of this.projectors) await applyEvents(projector, page, trx, EMPTY_TABLES);
-        }, schema);
-        events += page.length;
-        this.logger.info({ as_of: through.globalPosition, events, events_per_s: Math.round(events / ((performance.now() - started) / 1000)) }, 'building an as_of view');
-        if (page.length < PAGE) break;
-        from = checkpointOf(page.at(-1)!);
-      }
-      await inShadow(db, async (trx) => {
-        for (const projector of this.projectors) {
-          const table = `${projector.name}_stream_versions`;
-          if (projector.tables.includes(table)) await recordReplayedVersions(trx, table, projector.guarded, through);
+      const seen = new Set<string>();
+      // The next page is read while one is applied.
+      const pages = new PageReader((from) => readEvents(db, from, { types, gapFree: false, limit: PAGE, through, ...(lastOnly ? { lastOnly } : {}) }), PAGE, 1);
+      try {
+        for (let i = 0; ; i++) {
+          const page = await pages.page(i);
+          if (page.length === 0) break;
+          await inView(db, schema, async (trx) => {
+            for (const projector of this.projectors) await applyEvents(projector, page, trx, EMPTY_TABLES);
+          });
+          pages.applied(i, 0);
+          for (const event of page) seen.add(event.type);
+          events += page.length;
+          this.logger.info({ as_of: through.globalPosition, events, events_per_s: Math.round(events / ((performance.now() - started) / 1000)) }, 'building an as_of view');
         }
-      }, schema);
+      } finally {
+        pages.stop();
+      }
+      // The projectors that applied an event (one of each lastWins group a stream has is applied).
+      const versions = this.projectors
+        .filter((p) => p.tables.includes(`${p.name}_stream_versions`) && p.guarded.some((type) => seen.has(type)))
+        .map((p) => ({ table: `${p.name}_stream_versions`, types: p.guarded }));
+      await inView(db, schema, (trx) => recordReplayedVersions(trx, versions, through));
       for (const index of indexes) await sql.raw(index).execute(db);
       this.logger.info({ as_of: through.globalPosition, events, duration_ms: Math.round(performance.now() - started) }, 'built an as_of view');
     } catch (error) {
       await sql.raw(`drop schema if exists "${schema}" cascade`).execute(db).catch(() => {});
+      if (spare) await this.dropSchema(spare);
       throw error;
-    } finally {
-      this.prepareSpare();
     }
   }
+}
+
+/**
+ * A transaction of a build: the view's tables first on the search path, and no wait for the
+ * WAL to reach the disk (a view a crash loses is built again; its tables are unlogged anyway).
+ */
+function inView<T>(db: Db, schema: string, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select set_config('search_path', ${`"${schema}", public`}, true), set_config('synchronous_commit', 'off', true)`.execute(trx);
+    return fn(trx);
+  });
 }

@@ -29,6 +29,8 @@ export interface Projector {
    * by side, each on its own connection.
    */
   readonly reads?: readonly string[];
+  /** Groups of guarded types of which a replay through a fixed position needs only each stream's last event (ProjectorDefinition.lastWins). */
+  readonly lastWins?: readonly (readonly string[])[];
   /** Applies an event that may have been applied before (the worker, a replay, a Geo secondary): guarded. */
   apply(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
@@ -77,6 +79,17 @@ export interface ProjectorDefinition<E extends DomainEvent = KnownEvent> {
    */
   readonly cascades?: Handlers<E>;
   /**
+   * Groups of types of `on` whose event leaves the tables as if no earlier event of its group
+   * in the same stream had been applied: it sets again, in full, all that such an event set
+   * (a status set or cleared sets every status column of the user's row, and the row's
+   * version and time, as every event of the stream does). Whatever events come between, the
+   * earlier one's effect is gone once the later one is applied. A replay into empty tables
+   * through a fixed position (an `as_of` view's build, src/projections/as-of.ts) applies only
+   * each stream's last event of a group, as log compaction does.
+   * test/properties/apply-batch.test.ts holds every group to this.
+   */
+  readonly lastWins?: readonly (readonly E['type'][])[];
+  /**
    * A faster path of its own for a batch: `events` are the batch's events to apply, in log
    * order (those the guard lets through, and cascades); `handle` applies one the ordinary way.
    * The kernel keeps the stream versions around it.
@@ -96,6 +109,12 @@ export function defineProjector<E extends DomainEvent = KnownEvent>(definition: 
   const guarded = Object.keys(on);
   for (const type of Object.keys(cascades)) if (Object.hasOwn(on, type)) throw new Error(`${definition.name}: ${type} is both guarded and a cascade`);
   const isGuarded = (type: string) => Object.hasOwn(on, type);
+  const lastWins = (definition.lastWins ?? []) as readonly (readonly string[])[];
+  for (const [i, group] of lastWins.entries())
+    for (const type of group) {
+      if (!isGuarded(type)) throw new Error(`${definition.name}: ${type} wins last but is not a guarded type`);
+      if (lastWins.some((other, j) => j !== i && other.includes(type))) throw new Error(`${definition.name}: ${type} is in two lastWins groups`);
+    }
   const handler = (event: ProjectedEvent) => (isGuarded(event.type) ? on[event.type] : cascades[event.type])!;
   return {
     name: definition.name,
@@ -105,6 +124,7 @@ export function defineProjector<E extends DomainEvent = KnownEvent>(definition: 
     guarded,
     tables: [...definition.tables, versions],
     ...(definition.reads ? { reads: definition.reads } : {}),
+    lastWins,
     async apply(event, trx) {
       if (isGuarded(event.type) && !(await claimStreamVersion(trx, versions, event))) return;
       await handler(event)(event, trx);

@@ -127,7 +127,7 @@ export async function rebuildProjections(
     const settled = await Promise.allSettled([
       ...projectors.map(async (projector) => {
         const table = versionsLeftToRebuild(projector);
-        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, table, projector.guarded, after));
+        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, [{ table, types: projector.guarded }], after));
       }),
       ...indexes.map((index) => sql.raw(index).execute(handle.db)),
     ]);
@@ -226,7 +226,7 @@ async function swap(
  * the bulk replay, since one build over the loaded rows costs less than keeping every index
  * up to date row by row (the constraints stay: ON CONFLICT needs them).
  */
-export async function createShadowTables(db: Db, tables: readonly string[], schema = SHADOW_SCHEMA): Promise<string[]> {
+export async function createShadowTables(db: Db, tables: readonly string[], schema = SHADOW_SCHEMA, options: { unlogged?: boolean } = {}): Promise<string[]> {
   const deferred: string[] = [];
   await db.transaction().execute(async (trx) => {
     await sql.raw(`drop schema if exists ${ident(schema)} cascade`).execute(trx);
@@ -234,7 +234,7 @@ export async function createShadowTables(db: Db, tables: readonly string[], sche
     for (const table of tables) {
       const live = `public.${ident(table)}`;
       const shadow = `${ident(schema)}.${ident(table)}`;
-      await sql.raw(`create table ${shadow} (like ${live} including all excluding indexes)`).execute(trx);
+      await sql.raw(`create ${options.unlogged ? 'unlogged ' : ''}table ${shadow} (like ${live} including all excluding indexes)`).execute(trx);
       // LIKE … INCLUDING INDEXES would invent new index names; a later migration dropping
       // an index by name must still find it after a rebuild.
       const constraints = await sql<{ name: string; def: string }>`
@@ -312,13 +312,56 @@ async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
 }
 
 /**
+ * The events of lastWins groups (Projector.lastWins) a replay through a fixed position keeps:
+ * `table` holds each stream's last one of each group (keepLastOfGroups), and the other events
+ * of `types` are left out.
+ */
+export interface LastOnly {
+  readonly types: readonly string[];
+  readonly table: string;
+}
+
+/**
+ * The lastWins groups a replay by `projectors` may compact: those every projector handling one
+ * of their types declares alike (an event one of them needs whole is read).
+ */
+export function lastWinsGroups(projectors: readonly Projector[]): string[][] {
+  const key = (group: readonly string[]) => [...group].sort().join(' ');
+  const groups = new Map<string, string[]>();
+  for (const projector of projectors) for (const group of projector.lastWins ?? []) groups.set(key(group), [...group].sort());
+  return [...groups]
+    .filter(([name, group]) => projectors.every((p) => !group.some((type) => p.handles.includes(type)) || (p.lastWins ?? []).some((g) => key(g) === name)))
+    .map(([, group]) => group);
+}
+
+/**
+ * Fills `table` (schema-qualified, made by the caller with keptEventsTable) with the version of
+ * each stream's last event of each group through `through`, in one statement, and answers what
+ * readEvents needs to keep only those.
+ */
+export async function keepLastOfGroups(db: Db, table: string, groups: readonly (readonly string[])[], through: Checkpoint): Promise<LastOnly | undefined> {
+  if (groups.length === 0) return undefined;
+  const types = groups.flat();
+  const groupOf = sql.join(groups.map((group, i) => sql`when event_type in (${sql.join(group)}) then ${sql.lit(i)}`), sql` `);
+  await sql`
+    insert into ${sql.table(table)} (stream_id, stream_version)
+    select stream_id, max(stream_version) from public.events
+     where event_type in (${sql.join(types)}) and ${throughCheckpoint(through)}
+     group by stream_id, case ${groupOf} end`.execute(db);
+  return { types, table };
+}
+
+/** The table keepLastOfGroups fills. */
+export const keptEventsTable = (table: string) => sql`create unlogged table ${sql.table(table)} (stream_id text not null, stream_version integer not null)`;
+
+/**
  * Events after a checkpoint in (transaction_id, global_position) order, optionally only
  * some types, only below the snapshot's xmin (the gap-free horizon) and only up to `through`.
  */
 export async function readEvents(
   db: Db,
   after: Checkpoint,
-  opts: { types?: readonly string[]; gapFree: boolean; limit: number; through?: Checkpoint },
+  opts: { types?: readonly string[]; gapFree: boolean; limit: number; through?: Checkpoint; lastOnly?: LastOnly },
 ): Promise<LoggedEvent[]> {
   if (opts.types && opts.types.length === 0) return [];
   let query = db
@@ -327,6 +370,8 @@ export async function readEvents(
     .where(afterCheckpoint(after));
   if (opts.through) query = query.where(throughCheckpoint(opts.through));
   if (opts.types) query = query.where('event_type', 'in', opts.types);
+  if (opts.lastOnly)
+    query = query.where(sql<boolean>`(event_type <> all(${opts.lastOnly.types}::text[]) or (stream_id, stream_version) in (select stream_id, stream_version from ${sql.table(opts.lastOnly.table)}))`);
   if (opts.gapFree) query = query.where(BELOW_HORIZON);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
   return rows.map(toLoggedEvent);

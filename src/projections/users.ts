@@ -187,6 +187,8 @@ export const usersProjector = defineProjector({
   version: 2,
   tables: ['users', 'personal_access_tokens', 'user_custom_attributes'],
   on,
+  // A status set or cleared sets all three status columns, and the row's time and version.
+  lastWins: [['UserStatusSet', 'UserStatusCleared']],
 
   /** Rebuild path: the batch in parts (untilTakenAgain), each the way batchPart says. */
   async batch(events, trx, handle) {

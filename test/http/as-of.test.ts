@@ -44,6 +44,7 @@ describe('GET … ?as_of=<log position>', () => {
       { path: `/groups/${group.id}/members` },
       { path: `/groups/${group.id}` },
       { path: `/users/${member.user.id}` },
+      { path: `/users/${member.user.id}/status` },
       { path: `/projects/${project.id}/events` },
       { path: `/projects?order_by=id&sort=asc` },
       { path: `/projects?order_by=id&sort=asc`, sudo: member.user.username },
@@ -82,6 +83,9 @@ describe('GET … ?as_of=<log position>', () => {
     expect((await api.post(`/projects/${project.id}/labels`, { name: 'feature', color: '#00ff00' })).status).toBe(201);
     expect((await api.post(`/projects/${project.id}/issues/${issue.body.iid}/notes`, { body: 'A comment' })).status).toBe(201);
     expect((await api.post(`/projects/${project.id}/milestones`, { title: 'v1' })).status).toBe(201);
+    // Statuses: a view replays only a stream's last one through its position (Projector.lastWins).
+    const setStatus = async (status: object) => expect((await api.put('/user/status', status, { token: member.token })).status).toBe(200);
+    for (const message of ['first', 'second', 'third']) await setStatus({ emoji: 'coffee', message });
     const commit = await api.post(`/projects/${project.id}/repository/commits`, {
       branch: 'master',
       commit_message: 'Second',
@@ -97,8 +101,12 @@ describe('GET … ?as_of=<log position>', () => {
     expect((await api.put(`/projects/${project.id}`, { name: 'renamed-project', description: 'described now' })).status).toBe(200);
     expect((await api.del(`/groups/${group.id}/members/${member.user.id}`)).status).toBe(204);
     expect((await api.del(`/projects/${project.id}/issues/${issue.body.iid}`)).status).toBe(204);
+    await setStatus({ emoji: '', message: '' });
+    await setStatus({ emoji: 'tea', message: 'last' });
     await record();
     expect(recorded[2]!.answers[2]!.status).toBe(404);
+    const statusAt = (i: number) => recorded[i]!.answers[reads.findIndex((r) => r.path.endsWith('/status'))]!.body;
+    expect([0, 1, 2].map(statusAt)).toMatchObject([{ message: null }, { emoji: 'coffee', message: 'third' }, { emoji: 'tea', message: 'last' }]);
 
     for (const { at, answers } of recorded) {
       for (const [i, read] of reads.entries()) {
