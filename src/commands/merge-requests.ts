@@ -1,12 +1,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } from '../domain/merge-requests/decider.js';
-import { type VersionData } from '../domain/merge-requests/events.js';
+import { type MergeStatus, type VersionData } from '../domain/merge-requests/events.js';
 import { VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
 import { CommitGraph } from '../projections/repository/commit-graph.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
 import { mergeRequestHeads, mergeStatusOf } from '../projections/merge-requests/mergeability.js';
-import { collectDiffs } from '../projections/repository/queries.js';
+import { collectDiffs, ObjectReader } from '../projections/repository/queries.js';
 import { nextId } from './kernel/handler.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import { fetchCommit } from './repository-fetch.js';
@@ -25,24 +25,53 @@ const MERGE_REQUEST_IIDS: IidCounter = { table: 'merge_request_iids', scope: 'pr
  * (`merge_request_version_diffs`), in the transaction, for the reads of its changes.
  */
 export async function takeVersion(trx: Db, projectId: number, headSha: string, startSha: string, graph = new CommitGraph(trx, projectId, 128)): Promise<VersionData> {
+  const history = await versionHistory(trx, projectId, headSha, startSha, graph);
+  return versionData(history, await versionDiff(trx, projectId, history.base, headSha, new ObjectReader(trx, projectId)));
+}
+
+/** A version's walks of the history: its merge base and commits. */
+async function versionHistory(trx: Db, projectId: number, headSha: string, startSha: string, graph: CommitGraph) {
   const base = await mergeBase(trx, projectId, headSha, startSha, graph);
+  return { headSha, base, startSha, commitShas: await commitsBetween(trx, projectId, startSha, headSha, graph) };
+}
+
+/** A version's diff, stored: its id and how many files it changes. */
+async function versionDiff(trx: Db, projectId: number, base: string | null, headSha: string, objects: ObjectReader) {
   // MergeRequestDiff#save_diffs: the merge base → head diff (from the empty tree without a
   // merge base) collected with Commit.max_diff_options; real_size counts every changed file.
-  const diff = await collectDiffs(trx, projectId, base, headSha, VERSION_DIFF_LIMITS);
+  const diff = await collectDiffs(trx, projectId, base, headSha, VERSION_DIFF_LIMITS, objects);
   // The version's id is taken by the insert of its files (one statement).
   const { version_id: versionId } = await trx
     .insertInto('merge_request_version_diffs')
     .values({ version_id: sql<number>`nextval('merge_request_versions_id_seq')`, files: JSON.stringify(diff.diffs) })
     .returning('version_id')
     .executeTakeFirstOrThrow();
-  return {
-    version_id: versionId,
-    head_commit_sha: headSha,
-    base_commit_sha: base,
-    start_commit_sha: startSha,
-    commit_shas: await commitsBetween(trx, projectId, startSha, headSha, graph),
-    files_count: diff.changedFiles,
-  };
+  return { versionId, filesCount: diff.changedFiles };
+}
+
+const versionData = (history: Awaited<ReturnType<typeof versionHistory>>, diff: Awaited<ReturnType<typeof versionDiff>>): VersionData => ({
+  version_id: diff.versionId,
+  head_commit_sha: history.headSha,
+  base_commit_sha: history.base,
+  start_commit_sha: history.startSha,
+  commit_shas: history.commitShas,
+  files_count: diff.filesCount,
+});
+
+/**
+ * A version (takeVersion) and the merge status of its heads (mergeStatusOf), as an opening
+ * records them: the diff and the merge walk the same commits and trees, side by side on one
+ * reader, so each is read once and a level of both costs one statement.
+ */
+async function versionAndMergeStatus(trx: Db, projectId: number, headSha: string, startSha: string): Promise<{ version: VersionData; mergeStatus: MergeStatus }> {
+  const graph = new CommitGraph(trx, projectId, 128);
+  const objects = new ObjectReader(trx, projectId, true);
+  const history = await versionHistory(trx, projectId, headSha, startSha, graph);
+  const diff = versionDiff(trx, projectId, history.base, headSha, objects);
+  const mergeStatus = mergeStatusOf(trx, projectId, headSha, startSha, history.commitShas.length, graph, objects);
+  // Both settled before either's error ends the transaction: neither sends a statement after its rollback.
+  await Promise.allSettled([diff, mergeStatus]);
+  return { version: versionData(history, await diff), mergeStatus: await mergeStatus };
 }
 
 /** A merge request's source and target: the projects and branches. */
@@ -69,16 +98,16 @@ const lockedHeads = (trx: Db, b: MergeRequestBranches) =>
  * fetched into the target project when it is a fork's (MergeRequest#fetch_source_branch!);
  * none when a head is missing or the source is the target.
  */
-export async function versionOf(
-  trx: Db,
-  b: MergeRequestBranches,
-  heads: { sourceSha: string | undefined; targetSha: string | undefined },
-  graph?: CommitGraph,
-): Promise<VersionData | null> {
+export async function versionOf(trx: Db, b: MergeRequestBranches, heads: { sourceSha: string | undefined; targetSha: string | undefined }): Promise<VersionData | null> {
+  return (await fetchedHeads(trx, b, heads)) ? takeVersion(trx, b.projectId, heads.sourceSha!, heads.targetSha!) : null;
+}
+
+/** Whether a version is taken of the heads (versionOf), the source's commit fetched first. */
+async function fetchedHeads(trx: Db, b: MergeRequestBranches, heads: { sourceSha: string | undefined; targetSha: string | undefined }): Promise<boolean> {
   const { sourceSha, targetSha } = heads;
-  if (sourceSha === undefined || targetSha === undefined || (b.sourceProjectId === b.projectId && b.sourceBranch === b.targetBranch)) return null;
+  if (sourceSha === undefined || targetSha === undefined || (b.sourceProjectId === b.projectId && b.sourceBranch === b.targetBranch)) return false;
   await fetchCommit(trx, b.sourceProjectId, b.projectId, sourceSha);
-  return takeVersion(trx, b.projectId, sourceSha, targetSha, graph);
+  return true;
 }
 
 /**
@@ -123,9 +152,7 @@ export interface OpenInput extends MergeRequestBranches {
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
     const heads = await lockedHeads(trx, input);
-    const graph = new CommitGraph(trx, input.projectId, 128);
-    const version = await versionOf(trx, input, heads, graph);
-    const mergeStatus = version ? await mergeStatusOf(trx, input.projectId, version.head_commit_sha, version.start_commit_sha, version.commit_shas.length, graph) : undefined;
+    const { version, mergeStatus } = (await fetchedHeads(trx, input, heads)) ? await versionAndMergeStatus(trx, input.projectId, heads.sourceSha!, heads.targetSha!) : { version: null, mergeStatus: undefined };
     // The iid's lock (the project's) also keeps two requests from both finding no open duplicate.
     const { iid, alongside: duplicateIid } = await nextIidWith<number | null>(trx, MERGE_REQUEST_IIDS, input.projectId, openDuplicate(trx, input, null).$asScalar());
     const facts = branchFacts(heads, duplicateIid);

@@ -350,6 +350,11 @@ export class ProjectionWorker<Context = unknown> {
   /** At-least-once reactions, made idempotent by a receipt per (reactor, event id). */
   private async reactorBatch(f: Follower, reactor: Reactor<Context>): Promise<Outcome> {
     const db = this.handle.db;
+    // Receipts past the checkpoint are those of reactions whose checkpoint was moved back under
+    // them (recordReaction): looked for when the checkpoint is read from its row, not while this
+    // follower moves it itself (a former holder still reacting meanwhile is covered, as it
+    // always was between the look and the reaction, by the reactions' own idempotency).
+    const fromRow = f.at === undefined;
     let at = f.at ?? (await readCheckpoint(db, f.name));
     if (!at) {
       f.current = false;
@@ -359,7 +364,7 @@ export class ProjectionWorker<Context = unknown> {
     // Only the events it reacts to are read; the checkpoint still moves past the others.
     const read = await this.sharedRead(at.checkpoint, reactor.handles);
     const { events, through } = read;
-    const seen = await receiptsOf(db, reactor.name, events);
+    const seen = fromRow ? await receiptsOf(db, reactor.name, events) : new Set<string>();
     for (const [i, event] of events.entries()) {
       // Each reaction commits its receipt and checkpoint on its own: stopping between two
       // is a batch boundary.

@@ -63,18 +63,26 @@ export function tree(entries: readonly TreeEntry[]): GitObject {
 }
 
 export function parseTree(content: Uint8Array): TreeEntry[] {
+  // A view, not a copy: modes, names and SHAs are read where they lie.
+  const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
   const entries: TreeEntry[] = [];
   let i = 0;
-  while (i < content.length) {
-    const space = content.indexOf(0x20, i);
-    const nul = content.indexOf(0, space);
-    const mode = decoder.decode(content.subarray(i, space)) as Mode;
-    const name = decoder.decode(content.subarray(space + 1, nul));
-    const sha = Buffer.from(content.subarray(nul + 1, nul + 21)).toString('hex');
+  while (i < bytes.length) {
+    const space = bytes.indexOf(0x20, i);
+    const nul = bytes.indexOf(0, space);
+    const mode = text(bytes, i, space) as Mode;
+    const name = text(bytes, space + 1, nul);
+    const sha = bytes.toString('hex', nul + 1, nul + 21);
     entries.push({ mode, name, sha });
     i = nul + 21;
   }
   return entries;
+}
+
+/** Bytes `start` to `end` as UTF-8, as `decoder` decodes them; ASCII, which nearly every mode and name is, without it. */
+function text(bytes: Buffer, start: number, end: number): string {
+  for (let k = start; k < end; k++) if (bytes[k]! >= 0x80) return decoder.decode(bytes.subarray(start, end));
+  return bytes.toString('latin1', start, end);
 }
 
 // ───────────────────────────── Commits ─────────────────────────────

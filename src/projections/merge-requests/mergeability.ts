@@ -3,6 +3,7 @@ import type { Db } from '../../database/database.js';
 import type { MergeStatus } from '../../domain/merge-requests/events.js';
 import type { CommitGraph } from '../repository/commit-graph.js';
 import { mergeability } from '../repository/merges.js';
+import type { ObjectReader } from '../repository/queries.js';
 import type { MergeRequestRow } from './tables.js';
 
 /**
@@ -56,12 +57,12 @@ export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{
 
 /**
  * The rest of check_if_can_be_merged once both branches are there: a diff head (with its
- * version's number of commits) against a target head; `graph`: a commit graph the caller's
- * walks of these heads loaded (a version just taken of them).
+ * version's number of commits) against a target head; `graph` and `objects`: the commit graph
+ * and the object reader of the caller's walks of these heads (a version taken of them).
  */
-export async function mergeStatusOf(db: Db, projectId: number, headSha: string, targetSha: string, commitCount: number, graph?: CommitGraph): Promise<MergeStatus> {
+export async function mergeStatusOf(db: Db, projectId: number, headSha: string, targetSha: string, commitCount: number, graph?: CommitGraph, objects?: ObjectReader): Promise<MergeStatus> {
   if (commitCount === 0) return 'cannot_be_merged';
-  return (await mergeability(db, projectId, headSha, targetSha, graph)).canBeMerged ? 'can_be_merged' : 'cannot_be_merged';
+  return (await mergeability(db, projectId, headSha, targetSha, graph, objects)).canBeMerged ? 'can_be_merged' : 'cannot_be_merged';
 }
 
 /**

@@ -28,7 +28,8 @@ export interface CommitNode {
 
 interface GraphRow {
   sha: string;
-  parents: string[];
+  /** Space-separated: a text array costs node-postgres's array parser more than the rest of the row. */
+  parents: string;
   generation: number;
   committer_time: string | number;
   ancestors: number;
@@ -107,10 +108,10 @@ export class CommitGraph {
           cross join lateral (select * from repository_commits c where c.project_id = ${this.projectId} and c.sha = p.sha limit 1) c
          where c.generation >= (select floor from bound)
       )
-      select walk.*, (select floor from bound) as floor from walk`.execute(this.db);
+      select sha, array_to_string(parents, ' ') as parents, generation, committer_time, ancestors, first_parent_depth, (select floor from bound) as floor from walk`.execute(this.db);
     for (const row of rows) {
       if (this.nodes.has(row.sha)) continue;
-      this.remember({ sha: row.sha, parents: row.parents, generation: row.generation, time: Number(row.committer_time), ancestors: row.ancestors, firstParentDepth: row.first_parent_depth });
+      this.remember({ sha: row.sha, parents: row.parents === '' ? [] : row.parents.split(' '), generation: row.generation, time: Number(row.committer_time), ancestors: row.ancestors, firstParentDepth: row.first_parent_depth });
     }
     for (const sha of list) {
       if (this.nodes.has(sha)) continue;

@@ -5,7 +5,7 @@ import { blobsToRead, contentReader, type MergeConflict, mergePath, mergeTrees, 
 import { type GitObject, MODES, tree, type TreeEntry } from '../../domain/repository/objects.js';
 import { mergeBase } from './history.js';
 import type { CommitGraph } from './commit-graph.js';
-import { type CommitView, findCommit, findCommits, readBlobs, readFiles, readTrees } from './queries.js';
+import { type CommitView, findCommit, ObjectReader, readFiles } from './queries.js';
 
 /**
  * The three-way merge of two commits of a project's repository, read from its objects:
@@ -39,15 +39,16 @@ export interface Merged extends MergedTree {
 
 /**
  * The three-way merge of `sourceSha` into `targetSha` (ours: the target); `graph`: a commit
- * graph the caller's walks of the same commits loaded (mergeBase).
+ * graph the caller's walks of the same commits loaded (mergeBase); `objects`: a reader the
+ * caller's reads of the same trees share.
  */
-export async function mergeCommits(db: Db, projectId: number, sourceSha: string, targetSha: string, graph?: CommitGraph): Promise<Merged> {
+export async function mergeCommits(db: Db, projectId: number, sourceSha: string, targetSha: string, graph?: CommitGraph, objects = new ObjectReader(db, projectId)): Promise<Merged> {
   const base = await mergeBase(db, projectId, targetSha, sourceSha, graph);
   // The three commits in one statement (the merge base is null when either is no commit).
-  const commits = new Map((await findCommits(db, projectId, base === null ? [sourceSha, targetSha] : [sourceSha, targetSha, base])).map((c) => [c.sha, c]));
+  const commits = new Map((await objects.commits(base === null ? [sourceSha, targetSha] : [sourceSha, targetSha, base])).map((c) => [c.sha, c]));
   const [source, target] = [commits.get(sourceSha), commits.get(targetSha)];
   if (!source || !target) throw notFound('Commit');
-  return { ...(await mergeTreesOf(db, projectId, base === null ? null : (commits.get(base)?.tree ?? null), target.tree, source.tree)), mergeBase: base };
+  return { ...(await mergeTreesOf(db, projectId, base === null ? null : (commits.get(base)?.tree ?? null), target.tree, source.tree, objects)), mergeBase: base };
 }
 
 /**
@@ -56,8 +57,8 @@ export async function mergeCommits(db: Db, projectId: number, sourceSha: string,
  * target merges (to the target's tree). Throws notFound('Commit') when either is not a
  * commit of the project.
  */
-export async function mergeability(db: Db, projectId: number, sourceSha: string, targetSha: string, graph?: CommitGraph): Promise<Mergeability> {
-  const merged = await mergeCommits(db, projectId, sourceSha, targetSha, graph);
+export async function mergeability(db: Db, projectId: number, sourceSha: string, targetSha: string, graph?: CommitGraph, objects?: ObjectReader): Promise<Mergeability> {
+  const merged = await mergeCommits(db, projectId, sourceSha, targetSha, graph, objects);
   return { canBeMerged: merged.conflicts.length === 0, conflicts: merged.conflicts, mergeBase: merged.mergeBase };
 }
 
@@ -107,7 +108,14 @@ const byPath = (x: MergeConflict, y: MergeConflict) => (x.path < y.path ? -1 : x
  * is a file on one side and a directory on another is merged as the flat merge does it
  * (its file/directory conflicts included). The cost is that of the changes, not of the tree.
  */
-export async function mergeTreesOf(db: Db, projectId: number, base: string | null, ours: string, theirs: string | null): Promise<MergedTree> {
+export async function mergeTreesOf(
+  db: Db,
+  projectId: number,
+  base: string | null,
+  ours: string,
+  theirs: string | null,
+  objects = new ObjectReader(db, projectId),
+): Promise<MergedTree> {
   const none: MergedTree = { root: null, trees: [], blobs: [], conflicts: [] };
   // The whole tree taken from one side (git writes the same tree the flat merge would).
   if (ours === theirs || theirs === base) return { ...none, root: ours };
@@ -117,7 +125,7 @@ export async function mergeTreesOf(db: Db, projectId: number, base: string | nul
   const mixed: Extract<Slot, { kind: 'mixed' }>[] = [];
   const files: { path: string; slot: Extract<Slot, { kind: 'file' }> }[] = [];
   while (level.length > 0) {
-    const read = await readTrees(db, projectId, level.flatMap((dir) => dir.trees.filter((sha): sha is string => sha !== null)));
+    const read = await objects.trees(level.flatMap((dir) => dir.trees.filter((sha): sha is string => sha !== null)));
     const next: Dir[] = [];
     for (const dir of level) {
       const [o, a, b] = dir.trees.map((sha) => new Map((sha === null ? [] : (read.get(sha) ?? [])).map((e) => [e.name, e])));
@@ -161,7 +169,7 @@ export async function mergeTreesOf(db: Db, projectId: number, base: string | nul
   const wanted = new Set<string>();
   for (const { slot } of files) for (const entry of slot.sides) if (entry) wanted.add(entry.sha);
   for (const slot of mixed) for (const sha of blobsToRead(...slot.flat!)) wanted.add(sha);
-  const read = contentReader(await readBlobs(db, projectId, [...wanted]));
+  const read = contentReader(await objects.blobs([...wanted]));
 
   const blobs: GitObject[] = [];
   const conflicts: MergeConflict[] = [];

@@ -139,18 +139,124 @@ export async function readTrees(db: Db, projectId: number, shas: readonly string
   return trees;
 }
 
+/** An object as the reader keeps it. */
+interface StoredObject {
+  readonly type: string;
+  readonly content: Uint8Array;
+}
+
+/**
+ * A project's objects as one command reads them: each read once, trees parsed once, and a
+ * commit's root tree read with it (the next thing a diff or a merge reads). With `together`,
+ * the reads asked for while others wait on the database go out as one statement, sent once the
+ * asking code has run as far as it can (setImmediate): the diff of a merge request's version
+ * and the merge check of its heads walk the same trees a level at a time, and side by side a
+ * level of both costs one round trip (each costs Node ~0.2 ms of CPU in the socket write
+ * alone). Without it, each call's objects are read at once, in one statement.
+ */
+export class ObjectReader {
+  private readonly read = new Map<string, Promise<StoredObject | undefined>>();
+  private readonly parsed = new Map<string, TreeEntry[]>();
+  private waiting: { sha: string; withTree: boolean; found: (object: StoredObject | undefined) => void; failed: (error: unknown) => void }[] = [];
+
+  constructor(
+    private readonly db: Db,
+    private readonly projectId: number,
+    private readonly together = false,
+  ) {}
+
+  /** Commits by SHA in the order asked; a SHA that names no commit is left out (findCommits). */
+  async commits(shas: readonly string[]): Promise<CommitView[]> {
+    const objects = await this.objects(shas, true);
+    return shas.flatMap((sha, i) => {
+      const object = objects[i];
+      return object?.type === 'commit' ? [{ sha, ...parseCommit(object.content) }] : [];
+    });
+  }
+
+  /** Trees by SHA; a tree not stored is absent (readTrees). */
+  async trees(shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
+    const objects = await this.objects(shas);
+    const trees = new Map<string, TreeEntry[]>();
+    for (const [i, sha] of shas.entries()) {
+      const object = objects[i];
+      if (object?.type !== 'tree') continue;
+      let entries = this.parsed.get(sha);
+      if (!entries) this.parsed.set(sha, (entries = parseTree(object.content)));
+      trees.set(sha, entries);
+    }
+    return trees;
+  }
+
+  /** Objects' contents by SHA, whatever their type (readBlobs). */
+  async blobs(shas: readonly string[]): Promise<Map<string, Uint8Array>> {
+    const objects = await this.objects(shas);
+    const contents = new Map<string, Uint8Array>();
+    for (const [i, sha] of shas.entries()) {
+      const object = objects[i];
+      if (object) contents.set(sha, object.content);
+    }
+    return contents;
+  }
+
+  private objects(shas: readonly string[], withTree = false): Promise<(StoredObject | undefined)[]> {
+    const asked = shas.map((sha) => {
+      let object = this.read.get(sha);
+      if (!object) {
+        object = new Promise((found, failed) => this.waiting.push({ sha, withTree, found, failed }));
+        this.read.set(sha, object);
+        if (this.together && this.waiting.length === 1) setImmediate(() => void this.send());
+      }
+      return object;
+    });
+    if (!this.together) void this.send();
+    return Promise.all(asked);
+  }
+
+  /** The objects waiting, in one statement per 1,000 (a statement takes at most 65,535 parameters). */
+  private async send(): Promise<void> {
+    const waiting = this.waiting;
+    this.waiting = [];
+    for (let i = 0; i < waiting.length; i += 1000) {
+      const chunk = waiting.slice(i, i + 1000);
+      const withTrees = chunk.filter((w) => w.withTree).map((w) => w.sha);
+      try {
+        // A commit's content starts with `tree <sha>` (git writes it first): its root tree is joined by that SHA.
+        const { rows } = await sql<{ sha: string; type: string; content: Uint8Array }>`
+          select sha, type, content from repository_objects where project_id = ${this.projectId} and sha = any(${chunk.map((w) => w.sha)}::text[])
+          ${withTrees.length === 0 ? sql`` : sql`union all
+          select t.sha, t.type, t.content from repository_objects c
+            join repository_objects t on t.project_id = c.project_id and t.sha = encode(substring(c.content from 6 for 40), 'escape')
+           where c.project_id = ${this.projectId} and c.sha = any(${withTrees}::text[]) and c.type = 'commit'`}`.execute(this.db);
+        const found = new Map(rows.map((row) => [row.sha, { type: row.type, content: new Uint8Array(row.content) }]));
+        for (const w of chunk) w.found(found.get(w.sha));
+        for (const [sha, object] of found) if (!this.read.has(sha)) this.read.set(sha, Promise.resolve(object));
+      } catch (error) {
+        for (const w of waiting.slice(i)) w.failed(error);
+        return;
+      }
+    }
+  }
+}
+
 /**
  * The files that differ between two trees (null: the empty tree), each side's entry of them:
  * the trees are compared a level at a time (one query per level) and a subtree whose SHA is
  * the same on both sides is never read, so the cost is that of the change, not of the
  * repository. What treeChanges and a numstat need, since they skip the files both sides share.
  */
-export async function changedFiles(db: Db, projectId: number, fromTree: string | null, toTree: string | null): Promise<{ before: Map<string, FileEntry>; after: Map<string, FileEntry> }> {
+export async function changedFiles(
+  db: Db,
+  projectId: number,
+  fromTree: string | null,
+  toTree: string | null,
+  objects = new ObjectReader(db, projectId),
+): Promise<{ before: Map<string, FileEntry>; after: Map<string, FileEntry> }> {
   const before = new Map<string, FileEntry>();
   const after = new Map<string, FileEntry>();
   let level: { prefix: string; from: string | null; to: string | null }[] = fromTree === toTree ? [] : [{ prefix: '', from: fromTree, to: toTree }];
   while (level.length > 0) {
-    const trees = await readTrees(db, projectId, level.flatMap(({ from, to }) => [from, to].filter((sha): sha is string => sha !== null)));
+    const trees = await objects.trees(level.flatMap(({ from, to }) => [from, to].filter((sha): sha is string => sha !== null)));
     const next: typeof level = [];
     for (const { prefix, from, to } of level) {
       const old = new Map((from === null ? [] : (trees.get(from) ?? [])).map((e) => [e.name, e]));
@@ -483,21 +589,21 @@ export async function readBlobs(db: Db, projectId: number, shas: readonly string
  * The changed paths between two commits' trees (`git diff <from> <to>`, renames paired); a
  * null `from` is the empty tree (a root commit's diff). Unknown commits read as empty trees.
  */
-async function commitChanges(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<FileChange[]> {
-  const commits = await findCommits(db, projectId, fromSha === null ? [toSha] : [fromSha, toSha]);
+async function commitChanges(db: Db, projectId: number, fromSha: string | null, toSha: string, objects: ObjectReader): Promise<FileChange[]> {
+  const commits = await objects.commits(fromSha === null ? [toSha] : [fromSha, toSha]);
   const [from, to] = [commits.find((c) => c.sha === fromSha), commits.find((c) => c.sha === toSha)];
   if (!to) return [];
-  const { before, after } = await changedFiles(db, projectId, from?.tree ?? null, to.tree);
+  const { before, after } = await changedFiles(db, projectId, from?.tree ?? null, to.tree, objects);
   return treeChanges(before, after);
 }
 
 /** The diff entries of some changes, their blobs read in one query. */
-const entriesOf = async (db: Db, projectId: number, changes: readonly FileChange[]): Promise<DiffEntry[]> =>
-  diffEntries(changes, await readBlobs(db, projectId, neededBlobs(changes)));
+const entriesOf = async (objects: ObjectReader, changes: readonly FileChange[]): Promise<DiffEntry[]> => diffEntries(changes, await objects.blobs(neededBlobs(changes)));
 
 /** Every diff entry between two commits (`compare.diffs(limits: false)`), as commitChanges takes them. */
 export async function diffCommits(db: Db, projectId: number, fromSha: string | null, toSha: string): Promise<DiffEntry[]> {
-  return entriesOf(db, projectId, await commitChanges(db, projectId, fromSha, toSha));
+  const objects = new ObjectReader(db, projectId);
+  return entriesOf(objects, await commitChanges(db, projectId, fromSha, toSha, objects));
 }
 
 /**
@@ -511,8 +617,9 @@ export async function collectDiffs(
   fromSha: string | null,
   toSha: string,
   limits: DiffLimits = DIFF_LIMITS,
+  objects = new ObjectReader(db, projectId),
 ): Promise<{ diffs: DiffEntry[]; overflow: boolean; changedFiles: number }> {
-  const changes = await commitChanges(db, projectId, fromSha, toSha);
-  const { diffs, overflow } = limitDiffs(await entriesOf(db, projectId, changes.slice(0, limits.maxFiles)), limits);
+  const changes = await commitChanges(db, projectId, fromSha, toSha, objects);
+  const { diffs, overflow } = limitDiffs(await entriesOf(objects, changes.slice(0, limits.maxFiles)), limits);
   return { diffs, overflow: overflow || changes.length > limits.maxFiles, changedFiles: changes.length };
 }
