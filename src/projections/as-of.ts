@@ -7,7 +7,7 @@ import { checkpointOf, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
 import { applyEvents, createShadowTables, keepLastOfGroups, keptEventsTable, lastWinsGroups, readEvents } from './rebuild.js';
 import { PageReader } from './replay-pages.js';
-import { EMPTY_TABLES, recordReplayedVersions } from './stream-versions.js';
+import { HighestApplied } from './stream-versions.js';
 
 /**
  * The read tables as they stood when the log ended at a position (issue 25 §3: `as_of`, a
@@ -239,7 +239,7 @@ export class AsOfViews {
         return keepLastOfGroups(trx, kept, lastWinsGroups(this.projectors), through);
       });
       let events = 0;
-      const seen = new Set<string>();
+      const versions = new HighestApplied();
       // The next page is read while one is applied.
       const pages = new PageReader((from) => readEvents(db, from, { types, gapFree: false, limit: PAGE, through, ...(lastOnly ? { lastOnly } : {}) }), PAGE, 1);
       try {
@@ -247,21 +247,16 @@ export class AsOfViews {
           const page = await pages.page(i);
           if (page.length === 0) break;
           await inView(db, schema, async (trx) => {
-            for (const projector of this.projectors) await applyEvents(projector, page, trx, EMPTY_TABLES);
+            for (const projector of this.projectors) await applyEvents(projector, page, trx, versions);
           });
           pages.applied(i, 0);
-          for (const event of page) seen.add(event.type);
           events += page.length;
           this.logger.info({ as_of: through.globalPosition, events, events_per_s: Math.round(events / ((performance.now() - started) / 1000)) }, 'building an as_of view');
         }
       } finally {
         pages.stop();
       }
-      // The projectors that applied an event (one of each lastWins group a stream has is applied).
-      const versions = this.projectors
-        .filter((p) => p.tables.includes(`${p.name}_stream_versions`) && p.guarded.some((type) => seen.has(type)))
-        .map((p) => ({ table: `${p.name}_stream_versions`, types: p.guarded }));
-      await inView(db, schema, (trx) => recordReplayedVersions(trx, versions, through));
+      await inView(db, schema, (trx) => versions.recordAll(trx));
       for (const index of indexes) await sql.raw(index).execute(db);
       this.logger.info({ as_of: through.globalPosition, events, duration_ms: Math.round(performance.now() - started) }, 'built an as_of view');
     } catch (error) {

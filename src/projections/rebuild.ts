@@ -127,7 +127,7 @@ export async function rebuildProjections(
     const settled = await Promise.allSettled([
       ...projectors.map(async (projector) => {
         const table = versionsLeftToRebuild(projector);
-        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, [{ table, types: projector.guarded }], after));
+        if (table) await inShadow(handle.db, (trx) => recordReplayedVersions(trx, table, projector.guarded, after));
       }),
       ...indexes.map((index) => sql.raw(index).execute(handle.db)),
     ]);

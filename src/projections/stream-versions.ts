@@ -95,24 +95,38 @@ export const REPLAY_GUARD: BatchGuard = { keep: freshEvents, record: recordStrea
 export const EMPTY_TABLES: BatchGuard = { keep: async (_trx, _table, events) => events, record: async () => {} };
 
 /**
- * After a replay with EMPTY_TABLES: records in each table, in one statement, the version of
- * every stream among the replayed events — those of its `types` up to `through` in gap-free
- * order — as applying them one by one would have. The log is read once for all the tables
- * (an as_of view's build records some forty). The tables must be empty.
+ * After a replay with EMPTY_TABLES: records, in one statement, the version of every stream among
+ * the replayed events — those of `types` up to `through` in gap-free order — as applying them
+ * one by one would have. The table must be empty.
  */
-export async function recordReplayedVersions(trx: Db, tables: readonly { table: string; types: readonly string[] }[], through: Checkpoint): Promise<void> {
-  const wanted = tables.filter(({ types }) => types.length > 0);
-  if (wanted.length === 0) return;
-  const types = [...new Set(wanted.flatMap((t) => t.types))];
-  const inserts = wanted.map(
-    ({ table, types }, i) =>
-      sql`${sql.id(`recorded_${i}`)} as (insert into ${sql.table(table)} (stream_id, version) select stream_id, max(version) from highest where event_type in (${sql.join(types)}) group by stream_id)`,
-  );
+export async function recordReplayedVersions(trx: Db, table: string, types: readonly string[], through: Checkpoint): Promise<void> {
+  if (types.length === 0) return;
   await sql`
-    with highest as materialized (
-      select stream_id, event_type, max(stream_version) as version from public.events
-       where event_type in (${sql.join(types)}) and ${throughCheckpoint(through)}
-       group by stream_id, event_type),
-    ${sql.join(inserts)}
-    select 1`.execute(trx);
+    insert into ${sql.table(table)} (stream_id, version)
+    select stream_id, max(stream_version) from public.events
+     where event_type in (${sql.join(types)})
+       and ${throughCheckpoint(through)}
+     group by stream_id`.execute(trx);
+}
+
+/**
+ * A replay into empty tables (as EMPTY_TABLES) that keeps, in memory, the highest version of
+ * each stream it applied, per table, and records them at the end (`recordAll`): an `as_of`
+ * view's build. Its replay leaves out the events of a lastWins group a later one of their
+ * stream undoes, never a stream's last of a projector's types, so what it applied holds the
+ * versions recordReplayedVersions would read from the log, without reading it again.
+ */
+export class HighestApplied implements BatchGuard {
+  private readonly highest = new Map<string, Map<string, number>>();
+  readonly keep = EMPTY_TABLES.keep;
+
+  async record(_trx: Db, table: string, applied: readonly Versioned[]): Promise<void> {
+    let streams = this.highest.get(table);
+    if (!streams) this.highest.set(table, (streams = new Map()));
+    for (const e of applied) if (e.streamVersion > (streams.get(e.streamId) ?? 0)) streams.set(e.streamId, e.streamVersion);
+  }
+
+  async recordAll(trx: Db): Promise<void> {
+    for (const [table, streams] of this.highest) await recordStreamVersions(trx, table, [...streams].map(([streamId, streamVersion]) => ({ streamId, streamVersion })));
+  }
 }
