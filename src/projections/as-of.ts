@@ -22,10 +22,11 @@ import { HighestApplied } from './stream-versions.js';
  *
  * Building costs a replay of the log up to the position, in pages of short transactions (a
  * progress line per page in the log), less the events a later one of the same stream undoes
- * (Projector.lastWins: of a status set a thousand times, only the last); the views of the last few positions read are kept, and
- * readers of one position wait for one build. The empty tables (about ninety, with their
- * indexes: seconds of DDL on a busy server, whatever the position) are made ahead: after a
- * build, a spare schema of them is made for the next one, which renames it to its own.
+ * (Projector.lastWins: of a status set a thousand times, only the last). The views of the
+ * last few positions read are kept, and readers of one position wait for one build. The
+ * empty tables (about ninety, unlogged, with their indexes: seconds of DDL on a busy server,
+ * whatever the position) are made ahead: after a view's first read, a spare schema of them
+ * is made for the next build, which renames it to its own.
  */
 
 /** Views kept at once; the least recently read one is dropped first, once no request reads it. */
