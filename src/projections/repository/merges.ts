@@ -156,15 +156,16 @@ export async function mergeTreesOf(
     level = next;
   }
   // The flat files of the names that are a file on one side and a directory on another (rare).
+  // One side after another: inside a command's transaction, a read that fails ends it, and no
+  // other read may go out after its rollback.
   for (const slot of mixed) {
-    slot.flat = (await Promise.all(
-      slot.sides.map(async (entry) => {
-        if (entry === undefined) return new Map<string, FileEntry>();
-        if (!isTree(entry)) return new Map([[slot.path, fileOf(entry)!]]);
-        const inner = await readFiles(db, projectId, entry.sha);
-        return new Map([...inner].map(([path, file]) => [`${slot.path}/${path}`, file]));
-      }),
-    )) as [Map<string, FileEntry>, Map<string, FileEntry>, Map<string, FileEntry>];
+    const flat: Map<string, FileEntry>[] = [];
+    for (const entry of slot.sides) {
+      if (entry === undefined) flat.push(new Map());
+      else if (!isTree(entry)) flat.push(new Map([[slot.path, fileOf(entry)!]]));
+      else flat.push(new Map([...(await readFiles(db, projectId, entry.sha))].map(([path, file]) => [`${slot.path}/${path}`, file])));
+    }
+    slot.flat = flat as [Map<string, FileEntry>, Map<string, FileEntry>, Map<string, FileEntry>];
   }
   const wanted = new Set<string>();
   for (const { slot } of files) for (const entry of slot.sides) if (entry) wanted.add(entry.sha);
