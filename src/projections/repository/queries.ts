@@ -123,20 +123,8 @@ export async function loadTrees(db: Db, projectId: number, treeSha: string): Pro
 }
 
 /** Trees by SHA, one query per 1,000; a tree not stored is absent. */
-export async function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
-  const trees = new Map<string, TreeEntry[]>();
-  const wanted = [...new Set(shas)];
-  for (let i = 0; i < wanted.length; i += 1000) {
-    const rows = await db
-      .selectFrom('repository_objects')
-      .select(['sha', 'content'])
-      .where('project_id', '=', projectId)
-      .where('type', '=', 'tree')
-      .where('sha', 'in', wanted.slice(i, i + 1000))
-      .execute();
-    for (const row of rows) trees.set(row.sha, parseTree(new Uint8Array(row.content)));
-  }
-  return trees;
+export function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
+  return new ObjectReader(db, projectId).trees(shas);
 }
 
 /** An object as the reader keeps it. */
@@ -174,7 +162,7 @@ export class ObjectReader {
     });
   }
 
-  /** Trees by SHA; a tree not stored is absent (readTrees). */
+  /** Trees by SHA; a tree not stored is absent. */
   async trees(shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
     const objects = await this.objects(shas);
     const trees = new Map<string, TreeEntry[]>();
@@ -188,7 +176,7 @@ export class ObjectReader {
     return trees;
   }
 
-  /** Objects' contents by SHA, whatever their type (readBlobs). */
+  /** Objects' contents by SHA, whatever their type. */
   async blobs(shas: readonly string[]): Promise<Map<string, Uint8Array>> {
     const objects = await this.objects(shas);
     const contents = new Map<string, Uint8Array>();
@@ -576,13 +564,8 @@ export async function commitsStats(db: Db, projectId: number, shas: readonly str
 }
 
 /** Blobs' contents by SHA, in one query per 1,000 (a statement takes at most 65,535 parameters). */
-export async function readBlobs(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, Uint8Array>> {
-  const contents = new Map<string, Uint8Array>();
-  for (let i = 0; i < shas.length; i += 1000) {
-    const rows = await db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', projectId).where('sha', 'in', shas.slice(i, i + 1000)).execute();
-    for (const row of rows) contents.set(row.sha, new Uint8Array(row.content));
-  }
-  return contents;
+export function readBlobs(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, Uint8Array>> {
+  return new ObjectReader(db, projectId).blobs(shas);
 }
 
 /**
