@@ -5,7 +5,7 @@ import type { Db, DatabaseHandle } from '../database/database.js';
 import { BELOW_HORIZON } from '../eventstore/store.js';
 import { checkpointOf, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
-import { applyEvents, createShadowTables, keepLastOfGroups, keptEventsTable, lastWinsGroups, readEvents } from './rebuild.js';
+import { applyInOrder, createShadowTables, keepLastOfGroups, keptEventsTable, lastWinsGroups, readEvents } from './rebuild.js';
 import { PageReader } from './replay-pages.js';
 import { HighestApplied } from './stream-versions.js';
 
@@ -248,7 +248,7 @@ export class AsOfViews {
           const page = await pages.page(i);
           if (page.length === 0) break;
           await inView(db, schema, async (trx) => {
-            for (const projector of this.projectors) await applyEvents(projector, page, trx, versions);
+            await applyInOrder(this.projectors, page, trx, versions);
           });
           pages.applied(i, 0);
           events += page.length;

@@ -29,6 +29,8 @@ export interface Projector {
    * by side, each on its own connection.
    */
   readonly reads?: readonly string[];
+  /** Whether applying `event` reads the `reads` tables as they stand at it (ProjectorDefinition.readsNow): a replay applies their owners' events up to it first. */
+  readonly readsNow?: (event: ProjectedEvent) => boolean;
   /** Groups of guarded types of which a replay through a fixed position needs only each stream's last event (ProjectorDefinition.lastWins). */
   readonly lastWins?: readonly (readonly string[])[];
   /** Applies an event that may have been applied before (the worker, a replay, a Geo secondary): guarded. */
@@ -70,6 +72,18 @@ export interface ProjectorDefinition<E extends DomainEvent = KnownEvent> {
   /** The read tables it writes, without its stream versions table. */
   readonly tables: readonly string[];
   readonly reads?: readonly string[];
+  /**
+   * Whether applying `event` reads the `reads` tables for what they hold at that event: a fact
+   * of that moment kept as it was (a mention of `#5` resolves to the issue #5 that exists when
+   * it is written, or to none), not a state that later events bring up to date (a project's
+   * names recomputed from its namespace's: a rename recomputes them again). The inline path
+   * applies each event to every projector in turn, so it sees those tables as they stood; a
+   * replay applies a page to one projector after another, and cuts the page after each event
+   * this answers true for, so that the owners of `reads` have applied the events up to it
+   * first (applyInOrder, src/projections/rebuild.ts). Every cut costs a statement per
+   * projector of the page: answer true only for the events whose handler does read.
+   */
+  readonly readsNow?: (event: Omit<ProjectedEvent, 'type' | 'data'> & E) => boolean;
   /** What each event of the area (or another's it keeps rows for) does: applied once per event, the kernel guarding by stream version. */
   readonly on: Handlers<E>;
   /**
@@ -124,6 +138,7 @@ export function defineProjector<E extends DomainEvent = KnownEvent>(definition: 
     guarded,
     tables: [...definition.tables, versions],
     ...(definition.reads ? { reads: definition.reads } : {}),
+    ...(definition.readsNow ? { readsNow: definition.readsNow as (event: ProjectedEvent) => boolean } : {}),
     lastWins,
     async apply(event, trx) {
       if (isGuarded(event.type) && !(await claimStreamVersion(trx, versions, event))) return;

@@ -108,7 +108,7 @@ export async function rebuildProjections(
             const page = await pages.page(i);
             if (page.length === 0 || pages.stopped) break;
             await inShadow(handle.db, async (trx) => {
-              for (const projector of sequence) await applyEvents(projector, page, trx, EMPTY_TABLES);
+              await applyInOrder(sequence, page, trx, EMPTY_TABLES);
             });
             if (pages.applied(i, s)) progress(page.length);
             if (page.length < batchSize) break;
@@ -179,7 +179,7 @@ async function swap(
   const async_ = projectors.filter((p) => p.mode !== 'inline');
   for (let from = after; ; ) {
     const events = await readEvents(trx, from, { types, gapFree: false, limit: batchSize });
-    for (const projector of inline) await applyEvents(projector, events, trx);
+    await applyInOrder(inline, events, trx);
     const settled = events.filter((e) => BigInt(e.transactionId) < horizon);
     for (const projector of async_) await applyEvents(projector, settled, trx);
     replayed(events.length);
@@ -397,6 +397,28 @@ export async function applyEvents(projector: Projector, events: readonly Project
   const handled = events.filter((e) => handles.has(e.type));
   if (handled.length === 0) return;
   await projector.applyBatch(handled, trx, guard);
+}
+
+/**
+ * Applies `events` (in log order) to `projectors` (in their order), a batch to each in turn,
+ * with the batch cut after every event one of them reads other projectors' tables at
+ * (Projector.readsNow): before such an event is applied, every projector before it has
+ * applied the events up to it, as on the inline path, and none has applied a later one.
+ */
+export async function applyInOrder(projectors: readonly Projector[], events: readonly ProjectedEvent[], trx: Db, guard: BatchGuard = REPLAY_GUARD): Promise<void> {
+  const readers = projectors.filter((p) => p.readsNow);
+  let from = 0;
+  if (readers.length > 0)
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
+      if (!readers.some((p) => handledTypes(p).has(event.type) && p.readsNow!(event))) continue;
+      const part = events.slice(from, i + 1);
+      for (const projector of projectors) await applyEvents(projector, part, trx, guard);
+      from = i + 1;
+    }
+  if (from === events.length) return;
+  const rest = from === 0 ? events : events.slice(from);
+  for (const projector of projectors) await applyEvents(projector, rest, trx, guard);
 }
 
 /** The stream versions table (stream-versions.ts) whose recording the bulk replay's batches leave to the rebuild (EMPTY_TABLES). */

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInlineProjections } from '../../src/commands/kernel/append-steps.js';
 import { storeObjects } from '../../src/commands/repository.js';
@@ -212,5 +213,33 @@ describe('cross-reference system notes ("mentioned in …")', () => {
     expect((await api.put(`/users/${bob.id}`, { email: `bob-new-${stamp}@example.com`, skip_reconfirmation: true }, admin)).status).toBe(200);
     expect(await legacy()).toEqual([`mentioned in commit ${old.sha}`, callers.developer.user!.id]);
     expect((await mentions(projects.public, target, token)).slice(0, 2).map((n) => [n.body, n.author.id])).toEqual(expected);
+  });
+
+  it('resolves a reference among the issues and projects of the moment it is written, the same after a rebuild and as of a position', async () => {
+    const token = callers.developer.token;
+    const admin = { token: callers.admin.token };
+    const group = await createGroup(api, { token: callers.owner.token!, visibility: 'public' });
+    const renamed = await createProject(api, { token: callers.owner.token!, group, visibility: 'public' });
+    const named = await issue(renamed.id, { title: 'Named by its old path' }, callers.owner.token);
+    const first = await issue(projects.public, { title: 'First' }, token);
+    // `#next` names no issue yet; `group/renamed#1` names the project before its rename.
+    await api.post(`/projects/${projects.public}/issues/${first}/notes`, { body: `See #${first + 1} and ${renamed.path_with_namespace}#${named}` }, { token });
+    const next = await issue(projects.public, { title: 'Next' }, token);
+    expect(next).toBe(first + 1);
+    const moved = await api.put(`/projects/${renamed.id}`, { path: `${renamed.path}-moved` }, { token: callers.owner.token });
+    expect(moved.status, moved.text).toBe(200);
+
+    const calls = [() => api.get(`/projects/${projects.public}/issues/${next}/notes`, admin), () => api.get(`/projects/${renamed.id}/issues/${named}/notes`, admin)];
+    const live = await Promise.all(calls.map(async (call) => (await call()).body as Note[]));
+    expect(live.map((notes) => notes.map((n) => n.body))).toEqual([[], [`mentioned in issue ${paths.public}#${first}`]]);
+    const texts = live.map((notes) => JSON.stringify(notes));
+    // Replayed a page at a time, the issue opened and the project renamed after the comment are
+    // applied before it unless the page is cut there (Projector.readsNow).
+    await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 30_000 });
+    const { rows } = await sql<{ p: string }>`select max(global_position)::text as p from events`.execute(api.handle.db);
+    const asOf = await Promise.all(calls.map(async (call, i) => (await api.get(i === 0 ? `/projects/${projects.public}/issues/${next}/notes` : `/projects/${renamed.id}/issues/${named}/notes`, { ...admin, query: { as_of: rows[0]!.p } })).text));
+    expect(asOf).toEqual(texts);
+    await rebuildProjections(api.handle, PROJECTORS);
+    expect(await Promise.all(calls.map(async (call) => (await call()).text))).toEqual(texts);
   });
 });

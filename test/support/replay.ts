@@ -4,7 +4,7 @@ import type { DatabaseHandle, Db } from '../../src/database/database.js';
 import { PROJECTED_EVENT_COLUMNS, toLoggedEvent } from '../../src/eventstore/store.js';
 import type { LoggedEvent, ProjectedEvent } from '../../src/eventstore/types.js';
 import type { Projector } from '../../src/projections/projector.js';
-import { applyEvents, rebuildProjections } from '../../src/projections/rebuild.js';
+import { applyInOrder, rebuildProjections } from '../../src/projections/rebuild.js';
 import { PROJECTORS } from '../../src/projections/registry.js';
 import { EVENTS_PER_TRANSACTION, INLINE_ROWS, SCRATCH, TABLES, createReplayScratch, inScratch, quote } from './replay-scratch.js';
 
@@ -248,9 +248,9 @@ async function applyAll(projectors: readonly Projector[], event: ProjectedEvent,
   for (const projector of projectors) if (projector.handles.includes(event.type)) await projector.apply(event, trx);
 }
 
-/** A batch through every projector's batch path, in registry order. */
+/** A batch through every projector's batch path, in registry order, as a rebuild applies a page. */
 async function applyBatches(projectors: readonly Projector[], events: readonly ProjectedEvent[], trx: Db) {
-  for (const projector of projectors) await applyEvents(projector, events, trx);
+  await applyInOrder(projectors, events, trx);
 }
 
 /** The rows the tables of `schema` hold now and the inline path's (`inline`) do not share, at most MISMATCHED_ROWS of each side and table, in one statement. */

@@ -68,6 +68,9 @@ async function record(trx: Db, eventId: string, mentions: readonly Mention[]) {
   if (rows.length > 0) await trx.insertInto('cross_references').values(rows).onConflict((oc) => oc.doNothing()).execute();
 }
 
+/** Whether texts reference anything, so that their handler reads the projects, issues and merge requests they may name. */
+const references = (...texts: readonly (string | null | undefined)[]) => mentionedReferences(...texts).length > 0;
+
 const issuable = (type: 'Issue' | 'MergeRequest', data: { id: number; project_id: number }): Mentioner => ({ type, id: data.id, sha: null, projectId: data.project_id });
 
 /**
@@ -113,6 +116,26 @@ export const crossReferencesProjector = defineProjector({
   version: 2,
   tables: ['cross_references'],
   reads: ['projects', 'issues', 'merge_requests'],
+  // A mention names the issue or merge request its reference resolves to when written, and
+  // none if there was none: a replay resolves it among the rows of that moment too.
+  readsNow: (event) => {
+    switch (event.type) {
+      case 'IssueOpened':
+      case 'MergeRequestOpened':
+        return references(event.data.title, event.data.description);
+      case 'IssueUpdated':
+      case 'MergeRequestUpdated':
+        return references(event.data.changes.title, event.data.changes.description);
+      case 'NoteAdded':
+      case 'NoteEdited':
+        return noteMentions(event.data, event.data.body).some((m) => references(...m.texts));
+      case 'BranchCreated':
+      case 'BranchUpdated':
+        return (event.data.commit_details ?? []).some((detail) => references(detail.message));
+      default:
+        return false;
+    }
+  },
   on: {
     IssueOpened: async ({ data, eventId }, trx) => record(trx, eventId, [{ mentioner: issuable('Issue', data), texts: [data.title, data.description] }]),
     IssueUpdated: async ({ data, eventId }, trx) => record(trx, eventId, [{ mentioner: issuable('Issue', data), texts: [data.changes.title, data.changes.description] }]),
