@@ -8,7 +8,8 @@
  * src/projections/as-of.ts) and the reads after it. Every answer is checked against what the
  * stream held there. Target: the first read under 50 ms. The two streams differ in what a
  * view replays: of the statuses only the last before the position (Projector.lastWins), of
- * the edits every one.
+ * the edits one, their changes merged (Projector.mergeRuns: the edits follow one another in
+ * the stream, and none renames).
  */
 import { sql } from 'kysely';
 import type { UserCommand } from '../src/domain/users/decider.js';
@@ -61,7 +62,7 @@ const STREAMS: readonly Stream[] = [
     ],
   },
   {
-    // A profile update sets only the fields it changes: every one is replayed.
+    // A profile update sets only the fields it changes: a view replays the run of them as one, their changes merged (Projector.mergeRuns).
     label: 'profile edits',
     command: (n) => ({ type: 'UpdateUser', changes: { bio: `bio ${n}` }, passwordHash: null }),
     path: (id) => `/users/${id}`,

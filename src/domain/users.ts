@@ -97,6 +97,14 @@ export const userEvents = {
 
 export type UserEvent = EventOf<typeof userEvents>;
 
+/**
+ * The profile edits a replay through a fixed position may merge, run by run of a user's
+ * stream (Projector.mergeRuns): an edit sets only the fields it changes. A rename (username,
+ * name) stays in its place: the personal namespace and its projects' paths follow it, and a
+ * mention written meanwhile is resolved against those paths.
+ */
+export const PROFILE_EDIT_RUNS = { type: 'UserProfileUpdated', field: 'changes', except: ['username', 'name'] } as const;
+
 /** Schema version 2 of UserProfileUpdated added the email before the change; older events did not record it. */
 export const userUpcasters: Upcasters<typeof userEvents> = {
   UserProfileUpdated: { 1: (data: object) => ({ ...data, previous_email: null }) },

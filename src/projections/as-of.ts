@@ -5,7 +5,7 @@ import type { Db, DatabaseHandle } from '../database/database.js';
 import { BELOW_HORIZON } from '../eventstore/store.js';
 import { checkpointOf, type Checkpoint } from '../eventstore/types.js';
 import type { Projector } from './projector.js';
-import { applyInOrder, createShadowTables, keepLastOfGroups, keptEventsTable, lastWinsGroups, readEvents } from './rebuild.js';
+import { applyInOrder, createShadowTables, keepCompacted, keptEventsTable, readEvents } from './rebuild.js';
 import { PageReader } from './replay-pages.js';
 import { HighestApplied } from './stream-versions.js';
 
@@ -231,18 +231,19 @@ export class AsOfViews {
     try {
       // The spare's tables, indexed already; else made here, their indexes built after the replay (cheaper over many rows).
       const indexes = spare ? [] : await this.createTables(schema);
-      const lastOnly = await inView(db, schema, async (trx) => {
+      const compaction = await inView(db, schema, async (trx) => {
         if (spare) await sql.raw(`alter schema "${spare}" rename to "${schema}"`).execute(trx);
         // The log as it ended, for the reads of the log itself (feeds, resource events, system notes)
         // and for the projectors that look at it while they replay. Both values are digits.
         await sql.raw(`create view "${schema}".events as select * from public.events where (transaction_id, global_position) <= ('${through.transactionId}'::xid8, ${through.globalPosition})`).execute(trx);
-        // Of a stream's events of a lastWins group only the last is replayed (a status set 10,000 times is set once).
-        return keepLastOfGroups(trx, kept, lastWinsGroups(this.projectors), through);
+        // Of a stream's events of a lastWins group only the last is replayed (a status set 10,000 times is set
+        // once), and a run of profile edits as one edit (Projector.lastWins, Projector.mergeRuns).
+        return keepCompacted(trx, kept, this.projectors, through);
       });
       let events = 0;
       const versions = new HighestApplied();
       // The next page is read while one is applied.
-      const pages = new PageReader((from) => readEvents(db, from, { types, gapFree: false, limit: PAGE, through, ...(lastOnly ? { lastOnly } : {}) }), PAGE, 1);
+      const pages = new PageReader((from) => readEvents(db, from, { types, gapFree: false, limit: PAGE, through, ...(compaction ? { compaction } : {}) }), PAGE, 1);
       try {
         for (let i = 0; ; i++) {
           const page = await pages.page(i);

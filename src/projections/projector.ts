@@ -33,6 +33,8 @@ export interface Projector {
   readonly readsNow?: (event: ProjectedEvent) => boolean;
   /** Groups of guarded types of which a replay through a fixed position needs only each stream's last event (ProjectorDefinition.lastWins). */
   readonly lastWins?: readonly (readonly string[])[];
+  /** Types whose runs of events in a stream a replay through a fixed position may fold into one (ProjectorDefinition.mergeRuns). */
+  readonly mergeRuns?: readonly MergeRun[];
   /** Applies an event that may have been applied before (the worker, a replay, a Geo secondary): guarded. */
   apply(event: ProjectedEvent, trx: Db): Promise<void>;
   /**
@@ -48,6 +50,13 @@ export interface Projector {
    * leave the same rows as `apply` on each in turn (test/properties/apply-batch.test.ts).
    */
   applyBatch(events: readonly ProjectedEvent[], trx: Db, guard?: BatchGuard): Promise<void>;
+}
+
+/** A type whose runs of events fold into one: the last of the run with their `field` objects merged (ProjectorDefinition.mergeRuns). */
+export interface MergeRun<T extends string = string> {
+  readonly type: T;
+  readonly field: string;
+  readonly except: readonly string[];
 }
 
 /** An event of one of the types `T` as a projector's handler receives it. */
@@ -104,6 +113,17 @@ export interface ProjectorDefinition<E extends DomainEvent = KnownEvent> {
    */
   readonly lastWins?: readonly (readonly E['type'][])[];
   /**
+   * Handled types whose event sets only what its `field` object holds, each key as it is (a
+   * profile edit sets the fields it changes): a run of them in a stream, no other event of
+   * the stream between, leaves the tables as one event would whose `field` merges theirs,
+   * later keys winning, in the run's last place. An event whose `field` holds a key of
+   * `except` is left out of runs (a rename, which other projectors follow, and which a
+   * `readsNow` reader of their tables must see in its place). An `as_of` view's build replays
+   * each run as that one event. Every projector handling the type declares it alike, or it
+   * does not count; test/properties/apply-batch.test.ts holds them to it.
+   */
+  readonly mergeRuns?: readonly MergeRun<E['type']>[];
+  /**
    * A faster path of its own for a batch: `events` are the batch's events to apply, in log
    * order (those the guard lets through, and cascades); `handle` applies one the ordinary way.
    * The kernel keeps the stream versions around it.
@@ -129,6 +149,7 @@ export function defineProjector<E extends DomainEvent = KnownEvent>(definition: 
       if (!isGuarded(type)) throw new Error(`${definition.name}: ${type} wins last but is not a guarded type`);
       if (lastWins.some((other, j) => j !== i && other.includes(type))) throw new Error(`${definition.name}: ${type} is in two lastWins groups`);
     }
+  for (const run of definition.mergeRuns ?? []) if (!on[run.type] && !cascades[run.type]) throw new Error(`${definition.name}: ${run.type} merges runs but is not handled`);
   const handler = (event: ProjectedEvent) => (isGuarded(event.type) ? on[event.type] : cascades[event.type])!;
   return {
     name: definition.name,
@@ -140,6 +161,7 @@ export function defineProjector<E extends DomainEvent = KnownEvent>(definition: 
     ...(definition.reads ? { reads: definition.reads } : {}),
     ...(definition.readsNow ? { readsNow: definition.readsNow as (event: ProjectedEvent) => boolean } : {}),
     lastWins,
+    mergeRuns: definition.mergeRuns ?? [],
     async apply(event, trx) {
       if (isGuarded(event.type) && !(await claimStreamVersion(trx, versions, event))) return;
       await handler(event)(event, trx);

@@ -1,9 +1,10 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { holdSessionLock } from '../database/advisory-lock.js';
 import type { Db, DatabaseHandle } from '../database/database.js';
 import { BELOW_HORIZON, PROJECTED_EVENT_COLUMNS, afterCheckpoint, throughCheckpoint, toLoggedEvent } from '../eventstore/store.js';
 import { LOG_START, checkpointOf, type Checkpoint, type LoggedEvent, type ProjectedEvent } from '../eventstore/types.js';
-import type { Projector } from './projector.js';
+import type { EventsTable } from '../eventstore/tables.js';
+import type { MergeRun, Projector } from './projector.js';
 import { PageReader, sequencesOf } from './replay-pages.js';
 import { EMPTY_TABLES, REPLAY_GUARD, recordReplayedVersions, type BatchGuard } from './stream-versions.js';
 
@@ -312,47 +313,75 @@ async function lastEvent(db: Db, horizon: bigint | null): Promise<Checkpoint> {
 }
 
 /**
- * The events of lastWins groups (Projector.lastWins) a replay through a fixed position keeps:
- * `table` holds each stream's last one of each group (keepLastOfGroups), and the other events
- * of `types` are left out.
+ * What a replay through a fixed position leaves out of the log (an `as_of` view's build):
+ * of the events of `lastWins` types (Projector.lastWins), and of the events of `merges` types
+ * that merge (Projector.mergeRuns), it reads only those `table` names (keepCompacted), a
+ * merged run's last one with its merged field.
  */
-export interface LastOnly {
-  readonly types: readonly string[];
+export interface Compaction {
+  readonly lastWins: readonly string[];
+  readonly merges: readonly MergeRun[];
   readonly table: string;
 }
 
-/**
- * The lastWins groups a replay by `projectors` may compact: those every projector handling one
- * of their types declares alike (an event one of them needs whole is read).
- */
+/** The declarations every projector handling one of their types makes alike (an event one of them needs whole is read). */
+function declaredAlike<D>(projectors: readonly Projector[], declared: (p: Projector) => readonly D[], types: (d: D) => readonly string[], key: (d: D) => string): D[] {
+  const all = new Map<string, D>();
+  for (const projector of projectors) for (const d of declared(projector)) all.set(key(d), d);
+  return [...all]
+    .filter(([name, d]) => projectors.every((p) => !types(d).some((type) => p.handles.includes(type)) || declared(p).some((mine) => key(mine) === name)))
+    .map(([, d]) => d);
+}
+
+/** The lastWins groups a replay by `projectors` may compact. */
 export function lastWinsGroups(projectors: readonly Projector[]): string[][] {
   const key = (group: readonly string[]) => [...group].sort().join(' ');
-  const groups = new Map<string, string[]>();
-  for (const projector of projectors) for (const group of projector.lastWins ?? []) groups.set(key(group), [...group].sort());
-  return [...groups]
-    .filter(([name, group]) => projectors.every((p) => !group.some((type) => p.handles.includes(type)) || (p.lastWins ?? []).some((g) => key(g) === name)))
-    .map(([, group]) => group);
+  return declaredAlike(projectors, (p) => p.lastWins ?? [], (group) => group, key).map((group) => [...group].sort());
 }
+
+/** The mergeRuns declarations a replay by `projectors` may merge by. */
+export function mergeRunsOf(projectors: readonly Projector[]): MergeRun[] {
+  const key = (run: MergeRun) => JSON.stringify([run.type, run.field, [...run.except].sort()]);
+  return declaredAlike(projectors, (p) => p.mergeRuns ?? [], (run) => [run.type], key);
+}
+
+/** Whether an event of a mergeRuns type merges (its field holds no key of `except`). */
+const merges = (run: MergeRun) => sql<boolean>`(event_type = ${run.type} and not jsonb_exists_any(coalesce(data->${run.field}, '{}'::jsonb), ${[...run.except]}::text[]))`;
 
 /**
- * Fills `table` (schema-qualified, made by the caller with keptEventsTable) with the version of
- * each stream's last event of each group through `through`, in one statement, and answers what
- * readEvents needs to keep only those.
+ * Fills `table` (schema-qualified, made by the caller with keptEventsTable) with the events
+ * through `through` a compacted replay by `projectors` reads of the types it compacts: each
+ * stream's last event of each lastWins group, and the last event of each run of merging
+ * events of a stream (stream versions one after another) with their fields merged. Answers
+ * what readEvents needs to read only those, or undefined when `projectors` compact nothing.
  */
-export async function keepLastOfGroups(db: Db, table: string, groups: readonly (readonly string[])[], through: Checkpoint): Promise<LastOnly | undefined> {
-  if (groups.length === 0) return undefined;
-  const types = groups.flat();
-  const groupOf = sql.join(groups.map((group, i) => sql`when event_type in (${sql.join(group)}) then ${sql.lit(i)}`), sql` `);
-  await sql`
-    insert into ${sql.table(table)} (stream_id, stream_version)
-    select stream_id, max(stream_version) from public.events
-     where event_type in (${sql.join(types)}) and ${throughCheckpoint(through)}
-     group by stream_id, case ${groupOf} end`.execute(db);
-  return { types, table };
+export async function keepCompacted(db: Db, table: string, projectors: readonly Projector[], through: Checkpoint): Promise<Compaction | undefined> {
+  const groups = lastWinsGroups(projectors);
+  const runs = mergeRunsOf(projectors);
+  if (groups.length === 0 && runs.length === 0) return undefined;
+  if (groups.length > 0) {
+    const groupOf = sql.join(groups.map((group, i) => sql`when event_type in (${sql.join(group)}) then ${sql.lit(i)}`), sql` `);
+    await sql`
+      insert into ${sql.table(table)} (stream_id, stream_version)
+      select stream_id, max(stream_version) from public.events
+       where event_type in (${sql.join(groups.flat())}) and ${throughCheckpoint(through)}
+       group by stream_id, case ${groupOf} end`.execute(db);
+  }
+  for (const run of runs) {
+    // A run's stream versions follow one another: version minus rank is the same throughout it.
+    await sql`
+      insert into ${sql.table(table)} (stream_id, stream_version, field, merged)
+      select stream_id, max(stream_version), ${run.field}::text, public.forgelog_jsonb_merge(coalesce(field, '{}'::jsonb) order by stream_version)
+        from (select stream_id, stream_version, data->${run.field} as field, stream_version - row_number() over (partition by stream_id order by stream_version) as run
+                from public.events where ${merges(run)} and ${throughCheckpoint(through)}) e
+       group by stream_id, run`.execute(db);
+  }
+  return { lastWins: groups.flat(), merges: runs, table };
 }
 
-/** The table keepLastOfGroups fills. */
-export const keptEventsTable = (table: string) => sql`create unlogged table ${sql.table(table)} (stream_id text not null, stream_version integer not null)`;
+/** The table keepCompacted fills. */
+export const keptEventsTable = (table: string) =>
+  sql`create unlogged table ${sql.table(table)} (stream_id text not null, stream_version integer not null, field text, merged jsonb, primary key (stream_id, stream_version))`;
 
 /**
  * Events after a checkpoint in (transaction_id, global_position) order, optionally only
@@ -361,20 +390,35 @@ export const keptEventsTable = (table: string) => sql`create unlogged table ${sq
 export async function readEvents(
   db: Db,
   after: Checkpoint,
-  opts: { types?: readonly string[]; gapFree: boolean; limit: number; through?: Checkpoint; lastOnly?: LastOnly },
+  opts: { types?: readonly string[]; gapFree: boolean; limit: number; through?: Checkpoint; compaction?: Compaction },
 ): Promise<LoggedEvent[]> {
   if (opts.types && opts.types.length === 0) return [];
+  const compaction = opts.compaction;
   let query = db
     .selectFrom('events')
-    .select(PROJECTED_EVENT_COLUMNS)
+    .select(PROJECTED_EVENT_COLUMNS.filter((column) => column !== 'data'))
+    .select(compaction && compaction.merges.length > 0 ? mergedData(compaction) : sql<EventData>`data`.as('data'))
     .where(afterCheckpoint(after));
   if (opts.through) query = query.where(throughCheckpoint(opts.through));
   if (opts.types) query = query.where('event_type', 'in', opts.types);
-  if (opts.lastOnly)
-    query = query.where(sql<boolean>`(event_type <> all(${opts.lastOnly.types}::text[]) or (stream_id, stream_version) in (select stream_id, stream_version from ${sql.table(opts.lastOnly.table)}))`);
+  if (compaction) {
+    const compacted = sql.join([sql`event_type = any(${compaction.lastWins}::text[])`, ...compaction.merges.map(merges)], sql` or `);
+    query = query.where(sql<boolean>`(not (${compacted}) or (stream_id, stream_version) in (select stream_id, stream_version from ${sql.table(compaction.table)}))`);
+  }
   if (opts.gapFree) query = query.where(BELOW_HORIZON);
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
   return rows.map(toLoggedEvent);
+}
+
+type EventData = Selectable<EventsTable>['data'];
+
+/** The event's data, with a merged run's field in place of its last event's own. */
+function mergedData(compaction: Compaction) {
+  const kept = sql.table(compaction.table);
+  return sql<EventData>`case when event_type in (${sql.join(compaction.merges.map((run) => run.type))})
+    then coalesce((select jsonb_set(events.data, array[k.field], k.merged) from ${kept} k
+                    where k.stream_id = events.stream_id and k.stream_version = events.stream_version and k.merged is not null), data)
+    else data end`.as('data');
 }
 
 const handledSets = new WeakMap<Projector, ReadonlySet<string>>();

@@ -1,6 +1,6 @@
 import { sql, type ColumnType, type Selectable } from 'kysely';
 import type { Db } from '../database/database.js';
-import type { Identity, UserEvent } from '../domain/users.js';
+import { PROFILE_EDIT_RUNS, type Identity, type UserEvent } from '../domain/users.js';
 import type { ProjectedEvent } from '../eventstore/types.js';
 import { precompiledPerShape, type Slot } from '../precompiled.js';
 import { defineProjector, type Handlers } from './projector.js';
@@ -189,6 +189,8 @@ export const usersProjector = defineProjector({
   on,
   // A status set or cleared sets all three status columns, and the row's time and version.
   lastWins: [['UserStatusSet', 'UserStatusCleared']],
+  // A profile edit sets the row's columns its changes name, and the row's time and version.
+  mergeRuns: [PROFILE_EDIT_RUNS],
 
   /** Rebuild path: the batch in parts (untilTakenAgain), each the way batchPart says. */
   async batch(events, trx, handle) {

@@ -86,6 +86,9 @@ describe('GET … ?as_of=<log position>', () => {
     // Statuses: a view replays only a stream's last one through its position (Projector.lastWins).
     const setStatus = async (status: object) => expect((await api.put('/user/status', status, { token: member.token })).status).toBe(200);
     for (const message of ['first', 'second', 'third']) await setStatus({ emoji: 'coffee', message });
+    // Profile edits: a view replays a run of them as one edit (Projector.mergeRuns).
+    const edit = async (changes: object) => expect((await api.put(`/users/${member.user.id}`, changes)).status).toBe(200);
+    for (const changes of [{ bio: 'one' }, { location: 'here' }, { bio: 'two' }]) await edit(changes);
     const commit = await api.post(`/projects/${project.id}/repository/commits`, {
       branch: 'master',
       commit_message: 'Second',
@@ -103,10 +106,13 @@ describe('GET … ?as_of=<log position>', () => {
     expect((await api.del(`/projects/${project.id}/issues/${issue.body.iid}`)).status).toBe(204);
     await setStatus({ emoji: '', message: '' });
     await setStatus({ emoji: 'tea', message: 'last' });
+    for (const changes of [{ bio: 'three' }, { name: 'Renamed member', bio: 'renamed' }, { location: 'there' }]) await edit(changes);
     await record();
     expect(recorded[2]!.answers[2]!.status).toBe(404);
     const statusAt = (i: number) => recorded[i]!.answers[reads.findIndex((r) => r.path.endsWith('/status'))]!.body;
     expect([0, 1, 2].map(statusAt)).toMatchObject([{ message: null }, { emoji: 'coffee', message: 'third' }, { emoji: 'tea', message: 'last' }]);
+    const profileAt = (i: number) => recorded[i]!.answers[reads.findIndex((r) => r.path === `/users/${member.user.id}`)]!.body;
+    expect([1, 2].map(profileAt)).toMatchObject([{ bio: 'two', location: 'here' }, { name: 'Renamed member', bio: 'renamed', location: 'there' }]);
 
     for (const { at, answers } of recorded) {
       for (const [i, read] of reads.entries()) {

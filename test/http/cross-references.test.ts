@@ -242,4 +242,23 @@ describe('cross-reference system notes ("mentioned in …")', () => {
     await rebuildProjections(api.handle, PROJECTORS);
     expect(await Promise.all(calls.map(async (call) => (await call()).text))).toEqual(texts);
   });
+
+  it("resolves a reference to a personal project by its owner's username of the moment, as of a position too (a replay merges no rename)", async () => {
+    const admin = { token: callers.admin.token };
+    const owner = await api.createUser();
+    const project = await api.post('/projects', { name: 'personal', visibility: 'public' }, { token: owner.token });
+    expect(project.status, project.text).toBe(201);
+    const target = await issue(project.body.id, { title: 'Personal target' }, owner.token);
+    const rename = async (username: string) => expect((await api.put(`/users/${owner.user.id}`, { username }, admin)).status).toBe(200);
+    await rename(`${owner.user.username}-b`);
+    const mentioner = await issue(projects.public, { title: 'Mentioner' }, callers.developer.token);
+    await api.post(`/projects/${projects.public}/issues/${mentioner}/notes`, { body: `See ${owner.user.username}-b/personal#${target}` }, { token: callers.developer.token });
+    await rename(`${owner.user.username}-c`);
+    const notes = (query?: Record<string, string>) => api.get(`/projects/${project.body.id}/issues/${target}/notes`, { ...admin, ...(query ? { query } : {}) });
+    const live = await notes();
+    expect((live.body as Note[]).map((n) => n.body)).toEqual([`mentioned in issue ${paths.public}#${mentioner}`]);
+    await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 30_000 });
+    const { rows } = await sql<{ p: string }>`select max(global_position)::text as p from events`.execute(api.handle.db);
+    expect((await notes({ as_of: rows[0]!.p })).text).toEqual(live.text);
+  });
 });

@@ -148,7 +148,7 @@ async function runnersKey(db: Kysely<any>): Promise<string> {
  * The public schema as the catalog describes it, one line per object, without the
  * migrator's own tables: columns (position, type, default, nullability, identity),
  * constraints, indexes (with their storage options), sequences and what owns them,
- * triggers, functions and table options.
+ * triggers, functions, aggregates and table options.
  */
 async function schemaOf(db: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ line: string }>`
@@ -185,7 +185,10 @@ async function schemaOf(db: Kysely<any>): Promise<string[]> {
     union all
     select format('trigger %s', pg_get_triggerdef(g.oid)) from tables t join pg_trigger g on g.tgrelid = t.oid and not g.tgisinternal
     union all
-    select format('function %s', pg_get_functiondef(p.oid)) from pg_proc p where p.pronamespace = 'public'::regnamespace
+    select format('function %s', pg_get_functiondef(p.oid)) from pg_proc p where p.pronamespace = 'public'::regnamespace and p.prokind <> 'a'
+    union all
+    select format('aggregate %s(%s) sfunc %s stype %s initcond %s', p.proname, pg_get_function_arguments(p.oid), g.aggtransfn, format_type(g.aggtranstype, null), g.agginitval)
+      from pg_proc p join pg_aggregate g on g.aggfnoid = p.oid where p.pronamespace = 'public'::regnamespace
     order by line`.execute(db);
   return rows.map((r) => r.line);
 }

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { ProjectedEvent } from '../../eventstore/types.js';
+import { PROFILE_EDIT_RUNS } from '../../domain/users.js';
 import { defineProjector, type Handlers } from '../projector.js';
 import { deletePersonalNamespace, insertPersonalNamespaces, renamePersonalNamespace } from './personal-namespaces.js';
 import { avatarPath } from '../../domain/uploads.js';
@@ -119,6 +120,8 @@ export const groupsProjector = defineProjector({
   version: 2,
   tables: ['namespaces', 'group_custom_attributes'],
   on,
+  // A profile edit that renames nothing changes no personal namespace.
+  mergeRuns: [PROFILE_EDIT_RUNS],
 
   /** Rebuild path: runs of consecutive UserCreated become one multi-row insert. */
   async batch(events, trx, handle) {

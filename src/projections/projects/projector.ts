@@ -1,7 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { type ProjectSettings, settingsOf } from '../../domain/projects/settings.js';
-import { userStreamId } from '../../domain/users.js';
+import { PROFILE_EDIT_RUNS, userStreamId } from '../../domain/users.js';
 import { defineProjector, type Projected } from '../projector.js';
 import { COLUMN_SETTINGS, type ProjectsTable } from './tables.js';
 import { avatarPath } from '../../domain/uploads.js';
@@ -76,6 +76,8 @@ export const projectsProjector = defineProjector({
   tables: ['projects', 'project_stars', 'project_group_links', 'namespace_project_counts'],
   // Paths and names come from the namespace rows.
   reads: ['namespaces'],
+  // A profile edit that renames nothing changes no project's names.
+  mergeRuns: [PROFILE_EDIT_RUNS],
   on: {
     ProjectCreated: async ({ data: d, occurredAt, streamVersion: v }, trx) => {
       const at = occurredAt.toISOString();
