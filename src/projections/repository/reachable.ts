@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
-import { MODES, parseTag, parseTree, type GitObject, type ObjectType } from '../../domain/repository/objects.js';
+import { MODES, parseTag, type GitObject, type ObjectType } from '../../domain/repository/objects.js';
 import { CommitGraph, reachableOnlyFrom } from './commit-graph.js';
+import { readTrees } from './queries.js';
 
 /**
  * What a fetch sends (`git pack-objects --revs` behind `git-upload-pack`): the objects
@@ -88,15 +89,6 @@ async function rootTrees(db: Db, projectId: number, commits: readonly string[]):
     for (const row of rows) out.push(row.tree);
   }
   return out;
-}
-
-async function readTrees(db: Db, projectId: number, shas: readonly string[]): Promise<Map<string, ReturnType<typeof parseTree>>> {
-  const trees = new Map<string, ReturnType<typeof parseTree>>();
-  for await (const batch of batches(shas)) {
-    const rows = await db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', projectId).where('type', '=', 'tree').where('sha', 'in', batch).execute();
-    for (const row of rows) trees.set(row.sha, parseTree(row.content));
-  }
-  return trees;
 }
 
 /** Wants that are annotated tags, peeled a level per statement: the tags to send and what they name. */
