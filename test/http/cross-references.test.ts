@@ -229,18 +229,17 @@ describe('cross-reference system notes ("mentioned in …")', () => {
     const moved = await api.put(`/projects/${renamed.id}`, { path: `${renamed.path}-moved` }, { token: callers.owner.token });
     expect(moved.status, moved.text).toBe(200);
 
-    const calls = [() => api.get(`/projects/${projects.public}/issues/${next}/notes`, admin), () => api.get(`/projects/${renamed.id}/issues/${named}/notes`, admin)];
-    const live = await Promise.all(calls.map(async (call) => (await call()).body as Note[]));
-    expect(live.map((notes) => notes.map((n) => n.body))).toEqual([[], [`mentioned in issue ${paths.public}#${first}`]]);
-    const texts = live.map((notes) => JSON.stringify(notes));
+    const noteLists = [`/projects/${projects.public}/issues/${next}/notes`, `/projects/${renamed.id}/issues/${named}/notes`];
+    const read = (query?: Record<string, string>) => Promise.all(noteLists.map(async (path) => (await api.get(path, { ...admin, ...(query ? { query } : {}) })).text));
+    const live = await read();
+    expect(live.map((text) => (JSON.parse(text) as Note[]).map((n) => n.body))).toEqual([[], [`mentioned in issue ${paths.public}#${first}`]]);
     // Replayed a page at a time, the issue opened and the project renamed after the comment are
     // applied before it unless the page is cut there (Projector.readsNow).
     await api.runtime.worker!.waitUntilCaughtUp({ timeoutMs: 30_000 });
     const { rows } = await sql<{ p: string }>`select max(global_position)::text as p from events`.execute(api.handle.db);
-    const asOf = await Promise.all(calls.map(async (call, i) => (await api.get(i === 0 ? `/projects/${projects.public}/issues/${next}/notes` : `/projects/${renamed.id}/issues/${named}/notes`, { ...admin, query: { as_of: rows[0]!.p } })).text));
-    expect(asOf).toEqual(texts);
+    expect(await read({ as_of: rows[0]!.p })).toEqual(live);
     await rebuildProjections(api.handle, PROJECTORS);
-    expect(await Promise.all(calls.map(async (call) => (await call()).text))).toEqual(texts);
+    expect(await read()).toEqual(live);
   });
 
   it("resolves a reference to a personal project by its owner's username of the moment, as of a position too (a replay merges no rename)", async () => {
