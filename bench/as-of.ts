@@ -8,8 +8,7 @@
  * src/projections/as-of.ts) and the reads after it. Every answer is checked against what the
  * stream held there. Target: the first read under 50 ms. The two streams differ in what a
  * view replays: of the statuses only the last before the position (Projector.lastWins), of
- * the edits one, their changes merged (Projector.mergeRuns: the edits follow one another in
- * the stream, and none renames).
+ * the edits one, their changes merged (Projector.mergeRuns: none of them renames).
  */
 import { sql } from 'kysely';
 import type { UserCommand } from '../src/domain/users/decider.js';

@@ -99,7 +99,9 @@ export type UserEvent = EventOf<typeof userEvents>;
 
 /**
  * The profile edits a replay through a fixed position may merge, run by run of a user's
- * stream (Projector.mergeRuns): an edit sets only the fields it changes. A rename (username,
+ * stream (Projector.mergeRuns): an edit sets only the fields it changes, and no other event of
+ * the stream sets a profile field (statuses, blocks, avatars, passwords have columns of their
+ * own). A rename (username,
  * name) stays in its place: the personal namespace and its projects' paths follow it, and a
  * mention written meanwhile is resolved against those paths.
  */

@@ -114,13 +114,14 @@ export interface ProjectorDefinition<E extends DomainEvent = KnownEvent> {
   readonly lastWins?: readonly (readonly E['type'][])[];
   /**
    * Handled types whose event sets only what its `field` object holds, each key as it is (a
-   * profile edit sets the fields it changes): a run of them in a stream, no other event of
-   * the stream between, leaves the tables as one event would whose `field` merges theirs,
-   * later keys winning, in the run's last place. An event whose `field` holds a key of
-   * `except` is left out of runs (a rename, which other projectors follow, and which a
-   * `readsNow` reader of their tables must see in its place). An `as_of` view's build replays
-   * each run as that one event. Every projector handling the type declares it alike, or it
-   * does not count; test/properties/apply-batch.test.ts holds them to it.
+   * profile edit sets the fields it changes), and whose stream's events of other types set
+   * none of that (a status, a block, an avatar): the events of a run of them in a stream
+   * leave the tables as one event would whose `field` merges theirs, later keys winning, in
+   * the run's last place. An event whose `field` holds a key of `except` does not merge, and
+   * ends the run before it (a rename, which other projectors follow, and which a `readsNow`
+   * reader of their tables must see in its place). An `as_of` view's build replays each run
+   * as that one event. Every projector handling the type declares it alike, or it does not
+   * count; test/properties/apply-batch.test.ts holds them to it.
    */
   readonly mergeRuns?: readonly MergeRun<E['type']>[];
   /**

@@ -352,7 +352,8 @@ const merges = (run: MergeRun) => sql<boolean>`(event_type = ${run.type} and not
  * Fills `table` (schema-qualified, made by the caller with keptEventsTable) with the events
  * through `through` a compacted replay by `projectors` reads of the types it compacts: each
  * stream's last event of each lastWins group, and the last event of each run of merging
- * events of a stream (stream versions one after another) with their fields merged. Answers
+ * events of a stream (no event of their type between that does not merge) with their fields
+ * merged. Answers
  * what readEvents needs to read only those, or undefined when `projectors` compact nothing.
  */
 export async function keepCompacted(db: Db, table: string, projectors: readonly Projector[], through: Checkpoint): Promise<Compaction | undefined> {
@@ -368,12 +369,14 @@ export async function keepCompacted(db: Db, table: string, projectors: readonly 
        group by stream_id, case ${groupOf} end`.execute(db);
   }
   for (const run of runs) {
-    // A run's stream versions follow one another: version minus rank is the same throughout it.
+    // A run: the merging events of a stream after its last event of the type that does not merge.
     await sql`
       insert into ${sql.table(table)} (stream_id, stream_version, field, merged)
       select stream_id, max(stream_version), ${run.field}::text, public.forgelog_jsonb_merge(coalesce(field, '{}'::jsonb) order by stream_version)
-        from (select stream_id, stream_version, data->${run.field} as field, stream_version - row_number() over (partition by stream_id order by stream_version) as run
-                from public.events where ${merges(run)} and ${throughCheckpoint(through)}) e
+        from (select stream_id, stream_version, field, merging, count(*) filter (where not merging) over (partition by stream_id order by stream_version) as run
+                from (select stream_id, stream_version, data->${run.field} as field, ${merges(run)} as merging
+                        from public.events where event_type = ${run.type} and ${throughCheckpoint(through)}) e) r
+       where merging
        group by stream_id, run`.execute(db);
   }
   return { lastWins: groups.flat(), merges: runs, table };

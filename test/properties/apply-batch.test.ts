@@ -234,14 +234,15 @@ describe('applyBatch', () => {
       fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 30 }), async (commands) => {
         const from = await logEnd();
         // Two statuses of one user and profile edits of another to start with, so that every run has events to leave
-        // out: two edits that merge, a rename (it merges with none) that sets the bio too, an edit after it.
+        // out: two edits that merge across a status, a rename (it merges with none) that sets the bio again, an edit after it.
         const start: Command[] = [
           { op: 'status', who: 0, clear: false },
           { op: 'status', who: 0, clear: true },
-          { op: 'updateUser', who: 1, field: 'location' },
           { op: 'updateUser', who: 1, field: 'bio' },
-          { op: 'updateUser', who: 1, field: 'nameAndBio' },
+          { op: 'status', who: 1, clear: false },
           { op: 'updateUser', who: 1, field: 'location' },
+          { op: 'updateUser', who: 1, field: 'nameAndBio' },
+          { op: 'updateUser', who: 1, field: 'email' },
         ];
         await perform([...start, ...commands]);
         const log = await eventsAfter(from);
