@@ -22,7 +22,9 @@ import { HighestApplied } from './stream-versions.js';
  *
  * Building costs a replay of the log up to the position, in pages of short transactions (a
  * progress line per page in the log), less the events a later one of the same stream undoes
- * (Projector.lastWins: of a status set a thousand times, only the last). The views of the
+ * (Projector.lastWins: of a status set a thousand times, only the last) and with a run of
+ * partial updates of a stream replayed as one (Projector.mergeRuns: profile edits, their
+ * changes merged), each page applied as a rebuild applies it (applyInOrder). The views of the
  * last few positions read are kept, and readers of one position wait for one build. The
  * empty tables (about ninety, unlogged, with their indexes: seconds of DDL on a busy server,
  * whatever the position) are made ahead: after a view's first read, a spare schema of them

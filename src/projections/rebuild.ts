@@ -386,6 +386,10 @@ export async function keepCompacted(db: Db, table: string, projectors: readonly 
 export const keptEventsTable = (table: string) =>
   sql`create unlogged table ${sql.table(table)} (stream_id text not null, stream_version integer not null, field text, merged jsonb, primary key (stream_id, stream_version))`;
 
+type EventData = Selectable<EventsTable>['data'];
+/** The projected columns but `data`, which a compacted read may merge (mergedData). */
+const COLUMNS_BUT_DATA = PROJECTED_EVENT_COLUMNS.filter((column) => column !== 'data');
+
 /**
  * Events after a checkpoint in (transaction_id, global_position) order, optionally only
  * some types, only below the snapshot's xmin (the gap-free horizon) and only up to `through`.
@@ -399,7 +403,7 @@ export async function readEvents(
   const compaction = opts.compaction;
   let query = db
     .selectFrom('events')
-    .select(PROJECTED_EVENT_COLUMNS.filter((column) => column !== 'data'))
+    .select(COLUMNS_BUT_DATA)
     .select(compaction && compaction.merges.length > 0 ? mergedData(compaction) : sql<EventData>`data`.as('data'))
     .where(afterCheckpoint(after));
   if (opts.through) query = query.where(throughCheckpoint(opts.through));
@@ -412,8 +416,6 @@ export async function readEvents(
   const rows = await query.orderBy('transaction_id').orderBy('global_position').limit(opts.limit).execute();
   return rows.map(toLoggedEvent);
 }
-
-type EventData = Selectable<EventsTable>['data'];
 
 /** The event's data, with a merged run's field in place of its last event's own. */
 function mergedData(compaction: Compaction) {

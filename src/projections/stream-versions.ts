@@ -113,8 +113,9 @@ export async function recordReplayedVersions(trx: Db, table: string, types: read
  * A replay into empty tables (as EMPTY_TABLES) that keeps, in memory, the highest version of
  * each stream it applied, per table, and records them at the end (`recordAll`): an `as_of`
  * view's build. Its replay leaves out the events of a lastWins group a later one of their
- * stream undoes, never a stream's last of a projector's types, so what it applied holds the
- * versions recordReplayedVersions would read from the log, without reading it again.
+ * stream undoes, and the events of a merged run but its last (mergeRuns), never a stream's last
+ * of a projector's types, so what it applied holds the versions recordReplayedVersions would
+ * read from the log, without reading it again.
  */
 export class HighestApplied implements BatchGuard {
   private readonly highest = new Map<string, Map<string, number>>();
