@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { type BranchFacts, type MergeRequestCommand, type MergeRequestFields } from '../domain/merge-requests/decider.js';
-import { type MergeStatus, type VersionData } from '../domain/merge-requests/events.js';
+import type { VersionData } from '../domain/merge-requests/events.js';
 import { VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
 import { CommitGraph } from '../projections/repository/commit-graph.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
@@ -37,16 +37,22 @@ async function versionHistory(trx: Db, projectId: number, headSha: string, start
 
 /** A version's diff, stored: its id and how many files it changes. */
 async function versionDiff(trx: Db, projectId: number, base: string | null, headSha: string, objects: ObjectReader) {
+  const diff = await collectVersionDiff(trx, projectId, base, headSha, objects);
+  const { version_id: versionId } = (await trx.executeQuery(diff.store)).rows[0]!;
+  return { versionId, filesCount: diff.filesCount };
+}
+
+/** A version's diff and the statement that stores it, whose one row is the version's id (taken by the insert). */
+async function collectVersionDiff(trx: Db, projectId: number, base: string | null, headSha: string, objects: ObjectReader) {
   // MergeRequestDiff#save_diffs: the merge base → head diff (from the empty tree without a
   // merge base) collected with Commit.max_diff_options; real_size counts every changed file.
   const diff = await collectDiffs(trx, projectId, base, headSha, VERSION_DIFF_LIMITS, objects);
-  // The version's id is taken by the insert of its files (one statement).
-  const { version_id: versionId } = await trx
+  const store = trx
     .insertInto('merge_request_version_diffs')
     .values({ version_id: sql<number>`nextval('merge_request_versions_id_seq')`, files: JSON.stringify(diff.diffs) })
     .returning('version_id')
-    .executeTakeFirstOrThrow();
-  return { versionId, filesCount: diff.changedFiles };
+    .compile();
+  return { store, filesCount: diff.changedFiles };
 }
 
 const versionData = (history: Awaited<ReturnType<typeof versionHistory>>, diff: Awaited<ReturnType<typeof versionDiff>>): VersionData => ({
@@ -60,18 +66,20 @@ const versionData = (history: Awaited<ReturnType<typeof versionHistory>>, diff: 
 
 /**
  * A version (takeVersion) and the merge status of its heads (mergeStatusOf), as an opening
- * records them: the diff and the merge walk the same commits and trees, side by side on one
- * reader, so each is read once and a level of both costs one statement.
+ * takes them: the diff and the merge walk the same commits and trees, side by side on one
+ * reader, so each is read once and a level of both costs one statement. The diff is not
+ * stored yet: `store` goes out with the opening's next statements (openMergeRequestCommand).
  */
-async function versionAndMergeStatus(trx: Db, projectId: number, headSha: string, startSha: string): Promise<{ version: VersionData; mergeStatus: MergeStatus }> {
+async function versionAndMergeStatus(trx: Db, projectId: number, headSha: string, startSha: string) {
   const graph = new CommitGraph(trx, projectId, 128);
   const objects = new ObjectReader(trx, projectId, true);
   const history = await versionHistory(trx, projectId, headSha, startSha, graph);
-  const diff = versionDiff(trx, projectId, history.base, headSha, objects);
+  const diff = collectVersionDiff(trx, projectId, history.base, headSha, objects);
   const mergeStatus = mergeStatusOf(trx, projectId, headSha, startSha, history.commitShas.length, graph, objects);
   // Both settled before either's error ends the transaction: neither sends a statement after its rollback.
   await Promise.allSettled([diff, mergeStatus]);
-  return { version: versionData(history, await diff), mergeStatus: await mergeStatus };
+  const { store, filesCount } = await diff;
+  return { history, store, filesCount, mergeStatus: await mergeStatus };
 }
 
 /** A merge request's source and target: the projects and branches. */
@@ -152,9 +160,12 @@ export interface OpenInput extends MergeRequestBranches {
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
     const heads = await lockedHeads(trx, input);
-    const { version, mergeStatus } = (await fetchedHeads(trx, input, heads)) ? await versionAndMergeStatus(trx, input.projectId, heads.sourceSha!, heads.targetSha!) : { version: null, mergeStatus: undefined };
-    // The iid's lock (the project's) also keeps two requests from both finding no open duplicate.
-    const { iid, alongside: duplicateIid } = await nextIidWith<number | null>(trx, MERGE_REQUEST_IIDS, input.projectId, openDuplicate(trx, input, null).$asScalar());
+    const taken = (await fetchedHeads(trx, input, heads)) ? await versionAndMergeStatus(trx, input.projectId, heads.sourceSha!, heads.targetSha!) : undefined;
+    // The iid's lock (the project's) also keeps two requests from both finding no open duplicate;
+    // the version's diff is stored in the same round trip, before the lock is asked for.
+    const duplicate = openDuplicate(trx, input, null).$asScalar();
+    const { iid, alongside: duplicateIid, ahead } = await nextIidWith<number | null>(trx, MERGE_REQUEST_IIDS, input.projectId, duplicate, taken ? [taken.store] : []);
+    const version = taken ? versionData(taken.history, { versionId: (ahead[0]!.rows[0] as { version_id: number }).version_id, filesCount: taken.filesCount }) : null;
     const facts = branchFacts(heads, duplicateIid);
     return {
       type: 'OpenMergeRequest',
@@ -168,7 +179,7 @@ export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<
       fields: input.fields,
       branches: facts,
       version,
-      mergeStatus,
+      mergeStatus: taken?.mergeStatus,
     };
   };
 }

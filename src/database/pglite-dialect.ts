@@ -12,6 +12,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { CopyIn } from './copy.js';
+import { COMMIT, IN_TRANSACTION_BATCH } from './pg-client.js';
 
 /**
  * A Kysely dialect over PGlite's single session. Every query or transaction takes the
@@ -62,10 +63,10 @@ class PGliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw(`begin${isolation}`));
   }
   async commitTransaction(connection: DatabaseConnection) {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
+    if (!this.connection.takeEndedByBatch()) await connection.executeQuery(CompiledQuery.raw('commit'));
   }
   async rollbackTransaction(connection: DatabaseConnection) {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    if (!this.connection.takeEndedByBatch()) await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
   async destroy() {
     await this.queue;
@@ -74,8 +75,19 @@ class PGliteDriver implements Driver {
 }
 
 class PGliteConnection implements DatabaseConnection {
+  /** A batch ended the open transaction with its COMMIT (batchInTransaction): kysely's COMMIT or ROLLBACK is not sent. */
+  private endedByBatch = false;
+
   constructor(private readonly pglite: PGlite) {}
+
+  takeEndedByBatch(): boolean {
+    const ended = this.endedByBatch;
+    this.endedByBatch = false;
+    return ended;
+  }
+
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    if (compiled.sql === IN_TRANSACTION_BATCH) return (await this.batch(compiled.parameters[0] as readonly CompiledQuery[])) as QueryResult<R>;
     const copy: unknown = compiled.sql;
     if (copy instanceof CopyIn) {
       await this.pglite.query(copy.blobStatement, [], { blob: new Blob([copy.data]) });
@@ -89,6 +101,23 @@ class PGliteConnection implements DatabaseConnection {
       ...(mutates || result.affectedRows ? { numAffectedRows: BigInt(result.affectedRows ?? 0) } : {}),
     };
   }
+
+  /** A statement batch (src/database/pg-client.ts) without a wire: the statements one after another, the first error with its `statementIndex`. */
+  private async batch(statements: readonly CompiledQuery[]): Promise<QueryResult<QueryResult<unknown>>> {
+    const results: QueryResult<unknown>[] = [];
+    const endsTransaction = statements.at(-1)?.sql === COMMIT;
+    for (const [i, statement] of statements.entries()) {
+      try {
+        results.push(await this.executeQuery(statement));
+      } catch (error) {
+        this.endedByBatch = endsTransaction && i === statements.length - 1;
+        throw Object.assign(error as Error, { statementIndex: i });
+      }
+    }
+    this.endedByBatch = endsTransaction;
+    return { rows: results };
+  }
+
   // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('PGlite dialect does not stream query results');

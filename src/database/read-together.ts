@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, type QueryResult } from 'kysely';
-import { IN_TRANSACTION_BATCH } from './pg-client.js';
+import { COMMIT, IN_TRANSACTION_BATCH } from './pg-client.js';
 
 // database.ts's Db and OneRoundTrip, as this module's own types: database.ts imports this one.
 type Db = Kysely<any>;
@@ -34,12 +34,17 @@ export async function readTogether<const Q extends readonly (CompiledQuery<any> 
 }
 
 /**
- * Statements sent as one batch inside a transaction (`trx`) on PostgreSQL, in order, for one
- * round trip (attachTransactionBatches): each statement's result, or the first error. Only
- * for a handle with `oneRoundTrip` (its pool's clients take batches); the embedded database
- * has none.
+ * Statements sent as one batch inside a transaction (`trx`), in order, for one round trip
+ * (attachTransactionBatches; on the embedded database, which has no wire, one after another):
+ * each statement's result, or the first error, which carries `statementIndex`.
+ *
+ * `commit`: the batch ends with the transaction's COMMIT, so that its last statement and the
+ * commit are one round trip. The transaction is then over — committed, or rolled back on an
+ * error — and the caller must send nothing more in it: kysely's own COMMIT (or ROLLBACK) that
+ * follows is answered without being sent.
  */
-export async function batchInTransaction(trx: Db, statements: readonly CompiledQuery[]): Promise<QueryResult<unknown>[]> {
-  const { rows } = await trx.executeQuery(CompiledQuery.raw(IN_TRANSACTION_BATCH, [statements]));
-  return rows as QueryResult<unknown>[];
+export async function batchInTransaction(trx: Db, statements: readonly CompiledQuery[], options: { commit?: boolean } = {}): Promise<QueryResult<unknown>[]> {
+  const sent = options.commit ? [...statements, CompiledQuery.raw(COMMIT)] : statements;
+  const { rows } = await trx.executeQuery(CompiledQuery.raw(IN_TRANSACTION_BATCH, [sent]));
+  return (rows as QueryResult<unknown>[]).slice(0, statements.length);
 }

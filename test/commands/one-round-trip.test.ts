@@ -212,6 +212,27 @@ describeOnPostgres('the ordinary transaction', () => {
   });
 });
 
+describeOnPostgres('claims in the ordinary transaction', () => {
+  it('are taken in the batch of the append, and one another stream holds is answered as before, having written nothing', async () => {
+    const counting = countTransactionBatches();
+    try {
+      // Not new, not cached: the ordinary transaction, its claim, INSERT and projections in one batch.
+      await handleCommand(writer(context().ctx), spec(named, 'oc-1', { type: 'Name', name: 'delta' }));
+      expect(counting.seen.batches).toBe(1);
+      expect(await claimHolder('delta')).toBe('oc-1');
+      // The claim's statement fails the batch; the transaction runs again taking claims one by one, and is refused before its append.
+      const refused = handleCommand(writer(context().ctx), spec(named, 'oc-2', { type: 'Name', name: 'delta' }));
+      await expect(refused).rejects.toMatchObject({ code: 'conflict', text: 'Name has already been taken' });
+      expect(counting.seen.batches).toBe(2);
+    } finally {
+      counting.stop();
+    }
+    expect(await readStream(handle.db, 'oc-2')).toEqual([]);
+    expect(await claimHolder('delta')).toBe('oc-1');
+    expect((await verifyLog(handle.db)).problems).toEqual([]);
+  });
+});
+
 describeOnPostgres('several commands in one round trip', () => {
   it('commit together in one batch, claims and new streams included, in the order given', async () => {
     const { ctx, sent } = context();

@@ -5,7 +5,8 @@ import { openDatabase, type DatabaseHandle } from '../../src/database/database.j
 import fc from 'fast-check';
 import { StatementNames, isStalePreparedPlan, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from '../../src/database/pg-client.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
-import { readTogether } from '../../src/database/read-together.js';
+import { batchInTransaction, readTogether } from '../../src/database/read-together.js';
+import type { Db } from '../../src/database/database.js';
 
 type ResultLike = { addFields(fields: object[]): void; parseRow(values: (string | null)[]): Record<string, unknown> };
 const newResult = () => new (pg as unknown as { Result: new () => ResultLike }).Result();
@@ -206,5 +207,121 @@ describe('reads together', () => {
       expect(rows).toEqual([{ n: 7 }]);
       expect(one).toEqual([{ x: 1 }]);
     });
+  });
+});
+
+describe("a transaction's round trips", () => {
+  let handle: DatabaseHandle;
+  beforeAll(async () => {
+    // One connection, so that what a transaction leaves on it meets the next one.
+    handle = await openTestDatabase({ poolSize: 1 });
+    await sql`create table trip_probe (id integer primary key, label text not null check (label <> 'refused'))`.execute(handle.db);
+    // A unique key checked at the commit: a COMMIT that fails.
+    await sql`create table trip_deferred (id integer, constraint trip_deferred_unique unique (id) deferrable initially deferred)`.execute(handle.db);
+  });
+  afterAll(() => handle.close());
+
+  /**
+   * The round trips the pool's connection makes while `fn` runs: each Sync of the extended
+   * protocol and each simple query (BEGIN and COMMIT go as one) is one.
+   */
+  async function roundTrips(fn: () => Promise<unknown>): Promise<number> {
+    if (!handle.pool) {
+      await fn();
+      return 0;
+    }
+    const client = await handle.pool.connect();
+    const connection = (client as unknown as { connection: { sync(): void; query(text: string): void } }).connection;
+    const sync = connection.sync.bind(connection);
+    const simple = connection.query.bind(connection);
+    let trips = 0;
+    connection.sync = () => (trips++, sync());
+    connection.query = (text: string) => (trips++, simple(text));
+    client.release();
+    try {
+      await fn();
+    } finally {
+      connection.sync = sync;
+      connection.query = simple;
+    }
+    return trips;
+  }
+  const insert = (db: Db, id: number, label: string) => db.insertInto('trip_probe' as never).values({ id, label } as never).compile();
+  const labels = async () => (await sql<{ id: number; label: string }>`select id, label from trip_probe order by id`.execute(handle.db)).rows;
+  const status = async () => {
+    const client = await handle.pool?.connect();
+    client?.release();
+    return client?.getTransactionStatus();
+  };
+
+  it('sends BEGIN with the first statement, and nothing for a transaction that sends nothing', async () => {
+    const trips = await roundTrips(() =>
+      handle.db.transaction().execute(async (trx) => {
+        await trx.executeQuery(insert(trx, 1, 'one'));
+        await trx.executeQuery(insert(trx, 2, 'two'));
+      }),
+    );
+    if (handle.pool) expect(trips).toBe(3); // BEGIN and the first insert, the second, COMMIT
+    expect(await labels()).toEqual([
+      { id: 1, label: 'one' },
+      { id: 2, label: 'two' },
+    ]);
+    expect(await roundTrips(() => handle.db.transaction().execute(async () => {}))).toBe(0);
+    expect(await status()).toBe(handle.pool ? 'I' : undefined);
+  });
+
+  it('rolls back the statements before a failed one, the first one sent with BEGIN included', async () => {
+    const failing = handle.db.transaction().execute(async (trx) => {
+      await trx.executeQuery(insert(trx, 3, 'three'));
+      await trx.executeQuery(insert(trx, 4, 'refused'));
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23514' });
+    await expect(failing.catch((error: { statementIndex?: number }) => error.statementIndex)).resolves.toBeUndefined();
+    const first = handle.db.transaction().execute(async (trx) => {
+      await trx.executeQuery(insert(trx, 5, 'refused'));
+    });
+    await expect(first).rejects.toMatchObject({ code: '23514' });
+    expect((await labels()).map((row) => row.id)).toEqual([1, 2]);
+    expect(await status()).toBe(handle.pool ? 'I' : undefined);
+  });
+
+  it('commits with a batch that ends with the COMMIT, and answers the COMMIT kysely sends after it without a round trip', async () => {
+    const trips = await roundTrips(() =>
+      handle.db.transaction().execute(async (trx) => {
+        await trx.executeQuery(insert(trx, 6, 'six'));
+        const results = await batchInTransaction(trx, [insert(trx, 7, 'seven'), sql`select count(*)::int as n from trip_probe`.compile(trx)], { commit: true });
+        expect(results.map((r) => r.rows)).toEqual([[], [{ n: 4 }]]);
+      }),
+    );
+    if (handle.pool) expect(trips).toBe(2);
+    expect((await labels()).map((row) => row.id)).toEqual([1, 2, 6, 7]);
+    expect(await status()).toBe(handle.pool ? 'I' : undefined);
+  });
+
+  it('commits nothing when a statement of the batch fails, and the transaction is rolled back as usual', async () => {
+    const failing = handle.db.transaction().execute(async (trx) => {
+      await trx.executeQuery(insert(trx, 8, 'eight'));
+      await batchInTransaction(trx, [insert(trx, 9, 'nine'), insert(trx, 10, 'refused')], { commit: true });
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23514', statementIndex: 1 });
+    expect((await labels()).map((row) => row.id)).toEqual([1, 2, 6, 7]);
+    expect(await status()).toBe(handle.pool ? 'I' : undefined);
+    // The connection goes on: a transaction after it commits.
+    await handle.db.transaction().execute(async (trx) => void (await trx.executeQuery(insert(trx, 11, 'eleven'))));
+    expect((await labels()).map((row) => row.id)).toEqual([1, 2, 6, 7, 11]);
+  });
+
+  it('has rolled back when the COMMIT of the batch fails, and the connection goes on', async () => {
+    const twice = sql`insert into trip_deferred (id) values (1), (1)`;
+    const failing = handle.db.transaction().execute(async (trx) => {
+      await trx.executeQuery(insert(trx, 12, 'twelve'));
+      await batchInTransaction(trx, [twice.compile(trx)], { commit: true });
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23505', statementIndex: 1 });
+    expect((await labels()).map((row) => row.id)).toEqual([1, 2, 6, 7, 11]);
+    expect((await sql`select * from trip_deferred`.execute(handle.db)).rows).toEqual([]);
+    expect(await status()).toBe(handle.pool ? 'I' : undefined);
+    await handle.db.transaction().execute(async (trx) => void (await trx.executeQuery(insert(trx, 13, 'thirteen'))));
+    expect((await labels()).map((row) => row.id)).toEqual([1, 2, 6, 7, 11, 13]);
   });
 });

@@ -208,6 +208,21 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     expect(await mrCount(project.id)).toBe(1);
   });
 
+  it('concurrent requests for different branches open each one, with iids 1… in turn and a version of its own', async () => {
+    const { project } = await projectWithBranches();
+    for (let i = 0; i < 5; i++) await commit(project.id, { branch: `topic-${i}`, start_branch: 'master', commit_message: `Topic ${i}`, actions: [file(`t${i}.txt`, `${i}\n`)] });
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => api.post(base(project.id), { title: `topic ${i}`, source_branch: `topic-${i}`, target_branch: 'master' })));
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201]);
+    expect(answers.map((a) => a.body.iid).sort()).toEqual([1, 2, 3, 4, 5]);
+    for (const [i, answer] of answers.entries()) {
+      const versions = await api.get(`${base(project.id)}/${answer.body.iid}/versions`);
+      expect(versions.body).toHaveLength(1);
+      const version = await api.get(`${base(project.id)}/${answer.body.iid}/versions/${versions.body[0].id}`);
+      expect(version.body.diffs.map((d: { new_path: string }) => d.new_path)).toEqual([`t${i}.txt`]);
+    }
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(5);
+  });
+
   it('a target project other than the project is not its fork (422); an unknown one is 404', async () => {
     const { project } = await projectWithBranches();
     const other = await createProject(api);

@@ -1,5 +1,6 @@
 import type { Db } from '../../database/database.js';
-import type { Claim, Decider, DomainEvent } from '../../domain/decider.js';
+import { sql, type CompiledQuery } from 'kysely';
+import type { Claim, ClaimChanges, Decider, DomainEvent } from '../../domain/decider.js';
 import type { EventSchemas } from '../../domain/events.js';
 import { currentSchemaVersion } from '../../eventstore/upcasters.js';
 import type { AppendInput } from '../../eventstore/store.js';
@@ -104,3 +105,29 @@ export const takeClaims = (db: Db, streamId: string, acquire: readonly Claim[]) 
     .values(acquire.map((c) => ({ kind: c.kind, key: c.key, stream_id: streamId })))
     .onConflict((oc) => oc.columns(['kind', 'key']).doUpdateSet({ stream_id: streamId }).where('claims.stream_id', '=', streamId))
     .returning(['kind', 'key']);
+
+/**
+ * Claim changes as statements sent in a batch without reading their results (either path):
+ * the releases, then the acquisitions in one statement that divides by zero (22012) when
+ * another stream holds one of them.
+ */
+export function claimStatements(db: Db, streamId: string, changes: ClaimChanges): CompiledQuery[] {
+  const statements = changes.release.map((released) => releaseClaim(db, streamId, released).compile());
+  if (changes.acquire.length === 0) return statements;
+  const held = sql<number>`1 / ((select count(*) from taken) = ${changes.acquire.length})::int`;
+  statements.push(db.with('taken', () => takeClaims(db, streamId, changes.acquire)).selectNoFrom(held.as('held')).compile());
+  return statements;
+}
+
+/** The claims each decided event takes and gives back, those that change anything (either path). */
+export function claimsOf<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>, decided: readonly E[], state: S): ClaimChanges[] {
+  if (!spec.claims) return [];
+  const changes: ClaimChanges[] = [];
+  let before = state;
+  for (const event of decided) {
+    const change = spec.claims(event, before);
+    if (change.acquire.length > 0 || change.release.length > 0) changes.push(change);
+    before = spec.decider.evolve(before, event);
+  }
+  return changes;
+}

@@ -4,8 +4,8 @@ import type { ClaimChanges, ClaimRefusal, DomainEvent } from '../../domain/decid
 import { DomainError, conflict, resourceLocked } from '../../domain/errors.js';
 import { GENESIS_HASH, readStream } from '../../eventstore/store.js';
 import { isStalePreparedPlan } from '../../database/pg-client.js';
-import { appendInput, knownFold, outcomeOf, releaseClaim, takeClaims } from './append-steps.js';
-import { appendAndProject, decideInOneRoundTrip } from './one-round-trip.js';
+import { appendInput, claimsOf, knownFold, outcomeOf, releaseClaim, takeClaims } from './append-steps.js';
+import { appendAndProject, ClaimHeldInBatch, decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
 import type { CommandContext, CommandResult, CommandSpec, DeferredSpecs, Outcome, Writer } from './context.js';
 
@@ -41,6 +41,7 @@ export async function handleCommands(
   // events (the log only grows): after a conflict the streams are read from there, not from
   // their start, so a conflict on a long stream costs its new events only.
   let readStreams = false;
+  let claimsApart = false;
   if (known.length === specs.length) {
     try {
       const sent = await decideInOneRoundTrip(w, known);
@@ -56,15 +57,22 @@ export async function handleCommands(
         if (readStreams) await lockStreams(trx, known);
         if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
         const out: Decided[] = [];
-        for (const item of specs) {
+        for (const [i, item] of specs.entries()) {
           const built = isKnown(item) ? [item] : await item.deferred(trx);
           if (readStreams && !isKnown(item)) await lockStreams(trx, built);
-          for (const spec of built) out.push({ spec, outcome: await decideAndAppend(trx, w, spec, !readStreams) });
+          for (const [j, spec] of built.entries()) {
+            const last = i === specs.length - 1 && j === built.length - 1;
+            out.push({ spec, outcome: await decideAndAppend(trx, w, spec, !readStreams, claimsApart, last) });
+          }
         }
         return out;
       });
       return committed(ctx, decided);
     } catch (error) {
+      if (error instanceof ClaimHeldInBatch && !claimsApart) {
+        claimsApart = true;
+        continue;
+      }
       if (!isConcurrencyConflict(error)) throw error;
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
       if (attempt >= MAX_ATTEMPTS) throw resourceLocked();
@@ -113,6 +121,10 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
   spec: CommandSpec<C, E, S>,
   /** Whether the stream may be decided on without reading it (a cached or new stream's fold). */
   unreadAllowed: boolean,
+  /** Whether claims are taken one by one (after a batch found one held: ClaimHeldInBatch). */
+  claimsApart: boolean,
+  /** Whether this is the transaction's last append: its batch may end with the COMMIT. */
+  commit: boolean,
 ): Promise<Outcome<S>> {
   const { ctx } = w;
   const { decider } = spec;
@@ -139,19 +151,25 @@ async function decideAndAppend<C, E extends DomainEvent, S>(
       await confirm();
       return { result: { state, version, events: [] }, head: { version, state, hash: headHash } };
     }
-    if (spec.claims) {
-      let before = state;
-      for (const event of decided) {
-        await applyClaims(trx, spec.streamId, spec.claims(event, before), spec.claimRefusal);
-        before = decider.evolve(before, event);
-      }
-    }
   } catch (error) {
     if (error instanceof DomainError) await confirm();
     throw error;
   }
 
-  const stored = await appendAndProject(trx, ctx, appendInput(w, spec, decided, version, headHash));
+  const changes = claimsOf(spec, decided, state);
+  const claims = {
+    changes,
+    apart: claimsApart,
+    apply: async () => {
+      try {
+        for (const change of changes) await applyClaims(trx, spec.streamId, change, spec.claimRefusal);
+      } catch (error) {
+        if (error instanceof DomainError) await confirm();
+        throw error;
+      }
+    },
+  };
+  const stored = await appendAndProject(trx, ctx, appendInput(w, spec, decided, version, headHash), claims, commit);
   return outcomeOf(decider, state, version, decided, stored);
 }
 

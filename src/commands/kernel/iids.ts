@@ -1,5 +1,6 @@
-import { sql, type Expression } from 'kysely';
+import { sql, type CompiledQuery, type Expression, type QueryResult } from 'kysely';
 import type { Db } from '../../database/database.js';
+import { batchInTransaction } from '../../database/read-together.js';
 
 /**
  * A per-scope iid counter (GitLab's InternalId): the table its projection keeps of the last
@@ -23,11 +24,23 @@ export async function nextIid(trx: Db, counter: IidCounter, scopeId: number): Pr
 
 /**
  * nextIid and, read in the same statement under the scope's lock, `alongside`: what the lock
- * also guards (a merge request's open duplicate: two openings never both find none).
+ * also guards (a merge request's open duplicate: two openings never both find none). `ahead`:
+ * statements of the transaction sent in the same round trip before the lock is asked for
+ * (their results, in order).
  */
-export async function nextIidWith<T>(trx: Db, counter: IidCounter, scopeId: number, alongside: Expression<T>): Promise<{ iid: number; alongside: T }> {
-  await sql`select pg_advisory_xact_lock(${counter.lockSpace}, ${scopeId})`.execute(trx);
-  const { rows } = await sql<{ last_iid: number | null; alongside: T }>`
-    select (select last_iid from ${sql.table(counter.table)} where ${sql.ref(counter.scope)} = ${scopeId}) as last_iid, (${alongside}) as alongside`.execute(trx);
-  return { iid: (rows[0]!.last_iid ?? 0) + 1, alongside: rows[0]!.alongside };
+export async function nextIidWith<T>(
+  trx: Db,
+  counter: IidCounter,
+  scopeId: number,
+  alongside: Expression<T>,
+  ahead: readonly CompiledQuery[] = [],
+): Promise<{ iid: number; alongside: T; ahead: QueryResult<unknown>[] }> {
+  // One round trip: the read is a statement of its own, so its snapshot is taken once the lock is held.
+  const results = await batchInTransaction(trx, [
+    ...ahead,
+    sql`select pg_advisory_xact_lock(${counter.lockSpace}, ${scopeId})`.compile(trx),
+    sql`select (select last_iid from ${sql.table(counter.table)} where ${sql.ref(counter.scope)} = ${scopeId}) as last_iid, (${alongside}) as alongside`.compile(trx),
+  ]);
+  const row = results.at(-1)!.rows[0] as { last_iid: number | null; alongside: T };
+  return { iid: (row.last_iid ?? 0) + 1, alongside: row.alongside, ahead: results.slice(0, ahead.length) };
 }

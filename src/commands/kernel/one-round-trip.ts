@@ -1,11 +1,11 @@
-import { sql, type CompiledQuery, type QueryResult } from 'kysely';
+import type { CompiledQuery, QueryResult } from 'kysely';
 import type { Db } from '../../database/database.js';
 import type { ClaimChanges, DomainEvent } from '../../domain/decider.js';
 import { DomainError } from '../../domain/errors.js';
 import { appendToStream, planAppend, type AppendInput, type AppendPlan } from '../../eventstore/store.js';
 import type { StoredEvent } from '../../eventstore/types.js';
 import { batchInTransaction } from '../../database/read-together.js';
-import { appendInput, knownFold, outcomeOf, releaseClaim, runInlineProjections, takeClaims } from './append-steps.js';
+import { appendInput, claimsOf, claimStatements, knownFold, outcomeOf, runInlineProjections } from './append-steps.js';
 import { asPreconditionFailure } from './precondition.js';
 import { recordProjections, UnrecordableProjection } from './record-projections.js';
 import type { Projector } from '../../projections/projector.js';
@@ -87,32 +87,6 @@ export async function decideInOneRoundTrip(w: Writer, specs: readonly CommandSpe
   );
 }
 
-/** The claims each decided event takes and gives back, those that change anything. */
-function claimsOf<E extends DomainEvent, S>(spec: CommandSpec<unknown, E, S>, decided: readonly E[], state: S): ClaimChanges[] {
-  if (!spec.claims) return [];
-  const changes: ClaimChanges[] = [];
-  let before = state;
-  for (const event of decided) {
-    const change = spec.claims(event, before);
-    if (change.acquire.length > 0 || change.release.length > 0) changes.push(change);
-    before = spec.decider.evolve(before, event);
-  }
-  return changes;
-}
-
-/**
- * handler.ts's applyClaims as statements sent without reading their results: the releases,
- * then the acquisitions in one statement that divides by zero (22012) when another stream
- * holds one of them.
- */
-function claimStatements(db: Db, streamId: string, changes: ClaimChanges): CompiledQuery[] {
-  const statements = changes.release.map((released) => releaseClaim(db, streamId, released).compile());
-  if (changes.acquire.length === 0) return statements;
-  const held = sql<number>`1 / ((select count(*) from taken) = ${changes.acquire.length})::int`;
-  statements.push(db.with('taken', () => takeClaims(db, streamId, changes.acquire)).selectNoFrom(held.as('held')).compile());
-  return statements;
-}
-
 /** Per projector, the event types it was found reading results for (record-projections.ts). */
 const readsResults = new WeakMap<Projector, Set<string>>();
 
@@ -128,24 +102,50 @@ async function recorded(projectors: readonly Projector[], plan: AppendPlan): Pro
   return undefined;
 }
 
+/** A claim another stream holds failed the ordinary path's batch (appendAndProject): the transaction runs again taking claims one by one, which answers the refusal. */
+export class ClaimHeldInBatch extends Error {
+  constructor() {
+    super('a claim is held by another stream');
+  }
+}
+
 /**
- * The ordinary path's append and inline projections (handler.ts): on PostgreSQL, when the
- * projections can be recorded, the INSERT and their statements as one batch on the
- * transaction's connection — one round trip instead of one per statement, as
- * decideInOneRoundTrip sends them; else statement by statement.
+ * The ordinary path's claims, append and inline projections (handler.ts). On PostgreSQL, when
+ * the projections can be recorded, they go out as one batch on the transaction's connection,
+ * as decideInOneRoundTrip sends them: the claims' statements (claimStatements), the INSERT,
+ * the projections' statements and, when this is the transaction's last append (`commit`), its
+ * COMMIT. One round trip instead of one per statement; under a lock the transaction took (a
+ * scope's iid), the only one between the decision and the commit. A claim held by another
+ * stream fails the batch with ClaimHeldInBatch. With `claimsApart`, or without a batch, the
+ * claims are taken one by one first (applyClaims, which answers a refusal), and without a
+ * batch the rest goes statement by statement (and kysely commits).
  */
-export async function appendAndProject(trx: Db, ctx: CommandContext, input: AppendInput): Promise<StoredEvent[]> {
+export async function appendAndProject(
+  trx: Db,
+  ctx: CommandContext,
+  input: AppendInput,
+  claims: { readonly changes: readonly ClaimChanges[]; readonly apart: boolean; apply(): Promise<void> },
+  commit: boolean,
+): Promise<StoredEvent[]> {
   const types = input.events.map((event) => event.type);
   const projectors = ctx.inlineProjectors.filter((p) => types.some((type) => p.handles.includes(type)));
-  if (ctx.oneRoundTrip && !readingResults(projectors, types)) {
-    const plan = planAppend(trx, input);
-    const projections = await recorded(projectors, plan);
-    if (projections) {
-      const [inserted] = await batchInTransaction(trx, [plan.insert, ...projections]);
-      return plan.stored(inserted!.rows as Parameters<typeof plan.stored>[0]);
-    }
+  const plan = ctx.oneRoundTrip && !readingResults(projectors, types) ? planAppend(trx, input) : undefined;
+  const projections = plan && (await recorded(projectors, plan));
+  if (!plan || !projections) {
+    await claims.apply();
+    const stored = await appendToStream(trx, input);
+    await runInlineProjections(trx, ctx.inlineProjectors, stored);
+    return stored;
   }
-  const stored = await appendToStream(trx, input);
-  await runInlineProjections(trx, ctx.inlineProjectors, stored);
-  return stored;
+  if (claims.apart) await claims.apply();
+  const claimed = claims.apart ? [] : claims.changes.flatMap((changes) => claimStatements(trx, input.streamId, changes));
+  let results: QueryResult<unknown>[];
+  try {
+    results = await batchInTransaction(trx, [...claimed, plan.insert, ...projections], { commit });
+  } catch (error) {
+    const failedAt = (error as { statementIndex?: number }).statementIndex;
+    if (failedAt !== undefined && failedAt < claimed.length && (error as { code?: string }).code === '22012') throw new ClaimHeldInBatch();
+    throw error;
+  }
+  return plan.stored(results[claimed.length]!.rows as Parameters<typeof plan.stored>[0]);
 }
