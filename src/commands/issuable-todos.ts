@@ -33,6 +33,12 @@ function mentionsOf(texts: readonly Text[]) {
   return { directly, mentioned };
 }
 
+/** Whether some texts mention anyone (a user, a group, `all`): mentionTodos has nothing to do for texts that do not. */
+export function mentionsAnyone(texts: readonly Text[]): boolean {
+  const { directly, mentioned } = mentionsOf(texts);
+  return directly.size > 0 || mentioned.size > 0;
+}
+
 /**
  * The users some mentioned names stand for, as Banzai's UserParser#referenced_by finds them:
  * an active user by username (case-insensitively); a group the author may read (read_group,

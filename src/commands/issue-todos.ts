@@ -2,7 +2,7 @@ import { unhandled } from '../domain/decider.js';
 import type { IssueEventOf } from '../domain/issues/events.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { issueReaders } from '../projections/issues/queries.js';
-import { addTodos, markTargetTodosDone, mentionTodos, type TodoTarget } from './issuable-todos.js';
+import { addTodos, markTargetTodosDone, mentionsAnyone, mentionTodos, type TodoTarget } from './issuable-todos.js';
 import type { CommandContext } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 
@@ -28,6 +28,11 @@ export const issueTodosReactor: Reactor = {
   handles: HANDLED,
   // Todos are for what happens from now on: a new reactor does not replay old assignments.
   startAt: 'head',
+  // An opening that assigns and mentions nobody.
+  ignores(stored: StoredEvent) {
+    const event = stored as unknown as Handled;
+    return event.type === 'IssueOpened' && event.data.assignee_ids.length === 0 && !mentionsAnyone([event.data.title, event.data.description]);
+  },
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as Handled;
     switch (event.type) {

@@ -2,7 +2,7 @@ import { unhandled } from '../domain/decider.js';
 import type { MergeRequestEventOf } from '../domain/merge-requests/events.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { mergeRequestReaders } from '../projections/merge-requests/queries.js';
-import { addTodos, markTargetTodosDone, mentionTodos, type TodoTarget } from './issuable-todos.js';
+import { addTodos, markTargetTodosDone, mentionsAnyone, mentionTodos, type TodoTarget } from './issuable-todos.js';
 import type { CommandContext } from './kernel/context.js';
 import type { Reactor } from './kernel/reactor.js';
 
@@ -36,6 +36,12 @@ export const mergeRequestTodosReactor: Reactor = {
   handles: HANDLED,
   // Todos are for what happens from now on: a new reactor does not replay old assignments.
   startAt: 'head',
+  // An opening that assigns and mentions nobody, a check that found the merge request mergeable.
+  ignores(stored: StoredEvent) {
+    const event = stored as unknown as Handled;
+    if (event.type === 'MergeRequestOpened') return event.data.assignee_ids.length === 0 && !mentionsAnyone([event.data.title, event.data.description]);
+    return event.type === 'MergeRequestMergeStatusChecked' && event.data.merge_status !== 'cannot_be_merged';
+  },
   async react(stored: StoredEvent, ctx: CommandContext) {
     const event = stored as unknown as Handled;
     switch (event.type) {

@@ -361,9 +361,11 @@ export class ProjectionWorker<Context = unknown> {
       return BUSY;
     }
     f.at = at;
-    // Only the events it reacts to are read; the checkpoint still moves past the others.
+    // Only the events it reacts to are read, and of those it ignores none is reacted to; the
+    // checkpoint still moves past the others.
     const read = await this.sharedRead(at.checkpoint, reactor.handles);
-    const { events, through } = read;
+    const { through } = read;
+    const events = reactor.ignores ? read.events.filter((event) => !reactor.ignores!(event)) : read.events;
     const seen = fromRow ? await receiptsOf(db, reactor.name, events) : new Set<string>();
     for (const [i, event] of events.entries()) {
       // Each reaction commits its receipt and checkpoint on its own: stopping between two

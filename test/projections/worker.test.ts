@@ -269,4 +269,36 @@ describe('ProjectionWorker', () => {
       expect((await eventsInLog(handle.db)).filter((e) => e.stream_id.startsWith('echo-'))).toHaveLength(counted.length);
     });
   });
+
+  it('moves past the events a reactor ignores without reacting or keeping a receipt, and ignores them again after a rewind', async () => {
+    const ctx = commandContext(handle);
+    const seen: string[] = [];
+    const odd = (event: { data: unknown }) => (event.data as { amount: number }).amount % 2 === 1;
+    const reactor: Reactor<CommandContext> = {
+      name: 'evens',
+      handles: ['Counted'],
+      ignores: odd,
+      async react(event) {
+        seen.push(event.eventId);
+      },
+    };
+    await count(ctx, 'evens-1', 3);
+    await count(ctx, 'evens-1', 4);
+    await withWorker({ reactors: [reactor], commands: ctx }, async (worker) => {
+      await worker.catchUp();
+      const { rows: counted } = await sql<{ event_id: string; data: { amount: number } }>`select event_id, data from events where event_type = 'Counted'`.execute(handle.db);
+      const wanted = counted.filter((e) => !odd(e)).map((e) => e.event_id);
+      expect(wanted.length).toBeGreaterThan(0);
+      expect(wanted.length).toBeLessThan(counted.length);
+      expect(seen.sort()).toEqual(wanted.sort());
+      const receipts = await sql<{ event_id: string }>`select event_id from reactor_receipts where reactor = 'evens'`.execute(handle.db);
+      expect(receipts.rows.map((r) => r.event_id).sort()).toEqual(wanted.sort());
+      const { rows: head } = await sql<{ global_position: string }>`select max(global_position)::text as global_position from events`.execute(handle.db);
+      expect(await checkpointRow('reactor:evens')).toMatchObject({ global_position: head[0]!.global_position });
+
+      await sql`update projection_checkpoints set transaction_id = '0', global_position = 0 where name = 'reactor:evens'`.execute(handle.db);
+      await worker.catchUp();
+      expect(seen).toHaveLength(wanted.length);
+    });
+  });
 });

@@ -12,4 +12,10 @@ export interface Reactor<Context = CommandContext> {
   /** Where a reactor without a checkpoint starts: the whole log (default) or what comes next. */
   readonly startAt?: 'log-start' | 'head';
   react(event: StoredEvent, context: Context): Promise<void>;
+  /**
+   * Whether reacting to an event would do nothing, told from the event alone (its type and
+   * data, nothing read): the worker moves past such an event without a reaction and without a
+   * receipt. A rewind finds the same answer, so it changes nothing a receipt would have kept.
+   */
+  ignores?(event: StoredEvent): boolean;
 }
