@@ -52,6 +52,21 @@ export async function issuableViews<Row extends IssuableViewRow>(
   moreUsers: (row: Row) => number | null = () => null,
 ): Promise<IssuableView<Row>[]> {
   if (rows.length === 0) return [];
+  const reads = issuableViewReads(db, type, rows, knownPaths, moreUsers);
+  return reads.views(await readTogether(db, reads.queries));
+}
+
+/**
+ * issuableViews' queries (`null`: a read that finds nothing, not sent), for a caller that
+ * sends them together with reads of its own (readTogether), and the views of their rows.
+ */
+export function issuableViewReads<Row extends IssuableViewRow>(
+  db: Db,
+  type: 'Issue' | 'MergeRequest',
+  rows: readonly Row[],
+  knownPaths: ReadonlyMap<number, string> = new Map(),
+  moreUsers: (row: Row) => number | null = () => null,
+) {
   const userIds = new Set<number>();
   const labelIds = new Set<number>();
   const milestoneIds = new Set<number>();
@@ -68,31 +83,34 @@ export async function issuableViews<Row extends IssuableViewRow>(
   }
   const byIds = (ids: ReadonlySet<number>) => sql<number>`any(${[...ids]}::integer[])`;
   const ids = rows.map((row) => row.id);
-  const [users, labels, milestones, projects, noteCounts, votes] = await readTogether(db, [
+  const queries = [
     db.selectFrom('users').select(['id', 'name', 'username', 'state', 'avatar_url', 'email']).where('id', '=', byIds(userIds)).compile(),
     labelIds.size > 0 ? db.selectFrom('labels').selectAll().where('id', '=', byIds(labelIds)).compile() : null,
     milestoneIds.size > 0 ? db.selectFrom('milestones').selectAll().where('id', '=', byIds(milestoneIds)).compile() : null,
     projectIds.size > 0 ? db.selectFrom('projects').select(['id', 'path_with_namespace']).where('id', '=', byIds(projectIds)).compile() : null,
     userNotesCountsQuery(db, type, ids),
     votesQuery(db, type, ids),
-  ]);
-  const noteCountMap = new Map(noteCounts.map((n) => [n.noteable_id, n.user_notes_count]));
-  const voteMap = new Map(votes.map((v) => [Number(v.awardable_id), v]));
-  const userMap = new Map(users.map((u) => [u.id, u]));
-  const labelMap = new Map(labels.map((l) => [l.id, l]));
-  const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
-  const pathMap = new Map([...knownPaths, ...projects.map((p): [number, string] => [p.id, p.path_with_namespace])]);
-  return rows.map((row) => ({
-    row,
-    pathWithNamespace: pathMap.get(row.project_id) ?? '',
-    users: userMap,
-    labels: row.label_ids
-      .map((id) => labelMap.get(id))
-      .filter((l): l is LabelRow => l !== undefined)
-      .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
-    milestone: row.milestone_id === null ? null : (milestoneMap.get(row.milestone_id) ?? null),
-    userNotesCount: noteCountMap.get(row.id) ?? 0,
-    upvotes: Number(voteMap.get(row.id)?.upvotes ?? 0),
-    downvotes: Number(voteMap.get(row.id)?.downvotes ?? 0),
-  }));
+  ] as const;
+  const views = ([users, labels, milestones, projects, noteCounts, votes]: Awaited<ReturnType<typeof readTogether<typeof queries>>>): IssuableView<Row>[] => {
+    const noteCountMap = new Map(noteCounts.map((n) => [n.noteable_id, n.user_notes_count]));
+    const voteMap = new Map(votes.map((v) => [Number(v.awardable_id), v]));
+    const userMap = new Map(users.map((u) => [u.id, u]));
+    const labelMap = new Map(labels.map((l) => [l.id, l]));
+    const milestoneMap = new Map(milestones.map((m) => [m.id, m]));
+    const pathMap = new Map([...knownPaths, ...projects.map((p): [number, string] => [p.id, p.path_with_namespace])]);
+    return rows.map((row) => ({
+      row,
+      pathWithNamespace: pathMap.get(row.project_id) ?? '',
+      users: userMap,
+      labels: row.label_ids
+        .map((id) => labelMap.get(id))
+        .filter((l): l is LabelRow => l !== undefined)
+        .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : 0)),
+      milestone: row.milestone_id === null ? null : (milestoneMap.get(row.milestone_id) ?? null),
+      userNotesCount: noteCountMap.get(row.id) ?? 0,
+      upvotes: Number(voteMap.get(row.id)?.upvotes ?? 0),
+      downvotes: Number(voteMap.get(row.id)?.downvotes ?? 0),
+    }));
+  };
+  return { queries, views };
 }

@@ -35,6 +35,39 @@ async function projectWithBranches(options: Parameters<typeof createProject>[1] 
 const mrCount = async (projectId: number) =>
   Number((await sql<{ n: string }>`select count(*) as n from merge_requests where project_id = ${projectId}`.execute(api.handle.db)).rows[0]!.n);
 
+/**
+ * The statements the pool's connections are asked for while `fn` runs, a list per round trip
+ * (a batch's statements together), on PostgreSQL; none on the embedded database.
+ */
+async function roundTrips(fn: () => Promise<unknown>): Promise<string[][]> {
+  const pool = api.handle.pool;
+  const trips: string[][] = [];
+  if (!pool) {
+    await fn();
+    return trips;
+  }
+  const wrapped = new Map<{ query: (...args: unknown[]) => unknown }, (...args: unknown[]) => unknown>();
+  const onAcquire = (client: { query: (...args: unknown[]) => unknown }) => {
+    if (wrapped.has(client)) return;
+    const query = client.query;
+    wrapped.set(client, query);
+    client.query = function (this: unknown, ...args: unknown[]) {
+      const [config] = args;
+      const statements = (config as { statements?: { sql: string }[] } | undefined)?.statements;
+      trips.push(typeof config === 'string' ? [config] : statements ? statements.map((s) => s.sql) : [String((config as { text?: string }).text)]);
+      return query.apply(client, args);
+    };
+  };
+  pool.on('acquire', onAcquire as never);
+  try {
+    await fn();
+  } finally {
+    pool.off('acquire', onAcquire as never);
+    for (const [client, query] of wrapped) client.query = query;
+  }
+  return trips;
+}
+
 describe('POST /projects/:id/merge_requests', () => {
   it('opens a merge request and answers Entities::MergeRequest, every field', async () => {
     const { project, master, feature } = await projectWithBranches();
@@ -197,6 +230,22 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     await api.put(`${base(project.id)}/1`, { state_event: 'close' });
     const afterClose = await api.post(base(project.id), { title: 'after close', source_branch: 'feature', target_branch: 'master' });
     expect(afterClose.status).toBe(201);
+  });
+
+  it("reads the view, the caller's subscription and the branch rules of the answer in one round trip", async () => {
+    const { project } = await projectWithBranches();
+    const created = await api.post(base(project.id), { title: 'Read together', source_branch: 'feature', target_branch: 'master' });
+    expect(created.status).toBe(201);
+    const trips = await roundTrips(async () => {
+      const shown = await api.get(`${base(project.id)}/${created.body.iid}`);
+      expect(shown.body).toMatchObject({ subscribed: true, user: { can_merge: true } });
+    });
+    if (!api.handle.pool) return;
+    const together = trips.filter((t) => t.some((s) => s.includes('merge_request_subscriptions')));
+    expect(together).toHaveLength(1);
+    expect(together[0]!.some((s) => s.includes('protected_branches'))).toBe(true);
+    expect(together[0]!.some((s) => s.includes('from "users"'))).toBe(true);
+    expect(trips.filter((t) => t.some((s) => s.includes('protected_branches')))).toHaveLength(1);
   });
 
   it('concurrent requests for the same branches open one merge request; the others are 409', async () => {

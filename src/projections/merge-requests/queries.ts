@@ -4,11 +4,11 @@ import type { Viewer } from '../../domain/access.js';
 import { can } from '../../domain/policy/can.js';
 import type { ProjectSubject } from '../../domain/policy/project.js';
 import type { DiffEntry } from '../../domain/repository/diffs.js';
-import { canAccessBranch } from '../../domain/repository/push-access.js';
+import { canAccessBranch, type ProtectedRef } from '../../domain/repository/push-access.js';
 import { projectAccessLevel, projectSubjectsOf } from '../access.js';
 import { pushAccess } from '../repository/queries.js';
 import type { MergeRequestRow, MergeRequestVersionRow } from './tables.js';
-import { issuableViews, type IssuableView } from '../issuable-views.js';
+import { issuableViewReads, issuableViews, type IssuableView } from '../issuable-views.js';
 
 /** The reads the merge request routes run, and what an entity needs besides the row. */
 
@@ -25,7 +25,12 @@ export type MergeRequestView = IssuableView<MergeRequestRow>;
 
 /** The views of a page of merge requests, in one round trip (their mergers among the users). */
 export const mergeRequestViews = (db: Db, rows: readonly MergeRequestRow[], knownPaths?: ReadonlyMap<number, string>): Promise<MergeRequestView[]> =>
-  issuableViews(db, 'MergeRequest', rows, knownPaths, (row) => row.merged_by_id);
+  issuableViews(db, 'MergeRequest', rows, knownPaths, mergedBy);
+
+/** mergeRequestViews' queries, to send with other reads (issuableViewReads). */
+export const mergeRequestViewReads = (db: Db, rows: readonly MergeRequestRow[], knownPaths?: ReadonlyMap<number, string>) => issuableViewReads(db, 'MergeRequest', rows, knownPaths, mergedBy);
+
+const mergedBy = (row: MergeRequestRow) => row.merged_by_id;
 
 /**
  * Subscribable#subscribed? for one user over some merge requests, in one query: an explicit
@@ -33,12 +38,19 @@ export const mergeRequestViews = (db: Db, rows: readonly MergeRequestRow[], know
  */
 export async function subscribedAmong(db: Db, rows: readonly MergeRequestRow[], userId: number | null): Promise<Set<number>> {
   if (userId === null || rows.length === 0) return new Set();
-  const explicit = await db
+  return subscribedIn(rows, userId, (await db.executeQuery(subscriptionsQuery(db, rows, userId))).rows);
+}
+
+/** subscribedAmong's query, to send with other reads (readTogether); `subscribedIn` answers from its rows. */
+export const subscriptionsQuery = (db: Db, rows: readonly MergeRequestRow[], userId: number) =>
+  db
     .selectFrom('merge_request_subscriptions')
     .select(['merge_request_id', 'subscribed'])
     .where('merge_request_id', 'in', rows.map((r) => r.id))
     .where('user_id', '=', userId)
-    .execute();
+    .compile();
+
+export function subscribedIn(rows: readonly MergeRequestRow[], userId: number, explicit: readonly { merge_request_id: number; subscribed: boolean }[]): Set<number> {
   const chosen = new Map(explicit.map((s) => [s.merge_request_id, s.subscribed]));
   return new Set(rows.filter((r) => chosen.get(r.id) ?? (r.author_id === userId || r.assignee_ids.includes(userId))).map((r) => r.id));
 }
@@ -89,15 +101,18 @@ export async function mergeableBy(db: Db, viewer: Viewer | null, rows: readonly 
   return mergeable;
 }
 
-/** mergeableBy among the rows of one project, as its subject (a route's project scope) has it. */
-export async function mergeableIn(db: Db, projectId: number, subject: ProjectSubject, rows: readonly MergeRequestRow[]): Promise<Set<number>> {
+/**
+ * mergeableBy among the rows of one project, as its subject (a route's project scope) has it;
+ * `refs`: the project's protection rules when the caller has read them (protectedRefsQuery).
+ */
+export async function mergeableIn(db: Db, projectId: number, subject: ProjectSubject, rows: readonly MergeRequestRow[], refs?: readonly ProtectedRef[]): Promise<Set<number>> {
   const { viewer, role } = subject;
   const mergeable = new Set<number>();
   if (!viewer) return mergeable;
-  const { refs, who } = await pushAccess(db, projectId, { userId: viewer.id, isAdmin: viewer.isAdmin, role, canPushCode: can(subject, 'push_code') });
+  const { refs: rules, who } = await pushAccess(db, projectId, { userId: viewer.id, isAdmin: viewer.isAdmin, role, canPushCode: can(subject, 'push_code') }, refs);
   for (const row of rows) {
     if (row.project_id !== projectId) continue;
-    if (canAccessBranch('push', row.target_branch, refs, who) || canAccessBranch('merge', row.target_branch, refs, who)) mergeable.add(row.id);
+    if (canAccessBranch('push', row.target_branch, rules, who) || canAccessBranch('merge', row.target_branch, rules, who)) mergeable.add(row.id);
   }
   return mergeable;
 }

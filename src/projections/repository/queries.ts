@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { DIFF_LIMITS, type DiffEntry, diffEntries, type DiffLimits, type FileChange, limitDiffs, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
 import type { FileEntry } from '../../domain/repository/files.js';
@@ -501,14 +501,21 @@ export async function pathLog(db: Db, projectId: number, heads: readonly string[
 
 /** The project's protected branches with their rules (for push access and the branch entity). */
 export async function protectedRefsOf(db: Db, projectId: number): Promise<ProtectedRef[]> {
-  const rows = await db
+  return protectedRefsFrom(await db.executeQuery(protectedRefsQuery(db, projectId)).then((result) => result.rows));
+}
+
+/** protectedRefsOf's one query, to send with other reads (readTogether); `protectedRefsFrom` makes its rows the rules. */
+export const protectedRefsQuery = (db: Db, projectId: number) =>
+  db
     .selectFrom('protected_branches as b')
     .leftJoin('protected_branch_access_levels as r', 'r.protected_branch_id', 'b.id')
     .select(['b.id', 'b.name', 'r.kind', 'r.access_level', 'r.user_id', 'r.group_id'])
     .where('b.project_id', '=', projectId)
     .orderBy('b.id')
     .orderBy('r.position')
-    .execute();
+    .compile();
+
+export function protectedRefsFrom(rows: readonly ProtectedRefRow[]): ProtectedRef[] {
   const refs = new Map<number, { name: string; rules: ProtectedRefRule[] }>();
   for (const row of rows) {
     let ref = refs.get(row.id);
@@ -517,14 +524,15 @@ export async function protectedRefsOf(db: Db, projectId: number): Promise<Protec
   }
   return [...refs.values()];
 }
+type ProtectedRefRow = ReturnType<typeof protectedRefsQuery> extends CompiledQuery<infer R> ? R : never;
 
 /**
  * The project's protection rules and a user as they judge them (Gitlab::UserAccess): the
  * user's groups among those the rules name. For the ref writes' branch check and for
  * `can_merge`.
  */
-export async function pushAccess(db: Db, projectId: number, user: Omit<Pusher, 'groupIds'>): Promise<{ refs: ProtectedRef[]; who: Pusher }> {
-  const refs = await protectedRefsOf(db, projectId);
+export async function pushAccess(db: Db, projectId: number, user: Omit<Pusher, 'groupIds'>, known?: readonly ProtectedRef[]): Promise<{ refs: ProtectedRef[]; who: Pusher }> {
+  const refs = known ? [...known] : await protectedRefsOf(db, projectId);
   const groupIds = await memberGroupIds(db, user.userId, ruleGroupIds(refs));
   return { refs, who: { userId: user.userId, isAdmin: user.isAdmin, role: user.role, canPushCode: user.canPushCode, groupIds, ...(user.collaboration ? { collaboration: user.collaboration } : {}) } };
 }

@@ -1,7 +1,9 @@
 import type { Context } from 'hono';
 import { forbidden, recordNotFound } from '../../../domain/errors.js';
 import type { ProjectAbility } from '../../../domain/policy/project.js';
-import { findMergeRequest, mergeableIn, mergeRequestViews, subscribedAmong } from '../../../projections/merge-requests/queries.js';
+import { findMergeRequest, mergeableIn, mergeRequestViewReads, subscribedIn, subscriptionsQuery } from '../../../projections/merge-requests/queries.js';
+import { protectedRefsFrom, protectedRefsQuery } from '../../../projections/repository/queries.js';
+import { readTogether } from '../../../database/read-together.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-requests.js';
 import { appContext } from '../../kernel/context.js';
@@ -47,10 +49,18 @@ export function canOnMergeRequest(project: ProjectScope, row: MergeRequestRow, a
  */
 export async function presentMergeRequest(c: Context, project: ProjectScope, row: MergeRequestRow, detail: Partial<MergeRequestDetail> = {}) {
   const { db, config } = appContext(c);
-  const [view] = await mergeRequestViews(db, [row], new Map([[project.row.id, project.row.path_with_namespace]]));
-  const subscribed = detail.subscribed ?? (await subscribedAmong(db, [row], project.viewer?.id ?? null)).has(row.id);
+  const viewerId = project.viewer?.id ?? null;
+  // The view's reads, the caller's subscription and the branch rules, in one round trip.
+  const reads = mergeRequestViewReads(db, [row], new Map([[project.row.id, project.row.path_with_namespace]]));
+  const [subscriptions, rules, ...viewRows] = await readTogether(db, [
+    detail.subscribed === undefined && viewerId !== null ? subscriptionsQuery(db, [row], viewerId) : null,
+    detail.canMerge === undefined && viewerId !== null ? protectedRefsQuery(db, project.row.id) : null,
+    ...reads.queries,
+  ]);
+  const [view] = reads.views(viewRows as Parameters<typeof reads.views>[0]);
+  const subscribed = detail.subscribed ?? (viewerId !== null && subscribedIn([row], viewerId, subscriptions).has(row.id));
   const mergeStatus = detail.mergeStatus ?? (await currentMergeStatus(db, row));
-  const canMerge = detail.canMerge ?? (await mergeableIn(db, project.row.id, project.subject, [row])).has(row.id);
+  const canMerge = detail.canMerge ?? (await mergeableIn(db, project.row.id, project.subject, [row], protectedRefsFrom(rules))).has(row.id);
   return toMergeRequest(view!, config, { ...detail, subscribed, mergeStatus, canMerge });
 }
 
