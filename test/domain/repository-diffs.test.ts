@@ -149,6 +149,10 @@ const cases: [string, Files, Files][] = [
   ['a line repeated in a run of blank lines', { 'a.txt': 'a\n\n\n\nb\n' }, { 'a.txt': 'a\n\n\n\n\n\nb\n' }],
   ['lines removed from a repeated block', { 'a.py': 'x = 1\nif x:\n    y()\nif x:\n    y()\nz\n' }, { 'a.py': 'x = 1\nif x:\n    y()\nz\n' }],
   ['an emptied file', { 'a.txt': 'a\nb\n' }, { 'a.txt': '' }],
+  // Lines both ends share are left out of the line diff, as xdiff's trim does.
+  ['a repeated pair shortened (shared first and last lines)', { 'a.txt': 'a\nb\na\nb\n' }, { 'a.txt': 'a\nb\n' }],
+  ['changes at both ends, the middle kept', { 'a.txt': `top\n${lines(20)}bottom\n` }, { 'a.txt': `TOP\n${lines(20)}BOTTOM\n` }],
+  ['a line between two copies of the same block', { 'a.txt': `${lines(4)}${lines(4)}` }, { 'a.txt': `${lines(4)}middle\n${lines(4)}` }],
   ['paths in git order (a.txt, a/b, a-b, ab)', { 'x': 'x\n' }, { 'a/b': '1\n', 'a.txt': '2\n', 'a-b': '3\n', 'ab': '4\n', 'x': 'y\n' }],
   ['one source, two copies: a rename and a new file', { 'src/a.txt': 'same\n' }, { 'b/x.txt': 'same\n', 'c/a.txt': 'same\n' }],
   ['an empty file renamed', { 'e1': '' }, { 'e2': '' }],

@@ -130,22 +130,31 @@ export function diffEntries(changes: readonly FileChange[], contents: ReadonlyMa
 
 /** Lines as git's xdiff records them: each with its `\n`, the last one maybe without. */
 function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const lines = text.split('\n').map((line) => `${line}\n`);
-  const last = lines.pop()!;
-  if (last !== '\n') lines.push(last.slice(0, -1));
+  const lines: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    const newline = text.indexOf('\n', at);
+    const end = newline < 0 ? text.length : newline + 1;
+    lines.push(text.slice(at, end));
+    at = end;
+  }
   return lines;
 }
 
 /** git's default funcname (xemit.c def_ff): a line starting with a letter, `_` or `$`, at most 80 bytes, trailing blanks cut. */
 function functionLine(line: string): string | undefined {
   if (!/^[A-Za-z_$]/.test(line)) return undefined;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: a line this short is never cut.
+  if (line.length * 3 <= 80) return line.replace(/[ \t\n\v\f\r]+$/, '');
   const bytes = Buffer.from(line);
   // Cut at 80 bytes then trim trailing whitespace (git's isspace: space, \t, \n, \v, \f, \r).
   return decoder.decode(bytes.subarray(0, 80)).replace(/[ \t\n\v\f\r]+$/, '');
 }
 
-type Op = { kind: ' ' | '-' | '+'; line: string; oldIndex: number; newIndex: number };
+/** The script's ops, one per line of the unified script: kept, removed, added. */
+const KEPT = 0;
+const REMOVED = 1;
+const ADDED = 2;
+const MARK = [' ', '-', '+'] as const;
 
 /** The unified diff body of two texts, from the first hunk header on ('' when equal). */
 export function unifiedDiff(oldText: string, newText: string, context = CONTEXT_LINES): string {
@@ -154,28 +163,44 @@ export function unifiedDiff(oldText: string, newText: string, context = CONTEXT_
   // Which lines the library's diff changed on each side, then slid where git puts them.
   const oldChanged = oldLines.map(() => false);
   const newChanged = newLines.map(() => false);
-  let [o, n] = [0, 0];
-  for (const part of diffArrays(oldLines, newLines)) {
+  // xdiff's xdl_trim_ends: the lines both ends share are not given to the line diff (most
+  // changes are a few lines of a longer file, and the library's cost grows with the lines).
+  let prefix = 0;
+  while (prefix < oldLines.length && prefix < newLines.length && oldLines[prefix] === newLines[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < oldLines.length - prefix && suffix < newLines.length - prefix && oldLines[oldLines.length - 1 - suffix] === newLines[newLines.length - 1 - suffix]) suffix++;
+  let [o, n] = [prefix, prefix];
+  for (const part of diffArrays(oldLines.slice(prefix, oldLines.length - suffix), newLines.slice(prefix, newLines.length - suffix))) {
     const count = part.value.length;
     if (part.removed) for (let k = 0; k < count; k++) oldChanged[o++] = true;
     else if (part.added) for (let k = 0; k < count; k++) newChanged[n++] = true;
     else [o, n] = [o + count, n + count];
   }
   compactChanges({ lines: oldLines, changed: oldChanged }, { lines: newLines, changed: newChanged });
-  // The script in git's order: a change's removed lines, then its added ones.
-  const ops: Op[] = [];
+  // The script in git's order: a change's removed lines, then its added ones; each op with
+  // the line it stands at on each side.
+  const kinds: number[] = [];
+  const oldAt: number[] = [];
+  const newAt: number[] = [];
+  let ops = 0;
+  let firstChange = -1;
   [o, n] = [0, 0];
   while (o < oldLines.length || n < newLines.length) {
-    if (o < oldLines.length && oldChanged[o]) ops.push({ kind: '-', line: oldLines[o]!, oldIndex: o++, newIndex: n });
-    else if (n < newLines.length && newChanged[n]) ops.push({ kind: '+', line: newLines[n]!, oldIndex: o, newIndex: n++ });
-    else ops.push({ kind: ' ', line: oldLines[o]!, oldIndex: o++, newIndex: n++ });
+    const kind = o < oldLines.length && oldChanged[o] ? REMOVED : n < newLines.length && newChanged[n] ? ADDED : KEPT;
+    if (kind !== KEPT && firstChange < 0) firstChange = ops;
+    kinds[ops] = kind;
+    oldAt[ops] = o;
+    newAt[ops] = n;
+    ops++;
+    if (kind !== ADDED) o++;
+    if (kind !== REMOVED) n++;
   }
-  const changed = ops.flatMap((op, i) => (op.kind === ' ' ? [] : [i]));
-  if (changed.length === 0) return '';
+  if (firstChange < 0) return '';
   // Group the changes into hunks: a gap of more than 2 × context unchanged lines splits.
   const hunks: [number, number][] = [];
-  let [start, end] = [changed[0]!, changed[0]!];
-  for (const i of changed.slice(1)) {
+  let [start, end] = [firstChange, firstChange];
+  for (let i = firstChange + 1; i < ops; i++) {
+    if (kinds[i] === KEPT) continue;
     if (i - end - 1 > 2 * context) {
       hunks.push([start, end]);
       start = i;
@@ -187,12 +212,14 @@ export function unifiedDiff(oldText: string, newText: string, context = CONTEXT_
   let out = '';
   for (const [first, last] of hunks) {
     const from = Math.max(0, first - context);
-    const to = Math.min(ops.length - 1, last + context);
-    const slice = ops.slice(from, to + 1);
-    const oldCount = slice.filter((op) => op.kind !== '+').length;
-    const newCount = slice.filter((op) => op.kind !== '-').length;
-    const oldStart = slice[0]!.oldIndex;
-    const newStart = slice[0]!.newIndex;
+    const to = Math.min(ops - 1, last + context);
+    let [oldCount, newCount] = [0, 0];
+    for (let i = from; i <= to; i++) {
+      if (kinds[i] !== ADDED) oldCount++;
+      if (kinds[i] !== REMOVED) newCount++;
+    }
+    const oldStart = oldAt[from]!;
+    const newStart = newAt[from]!;
     // xdl_emit_hunk_hdr: a count of 1 is left out; an empty range starts at the line before.
     const range = (start: number, count: number) => (count === 0 ? `${start},0` : count === 1 ? `${start + 1}` : `${start + 1},${count}`);
     let func = '';
@@ -204,9 +231,10 @@ export function unifiedDiff(oldText: string, newText: string, context = CONTEXT_
       }
     }
     out += `@@ -${range(oldStart, oldCount)} +${range(newStart, newCount)} @@${func}\n`;
-    for (const op of slice) {
-      out += `${op.kind}${op.line}`;
-      if (!op.line.endsWith('\n')) out += '\n\\ No newline at end of file\n';
+    for (let i = from; i <= to; i++) {
+      const line = kinds[i] === ADDED ? newLines[newAt[i]!]! : oldLines[oldAt[i]!]!;
+      out += MARK[kinds[i]!] + line;
+      if (line.charCodeAt(line.length - 1) !== 10) out += '\n\\ No newline at end of file\n';
     }
   }
   return out;
