@@ -172,7 +172,10 @@ async function recordMergeStatus(w: Writer, id: number): Promise<void> {
       async (trx): Promise<MergeRequestCommand> => {
         const row = await trx.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
         if (!row) return NOTHING;
-        const { status, targetSha } = await checkMergeability(trx, row);
+        const heads = await mergeRequestHeads(trx, row);
+        // The status of these heads is recorded already (an opening's, or a reaction to an earlier event of the same heads).
+        if (row.merge_status !== 'unchecked' && heads.sourceSha === row.head_sha && heads.targetSha === row.merge_status_target_sha) return NOTHING;
+        const { status, targetSha } = await checkMergeability(trx, row, heads);
         return { type: 'RecordMergeStatus', mergeStatus: status, sourceSha: row.head_sha, targetSha };
       },
     ),

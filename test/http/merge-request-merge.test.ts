@@ -299,6 +299,32 @@ describe('the merge-request-refresh reactor', () => {
     }
     expect(await api.events(`merge-request-${mr.id}`)).toHaveLength(before.length);
   });
+
+  it('keeps the target head each status was checked against, and does not check the same heads again', async () => {
+    const p = await project();
+    await commit(p.id, 'feature', 'Add a', { 'a.txt': 'a\n' });
+    const mr = await open(p.id);
+    await checked(mr.id);
+    expect(await row(mr.id)).toMatchObject({ merge_status: 'can_be_merged', merge_status_target_sha: await head(p.id, 'master') });
+    const { mergeRequestRefreshReactor } = await import('../../src/commands/merge-request-merge.js');
+    const { readStream } = await import('../../src/eventstore/store.js');
+    const created = (await readStream(api.handle.db, `repository-${p.id}:refs/heads/feature`, 0)).find((e) => e.type === 'BranchCreated')!;
+    expect(created).toBeDefined();
+    // The reaction to the branch's creation, as when the reactor runs behind the opening: it reads
+    // the heads, finds their status recorded, and reads no object.
+    const reactionReads = async () => {
+      const queries: string[] = [];
+      const db = api.handle.db.withPlugin({ transformQuery: ({ node }) => (queries.push(JSON.stringify(node)), node), transformResult: async ({ result }) => result });
+      await mergeRequestRefreshReactor.react(created, { ...api.runtime.app.commands, db });
+      return { heads: queries.some((q) => q.includes('repository_branches')), objects: queries.some((q) => q.includes('repository_objects')) };
+    };
+    expect(await reactionReads()).toEqual({ heads: true, objects: false });
+    // The target moves and the status stays: nothing is recorded, so the next reaction checks again.
+    await commit(p.id, 'master', 'Add m', { 'm.txt': 'm\n' });
+    await checked(mr.id);
+    expect(await row(mr.id)).toMatchObject({ merge_status: 'can_be_merged' });
+    expect(await reactionReads()).toEqual({ heads: true, objects: true });
+  });
 });
 
 describe('a merge that checks mergeability itself', () => {
@@ -321,7 +347,7 @@ describe('a merge that checks mergeability itself', () => {
     // A reopening sets it back to unchecked; no reaction checks it again.
     for (const state_event of ['close', 'reopen']) expect((await quiet.put(`/projects/${p.id}/merge_requests/${opened.iid}`, { state_event })).status).toBe(200);
     const mr = await row(opened.id, quiet);
-    expect(mr.merge_status).toBe('unchecked');
+    expect(mr).toMatchObject({ merge_status: 'unchecked', merge_status_target_sha: null });
     expect(await currentMergeStatus(quiet.handle.db, mr)).toBe('cannot_be_merged');
     // The single view checks an unchecked status (GitLab's check_mergeability), without recording it.
     const shown = await quiet.get(`/projects/${p.id}/merge_requests/${mr.iid}`);

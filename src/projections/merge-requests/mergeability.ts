@@ -47,10 +47,11 @@ export async function versionCommitCount(db: Db, versionId: number): Promise<num
 /**
  * MergeRequest#check_if_can_be_merged (12.x): `!broken? && repository.can_be_merged?(diff_head_sha,
  * target_branch)` — a merge request without commits or with a branch gone cannot be merged,
- * else it can when the diff head merges into the target's head without conflicts.
+ * else it can when the diff head merges into the target's head without conflicts. `heads`:
+ * the branches' heads (mergeRequestHeads) when the caller has read them.
  */
-export async function checkMergeability(db: Db, row: MergeRequestRow): Promise<{ status: MergeStatus; targetSha: string }> {
-  const { sourceSha, targetSha } = await mergeRequestHeads(db, row);
+export async function checkMergeability(db: Db, row: MergeRequestRow, heads?: Awaited<ReturnType<typeof mergeRequestHeads>>): Promise<{ status: MergeStatus; targetSha: string }> {
+  const { sourceSha, targetSha } = heads ?? (await mergeRequestHeads(db, row));
   if (targetSha === undefined || sourceSha === undefined) return { status: 'cannot_be_merged', targetSha: targetSha ?? row.start_sha };
   return { status: await mergeStatusOf(db, row.project_id, row.head_sha, targetSha, await versionCommitCount(db, row.latest_version_id)), targetSha };
 }

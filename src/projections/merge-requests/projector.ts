@@ -30,6 +30,8 @@ const latest = (version: VersionData) => ({
   changes_count: version.files_count,
 });
 
+const UNCHECKED = { merge_status: 'unchecked', merge_status_target_sha: null } as const;
+
 const update = (trx: Db, id: number, values: Updateable<MergeRequestsTable>) => trx.updateTable('merge_requests').set(values).where('id', '=', id).execute();
 
 const subscription = async ({ type, data }: Projected<'MergeRequestSubscribed' | 'MergeRequestUnsubscribed'>, trx: Db) => {
@@ -59,6 +61,7 @@ export const mergeRequestsProjector = defineProjector({
           ...d,
           state: 'opened',
           merge_status: 'unchecked',
+          merge_status_target_sha: null,
           ...latest(version),
           merge_commit_sha: null,
           squash_commit_sha: null,
@@ -82,7 +85,7 @@ export const mergeRequestsProjector = defineProjector({
     },
     MergeRequestUpdated: async ({ data, occurredAt }, trx) => {
       const { target_branch, ...changes } = data.changes;
-      await update(trx, data.id, { ...changes, ...(target_branch !== undefined ? { target_branch, merge_status: 'unchecked' as const } : {}), updated_at: occurredAt.toISOString() });
+      await update(trx, data.id, { ...changes, ...(target_branch !== undefined ? { target_branch, ...UNCHECKED } : {}), updated_at: occurredAt.toISOString() });
     },
     MergeRequestClosed: async ({ data, occurredAt }, trx) => {
       const at = occurredAt.toISOString();
@@ -90,7 +93,7 @@ export const mergeRequestsProjector = defineProjector({
     },
     // MergeRequestMetricsService#reopen: the latest closer and closing time are cleared.
     MergeRequestReopened: async ({ data, occurredAt }, trx) =>
-      update(trx, data.id, { state: 'opened', merge_status: 'unchecked', closed_by_id: null, closed_at: null, updated_at: occurredAt.toISOString() }),
+      update(trx, data.id, { state: 'opened', ...UNCHECKED, closed_by_id: null, closed_at: null, updated_at: occurredAt.toISOString() }),
     MergeRequestMerged: async ({ data, occurredAt }, trx) => {
       const at = occurredAt.toISOString();
       await update(trx, data.id, {
@@ -110,10 +113,10 @@ export const mergeRequestsProjector = defineProjector({
     MergeRequestVersionRecorded: async ({ data, occurredAt }, trx) => {
       const at = occurredAt.toISOString();
       await insertVersion(trx, data.id, data.version, at);
-      await update(trx, data.id, { ...latest(data.version), merge_status: 'unchecked', updated_at: at });
+      await update(trx, data.id, { ...latest(data.version), ...UNCHECKED, updated_at: at });
     },
     // GitLab's merge_status column is not an edit: updated_at stays.
-    MergeRequestMergeStatusChecked: async ({ data }, trx) => update(trx, data.id, { merge_status: data.merge_status }),
+    MergeRequestMergeStatusChecked: async ({ data }, trx) => update(trx, data.id, { merge_status: data.merge_status, merge_status_target_sha: data.target_sha }),
     // GitLab's update_column(:merge_error): not an edit either.
     MergeRequestRebaseFailed: async ({ data }, trx) => update(trx, data.id, { merge_error: data.merge_error }),
     // A ref of the repository, not an edit of the merge request.

@@ -27,6 +27,8 @@ export interface MergeRequestsTable {
   force_remove_source_branch: boolean;
   allow_collaboration: boolean;
   merge_status: MergeStatus | 'unchecked';
+  /** The target head `merge_status` was checked against (the source's is head_sha); null while unchecked, and on rows older than the column. */
+  merge_status_target_sha: string | null;
   /** The last rebase's failure (GitLab's merge_error); null when none failed. */
   merge_error: string | null;
   /** The head of refs/merge-requests/:iid/merge (GET …/merge_ref's merge commit) and its parents; null before the first. */
