@@ -11,6 +11,7 @@ import { commitsBetween, isAncestor, mergeBase, mergeBases } from '../../src/pro
 import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { mergeability, mergeTreesOf } from '../../src/projections/repository/merges.js';
+import { forgetCommitNodes } from '../../src/projections/repository/commit-graph.js';
 import { buildTrees } from '../../src/domain/repository/files.js';
 import { blobsToRead, mergeTrees } from '../../src/domain/repository/merge.js';
 import { storeObjects } from '../../src/commands/repository.js';
@@ -146,6 +147,73 @@ describe('history (against git merge-base and git rev-list)', () => {
         expect(await commitsBetween(db, id, a, b)).toEqual(lines(git('rev-list', b, `^${a}`)));
       }
     }
+  });
+
+  it('walks the same from the commit cache, whatever windows of the history it holds, as from the database', async () => {
+    const { id } = await createProject(api);
+    const db = api.handle.db;
+    // Deeper than a walk's first window (64 to 128 generations), so that walks need several.
+    const master: string[] = [await push(id, 'master', [create('0.txt', '0\n')])];
+    const features: string[] = [];
+    let line = 'master';
+    for (let step = 1; step <= 150; step++) {
+      master.push(await push(id, line, [create(`m${step}.txt`, `${step}\n`)]));
+      if (step % 30 !== 0) continue;
+      // A side branch of the line merged into it; the line goes on from the merge.
+      expect((await api.post(`/projects/${id}/repository/branches`, { branch: `side${step}`, ref: master.at(-2) })).status).toBe(201);
+      const side = await push(id, `side${step}`, [create(`side${step}.txt`, 'x\n')]);
+      const { sha } = await merge(id, { targetSha: master.at(-1)!, sourceSha: side, message: `Merge ${step}\n` });
+      line = `line${step}`;
+      expect((await api.post(`/projects/${id}/repository/branches`, { branch: line, ref: sha })).status).toBe(201);
+      master.push(sha);
+      features.push(side);
+    }
+    const git = await exported(id);
+    const tips = [master.at(-1)!, master[140]!, master[70]!, master[5]!, ...features];
+    const expected = new Map<string, unknown>();
+    const answers = async (a: string, b: string) => ({
+      base: await mergeBase(db, id, a, b),
+      between: await commitsBetween(db, id, a, b),
+      ancestor: await isAncestor(db, id, a, b),
+    });
+    for (const a of tips) for (const b of tips) expected.set(`${a} ${b}`, { base: git('merge-base', a, b), between: lines(git('rev-list', b, `^${a}`)), ancestor: lines(git('rev-list', b)).includes(a) });
+    let seed = 11;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (const a of tips) {
+      for (const b of tips) {
+        // A cold cache, then one that holds the windows of another pair's walks, then a warm one.
+        forgetCommitNodes();
+        expect(await answers(a, b)).toEqual(expected.get(`${a} ${b}`));
+        forgetCommitNodes();
+        await mergeBase(db, id, tips[random(tips.length)]!, tips[random(tips.length)]!);
+        expect(await answers(a, b)).toEqual(expected.get(`${a} ${b}`));
+        expect(await answers(a, b)).toEqual(expected.get(`${a} ${b}`));
+      }
+    }
+  });
+
+  it('keeps no commit a transaction read of its own writes once it rolls back', async () => {
+    const { id } = await createProject(api);
+    const head = await push(id, 'master', [create('a.txt', 'a\n')]);
+    const db = api.handle.db;
+    const phantom = 'e'.repeat(40);
+    forgetCommitNodes();
+    await db
+      .transaction()
+      .execute(async (trx) => {
+        // A commit row written and read in the transaction, as a push stores then walks its commits.
+        await sql`insert into repository_commits (project_id, sha, parents, generation, committer_time, ancestors, first_parent_depth)
+                  values (${id}, ${phantom}, ${[head]}::text[], 2, 1700000000, 2, 2)`.execute(trx);
+        expect(await mergeBase(trx, id, head, phantom)).toBe(head);
+        expect(await commitsBetween(trx, id, head, phantom)).toEqual([phantom]);
+        throw new Error('rolled back');
+      })
+      .catch((error: Error) => expect(error.message).toBe('rolled back'));
+    expect(await mergeBase(db, id, head, phantom)).toBeNull();
+    expect(await commitsBetween(db, id, head, phantom)).toEqual([]);
   });
 
   it('answers null and nothing for commits that share no history or do not exist', async () => {

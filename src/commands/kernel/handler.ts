@@ -4,6 +4,7 @@ import type { ClaimChanges, ClaimRefusal, DomainEvent } from '../../domain/decid
 import { DomainError, conflict, resourceLocked } from '../../domain/errors.js';
 import { GENESIS_HASH, readStream } from '../../eventstore/store.js';
 import { isStalePreparedPlan } from '../../database/pg-client.js';
+import { transactionCommitted } from '../../database/after-commit.js';
 import { appendInput, claimsOf, knownFold, outcomeOf, releaseClaim, takeClaims } from './append-steps.js';
 import { appendAndProject, ClaimHeldInBatch, decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
@@ -53,7 +54,9 @@ export async function handleCommands(
   }
   for (let attempt = 1; ; attempt++) {
     try {
+      let transaction: Db | undefined;
       const decided = await ctx.db.transaction().execute(async (trx) => {
+        transaction = trx;
         if (readStreams) await lockStreams(trx, known);
         if (ctx.precondition) await checkPrecondition(trx, ctx.precondition);
         const out: Decided[] = [];
@@ -67,6 +70,7 @@ export async function handleCommands(
         }
         return out;
       });
+      transactionCommitted(transaction!);
       return committed(ctx, decided);
     } catch (error) {
       if (error instanceof ClaimHeldInBatch && !claimsApart) {

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { parseCommit } from '../../domain/repository/objects.js';
+import { afterCommit } from '../../database/after-commit.js';
+import { LruMap } from '../../lru.js';
 import { indexPathChanges } from './path-changes.js';
 
 /**
@@ -35,6 +37,24 @@ interface GraphRow {
   ancestors: number;
   first_parent_depth: number;
   floor: number | null;
+}
+
+/**
+ * Commit graph rows this process has read, by project and SHA. A row never changes (the
+ * table refuses UPDATE; a commit's SHA fixes its parents and a tip stored in a project has
+ * its ancestors stored with it), so a walk takes what it finds here before asking the
+ * database: a merge request's opening and a branch list walk the same recent commits of a
+ * project again and again. Rows read inside a transaction are kept only once it has
+ * committed (afterCommit): it may have read commits of its own that a rollback removes.
+ * Bounded (README: Memory): the least recently used row goes first.
+ */
+export const COMMIT_NODE_CACHE_CAPACITY = 50_000;
+const committedNodes = new LruMap<string, CommitNode>(COMMIT_NODE_CACHE_CAPACITY);
+const nodeKey = (projectId: number, sha: string) => `${projectId} ${sha}`;
+
+/** Empties the cache: the next walks read the database (tests compare walks from a cold and a warm cache). */
+export function forgetCommitNodes(): void {
+  committedNodes.clear();
 }
 
 /**
@@ -89,12 +109,21 @@ export class CommitGraph {
     for (const parent of node.parents) if (this.unknown(parent)) this.frontier.add(parent);
   }
 
-  /** Loads the frontier and `extra` and their ancestors down a window (one statement). */
+  /**
+   * Loads the frontier and `extra` and their ancestors down a window: first what the cache
+   * holds (fromCache), then, in one statement, from the anchors the cache did not hold.
+   */
   async expand(extra: readonly string[] = []): Promise<void> {
     const anchors = new Set(this.frontier);
     for (const sha of extra) if (this.unknown(sha)) anchors.add(sha);
     if (anchors.size === 0) return;
+    const cachedFloor = this.fromCache(anchors);
     const list = [...anchors];
+    if (list.length === 0) {
+      this.floor = cachedFloor!;
+      this.window = Math.min(this.window * 2, 1 << 24);
+      return;
+    }
     const columns = sql`c.sha, c.parents, c.generation, c.committer_time, c.ancestors, c.first_parent_depth`;
     const { rows } = await sql<GraphRow>`
       with recursive anchor as (
@@ -109,17 +138,58 @@ export class CommitGraph {
          where c.generation >= (select floor from bound)
       )
       select sha, array_to_string(parents, ' ') as parents, generation, committer_time, ancestors, first_parent_depth, (select floor from bound) as floor from walk`.execute(this.db);
+    const read: CommitNode[] = [];
     for (const row of rows) {
       if (this.nodes.has(row.sha)) continue;
-      this.remember({ sha: row.sha, parents: row.parents === '' ? [] : row.parents.split(' '), generation: row.generation, time: Number(row.committer_time), ancestors: row.ancestors, firstParentDepth: row.first_parent_depth });
+      const node = { sha: row.sha, parents: row.parents === '' ? [] : row.parents.split(' '), generation: row.generation, time: Number(row.committer_time), ancestors: row.ancestors, firstParentDepth: row.first_parent_depth };
+      this.remember(node);
+      read.push(node);
     }
+    const projectId = this.projectId;
+    afterCommit(this.db, () => {
+      for (const node of read) committedNodes.set(nodeKey(projectId, node.sha), node);
+    });
     for (const sha of list) {
       if (this.nodes.has(sha)) continue;
       this.missing.add(sha);
       this.frontier.delete(sha);
     }
-    if (rows.length > 0) this.floor = Number(rows[0]!.floor);
+    // What is still unknown is below the statement's floor or below the cache's (fromCache).
+    if (rows.length > 0) this.floor = Math.max(Number(rows[0]!.floor), cachedFloor ?? -Infinity);
+    else if (cachedFloor !== undefined) this.floor = cachedFloor;
     this.window = Math.min(this.window * 2, 1 << 24);
+  }
+
+  /**
+   * The statement's walk, from the cache: the anchors it holds and their ancestors it holds
+   * down to the window below the highest of those anchors. Takes the anchors it found out of
+   * `anchors`, and adds to them every parent it met that it does not hold (the statement
+   * loads those). Returns the window's floor, undefined when it held no anchor: every commit
+   * reachable from one it loaded with a generation of at least the floor is now known or
+   * among `anchors`.
+   */
+  private fromCache(anchors: Set<string>): number | undefined {
+    let highest = -Infinity;
+    for (const sha of anchors) highest = Math.max(highest, committedNodes.get(nodeKey(this.projectId, sha))?.generation ?? -Infinity);
+    if (highest === -Infinity) return undefined;
+    const floor = highest - this.window;
+    const stack = [...anchors];
+    const isAnchor = new Set(anchors);
+    while (stack.length > 0) {
+      const sha = stack.pop()!;
+      if (!this.unknown(sha)) continue;
+      const node = committedNodes.get(nodeKey(this.projectId, sha));
+      if (node === undefined) {
+        anchors.add(sha);
+        continue;
+      }
+      // An anchor is loaded whatever its generation; a parent only within the window (as the statement's walk).
+      if (!isAnchor.has(sha) && node.generation < floor) continue;
+      anchors.delete(sha);
+      this.remember(node);
+      for (const parent of node.parents) if (this.unknown(parent)) stack.push(parent);
+    }
+    return floor;
   }
 
   /** Makes sure each of `shas` is loaded if it is a commit of the project. */
