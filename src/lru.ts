@@ -46,3 +46,58 @@ export class LruMap<K, V> {
     return this.entries.keys();
   }
 }
+
+/**
+ * An LruMap bounded by the total weight of its values (an estimate of their bytes) rather than
+ * their number, for values whose sizes differ by orders of magnitude: the least recently used
+ * go first until a new one fits; a value heavier than the whole bound is not kept.
+ */
+export class WeightedLruMap<K, V> {
+  private readonly entries = new Map<K, { value: V; weight: number }>();
+  private total = 0;
+
+  constructor(readonly maxWeight: number) {
+    if (!(maxWeight > 0)) throw new Error(`a weighted LRU cache needs a positive bound, got ${maxWeight}`);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  get weight(): number {
+    return this.total;
+  }
+
+  get(key: K): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: K, value: V, weight: number): void {
+    this.delete(key);
+    if (weight > this.maxWeight) return;
+    for (const [oldest, entry] of this.entries) {
+      if (this.total + weight <= this.maxWeight) break;
+      this.entries.delete(oldest);
+      this.total -= entry.weight;
+    }
+    this.entries.set(key, { value, weight });
+    this.total += weight;
+  }
+
+  delete(key: K): boolean {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return false;
+    this.entries.delete(key);
+    this.total -= entry.weight;
+    return true;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.total = 0;
+  }
+}

@@ -16,7 +16,7 @@ import { buildTrees } from '../../src/domain/repository/files.js';
 import { blobsToRead, mergeTrees } from '../../src/domain/repository/merge.js';
 import { storeObjects } from '../../src/commands/repository.js';
 import { commit, type GitObject, tree } from '../../src/domain/repository/objects.js';
-import { commitLog, commitLogPage, findCommits, readBlobs, readFiles } from '../../src/projections/repository/queries.js';
+import { commitLog, commitLogPage, findCommits, forgetTrees, readBlobs, readFiles, readTrees } from '../../src/projections/repository/queries.js';
 import { backfill } from '../../migrations/0059_repository_commit_graph.js';
 import { backfill as firstParentBackfill } from '../../migrations/0076_first_parent_depth.js';
 
@@ -195,12 +195,14 @@ describe('history (against git merge-base and git rev-list)', () => {
     }
   });
 
-  it('keeps no commit a transaction read of its own writes once it rolls back', async () => {
+  it('keeps no commit or tree a transaction read of its own writes once it rolls back', async () => {
     const { id } = await createProject(api);
     const head = await push(id, 'master', [create('a.txt', 'a\n')]);
     const db = api.handle.db;
     const phantom = 'e'.repeat(40);
+    const phantomTree = tree([{ mode: '100644', name: 'phantom.txt', sha: 'd'.repeat(40) }]);
     forgetCommitNodes();
+    forgetTrees();
     await db
       .transaction()
       .execute(async (trx) => {
@@ -209,11 +211,26 @@ describe('history (against git merge-base and git rev-list)', () => {
                   values (${id}, ${phantom}, ${[head]}::text[], 2, 1700000000, 2, 2)`.execute(trx);
         expect(await mergeBase(trx, id, head, phantom)).toBe(head);
         expect(await commitsBetween(trx, id, head, phantom)).toEqual([phantom]);
+        await sql`insert into repository_objects (project_id, sha, type, size, content) values (${id}, ${phantomTree.sha}, 'tree', ${phantomTree.content.length}, ${Buffer.from(phantomTree.content)})`.execute(trx);
+        expect((await readTrees(trx, id, [phantomTree.sha])).get(phantomTree.sha)).toEqual([{ mode: '100644', name: 'phantom.txt', sha: 'd'.repeat(40) }]);
         throw new Error('rolled back');
       })
       .catch((error: Error) => expect(error.message).toBe('rolled back'));
     expect(await mergeBase(db, id, head, phantom)).toBeNull();
     expect(await commitsBetween(db, id, head, phantom)).toEqual([]);
+    expect((await readTrees(db, id, [phantomTree.sha])).size).toBe(0);
+  });
+
+  it('reads a tree from the process cache only for the project that stored it, and never lets a reader change it', async () => {
+    const one = await createProject(api);
+    const other = await createProject(api);
+    await push(one.id, 'master', [create('dir/a.txt', 'a\n')]);
+    const root = (await api.get(`/projects/${one.id}/repository/tree`)).body.find((e: { name: string }) => e.name === 'dir').id as string;
+    const read = await readTrees(api.handle.db, one.id, [root]);
+    expect(read.get(root)).toMatchObject([{ name: 'a.txt', mode: '100644' }]);
+    expect(() => (read.get(root) as { name: string }[]).push({ name: 'b' })).toThrow(TypeError);
+    expect((await readTrees(api.handle.db, one.id, [root])).get(root)).toHaveLength(1);
+    expect((await readTrees(api.handle.db, other.id, [root])).size).toBe(0);
   });
 
   it('answers null and nothing for commits that share no history or do not exist', async () => {

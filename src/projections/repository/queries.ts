@@ -1,5 +1,7 @@
 import { sql, type CompiledQuery } from 'kysely';
+import { afterCommit } from '../../database/after-commit.js';
 import type { Db } from '../../database/database.js';
+import { WeightedLruMap } from '../../lru.js';
 import { DIFF_LIMITS, type DiffEntry, diffEntries, type DiffLimits, type FileChange, limitDiffs, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
 import type { FileEntry } from '../../domain/repository/files.js';
 import { type Commit, type Mode, MODES, parseCommit, parseTree, type TreeEntry } from '../../domain/repository/objects.js';
@@ -134,6 +136,23 @@ interface StoredObject {
 }
 
 /**
+ * Parsed trees the readers have read, by project and SHA, bounded by an estimate of their
+ * bytes (README: Memory). An object never changes with its SHA; a merge request's opening,
+ * its merge check and the file reads walk the same trees of a branch's recent commits again
+ * and again. Kept only once the transaction that read them has committed (afterCommit), as
+ * the commit graph's rows are.
+ */
+export const TREE_CACHE_BYTES = 32 * 1024 * 1024;
+/** A parsed entry (an object, its name and the SHA in hex) takes about five times its ~30 bytes in the tree. */
+const TREE_WEIGHT_PER_BYTE = 5;
+const committedTrees = new WeightedLruMap<string, TreeEntry[]>(TREE_CACHE_BYTES);
+
+/** Empties the tree cache (tests compare reads from a cold and a warm one). */
+export function forgetTrees(): void {
+  committedTrees.clear();
+}
+
+/**
  * A project's objects as one command reads them: each read once, trees parsed once, and a
  * commit's root tree read with it (the next thing a diff or a merge reads). With `together`,
  * the reads asked for while others wait on the database go out as one statement, sent once the
@@ -162,18 +181,38 @@ export class ObjectReader {
     });
   }
 
-  /** Trees by SHA; a tree not stored is absent. */
+  /** Trees by SHA; a tree not stored is absent. Parsed trees are kept by the process (committedTrees). */
   async trees(shas: readonly string[]): Promise<Map<string, TreeEntry[]>> {
-    const objects = await this.objects(shas);
-    const trees = new Map<string, TreeEntry[]>();
-    for (const [i, sha] of shas.entries()) {
+    const unread = shas.filter((sha) => !this.parsed.has(sha) && !this.fromCache(sha));
+    const objects = unread.length === 0 ? [] : await this.objects(unread);
+    const kept: [string, TreeEntry[], number][] = [];
+    for (const [i, sha] of unread.entries()) {
       const object = objects[i];
-      if (object?.type !== 'tree') continue;
-      let entries = this.parsed.get(sha);
-      if (!entries) this.parsed.set(sha, (entries = parseTree(object.content)));
-      trees.set(sha, entries);
+      if (object?.type !== 'tree' || this.parsed.has(sha)) continue;
+      // Frozen: the same array goes to every reader of the process from now on.
+      const entries = Object.freeze(parseTree(object.content).map((entry) => Object.freeze(entry))) as TreeEntry[];
+      this.parsed.set(sha, entries);
+      kept.push([sha, entries, object.content.length]);
+    }
+    if (kept.length > 0) {
+      const projectId = this.projectId;
+      afterCommit(this.db, () => {
+        for (const [sha, entries, bytes] of kept) committedTrees.set(`${projectId} ${sha}`, entries, bytes * TREE_WEIGHT_PER_BYTE);
+      });
+    }
+    const trees = new Map<string, TreeEntry[]>();
+    for (const sha of shas) {
+      const entries = this.parsed.get(sha);
+      if (entries) trees.set(sha, entries);
     }
     return trees;
+  }
+
+  /** Takes a tree the process has kept into this reader's parsed trees. */
+  private fromCache(sha: string): boolean {
+    const entries = committedTrees.get(`${this.projectId} ${sha}`);
+    if (entries) this.parsed.set(sha, entries);
+    return entries !== undefined;
   }
 
   /** Objects' contents by SHA, whatever their type. */
