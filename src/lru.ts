@@ -64,10 +64,6 @@ export class WeightedLruMap<K, V> {
     return this.entries.size;
   }
 
-  get weight(): number {
-    return this.total;
-  }
-
   get(key: K): V | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
