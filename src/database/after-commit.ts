@@ -7,10 +7,19 @@ import type { Db } from './database.js';
  * for the transaction's Db; whoever commits the transaction runs it (`transactionCommitted`:
  * the command kernel, src/commands/kernel/handler.ts). Work kept for a transaction that rolls
  * back, or that nobody reports, goes with the transaction object.
+ *
+ * Inside one transaction around a whole request (inOneTransaction, src/database/savepoints.ts)
+ * a command's transaction is a savepoint, and its Db and the request's are not transactions
+ * to kysely: their work waits for the outer commit instead (`holdUntilCommitted`). They are
+ * told apart by their dialect's adapter, which the request's Db and every transaction opened
+ * from it share.
  */
 const pending = new WeakMap<object, (() => void)[]>();
+const heldByAdapter = new WeakMap<object, (() => void)[]>();
 
 export function afterCommit(db: Db, work: () => void): void {
+  const held = heldByAdapter.get(db.getExecutor().adapter);
+  if (held) return void held.push(work);
   if (!db.isTransaction) return work();
   const kept = pending.get(db);
   if (kept) kept.push(work);
@@ -23,4 +32,16 @@ export function transactionCommitted(trx: Db): void {
   if (!kept) return;
   pending.delete(trx);
   for (const work of kept) work();
+}
+
+/**
+ * Holds the work of `db` and of every transaction opened from it until the returned function
+ * runs it, once the transaction they all belong to has committed; dropped with `db` otherwise.
+ */
+export function holdUntilCommitted(db: Db): () => void {
+  const held: (() => void)[] = [];
+  heldByAdapter.set(db.getExecutor().adapter, held);
+  return () => {
+    for (const work of held.splice(0)) work();
+  };
 }

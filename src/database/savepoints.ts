@@ -9,6 +9,7 @@ import {
   type Driver,
   type QueryResult,
 } from 'kysely';
+import { holdUntilCommitted } from './after-commit.js';
 import type { Database, Db } from './database.js';
 
 /**
@@ -29,6 +30,7 @@ export async function inOneTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): 
   return db.connection().execute(async (connection) => {
     await connection.executeQuery(CompiledQuery.raw('begin'));
     const nested = new Kysely<Database>({ dialect: new SavepointDialect(connection) });
+    const committed = holdUntilCommitted(nested);
     let result: T;
     try {
       result = await fn(nested);
@@ -38,6 +40,7 @@ export async function inOneTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): 
       throw error;
     }
     await connection.executeQuery(CompiledQuery.raw('commit'));
+    committed();
     return result;
   });
 }

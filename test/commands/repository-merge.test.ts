@@ -12,6 +12,7 @@ import { createProject, settled } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { mergeability, mergeTreesOf } from '../../src/projections/repository/merges.js';
 import { forgetCommitNodes } from '../../src/projections/repository/commit-graph.js';
+import { inOneTransaction } from '../../src/database/savepoints.js';
 import { buildTrees } from '../../src/domain/repository/files.js';
 import { blobsToRead, mergeTrees } from '../../src/domain/repository/merge.js';
 import { storeObjects } from '../../src/commands/repository.js';
@@ -219,6 +220,24 @@ describe('history (against git merge-base and git rev-list)', () => {
     expect(await mergeBase(db, id, head, phantom)).toBeNull();
     expect(await commitsBetween(db, id, head, phantom)).toEqual([]);
     expect((await readTrees(db, id, [phantomTree.sha])).size).toBe(0);
+  });
+
+  it('keeps nothing a request in one transaction read once that transaction rolls back (Idempotency-Key)', async () => {
+    const { id } = await createProject(api);
+    const head = await push(id, 'master', [create('a.txt', 'a\n')]);
+    const db = api.handle.db;
+    const phantom = 'c'.repeat(40);
+    forgetCommitNodes();
+    await inOneTransaction(db, async (request) => {
+      await sql`insert into repository_commits (project_id, sha, parents, generation, committer_time, ancestors, first_parent_depth)
+                values (${id}, ${phantom}, ${[head]}::text[], 2, 1700000000, 2, 2)`.execute(request);
+      // Read through the request's Db (no transaction to kysely) and through a command's savepoint.
+      expect(await mergeBase(request, id, head, phantom)).toBe(head);
+      await request.transaction().execute(async (savepoint) => expect(await commitsBetween(savepoint, id, head, phantom)).toEqual([phantom]));
+      throw new Error('rolled back');
+    }).catch((error: Error) => expect(error.message).toBe('rolled back'));
+    expect(await mergeBase(db, id, head, phantom)).toBeNull();
+    expect(await commitsBetween(db, id, head, phantom)).toEqual([]);
   });
 
   it('reads a tree from the process cache only for the project that stored it, and never lets a reader change it', async () => {
