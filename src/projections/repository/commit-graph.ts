@@ -48,7 +48,7 @@ interface GraphRow {
  * committed (afterCommit): it may have read commits of its own that a rollback removes.
  * Bounded (README: Memory): the least recently used row goes first.
  */
-export const COMMIT_NODE_CACHE_CAPACITY = 50_000;
+export const COMMIT_NODE_CACHE_CAPACITY = 20_000;
 const committedNodes = new LruMap<string, CommitNode>(COMMIT_NODE_CACHE_CAPACITY);
 const nodeKey = (projectId: number, sha: string) => `${projectId} ${sha}`;
 

@@ -142,7 +142,7 @@ interface StoredObject {
  * and again. Kept only once the transaction that read them has committed (afterCommit), as
  * the commit graph's rows are.
  */
-export const TREE_CACHE_BYTES = 32 * 1024 * 1024;
+export const TREE_CACHE_BYTES = 16 * 1024 * 1024;
 /** A parsed entry (an object, its name and the SHA in hex) takes about five times its ~30 bytes in the tree. */
 const TREE_WEIGHT_PER_BYTE = 5;
 const committedTrees = new WeightedLruMap<string, TreeEntry[]>(TREE_CACHE_BYTES);
