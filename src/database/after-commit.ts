@@ -16,6 +16,18 @@ import type { Db } from './database.js';
  */
 const pending = new WeakMap<object, (() => void)[]>();
 const heldByAdapter = new WeakMap<object, (() => void)[]>();
+const aliases = new WeakMap<object, object>();
+
+/**
+ * What stands for a Db's database in the process's caches: its dialect's adapter, which every
+ * transaction opened from it shares; a request's Db in one transaction stands for the handle
+ * it was opened on (holdUntilCommitted). A process serves one database, but tests and
+ * `events import` hold several, whose projects share ids.
+ */
+export function databaseKey(db: Db): object {
+  const adapter = db.getExecutor().adapter;
+  return aliases.get(adapter) ?? adapter;
+}
 
 export function afterCommit(db: Db, work: () => void): void {
   const held = heldByAdapter.get(db.getExecutor().adapter);
@@ -35,12 +47,14 @@ export function transactionCommitted(trx: Db): void {
 }
 
 /**
- * Holds the work of `db` and of every transaction opened from it until the returned function
- * runs it, once the transaction they all belong to has committed; dropped with `db` otherwise.
+ * Holds the work of `db` (opened on `handle`'s connection) and of every transaction opened
+ * from it until the returned function runs it, once the transaction they all belong to has
+ * committed; dropped with `db` otherwise.
  */
-export function holdUntilCommitted(db: Db): () => void {
+export function holdUntilCommitted(db: Db, handle: Db): () => void {
   const held: (() => void)[] = [];
   heldByAdapter.set(db.getExecutor().adapter, held);
+  aliases.set(db.getExecutor().adapter, databaseKey(handle));
   return () => {
     for (const work of held.splice(0)) work();
   };

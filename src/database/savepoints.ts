@@ -30,7 +30,7 @@ export async function inOneTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): 
   return db.connection().execute(async (connection) => {
     await connection.executeQuery(CompiledQuery.raw('begin'));
     const nested = new Kysely<Database>({ dialect: new SavepointDialect(connection) });
-    const committed = holdUntilCommitted(nested);
+    const committed = holdUntilCommitted(nested, db);
     let result: T;
     try {
       result = await fn(nested);

@@ -155,7 +155,7 @@ describe('history (against git merge-base and git rev-list)', () => {
     const db = api.handle.db;
     // Deeper than a walk's first window (64 to 128 generations), so that walks need several.
     const master: string[] = [await push(id, 'master', [create('0.txt', '0\n')])];
-    const features: string[] = [];
+    const sides: string[] = [];
     let line = 'master';
     for (let step = 1; step <= 150; step++) {
       master.push(await push(id, line, [create(`m${step}.txt`, `${step}\n`)]));
@@ -167,10 +167,10 @@ describe('history (against git merge-base and git rev-list)', () => {
       line = `line${step}`;
       expect((await api.post(`/projects/${id}/repository/branches`, { branch: line, ref: sha })).status).toBe(201);
       master.push(sha);
-      features.push(side);
+      sides.push(side);
     }
     const git = await exported(id);
-    const tips = [master.at(-1)!, master[140]!, master[70]!, master[5]!, ...features];
+    const tips = [master.at(-1)!, master[140]!, master[70]!, master[5]!, ...sides];
     const expected = new Map<string, unknown>();
     const answers = async (a: string, b: string) => ({
       base: await mergeBase(db, id, a, b),
@@ -186,9 +186,9 @@ describe('history (against git merge-base and git rev-list)', () => {
     for (const a of tips) {
       for (const b of tips) {
         // A cold cache, then one that holds the windows of another pair's walks, then a warm one.
-        forgetCommitNodes();
+        forgetCommitNodes(api.handle.db);
         expect(await answers(a, b)).toEqual(expected.get(`${a} ${b}`));
-        forgetCommitNodes();
+        forgetCommitNodes(api.handle.db);
         await mergeBase(db, id, tips[random(tips.length)]!, tips[random(tips.length)]!);
         expect(await answers(a, b)).toEqual(expected.get(`${a} ${b}`));
         expect(await answers(a, b)).toEqual(expected.get(`${a} ${b}`));
@@ -202,8 +202,8 @@ describe('history (against git merge-base and git rev-list)', () => {
     const db = api.handle.db;
     const phantom = 'e'.repeat(40);
     const phantomTree = tree([{ mode: '100644', name: 'phantom.txt', sha: 'd'.repeat(40) }]);
-    forgetCommitNodes();
-    forgetTrees();
+    forgetCommitNodes(api.handle.db);
+    forgetTrees(api.handle.db);
     await db
       .transaction()
       .execute(async (trx) => {
@@ -227,7 +227,7 @@ describe('history (against git merge-base and git rev-list)', () => {
     const head = await push(id, 'master', [create('a.txt', 'a\n')]);
     const db = api.handle.db;
     const phantom = 'c'.repeat(40);
-    forgetCommitNodes();
+    forgetCommitNodes(api.handle.db);
     await inOneTransaction(db, async (request) => {
       await sql`insert into repository_commits (project_id, sha, parents, generation, committer_time, ancestors, first_parent_depth)
                 values (${id}, ${phantom}, ${[head]}::text[], 2, 1700000000, 2, 2)`.execute(request);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { parseCommit } from '../../domain/repository/objects.js';
-import { afterCommit } from '../../database/after-commit.js';
+import { afterCommit, databaseKey } from '../../database/after-commit.js';
 import { LruMap } from '../../lru.js';
 import { indexPathChanges } from './path-changes.js';
 
@@ -40,7 +40,7 @@ interface GraphRow {
 }
 
 /**
- * Commit graph rows this process has read, by project and SHA. A row never changes (the
+ * Commit graph rows this process has read, by database (databaseKey), project and SHA. A row never changes (the
  * table refuses UPDATE; a commit's SHA fixes its parents and a tip stored in a project has
  * its ancestors stored with it), so a walk takes what it finds here before asking the
  * database: a merge request's opening and a branch list walk the same recent commits of a
@@ -49,12 +49,20 @@ interface GraphRow {
  * Bounded (README: Memory): the least recently used row goes first.
  */
 export const COMMIT_NODE_CACHE_CAPACITY = 20_000;
-const committedNodes = new LruMap<string, CommitNode>(COMMIT_NODE_CACHE_CAPACITY);
+const committedNodes = new WeakMap<object, LruMap<string, CommitNode>>();
 const nodeKey = (projectId: number, sha: string) => `${projectId} ${sha}`;
 
-/** Empties the cache: the next walks read the database (tests compare walks from a cold and a warm cache). */
-export function forgetCommitNodes(): void {
-  committedNodes.clear();
+/** The cache of `db`'s database (databaseKey): one in a serving process. */
+function nodesOf(db: Db): LruMap<string, CommitNode> {
+  const key = databaseKey(db);
+  let nodes = committedNodes.get(key);
+  if (!nodes) committedNodes.set(key, (nodes = new LruMap(COMMIT_NODE_CACHE_CAPACITY)));
+  return nodes;
+}
+
+/** Empties the cache of `db`'s database: the next walks read it (tests compare walks from a cold and a warm cache). */
+export function forgetCommitNodes(db: Db): void {
+  nodesOf(db).clear();
 }
 
 /**
@@ -75,12 +83,15 @@ export class CommitGraph {
   /** SHAs asked for that are no commit of this project. */
   private readonly missing = new Set<string>();
   floor = Infinity;
+  private readonly cached: LruMap<string, CommitNode>;
 
   constructor(
     private readonly db: Db,
     private readonly projectId: number,
     private window = 64,
-  ) {}
+  ) {
+    this.cached = nodesOf(db);
+  }
 
   get(sha: string): CommitNode | undefined {
     return this.nodes.get(sha);
@@ -145,9 +156,9 @@ export class CommitGraph {
       this.remember(node);
       read.push(node);
     }
-    const projectId = this.projectId;
+    const [projectId, cached] = [this.projectId, this.cached];
     afterCommit(this.db, () => {
-      for (const node of read) committedNodes.set(nodeKey(projectId, node.sha), node);
+      for (const node of read) cached.set(nodeKey(projectId, node.sha), node);
     });
     for (const sha of list) {
       if (this.nodes.has(sha)) continue;
@@ -170,7 +181,7 @@ export class CommitGraph {
    */
   private fromCache(anchors: Set<string>): number | undefined {
     let highest = -Infinity;
-    for (const sha of anchors) highest = Math.max(highest, committedNodes.get(nodeKey(this.projectId, sha))?.generation ?? -Infinity);
+    for (const sha of anchors) highest = Math.max(highest, this.cached.get(nodeKey(this.projectId, sha))?.generation ?? -Infinity);
     if (highest === -Infinity) return undefined;
     const floor = highest - this.window;
     const stack = [...anchors];
@@ -178,7 +189,7 @@ export class CommitGraph {
     while (stack.length > 0) {
       const sha = stack.pop()!;
       if (!this.unknown(sha)) continue;
-      const node = committedNodes.get(nodeKey(this.projectId, sha));
+      const node = this.cached.get(nodeKey(this.projectId, sha));
       if (node === undefined) {
         anchors.add(sha);
         continue;

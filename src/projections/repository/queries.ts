@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery } from 'kysely';
-import { afterCommit } from '../../database/after-commit.js';
+import { afterCommit, databaseKey } from '../../database/after-commit.js';
 import type { Db } from '../../database/database.js';
 import { WeightedLruMap } from '../../lru.js';
 import { DIFF_LIMITS, type DiffEntry, diffEntries, type DiffLimits, type FileChange, limitDiffs, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
@@ -136,7 +136,7 @@ interface StoredObject {
 }
 
 /**
- * Parsed trees the readers have read, by project and SHA, bounded by an estimate of their
+ * Parsed trees the readers have read, by database (databaseKey), project and SHA, bounded by an estimate of their
  * bytes (README: Memory). An object never changes with its SHA; a merge request's opening,
  * its merge check and the file reads walk the same trees of a branch's recent commits again
  * and again. Kept only once the transaction that read them has committed (afterCommit), as
@@ -145,11 +145,19 @@ interface StoredObject {
 export const TREE_CACHE_BYTES = 16 * 1024 * 1024;
 /** A parsed entry (an object, its name and the SHA in hex) takes about five times its ~30 bytes in the tree. */
 const TREE_WEIGHT_PER_BYTE = 5;
-const committedTrees = new WeightedLruMap<string, TreeEntry[]>(TREE_CACHE_BYTES);
+const committedTrees = new WeakMap<object, WeightedLruMap<string, TreeEntry[]>>();
 
-/** Empties the tree cache (tests compare reads from a cold and a warm one). */
-export function forgetTrees(): void {
-  committedTrees.clear();
+/** The tree cache of `db`'s database (databaseKey): one in a serving process. */
+function treesOf(db: Db): WeightedLruMap<string, TreeEntry[]> {
+  const key = databaseKey(db);
+  let trees = committedTrees.get(key);
+  if (!trees) committedTrees.set(key, (trees = new WeightedLruMap(TREE_CACHE_BYTES)));
+  return trees;
+}
+
+/** Empties the tree cache of `db`'s database (tests compare reads from a cold and a warm one). */
+export function forgetTrees(db: Db): void {
+  treesOf(db).clear();
 }
 
 /**
@@ -195,9 +203,9 @@ export class ObjectReader {
       kept.push([sha, entries, object.content.length]);
     }
     if (kept.length > 0) {
-      const projectId = this.projectId;
+      const [projectId, cached] = [this.projectId, treesOf(this.db)];
       afterCommit(this.db, () => {
-        for (const [sha, entries, bytes] of kept) committedTrees.set(`${projectId} ${sha}`, entries, bytes * TREE_WEIGHT_PER_BYTE);
+        for (const [sha, entries, bytes] of kept) cached.set(`${projectId} ${sha}`, entries, bytes * TREE_WEIGHT_PER_BYTE);
       });
     }
     const trees = new Map<string, TreeEntry[]>();
@@ -210,7 +218,7 @@ export class ObjectReader {
 
   /** Takes a tree the process has kept into this reader's parsed trees. */
   private fromCache(sha: string): boolean {
-    const entries = committedTrees.get(`${this.projectId} ${sha}`);
+    const entries = treesOf(this.db).get(`${this.projectId} ${sha}`);
     if (entries) this.parsed.set(sha, entries);
     return entries !== undefined;
   }
