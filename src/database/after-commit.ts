@@ -38,6 +38,21 @@ export function afterCommit(db: Db, work: () => void): void {
   else pending.set(db, [work]);
 }
 
+/**
+ * A process cache of each database's committed state: `of(db)` is the one of db's database
+ * (databaseKey), made by `create` the first time; the tests' `forget(db)` empties it.
+ */
+export function perDatabase<T extends { clear(): void }>(create: () => T): { of(db: Db): T; forget(db: Db): void } {
+  const caches = new WeakMap<object, T>();
+  const of = (db: Db): T => {
+    const key = databaseKey(db);
+    let cache = caches.get(key);
+    if (!cache) caches.set(key, (cache = create()));
+    return cache;
+  };
+  return { of, forget: (db) => of(db).clear() };
+}
+
 /** Runs the work kept for a transaction that has just committed. */
 export function transactionCommitted(trx: Db): void {
   const kept = pending.get(trx);

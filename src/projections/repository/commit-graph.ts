@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database/database.js';
 import { parseCommit } from '../../domain/repository/objects.js';
-import { afterCommit, databaseKey } from '../../database/after-commit.js';
+import { afterCommit, perDatabase } from '../../database/after-commit.js';
 import { LruMap } from '../../lru.js';
 import { indexPathChanges } from './path-changes.js';
 
@@ -49,21 +49,11 @@ interface GraphRow {
  * Bounded (README: Memory): the least recently used row goes first.
  */
 export const COMMIT_NODE_CACHE_CAPACITY = 20_000;
-const committedNodes = new WeakMap<object, LruMap<string, CommitNode>>();
+const committedNodes = perDatabase(() => new LruMap<string, CommitNode>(COMMIT_NODE_CACHE_CAPACITY));
 const nodeKey = (projectId: number, sha: string) => `${projectId} ${sha}`;
 
-/** The cache of `db`'s database (databaseKey): one in a serving process. */
-function nodesOf(db: Db): LruMap<string, CommitNode> {
-  const key = databaseKey(db);
-  let nodes = committedNodes.get(key);
-  if (!nodes) committedNodes.set(key, (nodes = new LruMap(COMMIT_NODE_CACHE_CAPACITY)));
-  return nodes;
-}
-
 /** Empties the cache of `db`'s database: the next walks read it (tests compare walks from a cold and a warm cache). */
-export function forgetCommitNodes(db: Db): void {
-  nodesOf(db).clear();
-}
+export const forgetCommitNodes = committedNodes.forget;
 
 /**
  * A project's commit graph as far as a walk has needed it. Loads are closures cut at a
@@ -90,7 +80,7 @@ export class CommitGraph {
     private readonly projectId: number,
     private window = 64,
   ) {
-    this.cached = nodesOf(db);
+    this.cached = committedNodes.of(db);
   }
 
   get(sha: string): CommitNode | undefined {

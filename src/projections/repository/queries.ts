@@ -1,5 +1,5 @@
 import { sql, type CompiledQuery } from 'kysely';
-import { afterCommit, databaseKey } from '../../database/after-commit.js';
+import { afterCommit, perDatabase } from '../../database/after-commit.js';
 import type { Db } from '../../database/database.js';
 import { WeightedLruMap } from '../../lru.js';
 import { DIFF_LIMITS, type DiffEntry, diffEntries, type DiffLimits, type FileChange, limitDiffs, neededBlobs, treeChanges } from '../../domain/repository/diffs.js';
@@ -145,20 +145,10 @@ interface StoredObject {
 export const TREE_CACHE_BYTES = 16 * 1024 * 1024;
 /** A parsed entry (an object, its name and the SHA in hex) takes about five times its ~30 bytes in the tree. */
 const TREE_WEIGHT_PER_BYTE = 5;
-const committedTrees = new WeakMap<object, WeightedLruMap<string, TreeEntry[]>>();
-
-/** The tree cache of `db`'s database (databaseKey): one in a serving process. */
-function treesOf(db: Db): WeightedLruMap<string, TreeEntry[]> {
-  const key = databaseKey(db);
-  let trees = committedTrees.get(key);
-  if (!trees) committedTrees.set(key, (trees = new WeightedLruMap(TREE_CACHE_BYTES)));
-  return trees;
-}
+const committedTrees = perDatabase(() => new WeightedLruMap<string, TreeEntry[]>(TREE_CACHE_BYTES));
 
 /** Empties the tree cache of `db`'s database (tests compare reads from a cold and a warm one). */
-export function forgetTrees(db: Db): void {
-  treesOf(db).clear();
-}
+export const forgetTrees = committedTrees.forget;
 
 /**
  * A project's objects as one command reads them: each read once, trees parsed once, and a
@@ -173,12 +163,15 @@ export class ObjectReader {
   private readonly read = new Map<string, Promise<StoredObject | undefined>>();
   private readonly parsed = new Map<string, TreeEntry[]>();
   private waiting: { sha: string; withTree: boolean; found: (object: StoredObject | undefined) => void; failed: (error: unknown) => void }[] = [];
+  private readonly cachedTrees: WeightedLruMap<string, TreeEntry[]>;
 
   constructor(
     private readonly db: Db,
     private readonly projectId: number,
     private readonly together = false,
-  ) {}
+  ) {
+    this.cachedTrees = committedTrees.of(db);
+  }
 
   /** Commits by SHA in the order asked; a SHA that names no commit is left out (findCommits). */
   async commits(shas: readonly string[]): Promise<CommitView[]> {
@@ -203,7 +196,7 @@ export class ObjectReader {
       kept.push([sha, entries, object.content.length]);
     }
     if (kept.length > 0) {
-      const [projectId, cached] = [this.projectId, treesOf(this.db)];
+      const [projectId, cached] = [this.projectId, this.cachedTrees];
       afterCommit(this.db, () => {
         for (const [sha, entries, bytes] of kept) cached.set(`${projectId} ${sha}`, entries, bytes * TREE_WEIGHT_PER_BYTE);
       });
@@ -218,7 +211,7 @@ export class ObjectReader {
 
   /** Takes a tree the process has kept into this reader's parsed trees. */
   private fromCache(sha: string): boolean {
-    const entries = treesOf(this.db).get(`${this.projectId} ${sha}`);
+    const entries = this.cachedTrees.get(`${this.projectId} ${sha}`);
     if (entries) this.parsed.set(sha, entries);
     return entries !== undefined;
   }
