@@ -170,22 +170,29 @@ export class CommitGraph {
    * among `anchors`.
    */
   private fromCache(anchors: Set<string>): number | undefined {
+    // The anchors held, each looked up once (a look-up moves the entry in the LRU order).
+    const held = new Map<string, CommitNode>();
     let highest = -Infinity;
-    for (const sha of anchors) highest = Math.max(highest, this.cached.get(nodeKey(this.projectId, sha))?.generation ?? -Infinity);
-    if (highest === -Infinity) return undefined;
+    for (const sha of anchors) {
+      const node = this.cached.get(nodeKey(this.projectId, sha));
+      if (node === undefined) continue;
+      held.set(sha, node);
+      highest = Math.max(highest, node.generation);
+    }
+    if (held.size === 0) return undefined;
     const floor = highest - this.window;
     const stack = [...anchors];
-    const isAnchor = new Set(anchors);
     while (stack.length > 0) {
       const sha = stack.pop()!;
       if (!this.unknown(sha)) continue;
-      const node = this.cached.get(nodeKey(this.projectId, sha));
+      const anchor = held.get(sha);
+      const node = anchor ?? (anchors.has(sha) ? undefined : this.cached.get(nodeKey(this.projectId, sha)));
       if (node === undefined) {
         anchors.add(sha);
         continue;
       }
       // An anchor is loaded whatever its generation; a parent only within the window (as the statement's walk).
-      if (!isAnchor.has(sha) && node.generation < floor) continue;
+      if (anchor === undefined && node.generation < floor) continue;
       anchors.delete(sha);
       this.remember(node);
       for (const parent of node.parents) if (this.unknown(parent)) stack.push(parent);
