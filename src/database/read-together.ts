@@ -23,14 +23,16 @@ export function readsTogetherOn(db: Db, oneRoundTrip: OneRoundTrip): void {
 }
 
 type RowsOf<Q> = Q extends CompiledQuery<infer R> ? R[] : never[];
+/** What readTogether answers for `queries`: each one's rows. */
+export type RowsOfEach<Q extends readonly (CompiledQuery<any> | null)[]> = { -readonly [K in keyof Q]: RowsOf<Q[K]> };
 
 /** The rows of each query, in order; a `null` in place of a query is a read the caller knows finds nothing, and is not sent. */
-export async function readTogether<const Q extends readonly (CompiledQuery<any> | null)[]>(db: Db, queries: Q): Promise<{ -readonly [K in keyof Q]: RowsOf<Q[K]> }> {
+export async function readTogether<const Q extends readonly (CompiledQuery<any> | null)[]>(db: Db, queries: Q): Promise<RowsOfEach<Q>> {
   const sent = queries.filter((q): q is CompiledQuery<any> => q !== null);
   const oneRoundTrip = roundTrips.get(db);
   const results = oneRoundTrip && sent.length > 1 ? await oneRoundTrip(sent) : await Promise.all(sent.map((q) => db.executeQuery(q)));
   let next = 0;
-  return queries.map((q) => (q === null ? [] : results[next++]!.rows)) as { -readonly [K in keyof Q]: RowsOf<Q[K]> };
+  return queries.map((q) => (q === null ? [] : results[next++]!.rows)) as RowsOfEach<Q>;
 }
 
 /**

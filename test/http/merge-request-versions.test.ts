@@ -3,6 +3,7 @@ import { takeVersion } from '../../src/commands/merge-requests.js';
 import { createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
+import { roundTrips } from '../support/round-trips.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { run } from '../../src/commands/kernel/run.js';
 import { mergeRequests } from '../../src/domain/merge-requests/aggregate.js';
@@ -211,6 +212,41 @@ describe('GET /projects/:id/merge_requests/:merge_request_iid/versions/:version_
     expect([full.commits, full.diffs]).toEqual([[], []]);
     expect((await api.get(`${base(project.id)}/${mr.iid}/commits`)).body).toEqual([]);
     expect((await api.get(`${base(project.id)}/${mr.iid}/changes`)).body.changes).toEqual([]);
+  });
+});
+
+describe('round trips', () => {
+  /** The round trips that name the merge requests table: on PostgreSQL, the reads sent with it. */
+  const withMergeRequest = (trips: string[][]) => trips.filter((t) => t.some((s) => /from "merge_requests"|join "merge_requests"/.test(s)));
+
+  it('a version: the merge request, the version, its files and its commits in one round trip', async () => {
+    const { project } = await projectWithFeature();
+    const mr = await open(project.id);
+    const [version] = (await api.get(`${base(project.id)}/${mr.iid}/versions`)).body;
+    const trips = await roundTrips(api.handle.pool, async () => {
+      const res = await api.get(`${base(project.id)}/${mr.iid}/versions/${version.id}`);
+      expect([res.status, res.body.commits.length, res.body.diffs]).toEqual([200, 2, FEATURE_DIFFS]);
+    });
+    if (!api.handle.pool) return;
+    const [together, ...others] = withMergeRequest(trips);
+    expect(others).toEqual([]);
+    expect(together!.some((s) => s.includes('merge_request_version_diffs'))).toBe(true);
+    expect(together!.some((s) => s.includes('repository_objects'))).toBe(true);
+    expect(trips.filter((t) => t.some((s) => s.includes('merge_request_versions')))).toEqual([together]);
+  });
+
+  it("the commits and the changes: the merge request and its latest version's commits or files in one round trip", async () => {
+    const { project } = await projectWithFeature();
+    const mr = await open(project.id);
+    const trips = await roundTrips(api.handle.pool, async () => {
+      expect((await api.get(`${base(project.id)}/${mr.iid}/commits`)).body).toHaveLength(2);
+      expect((await api.get(`${base(project.id)}/${mr.iid}/changes`)).body.changes).toEqual(FEATURE_DIFFS);
+    });
+    if (!api.handle.pool) return;
+    const [commits, changes] = withMergeRequest(trips);
+    expect(commits!.some((s) => s.includes('merge_request_versions'))).toBe(true);
+    expect(changes!.some((s) => s.includes('merge_request_version_diffs'))).toBe(true);
+    expect(trips.filter((t) => t.some((s) => s.includes('merge_request_version')))).toEqual([commits, changes]);
   });
 });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addMember, createProject, settled } from '../support/fixtures.js';
 import { permissionMatrix, type MatrixTable } from '../support/matrix.js';
 import { createCallers, sourceWithRoles, type Callers, type Role } from '../support/roles.js';
+import { roundTrips } from '../support/round-trips.js';
 import { onPlan, startTestServer, type TestServer } from '../support/server.js';
 
 let api: TestServer;
@@ -34,39 +35,6 @@ async function projectWithBranches(options: Parameters<typeof createProject>[1] 
 
 const mrCount = async (projectId: number) =>
   Number((await sql<{ n: string }>`select count(*) as n from merge_requests where project_id = ${projectId}`.execute(api.handle.db)).rows[0]!.n);
-
-/**
- * The statements the pool's connections are asked for while `fn` runs, a list per round trip
- * (a batch's statements together), on PostgreSQL; none on the embedded database.
- */
-async function roundTrips(fn: () => Promise<unknown>): Promise<string[][]> {
-  const pool = api.handle.pool;
-  const trips: string[][] = [];
-  if (!pool) {
-    await fn();
-    return trips;
-  }
-  const wrapped = new Map<{ query: (...args: unknown[]) => unknown }, (...args: unknown[]) => unknown>();
-  const onAcquire = (client: { query: (...args: unknown[]) => unknown }) => {
-    if (wrapped.has(client)) return;
-    const query = client.query;
-    wrapped.set(client, query);
-    client.query = function (this: unknown, ...args: unknown[]) {
-      const [config] = args;
-      const statements = (config as { statements?: { sql: string }[] } | undefined)?.statements;
-      trips.push(typeof config === 'string' ? [config] : statements ? statements.map((s) => s.sql) : [String((config as { text?: string }).text)]);
-      return query.apply(client, args);
-    };
-  };
-  pool.on('acquire', onAcquire as never);
-  try {
-    await fn();
-  } finally {
-    pool.off('acquire', onAcquire as never);
-    for (const [client, query] of wrapped) client.query = query;
-  }
-  return trips;
-}
 
 describe('POST /projects/:id/merge_requests', () => {
   it('opens a merge request and answers Entities::MergeRequest, every field', async () => {
@@ -236,7 +204,7 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     const { project } = await projectWithBranches();
     const created = await api.post(base(project.id), { title: 'Read together', source_branch: 'feature', target_branch: 'master' });
     expect(created.status).toBe(201);
-    const trips = await roundTrips(async () => {
+    const trips = await roundTrips(api.handle.pool, async () => {
       const shown = await api.get(`${base(project.id)}/${created.body.iid}`);
       expect(shown.body).toMatchObject({ subscribed: true, user: { can_merge: true } });
     });

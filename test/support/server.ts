@@ -68,7 +68,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, options: 
   checkDocumentedDeclarations();
   const handle = await openTestDatabase();
   const config: Config = { ...loadConfig({}), port: 0, logLevel: 'silent', rootToken: 'root-token-for-tests', ...overrides };
-  const runtime = await openRuntime(config, { handle, logger: pino({ level: 'silent' }), migrate: false, ...runtimeOptions });
+  const runtime = await openRuntime(config, { handle, logger: pino({ level: process.env.FORGELOG_TEST_LOG_LEVEL ?? 'silent' }), migrate: false, ...runtimeOptions });
   const { server, port } = await listen(runtime, 0);
   const url = `http://127.0.0.1:${port}`;
   (runtime.config as { externalUrl: string }).externalUrl = overrides.externalUrl ?? url;

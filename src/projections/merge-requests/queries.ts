@@ -12,8 +12,12 @@ import { issuableViewReads, issuableViews, type IssuableView } from '../issuable
 
 /** The reads the merge request routes run, and what an entity needs besides the row. */
 
-export const findMergeRequest = (db: Db, projectId: number, iid: number): Promise<MergeRequestRow | undefined> =>
-  db.selectFrom('merge_requests').selectAll().where('project_id', '=', projectId).where('iid', '=', iid).executeTakeFirst();
+export const findMergeRequest = async (db: Db, projectId: number, iid: number): Promise<MergeRequestRow | undefined> =>
+  (await db.executeQuery(mergeRequestQuery(db, projectId, iid))).rows[0];
+
+/** findMergeRequest's query, to send with other reads (readTogether). */
+export const mergeRequestQuery = (db: Db, projectId: number, iid: number) =>
+  db.selectFrom('merge_requests').selectAll().where('project_id', '=', projectId).where('iid', '=', iid).compile();
 
 export const findMergeRequestById = (db: Db, id: number): Promise<MergeRequestRow | undefined> =>
   db.selectFrom('merge_requests').selectAll().where('id', '=', id).executeTakeFirst();
@@ -59,15 +63,50 @@ export function subscribedIn(rows: readonly MergeRequestRow[], userId: number, e
 export const versionsOf = (db: Db, mergeRequestId: number): Promise<MergeRequestVersionRow[]> =>
   db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', mergeRequestId).orderBy('id', 'desc').execute();
 
-/** One version of a merge request (`merge_request.merge_request_diffs.find(id)`): another merge request's is none. */
-export const findVersion = (db: Db, mergeRequestId: number, versionId: number): Promise<MergeRequestVersionRow | undefined> =>
-  db.selectFrom('merge_request_versions').selectAll().where('merge_request_id', '=', mergeRequestId).where('id', '=', versionId).executeTakeFirst();
-
 /** The files of a version's diff as it was taken (`merge_request_diff_files`); none for a version taken before they were stored. */
 export async function versionFiles(db: Db, versionId: number): Promise<DiffEntry[] | undefined> {
-  const row = await db.selectFrom('merge_request_version_diffs').select('files').where('version_id', '=', versionId).executeTakeFirst();
-  return row?.files;
+  return (await db.executeQuery(versionFilesQuery(db, versionId))).rows[0]?.files;
 }
+
+/** versionFiles' query, to send with other reads: its one row, or none. */
+export const versionFilesQuery = (db: Db, versionId: number) =>
+  db.selectFrom('merge_request_version_diffs').select('files').where('version_id', '=', versionId).compile();
+
+/** The files of the latest version of the merge request `iid` names (`merge_request.merge_request_diff`), as versionFilesQuery. */
+export const latestVersionFilesQuery = (db: Db, projectId: number, iid: number) =>
+  db
+    .selectFrom('merge_request_version_diffs')
+    .select('files')
+    .where('version_id', '=', (eb) => eb.selectFrom('merge_requests').select('latest_version_id').where('project_id', '=', projectId).where('iid', '=', iid))
+    .compile();
+
+/**
+ * One version of the merge request `iid` names (`merge_request.merge_request_diffs.find(id)`:
+ * another merge request's is none), by default its latest, to send with other reads.
+ */
+export const versionOfIidQuery = (db: Db, projectId: number, iid: number, versionId?: number) =>
+  db
+    .selectFrom('merge_request_versions as v')
+    .innerJoin('merge_requests as m', 'm.id', 'v.merge_request_id')
+    .selectAll('v')
+    .where('m.project_id', '=', projectId)
+    .where('m.iid', '=', iid)
+    .where((eb) => (versionId === undefined ? eb('v.id', '=', eb.ref('m.latest_version_id')) : eb('v.id', '=', versionId)))
+    .compile();
+
+/**
+ * The stored commit rows of a version's commits (`commit_shas`) in the project's repository, in no
+ * order, to send with other reads; commitsIn (src/projections/repository/queries.ts) orders and
+ * parses them.
+ */
+export const versionCommitRowsQuery = (db: Db, projectId: number, versionId: number) =>
+  db
+    .selectFrom('repository_objects')
+    .select(['sha', 'content'])
+    .where('project_id', '=', projectId)
+    .where('type', '=', 'commit')
+    .where(sql<boolean>`sha in (select unnest(commit_shas) from merge_request_versions where id = ${versionId})`)
+    .compile();
 
 /**
  * The users among `userIds` who may read the project's merge requests (ProjectPolicy

@@ -54,6 +54,11 @@ export async function findCommits(db: Db, projectId: number, shas: readonly stri
     .where('type', '=', 'commit')
     .where('sha', 'in', [...new Set(shas)])
     .execute();
+  return commitsIn(shas, rows);
+}
+
+/** The commits `shas` names among stored commit rows, in the order of `shas`; a SHA without its row is left out. */
+export function commitsIn(shas: readonly string[], rows: readonly { sha: string; content: Uint8Array }[]): CommitView[] {
   const found = new Map(rows.map((row) => [row.sha, row.content]));
   return shas.flatMap((sha) => {
     const content = found.get(sha);

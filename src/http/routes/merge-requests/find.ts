@@ -1,13 +1,16 @@
 import type { Context } from 'hono';
 import { forbidden, recordNotFound } from '../../../domain/errors.js';
 import type { ProjectAbility } from '../../../domain/policy/project.js';
-import { findMergeRequest, mergeableIn, mergeRequestViewReads, subscribedIn, subscriptionsQuery } from '../../../projections/merge-requests/queries.js';
+import { mergeableIn, mergeRequestQuery, mergeRequestViewReads, subscribedIn, subscriptionsQuery } from '../../../projections/merge-requests/queries.js';
 import { protectedRefsFrom, protectedRefsQuery } from '../../../projections/repository/queries.js';
-import { readTogether } from '../../../database/read-together.js';
+import type { CompiledQuery } from 'kysely';
+import type { Db } from '../../../database/database.js';
+import { readTogether, type RowsOfEach } from '../../../database/read-together.js';
 import type { MergeRequestRow } from '../../../projections/merge-requests/tables.js';
 import { toMergeRequest, type MergeRequestDetail } from '../../entities/merge-requests.js';
 import { appContext } from '../../kernel/context.js';
-import { pathRow, type ProjectScope } from '../../kernel/scope.js';
+import { pathId } from '../../kernel/params.js';
+import { type ProjectScope } from '../../kernel/scope.js';
 import { currentMergeStatus } from '../../../projections/merge-requests/mergeability.js';
 import { run } from '../../../commands/kernel/run.js';
 import { mergeRequests } from '../../../domain/merge-requests/aggregate.js';
@@ -25,9 +28,27 @@ import type { IssuableKind } from '../issuables/kind.js';
  * already answered 404 for a project the caller may not see.
  */
 export async function mergeRequestOf(c: Context, project: ProjectScope, ability: ProjectAbility = 'read_merge_request'): Promise<MergeRequestRow> {
-  const row = await pathRow(c, 'merge_request_iid', (db, iid) => findMergeRequest(db, project.row.id, iid), () => recordNotFound('Merge Request'));
+  return (await mergeRequestWith(c, project, ability, () => []))[0];
+}
+
+/**
+ * mergeRequestOf, and in the same round trip the reads `alongside` makes of what belongs to the
+ * merge request the path's iid names (its versions, their files…). Their rows reach the caller
+ * only once the merge request is found and the ability allowed, in GitLab's order of answers.
+ */
+export async function mergeRequestWith<const Q extends readonly CompiledQuery<any>[]>(
+  c: Context,
+  project: ProjectScope,
+  ability: ProjectAbility,
+  alongside: (db: Db, iid: number) => Q,
+): Promise<[MergeRequestRow, ...RowsOfEach<Q>]> {
+  const iid = pathId(c, 'merge_request_iid');
+  if (iid === null) throw recordNotFound('Merge Request');
+  const { db } = appContext(c);
+  const [[row], ...rows] = await readTogether(db, [mergeRequestQuery(db, project.row.id, iid), ...alongside(db, iid)]);
+  if (!row) throw recordNotFound('Merge Request');
   if (!canOnMergeRequest(project, row, ability)) throw forbidden();
-  return row;
+  return [row, ...(rows as RowsOfEach<Q>)];
 }
 
 /**

@@ -2,9 +2,9 @@ import { Hono, type Context } from 'hono';
 import type { Db } from '../../../database/database.js';
 import { DomainError, recordNotFound } from '../../../domain/errors.js';
 import { type DiffEntry, VERSION_DIFF_LIMITS } from '../../../domain/repository/diffs.js';
-import { findVersion, versionFiles } from '../../../projections/merge-requests/queries.js';
+import { latestVersionFilesQuery, versionCommitRowsQuery, versionFilesQuery, versionOfIidQuery } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestVersionRow } from '../../../projections/merge-requests/tables.js';
-import { type CommitView, collectDiffs, findCommits } from '../../../projections/repository/queries.js';
+import { type CommitView, collectDiffs, commitsIn, findCommits } from '../../../projections/repository/queries.js';
 import { toMergeRequestDiff, toMergeRequestDiffFull, toVersionCommit } from '../../entities/merge-request-versions.js';
 import { projectWebUrl } from '../../entities/projects.js';
 import { toDiff } from '../../entities/repository-diffs.js';
@@ -14,7 +14,7 @@ import { documented, REFUSED } from '../../kernel/documented.js';
 import { type Page, pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
 import { declaration, integerCheck, pathId, rawParams } from '../../kernel/params.js';
 import { type ProjectScope, userProject } from '../../kernel/scope.js';
-import { mergeRequestOf, presentMergeRequest } from './find.js';
+import { mergeRequestOf, mergeRequestWith, presentMergeRequest } from './find.js';
 
 /**
  * A merge request's diff versions, commits and changes, GitLab 12.x: API::MergeRequestDiffs
@@ -47,23 +47,15 @@ const versionCommits = (db: Db, projectId: number, version: Pick<MergeRequestVer
 
 /**
  * MergeRequestDiff#raw_diffs(limits: false): the files the version stored when it was taken
- * (the merge base → head diff collected with Commit.max_diff_options). A version taken before
- * forgelog stored them has its diff computed from the repository, as it was then.
+ * (the merge base → head diff collected with Commit.max_diff_options; versionFilesQuery's row).
+ * A version taken before forgelog stored them has its diff computed from the repository, as it was then.
  */
-async function versionDiffs(db: Db, projectId: number, version: Pick<MergeRequestVersionRow, 'id' | 'base_commit_sha' | 'head_commit_sha'>): Promise<DiffEntry[]> {
-  const stored = await versionFiles(db, version.id);
-  if (stored) return stored;
+async function versionDiffs(db: Db, projectId: number, version: Pick<MergeRequestVersionRow, 'base_commit_sha' | 'head_commit_sha'>, stored: readonly { files: DiffEntry[] }[]): Promise<DiffEntry[]> {
+  if (stored[0]) return stored[0].files;
   return (await collectDiffs(db, projectId, version.base_commit_sha, version.head_commit_sha, VERSION_DIFF_LIMITS)).diffs;
 }
 
 const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
-
-/** The latest version of a merge request (`merge_request.merge_request_diff`). */
-async function latestVersion(db: Db, mergeRequestId: number, versionId: number): Promise<MergeRequestVersionRow> {
-  const version = await findVersion(db, mergeRequestId, versionId);
-  if (!version) throw new Error(`merge request ${mergeRequestId} has no version ${versionId}`);
-  return version;
-}
 
 const ON_MERGE_REQUEST = { pathIds: ['merge_request_iid'] } as const;
 const ON_VERSION = { pathIds: ['merge_request_iid', 'version_id'] } as const;
@@ -89,23 +81,31 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
     const auth = await authenticate(c);
     await parsePath(c, ['merge_request_iid', 'version_id'], false);
     const project = await userProject(c, auth);
-    const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
-    const { db } = appContext(c);
+    const projectId = project.row.id;
     const versionId = pathId(c, 'version_id');
-    const version = versionId === null ? undefined : await findVersion(db, mergeRequest.id, versionId);
+    if (versionId === null) {
+      await mergeRequestOf(c, project, 'read_merge_request');
+      throw recordNotFound('Merge Request Diff');
+    }
+    // The merge request, the version, its files and its commits in one round trip.
+    const [, [version], files, commitRows] = await mergeRequestWith(c, project, 'read_merge_request', (db, iid) => [
+      versionOfIidQuery(db, projectId, iid, versionId),
+      versionFilesQuery(db, versionId),
+      versionCommitRowsQuery(db, projectId, versionId),
+    ]);
     if (!version) throw recordNotFound('Merge Request Diff');
-    const [commits, diffs] = await Promise.all([versionCommits(db, project.row.id, version), versionDiffs(db, project.row.id, version)]);
-    return c.json(toMergeRequestDiffFull(version, commits, diffs, webUrlOf(c, project)));
+    const diffs = await versionDiffs(appContext(c).db, projectId, version, files);
+    return c.json(toMergeRequestDiffFull(version, commitsIn(version.commit_shas, commitRows), diffs, webUrlOf(c, project)));
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid/commits', documented({ summary: 'Get the commits of a merge request', ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'Commit[]', ...REFUSED } }), async (c) => {
     const auth = await authenticate(c);
     const page = (await parsePath(c, ['merge_request_iid'], true))!;
     const project = await userProject(c, auth);
-    const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
-    const { db } = appContext(c);
     // `Kaminari.paginate_array(merge_request.commits)`: the latest version's commits, newest first.
-    const version = await latestVersion(db, mergeRequest.id, mergeRequest.latest_version_id);
+    const [mergeRequest, [version]] = await mergeRequestWith(c, project, 'read_merge_request', (db, iid) => [versionOfIidQuery(db, project.row.id, iid)]);
+    if (!version) throw new Error(`merge request ${mergeRequest.id} has no version ${mergeRequest.latest_version_id}`);
+    const { db } = appContext(c);
     const shas = version.commit_shas.slice(page.offset, page.offset + page.perPage);
     const commits = await versionCommits(db, project.row.id, { ...version, commit_shas: shas });
     setPaginationHeaders(c, page, version.commit_shas.length);
@@ -117,11 +117,10 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
     const auth = await authenticate(c);
     await parsePath(c, ['merge_request_iid'], false);
     const project = await userProject(c, auth);
-    const mergeRequest = await mergeRequestOf(c, project, 'read_merge_request');
-    const { db } = appContext(c);
+    const [mergeRequest, files] = await mergeRequestWith(c, project, 'read_merge_request', (db, iid) => [latestVersionFilesQuery(db, project.row.id, iid)]);
     // Entities::MergeRequestChanges (12.x): the single merge request and `changes`, the latest
     // version's raw_diffs(limits: false). (`overflow` and `access_raw_diffs` are 13.6's.)
-    const version = { id: mergeRequest.latest_version_id, base_commit_sha: mergeRequest.base_sha, head_commit_sha: mergeRequest.head_sha };
-    const [body, diffs] = await Promise.all([presentMergeRequest(c, project, mergeRequest), versionDiffs(db, project.row.id, version)]);
+    const version = { base_commit_sha: mergeRequest.base_sha, head_commit_sha: mergeRequest.head_sha };
+    const [body, diffs] = await Promise.all([presentMergeRequest(c, project, mergeRequest), versionDiffs(appContext(c).db, project.row.id, version, files)]);
     return c.json({ ...body, changes: diffs.map(toDiff) });
   });
