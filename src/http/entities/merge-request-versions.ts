@@ -37,7 +37,7 @@ export const toMergeRequestDiff = (version: MergeRequestVersionRow) => {
  * A commit of a merge request's version as Entities::Commit: GitLab reads them from
  * merge_request_diff_commits (CachedCommit), which keep no parents, so `parent_ids` is [].
  */
-export const toVersionCommit = (commit: CommitView, projectWebUrl: string) => ({ ...toCommit(commit, projectWebUrl), parent_ids: [] });
+export const toVersionCommit = (commit: CommitView, projectWebUrl: string) => toCommit(commit, projectWebUrl, []);
 
 /** Entities::MergeRequestDiffFull: the version, its `commits` (newest first) and `diffs` (base → head). */
 export const toMergeRequestDiffFull = (version: MergeRequestVersionRow, commits: readonly CommitView[], diffs: readonly DiffEntry[], projectWebUrl: string) => ({

@@ -16,21 +16,27 @@ export function gitTime(seconds: number, tzOffset: number): string {
 /** Commit#full_title: the message's first line. */
 const titleOf = (message: string) => message.split('\n', 1)[0] ?? '';
 
-export const toCommit = (commit: CommitView, projectWebUrl: string) => ({
-  id: commit.sha,
-  short_id: commit.sha.slice(0, 8),
-  created_at: gitTime(commit.committer.time, commit.committer.tzOffset),
-  parent_ids: [...commit.parents],
-  title: titleOf(commit.message),
-  message: commit.message,
-  author_name: commit.author.name,
-  author_email: commit.author.email,
-  authored_date: gitTime(commit.author.time, commit.author.tzOffset),
-  committer_name: commit.committer.name,
-  committer_email: commit.committer.email,
-  committed_date: gitTime(commit.committer.time, commit.committer.tzOffset),
-  web_url: `${projectWebUrl}/-/commit/${commit.sha}`,
-});
+export const toCommit = (commit: CommitView, projectWebUrl: string, parentIds: readonly string[] = commit.parents) => {
+  const { author, committer } = commit;
+  const committed = gitTime(committer.time, committer.tzOffset);
+  // Most commits are authored when they are committed: one time to write, not three.
+  const authored = author.time === committer.time && author.tzOffset === committer.tzOffset ? committed : gitTime(author.time, author.tzOffset);
+  return {
+    id: commit.sha,
+    short_id: commit.sha.slice(0, 8),
+    created_at: committed,
+    parent_ids: [...parentIds],
+    title: titleOf(commit.message),
+    message: commit.message,
+    author_name: author.name,
+    author_email: author.email,
+    authored_date: authored,
+    committer_name: committer.name,
+    committer_email: committer.email,
+    committed_date: committed,
+    web_url: `${projectWebUrl}/-/commit/${commit.sha}`,
+  };
+};
 
 /** Entities::BlameRange (GitLab 13's blame API): the commit as Entities::BlameRangeCommit, and its lines. */
 export const toBlameRange = (range: { readonly commit: CommitView; readonly lines: readonly string[] }) => ({
