@@ -5,6 +5,7 @@ import { PGliteDialect } from './pglite-dialect.js';
 import { lockDataDir } from './embedded-lock.js';
 import { copyTemplateInto, isInitialised } from './embedded-template.js';
 import { readsTogetherOn } from './read-together.js';
+import { Pipeline, pipelinedPool } from './pipeline.js';
 import { attachTransactionBatches, StatementNames, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from './pg-client.js';
 
 /**
@@ -27,6 +28,8 @@ export interface DatabaseHandle {
    * advisory locks. Apart from `pool`, so they never take the connections requests wait for.
    */
   sessions?: pg.Pool;
+  /** Where `db` sends the statements it runs outside a transaction (PostgreSQL; src/database/pipeline.ts). */
+  pipeline?: Pipeline;
   pglite?: PGlite;
   /** Statements as one transaction in one round trip (PostgreSQL; see StatementBatch). */
   oneRoundTrip?: OneRoundTrip;
@@ -63,6 +66,20 @@ function preparedStatements(): boolean {
  */
 const EMBEDDED_START_PARAMS = [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, '-c', 'shared_buffers=16MB'];
 
+/**
+ * FORGELOG_PIPELINE=off sends each statement outside a transaction on a pooled connection of
+ * its own, as before the pipeline (src/database/pipeline.ts), for a proxy between forgelog and
+ * PostgreSQL that does not pass the extended protocol's pipelining through.
+ */
+function pipelinedStatements(): boolean {
+  const value = process.env.FORGELOG_PIPELINE ?? 'on';
+  if (value !== 'on' && value !== 'off') throw new Error(`FORGELOG_PIPELINE must be on or off, got ${value}`);
+  return value === 'on';
+}
+
+/** The pipeline's connections, beside the pool's: enough that one slow statement holds up few others. */
+const PIPELINE_CONNECTIONS = 4;
+
 /** The notifier's LISTEN and a few workers' lock connections (tests run several workers in one process). */
 const SESSION_CONNECTIONS = 8;
 
@@ -94,14 +111,16 @@ export async function openDatabase(options: { databaseUrl?: string | undefined; 
     const names = preparedStatements() ? new StatementNames() : undefined;
     names?.attach(pool);
     attachTransactionBatches(pool, names);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const pipeline = pipelinedStatements() ? new Pipeline(settings, PIPELINE_CONNECTIONS, names) : undefined;
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: pipeline ? pipelinedPool(pool, pipeline) : pool }) });
     const oneRoundTrip: OneRoundTrip = (statements) => transactionInOneRoundTrip(pool, statements, names);
-    readsTogetherOn(db, oneRoundTrip);
+    readsTogetherOn(db, pipeline ? (statements) => pipeline.batch(statements) : oneRoundTrip);
     return {
       db,
       kind: 'postgres',
       pool,
       sessions,
+      ...(pipeline ? { pipeline } : {}),
       oneRoundTrip,
       close: async () => {
         try {

@@ -109,23 +109,26 @@ export class StatementNames {
    * reaches the command handler, which retries the whole transaction.
    */
   attach(pool: pg.Pool): void {
-    pool.on('connect', (client) => {
-      const query = client.query.bind(client) as (...args: unknown[]) => Promise<pg.QueryResult>;
-      client.query = ((config: unknown, values?: unknown, callback?: unknown) => {
-        if (typeof config !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined) {
-          return query(config, values, callback);
-        }
-        const name = this.nameOf(config);
-        if (name === undefined) return query(config, values);
-        const idle = client.getTransactionStatus() === 'I';
-        return namedQuery(query, name, config, values).catch((error: unknown) => {
-          if (!isStalePreparedPlan(error)) throw error;
-          this.forget(config);
-          if (!idle) throw error;
-          return query(config, values);
-        });
-      }) as typeof client.query;
-    });
+    pool.on('connect', (client) => this.wrap(client));
+  }
+
+  /** attach's work on one client (a pool's, or a pipeline's: src/database/pipeline.ts). */
+  wrap(client: pg.ClientBase): void {
+    const query = client.query.bind(client) as (...args: unknown[]) => Promise<pg.QueryResult>;
+    client.query = ((config: unknown, values?: unknown, callback?: unknown) => {
+      if (typeof config !== 'string' || !Array.isArray(values) || values.length === 0 || callback !== undefined) {
+        return query(config, values, callback);
+      }
+      const name = this.nameOf(config);
+      if (name === undefined) return query(config, values);
+      const idle = client.getTransactionStatus() === 'I';
+      return namedQuery(query, name, config, values).catch((error: unknown) => {
+        if (!isStalePreparedPlan(error)) throw error;
+        this.forget(config);
+        if (!idle) throw error;
+        return query(config, values);
+      });
+    }) as typeof client.query;
   }
 }
 

@@ -5,6 +5,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/database/database.j
 import fc from 'fast-check';
 import { StatementNames, isStalePreparedPlan, transactionInOneRoundTrip, useFastRowTemplates, useFastTimestamps } from '../../src/database/pg-client.js';
 import { describeOnPostgres, openTestDatabase } from '../support/database.js';
+import { roundTrips } from '../support/round-trips.js';
 import { batchInTransaction, readTogether } from '../../src/database/read-together.js';
 import type { Db } from '../../src/database/database.js';
 
@@ -96,7 +97,8 @@ describeOnPostgres('named statements on PostgreSQL', () => {
     expect(await probe()).toEqual([{ id: 1, label: 'one', extra: 42 }]);
     // Inside one the error reaches the caller (the command handler retries on it) …
     await sql`alter table named_probe add column more integer default 7`.execute(handle.db);
-    for (let i = 0; i < 2; i++) await probe(); // named again under a new name
+    // Named again under a new name, on the transactions' connection (the pool's one; the reads outside transactions go to the pipeline's).
+    for (let i = 0; i < 2; i++) await handle.db.transaction().execute((trx) => probe(trx));
     await sql`alter table named_probe drop column more`.execute(handle.db);
     const failure = await handle.db
       .transaction()
@@ -180,25 +182,17 @@ describe('reads together', () => {
 
   it('answer each read as it answers alone, in one round trip on PostgreSQL; in a transaction, on its connection', async () => {
     const { db } = handle;
-    let sent = 0;
-    handle.pool?.on('acquire', (client) => {
-      const counted = client as unknown as { counted?: boolean; query: (...args: unknown[]) => unknown };
-      if (counted.counted) return;
-      counted.counted = true;
-      const query = counted.query.bind(client);
-      counted.query = (...args: unknown[]) => (sent++, query(...args));
-    });
     const queries = [
       sql<{ n: number; at: Date }>`select g as n, timestamptz '2026-01-01 00:00:00+00' + g * interval '1 day' as at from generate_series(1, 3) g`.compile(db),
       db.selectFrom('events').select(sql<string>`count(*)`.as('n')).compile(),
       sql<{ none: number }>`select 1 as none where false`.compile(db),
     ] as const;
     const alone = await Promise.all(queries.map(async (q) => (await db.executeQuery(q)).rows));
-    sent = 0;
-    const together = await readTogether(db, queries);
+    let together: unknown;
+    const trips = await roundTrips(handle, async () => (together = await readTogether(db, queries)));
     expect(together).toEqual(alone);
-    expect(together[0]).toEqual([1, 2, 3].map((n) => ({ n, at: new Date(Date.UTC(2026, 0, 1 + n)) })));
-    if (handle.pool) expect(sent).toBe(1);
+    expect(alone[0]).toEqual([1, 2, 3].map((n) => ({ n, at: new Date(Date.UTC(2026, 0, 1 + n)) })));
+    if (handle.pool) expect(trips).toEqual([queries.map((q) => q.sql)]);
     // A temporary table is its connection's alone: read from the transaction's, it is there.
     await db.transaction().execute(async (trx) => {
       await sql`create temporary table read_together_probe (n integer) on commit drop`.execute(trx);

@@ -204,7 +204,7 @@ describe('POST /projects/:id/merge_requests: parameters and refusals', () => {
     const { project } = await projectWithBranches();
     const created = await api.post(base(project.id), { title: 'Read together', source_branch: 'feature', target_branch: 'master' });
     expect(created.status).toBe(201);
-    const trips = await roundTrips(api.handle.pool, async () => {
+    const trips = await roundTrips(api.handle, async () => {
       const shown = await api.get(`${base(project.id)}/${created.body.iid}`);
       expect(shown.body).toMatchObject({ subscribed: true, user: { can_merge: true } });
     });

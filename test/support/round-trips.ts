@@ -1,15 +1,27 @@
-import type pg from 'pg';
+import type { DatabaseHandle } from '../../src/database/database.js';
 
 /**
- * The statements a pool's connections are asked for while `fn` runs, a list per round trip
- * (a batch's statements together), on PostgreSQL; none on the embedded database, which has
- * no pool (`pool` undefined).
+ * The statements a database's connections are asked for while `fn` runs, a list per round trip
+ * (a batch's statements together; a statement of the pipeline alone), on PostgreSQL; none on
+ * the embedded database, which has no pool.
  */
-export async function roundTrips(pool: pg.Pool | undefined, fn: () => Promise<unknown>): Promise<string[][]> {
+export async function roundTrips(handle: DatabaseHandle, fn: () => Promise<unknown>): Promise<string[][]> {
   const trips: string[][] = [];
+  const { pool, pipeline } = handle;
   if (!pool) {
     await fn();
     return trips;
+  }
+  const observed = pipeline && { query: pipeline.query, batch: pipeline.batch };
+  if (pipeline && observed) {
+    pipeline.query = (text, values) => {
+      trips.push([text]);
+      return observed.query.call(pipeline, text, values);
+    };
+    pipeline.batch = (statements) => {
+      trips.push(statements.map((s) => s.sql));
+      return observed.batch.call(pipeline, statements);
+    };
   }
   const wrapped = new Map<{ query: (...args: unknown[]) => unknown }, (...args: unknown[]) => unknown>();
   const onAcquire = (client: { query: (...args: unknown[]) => unknown }) => {
@@ -28,6 +40,7 @@ export async function roundTrips(pool: pg.Pool | undefined, fn: () => Promise<un
     await fn();
   } finally {
     pool.off('acquire', onAcquire as never);
+    if (pipeline && observed) Object.assign(pipeline, observed);
     for (const [client, query] of wrapped) client.query = query;
   }
   return trips;
