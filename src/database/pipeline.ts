@@ -168,7 +168,7 @@ export function pipelinedPool(pool: pg.Pool, pipeline: Pipeline): PostgresPool {
 }
 
 const READ = /^\s*select\b/i;
-const NOT_PLAIN = /\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b|\bpg_(try_)?advisory_(un)?lock|\bset_config\s*\(/i;
+const NOT_PLAIN = /\bfor\s+(update|share|no\s+key\s+update|key\s+share)\b|\bpg_(try_)?advisory_|\bset_config\s*\(/i;
 const plainRead = (config: unknown): config is string => typeof config === 'string' && READ.test(config) && !NOT_PLAIN.test(config);
 
 class Checkout {
