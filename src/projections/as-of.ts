@@ -124,7 +124,12 @@ export class AsOfViews {
       view = undefined;
     }
     if (!view) {
+      // The first build sweeps what an earlier process left. The reads that waited for it look
+      // again, so that concurrent reads of one position build one view.
       await (this.swept ??= this.sweep());
+      view = this.views.get(key);
+    }
+    if (!view) {
       this.evict(now);
       const schema = `${PREFIX}${key}_${Math.floor(now / 1000)}_${randomBytes(3).toString('hex')}`;
       const built = this.build(schema, checkpoint);
