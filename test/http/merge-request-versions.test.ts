@@ -394,6 +394,17 @@ describe('permissions', () => {
     }
   });
 
+  it("reads nothing of a version for a caller the project refuses: the merge request alone, then 403", async () => {
+    const { projectId, iid, versionId } = fixtures.get('private')!;
+    const trips = await roundTrips(api.handle, async () => {
+      expect((await api.get(`${base(projectId)}/${iid}/versions/${versionId}`, { token: callers.guest.token })).status).toBe(403);
+      expect((await api.get(`${base(projectId)}/${iid}/changes`, { token: callers.guest.token })).status).toBe(403);
+    });
+    if (!api.handle.pool) return;
+    expect(trips.some((t) => t.some((s) => /from "merge_requests" where/.test(s)))).toBe(true);
+    expect(trips.filter((t) => t.some((s) => /merge_request_version_diffs|"repository_objects"/.test(s)))).toEqual([]);
+  });
+
   permissionMatrix(MATRIX, async ({ endpoint, caller, visibility }) => {
     const { projectId, iid, versionId } = fixtures.get(visibility)!;
     const path = endpoint

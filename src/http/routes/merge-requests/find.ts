@@ -32,9 +32,10 @@ export async function mergeRequestOf(c: Context, project: ProjectScope, ability:
 }
 
 /**
- * mergeRequestOf, and in the same round trip the reads `alongside` makes of what belongs to the
- * merge request the path's iid names (its versions, their files…). Their rows reach the caller
- * only once the merge request is found and the ability allowed, in GitLab's order of answers.
+ * mergeRequestOf, and the reads `alongside` makes of what belongs to the merge request the
+ * path's iid names (its versions, their files…): in the same round trip when the project grants
+ * the ability, after the merge request when only the row can (its author's or assignee's own
+ * update). A caller refused reads none of them; the answers keep GitLab's order.
  */
 export async function mergeRequestWith<const Q extends readonly CompiledQuery<any>[]>(
   c: Context,
@@ -45,10 +46,11 @@ export async function mergeRequestWith<const Q extends readonly CompiledQuery<an
   const iid = pathId(c, 'merge_request_iid');
   if (iid === null) throw recordNotFound('Merge Request');
   const { db } = appContext(c);
-  const [[row], ...rows] = await readTogether(db, [mergeRequestQuery(db, project.row.id, iid), ...alongside(db, iid)]);
+  const granted = project.can(ability);
+  const [[row], ...rows] = await readTogether(db, [mergeRequestQuery(db, project.row.id, iid), ...(granted ? alongside(db, iid) : [])]);
   if (!row) throw recordNotFound('Merge Request');
   if (!canOnMergeRequest(project, row, ability)) throw forbidden();
-  return [row, ...(rows as RowsOfEach<Q>)];
+  return [row, ...((granted ? rows : await readTogether(db, alongside(db, iid))) as RowsOfEach<Q>)];
 }
 
 /**
