@@ -28,7 +28,7 @@ export interface DatabaseHandle {
    * advisory locks. Apart from `pool`, so they never take the connections requests wait for.
    */
   sessions?: pg.Pool;
-  /** Where `db` sends the statements it runs outside a transaction (PostgreSQL; src/database/pipeline.ts). */
+  /** Where `db` sends the plain reads it runs outside a transaction (PostgreSQL; src/database/pipeline.ts). */
   pipeline?: Pipeline;
   pglite?: PGlite;
   /** Statements as one transaction in one round trip (PostgreSQL; see StatementBatch). */

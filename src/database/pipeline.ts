@@ -78,7 +78,7 @@ export class Pipeline {
     }
   }
 
-  /** Connections open now (for tests and metrics). */
+  /** Connections open now (the tests read it). */
   get open(): number {
     return this.slots.length;
   }

@@ -6,7 +6,7 @@ import type { ProjectSubject } from '../../domain/policy/project.js';
 import type { DiffEntry } from '../../domain/repository/diffs.js';
 import { canAccessBranch, type ProtectedRef } from '../../domain/repository/push-access.js';
 import { projectAccessLevel, projectSubjectsOf } from '../access.js';
-import { pushAccess } from '../repository/queries.js';
+import { commitRows, pushAccess } from '../repository/queries.js';
 import type { MergeRequestRow, MergeRequestVersionRow } from './tables.js';
 import { issuableViewReads, issuableViews, type IssuableView } from '../issuable-views.js';
 
@@ -100,11 +100,7 @@ export const versionOfIidQuery = (db: Db, projectId: number, iid: number, versio
  * parses them.
  */
 export const versionCommitRowsQuery = (db: Db, projectId: number, versionId: number) =>
-  db
-    .selectFrom('repository_objects')
-    .select(['sha', 'content'])
-    .where('project_id', '=', projectId)
-    .where('type', '=', 'commit')
+  commitRows(db, projectId)
     .where(sql<boolean>`sha in (select unnest(commit_shas) from merge_request_versions where id = ${versionId})`)
     .compile();
 

@@ -47,15 +47,12 @@ export async function findCommit(db: Db, projectId: number, sha: string): Promis
 /** Commits by SHA, in one query, in the order asked; a SHA that names no commit is left out. */
 export async function findCommits(db: Db, projectId: number, shas: readonly string[]): Promise<CommitView[]> {
   if (shas.length === 0) return [];
-  const rows = await db
-    .selectFrom('repository_objects')
-    .select(['sha', 'content'])
-    .where('project_id', '=', projectId)
-    .where('type', '=', 'commit')
-    .where('sha', 'in', [...new Set(shas)])
-    .execute();
-  return commitsIn(shas, rows);
+  return commitsIn(shas, await commitRows(db, projectId).where('sha', 'in', [...new Set(shas)]).execute());
 }
+
+/** A project's stored commit rows, for a caller to narrow by SHA; commitsIn orders and parses them. */
+export const commitRows = (db: Db, projectId: number) =>
+  db.selectFrom('repository_objects').select(['sha', 'content']).where('project_id', '=', projectId).where('type', '=', 'commit');
 
 /** The commits `shas` names among stored commit rows, in the order of `shas`; a SHA without its row is left out. */
 export function commitsIn(shas: readonly string[], rows: readonly { sha: string; content: Uint8Array }[]): CommitView[] {
