@@ -219,7 +219,7 @@ describe("a transaction's round trips", () => {
    * The round trips the pool's connection makes while `fn` runs: each Sync of the extended
    * protocol and each simple query (BEGIN and COMMIT go as one) is one.
    */
-  async function roundTrips(fn: () => Promise<unknown>): Promise<number> {
+  async function syncsDuring(fn: () => Promise<unknown>): Promise<number> {
     if (!handle.pool) {
       await fn();
       return 0;
@@ -249,7 +249,7 @@ describe("a transaction's round trips", () => {
   };
 
   it('sends BEGIN with the first statement, and nothing for a transaction that sends nothing', async () => {
-    const trips = await roundTrips(() =>
+    const trips = await syncsDuring(() =>
       handle.db.transaction().execute(async (trx) => {
         await trx.executeQuery(insert(trx, 1, 'one'));
         await trx.executeQuery(insert(trx, 2, 'two'));
@@ -260,7 +260,7 @@ describe("a transaction's round trips", () => {
       { id: 1, label: 'one' },
       { id: 2, label: 'two' },
     ]);
-    expect(await roundTrips(() => handle.db.transaction().execute(async () => {}))).toBe(0);
+    expect(await syncsDuring(() => handle.db.transaction().execute(async () => {}))).toBe(0);
     expect(await status()).toBe(handle.pool ? 'I' : undefined);
   });
 
@@ -280,7 +280,7 @@ describe("a transaction's round trips", () => {
   });
 
   it('commits with a batch that ends with the COMMIT, and answers the COMMIT kysely sends after it without a round trip', async () => {
-    const trips = await roundTrips(() =>
+    const trips = await syncsDuring(() =>
       handle.db.transaction().execute(async (trx) => {
         await trx.executeQuery(insert(trx, 6, 'six'));
         const results = await batchInTransaction(trx, [insert(trx, 7, 'seven'), sql`select count(*)::int as n from trip_probe`.compile(trx)], { commit: true });
