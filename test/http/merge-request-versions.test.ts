@@ -235,6 +235,24 @@ describe('round trips', () => {
     expect(together!.some((s) => s.includes('merge_request_versions'))).toBe(true);
   });
 
+  it('a version read again: its commits as rendered before, with no commit read; a moved project renders them anew', async () => {
+    const { project } = await projectWithFeature();
+    const mr = await open(project.id);
+    const [version] = (await api.get(`${base(project.id)}/${mr.iid}/versions`)).body;
+    const path = `${base(project.id)}/${mr.iid}/versions/${version.id}`;
+    const first = await api.get(path);
+    await settled(api);
+    let again: Awaited<ReturnType<typeof api.get>> | undefined;
+    const trips = await roundTrips(api.handle, async () => void (again = await api.get(path)));
+    expect([again!.status, again!.text]).toEqual([200, first.text]);
+    expect(trips.flat().filter((s) => s.includes('"repository_objects"'))).toEqual([]);
+    // The commits' web_url names the project's path: after a rename, the new one.
+    expect((await api.put(`/projects/${project.id}`, { path: `${project.path}-moved` })).status).toBe(200);
+    const moved = (await api.get(path)).body;
+    expect(moved.commits.map((commit: any) => commit.web_url)).toEqual(first.body.commits.map((commit: any) => commit.web_url.replace(`/${project.path}/`, `/${project.path}-moved/`)));
+    expect(moved.commits[0].web_url).toContain(`/${project.path}-moved/-/commit/`);
+  });
+
   it("the commits and the changes: the merge request and its latest version's commits or files in one round trip", async () => {
     const { project } = await projectWithFeature();
     const mr = await open(project.id);
@@ -356,10 +374,16 @@ describe("a version's stored diff (merge_request_version_diffs)", () => {
     const { project } = await projectWithFeature();
     const mr = await open(project.id);
     const [version] = (await api.get(`${base(project.id)}/${mr.iid}/versions`)).body;
+    const paths = [`${base(project.id)}/${mr.iid}/changes`, `${base(project.id)}/${mr.iid}/versions/${version.id}`];
+    const fromStored = await Promise.all(paths.map(async (path) => (await api.get(path)).text));
     // The one write behind the API's back here: an older forgelog left no row for this version.
     await api.handle.db.deleteFrom('merge_request_version_diffs').where('version_id', '=', version.id).execute();
     expect((await api.get(`${base(project.id)}/${mr.iid}/changes`)).body.changes).toEqual(FEATURE_DIFFS);
     expect((await api.get(`${base(project.id)}/${mr.iid}/versions/${version.id}`)).body.diffs).toEqual(FEATURE_DIFFS);
+    // The stored files' text goes into the answers as stored (jsonWithMember): the same bytes as
+    // the files computed and rendered, Entities::Diff's members in its order.
+    expect(await Promise.all(paths.map(async (path) => (await api.get(path)).text))).toEqual(fromStored);
+    expect(Object.keys(JSON.parse(fromStored[1]!).diffs[0])).toEqual(['old_path', 'new_path', 'a_mode', 'b_mode', 'new_file', 'renamed_file', 'deleted_file', 'diff']);
   });
 });
 

@@ -1,7 +1,6 @@
-import { type DiffEntry, VERSION_DIFF_LIMITS } from '../../domain/repository/diffs.js';
+import { VERSION_DIFF_LIMITS } from '../../domain/repository/diffs.js';
 import type { MergeRequestVersionRow } from '../../projections/merge-requests/tables.js';
 import type { CommitView } from '../../projections/repository/queries.js';
-import { toDiff } from './repository-diffs.js';
 import { toCommit } from './repository.js';
 import { iso } from './users.js';
 
@@ -39,9 +38,3 @@ export const toMergeRequestDiff = (version: MergeRequestVersionRow) => {
  */
 export const toVersionCommit = (commit: CommitView, projectWebUrl: string) => toCommit(commit, projectWebUrl, []);
 
-/** Entities::MergeRequestDiffFull: the version, its `commits` (newest first) and `diffs` (base → head). */
-export const toMergeRequestDiffFull = (version: MergeRequestVersionRow, commits: readonly CommitView[], diffs: readonly DiffEntry[], projectWebUrl: string) => ({
-  ...toMergeRequestDiff(version),
-  commits: commits.map((commit) => toVersionCommit(commit, projectWebUrl)),
-  diffs: diffs.map(toDiff),
-});

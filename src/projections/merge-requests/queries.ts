@@ -65,20 +65,29 @@ export const versionsOf = (db: Db, mergeRequestId: number): Promise<MergeRequest
 
 /** The files of a version's diff as it was taken (`merge_request_diff_files`); none for a version taken before they were stored. */
 export async function versionFiles(db: Db, versionId: number): Promise<DiffEntry[] | undefined> {
-  return (await db.executeQuery(versionFilesQuery(db, versionId))).rows[0]?.files;
+  const [row] = (await db.executeQuery(versionFilesQuery(db, versionId))).rows;
+  return row ? (JSON.parse(row.files_json) as DiffEntry[]) : undefined;
 }
 
-/** versionFiles' query, to send with other reads: its one row, or none. */
+/**
+ * A version's files as the JSON text they were stored as (`files_json`): JSON.stringify of
+ * the DiffEntry objects, whose members are Entities::Diff's in its order, so that an answer
+ * splices the text in unparsed (src/http/kernel/json.ts). Its one row, or none; to send with
+ * other reads.
+ */
 export const versionFilesQuery = (db: Db, versionId: number) =>
-  db.selectFrom('merge_request_version_diffs').select('files').where('version_id', '=', versionId).compile();
+  db.selectFrom('merge_request_version_diffs').select(FILES_JSON).where('version_id', '=', versionId).compile();
 
 /** The files of the latest version of the merge request `iid` names (`merge_request.merge_request_diff`), as versionFilesQuery. */
 export const latestVersionFilesQuery = (db: Db, projectId: number, iid: number) =>
   db
     .selectFrom('merge_request_version_diffs')
-    .select('files')
+    .select(FILES_JSON)
     .where('version_id', '=', (eb) => eb.selectFrom('merge_requests').select('latest_version_id').where('project_id', '=', projectId).where('iid', '=', iid))
     .compile();
+
+/** The `json` column as its text: the driver would parse it. */
+const FILES_JSON = sql<string>`files::text`.as('files_json');
 
 /**
  * One version of the merge request `iid` names (`merge_request.merge_request_diffs.find(id)`:

@@ -35,9 +35,10 @@ export async function mergeRequestOf(c: Context, project: ProjectScope, ability:
  * mergeRequestOf, and the reads `alongside` makes of what belongs to the merge request the
  * path's iid names (its versions, their files…): in the same round trip when the project grants
  * the ability, after the merge request when only the row can (its author's or assignee's own
- * update). A caller refused reads none of them; the answers keep GitLab's order.
+ * update). A caller refused reads none of them; the answers keep GitLab's order. A `null`
+ * among them is a read the caller does without (readTogether).
  */
-export async function mergeRequestWith<const Q extends readonly CompiledQuery<any>[]>(
+export async function mergeRequestWith<const Q extends readonly (CompiledQuery<any> | null)[]>(
   c: Context,
   project: ProjectScope,
   ability: ProjectAbility,

@@ -1,16 +1,19 @@
 import { Hono, type Context } from 'hono';
+import { perDatabase } from '../../../database/after-commit.js';
 import type { Db } from '../../../database/database.js';
+import { WeightedLruMap } from '../../../lru.js';
 import { DomainError, recordNotFound } from '../../../domain/errors.js';
-import { type DiffEntry, VERSION_DIFF_LIMITS } from '../../../domain/repository/diffs.js';
+import { VERSION_DIFF_LIMITS } from '../../../domain/repository/diffs.js';
 import { latestVersionFilesQuery, versionCommitRowsQuery, versionFilesQuery, versionOfIidQuery } from '../../../projections/merge-requests/queries.js';
 import type { MergeRequestVersionRow } from '../../../projections/merge-requests/tables.js';
 import { type CommitView, collectDiffs, commitsIn, findCommits } from '../../../projections/repository/queries.js';
-import { toMergeRequestDiff, toMergeRequestDiffFull, toVersionCommit } from '../../entities/merge-request-versions.js';
+import { toMergeRequestDiff, toVersionCommit } from '../../entities/merge-request-versions.js';
 import { projectWebUrl } from '../../entities/projects.js';
 import { toDiff } from '../../entities/repository-diffs.js';
 import { authenticate } from '../../kernel/auth.js';
 import { appContext, type AppEnv } from '../../kernel/context.js';
 import { documented, REFUSED } from '../../kernel/documented.js';
+import { jsonWithMembers } from '../../kernel/json.js';
 import { type Page, pageOf, setPaginationHeaders } from '../../kernel/pagination.js';
 import { declaration, integerCheck, pathId, rawParams } from '../../kernel/params.js';
 import { type ProjectScope, userProject } from '../../kernel/scope.js';
@@ -46,16 +49,27 @@ const versionCommits = (db: Db, projectId: number, version: Pick<MergeRequestVer
   findCommits(db, projectId, version.commit_shas);
 
 /**
- * MergeRequestDiff#raw_diffs(limits: false): the files the version stored when it was taken
- * (the merge base → head diff collected with Commit.max_diff_options; versionFilesQuery's row).
- * A version taken before forgelog stored them has its diff computed from the repository, as it was then.
+ * MergeRequestDiff#raw_diffs(limits: false) as the JSON of Entities::Diff: the files the
+ * version stored when it was taken (the merge base → head diff collected with
+ * Commit.max_diff_options; versionFilesQuery's row, its text as stored). A version taken before
+ * forgelog stored them has its diff computed from the repository, as it was then.
  */
-async function versionDiffs(db: Db, projectId: number, version: Pick<MergeRequestVersionRow, 'base_commit_sha' | 'head_commit_sha'>, stored: readonly { files: DiffEntry[] }[]): Promise<DiffEntry[]> {
-  if (stored[0]) return stored[0].files;
-  return (await collectDiffs(db, projectId, version.base_commit_sha, version.head_commit_sha, VERSION_DIFF_LIMITS)).diffs;
+async function versionDiffsJson(db: Db, projectId: number, version: Pick<MergeRequestVersionRow, 'base_commit_sha' | 'head_commit_sha'>, stored: readonly { files_json: string }[]): Promise<string> {
+  if (stored[0]) return stored[0].files_json;
+  return JSON.stringify((await collectDiffs(db, projectId, version.base_commit_sha, version.head_commit_sha, VERSION_DIFF_LIMITS)).diffs.map(toDiff));
 }
 
 const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext(c).config, project.row.path_with_namespace);
+
+/**
+ * Versions' `commits` as Entities::MergeRequestDiffFull renders them (JSON text), per version
+ * and project URL: a version's commits never change (its SHAs, and the objects they name), so a
+ * version read before sends no commit query and parses and renders none — a third of the
+ * CPU of a version of 30 commits. The URL is in the key: a moved project's commits name its new
+ * path. Bounded by the text's length, per database (perDatabase).
+ */
+const renderedCommits = perDatabase(() => new WeightedLruMap<string, string>(RENDERED_COMMITS_LENGTH));
+const RENDERED_COMMITS_LENGTH = 8 * 1024 * 1024;
 
 const ON_MERGE_REQUEST = { pathIds: ['merge_request_iid'] } as const;
 const ON_VERSION = { pathIds: ['merge_request_iid', 'version_id'] } as const;
@@ -87,15 +101,25 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
       await mergeRequestOf(c, project, 'read_merge_request');
       throw recordNotFound('Merge Request Diff');
     }
-    // The merge request, the version, its files and its commits in one round trip.
+    const { db } = appContext(c);
+    const webUrl = webUrlOf(c, project);
+    const rendered = renderedCommits.of(db);
+    const renderedKey = `${versionId} ${webUrl}`;
+    const known = rendered.get(renderedKey);
+    // The merge request, the version, its files and (unless rendered before) its commits in one round trip.
     const [, [version], files, commitRows] = await mergeRequestWith(c, project, 'read_merge_request', (db, iid) => [
       versionOfIidQuery(db, projectId, iid, versionId),
       versionFilesQuery(db, versionId),
-      versionCommitRowsQuery(db, projectId, versionId),
+      known === undefined ? versionCommitRowsQuery(db, projectId, versionId) : null,
     ]);
     if (!version) throw recordNotFound('Merge Request Diff');
-    const diffs = await versionDiffs(appContext(c).db, projectId, version, files);
-    return c.json(toMergeRequestDiffFull(version, commitsIn(version.commit_shas, commitRows), diffs, webUrlOf(c, project)));
+    let commits = known;
+    if (commits === undefined) {
+      commits = JSON.stringify(commitsIn(version.commit_shas, commitRows).map((commit) => toVersionCommit(commit, webUrl)));
+      rendered.set(renderedKey, commits, commits.length);
+    }
+    const diffs = await versionDiffsJson(db, projectId, version, files);
+    return jsonWithMembers(c, toMergeRequestDiff(version), [['commits', commits], ['diffs', diffs]]);
   })
 
   .get('/projects/:id/merge_requests/:merge_request_iid/commits', documented({ summary: 'Get the commits of a merge request', ...ON_MERGE_REQUEST, auth: 'optional', responses: { 200: 'Commit[]', ...REFUSED } }), async (c) => {
@@ -121,6 +145,6 @@ export const mergeRequestVersionRoutes = new Hono<AppEnv>()
     // Entities::MergeRequestChanges (12.x): the single merge request and `changes`, the latest
     // version's raw_diffs(limits: false). (`overflow` and `access_raw_diffs` are 13.6's.)
     const version = { base_commit_sha: mergeRequest.base_sha, head_commit_sha: mergeRequest.head_sha };
-    const [body, diffs] = await Promise.all([presentMergeRequest(c, project, mergeRequest), versionDiffs(appContext(c).db, project.row.id, version, files)]);
-    return c.json({ ...body, changes: diffs.map(toDiff) });
+    const [body, diffs] = await Promise.all([presentMergeRequest(c, project, mergeRequest), versionDiffsJson(appContext(c).db, project.row.id, version, files)]);
+    return jsonWithMembers(c, body, [['changes', diffs]]);
   });
