@@ -380,7 +380,7 @@ describe("a version's stored diff (merge_request_version_diffs)", () => {
     await api.handle.db.deleteFrom('merge_request_version_diffs').where('version_id', '=', version.id).execute();
     expect((await api.get(`${base(project.id)}/${mr.iid}/changes`)).body.changes).toEqual(FEATURE_DIFFS);
     expect((await api.get(`${base(project.id)}/${mr.iid}/versions/${version.id}`)).body.diffs).toEqual(FEATURE_DIFFS);
-    // The stored files' text goes into the answers as stored (jsonWithMember): the same bytes as
+    // The stored files' text goes into the answers as stored (jsonWithMembers): the same bytes as
     // the files computed and rendered, Entities::Diff's members in its order.
     expect(await Promise.all(paths.map(async (path) => (await api.get(path)).text))).toEqual(fromStored);
     expect(Object.keys(JSON.parse(fromStored[1]!).diffs[0])).toEqual(['old_path', 'new_path', 'a_mode', 'b_mode', 'new_file', 'renamed_file', 'deleted_file', 'diff']);

@@ -113,7 +113,7 @@ export function diffEntries(changes: readonly FileChange[], contents: ReadonlyMa
         text = `Binary files ${before ? `a/${oldPath}` : '/dev/null'} and ${after ? `b/${newPath}` : '/dev/null'} differ\n`;
       } else text = unifiedDiff(decoder.decode(old), decoder.decode(now));
     }
-    // Entities::Diff's members in its order: a version stores this JSON, and its reads answer the text as stored (jsonWithMember).
+    // Entities::Diff's members in its order: a version stores this JSON, and its reads answer the text as stored (jsonWithMembers).
     return {
       old_path: oldPath,
       new_path: newPath,

@@ -68,8 +68,8 @@ const webUrlOf = (c: Context, project: ProjectScope) => projectWebUrl(appContext
  * CPU of a version of 30 commits. The URL is in the key: a moved project's commits name its new
  * path. Bounded by the text's length, per database (perDatabase).
  */
-const renderedCommits = perDatabase(() => new WeightedLruMap<string, string>(RENDERED_COMMITS_LENGTH));
 const RENDERED_COMMITS_LENGTH = 8 * 1024 * 1024;
+const renderedCommits = perDatabase(() => new WeightedLruMap<string, string>(RENDERED_COMMITS_LENGTH));
 
 const ON_MERGE_REQUEST = { pathIds: ['merge_request_iid'] } as const;
 const ON_VERSION = { pathIds: ['merge_request_iid', 'version_id'] } as const;
