@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { oracleLevels, projectedLevels } from '../support/authorization-oracle.js';
+import { oracleLevels, oracleRows, projectedLevels, projectedRows } from '../support/authorization-oracle.js';
 import { onPostgres } from '../support/database.js';
 import { settled } from '../support/fixtures.js';
 import { checkWorlds } from '../support/worlds.js';
@@ -134,7 +134,8 @@ async function gone(path: string) {
 
 /**
  * The projection against the oracle, today and on the days after the expiries at +10 and +40,
- * both read in one snapshot (a writer still in flight would otherwise come between them).
+ * and row by row (oracleRows), all read in one snapshot (a writer still in flight would
+ * otherwise come between them).
  */
 async function compare(userIds: number[], history: string[]) {
   await api.handle.db
@@ -147,6 +148,7 @@ async function compare(userIds: number[], history: string[]) {
         const got = await projectedLevels(trx, userIds, date);
         expect(got, `on ${date}, after:\n${history.join('\n')}`).toEqual(want);
       }
+      expect(await projectedRows(trx, userIds), `rows, after:\n${history.join('\n')}`).toEqual(await oracleRows(trx, userIds));
     });
 }
 

@@ -48,6 +48,50 @@ export async function projectedLevels(db: Db, userIds: readonly number[], date: 
   return { projects: keyed(projects.map((r) => [r.user_id, r.project_id, r.level])), groups: keyed(groups.map((r) => [r.user_id, r.group_id, r.level])) };
 }
 
+/**
+ * The rows the projection must hold for the users `userIds`, whatever the date: per (user,
+ * project) and per (user, group), one row per level a way in gives, with the latest expiry of
+ * that level's ways in (none when one never expires). The levels' comparison above cannot see
+ * a stale row below a user's highest level, nor a wrong expiry past the dates it checks; this
+ * one can, right after the write that left it.
+ */
+export async function oracleRows(db: Db, userIds: readonly number[]) {
+  const users = [...userIds];
+  const { rows: projects } = await sql<{ row: string }>`
+    select concat_ws(':', user_id, project_id, access_level, ${LATEST_EXPIRY}) as row from (
+      select m.user_id, m.source_id as project_id, m.access_level, m.expires_at from members m where m.source_type = 'Project'
+      union all
+      select m.user_id, p.id, m.access_level, m.expires_at from members m join projects p on p.traversal_ids && array[m.source_id]
+       where m.source_type = 'Namespace'
+      union all
+      select m.user_id, l.project_id, least(l.group_access, m.access_level), least(l.expires_at, m.expires_at) from members m
+        join namespaces g on g.traversal_ids && array[m.source_id]
+        join project_group_links l on l.group_id = g.id
+       where m.source_type = 'Namespace'
+      union all
+      select n.owner_id, p.id, 40, null::date from namespaces n join projects p on p.namespace_id = n.id where n.kind = 'user'
+    ) a where user_id = any(${users}::integer[]) group by user_id, project_id, access_level order by 1`.execute(db);
+  const { rows: groups } = await sql<{ row: string }>`
+    select concat_ws(':', m.user_id, d.id, m.access_level, ${LATEST_EXPIRY}) as row from members m
+      join namespaces d on d.traversal_ids && array[m.source_id]
+     where m.source_type = 'Namespace' and m.user_id = any(${users}::integer[])
+     group by m.user_id, d.id, m.access_level order by 1`.execute(db);
+  return { projects: projects.map((r) => r.row), groups: groups.map((r) => r.row) };
+}
+
+const LATEST_EXPIRY = sql`case when bool_or(expires_at is null) then 'never' else max(expires_at)::text end`;
+
+/** The rows the projection holds for the same users, as oracleRows gives them. */
+export async function projectedRows(db: Db, userIds: readonly number[]) {
+  const users = [...userIds];
+  const row = (target: string) => sql`concat_ws(':', user_id, ${sql.ref(target)}, access_level, coalesce(expires_at::text, 'never')) as row`;
+  const { rows: projects } = await sql<{ row: string }>`
+    select ${row('project_id')} from project_authorizations where user_id = any(${users}::integer[]) order by 1`.execute(db);
+  const { rows: groups } = await sql<{ row: string }>`
+    select ${row('group_id')} from group_authorizations where user_id = any(${users}::integer[]) order by 1`.execute(db);
+  return { projects: projects.map((r) => r.row), groups: groups.map((r) => r.row) };
+}
+
 /** `user:target → level`, sorted, so that two answers compare as plain objects. */
 const keyed = (rows: [number, number, number][]) =>
   Object.fromEntries(rows.map(([user, target, level]) => [`${user}:${target}`, Number(level)]).sort(([a], [b]) => (a! < b! ? -1 : 1)));
