@@ -116,7 +116,8 @@ async function run(world: World) {
     }
     // Refusals (a level below an inherited one, a share of the project's own group, gone targets) are part of the world too.
     expect(res.status, `${JSON.stringify(operation)}: ${res.text}`).toBeLessThan(500);
-    // Deletions finish in a reactor: wait until the target is gone, not only until the workers caught up.
+    // A deletion (202) hides its target at once, and a reactor removes it after: the next writes
+    // and comparisons run beside that removal, as a user's next requests would.
     if (res.status === 202) await gone(`/${operation.op === 'deleteGroup' ? 'groups' : 'projects'}/${deleted}`);
     history.push(`${JSON.stringify(operation)} → ${res.status}`);
     await compare(userIds, history);
