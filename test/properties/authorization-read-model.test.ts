@@ -124,6 +124,15 @@ async function run(world: World) {
   }
 }
 
+/** Waits until the removal reactor has deleted the projects (a deletion hides them at once). */
+async function removed(projectIds: number[]) {
+  for (let i = 0; i < 200; i++) {
+    if ((await api.handle.db.selectFrom('projects').select('id').where('id', 'in', projectIds).execute()).length === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`projects ${projectIds.join(', ')} were not removed`);
+}
+
 async function gone(path: string) {
   for (let i = 0; i < 200; i++) {
     await settled(api);
@@ -164,8 +173,9 @@ describe.runIf(onPostgres)('the authorizations projection under concurrent write
   // A membership refresh and a project, subgroup or share refresh in flight at once would each
   // miss what the other has not committed, without the projection's hierarchy locks; two
   // refreshes of one project's every user (a share, and a group it is shared with going) would
-  // both write its rows.
-  it('holds what the plain rule computes when memberships, projects, subgroups, shares and group deletions are written at once', async () => {
+  // both write its rows; a membership refresh of a group a project is shared with would write
+  // its user's row back after the project's deletion deleted its rows.
+  it('holds what the plain rule computes when memberships, projects, subgroups, shares, project and group deletions are written at once', async () => {
     const users = await Promise.all([0, 1, 2, 3].map(async () => (await api.createUser({ username: `pc${++serial}_${process.pid}` })).user.id as number));
     const group = async (prefix: string) => ok(await api.post('/groups', { name: `${prefix}${++serial}`, path: `${prefix}${serial}`, visibility: 'private' }), 'POST /groups').body.id as number;
     for (let round = 0; round < 3; round++) {
@@ -175,6 +185,13 @@ describe.runIf(onPostgres)('the authorizations projection under concurrent write
       const linked = ok(await api.post('/projects', { name: `pc-l${++serial}`, namespace_id: home, visibility: 'private' }), 'POST /projects').body.id;
       for (const [target, access] of [[other, 40], [doomed, 30]] as const) ok(await api.post(`/projects/${linked}/share`, { group_id: target, group_access: access }), 'POST share');
       for (const user of users) ok(await api.post(`/groups/${doomed}/members`, { user_id: user, access_level: 20 }), 'POST doomed member');
+      // Shared with `other`, whose members change below, and deleted meanwhile.
+      const deleted: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const id = ok(await api.post('/projects', { name: `pc-x${++serial}`, namespace_id: home, visibility: 'private' }), 'POST /projects').body.id;
+        ok(await api.post(`/projects/${id}/share`, { group_id: other, group_access: 30 }), 'POST share');
+        deleted.push(id);
+      }
       const writes: Promise<{ status: number; text: string }>[] = [
         ...users.map((user, i) => api.post(`/groups/${i % 2 ? other : root}/members`, { user_id: user, access_level: 20 + 10 * (i % 3) })),
         ...[0, 1, 2, 3, 4, 5].map((i) => api.post('/projects', { name: `pc-p${++serial}`, namespace_id: root, visibility: 'private', path: `pc-p${serial}-${i}` })),
@@ -182,9 +199,11 @@ describe.runIf(onPostgres)('the authorizations projection under concurrent write
         api.post(`/projects/${existing}/share`, { group_id: root, group_access: 30 }),
         api.post(`/projects/${linked}/share`, { group_id: root, group_access: 10 }),
         api.del(`/groups/${doomed}`),
+        ...deleted.map((id) => api.del(`/projects/${id}`)),
       ];
       for (const res of await Promise.all(writes)) expect(res.status, res.text).toBeLessThan(300);
       await gone(`/groups/${doomed}`);
+      await removed(deleted);
       await compare(users, [`round ${round}`]);
     }
   });

@@ -29,9 +29,11 @@ import { defineProjector } from '../projector.js';
  *   that user over the group's whole subtree (over one project: the user shared, so that a
  *   user's new projects do not wait for each other);
  * - a project's rows recomputed for every user (it is created, shared or unshared, or a group
- *   it is shared with goes): the project exclusively, so that two such refreshes of one
- *   project do not both write its rows; shared, every namespace whose members reach it —
- *   above it, and above each group it is shared with;
+ *   it is shared with goes) or deleted: the project exclusively, so that two such refreshes of
+ *   one project do not both write its rows; shared, every namespace whose members reach it —
+ *   above it, and above each group it is shared with (a membership change there recomputes
+ *   the project for its user: one in flight beside the project's deletion, not waiting for it,
+ *   wrote the user's row back after the deletion had deleted the project's rows);
  * - a group coming or going, shared: every namespace above it.
  * A project created below a group then waits for a membership change of that group in
  * flight, and the other way round; a waiting writer's next statement sees what the other
@@ -202,8 +204,10 @@ export const authorizationsProjector = defineProjector({
       await lock(trx, wholeProject(data.id), namespaceAndAncestors(data.previous_namespace_id));
       await refreshProjects(trx, ids(data.id));
     },
+    // The groups it was shared with from the projection's copy of its links: the links went with it.
     ProjectDeleted: async ({ data }, trx) => {
-      await lock(trx, key(PROJECT_LOCK, data.id, true), namespaceAndAncestors(data.namespace_id));
+      const sharedWith = ancestorsOf(sql`select group_id from authorization_group_links where project_id = ${data.id}`);
+      await lock(trx, key(PROJECT_LOCK, data.id, true), namespaceAndAncestors(data.namespace_id), sharedWith);
       await sql`delete from project_authorizations where project_id = ${data.id}`.execute(trx);
       await sql`delete from authorization_group_links where project_id = ${data.id}`.execute(trx);
     },
