@@ -164,7 +164,7 @@ export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<
     // The iid's lock (the project's) also keeps two requests from both finding no open duplicate;
     // the version's diff is stored in the same round trip, before the lock is asked for.
     const duplicate = openDuplicate(trx, input, null).$asScalar();
-    const { iid, alongside: duplicateIid, ahead } = await nextIidWith<number | null>(trx, MERGE_REQUEST_IIDS, input.projectId, duplicate, taken ? [taken.store] : []);
+    const { iid, alongside: duplicateIid, ahead } = await nextIidWith<number>(trx, MERGE_REQUEST_IIDS, input.projectId, duplicate, taken ? [taken.store] : []);
     const version = taken ? versionData(taken.history, { versionId: (ahead[0]!.rows[0] as { version_id: number }).version_id, filesCount: taken.filesCount }) : null;
     const facts = branchFacts(heads, duplicateIid);
     return {

@@ -1,9 +1,10 @@
 import type { DatabaseHandle } from '../../src/database/database.js';
+import { IN_TRANSACTION_BATCH } from '../../src/database/pg-client.js';
 
 /**
  * The statements a database's connections are asked for while `fn` runs, a list per round trip
- * (a batch's statements together; a statement of the pipeline alone), on PostgreSQL; none on
- * the embedded database, which has no pool.
+ * (a batch's statements together, those of a batch in a transaction too; a statement of the
+ * pipeline alone), on PostgreSQL; none on the embedded database, which has no pool.
  */
 export async function roundTrips(handle: DatabaseHandle, fn: () => Promise<unknown>): Promise<string[][]> {
   const trips: string[][] = [];
@@ -29,9 +30,10 @@ export async function roundTrips(handle: DatabaseHandle, fn: () => Promise<unkno
     const query = client.query;
     wrapped.set(client, query);
     client.query = function (this: unknown, ...args: unknown[]) {
-      const [config] = args;
-      const statements = (config as { statements?: { sql: string }[] } | undefined)?.statements;
-      trips.push(typeof config === 'string' ? [config] : statements ? statements.map((s) => s.sql) : [String((config as { text?: string }).text)]);
+      const [config, values] = args;
+      // A batch in the open transaction (IN_TRANSACTION_BATCH) names its statements in its values.
+      const statements = config === IN_TRANSACTION_BATCH ? (values as [{ sql: string }[]])[0] : (config as { statements?: { sql: string }[] } | undefined)?.statements;
+      trips.push(statements ? statements.map((s) => s.sql) : typeof config === 'string' ? [config] : [String((config as { text?: string }).text)]);
       return query.apply(client, args);
     };
   };

@@ -8,6 +8,7 @@ import { transactionCommitted } from '../../database/after-commit.js';
 import { appendInput, claimsOf, knownFold, outcomeOf, releaseClaim, takeClaims } from './append-steps.js';
 import { appendAndProject, ClaimHeldInBatch, decideInOneRoundTrip } from './one-round-trip.js';
 import { checkPrecondition } from './precondition.js';
+import { WrongGuess } from './guesses.js';
 import type { CommandContext, CommandResult, CommandSpec, DeferredSpecs, Outcome, Writer } from './context.js';
 
 const MAX_ATTEMPTS = 12;
@@ -81,8 +82,8 @@ export async function handleCommands(
       // GitLab answers a StaleObjectError or a lock it could not take the same way.
       if (attempt >= MAX_ATTEMPTS) throw resourceLocked();
       readStreams = true;
-      // A stale cache or plan is retried at once; writers contending for a stream back off.
-      if (!(error instanceof StaleCachedState) && !isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+      // A stale cache or plan or a wrong guess is retried at once; writers contending for a stream back off.
+      if (!(error instanceof StaleCachedState) && !(error instanceof WrongGuess) && !isStalePreparedPlan(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
     }
   }
 }
@@ -207,7 +208,7 @@ async function streamMovedPast(trx: Db, streamId: string, version: number): Prom
 }
 
 function isConcurrencyConflict(error: unknown): boolean {
-  if (error instanceof StaleCachedState || isStalePreparedPlan(error)) return true;
+  if (error instanceof StaleCachedState || error instanceof WrongGuess || isStalePreparedPlan(error)) return true;
   const e = error as { code?: string; constraint?: string; message?: string } | undefined;
   if (!e) return false;
   if (e.code === '40001' || e.code === '40P01') return true;

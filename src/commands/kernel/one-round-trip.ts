@@ -5,6 +5,7 @@ import { DomainError } from '../../domain/errors.js';
 import { appendToStream, planAppend, type AppendInput, type AppendPlan } from '../../eventstore/store.js';
 import type { StoredEvent } from '../../eventstore/types.js';
 import { batchInTransaction } from '../../database/read-together.js';
+import { guessToProve, WrongGuess } from './guesses.js';
 import { appendInput, claimsOf, claimStatements, knownFold, outcomeOf, runInlineProjections } from './append-steps.js';
 import { asPreconditionFailure } from './precondition.js';
 import { recordProjections, UnrecordableProjection } from './record-projections.js';
@@ -110,15 +111,17 @@ export class ClaimHeldInBatch extends Error {
 }
 
 /**
- * The ordinary path's claims, append and inline projections (handler.ts). On PostgreSQL, when
+ * The ordinary path's claims, append and inline projections (handler.ts), after the proof of a
+ * guess the command made in the transaction (guesses.ts), if it made one. On PostgreSQL, when
  * the projections can be recorded, they go out as one batch on the transaction's connection,
- * as decideInOneRoundTrip sends them: the claims' statements (claimStatements), the INSERT,
- * the projections' statements and, when this is the transaction's last append (`commit`), its
- * COMMIT. One round trip instead of one per statement; under a lock the transaction took (a
- * scope's iid), the only one between the decision and the commit. A claim held by another
- * stream fails the batch with ClaimHeldInBatch. With `claimsApart`, or without a batch, the
- * claims are taken one by one first (applyClaims, which answers a refusal), and without a
- * batch the rest goes statement by statement (and kysely commits).
+ * as decideInOneRoundTrip sends them: the guess's proof, the claims' statements
+ * (claimStatements), the INSERT, the projections' statements and, when this is the
+ * transaction's last append (`commit`), its COMMIT. One round trip instead of one per
+ * statement; under the lock a proof takes (a scope's iid), the only one. A failed proof fails
+ * the batch with WrongGuess, a claim held by another stream with ClaimHeldInBatch. With
+ * `claimsApart`, or without a batch, the proof and then the claims are taken one by one first
+ * (applyClaims, which answers a refusal), and without a batch the rest goes statement by
+ * statement (and kysely commits).
  */
 export async function appendAndProject(
   trx: Db,
@@ -127,10 +130,33 @@ export async function appendAndProject(
   claims: { readonly changes: readonly ClaimChanges[]; readonly apart: boolean; apply(): Promise<void> },
   commit: boolean,
 ): Promise<StoredEvent[]> {
+  const guess = guessToProve(trx);
+  try {
+    return await proveAppendAndProject(trx, ctx, input, claims, commit, guess?.proof ?? []);
+  } catch (error) {
+    guess?.abandoned();
+    throw error;
+  }
+}
+
+async function proveAppendAndProject(
+  trx: Db,
+  ctx: CommandContext,
+  input: AppendInput,
+  claims: { readonly changes: readonly ClaimChanges[]; readonly apart: boolean; apply(): Promise<void> },
+  commit: boolean,
+  proof: readonly CompiledQuery[],
+): Promise<StoredEvent[]> {
   const types = input.events.map((event) => event.type);
   const projectors = ctx.inlineProjectors.filter((p) => types.some((type) => p.handles.includes(type)));
   const plan = ctx.oneRoundTrip && !readingResults(projectors, types) ? planAppend(trx, input) : undefined;
   const projections = plan && (await recorded(projectors, plan));
+  const batched = plan && projections && !claims.apart;
+  if (!batched && proof.length > 0) {
+    await batchInTransaction(trx, proof).catch((error: unknown) => {
+      throw dividedByZero(error) !== undefined ? new WrongGuess() : error;
+    });
+  }
   if (!plan || !projections) {
     await claims.apply();
     const stored = await appendToStream(trx, input);
@@ -138,14 +164,22 @@ export async function appendAndProject(
     return stored;
   }
   if (claims.apart) await claims.apply();
-  const claimed = claims.apart ? [] : claims.changes.flatMap((changes) => claimStatements(trx, input.streamId, changes));
+  const proved = batched ? proof : [];
+  const claimed = batched ? claims.changes.flatMap((changes) => claimStatements(trx, input.streamId, changes)) : [];
   let results: QueryResult<unknown>[];
   try {
-    results = await batchInTransaction(trx, [...claimed, plan.insert, ...projections], { commit });
+    results = await batchInTransaction(trx, [...proved, ...claimed, plan.insert, ...projections], { commit });
   } catch (error) {
-    const failedAt = (error as { statementIndex?: number }).statementIndex;
-    if (failedAt !== undefined && failedAt < claimed.length && (error as { code?: string }).code === '22012') throw new ClaimHeldInBatch();
+    const failedAt = dividedByZero(error);
+    if (failedAt !== undefined && failedAt < proved.length) throw new WrongGuess();
+    if (failedAt !== undefined && failedAt < proved.length + claimed.length) throw new ClaimHeldInBatch();
     throw error;
   }
-  return plan.stored(results[claimed.length]!.rows as Parameters<typeof plan.stored>[0]);
+  return plan.stored(results[proved.length + claimed.length]!.rows as Parameters<typeof plan.stored>[0]);
+}
+
+/** The index in its batch of a statement that divided by zero (a claim held, a guess proved wrong); undefined for any other failure. */
+function dividedByZero(error: unknown): number | undefined {
+  const { statementIndex, code } = error as { statementIndex?: number; code?: string };
+  return code === '22012' ? statementIndex : undefined;
 }
