@@ -14,8 +14,13 @@ export interface LoadJob {
   url: string;
   connections: number;
   seconds: number;
-  /** Connection i sends requests[i % requests.length], the same one over and over. */
+  /** Connection i sends requests[i % requests.length], the same one over and over (but see `once`). */
   requests: (Request & { method: string; path: string })[];
+  /**
+   * Each request is sent once instead: connection i sends requests i, i + connections, … in
+   * turn, and the job ends when every one has been answered (`seconds` is then only a bound).
+   */
+  once?: boolean;
   /** Replace `[<id>]` in bodies with a fresh id per request (so every write changes something). */
   idReplacement?: boolean;
   /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
@@ -49,10 +54,12 @@ const slices = new Map<string, RawResult[]>();
 function options(job: LoadJob) {
   let next = 0;
   const first = job.requests[0]!;
+  // autocannon's `amount` gives connection i ⌊n / connections⌋ requests, one more while i < n mod connections: its share of the requests below.
+  const ofConnection = (i: number) => (job.once ? job.requests.filter((_, k) => k % job.connections === i) : [job.requests[i % job.requests.length]!]);
   return {
     url: job.url,
     connections: job.connections,
-    duration: job.seconds,
+    ...(job.once ? { amount: job.requests.length } : { duration: job.seconds }),
     timeout: 10,
     idReplacement: job.idReplacement ?? false,
     ...(job.overallRate ? { overallRate: job.overallRate } : {}),
@@ -62,7 +69,7 @@ function options(job: LoadJob) {
     ...(first.body !== undefined ? { body: first.body } : {}),
     setupClient(client: { setRequests(requests: Request[]): void }) {
       // setRequests, not setRequest: the latter only changes the request in flight.
-      client.setRequests([{ ...job.requests[next++ % job.requests.length]! }]);
+      client.setRequests(ofConnection(next++).map((request) => ({ ...request })));
     },
   };
 }
