@@ -24,10 +24,36 @@ export class Notifier {
   private reconnect: NodeJS.Timeout | undefined;
   private reconnectDelayMs = RECONNECT_MIN_MS;
 
+  /**
+   * The backends of this process's NOTIFYs: PostgreSQL delivers a notification to every
+   * listener, its sender's too, and this process has woken its own subscribers already.
+   * A backend leaves the set with its connection, before its process id can be another's.
+   */
+  private readonly ownBackends = new Set<number>();
+
   constructor(
     private readonly pool?: pg.Pool,
     private readonly log?: NotifierLog,
-  ) {}
+  ) {
+    pool?.on('remove', (client) => this.ownBackends.delete((client as { processID?: number }).processID ?? 0));
+  }
+
+  /** NOTIFY on a connection of the pool, whose backend is then known as this process's own. */
+  private notify(channel: string, payload: string): void {
+    const pool = this.pool;
+    if (!pool) return;
+    pool.connect().then(
+      (client) => {
+        const pid = (client as { processID?: number }).processID;
+        if (pid !== undefined) this.ownBackends.add(pid);
+        client.query('select pg_notify($1, $2)', [channel, payload]).then(
+          () => client.release(),
+          (error: Error) => client.release(error),
+        );
+      },
+      () => {},
+    );
+  }
 
   /**
    * LISTENs on a connection of its own. When that connection drops (a restart,
@@ -62,6 +88,7 @@ export class Notifier {
       this.scheduleReconnect();
     };
     const onNotification = (message: pg.Notification) => {
+      if (this.ownBackends.has(message.processId)) return;
       if (message.channel === SIGNAL_CHANNEL) this.signals.emit(message.payload ?? '');
       else this.emitter.emit('appended', message.payload ? message.payload.split(',') : undefined);
     };
@@ -169,7 +196,7 @@ export class Notifier {
       this.emitter.emit('appended', appended);
       // NOTIFY payloads stop short of 8000 bytes: a longer list says "any type".
       const payload = appended?.join(',') ?? '';
-      this.pool?.query('select pg_notify($1, $2)', [NOTIFY_CHANNEL, payload.length < 7900 ? payload : '']).catch(() => {});
+      this.notify(NOTIFY_CHANNEL, payload.length < 7900 ? payload : '');
     }, COALESCE_MS);
   }
 
@@ -185,7 +212,7 @@ export class Notifier {
    */
   signal(topic: string): void {
     this.signals.emit(topic);
-    this.pool?.query('select pg_notify($1, $2)', [SIGNAL_CHANNEL, topic]).catch(() => {});
+    this.notify(SIGNAL_CHANNEL, topic);
   }
 
   /** Calls `fn` on each `signal(topic)`, from any process. */

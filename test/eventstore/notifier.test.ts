@@ -80,4 +80,31 @@ describe('Notifier', () => {
       await handle.close();
     }
   });
+
+  itOnPostgres('does not hear its own NOTIFY again: its subscribers were woken once, when it appended', async () => {
+    const handle = await openTestDatabase();
+    const both = new Notifier(handle.pool);
+    const other = new Notifier(handle.pool);
+    try {
+      await both.listen();
+      await other.listen();
+      const heard: unknown[] = [];
+      const signals: string[] = [];
+      both.onAppended((types) => heard.push(types));
+      both.onSignal('deliveries', () => signals.push('deliveries'));
+      const theOther = next(other);
+      const signalled = new Promise<void>((resolve) => other.onSignal('deliveries', resolve));
+      both.appended(['UserBlocked']);
+      both.signal('deliveries');
+      // The other listener heard both: the NOTIFYs went out, and were delivered by now.
+      expect(await theOther).toEqual(['UserBlocked']);
+      await signalled;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect([heard, signals]).toEqual([[['UserBlocked']], ['deliveries']]);
+    } finally {
+      await both.close();
+      await other.close();
+      await handle.close();
+    }
+  });
 });
