@@ -17,7 +17,7 @@ import { buildTrees } from '../../src/domain/repository/files.js';
 import { blobsToRead, mergeTrees } from '../../src/domain/repository/merge.js';
 import { storeObjects } from '../../src/commands/repository.js';
 import { commit, type GitObject, tree } from '../../src/domain/repository/objects.js';
-import { commitLog, commitLogPage, findCommits, forgetTrees, readBlobs, readFiles, readTrees } from '../../src/projections/repository/queries.js';
+import { commitLog, commitLogPage, findCommits, forgetCommits, forgetTrees, readBlobs, readFiles, readTrees } from '../../src/projections/repository/queries.js';
 import { backfill } from '../../migrations/0059_repository_commit_graph.js';
 import { backfill as firstParentBackfill } from '../../migrations/0076_first_parent_depth.js';
 
@@ -202,8 +202,11 @@ describe('history (against git merge-base and git rev-list)', () => {
     const db = api.handle.db;
     const phantom = 'e'.repeat(40);
     const phantomTree = tree([{ mode: '100644', name: 'phantom.txt', sha: 'd'.repeat(40) }]);
+    const someone = { name: 'Phantom', email: 'phantom@example.com', time: 1700000000, tzOffset: 0 };
+    const phantomCommit = commit({ tree: phantomTree.sha, parents: [head], author: someone, committer: someone, message: 'Phantom\n' });
     forgetCommitNodes(api.handle.db);
     forgetTrees(api.handle.db);
+    forgetCommits(api.handle.db);
     await db
       .transaction()
       .execute(async (trx) => {
@@ -214,12 +217,18 @@ describe('history (against git merge-base and git rev-list)', () => {
         expect(await commitsBetween(trx, id, head, phantom)).toEqual([phantom]);
         await sql`insert into repository_objects (project_id, sha, type, size, content) values (${id}, ${phantomTree.sha}, 'tree', ${phantomTree.content.length}, ${Buffer.from(phantomTree.content)})`.execute(trx);
         expect((await readTrees(trx, id, [phantomTree.sha])).get(phantomTree.sha)).toEqual([{ mode: '100644', name: 'phantom.txt', sha: 'd'.repeat(40) }]);
+        await sql`insert into repository_objects (project_id, sha, type, size, content) values (${id}, ${phantomCommit.sha}, 'commit', ${phantomCommit.content.length}, ${Buffer.from(phantomCommit.content)})`.execute(trx);
+        expect((await findCommits(trx, id, [head, phantomCommit.sha])).map((c) => [c.sha, c.message])).toEqual([
+          [head, expect.any(String)],
+          [phantomCommit.sha, 'Phantom\n'],
+        ]);
         throw new Error('rolled back');
       })
       .catch((error: Error) => expect(error.message).toBe('rolled back'));
     expect(await mergeBase(db, id, head, phantom)).toBeNull();
     expect(await commitsBetween(db, id, head, phantom)).toEqual([]);
     expect((await readTrees(db, id, [phantomTree.sha])).size).toBe(0);
+    expect((await findCommits(db, id, [phantomCommit.sha, head])).map((c) => c.sha)).toEqual([head]);
   });
 
   it('keeps nothing a request in one transaction read once that transaction rolls back (Idempotency-Key)', async () => {

@@ -22,6 +22,7 @@ import {
   listBranches,
   type LogFilters,
   readTree,
+  namedCommit,
   resolveCommit,
 } from '../../projections/repository/queries.js';
 import { projectWebUrl } from '../entities/projects.js';
@@ -69,7 +70,8 @@ async function logPage(c: Context, projectId: number, heads: readonly CommitView
  */
 async function mergedInto(c: Context, project: ProjectScope, branches: readonly { name: string; sha: string }[]) {
   const { db } = appContext(c);
-  const root = project.row.default_branch ? (await resolveCommit(db, project.row.id, project.row.default_branch))?.sha : undefined;
+  // `commit(root_ref).sha`: the default branch's name as rev-parse resolves it (a tag of that name first).
+  const root = project.row.default_branch ? await namedCommit(db, project.row.id, project.row.default_branch) : undefined;
   const candidates = branches.filter((branch) => branch.name !== project.row.default_branch && branch.sha !== root).map((branch) => branch.sha);
   const reachable = root === undefined || candidates.length === 0 ? new Set<string>() : await reachableAmong(db, project.row.id, root, candidates);
   return (name: string, sha: string) => root !== undefined && name !== project.row.default_branch && sha !== root && reachable.has(sha);
@@ -77,10 +79,10 @@ async function mergedInto(c: Context, project: ProjectScope, branches: readonly 
 
 async function presentBranches(c: Context, project: ProjectScope, branches: readonly { name: string; sha: string }[]) {
   const { db } = appContext(c);
-  const { refs, may } = await branchAccess(c, project);
-  const merged = await mergedInto(c, project, branches);
+  // Side by side: the reads of each go out together with the others' (the pipeline), not one after another.
+  const [{ refs, may }, merged, found] = await Promise.all([branchAccess(c, project), mergedInto(c, project, branches), findCommits(db, project.row.id, branches.map((branch) => branch.sha))]);
   const webUrl = webUrlOf(c, project);
-  const commits = new Map((await findCommits(db, project.row.id, branches.map((branch) => branch.sha))).map((commit) => [commit.sha, commit]));
+  const commits = new Map(found.map((commit) => [commit.sha, commit]));
   const out = [];
   for (const branch of branches) {
     const commit = commits.get(branch.sha)!;

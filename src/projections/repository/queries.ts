@@ -40,14 +40,48 @@ export interface CommitView extends Commit {
 }
 
 export async function findCommit(db: Db, projectId: number, sha: string): Promise<CommitView | undefined> {
-  const object = await findObject(db, projectId, sha);
-  return object?.type === 'commit' ? { sha, ...parseCommit(object.content) } : undefined;
+  return (await findCommits(db, projectId, [sha]))[0];
 }
 
-/** Commits by SHA, in one query, in the order asked; a SHA that names no commit is left out. */
+/**
+ * Parsed commits the reads have read, by database (databaseKey), project and SHA, bounded by
+ * an estimate of their bytes (README: Memory). A commit never changes with its SHA; the branch
+ * list, a single commit and the logs show the same branch heads and recent commits again and
+ * again, and parsing them was a tenth of the branch list's CPU. Kept only once the transaction
+ * that read them has committed (afterCommit): it may have read commits of its own that a
+ * rollback removes.
+ */
+export const COMMIT_CACHE_BYTES = 8 * 1024 * 1024;
+/** A parsed commit's strings take about twice the bytes of its object, plus the fields around them. */
+const commitWeight = (bytes: number) => 2 * bytes + 200;
+const committedCommits = perDatabase(() => new WeightedLruMap<string, CommitView>(COMMIT_CACHE_BYTES));
+
+/** Empties the commit cache of `db`'s database (tests). */
+export const forgetCommits = committedCommits.forget;
+
+/** Commits by SHA, in the order asked, those the process has not kept read in one query; a SHA that names no commit is left out. */
 export async function findCommits(db: Db, projectId: number, shas: readonly string[]): Promise<CommitView[]> {
   if (shas.length === 0) return [];
-  return commitsIn(shas, await commitRows(db, projectId).where('sha', 'in', [...new Set(shas)]).execute());
+  const cache = committedCommits.of(db);
+  const found = new Map<string, CommitView>();
+  for (const sha of shas) {
+    const commit = cache.get(`${projectId} ${sha}`);
+    if (commit) found.set(sha, commit);
+  }
+  const unread = [...new Set(shas.filter((sha) => !found.has(sha)))];
+  if (unread.length > 0) {
+    const read: [CommitView, number][] = [];
+    for (const row of await commitRows(db, projectId).where('sha', 'in', unread).execute()) {
+      // Frozen: the same object goes to every reader of the process from now on.
+      const commit = Object.freeze({ sha: row.sha, ...parseCommit(new Uint8Array(row.content)) });
+      found.set(row.sha, commit);
+      read.push([commit, row.content.length]);
+    }
+    afterCommit(db, () => {
+      for (const [commit, bytes] of read) cache.set(`${projectId} ${commit.sha}`, commit, commitWeight(bytes));
+    });
+  }
+  return shas.flatMap((sha) => found.get(sha) ?? []);
 }
 
 /** A project's stored commit rows, for a caller to narrow by SHA; commitsIn orders and parses them. */
@@ -70,14 +104,8 @@ export function commitsIn(shas: readonly string[], rows: readonly { sha: string;
  * least 4 hex digits).
  */
 export async function resolveCommit(db: Db, projectId: number, ref: string): Promise<CommitView | undefined> {
-  const tagName = ref.startsWith('refs/tags/') ? ref.slice('refs/tags/'.length) : ref.startsWith('refs/heads/') ? null : ref;
-  const branchName = ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ref.startsWith('refs/tags/') ? null : ref;
-  const { rows: named } = await sql<{ sha: string }>`
-    select commit_sha as sha, 0 as rank from repository_tags where project_id = ${projectId} and name = ${tagName}
-    union all
-    select sha, 1 from repository_branches where project_id = ${projectId} and name = ${branchName}
-    order by rank limit 1`.execute(db);
-  if (named[0]) return findCommit(db, projectId, named[0].sha);
+  const named = await namedCommit(db, projectId, ref);
+  if (named) return findCommit(db, projectId, named);
   if (!/^[0-9a-f]{4,40}$/i.test(ref)) return undefined;
   const prefix = ref.toLowerCase();
   const rows = await db
@@ -90,6 +118,18 @@ export async function resolveCommit(db: Db, projectId: number, ref: string): Pro
     .limit(2)
     .execute();
   return rows.length === 1 ? findCommit(db, projectId, rows[0]!.sha) : undefined;
+}
+
+/** The commit a tag or branch name resolves to (resolveCommit's names, not a SHA), without reading the commit. */
+export async function namedCommit(db: Db, projectId: number, ref: string): Promise<string | undefined> {
+  const tagName = ref.startsWith('refs/tags/') ? ref.slice('refs/tags/'.length) : ref.startsWith('refs/heads/') ? null : ref;
+  const branchName = ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ref.startsWith('refs/tags/') ? null : ref;
+  const { rows } = await sql<{ sha: string }>`
+    select commit_sha as sha, 0 as rank from repository_tags where project_id = ${projectId} and name = ${tagName}
+    union all
+    select sha, 1 from repository_branches where project_id = ${projectId} and name = ${branchName}
+    order by rank limit 1`.execute(db);
+  return rows[0]?.sha;
 }
 
 export async function readTree(db: Db, projectId: number, sha: string): Promise<TreeEntry[] | undefined> {
