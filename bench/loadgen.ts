@@ -59,7 +59,8 @@ function options(job: LoadJob) {
   return {
     url: job.url,
     connections: job.connections,
-    ...(job.once ? { amount: job.requests.length } : { duration: job.seconds }),
+    // autocannon notices the end at its next sample (1 s apart by default), and that is its duration: a job sent once is sampled every 10 ms.
+    ...(job.once ? { amount: job.requests.length, sampleInt: 10 } : { duration: job.seconds }),
     timeout: 10,
     idReplacement: job.idReplacement ?? false,
     ...(job.overallRate ? { overallRate: job.overallRate } : {}),

@@ -5,12 +5,13 @@ import type { VersionData } from '../domain/merge-requests/events.js';
 import { VERSION_DIFF_LIMITS } from '../domain/repository/diffs.js';
 import { CommitGraph } from '../projections/repository/commit-graph.js';
 import { commitsBetween, mergeBase } from '../projections/repository/history.js';
-import { mergeRequestHeads, mergeStatusOf } from '../projections/merge-requests/mergeability.js';
+import { mergeRequestHeads, mergeRequestHeadsIn, mergeRequestHeadsQuery, mergeStatusOf } from '../projections/merge-requests/mergeability.js';
 import { collectDiffs, ObjectReader } from '../projections/repository/queries.js';
 import { nextId } from './kernel/handler.js';
 import type { MergeRequestRow } from '../projections/merge-requests/tables.js';
 import { fetchCommit } from './repository-fetch.js';
-import { nextIidWith, type IidCounter } from './kernel/iids.js';
+import { iidTaker, type IidCounter } from './kernel/iids.js';
+import { batchInTransaction } from '../database/read-together.js';
 import { run } from './kernel/run.js';
 import { mergeRequests } from '../domain/merge-requests/aggregate.js';
 import type { Writer } from './kernel/context.js';
@@ -42,14 +43,17 @@ async function versionDiff(trx: Db, projectId: number, base: string | null, head
   return { versionId, filesCount: diff.filesCount };
 }
 
-/** A version's diff and the statement that stores it, whose one row is the version's id (taken by the insert). */
-async function collectVersionDiff(trx: Db, projectId: number, base: string | null, headSha: string, objects: ObjectReader) {
+/**
+ * A version's diff and the statement that stores it, whose one row is the version's id: the
+ * one given, or one the insert takes.
+ */
+async function collectVersionDiff(trx: Db, projectId: number, base: string | null, headSha: string, objects: ObjectReader, versionId?: number) {
   // MergeRequestDiff#save_diffs: the merge base → head diff (from the empty tree without a
   // merge base) collected with Commit.max_diff_options; real_size counts every changed file.
   const diff = await collectDiffs(trx, projectId, base, headSha, VERSION_DIFF_LIMITS, objects);
   const store = trx
     .insertInto('merge_request_version_diffs')
-    .values({ version_id: sql<number>`nextval('merge_request_versions_id_seq')`, files: JSON.stringify(diff.diffs) })
+    .values({ version_id: versionId ?? sql<number>`nextval('merge_request_versions_id_seq')`, files: JSON.stringify(diff.diffs) })
     .returning('version_id')
     .compile();
   return { store, filesCount: diff.changedFiles };
@@ -70,11 +74,11 @@ const versionData = (history: Awaited<ReturnType<typeof versionHistory>>, diff: 
  * reader, so each is read once and a level of both costs one statement. The diff is not
  * stored yet: `store` goes out with the opening's next statements (openMergeRequestCommand).
  */
-async function versionAndMergeStatus(trx: Db, projectId: number, headSha: string, startSha: string) {
+async function versionAndMergeStatus(trx: Db, projectId: number, headSha: string, startSha: string, versionId: number) {
   const graph = new CommitGraph(trx, projectId, 128);
   const objects = new ObjectReader(trx, projectId, true);
   const history = await versionHistory(trx, projectId, headSha, startSha, graph);
-  const diff = collectVersionDiff(trx, projectId, history.base, headSha, objects);
+  const diff = collectVersionDiff(trx, projectId, history.base, headSha, objects, versionId);
   const mergeStatus = mergeStatusOf(trx, projectId, headSha, startSha, history.commitShas.length, graph, objects);
   // Both settled before either's error ends the transaction: neither sends a statement after its rollback.
   await Promise.allSettled([diff, mergeStatus]);
@@ -98,8 +102,8 @@ export const branchesOf = (row: Pick<MergeRequestRow, 'project_id' | 'source_pro
 });
 
 /** The heads of a merge request's branches, share-locked until the commit: the version taken of them must still be of the heads then. */
-const lockedHeads = (trx: Db, b: MergeRequestBranches) =>
-  mergeRequestHeads(trx, { project_id: b.projectId, source_project_id: b.sourceProjectId, source_branch: b.sourceBranch, target_branch: b.targetBranch }, true);
+const lockedHeads = (trx: Db, b: MergeRequestBranches) => mergeRequestHeads(trx, headsOf(b), true);
+const headsOf = (b: MergeRequestBranches) => ({ project_id: b.projectId, source_project_id: b.sourceProjectId, source_branch: b.sourceBranch, target_branch: b.targetBranch });
 
 /**
  * A version of a source head against a target head (takeVersion), the source's commit first
@@ -154,18 +158,22 @@ export interface OpenInput extends MergeRequestBranches {
  * diff: the costly part) and the merge status of its heads (checked on the commit graph the
  * version loaded, and recorded with the opening) are taken before the project's iid lock, so
  * openings in one project wait on each other only for the iid, the duplicate check and the
- * commit. The command as a function of the transaction, for a spec committed with others
- * (labels created on first use).
+ * commit. The heads, the version's id and what the iid takes first (iidTaker) are read in the
+ * transaction's first round trip. The command as a function of the transaction, for a spec
+ * committed with others (labels created on first use).
  */
 export function openMergeRequestCommand(input: OpenInput): (trx: Db) => Promise<MergeRequestCommand> {
   return async (trx) => {
-    const heads = await lockedHeads(trx, input);
-    const taken = (await fetchedHeads(trx, input, heads)) ? await versionAndMergeStatus(trx, input.projectId, heads.sourceSha!, heads.targetSha!) : undefined;
+    const iids = iidTaker(trx, MERGE_REQUEST_IIDS, input.projectId);
+    const [headRows, versionIds] = await batchInTransaction(trx, [mergeRequestHeadsQuery(trx, headsOf(input), true), sql`select nextval('merge_request_versions_id_seq')::int as id`.compile(trx), ...iids.first]);
+    const heads = mergeRequestHeadsIn(headsOf(input), headRows!.rows);
+    const versionId = (versionIds!.rows[0] as { id: number }).id;
+    const taken = (await fetchedHeads(trx, input, heads)) ? await versionAndMergeStatus(trx, input.projectId, heads.sourceSha!, heads.targetSha!, versionId) : undefined;
     // The iid's lock (the project's) also keeps two requests from both finding no open duplicate;
-    // the version's diff is stored in the same round trip, before the lock is asked for.
+    // the version's diff is stored before the lock is asked for, with it.
     const duplicate = openDuplicate(trx, input, null).$asScalar();
-    const { iid, alongside: duplicateIid, ahead } = await nextIidWith<number>(trx, MERGE_REQUEST_IIDS, input.projectId, duplicate, taken ? [taken.store] : []);
-    const version = taken ? versionData(taken.history, { versionId: (ahead[0]!.rows[0] as { version_id: number }).version_id, filesCount: taken.filesCount }) : null;
+    const { iid, alongside: duplicateIid } = await iids.take<number>(duplicate, taken ? [taken.store] : []);
+    const version = taken ? versionData(taken.history, { versionId, filesCount: taken.filesCount }) : null;
     const facts = branchFacts(heads, duplicateIid);
     return {
       type: 'OpenMergeRequest',

@@ -83,4 +83,32 @@ describe('iids', () => {
       [3, 'c'],
     ]);
   });
+
+  it('merge requests opened side by side take each iid once, those that began before the next was known guessing it late', async () => {
+    const project = await createProject(api);
+    await api.post(`/projects/${project.id}/repository/commits`, { branch: 'master', commit_message: 'Initial', actions: [{ action: 'create', file_path: 'README.md', content: 'hi\n' }] });
+    const branches = range(1, 16).map((i) => `topic-${i}`);
+    for (const branch of branches) {
+      const res = await api.post(`/projects/${project.id}/repository/commits`, { branch, start_branch: 'master', commit_message: branch, actions: [{ action: 'create', file_path: `${branch}.txt`, content: `${branch}\n` }] });
+      expect(res.status).toBe(201);
+    }
+    const open = (source: string) => api.post(`/projects/${project.id}/merge_requests`, { title: source, source_branch: source, target_branch: 'master' });
+    for (const round of [0, 1]) {
+      const answers = await Promise.all(branches.slice(round * 8, round * 8 + 8).map(open));
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(201));
+      expect(answers.map((a) => a.body.iid as number).sort((a, b) => a - b)).toEqual(range(round * 8 + 1, round * 8 + 8));
+    }
+    const made = await api.post(`/projects/${project.id}/repository/commits`, { branch: 'last', start_branch: 'master', commit_message: 'last', actions: [{ action: 'create', file_path: 'last.txt', content: 'last\n' }] });
+    expect(made.status).toBe(201);
+    let iid = 0;
+    const last = await roundTrips(api.handle, async () => {
+      iid = (await open('last')).body.iid;
+    });
+    expect(iid).toBe(17);
+    if (!api.handle.pool) return;
+    // The heads, the version's id and the guessed iid's own lock: the opening's first round trip.
+    const first = last.find((t) => t.some((s) => s.includes('for share') && s.includes('repository_branches')));
+    expect(first!.some((s) => s.includes('merge_request_versions_id_seq'))).toBe(true);
+    expect(first!.some((s) => /pg_advisory_xact_lock\(hashtextextended/.test(s))).toBe(true);
+  });
 });

@@ -21,20 +21,37 @@ export const branchHead = async (db: Db, projectId: number, branch: string): Pro
  * the head then.
  */
 export async function branchHeads(db: Db, branches: readonly { projectId: number; branch: string }[], forShare = false): Promise<(string | undefined)[]> {
-  const { rows } = await sql<{ project_id: number; name: string; sha: string }>`
-    select project_id, name, sha from repository_branches
-     where (project_id, name) in (${sql.join(branches.map((b) => sql`(${b.projectId}::int, ${b.branch}::text)`))})
-     ${forShare ? sql`for share` : sql``}`.execute(db);
-  return branches.map((b) => rows.find((row) => row.project_id === b.projectId && row.name === b.branch)?.sha);
+  return headsIn(branches, (await db.executeQuery(branchHeadsQuery(db, branches, forShare))).rows);
 }
 
+type HeadRow = { project_id: number; name: string; sha: string };
+
+/** branchHeads' statement, for a caller to send with others; headsIn reads its rows. */
+const branchHeadsQuery = (db: Db, branches: readonly { projectId: number; branch: string }[], forShare: boolean) =>
+  sql<HeadRow>`
+    select project_id, name, sha from repository_branches
+     where (project_id, name) in (${sql.join(branches.map((b) => sql`(${b.projectId}::int, ${b.branch}::text)`))})
+     ${forShare ? sql`for share` : sql``}`.compile(db);
+
+const headsIn = (branches: readonly { projectId: number; branch: string }[], rows: readonly HeadRow[]) =>
+  branches.map((b) => rows.find((row) => row.project_id === b.projectId && row.name === b.branch)?.sha);
+
+type HeadsOf = Pick<MergeRequestRow, 'project_id' | 'source_project_id' | 'source_branch' | 'target_branch'>;
+const sourceAndTarget = (row: HeadsOf) => [
+  { projectId: row.source_project_id, branch: row.source_branch },
+  { projectId: row.project_id, branch: row.target_branch },
+];
+
 /** The heads of a merge request's source and target branches (branchHeads). */
-export async function mergeRequestHeads(
-  db: Db,
-  row: Pick<MergeRequestRow, 'project_id' | 'source_project_id' | 'source_branch' | 'target_branch'>,
-  forShare = false,
-): Promise<{ sourceSha: string | undefined; targetSha: string | undefined }> {
-  const [sourceSha, targetSha] = await branchHeads(db, [{ projectId: row.source_project_id, branch: row.source_branch }, { projectId: row.project_id, branch: row.target_branch }], forShare);
+export async function mergeRequestHeads(db: Db, row: HeadsOf, forShare = false): Promise<{ sourceSha: string | undefined; targetSha: string | undefined }> {
+  return mergeRequestHeadsIn(row, (await db.executeQuery(mergeRequestHeadsQuery(db, row, forShare))).rows);
+}
+
+/** mergeRequestHeads' statement, for a caller to send with others; mergeRequestHeadsIn reads its rows. */
+export const mergeRequestHeadsQuery = (db: Db, row: HeadsOf, forShare = false) => branchHeadsQuery(db, sourceAndTarget(row), forShare);
+
+export function mergeRequestHeadsIn(row: HeadsOf, rows: readonly unknown[]): { sourceSha: string | undefined; targetSha: string | undefined } {
+  const [sourceSha, targetSha] = headsIn(sourceAndTarget(row), rows as HeadRow[]);
   return { sourceSha, targetSha };
 }
 
