@@ -19,7 +19,7 @@ export interface Guess {
 const guesses = new WeakMap<Db, Guess>();
 
 /** Sends `guess`'s proof ahead of the transaction's next append. */
-export function guessed(trx: Db, guess: Guess): void {
+export function proveWithAppend(trx: Db, guess: Guess): void {
   if (guesses.has(trx)) throw new Error('a transaction proves one guess at a time');
   guesses.set(trx, guess);
 }

@@ -2,7 +2,7 @@ import { sql, type CompiledQuery, type Expression, type QueryResult } from 'kyse
 import type { Db } from '../../database/database.js';
 import { perDatabase } from '../../database/after-commit.js';
 import { batchInTransaction } from '../../database/read-together.js';
-import { guessed as proveWithAppend } from './guesses.js';
+import { proveWithAppend } from './guesses.js';
 
 /**
  * A per-scope iid counter (GitLab's InternalId): the table its projection keeps of the last
@@ -63,7 +63,7 @@ export function iidTaker(trx: Db, counter: IidCounter, scopeId: number): IidTake
   const known = iidGuesses.of(trx);
   const scope = `${counter.table} ${scopeId}`;
   const ownLock = (iid: number) => sql`select pg_advisory_xact_lock(${guessKey(scope, iid)})`.compile(trx);
-  const guessed = <T>(guess: number, alongside: Expression<T | null>, ahead: readonly CompiledQuery[], first: readonly CompiledQuery[]) => {
+  const guessedTake = <T>(guess: number, alongside: Expression<T | null>, ahead: readonly CompiledQuery[], first: readonly CompiledQuery[]) => {
     proveWithAppend(trx, {
       proof: [
         ...ahead,
@@ -77,13 +77,13 @@ export function iidTaker(trx: Db, counter: IidCounter, scopeId: number): IidTake
     return { iid: guess, alongside: null };
   };
   const early = known.take(scope);
-  if (early !== undefined) return { first: [ownLock(early)], take: async (alongside, ahead = []) => guessed(early, alongside, ahead, []) };
+  if (early !== undefined) return { first: [ownLock(early)], take: async (alongside, ahead = []) => guessedTake(early, alongside, ahead, []) };
   return {
     first: [],
     take: async <T>(alongside: Expression<T | null>, ahead: readonly CompiledQuery[] = []) => {
       // Known since `first` (a creation that read its iid meanwhile): guessed, its own lock taken with the proof.
       const late = known.take(scope);
-      if (late !== undefined) return guessed(late, alongside, ahead, [ownLock(late)]);
+      if (late !== undefined) return guessedTake(late, alongside, ahead, [ownLock(late)]);
       // Read. One round trip: the read is a statement of its own, so its snapshot is taken once the lock is held.
       known.reading(scope, 1);
       let results: QueryResult<unknown>[];
