@@ -622,8 +622,10 @@ describe('namespaces renamed or removed', () => {
     const p = await project({ namespace_id: g.id });
     expect((await api.del(`/groups/${g.id}`)).status).toBe(202);
     expect((await api.get(`/projects/${p.id}`)).status).toBe(404);
-    // The group's removal then deletes the project through the projects area's command.
+    // The group's removal then deletes the project through the projects area's command, then the
+    // group: waited for too, so that the replay below does not run beside it.
     await eventually(async () => ((await api.events(`project-${p.id}`)).some((e) => e.type === 'ProjectDeleted') ? true : undefined));
+    await eventually(async () => ((await api.events(`group-${g.id}`)).some((e) => e.type === 'GroupDeleted') ? true : undefined));
   });
 });
 
