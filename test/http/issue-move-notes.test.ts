@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { notesProjector } from '../../src/projections/notes/projector.js';
-import { createProject, settled } from '../support/fixtures.js';
+import { createProject, eventually, settled } from '../support/fixtures.js';
 import { startIssueWorld, type IssueUser, type IssueVisibility } from '../support/issues.js';
 import { expectReplayEquivalence } from '../support/replay.js';
 import type { Callers } from '../support/roles.js';
@@ -65,8 +65,12 @@ describe('POST /projects/:id/issues/:issue_iid/move copies the notes', () => {
   it('copies user and system notes with authors, times and rewritten references; counts, discussions, GET by id', async () => {
     const { iid, other, path, label, discussionId } = await issueWithHistory();
     const before = await notesOf(projects.private, iid);
-    await settled(api);
-    const todosBefore = (await api.get('/todos', { token: assignee.token })).body.length;
+    // The note's mention of the assignee makes a todo in a reactor (settled() waits for the
+    // worker's start, not for its reactors): counted once it is there.
+    const todosBefore = await eventually(async () => {
+      const todos = (await api.get('/todos', { token: assignee.token })).body as { action_name: string; body: string }[];
+      return todos.some((t) => t.action_name === 'mentioned' && t.body === 'Moving with notes (renamed)') ? todos.length : undefined;
+    });
 
     const moved = await api.post(`${path}/move`, { to_project_id: projects.public }, { token: token() });
     expect(moved.status).toBe(201);
