@@ -21,29 +21,17 @@ export interface IidCounter {
  * two records of a scope ever share one and a deleted record's iid is never reused.
  */
 export async function nextIid(trx: Db, counter: IidCounter, scopeId: number): Promise<number> {
-  return (await nextIidWith(trx, counter, scopeId, sql<null>`null`)).iid;
-}
-
-/**
- * nextIid and, read in the same statement under the scope's lock, `alongside`: what the lock
- * also guards (a merge request's open duplicate: two creations never both find none). `ahead`:
- * statements of the transaction sent before the lock is asked for.
- */
-export async function nextIidWith<T>(
-  trx: Db,
-  counter: IidCounter,
-  scopeId: number,
-  alongside: Expression<T | null>,
-  ahead: readonly CompiledQuery[] = [],
-): Promise<{ iid: number; alongside: T | null }> {
   const taker = iidTaker(trx, counter, scopeId);
   if (taker.first.length > 0) await batchInTransaction(trx, taker.first);
-  return taker.take(alongside, ahead);
+  return (await taker.take(sql<null>`null`)).iid;
 }
 
 /**
  * The next iid of a scope in two steps, for a creation that has statements of its own to send
- * first: `first`, to send in the transaction's next round trip (or at once), then `take`.
+ * first: `first`, to send in the transaction's next round trip (or at once), then `take`, with
+ * `alongside`, read in the same statement under the scope's lock: what the lock also guards (a
+ * merge request's open duplicate: two creations never both find none), and `ahead`: statements
+ * of the transaction sent before the lock is asked for.
  *
  * The iid is read under the scope's lock, or guessed. Read, the lock is held from the read
  * until the commit, across a round trip to Node and the event loop's delay under load (13 ms on

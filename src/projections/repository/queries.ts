@@ -73,7 +73,7 @@ export async function findCommits(db: Db, projectId: number, shas: readonly stri
     const read: [CommitView, number][] = [];
     for (const row of await commitRows(db, projectId).where('sha', 'in', unread).execute()) {
       // Frozen: the same object goes to every reader of the process from now on.
-      const commit = Object.freeze({ sha: row.sha, ...parseCommit(new Uint8Array(row.content)) });
+      const commit = Object.freeze(commitOfRow(row.sha, row.content));
       found.set(row.sha, commit);
       read.push([commit, row.content.length]);
     }
@@ -93,9 +93,11 @@ export function commitsIn(shas: readonly string[], rows: readonly { sha: string;
   const found = new Map(rows.map((row) => [row.sha, row.content]));
   return shas.flatMap((sha) => {
     const content = found.get(sha);
-    return content === undefined ? [] : [{ sha, ...parseCommit(new Uint8Array(content)) }];
+    return content === undefined ? [] : [commitOfRow(sha, content)];
   });
 }
+
+const commitOfRow = (sha: string, content: Uint8Array): CommitView => ({ sha, ...parseCommit(new Uint8Array(content)) });
 
 /**
  * A ref as GitLab's `repository.commit(ref)` takes it, in git's order of resolution
