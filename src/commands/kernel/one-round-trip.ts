@@ -9,7 +9,6 @@ import { guessToProve, WrongGuess } from './guesses.js';
 import { appendInput, claimsOf, claimStatements, knownFold, outcomeOf, runInlineProjections } from './append-steps.js';
 import { asPreconditionFailure } from './precondition.js';
 import { recordProjections, UnrecordableProjection } from './record-projections.js';
-import type { Projector } from '../../projections/projector.js';
 import type { CommandContext, CommandSpec, Outcome, Writer } from './context.js';
 
 /**
@@ -31,8 +30,10 @@ import type { CommandContext, CommandSpec, Outcome, Writer } from './context.js'
  *   held by another stream;
  * - no inline projector of the events acts on what its statements return: they are recorded
  *   (record-projections.ts, which finds that out) and sent after the INSERT, in the same
- *   batch. A projector found reading results for an event type is not recorded for that
- *   type again in this process.
+ *   batch. Whether a projector reads a result can depend on the event (the cross-references
+ *   projector reads only for a text that references something), so each event is recorded
+ *   afresh: a refusal costs the projector's work up to its first read, and one event that
+ *   reads does not send every later event of its type the slow way.
  * A precondition (handler.ts) goes first in the batch.
  * Otherwise — an outcome that appends nothing (it is confirmed against the log), a refusal,
  * a claim held by another stream, rows that changed — it answers `undefined` and the caller
@@ -65,10 +66,9 @@ export async function decideInOneRoundTrip(w: Writer, specs: readonly CommandSpe
       for (const statement of claimStatements(ctx.db, spec.streamId, claims)) redecideOn.add(statements.push(statement) - 1);
     }
     const projectors = ctx.inlineProjectors.filter((p) => decided.some((event) => p.handles.includes(event.type)));
-    if (readingResults(projectors, decided.map((event) => event.type))) return undefined;
     const plan = planAppend(ctx.db, appendInput(w, spec, decided, cached.version, cached.hash));
-    const projections = await recorded(projectors, plan);
-    if (!projections) return undefined;
+    const projections = await recordProjections(projectors, plan.pending());
+    if (projections instanceof UnrecordableProjection) return undefined;
     planned.push({ spec, state: cached.state, version: cached.version, decided, plan, insertAt: statements.length });
     statements.push(plan.insert, ...projections);
   }
@@ -86,21 +86,6 @@ export async function decideInOneRoundTrip(w: Writer, specs: readonly CommandSpe
   return planned.map(({ spec, state, version, decided, plan, insertAt }) =>
     outcomeOf(spec.decider, state, version, decided, plan.stored(results[insertAt]!.rows as Parameters<typeof plan.stored>[0])),
   );
-}
-
-/** Per projector, the event types it was found reading results for (record-projections.ts). */
-const readsResults = new WeakMap<Projector, Set<string>>();
-
-/** Whether one of `projectors` was found reading results for one of `types`. */
-const readingResults = (projectors: readonly Projector[], types: readonly string[]) => projectors.some((p) => types.some((type) => readsResults.get(p)?.has(type)));
-
-/** Recorded projections (record-projections.ts), or undefined after noting the projector that reads results. */
-async function recorded(projectors: readonly Projector[], plan: AppendPlan): Promise<CompiledQuery[] | undefined> {
-  const projections = await recordProjections(projectors, plan.pending());
-  if (!(projections instanceof UnrecordableProjection)) return projections;
-  const types = readsResults.get(projections.projector) ?? new Set<string>();
-  readsResults.set(projections.projector, types.add(projections.eventType));
-  return undefined;
 }
 
 /** A claim another stream holds failed the ordinary path's batch (appendAndProject): the transaction runs again taking claims one by one, which answers the refusal. */
@@ -149,8 +134,9 @@ async function proveAppendAndProject(
 ): Promise<StoredEvent[]> {
   const types = input.events.map((event) => event.type);
   const projectors = ctx.inlineProjectors.filter((p) => types.some((type) => p.handles.includes(type)));
-  const plan = ctx.oneRoundTrip && !readingResults(projectors, types) ? planAppend(trx, input) : undefined;
-  const projections = plan && (await recorded(projectors, plan));
+  const plan = ctx.oneRoundTrip ? planAppend(trx, input) : undefined;
+  const recorded = plan && (await recordProjections(projectors, plan.pending()));
+  const projections = recorded instanceof UnrecordableProjection ? undefined : recorded;
   const batched = plan && projections && !claims.apart;
   if (!batched && proof.length > 0) {
     await batchInTransaction(trx, proof).catch((error: unknown) => {
