@@ -11,7 +11,7 @@ import { APP_ROUTES } from '../support/routes.js';
  * area is covered without a line here. Each route gets generated hostile requests, as an
  * anonymous caller and as an administrator, and every answer must be: never a 5xx; a 4xx in
  * one of GitLab's bodies; no event appended by a rejected request; and authentication means
- * afterwards what it meant before. hostile-long-strings.test.ts sends every declared string
+ * afterwards what it meant before. hostile-long-strings.ts (run in shards) sends every declared string
  * parameter of every route 1 MB long.
  */
 

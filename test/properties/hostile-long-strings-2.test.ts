@@ -1,0 +1,3 @@
+import { longStringsShard } from './hostile-long-strings.js';
+
+longStringsShard(1, 3);

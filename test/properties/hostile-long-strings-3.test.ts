@@ -1,0 +1,3 @@
+import { longStringsShard } from './hostile-long-strings.js';
+
+longStringsShard(2, 3);
