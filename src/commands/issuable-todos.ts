@@ -3,7 +3,7 @@ import type { Db } from '../database/database.js';
 import { unexpired, viewerOf } from '../projections/access.js';
 import { groupReadableBy } from '../projections/groups/queries.js';
 import { directlyAddressedUsernames, mentionedUsernames } from '../domain/issuable-text.js';
-import { todos, type TodoAction, type TodoTargetType } from '../domain/todos.js';
+import { todos, todoStreamId, type TodoAction, type TodoTargetType } from '../domain/todos.js';
 import type { StoredEvent } from '../eventstore/types.js';
 import { causedBy } from './kernel/causation.js';
 import type { CommandContext } from './kernel/context.js';
@@ -95,7 +95,17 @@ export async function mentionTodos(ctx: CommandContext, stored: StoredEvent, now
   await addTodos(ctx, stored, (await usersMentioned(ctx.db, fresh(mentioned), authorId, target.projectId, today)).filter((id) => !alsoMentioned.has(id)), 'mentioned', authorId, target);
 }
 
-/** TodoService#mark_pending_todos_as_done: the acting user's pending todos on the target (closed, merged). */
+/**
+ * TodoService#mark_pending_todos_as_done: the acting user's pending todos on the target
+ * (closed, merged, commented on). GitLab does it in the request; a reactor does it here, maybe
+ * after the user has made a new todo on the target (python-gitlab's tests close an issue, then
+ * mark it a todo), so only the todos made before `stored` in the log are marked: those of the
+ * user's stream whose TodoCreated comes before it.
+ */
 export async function markTargetTodosDone(ctx: CommandContext, stored: StoredEvent, userId: number, type: TodoTargetType, targetId: number) {
-  await run(causedBy(ctx, stored), todos, userId, { type: 'MarkTargetTodosDone', targetType: type, targetId });
+  const { rows } = await sql<{ id: number }>`
+    select (data->>'id')::integer as id from events
+     where stream_id = ${todoStreamId(userId)} and event_type = 'TodoCreated' and global_position < ${stored.globalPosition}::bigint
+       and data->>'target_type' = ${type} and (data->>'target_id')::integer = ${targetId}`.execute(ctx.db);
+  if (rows.length > 0) await run(causedBy(ctx, stored), todos, userId, { type: 'MarkTodosDone', ids: rows.map((row) => row.id) });
 }

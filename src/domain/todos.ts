@@ -80,9 +80,8 @@ export type TodoCommand =
       readonly projectId: number | null;
       readonly groupId: number | null;
     }
-  | { readonly type: 'MarkTodosDone'; readonly ids: readonly number[] }
-  /** TodoService#mark_pending_todos_as_done: the user's pending todos on a target (merged, closed). */
-  | { readonly type: 'MarkTargetTodosDone'; readonly targetType: TodoTargetType; readonly targetId: number };
+  /** Todo#done! of the pending ones among `ids` (a user's, or TodoService#mark_pending_todos_as_done's: issuable-todos.ts). */
+  | { readonly type: 'MarkTodosDone'; readonly ids: readonly number[] };
 
 // ───────────────────────────── Decider ─────────────────────────────
 
@@ -141,10 +140,6 @@ function decide(command: TodoCommand, state: TodoListState): TodoEvent[] {
           },
         },
       ];
-    }
-    case 'MarkTargetTodosDone': {
-      const ids = [...todos].filter(([, t]) => t.state === 'pending' && t.targetType === command.targetType && t.targetId === command.targetId).map(([id]) => id).sort((a, b) => a - b);
-      return ids.length === 0 ? [] : [{ type: 'TodosMarkedDone', data: { user_id: userId, ids } }];
     }
     case 'MarkTodosDone': {
       // Todo#done! on pending ones only; done ones stay as they are.

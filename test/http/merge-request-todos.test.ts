@@ -205,3 +205,34 @@ describe('todos the merge request events make', () => {
     expect(await pending(author.token)).toEqual([]);
   });
 });
+
+describe('a closing whose reactor runs late', () => {
+  it('marks done the todos made before the closing, not one the closer made after it', async () => {
+    const project = await projectWithBranch();
+    const opened = await api.post(`/projects/${project.id}/merge_requests`, { title: 'Add a', source_branch: 'feature', target_branch: 'master' });
+    expect(opened.status).toBe(201);
+    const { iid } = opened.body as { iid: number };
+    const issue = await api.post(`/projects/${project.id}/issues`, { title: 'Crash' });
+    expect(issue.status).toBe(201);
+    const issuePath = `/projects/${project.id}/issues/${issue.body.iid}`;
+    expect((await api.post(`${issuePath}/todo`)).status).toBe(201);
+    expect((await api.post(`/projects/${project.id}/merge_requests/${iid}/todo`)).status).toBe(201);
+    const worker = api.runtime.worker!;
+    await worker.stop();
+    try {
+      expect((await api.put(issuePath, { state_event: 'close' })).status).toBe(200);
+      expect((await api.put(`/projects/${project.id}/merge_requests/${iid}`, { state_event: 'close' })).status).toBe(200);
+      // The closer's todos before the closings are still pending: the reactor has not run. Done by hand, each is made again.
+      const before = await pending(api.rootToken);
+      for (const todo of before.filter((t) => t.project.id === project.id)) expect((await api.post(`/todos/${todo.id}/mark_as_done`)).status).toBe(201);
+      expect((await api.post(`${issuePath}/todo`)).status).toBe(201);
+      expect((await api.post(`/projects/${project.id}/merge_requests/${iid}/todo`)).status).toBe(201);
+    } finally {
+      worker.start();
+    }
+    await settled(api);
+    await worker.waitUntilCaughtUp();
+    const mine = (await pending(api.rootToken)).filter((t) => t.project.id === project.id);
+    expect(mine.map((t) => t.target_type).sort()).toEqual(['Issue', 'MergeRequest']);
+  });
+});
